@@ -1,0 +1,593 @@
+//! The engine: pops events in (time, seq) order, hands each to one participant, applies the
+//! effects it emits, applies faults, and records one trace entry per processed event.
+
+use super::clock::LocalClock;
+use super::faults::{Action, Fault};
+use super::ids::{MsgId, NodeId};
+use super::network::{InFlight, LinkConfig, Network, SendOutcome};
+use super::participant::{Ctx, Effect, Label, Participant};
+use super::queue::EventQueue;
+use super::rng::{stream, SimRng, Stream};
+use crate::properties::{PropertySpec, PropertyTracker};
+use crate::trace::{
+    EventKind, LinkView, MessageRecord, MsgView, NodeInfo, NodeStatus, NodeView, Snapshot, StopReason, TableView,
+    Trace, TraceEntry,
+};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+/// Most participants one run may have.
+pub const MAX_NODES: u32 = 16;
+
+/// How long a peer takes to notice a crashed node's connection dropped (a TCP reset is
+/// about one network hop).
+const PEER_DOWN_NOTICE_US: u64 = 1_000;
+
+/// Bounds on every run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    pub max_events: u64,
+    pub max_time_us: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_events: 20_000, max_time_us: 3_600 * 1_000_000 }
+    }
+}
+
+/// How much of the trace to keep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recording {
+    /// Every entry with its snapshot: what the UI needs.
+    Full,
+    /// Every entry without snapshots: the CLI's text, JSON and diagrams.
+    Lines,
+    /// Counts, verdicts and outcome only: sweeps and benchmarks.
+    Summary,
+}
+
+/// A scenario's view onto its participants: properties, inspector tables and outcome.
+pub trait World {
+    type Node: Participant;
+    fn properties(&self) -> Vec<PropertySpec>;
+    /// Evaluates every declared property after a step; `out` is cleared by the caller.
+    fn evaluate(&mut self, nodes: &Nodes<'_, Self::Node>, out: &mut Vec<bool>);
+    fn tables(&self, nodes: &Nodes<'_, Self::Node>) -> Vec<TableView>;
+    fn outcome(&self, nodes: &Nodes<'_, Self::Node>) -> BTreeMap<String, serde_json::Value>;
+}
+
+/// The participants as a world may read them: live state (absent while crashed) and what
+/// each has persisted.
+pub struct Nodes<'a, N: Participant> {
+    pub live: &'a [Option<N>],
+    pub durable: &'a [N::Durable],
+}
+
+enum Event<M, T> {
+    Start(NodeId),
+    Deliver(MsgId),
+    Timer { node: NodeId, timer: T, generation: u64 },
+    Fault(Fault),
+    Resume { node: NodeId, generation: u64 },
+    PeerDown { node: NodeId, peer: NodeId },
+    /// An input that waited out a pause, now handed over.
+    Waited { node: NodeId, input: Waiting<M, T> },
+}
+
+enum Waiting<M, T> {
+    Message(InFlight<M>),
+    Timer(T),
+}
+
+struct Draft {
+    kind: EventKind,
+    text: String,
+    nodes: Vec<NodeId>,
+    message: Option<MessageRecord>,
+    fault: Option<Fault>,
+    notes: Vec<String>,
+    lost: Vec<MessageRecord>,
+}
+
+impl Draft {
+    fn new(kind: EventKind, text: String, nodes: Vec<NodeId>) -> Draft {
+        Draft { kind, text, nodes, message: None, fault: None, notes: Vec::new(), lost: Vec::new() }
+    }
+}
+
+/// Everything needed to start a run, built by a scenario.
+pub struct Setup<W: World> {
+    pub world: W,
+    pub nodes: Vec<(NodeInfo, W::Node, <W::Node as Participant>::Durable)>,
+    pub link: LinkConfig,
+    /// Faults the scenario itself scripts, at true times.
+    pub scripted: Vec<(u64, Fault)>,
+}
+
+pub struct Engine<W: World> {
+    world: W,
+    infos: Vec<NodeInfo>,
+    live: Vec<Option<W::Node>>,
+    durable: Vec<<W::Node as Participant>::Durable>,
+    status: Vec<NodeStatus>,
+    clocks: Vec<LocalClock>,
+    rngs: Vec<SimRng>,
+    net: Network<<W::Node as Participant>::Msg>,
+    net_rng: SimRng,
+    queue: EventQueue<Event<<W::Node as Participant>::Msg, <W::Node as Participant>::Timer>>,
+    timers: Vec<Vec<(<W::Node as Participant>::Timer, u64)>>,
+    waiting: Vec<Vec<Waiting<<W::Node as Participant>::Msg, <W::Node as Participant>::Timer>>>,
+    pause_generation: Vec<u64>,
+    next_generation: u64,
+    now_us: u64,
+    actions: Vec<Action>,
+    next_action: usize,
+    tracker: PropertyTracker,
+    recording: Recording,
+    limits: Limits,
+    entries: Vec<TraceEntry>,
+    event_count: u64,
+    effects: Vec<Effect<W::Node>>,
+    verdicts: Vec<bool>,
+}
+
+type Msg<W> = <<W as World>::Node as Participant>::Msg;
+type Timer<W> = <<W as World>::Node as Participant>::Timer;
+
+impl<W: World> Engine<W> {
+    /// Validates the action script against the participants and prepares a run.
+    pub fn new(setup: Setup<W>, seed: u64, actions: &[Action], limits: Limits, recording: Recording) -> Result<Self, String> {
+        let n = setup.nodes.len() as u32;
+        assert!(n > 0 && n <= MAX_NODES, "a scenario must have 1..={MAX_NODES} participants");
+        let mut infos = Vec::new();
+        let mut live = Vec::new();
+        let mut durable = Vec::new();
+        for (info, node, d) in setup.nodes {
+            infos.push(info);
+            live.push(Some(node));
+            durable.push(d);
+        }
+        for (i, a) in actions.iter().enumerate() {
+            validate_action(&infos, a).map_err(|e| format!("action {} (`{}`): {e}", i + 1, a.to_code()))?;
+        }
+        let mut actions = actions.to_vec();
+        actions.sort_by_key(|a| a.at_step); // stable: same-step actions keep script order
+        let tracker = PropertyTracker::new(setup.world.properties());
+        let mut engine = Engine {
+            world: setup.world,
+            infos,
+            live,
+            durable,
+            status: vec![NodeStatus::Up; n as usize],
+            clocks: vec![LocalClock::default(); n as usize],
+            rngs: (0..n).map(|i| stream(seed, Stream::Node(NodeId(i)))).collect(),
+            net: Network::new(n, setup.link),
+            net_rng: stream(seed, Stream::Network),
+            queue: EventQueue::default(),
+            timers: (0..n).map(|_| Vec::new()).collect(),
+            waiting: (0..n).map(|_| Vec::new()).collect(),
+            pause_generation: vec![0; n as usize],
+            next_generation: 1,
+            now_us: 0,
+            actions,
+            next_action: 0,
+            tracker,
+            recording,
+            limits,
+            entries: Vec::new(),
+            event_count: 0,
+            effects: Vec::new(),
+            verdicts: Vec::new(),
+        };
+        for i in 0..n {
+            engine.queue.push(0, Event::Start(NodeId(i)));
+        }
+        for (at_us, fault) in setup.scripted {
+            engine.queue.push(at_us, Event::Fault(fault));
+        }
+        Ok(engine)
+    }
+
+    /// Mutable access to one link's configuration before the run starts.
+    pub fn configure_link(&mut self, from: NodeId, to: NodeId, config: LinkConfig) {
+        self.net.configure(from, to, config);
+    }
+
+    /// Runs to quiescence or a limit and returns the trace.
+    pub fn run(mut self, scenario: &str, seed: u64, params: BTreeMap<String, String>) -> Trace {
+        let stop = loop {
+            while let Some(action) = self.actions.get(self.next_action) {
+                if u64::from(action.at_step) > self.event_count {
+                    break;
+                }
+                let fault = action.fault.clone();
+                self.next_action += 1;
+                if self.event_count >= self.limits.max_events {
+                    break;
+                }
+                let draft = self.apply_fault(fault);
+                self.record(draft);
+            }
+            if self.event_count >= self.limits.max_events {
+                break StopReason::MaxEvents;
+            }
+            let Some(time_us) = self.queue.peek_time_us() else { break StopReason::Quiescent };
+            if time_us > self.limits.max_time_us {
+                break StopReason::MaxTime;
+            }
+            let (time_us, event) = self.queue.pop().expect("peeked");
+            self.now_us = time_us;
+            if let Some(draft) = self.process(event) {
+                self.record(draft);
+            }
+        };
+        let nodes = Nodes { live: &self.live, durable: &self.durable };
+        let outcome = self.world.outcome(&nodes);
+        let last_seq = self.event_count.checked_sub(1).map(|s| s as u32);
+        Trace {
+            scenario: scenario.to_string(),
+            seed,
+            params,
+            actions: self.actions,
+            nodes: self.infos,
+            entries: self.entries,
+            properties: self.tracker.finish(last_seq),
+            outcome,
+            stop,
+            event_count: self.event_count,
+        }
+    }
+
+    fn name(&self, id: NodeId) -> String {
+        self.infos[id.index()].name.clone()
+    }
+
+    fn process(&mut self, event: Event<Msg<W>, Timer<W>>) -> Option<Draft> {
+        match event {
+            Event::Start(node) => {
+                if self.live[node.index()].is_none() {
+                    return None;
+                }
+                let mut draft = Draft::new(EventKind::Start, format!("{} starts", self.name(node)), vec![node]);
+                self.invoke(node, &mut draft, |p, ctx| p.on_start(ctx));
+                Some(draft)
+            }
+            Event::Deliver(id) => {
+                let m = self.net.take(id)?; // dropped while in flight
+                let record = MessageRecord { id: m.id, from: m.from, to: m.to, label: m.msg.label(), sent_us: m.sent_us };
+                let to = m.to;
+                if self.net.is_cut(m.from, m.to) {
+                    let mut d = Draft::new(
+                        EventKind::Undeliverable,
+                        format!("{} -> {} lost in the partition: {}", self.name(m.from), self.name(to), record.label),
+                        vec![m.from, to],
+                    );
+                    d.message = Some(record);
+                    return Some(d);
+                }
+                match self.status[to.index()] {
+                    NodeStatus::Crashed => {
+                        let mut d = Draft::new(
+                            EventKind::Undeliverable,
+                            format!("{} -> {} arrives at a crashed node: {}", self.name(m.from), self.name(to), record.label),
+                            vec![m.from, to],
+                        );
+                        d.message = Some(record);
+                        Some(d)
+                    }
+                    NodeStatus::Paused { .. } => {
+                        self.waiting[to.index()].push(Waiting::Message(m));
+                        None
+                    }
+                    NodeStatus::Up => Some(self.deliver(m, record)),
+                }
+            }
+            Event::Timer { node, timer, generation } => {
+                let pending = &mut self.timers[node.index()];
+                let pos = pending.iter().position(|(t, g)| *t == timer && *g == generation)?;
+                pending.remove(pos);
+                if let NodeStatus::Paused { .. } = self.status[node.index()] {
+                    self.waiting[node.index()].push(Waiting::Timer(timer));
+                    return None;
+                }
+                Some(self.fire_timer(node, timer))
+            }
+            Event::Fault(fault) => Some(self.apply_fault(fault)),
+            Event::Resume { node, generation } => {
+                if self.pause_generation[node.index()] != generation {
+                    return None;
+                }
+                self.status[node.index()] = NodeStatus::Up;
+                let held = std::mem::take(&mut self.waiting[node.index()]);
+                let count = held.len();
+                for input in held {
+                    self.queue.push(self.now_us, Event::Waited { node, input });
+                }
+                let mut d = Draft::new(EventKind::Resume, format!("{} resumes after its pause", self.name(node)), vec![node]);
+                d.notes.push(if count == 0 {
+                    format!("{} wakes up and carries on exactly where it stopped; it has no idea time passed.", self.name(node))
+                } else {
+                    format!(
+                        "{} wakes up with {count} input(s) that piled up while it was frozen; it still trusts everything it believed before the pause.",
+                        self.name(node)
+                    )
+                });
+                Some(d)
+            }
+            Event::PeerDown { node, peer } => {
+                if self.status[node.index()] != NodeStatus::Up {
+                    return None;
+                }
+                let mut d = Draft::new(
+                    EventKind::PeerDown,
+                    format!("{} notices its connection to {} dropped", self.name(node), self.name(peer)),
+                    vec![node, peer],
+                );
+                self.invoke(node, &mut d, |p, ctx| p.on_peer_down(ctx, peer));
+                Some(d)
+            }
+            Event::Waited { node, input } => {
+                if self.status[node.index()] != NodeStatus::Up {
+                    return None;
+                }
+                match input {
+                    Waiting::Message(m) => {
+                        let record =
+                            MessageRecord { id: m.id, from: m.from, to: m.to, label: m.msg.label(), sent_us: m.sent_us };
+                        Some(self.deliver(m, record))
+                    }
+                    Waiting::Timer(t) => Some(self.fire_timer(node, t)),
+                }
+            }
+        }
+    }
+
+    fn deliver(&mut self, m: InFlight<Msg<W>>, record: MessageRecord) -> Draft {
+        let mut d = Draft::new(
+            EventKind::Deliver,
+            format!("{} -> {}: {}", self.name(m.from), self.name(m.to), record.label),
+            vec![m.to, m.from],
+        );
+        d.message = Some(record);
+        let from = m.from;
+        self.invoke(m.to, &mut d, |p, ctx| p.on_message(ctx, from, m.msg));
+        d
+    }
+
+    fn fire_timer(&mut self, node: NodeId, timer: Timer<W>) -> Draft {
+        let mut d = Draft::new(EventKind::Timer, format!("{}: {}", self.name(node), timer.label()), vec![node]);
+        self.invoke(node, &mut d, |p, ctx| p.on_timer(ctx, timer));
+        d
+    }
+
+    fn invoke(&mut self, node: NodeId, draft: &mut Draft, handler: impl FnOnce(&mut W::Node, &mut Ctx<'_, W::Node>)) {
+        let i = node.index();
+        let local_now_us = self.clocks[i].read_us(self.now_us);
+        let mut effects = std::mem::take(&mut self.effects);
+        if let Some(state) = self.live[i].as_mut() {
+            let mut ctx = Ctx::new(node, local_now_us, &mut self.rngs[i], &mut effects);
+            handler(state, &mut ctx);
+        }
+        for effect in effects.drain(..) {
+            self.apply_effect(node, effect, draft);
+        }
+        self.effects = effects;
+    }
+
+    fn apply_effect(&mut self, node: NodeId, effect: Effect<W::Node>, draft: &mut Draft) {
+        let i = node.index();
+        match effect {
+            Effect::Send { to, msg } => {
+                assert!(to.0 < self.infos.len() as u32, "participant sent to unknown node {to}");
+                let label = msg.label();
+                let (id, outcome) = self.net.send(self.now_us, node, to, msg, &mut self.net_rng);
+                match outcome {
+                    SendOutcome::Scheduled { deliver_us } => self.queue.push(deliver_us, Event::Deliver(id)),
+                    SendOutcome::Held => {}
+                    SendOutcome::LostToCut | SendOutcome::LostToChance => {
+                        draft.lost.push(MessageRecord { id, from: node, to, label, sent_us: self.now_us });
+                    }
+                }
+            }
+            Effect::SetTimer { timer, after_local_us } => {
+                let generation = self.next_generation;
+                self.next_generation += 1;
+                let pending = &mut self.timers[i];
+                pending.retain(|(t, _)| *t != timer);
+                pending.push((timer.clone(), generation));
+                let at = self.now_us + self.clocks[i].true_duration_us(after_local_us);
+                self.queue.push(at, Event::Timer { node, timer, generation });
+            }
+            Effect::CancelTimer { timer } => self.timers[i].retain(|(t, _)| *t != timer),
+            Effect::Persist(d) => self.durable[i] = d,
+            Effect::Note(text) => draft.notes.push(text),
+        }
+    }
+
+    /// The one path every fault takes, scripted or injected.
+    fn apply_fault(&mut self, fault: Fault) -> Draft {
+        let names = |id: NodeId| self.infos.get(id.index()).map(|n| n.name.clone()).unwrap_or_default();
+        let mut d = Draft::new(EventKind::Fault, fault.describe(&names), fault.nodes());
+        d.fault = Some(fault.clone());
+        match fault {
+            Fault::Crash { node } => {
+                let i = node.index();
+                if self.status[i] == NodeStatus::Crashed {
+                    d.notes.push(format!("{} is already down.", self.name(node)));
+                    return d;
+                }
+                self.live[i] = None;
+                self.status[i] = NodeStatus::Crashed;
+                self.timers[i].clear();
+                self.waiting[i].clear();
+                self.pause_generation[i] = self.bump_generation();
+                d.notes.push(format!(
+                    "{} is gone: everything it held in memory is lost; only what it persisted survives.",
+                    self.name(node)
+                ));
+                for j in 0..self.infos.len() {
+                    let watcher = NodeId(j as u32);
+                    let watches = self.live[j].as_ref().is_some_and(|p| p.watches(node));
+                    if watcher != node && watches {
+                        let at = self.now_us + PEER_DOWN_NOTICE_US;
+                        self.queue.push(at, Event::PeerDown { node: watcher, peer: node });
+                    }
+                }
+            }
+            Fault::Restart { node } => {
+                let i = node.index();
+                if self.status[i] != NodeStatus::Crashed {
+                    d.notes.push(format!("{} is not down; nothing to restart.", self.name(node)));
+                    return d;
+                }
+                self.live[i] = Some(W::Node::recover(node, &self.durable[i]));
+                self.status[i] = NodeStatus::Up;
+                d.notes.push(format!("{} comes back from its persisted state.", self.name(node)));
+                self.invoke(node, &mut d, |p, ctx| p.on_start(ctx));
+            }
+            Fault::Pause { node, duration_ms } => {
+                let i = node.index();
+                if self.status[i] == NodeStatus::Crashed {
+                    d.notes.push(format!("{} is down; there is nothing to pause.", self.name(node)));
+                    return d;
+                }
+                let mut until_us = self.now_us + duration_ms * 1_000;
+                if let NodeStatus::Paused { until_us: already } = self.status[i] {
+                    until_us = until_us.max(already);
+                }
+                let generation = self.bump_generation();
+                self.pause_generation[i] = generation;
+                self.status[i] = NodeStatus::Paused { until_us };
+                self.queue.push(until_us, Event::Resume { node, generation });
+                d.notes.push(format!(
+                    "{} is frozen, not crashed: messages and timers for it wait, and nobody outside can tell the difference.",
+                    self.name(node)
+                ));
+            }
+            Fault::Partition { side } => {
+                for a in 0..self.infos.len() as u32 {
+                    for b in 0..self.infos.len() as u32 {
+                        let (a, b) = (NodeId(a), NodeId(b));
+                        if side.contains(&a) && !side.contains(&b) {
+                            self.net.set_cut(a, b, true);
+                            self.net.set_cut(b, a, true);
+                        }
+                    }
+                }
+            }
+            Fault::CutLink { from, to } => self.net.set_cut(from, to, true),
+            Fault::Heal => self.net.heal(),
+            Fault::HoldLink { from, to } => self.net.hold(from, to),
+            Fault::ReleaseLink { from, to } => {
+                for (id, at) in self.net.release(self.now_us, from, to, &mut self.net_rng) {
+                    self.queue.push(at, Event::Deliver(id));
+                }
+            }
+            Fault::DropMessage { msg } => {
+                if !self.net.drop_message(msg) {
+                    d.notes.push(format!("Message {msg} was no longer in flight."));
+                }
+            }
+            Fault::ClockJump { node, delta_ms } => self.clocks[node.index()].jump(self.now_us, delta_ms * 1_000),
+            Fault::ClockDrift { node, drift_ppm } => self.clocks[node.index()].set_drift(self.now_us, drift_ppm),
+        }
+        d
+    }
+
+    fn bump_generation(&mut self) -> u64 {
+        let g = self.next_generation;
+        self.next_generation += 1;
+        g
+    }
+
+    fn record(&mut self, draft: Draft) {
+        let seq = self.event_count as u32;
+        self.event_count += 1;
+        let nodes = Nodes { live: &self.live, durable: &self.durable };
+        self.verdicts.clear();
+        if !self.tracker.is_empty() {
+            self.world.evaluate(&nodes, &mut self.verdicts);
+        }
+        let violations = self.tracker.observe(seq, &self.verdicts);
+        if self.recording == Recording::Summary {
+            return;
+        }
+        let snapshot = (self.recording == Recording::Full).then(|| Rc::new(self.snapshot()));
+        self.entries.push(TraceEntry {
+            seq,
+            time_us: self.now_us,
+            kind: draft.kind,
+            text: draft.text,
+            nodes: draft.nodes,
+            message: draft.message,
+            fault: draft.fault,
+            notes: draft.notes,
+            lost: draft.lost,
+            violations,
+            snapshot,
+        });
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        let previous = self.entries.last().and_then(|e| e.snapshot.clone());
+        let nodes = (0..self.infos.len())
+            .map(|i| {
+                let lines = match &self.live[i] {
+                    Some(p) => p.summary(),
+                    None => W::Node::durable_summary(&self.durable[i]),
+                };
+                let view = NodeView {
+                    id: NodeId(i as u32),
+                    status: self.status[i],
+                    local_time_us: self.clocks[i].read_us(self.now_us),
+                    clock_offset_us: self.clocks[i].offset_us(self.now_us),
+                    waiting_inputs: self.waiting[i].len() as u32,
+                    lines,
+                };
+                match previous.as_ref().and_then(|s| s.nodes.get(i)) {
+                    Some(old) if **old == view => Rc::clone(old),
+                    _ => Rc::new(view),
+                }
+            })
+            .collect();
+        let messages = self
+            .net
+            .in_flight()
+            .map(|m| MsgView {
+                id: m.id,
+                from: m.from,
+                to: m.to,
+                label: m.msg.label(),
+                sent_us: m.sent_us,
+                deliver_us: m.deliver_us,
+            })
+            .collect();
+        let links = self
+            .net
+            .abnormal_links()
+            .into_iter()
+            .map(|(from, to, cut, held)| LinkView { from, to, cut, held })
+            .collect();
+        let tables = self.world.tables(&Nodes { live: &self.live, durable: &self.durable });
+        Snapshot { time_us: self.now_us, nodes, messages, links, tables }
+    }
+}
+
+fn validate_action(infos: &[NodeInfo], action: &Action) -> Result<(), String> {
+    let kind = action.fault.kind();
+    let nodes = action.fault.nodes();
+    for n in &nodes {
+        let Some(info) = infos.get(n.index()) else {
+            let valid: Vec<String> = infos.iter().map(|i| format!("{} ({})", i.id.0, i.name)).collect();
+            return Err(format!("there is no node {}; nodes are {}", n.0, valid.join(", ")));
+        };
+        if !info.faults.contains(&kind) {
+            return Err(format!("this scenario does not allow {kind:?} faults on {}", info.name).to_lowercase());
+        }
+    }
+    if nodes.is_empty() && !infos.iter().any(|i| i.faults.contains(&kind)) {
+        return Err("this scenario does not allow network faults".to_string());
+    }
+    Ok(())
+}

@@ -1,0 +1,298 @@
+//! Faults are data. A fault scripted by a scenario and a fault a user injects from the UI are
+//! the same value, enter the engine through the same function and leave the same trace entry.
+
+use super::ids::{MsgId, NodeId};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Longest pause or clock jump accepted from user input: ten minutes.
+pub const MAX_FAULT_MS: u64 = 600_000;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "fault", rename_all = "kebab-case")]
+pub enum Fault {
+    /// The node stops; volatile state is lost, persisted state is kept.
+    Crash { node: NodeId },
+    /// A crashed node starts again from its persisted state.
+    Restart { node: NodeId },
+    /// A stop-the-world pause (GC, a frozen VM): nothing is processed until it ends, then the
+    /// node carries on with the beliefs it had before.
+    Pause { node: NodeId, duration_ms: u64 },
+    /// Cuts every link between `side` and the other nodes, both directions.
+    Partition { side: Vec<NodeId> },
+    /// Cuts the single direction `from -> to`.
+    CutLink { from: NodeId, to: NodeId },
+    /// Restores every cut link.
+    Heal,
+    /// Messages on `from -> to` wait in the network until released.
+    HoldLink { from: NodeId, to: NodeId },
+    /// Sends everything held on `from -> to` on its way, with fresh latency.
+    ReleaseLink { from: NodeId, to: NodeId },
+    /// Loses one message in flight.
+    DropMessage { msg: MsgId },
+    /// Steps the node's clock by `delta_ms` (positive: forward).
+    ClockJump { node: NodeId, delta_ms: i64 },
+    /// Sets how fast the node's clock runs, in parts per million (positive: fast).
+    ClockDrift { node: NodeId, drift_ppm: i64 },
+}
+
+/// What kind of fault, without its arguments: what a scenario allows on a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FaultKind {
+    Crash,
+    Restart,
+    Pause,
+    Network,
+    Clock,
+}
+
+impl Fault {
+    pub fn kind(&self) -> FaultKind {
+        match self {
+            Fault::Crash { .. } => FaultKind::Crash,
+            Fault::Restart { .. } => FaultKind::Restart,
+            Fault::Pause { .. } => FaultKind::Pause,
+            Fault::ClockJump { .. } | Fault::ClockDrift { .. } => FaultKind::Clock,
+            _ => FaultKind::Network,
+        }
+    }
+
+    /// Every node the fault names.
+    pub fn nodes(&self) -> Vec<NodeId> {
+        match self {
+            Fault::Crash { node }
+            | Fault::Restart { node }
+            | Fault::Pause { node, .. }
+            | Fault::ClockJump { node, .. }
+            | Fault::ClockDrift { node, .. } => vec![*node],
+            Fault::Partition { side } => side.clone(),
+            Fault::CutLink { from, to }
+            | Fault::HoldLink { from, to }
+            | Fault::ReleaseLink { from, to } => vec![*from, *to],
+            Fault::Heal | Fault::DropMessage { .. } => vec![],
+        }
+    }
+
+    /// Compact text form used in URLs and on the command line, e.g. `pause:1:40000`.
+    pub fn to_code(&self) -> String {
+        match self {
+            Fault::Crash { node } => format!("crash:{}", node.0),
+            Fault::Restart { node } => format!("restart:{}", node.0),
+            Fault::Pause { node, duration_ms } => format!("pause:{}:{duration_ms}", node.0),
+            Fault::Partition { side } => {
+                let ids: Vec<String> = side.iter().map(|n| n.0.to_string()).collect();
+                format!("partition:{}", ids.join("+"))
+            }
+            Fault::CutLink { from, to } => format!("cut:{}:{}", from.0, to.0),
+            Fault::Heal => "heal".to_string(),
+            Fault::HoldLink { from, to } => format!("hold:{}:{}", from.0, to.0),
+            Fault::ReleaseLink { from, to } => format!("release:{}:{}", from.0, to.0),
+            Fault::DropMessage { msg } => format!("drop:{}", msg.0),
+            Fault::ClockJump { node, delta_ms } => format!("clock-jump:{}:{delta_ms}", node.0),
+            Fault::ClockDrift { node, drift_ppm } => format!("clock-drift:{}:{drift_ppm}", node.0),
+        }
+    }
+
+    /// Parses the compact text form. Checks syntax and bounds only; whether the nodes exist
+    /// is checked against the scenario by the engine.
+    pub fn from_code(code: &str) -> Result<Fault, String> {
+        let parts: Vec<&str> = code.split(':').collect();
+        let node = |i: usize| -> Result<NodeId, String> {
+            parts
+                .get(i)
+                .and_then(|s| s.parse::<u32>().ok())
+                .map(NodeId)
+                .ok_or_else(|| format!("fault `{code}`: expected a node number in position {i}"))
+        };
+        let arity = |n: usize| -> Result<(), String> {
+            if parts.len() == n {
+                Ok(())
+            } else {
+                Err(format!("fault `{code}`: expected {} argument(s), got {}", n - 1, parts.len() - 1))
+            }
+        };
+        let fault = match parts[0] {
+            "crash" => {
+                arity(2)?;
+                Fault::Crash { node: node(1)? }
+            }
+            "restart" => {
+                arity(2)?;
+                Fault::Restart { node: node(1)? }
+            }
+            "pause" => {
+                arity(3)?;
+                let duration_ms = parts[2]
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|d| (1..=MAX_FAULT_MS).contains(d))
+                    .ok_or_else(|| format!("fault `{code}`: pause length must be 1..={MAX_FAULT_MS} ms"))?;
+                Fault::Pause { node: node(1)?, duration_ms }
+            }
+            "partition" => {
+                arity(2)?;
+                let mut side = Vec::new();
+                for part in parts[1].split('+') {
+                    let id = part
+                        .parse::<u32>()
+                        .map_err(|_| format!("fault `{code}`: `{part}` is not a node number"))?;
+                    side.push(NodeId(id));
+                }
+                Fault::Partition { side }
+            }
+            "cut" => {
+                arity(3)?;
+                Fault::CutLink { from: node(1)?, to: node(2)? }
+            }
+            "heal" => {
+                arity(1)?;
+                Fault::Heal
+            }
+            "hold" => {
+                arity(3)?;
+                Fault::HoldLink { from: node(1)?, to: node(2)? }
+            }
+            "release" => {
+                arity(3)?;
+                Fault::ReleaseLink { from: node(1)?, to: node(2)? }
+            }
+            "drop" => {
+                arity(2)?;
+                let msg = parts[1]
+                    .parse::<u64>()
+                    .map_err(|_| format!("fault `{code}`: `{}` is not a message number", parts[1]))?;
+                Fault::DropMessage { msg: MsgId(msg) }
+            }
+            "clock-jump" => {
+                arity(3)?;
+                let limit = MAX_FAULT_MS as i64;
+                let delta_ms = parts[2]
+                    .parse::<i64>()
+                    .ok()
+                    .filter(|d| (-limit..=limit).contains(d))
+                    .ok_or_else(|| format!("fault `{code}`: clock jump must be within ±{limit} ms"))?;
+                Fault::ClockJump { node: node(1)?, delta_ms }
+            }
+            "clock-drift" => {
+                arity(3)?;
+                let limit = super::clock::MAX_DRIFT_PPM;
+                let drift_ppm = parts[2]
+                    .parse::<i64>()
+                    .ok()
+                    .filter(|d| (-limit..=limit).contains(d))
+                    .ok_or_else(|| format!("fault `{code}`: drift must be within ±{limit} ppm"))?;
+                Fault::ClockDrift { node: node(1)?, drift_ppm }
+            }
+            other => {
+                return Err(format!(
+                    "unknown fault `{other}`; expected one of crash, restart, pause, partition, cut, heal, hold, release, drop, clock-jump, clock-drift"
+                ))
+            }
+        };
+        Ok(fault)
+    }
+
+    /// Human text with node names, for the trace line.
+    pub fn describe(&self, name: &dyn Fn(NodeId) -> String) -> String {
+        match self {
+            Fault::Crash { node } => format!("{} crashes", name(*node)),
+            Fault::Restart { node } => format!("{} restarts", name(*node)),
+            Fault::Pause { node, duration_ms } => {
+                format!("{} freezes for {duration_ms} ms (stop-the-world pause)", name(*node))
+            }
+            Fault::Partition { side } => {
+                let names: Vec<String> = side.iter().map(|n| name(*n)).collect();
+                format!("network partition cuts off {{{}}}", names.join(", "))
+            }
+            Fault::CutLink { from, to } => format!("link {} -> {} is cut", name(*from), name(*to)),
+            Fault::Heal => "the network heals".to_string(),
+            Fault::HoldLink { from, to } => format!("link {} -> {} holds its messages", name(*from), name(*to)),
+            Fault::ReleaseLink { from, to } => format!("link {} -> {} releases held messages", name(*from), name(*to)),
+            Fault::DropMessage { msg } => format!("message {msg} is lost"),
+            Fault::ClockJump { node, delta_ms } => format!("{}'s clock jumps {delta_ms:+} ms", name(*node)),
+            Fault::ClockDrift { node, drift_ppm } => format!("{}'s clock now drifts {drift_ppm:+} ppm", name(*node)),
+        }
+    }
+}
+
+/// A user action in the run's script: a fault applied when the trace has `at_step` entries.
+/// Keying by step (not time) is what makes forking exact: every entry before `at_step` is
+/// computed from the same inputs as before, so it is unchanged.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Action {
+    pub at_step: u32,
+    pub fault: Fault,
+}
+
+impl Action {
+    pub fn to_code(&self) -> String {
+        format!("{}@{}", self.at_step, self.fault.to_code())
+    }
+
+    pub fn from_code(code: &str) -> Result<Action, String> {
+        let (step, fault) = code
+            .split_once('@')
+            .ok_or_else(|| format!("action `{code}`: expected STEP@FAULT, e.g. 12@pause:1:400"))?;
+        let at_step = step
+            .parse::<u32>()
+            .map_err(|_| format!("action `{code}`: `{step}` is not a step number"))?;
+        Ok(Action { at_step, fault: Fault::from_code(fault)? })
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_code())
+    }
+}
+
+/// Parses a `;`-separated action script.
+pub fn parse_script(text: &str) -> Result<Vec<Action>, String> {
+    text.split(';').filter(|s| !s.is_empty()).map(Action::from_code).collect()
+}
+
+/// The `;`-separated text form of an action script.
+pub fn script_code(actions: &[Action]) -> String {
+    actions.iter().map(Action::to_code).collect::<Vec<_>>().join(";")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_fault_round_trips_through_its_code() {
+        let faults = vec![
+            Fault::Crash { node: NodeId(1) },
+            Fault::Restart { node: NodeId(2) },
+            Fault::Pause { node: NodeId(1), duration_ms: 40_000 },
+            Fault::Partition { side: vec![NodeId(0), NodeId(3)] },
+            Fault::CutLink { from: NodeId(0), to: NodeId(1) },
+            Fault::Heal,
+            Fault::HoldLink { from: NodeId(1), to: NodeId(0) },
+            Fault::ReleaseLink { from: NodeId(1), to: NodeId(0) },
+            Fault::DropMessage { msg: MsgId(7) },
+            Fault::ClockJump { node: NodeId(2), delta_ms: -300 },
+            Fault::ClockDrift { node: NodeId(2), drift_ppm: 2_000 },
+        ];
+        for f in faults {
+            assert_eq!(Fault::from_code(&f.to_code()), Ok(f.clone()), "{}", f.to_code());
+        }
+    }
+
+    #[test]
+    fn bad_codes_are_explained() {
+        assert!(Fault::from_code("explode:1").unwrap_err().contains("unknown fault"));
+        assert!(Fault::from_code("pause:1:0").unwrap_err().contains("pause length"));
+        assert!(Fault::from_code("crash").unwrap_err().contains("argument"));
+        assert!(Action::from_code("x@crash:1").unwrap_err().contains("step number"));
+        assert_eq!(
+            parse_script("3@crash:1;9@restart:1").unwrap(),
+            vec![
+                Action { at_step: 3, fault: Fault::Crash { node: NodeId(1) } },
+                Action { at_step: 9, fault: Fault::Restart { node: NodeId(1) } },
+            ]
+        );
+    }
+}

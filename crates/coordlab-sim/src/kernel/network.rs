@@ -1,0 +1,210 @@
+//! The simulated network: one link per direction, each with a latency range, a loss ratio,
+//! and two switches — cut (messages are lost) and hold (messages wait until released).
+
+use super::ids::{MsgId, NodeId};
+use super::rng::{between_us, Ratio, SimRng};
+use std::collections::BTreeMap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkConfig {
+    pub latency_min_us: u64,
+    pub latency_max_us: u64,
+    pub loss: Ratio,
+}
+
+impl LinkConfig {
+    pub fn reliable(latency_min_us: u64, latency_max_us: u64) -> LinkConfig {
+        LinkConfig { latency_min_us, latency_max_us, loss: Ratio::NEVER }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Link {
+    config: LinkConfig,
+    cut: bool,
+    held: bool,
+}
+
+/// A message the network is carrying (or holding).
+#[derive(Clone, Debug)]
+pub struct InFlight<M> {
+    pub id: MsgId,
+    pub from: NodeId,
+    pub to: NodeId,
+    pub msg: M,
+    pub sent_us: u64,
+    /// `None` while the link holds it.
+    pub deliver_us: Option<u64>,
+}
+
+/// What happened to a message handed to the network.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendOutcome {
+    Scheduled { deliver_us: u64 },
+    Held,
+    LostToCut,
+    LostToChance,
+}
+
+pub struct Network<M> {
+    node_count: u32,
+    links: Vec<Link>,
+    in_flight: BTreeMap<MsgId, InFlight<M>>,
+    next_msg: u64,
+}
+
+impl<M: Clone> Network<M> {
+    pub fn new(node_count: u32, config: LinkConfig) -> Network<M> {
+        let link = Link { config, cut: false, held: false };
+        Network {
+            node_count,
+            links: vec![link; (node_count * node_count) as usize],
+            in_flight: BTreeMap::new(),
+            next_msg: 0,
+        }
+    }
+
+    fn link(&self, from: NodeId, to: NodeId) -> &Link {
+        &self.links[(from.0 * self.node_count + to.0) as usize]
+    }
+
+    fn link_mut(&mut self, from: NodeId, to: NodeId) -> &mut Link {
+        &mut self.links[(from.0 * self.node_count + to.0) as usize]
+    }
+
+    pub fn configure(&mut self, from: NodeId, to: NodeId, config: LinkConfig) {
+        self.link_mut(from, to).config = config;
+    }
+
+    pub fn is_cut(&self, from: NodeId, to: NodeId) -> bool {
+        self.link(from, to).cut
+    }
+
+    pub fn is_held(&self, from: NodeId, to: NodeId) -> bool {
+        self.link(from, to).held
+    }
+
+    /// Hands a message to the network. Draws from `rng` only for latency and for loss on
+    /// lossy links, in that fixed order.
+    pub fn send(&mut self, now_us: u64, from: NodeId, to: NodeId, msg: M, rng: &mut SimRng) -> (MsgId, SendOutcome) {
+        let id = MsgId(self.next_msg);
+        self.next_msg += 1;
+        let link = self.link(from, to).clone();
+        if link.cut {
+            return (id, SendOutcome::LostToCut);
+        }
+        if link.config.loss.happens(rng) {
+            return (id, SendOutcome::LostToChance);
+        }
+        let (deliver_us, outcome) = if link.held {
+            (None, SendOutcome::Held)
+        } else {
+            let at = now_us + between_us(rng, link.config.latency_min_us, link.config.latency_max_us);
+            (Some(at), SendOutcome::Scheduled { deliver_us: at })
+        };
+        self.in_flight.insert(id, InFlight { id, from, to, msg, sent_us: now_us, deliver_us });
+        (id, outcome)
+    }
+
+    /// Takes a message off the wire for delivery. `None` if it was dropped meanwhile.
+    pub fn take(&mut self, id: MsgId) -> Option<InFlight<M>> {
+        self.in_flight.remove(&id)
+    }
+
+    pub fn drop_message(&mut self, id: MsgId) -> bool {
+        self.in_flight.remove(&id).is_some()
+    }
+
+    pub fn set_cut(&mut self, from: NodeId, to: NodeId, cut: bool) {
+        self.link_mut(from, to).cut = cut;
+    }
+
+    pub fn heal(&mut self) {
+        for link in &mut self.links {
+            link.cut = false;
+        }
+    }
+
+    pub fn hold(&mut self, from: NodeId, to: NodeId) {
+        self.link_mut(from, to).held = true;
+    }
+
+    /// Releases a held link; returns the ids and new delivery times of the messages it held.
+    pub fn release(&mut self, now_us: u64, from: NodeId, to: NodeId, rng: &mut SimRng) -> Vec<(MsgId, u64)> {
+        let config = {
+            let link = self.link_mut(from, to);
+            link.held = false;
+            link.config
+        };
+        let mut released = Vec::new();
+        for m in self.in_flight.values_mut() {
+            if m.from == from && m.to == to && m.deliver_us.is_none() {
+                let at = now_us + between_us(rng, config.latency_min_us, config.latency_max_us);
+                m.deliver_us = Some(at);
+                released.push((m.id, at));
+            }
+        }
+        released
+    }
+
+    pub fn in_flight(&self) -> impl Iterator<Item = &InFlight<M>> {
+        self.in_flight.values()
+    }
+
+    /// Links currently cut or holding, as (from, to, cut, held).
+    pub fn abnormal_links(&self) -> Vec<(NodeId, NodeId, bool, bool)> {
+        let mut out = Vec::new();
+        for from in 0..self.node_count {
+            for to in 0..self.node_count {
+                let l = self.link(NodeId(from), NodeId(to));
+                if from != to && (l.cut || l.held) {
+                    out.push((NodeId(from), NodeId(to), l.cut, l.held));
+                }
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::rng::{stream, Stream};
+
+    fn net() -> (Network<&'static str>, SimRng) {
+        (Network::new(3, LinkConfig::reliable(1_000, 2_000)), stream(1, Stream::Network))
+    }
+
+    #[test]
+    fn delivery_time_lies_in_latency_range() {
+        let (mut n, mut rng) = net();
+        let (_, out) = n.send(10, NodeId(0), NodeId(1), "hi", &mut rng);
+        match out {
+            SendOutcome::Scheduled { deliver_us } => assert!((1_010..=2_010).contains(&deliver_us)),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn one_way_cut_loses_only_that_direction() {
+        let (mut n, mut rng) = net();
+        n.set_cut(NodeId(0), NodeId(1), true);
+        assert_eq!(n.send(0, NodeId(0), NodeId(1), "a", &mut rng).1, SendOutcome::LostToCut);
+        assert!(matches!(n.send(0, NodeId(1), NodeId(0), "b", &mut rng).1, SendOutcome::Scheduled { .. }));
+        n.heal();
+        assert!(matches!(n.send(0, NodeId(0), NodeId(1), "c", &mut rng).1, SendOutcome::Scheduled { .. }));
+    }
+
+    #[test]
+    fn held_messages_wait_until_released() {
+        let (mut n, mut rng) = net();
+        n.hold(NodeId(2), NodeId(0));
+        let (id, out) = n.send(0, NodeId(2), NodeId(0), "x", &mut rng);
+        assert_eq!(out, SendOutcome::Held);
+        assert_eq!(n.in_flight().next().unwrap().deliver_us, None);
+        let released = n.release(5_000, NodeId(2), NodeId(0), &mut rng);
+        assert_eq!(released.len(), 1);
+        assert_eq!(released[0].0, id);
+        assert!(released[0].1 >= 6_000);
+    }
+}

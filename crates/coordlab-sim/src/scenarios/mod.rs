@@ -1,0 +1,213 @@
+//! The scenario library: each scenario is data (id, chapter, parameters, expected outcome)
+//! plus a builder that sets up participants for the kernel. This module is the registry and
+//! the validation of everything a user can type.
+
+pub mod lost_update;
+
+use crate::kernel::engine::{Limits, Recording};
+use crate::kernel::faults::Action;
+use crate::properties::Verdict;
+use crate::trace::Trace;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Parameter values by key, after validation every key of the scenario is present.
+pub type Params = BTreeMap<String, String>;
+
+/// A chapter of the curriculum; the library page groups scenarios by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Chapter {
+    pub number: u8,
+    pub title: &'static str,
+}
+
+pub const CHAPTERS: &[Chapter] = &[
+    Chapter { number: 1, title: "Locks and lost updates" },
+    Chapter { number: 2, title: "Leases: a lock across machines" },
+    Chapter { number: 3, title: "When the holder is alive but late" },
+    Chapter { number: 4, title: "Fencing tokens" },
+    Chapter { number: 5, title: "Consensus: one authority on many machines" },
+    Chapter { number: 6, title: "Real lock services" },
+];
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ChoiceOption {
+    pub value: &'static str,
+    pub label: &'static str,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum ParamKind {
+    Choice { options: Vec<ChoiceOption> },
+    Int { min: i64, max: i64, unit: &'static str },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ParamSpec {
+    pub key: &'static str,
+    pub label: &'static str,
+    pub help: &'static str,
+    pub default: &'static str,
+    pub kind: ParamKind,
+}
+
+impl ParamSpec {
+    /// The allowed values in words, for error messages and `describe`.
+    pub fn allowed(&self) -> String {
+        match &self.kind {
+            ParamKind::Choice { options } => {
+                options.iter().map(|o| o.value).collect::<Vec<_>>().join(", ")
+            }
+            ParamKind::Int { min, max, unit } => format!("an integer {min}..={max} {unit}").trim_end().to_string(),
+        }
+    }
+
+    fn validate(&self, value: &str) -> Result<(), String> {
+        let ok = match &self.kind {
+            ParamKind::Choice { options } => options.iter().any(|o| o.value == value),
+            ParamKind::Int { min, max, .. } => value.parse::<i64>().is_ok_and(|v| (*min..=*max).contains(&v)),
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(self.allowed())
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ScenarioInfo {
+    pub id: &'static str,
+    pub chapter: u8,
+    /// Curriculum sections it teaches, e.g. "§1–2".
+    pub sections: &'static str,
+    pub title: &'static str,
+    pub summary: &'static str,
+    pub params: Vec<ParamSpec>,
+}
+
+/// What a scenario declares it will show, for given parameters.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Expectation {
+    pub outcome: Vec<(String, serde_json::Value)>,
+    pub verdicts: Vec<(String, Verdict)>,
+}
+
+impl Expectation {
+    /// Every way `trace` differs from the expectation; empty when it matches.
+    pub fn mismatches(&self, trace: &Trace) -> Vec<String> {
+        let mut out = Vec::new();
+        for (key, want) in &self.outcome {
+            match trace.outcome.get(key) {
+                Some(got) if got == want => {}
+                got => out.push(format!("outcome {key}: expected {want}, got {}", got.map_or("nothing".into(), |g| g.to_string()))),
+            }
+        }
+        for (name, want) in &self.verdicts {
+            match trace.properties.iter().find(|p| &p.name == name) {
+                Some(p) if p.verdict == *want => {}
+                Some(p) => out.push(format!("property {name}: expected {}, got {}", want.as_str(), p.verdict.as_str())),
+                None => out.push(format!("property {name}: not checked by this scenario")),
+            }
+        }
+        out
+    }
+}
+
+/// Everything a run is a function of — exactly what a permalink stores.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunRequest {
+    pub scenario: String,
+    pub params: Params,
+    pub seed: u64,
+    pub actions: Vec<Action>,
+}
+
+/// A user-facing error: always names what would have been valid.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SimError {
+    UnknownScenario { id: String, valid: Vec<&'static str> },
+    UnknownParam { scenario: &'static str, key: String, valid: Vec<&'static str> },
+    BadValue { key: &'static str, value: String, allowed: String },
+    BadAction(String),
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SimError::UnknownScenario { id, valid } => {
+                write!(f, "unknown scenario `{id}`; available: {}", valid.join(", "))
+            }
+            SimError::UnknownParam { scenario, key, valid } => write!(
+                f,
+                "scenario `{scenario}` has no parameter `{key}`; its parameters are: {}",
+                if valid.is_empty() { "(none)".to_string() } else { valid.join(", ") }
+            ),
+            SimError::BadValue { key, value, allowed } => {
+                write!(f, "`{value}` is not a valid value for `{key}`; allowed: {allowed}")
+            }
+            SimError::BadAction(msg) => write!(f, "{msg}"),
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
+/// One registered scenario.
+pub struct ScenarioDef {
+    pub info: fn() -> ScenarioInfo,
+    pub expectation: fn(&Params) -> Expectation,
+    pub run: fn(&Params, u64, &[Action], Limits, Recording) -> Result<Trace, String>,
+}
+
+/// Every scenario, in library order.
+pub fn registry() -> &'static [ScenarioDef] {
+    &[ScenarioDef { info: lost_update::info, expectation: lost_update::expectation, run: lost_update::run }]
+}
+
+pub fn catalog() -> Vec<ScenarioInfo> {
+    registry().iter().map(|d| (d.info)()).collect()
+}
+
+pub fn find(id: &str) -> Result<&'static ScenarioDef, SimError> {
+    registry().iter().find(|d| (d.info)().id == id).ok_or_else(|| SimError::UnknownScenario {
+        id: id.to_string(),
+        valid: registry().iter().map(|d| (d.info)().id).collect(),
+    })
+}
+
+/// Checks user-given parameters and fills in defaults for the rest.
+pub fn resolve_params(info: &ScenarioInfo, given: &Params) -> Result<Params, SimError> {
+    for key in given.keys() {
+        if !info.params.iter().any(|p| p.key == key) {
+            return Err(SimError::UnknownParam {
+                scenario: info.id,
+                key: key.clone(),
+                valid: info.params.iter().map(|p| p.key).collect(),
+            });
+        }
+    }
+    let mut out = Params::new();
+    for spec in &info.params {
+        let value = given.get(spec.key).map(String::as_str).unwrap_or(spec.default);
+        spec.validate(value).map_err(|allowed| SimError::BadValue { key: spec.key, value: value.to_string(), allowed })?;
+        out.insert(spec.key.to_string(), value.to_string());
+    }
+    Ok(out)
+}
+
+/// Runs a request: validates it, simulates, and returns the trace.
+pub fn run(request: &RunRequest, limits: Limits, recording: Recording) -> Result<Trace, SimError> {
+    let def = find(&request.scenario)?;
+    let params = resolve_params(&(def.info)(), &request.params)?;
+    (def.run)(&params, request.seed, &request.actions, limits, recording).map_err(SimError::BadAction)
+}
+
+/// The declared expectation of a request's scenario and parameters.
+pub fn expectation_for(request: &RunRequest) -> Result<Expectation, SimError> {
+    let def = find(&request.scenario)?;
+    let params = resolve_params(&(def.info)(), &request.params)?;
+    Ok((def.expectation)(&params))
+}
