@@ -1,0 +1,256 @@
+//! Hand-written argument parsing. Syntax only: whether a scenario, parameter or node exists
+//! is checked by the simulator, whose errors already name the valid choices.
+
+use coordlab_sim::kernel::faults::parse_script;
+use coordlab_sim::scenarios::{catalog, Params};
+use coordlab_sim::{Action, RunRequest};
+
+/// Most seeds one `check` may run.
+pub const MAX_SEEDS: u64 = 1_000_000;
+
+pub const USAGE: &str = "\
+coordlab — a deterministic simulator of distributed coordination
+
+USAGE:
+    coordlab list
+    coordlab describe <scenario>
+    coordlab run <scenario> [--seed N] [--set KEY=VALUE]... [--actions SCRIPT] [--format text|jsonl|mermaid]
+    coordlab check <scenario> --seeds A..B [--set KEY=VALUE]... [--actions SCRIPT]
+    coordlab help
+
+COMMANDS:
+    list        every scenario with its chapter and title
+    describe    a scenario's summary, parameters and declared expectations
+    run         simulate one seed and print the trace (default seed 1, format text)
+    check       run many seeds and count those that reach the declared expectation;
+                exits 1 if any does not
+
+OPTIONS:
+    --seed N            the seed of the run, 0..=18446744073709551615
+    --set KEY=VALUE     a scenario parameter (see `coordlab describe <scenario>`); repeatable
+    --actions SCRIPT    faults to inject, `;`-separated STEP@FAULT, e.g. '12@pause:1:400;15@restart:2'
+                        faults: crash:N restart:N pause:N:MS partition:N+M cut:A:B heal hold:A:B
+                        release:A:B drop:MSG clock-jump:N:MS clock-drift:N:PPM
+    --format FORMAT     text (default), jsonl (one JSON object per event, then a summary)
+                        or mermaid (a sequenceDiagram)
+    --seeds RANGE       A..B runs seeds A through B-1; A..=B includes B; at most 1000000 seeds
+
+EXIT STATUS:
+    0 success, 1 `check` found seeds that missed the expectation, 2 usage error
+";
+
+/// A mistake in what the user typed; exits with status 2.
+#[derive(Debug, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Jsonl,
+    Mermaid,
+}
+
+/// Seeds `start`, `start + 1`, … (`count` of them, at least one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SeedRange {
+    pub start: u64,
+    pub count: u64,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum Command {
+    Help,
+    List,
+    Describe(String),
+    Run { request: RunRequest, format: Format },
+    Check { request: RunRequest, seeds: SeedRange },
+}
+
+const RUN_OPTIONS: &[&str] = &["--seed", "--set", "--actions", "--format"];
+const CHECK_OPTIONS: &[&str] = &["--seeds", "--set", "--actions"];
+
+pub fn parse(args: &[String]) -> Result<Command, UsageError> {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        return Ok(Command::Help);
+    }
+    let Some((command, rest)) = args.split_first() else {
+        return Err(UsageError("missing command; expected one of list, describe, run, check, help".into()));
+    };
+    match command.as_str() {
+        "help" => Ok(Command::Help),
+        "list" => {
+            no_more(command, rest)?;
+            Ok(Command::List)
+        }
+        "describe" => {
+            let (id, rest) = scenario_id(command, rest)?;
+            no_more(command, rest)?;
+            Ok(Command::Describe(id))
+        }
+        "run" => {
+            let (id, rest) = scenario_id(command, rest)?;
+            let opts = options(command, rest, RUN_OPTIONS)?;
+            let request = opts.request(id)?;
+            let format = match opts.format.as_deref() {
+                None | Some("text") => Format::Text,
+                Some("jsonl") => Format::Jsonl,
+                Some("mermaid") => Format::Mermaid,
+                Some(other) => {
+                    return Err(UsageError(format!("bad --format `{other}`; choose one of text, jsonl, mermaid")))
+                }
+            };
+            Ok(Command::Run { request, format })
+        }
+        "check" => {
+            let (id, rest) = scenario_id(command, rest)?;
+            let opts = options(command, rest, CHECK_OPTIONS)?;
+            let Some(range) = opts.seeds.as_deref() else {
+                return Err(UsageError("`check` needs --seeds A..B, e.g. --seeds 0..200".into()));
+            };
+            let seeds = parse_seeds(range)?;
+            let request = opts.request(id)?;
+            Ok(Command::Check { request, seeds })
+        }
+        other => {
+            Err(UsageError(format!("unknown command `{other}`; expected one of list, describe, run, check, help")))
+        }
+    }
+}
+
+fn scenario_names() -> String {
+    catalog().iter().map(|s| s.id).collect::<Vec<_>>().join(", ")
+}
+
+fn scenario_id<'a>(command: &str, rest: &'a [String]) -> Result<(String, &'a [String]), UsageError> {
+    match rest.split_first() {
+        Some((id, rest)) if !id.starts_with('-') => Ok((id.clone(), rest)),
+        _ => Err(UsageError(format!(
+            "`{command}` needs a scenario id, e.g. `coordlab {command} lost-update`; available: {}",
+            scenario_names()
+        ))),
+    }
+}
+
+fn no_more(command: &str, rest: &[String]) -> Result<(), UsageError> {
+    match rest.first() {
+        None => Ok(()),
+        Some(extra) => Err(UsageError(format!("unexpected argument `{extra}` for `{command}`"))),
+    }
+}
+
+/// The options of `run` and `check`, as typed.
+#[derive(Default)]
+struct Options {
+    seed: Option<String>,
+    seeds: Option<String>,
+    format: Option<String>,
+    sets: Vec<String>,
+    actions: Vec<String>,
+}
+
+fn options(command: &str, rest: &[String], valid: &[&str]) -> Result<Options, UsageError> {
+    let mut opts = Options::default();
+    let mut args = rest.iter();
+    while let Some(arg) = args.next() {
+        let (name, inline) = match arg.split_once('=') {
+            Some((name, value)) if name.starts_with("--") => (name, Some(value.to_string())),
+            _ => (arg.as_str(), None),
+        };
+        if !valid.contains(&name) {
+            return Err(UsageError(if name.starts_with('-') {
+                format!("unknown option `{name}` for `{command}`; its options are: {}", valid.join(", "))
+            } else {
+                format!("unexpected argument `{arg}` for `{command}`; its options are: {}", valid.join(", "))
+            }));
+        }
+        let value = match inline {
+            Some(v) => v,
+            None => args.next().cloned().ok_or_else(|| UsageError(format!("{name} needs a value")))?,
+        };
+        match name {
+            "--seed" => opts.seed = Some(value),
+            "--seeds" => opts.seeds = Some(value),
+            "--format" => opts.format = Some(value),
+            "--set" => opts.sets.push(value),
+            _ => opts.actions.push(value),
+        }
+    }
+    Ok(opts)
+}
+
+impl Options {
+    fn request(&self, scenario: String) -> Result<RunRequest, UsageError> {
+        let seed = match self.seed.as_deref() {
+            None => 1,
+            Some(s) => s
+                .parse::<u64>()
+                .map_err(|_| UsageError(format!("bad --seed `{s}`; expected a whole number 0..={}", u64::MAX)))?,
+        };
+        let mut params = Params::new();
+        for set in &self.sets {
+            let (key, value) = set.split_once('=').ok_or_else(|| {
+                UsageError(format!("bad --set `{set}`; expected KEY=VALUE, e.g. --set lock=row-lock"))
+            })?;
+            params.insert(key.to_string(), value.to_string());
+        }
+        let mut actions: Vec<Action> = Vec::new();
+        for script in &self.actions {
+            actions.extend(parse_script(script).map_err(|e| UsageError(format!("bad --actions: {e}")))?);
+        }
+        Ok(RunRequest { scenario, params, seed, actions })
+    }
+}
+
+pub fn parse_seeds(text: &str) -> Result<SeedRange, UsageError> {
+    let bad = |why: &str| {
+        UsageError(format!(
+            "bad --seeds `{text}`: {why}; expected A..B (B excluded) or A..=B (B included), e.g. 0..200"
+        ))
+    };
+    let (a, b, inclusive) = if let Some((a, b)) = text.split_once("..=") {
+        (a, b, true)
+    } else if let Some((a, b)) = text.split_once("..") {
+        (a, b, false)
+    } else {
+        return Err(bad("no `..`"));
+    };
+    let a = a.parse::<u64>().map_err(|_| bad(&format!("`{a}` is not a whole number")))?;
+    let b = b.parse::<u64>().map_err(|_| bad(&format!("`{b}` is not a whole number")))?;
+    if b < a || (b == a && !inclusive) {
+        return Err(bad("the range is empty"));
+    }
+    // Both ends are u64, so the inclusive count can only overflow for 0..=u64::MAX.
+    let count = (b - a).saturating_add(u64::from(inclusive));
+    if count > MAX_SEEDS {
+        return Err(bad(&format!("{count} seeds is more than the limit of {MAX_SEEDS}")));
+    }
+    Ok(SeedRange { start: a, count })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seed_ranges_are_half_open_or_inclusive() {
+        assert_eq!(parse_seeds("0..200"), Ok(SeedRange { start: 0, count: 200 }));
+        assert_eq!(parse_seeds("5..=5"), Ok(SeedRange { start: 5, count: 1 }));
+        assert!(parse_seeds("5..5").is_err());
+        assert!(parse_seeds("9..3").is_err());
+        assert!(parse_seeds("0..=18446744073709551615").is_err());
+        assert!(parse_seeds("0..1000001").is_err());
+        assert!(parse_seeds("a..b").is_err());
+    }
+
+    #[test]
+    fn options_take_separate_or_inline_values() {
+        let args: Vec<String> = ["run", "lost-update", "--seed=7", "--set", "lock=row-lock", "--format", "jsonl"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let Ok(Command::Run { request, format }) = parse(&args) else { panic!("should parse") };
+        assert_eq!(request.seed, 7);
+        assert_eq!(request.params.get("lock").map(String::as_str), Some("row-lock"));
+        assert_eq!(format, Format::Jsonl);
+    }
+}

@@ -1,0 +1,28 @@
+//! The narration pane: what this step means, announced once per step to screen readers.
+
+use coordlab_sim::trace::Trace;
+use std::rc::Rc;
+use yew::prelude::*;
+
+#[derive(Properties, PartialEq)]
+pub struct NarrationProps {
+    pub trace: Rc<Trace>,
+    pub cursor: usize,
+}
+
+#[function_component(Narration)]
+pub fn narration(props: &NarrationProps) -> Html {
+    let entry = &props.trace.entries[props.cursor];
+    html! {
+        <section class="narration" aria-labelledby="narration-title">
+            <h2 id="narration-title" class="visually-hidden">{ "What is happening" }</h2>
+            <p class="event-text"><span class="step-no">{ format!("Step {}", entry.seq) }</span>{ &entry.text }</p>
+            <div aria-live="polite" aria-atomic="true" class="notes">
+                { for entry.notes.iter().map(|n| html! { <p>{ n }</p> }) }
+                { for entry.violations.iter().map(|v| html! {
+                    <p class="violation-note" role="status">{ format!("⚠ Property “{v}” is violated at this step.") }</p>
+                }) }
+            </div>
+        </section>
+    }
+}

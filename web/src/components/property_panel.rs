@@ -1,0 +1,62 @@
+//! Properties at this step — holding, not yet, or violated at step N (a button that jumps
+//! there) — and the run's outcome.
+
+use crate::state::{Action, Player};
+use coordlab_sim::properties::PropertyKind;
+use coordlab_sim::trace::Trace;
+use std::rc::Rc;
+use yew::prelude::*;
+
+#[derive(Properties, PartialEq)]
+pub struct PropertyPanelProps {
+    pub trace: Rc<Trace>,
+    pub cursor: usize,
+    pub dispatch: UseReducerDispatcher<Player>,
+}
+
+#[function_component(PropertyPanel)]
+pub fn property_panel(props: &PropertyPanelProps) -> Html {
+    let cursor = props.cursor as u32;
+    let rows = props.trace.properties.iter().map(|p| {
+        let broken_at = p.first_violation_seq;
+        let (state, icon, text) = match (p.kind, broken_at) {
+            (PropertyKind::Always, Some(s)) if s <= cursor => ("violated", "✗", format!("violated at step {s}")),
+            (PropertyKind::Always, Some(s)) => ("holding", "✓", format!("holds so far — breaks at step {s}")),
+            (PropertyKind::Always, None) => ("holding", "✓", "holds at every step".to_string()),
+            (PropertyKind::Eventually, _) => match p.satisfied_seq {
+                Some(s) if s <= cursor => ("holding", "✓", format!("reached at step {s}")),
+                Some(s) => ("pending", "…", format!("not yet — reached at step {s}")),
+                None => match broken_at {
+                    Some(s) if s <= cursor => ("violated", "✗", "never reached by the end of the run".to_string()),
+                    _ => ("pending", "…", "not yet — never reached in this run".to_string()),
+                },
+            },
+        };
+        let jump = broken_at.map(|s| {
+            let d = props.dispatch.clone();
+            html! {
+                <button class="jump" onclick={Callback::from(move |_| d.dispatch(Action::Seek(s as usize)))}
+                    aria-label={format!("Jump to step {s}, where {} fails", p.name)}>{ format!("Go to step {s}") }</button>
+            }
+        });
+        html! {
+            <li class={classes!("property", state)} data-property={p.name.clone()}>
+                <span class="verdict-icon" aria-hidden="true">{ icon }</span>
+                <div>
+                    <div class="property-name">{ &p.name }<span class="kind">{ match p.kind { PropertyKind::Always => " · always", PropertyKind::Eventually => " · eventually" } }</span></div>
+                    <div class="property-desc">{ &p.description }</div>
+                    <div class="property-state">{ text }</div>
+                </div>
+                { for jump }
+            </li>
+        }
+    });
+    let outcome: Vec<String> = props.trace.outcome.iter().map(|(k, v)| format!("{}: {v}", k.replace('_', " "))).collect();
+    html! {
+        <section class="properties" aria-labelledby="properties-title">
+            <h2 id="properties-title">{ "Properties" }</h2>
+            <ul>{ for rows }</ul>
+            <p class="outcome"><strong>{ "End of run: " }</strong>{ outcome.join(" · ") }</p>
+        </section>
+    }
+}

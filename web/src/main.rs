@@ -1,0 +1,60 @@
+//! coordlab in the browser: a scenario library and a player for simulator traces.
+//! All protocol logic lives in `coordlab-sim`; this crate renders traces and dispatches
+//! commands (step, seek, inject a fault, change a parameter).
+
+mod components;
+mod route;
+mod state;
+
+use components::library::Library;
+use components::player::PlayerView;
+use route::{Parsed, Route};
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::JsCast;
+use yew::prelude::*;
+
+fn current_hash() -> String {
+    web_sys::window().and_then(|w| w.location().hash().ok()).unwrap_or_default()
+}
+
+#[function_component(App)]
+fn app() -> Html {
+    let parsed = use_state(|| route::parse(&current_hash()));
+    {
+        let parsed = parsed.clone();
+        use_effect_with((), move |_| {
+            let listener = Closure::<dyn Fn()>::new(move || parsed.set(route::parse(&current_hash())));
+            let window = web_sys::window();
+            if let Some(w) = &window {
+                let _ = w.add_event_listener_with_callback("hashchange", listener.as_ref().unchecked_ref());
+            }
+            move || {
+                if let Some(w) = window {
+                    let _ = w.remove_event_listener_with_callback("hashchange", listener.as_ref().unchecked_ref());
+                }
+            }
+        });
+    }
+    let Parsed { route, notices } = (*parsed).clone();
+    html! {
+        <>
+            <header class="site-header">
+                <a class="brand" href="#/">{ "coordlab" }</a>
+                <span class="tagline">{ "see distributed coordination fail — and why the fix works" }</span>
+            </header>
+            <main id="main">
+                { match route {
+                    Route::Library => html! { <Library notices={notices} /> },
+                    Route::Play(play) => {
+                        let key = play.scenario.clone();
+                        html! { <PlayerView key={key} route={play} notices={notices} /> }
+                    }
+                } }
+            </main>
+        </>
+    }
+}
+
+fn main() {
+    yew::Renderer::<App>::new().render();
+}

@@ -1,0 +1,223 @@
+//! The URL is the permalink: `#/play/<scenario>?<param>=<value>&seed=N&actions=SCRIPT&step=K`.
+//! Parsing is total: anything malformed or outdated yields defaults plus a notice explaining
+//! what was ignored, never an error page.
+
+use coordlab_sim::kernel::faults::{script_code, Action};
+use coordlab_sim::scenarios::{self, Params};
+
+pub const DEFAULT_SEED: u64 = 1;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Route {
+    Library,
+    Play(PlayRoute),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlayRoute {
+    pub scenario: String,
+    pub params: Params,
+    pub seed: u64,
+    pub actions: Vec<Action>,
+    pub step: Option<u32>,
+}
+
+/// A parsed URL and what had to be ignored on the way.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Parsed {
+    pub route: Route,
+    pub notices: Vec<String>,
+}
+
+fn decode(s: &str) -> String {
+    js_free_percent_decode(&s.replace('+', " "))
+}
+
+/// Percent-decoding without a JS call, so it is testable natively.
+fn js_free_percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let (Some(hi), Some(lo)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                out.push(hi * 16 + lo);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn hex(b: u8) -> Option<u8> {
+    (b as char).to_digit(16).map(|d| d as u8)
+}
+
+fn encode(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b':' | b'@' | b';' => out.push(b as char),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+/// Parses a location hash (with or without the leading `#`).
+pub fn parse(hash: &str) -> Parsed {
+    let hash = hash.trim_start_matches('#');
+    let (path, query) = hash.split_once('?').unwrap_or((hash, ""));
+    let path = path.trim_matches('/');
+    let mut notices = Vec::new();
+    if path.is_empty() || path == "library" {
+        return Parsed { route: Route::Library, notices };
+    }
+    let Some(id) = path.strip_prefix("play/") else {
+        notices.push(format!("The address “#{hash}” is not a coordlab page, so here is the scenario library."));
+        return Parsed { route: Route::Library, notices };
+    };
+    let id = decode(id);
+    let Ok(def) = scenarios::find(&id) else {
+        let known: Vec<&str> = scenarios::catalog().iter().map(|s| s.id).collect();
+        notices.push(format!(
+            "There is no scenario called “{id}” (it may have been renamed). Available: {}.",
+            known.join(", ")
+        ));
+        return Parsed { route: Route::Library, notices };
+    };
+    let info = (def.info)();
+    let mut params = Params::new();
+    let mut seed = DEFAULT_SEED;
+    let mut actions = Vec::new();
+    let mut step = None;
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let (key, value) = (decode(key), decode(value));
+        match key.as_str() {
+            "seed" => match value.parse::<u64>() {
+                Ok(s) => seed = s,
+                Err(_) => notices.push(format!("The seed “{value}” is not a whole number; using seed {DEFAULT_SEED}.")),
+            },
+            "step" => match value.parse::<u32>() {
+                Ok(s) => step = Some(s),
+                Err(_) => notices.push(format!("The step “{value}” is not a whole number; starting at the beginning.")),
+            },
+            "actions" => match coordlab_sim::kernel::faults::parse_script(&value) {
+                Ok(a) => actions = a,
+                Err(e) => notices.push(format!("The fault script in the link could not be read ({e}); it was left out.")),
+            },
+            _ => match info.params.iter().find(|p| p.key == key) {
+                None => notices.push(format!(
+                    "“{key}” is not a setting of {} (outdated link?); it was ignored.",
+                    info.title
+                )),
+                Some(spec) => {
+                    let mut one = Params::new();
+                    one.insert(key.clone(), value.clone());
+                    match scenarios::resolve_params(&info, &one) {
+                        Ok(_) => {
+                            params.insert(key, value);
+                        }
+                        Err(_) => notices.push(format!(
+                            "“{value}” is not a valid {}; allowed: {}. Using the default, {}.",
+                            spec.label.to_lowercase(),
+                            spec.allowed(),
+                            spec.default
+                        )),
+                    }
+                }
+            },
+        }
+    }
+    let params = scenarios::resolve_params(&info, &params).unwrap_or_default();
+    Parsed { route: Route::Play(PlayRoute { scenario: id, params, seed, actions, step }), notices }
+}
+
+/// The hash for a player state. Parameters at their default are left out to keep links short.
+pub fn format(route: &Route) -> String {
+    match route {
+        Route::Library => "#/".to_string(),
+        Route::Play(p) => {
+            let mut parts = Vec::new();
+            if let Ok(def) = scenarios::find(&p.scenario) {
+                for spec in (def.info)().params {
+                    if let Some(v) = p.params.get(spec.key) {
+                        if v != spec.default {
+                            parts.push(format!("{}={}", spec.key, encode(v)));
+                        }
+                    }
+                }
+            }
+            parts.push(format!("seed={}", p.seed));
+            if !p.actions.is_empty() {
+                parts.push(format!("actions={}", encode(&script_code(&p.actions))));
+            }
+            if let Some(step) = p.step {
+                parts.push(format!("step={step}"));
+            }
+            format!("#/play/{}?{}", encode(&p.scenario), parts.join("&"))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coordlab_sim::{Fault, NodeId};
+
+    #[test]
+    fn a_play_route_round_trips() {
+        let mut params = Params::new();
+        params.insert("lock".into(), "row-lock".into());
+        let route = Route::Play(PlayRoute {
+            scenario: "lost-update".into(),
+            params,
+            seed: 77,
+            actions: vec![Action { at_step: 5, fault: Fault::Pause { node: NodeId(1), duration_ms: 40 } }],
+            step: Some(9),
+        });
+        let hash = format(&route);
+        assert_eq!(hash, "#/play/lost-update?lock=row-lock&seed=77&actions=5@pause:1:40&step=9");
+        assert_eq!(parse(&hash), Parsed { route, notices: vec![] });
+    }
+
+    #[test]
+    fn empty_and_library_hashes_show_the_library() {
+        assert_eq!(parse("").route, Route::Library);
+        assert_eq!(parse("#/").route, Route::Library);
+        assert!(parse("#/").notices.is_empty());
+    }
+
+    #[test]
+    fn malformed_values_fall_back_with_a_notice() {
+        let parsed = parse("#/play/lost-update?lock=mutex&seed=abc&actions=zzz&step=-1&colour=red");
+        let Route::Play(p) = parsed.route else { panic!("expected the player") };
+        assert_eq!(p.params.get("lock").map(String::as_str), Some("none"));
+        assert_eq!(p.seed, DEFAULT_SEED);
+        assert!(p.actions.is_empty());
+        assert_eq!(p.step, None);
+        assert_eq!(parsed.notices.len(), 5, "{:?}", parsed.notices);
+        assert!(parsed.notices[0].contains("row-lock"));
+    }
+
+    #[test]
+    fn unknown_scenarios_go_to_the_library_with_a_notice() {
+        let parsed = parse("#/play/no-such-thing");
+        assert_eq!(parsed.route, Route::Library);
+        assert!(parsed.notices[0].contains("lost-update"));
+        assert_eq!(parse("#/elsewhere").route, Route::Library);
+    }
+
+    #[test]
+    fn percent_encoding_is_undone() {
+        let parsed = parse("#/play/lost-update?actions=3%40crash%3A2");
+        let Route::Play(p) = parsed.route else { panic!() };
+        assert_eq!(p.actions, vec![Action { at_step: 3, fault: Fault::Crash { node: NodeId(2) } }]);
+        assert_eq!(js_free_percent_decode("%E2%82%B9"), "₹");
+        assert_eq!(js_free_percent_decode("100%"), "100%");
+    }
+}

@@ -1,0 +1,270 @@
+//! The player's state and its reducer. Everything on screen is derived from
+//! `(trace, cursor)`; the run's inputs (scenario, params, seed, actions) are what the URL
+//! stores. The reducer changes the simulation only by asking the simulator for a new trace.
+
+use crate::route::PlayRoute;
+use coordlab_sim::kernel::faults::Action as ScriptAction;
+use coordlab_sim::scenarios::{self, Params, ScenarioInfo};
+use coordlab_sim::{Fault, Limits, Recording, RunRequest, Trace};
+use std::rc::Rc;
+use yew::Reducible;
+
+/// Playback speeds in steps per second.
+pub const SPEEDS: [u32; 5] = [1, 2, 4, 8, 16];
+pub const DEFAULT_SPEED: u32 = 2;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Player {
+    pub info: ScenarioInfo,
+    pub params: Params,
+    pub seed: u64,
+    pub actions: Vec<ScriptAction>,
+    pub trace: Rc<Trace>,
+    /// Index of the entry on screen.
+    pub cursor: usize,
+    pub playing: bool,
+    pub speed: u32,
+    pub notices: Vec<String>,
+}
+
+pub enum Action {
+    StepForward,
+    StepBack,
+    Seek(usize),
+    First,
+    Last,
+    TogglePlay,
+    /// Advance during playback; stops at the end.
+    Tick,
+    SetSpeed(u32),
+    SetParam(String, String),
+    SetSeed(u64),
+    /// Fork: apply a fault right after the entry on screen.
+    Inject(Fault),
+    RemoveAction(usize),
+    ClearActions,
+    DismissNotices,
+    /// The URL changed underneath us (back button, edited link).
+    Load(PlayRoute, Vec<String>),
+}
+
+fn simulate(scenario: &str, params: &Params, seed: u64, actions: &[ScriptAction]) -> Result<Trace, String> {
+    let request = RunRequest { scenario: scenario.to_string(), params: params.clone(), seed, actions: actions.to_vec() };
+    scenarios::run(&request, Limits::default(), Recording::Full).map_err(|e| e.to_string())
+}
+
+impl Player {
+    /// Builds a player from a route; bad parts are dropped with a notice.
+    pub fn from_route(route: &PlayRoute, mut notices: Vec<String>) -> Option<Player> {
+        let info = (scenarios::find(&route.scenario).ok()?.info)();
+        let (trace, actions) = match simulate(&route.scenario, &route.params, route.seed, &route.actions) {
+            Ok(t) => (t, route.actions.clone()),
+            Err(e) => {
+                notices.push(format!("The faults in this link do not fit the scenario ({e}); they were left out."));
+                (simulate(&route.scenario, &route.params, route.seed, &[]).ok()?, Vec::new())
+            }
+        };
+        let last = trace.entries.len().saturating_sub(1);
+        let cursor = match route.step {
+            Some(s) if s as usize > last => {
+                notices.push(format!("The link points at step {s}, but this run has only {} steps; showing the last one.", last + 1));
+                last
+            }
+            Some(s) => s as usize,
+            None => 0,
+        };
+        Some(Player {
+            info,
+            params: route.params.clone(),
+            seed: route.seed,
+            actions,
+            trace: Rc::new(trace),
+            cursor,
+            playing: false,
+            speed: DEFAULT_SPEED,
+            notices,
+        })
+    }
+
+    pub fn route(&self) -> PlayRoute {
+        PlayRoute {
+            scenario: self.info.id.to_string(),
+            params: self.params.clone(),
+            seed: self.seed,
+            actions: self.actions.clone(),
+            step: Some(self.cursor as u32),
+        }
+    }
+
+    pub fn last(&self) -> usize {
+        self.trace.entries.len().saturating_sub(1)
+    }
+
+    /// Re-simulates after an input changed; keeps the cursor where it was when possible.
+    fn rerun(&mut self) {
+        match simulate(self.info.id, &self.params, self.seed, &self.actions) {
+            Ok(t) => self.trace = Rc::new(t),
+            Err(e) => self.notices.push(e),
+        }
+        self.cursor = self.cursor.min(self.last());
+    }
+}
+
+impl Reducible for Player {
+    type Action = Action;
+
+    fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
+        let mut next = (*self).clone();
+        match action {
+            Action::StepForward => {
+                next.playing = false;
+                next.cursor = (next.cursor + 1).min(next.last());
+            }
+            Action::StepBack => {
+                next.playing = false;
+                next.cursor = next.cursor.saturating_sub(1);
+            }
+            Action::Seek(i) => next.cursor = i.min(next.last()),
+            Action::First => {
+                next.playing = false;
+                next.cursor = 0;
+            }
+            Action::Last => {
+                next.playing = false;
+                next.cursor = next.last();
+            }
+            Action::TogglePlay => {
+                if !next.playing && next.cursor >= next.last() {
+                    next.cursor = 0; // play again from the start
+                }
+                next.playing = !next.playing;
+            }
+            Action::Tick => {
+                if !next.playing {
+                    return self;
+                }
+                if next.cursor >= next.last() {
+                    next.playing = false;
+                } else {
+                    next.cursor += 1;
+                }
+            }
+            Action::SetSpeed(s) => next.speed = if SPEEDS.contains(&s) { s } else { DEFAULT_SPEED },
+            Action::SetParam(key, value) => {
+                next.params.insert(key, value);
+                match scenarios::resolve_params(&next.info, &next.params) {
+                    Ok(p) => {
+                        next.params = p;
+                        next.rerun();
+                    }
+                    Err(e) => return Rc::new(Player { notices: vec![e.to_string()], ..(*self).clone() }),
+                }
+            }
+            Action::SetSeed(seed) => {
+                next.seed = seed;
+                next.rerun();
+            }
+            Action::Inject(fault) => {
+                next.playing = false;
+                let at_step = next.cursor as u32 + 1;
+                next.actions.push(ScriptAction { at_step, fault });
+                next.rerun();
+                next.cursor = (at_step as usize).min(next.last());
+            }
+            Action::RemoveAction(i) => {
+                if i < next.actions.len() {
+                    next.actions.remove(i);
+                    next.rerun();
+                }
+            }
+            Action::ClearActions => {
+                next.actions.clear();
+                next.rerun();
+            }
+            Action::DismissNotices => next.notices.clear(),
+            Action::Load(route, notices) => {
+                if route == next.route() {
+                    return self;
+                }
+                return match Player::from_route(&route, notices) {
+                    Some(p) => Rc::new(p),
+                    None => self,
+                };
+            }
+        }
+        Rc::new(next)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coordlab_sim::NodeId;
+    use crate::route::DEFAULT_SEED;
+
+    fn default_route(id: &str) -> PlayRoute {
+        PlayRoute { scenario: id.to_string(), params: Params::new(), seed: DEFAULT_SEED, actions: Vec::new(), step: None }
+    }
+
+    fn player(lock: &str) -> Rc<Player> {
+        let mut route = default_route("lost-update");
+        route.params.insert("lock".into(), lock.into());
+        route.params = scenarios::resolve_params(&(scenarios::find("lost-update").unwrap().info)(), &route.params).unwrap();
+        Rc::new(Player::from_route(&route, vec![]).unwrap())
+    }
+
+    #[test]
+    fn stepping_moves_the_cursor_within_bounds() {
+        let p = player("none");
+        assert_eq!(p.cursor, 0);
+        let p = p.reduce(Action::StepBack);
+        assert_eq!(p.cursor, 0);
+        let p = p.reduce(Action::StepForward).reduce(Action::StepForward);
+        assert_eq!(p.cursor, 2);
+        let p = p.reduce(Action::Last);
+        let end = p.cursor;
+        assert_eq!(p.reduce(Action::StepForward).cursor, end);
+    }
+
+    #[test]
+    fn injecting_forks_at_the_cursor() {
+        let p = player("none").reduce(Action::Seek(4));
+        let before: Vec<_> = p.trace.entries[..5].to_vec();
+        let p = p.reduce(Action::Inject(Fault::Crash { node: NodeId(2) }));
+        assert_eq!(p.actions.len(), 1);
+        assert_eq!(p.actions[0].at_step, 5);
+        assert_eq!(p.cursor, 5);
+        assert_eq!(&p.trace.entries[..5], &before[..]);
+        assert!(p.trace.entries[5].fault.is_some());
+    }
+
+    #[test]
+    fn a_route_reproduces_the_same_view() {
+        let p = player("row-lock").reduce(Action::Seek(6)).reduce(Action::Inject(Fault::Pause { node: NodeId(1), duration_ms: 20 }));
+        let again = Player::from_route(&p.route(), vec![]).unwrap();
+        assert_eq!(again.cursor, p.cursor);
+        assert_eq!(again.trace.fingerprint(), p.trace.fingerprint());
+    }
+
+    #[test]
+    fn a_step_beyond_the_end_is_clamped_with_a_notice() {
+        let mut route = default_route("lost-update");
+        route.step = Some(10_000);
+        let p = Player::from_route(&route, vec![]).unwrap();
+        assert_eq!(p.cursor, p.last());
+        assert_eq!(p.notices.len(), 1);
+    }
+
+    #[test]
+    fn playback_stops_at_the_end() {
+        let p = player("none").reduce(Action::Last).reduce(Action::TogglePlay);
+        assert!(p.playing);
+        assert_eq!(p.cursor, 0, "playing from the end starts over");
+        let mut p = p;
+        for _ in 0..100 {
+            p = p.reduce(Action::Tick);
+        }
+        assert!(!p.playing);
+        assert_eq!(p.cursor, p.last());
+    }
+}
