@@ -14,7 +14,9 @@ use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 fn current_hash() -> String {
-    web_sys::window().and_then(|w| w.location().hash().ok()).unwrap_or_default()
+    web_sys::window()
+        .and_then(|w| w.location().hash().ok())
+        .unwrap_or_default()
 }
 
 #[function_component(App)]
@@ -23,14 +25,21 @@ fn app() -> Html {
     {
         let parsed = parsed.clone();
         use_effect_with((), move |_| {
-            let listener = Closure::<dyn Fn()>::new(move || parsed.set(route::parse(&current_hash())));
+            let listener =
+                Closure::<dyn Fn()>::new(move || parsed.set(route::parse(&current_hash())));
             let window = web_sys::window();
             if let Some(w) = &window {
-                let _ = w.add_event_listener_with_callback("hashchange", listener.as_ref().unchecked_ref());
+                let _ = w.add_event_listener_with_callback(
+                    "hashchange",
+                    listener.as_ref().unchecked_ref(),
+                );
             }
             move || {
                 if let Some(w) = window {
-                    let _ = w.remove_event_listener_with_callback("hashchange", listener.as_ref().unchecked_ref());
+                    let _ = w.remove_event_listener_with_callback(
+                        "hashchange",
+                        listener.as_ref().unchecked_ref(),
+                    );
                 }
             }
         });

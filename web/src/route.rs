@@ -60,7 +60,16 @@ fn encode(s: &str) -> String {
     let mut out = String::new();
     for b in s.bytes() {
         match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b':' | b'@' | b';' => out.push(b as char),
+            b'A'..=b'Z'
+            | b'a'..=b'z'
+            | b'0'..=b'9'
+            | b'-'
+            | b'_'
+            | b'.'
+            | b'~'
+            | b':'
+            | b'@'
+            | b';' => out.push(b as char),
             _ => out.push_str(&format!("%{b:02X}")),
         }
     }
@@ -74,11 +83,19 @@ pub fn parse(hash: &str) -> Parsed {
     let path = path.trim_matches('/');
     let mut notices = Vec::new();
     if path.is_empty() || path == "library" {
-        return Parsed { route: Route::Library, notices };
+        return Parsed {
+            route: Route::Library,
+            notices,
+        };
     }
     let Some(id) = path.strip_prefix("play/") else {
-        notices.push(format!("The address “#{hash}” is not a coordlab page, so here is the scenario library."));
-        return Parsed { route: Route::Library, notices };
+        notices.push(format!(
+            "The address “#{hash}” is not a coordlab page, so here is the scenario library."
+        ));
+        return Parsed {
+            route: Route::Library,
+            notices,
+        };
     };
     let id = decode(id);
     let Ok(def) = scenarios::find(&id) else {
@@ -87,7 +104,10 @@ pub fn parse(hash: &str) -> Parsed {
             "There is no scenario called “{id}” (it may have been renamed). Available: {}.",
             known.join(", ")
         ));
-        return Parsed { route: Route::Library, notices };
+        return Parsed {
+            route: Route::Library,
+            notices,
+        };
     };
     let info = (def.info)();
     let mut params = Params::new();
@@ -100,15 +120,21 @@ pub fn parse(hash: &str) -> Parsed {
         match key.as_str() {
             "seed" => match value.parse::<u64>() {
                 Ok(s) => seed = s,
-                Err(_) => notices.push(format!("The seed “{value}” is not a whole number; using seed {DEFAULT_SEED}.")),
+                Err(_) => notices.push(format!(
+                    "The seed “{value}” is not a whole number; using seed {DEFAULT_SEED}."
+                )),
             },
             "step" => match value.parse::<u32>() {
                 Ok(s) => step = Some(s),
-                Err(_) => notices.push(format!("The step “{value}” is not a whole number; starting at the beginning.")),
+                Err(_) => notices.push(format!(
+                    "The step “{value}” is not a whole number; starting at the beginning."
+                )),
             },
             "actions" => match coordlab_sim::kernel::faults::parse_script(&value) {
                 Ok(a) => actions = a,
-                Err(e) => notices.push(format!("The fault script in the link could not be read ({e}); it was left out.")),
+                Err(e) => notices.push(format!(
+                    "The fault script in the link could not be read ({e}); it was left out."
+                )),
             },
             _ => match info.params.iter().find(|p| p.key == key) {
                 None => notices.push(format!(
@@ -134,7 +160,16 @@ pub fn parse(hash: &str) -> Parsed {
         }
     }
     let params = scenarios::resolve_params(&info, &params).unwrap_or_default();
-    Parsed { route: Route::Play(PlayRoute { scenario: id, params, seed, actions, step }), notices }
+    Parsed {
+        route: Route::Play(PlayRoute {
+            scenario: id,
+            params,
+            seed,
+            actions,
+            step,
+        }),
+        notices,
+    }
 }
 
 /// The hash for a player state. Parameters at their default are left out to keep links short.
@@ -177,12 +212,27 @@ mod tests {
             scenario: "lost-update".into(),
             params,
             seed: 77,
-            actions: vec![Action { at_step: 5, fault: Fault::Pause { node: NodeId(1), duration_ms: 40 } }],
+            actions: vec![Action {
+                at_step: 5,
+                fault: Fault::Pause {
+                    node: NodeId(1),
+                    duration_ms: 40,
+                },
+            }],
             step: Some(9),
         });
         let hash = format(&route);
-        assert_eq!(hash, "#/play/lost-update?lock=row-lock&seed=77&actions=5@pause:1:40&step=9");
-        assert_eq!(parse(&hash), Parsed { route, notices: vec![] });
+        assert_eq!(
+            hash,
+            "#/play/lost-update?lock=row-lock&seed=77&actions=5@pause:1:40&step=9"
+        );
+        assert_eq!(
+            parse(&hash),
+            Parsed {
+                route,
+                notices: vec![]
+            }
+        );
     }
 
     #[test]
@@ -195,7 +245,9 @@ mod tests {
     #[test]
     fn malformed_values_fall_back_with_a_notice() {
         let parsed = parse("#/play/lost-update?lock=mutex&seed=abc&actions=zzz&step=-1&colour=red");
-        let Route::Play(p) = parsed.route else { panic!("expected the player") };
+        let Route::Play(p) = parsed.route else {
+            panic!("expected the player")
+        };
         assert_eq!(p.params.get("lock").map(String::as_str), Some("none"));
         assert_eq!(p.seed, DEFAULT_SEED);
         assert!(p.actions.is_empty());
@@ -215,8 +267,16 @@ mod tests {
     #[test]
     fn percent_encoding_is_undone() {
         let parsed = parse("#/play/lost-update?actions=3%40crash%3A2");
-        let Route::Play(p) = parsed.route else { panic!() };
-        assert_eq!(p.actions, vec![Action { at_step: 3, fault: Fault::Crash { node: NodeId(2) } }]);
+        let Route::Play(p) = parsed.route else {
+            panic!()
+        };
+        assert_eq!(
+            p.actions,
+            vec![Action {
+                at_step: 3,
+                fault: Fault::Crash { node: NodeId(2) }
+            }]
+        );
         assert_eq!(js_free_percent_decode("%E2%82%B9"), "₹");
         assert_eq!(js_free_percent_decode("100%"), "100%");
     }

@@ -41,15 +41,25 @@ pub enum Action {
     SetSeed(u64),
     /// Fork: apply a fault right after the entry on screen.
     Inject(Fault),
-    RemoveAction(usize),
-    ClearActions,
+    RemoveFault(usize),
+    ClearFaults,
     DismissNotices,
     /// The URL changed underneath us (back button, edited link).
     Load(PlayRoute, Vec<String>),
 }
 
-fn simulate(scenario: &str, params: &Params, seed: u64, actions: &[ScriptAction]) -> Result<Trace, String> {
-    let request = RunRequest { scenario: scenario.to_string(), params: params.clone(), seed, actions: actions.to_vec() };
+fn simulate(
+    scenario: &str,
+    params: &Params,
+    seed: u64,
+    actions: &[ScriptAction],
+) -> Result<Trace, String> {
+    let request = RunRequest {
+        scenario: scenario.to_string(),
+        params: params.clone(),
+        seed,
+        actions: actions.to_vec(),
+    };
     scenarios::run(&request, Limits::default(), Recording::Full).map_err(|e| e.to_string())
 }
 
@@ -57,13 +67,19 @@ impl Player {
     /// Builds a player from a route; bad parts are dropped with a notice.
     pub fn from_route(route: &PlayRoute, mut notices: Vec<String>) -> Option<Player> {
         let info = (scenarios::find(&route.scenario).ok()?.info)();
-        let (trace, actions) = match simulate(&route.scenario, &route.params, route.seed, &route.actions) {
-            Ok(t) => (t, route.actions.clone()),
-            Err(e) => {
-                notices.push(format!("The faults in this link do not fit the scenario ({e}); they were left out."));
-                (simulate(&route.scenario, &route.params, route.seed, &[]).ok()?, Vec::new())
-            }
-        };
+        let (trace, actions) =
+            match simulate(&route.scenario, &route.params, route.seed, &route.actions) {
+                Ok(t) => (t, route.actions.clone()),
+                Err(e) => {
+                    notices.push(format!(
+                    "The faults in this link do not fit the scenario ({e}); they were left out."
+                ));
+                    (
+                        simulate(&route.scenario, &route.params, route.seed, &[]).ok()?,
+                        Vec::new(),
+                    )
+                }
+            };
         let last = trace.entries.len().saturating_sub(1);
         let cursor = match route.step {
             Some(s) if s as usize > last => {
@@ -149,7 +165,13 @@ impl Reducible for Player {
                     next.cursor += 1;
                 }
             }
-            Action::SetSpeed(s) => next.speed = if SPEEDS.contains(&s) { s } else { DEFAULT_SPEED },
+            Action::SetSpeed(s) => {
+                next.speed = if SPEEDS.contains(&s) {
+                    s
+                } else {
+                    DEFAULT_SPEED
+                }
+            }
             Action::SetParam(key, value) => {
                 next.params.insert(key, value);
                 match scenarios::resolve_params(&next.info, &next.params) {
@@ -157,7 +179,12 @@ impl Reducible for Player {
                         next.params = p;
                         next.rerun();
                     }
-                    Err(e) => return Rc::new(Player { notices: vec![e.to_string()], ..(*self).clone() }),
+                    Err(e) => {
+                        return Rc::new(Player {
+                            notices: vec![e.to_string()],
+                            ..(*self).clone()
+                        })
+                    }
                 }
             }
             Action::SetSeed(seed) => {
@@ -171,13 +198,13 @@ impl Reducible for Player {
                 next.rerun();
                 next.cursor = (at_step as usize).min(next.last());
             }
-            Action::RemoveAction(i) => {
+            Action::RemoveFault(i) => {
                 if i < next.actions.len() {
                     next.actions.remove(i);
                     next.rerun();
                 }
             }
-            Action::ClearActions => {
+            Action::ClearFaults => {
                 next.actions.clear();
                 next.rerun();
             }
@@ -199,17 +226,27 @@ impl Reducible for Player {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use coordlab_sim::NodeId;
     use crate::route::DEFAULT_SEED;
+    use coordlab_sim::NodeId;
 
     fn default_route(id: &str) -> PlayRoute {
-        PlayRoute { scenario: id.to_string(), params: Params::new(), seed: DEFAULT_SEED, actions: Vec::new(), step: None }
+        PlayRoute {
+            scenario: id.to_string(),
+            params: Params::new(),
+            seed: DEFAULT_SEED,
+            actions: Vec::new(),
+            step: None,
+        }
     }
 
     fn player(lock: &str) -> Rc<Player> {
         let mut route = default_route("lost-update");
         route.params.insert("lock".into(), lock.into());
-        route.params = scenarios::resolve_params(&(scenarios::find("lost-update").unwrap().info)(), &route.params).unwrap();
+        route.params = scenarios::resolve_params(
+            &(scenarios::find("lost-update").unwrap().info)(),
+            &route.params,
+        )
+        .unwrap();
         Rc::new(Player::from_route(&route, vec![]).unwrap())
     }
 
@@ -240,7 +277,12 @@ mod tests {
 
     #[test]
     fn a_route_reproduces_the_same_view() {
-        let p = player("row-lock").reduce(Action::Seek(6)).reduce(Action::Inject(Fault::Pause { node: NodeId(1), duration_ms: 20 }));
+        let p = player("row-lock")
+            .reduce(Action::Seek(6))
+            .reduce(Action::Inject(Fault::Pause {
+                node: NodeId(1),
+                duration_ms: 20,
+            }));
         let again = Player::from_route(&p.route(), vec![]).unwrap();
         assert_eq!(again.cursor, p.cursor);
         assert_eq!(again.trace.fingerprint(), p.trace.fingerprint());
@@ -257,7 +299,9 @@ mod tests {
 
     #[test]
     fn playback_stops_at_the_end() {
-        let p = player("none").reduce(Action::Last).reduce(Action::TogglePlay);
+        let p = player("none")
+            .reduce(Action::Last)
+            .reduce(Action::TogglePlay);
         assert!(p.playing);
         assert_eq!(p.cursor, 0, "playing from the end starts over");
         let mut p = p;

@@ -62,8 +62,14 @@ pub enum Command {
     Help,
     List,
     Describe(String),
-    Run { request: RunRequest, format: Format },
-    Check { request: RunRequest, seeds: SeedRange },
+    Run {
+        request: RunRequest,
+        format: Format,
+    },
+    Check {
+        request: RunRequest,
+        seeds: SeedRange,
+    },
 }
 
 const RUN_OPTIONS: &[&str] = &["--seed", "--set", "--actions", "--format"];
@@ -74,7 +80,9 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
         return Ok(Command::Help);
     }
     let Some((command, rest)) = args.split_first() else {
-        return Err(UsageError("missing command; expected one of list, describe, run, check, help".into()));
+        return Err(UsageError(
+            "missing command; expected one of list, describe, run, check, help".into(),
+        ));
     };
     match command.as_str() {
         "help" => Ok(Command::Help),
@@ -96,7 +104,9 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
                 Some("jsonl") => Format::Jsonl,
                 Some("mermaid") => Format::Mermaid,
                 Some(other) => {
-                    return Err(UsageError(format!("bad --format `{other}`; choose one of text, jsonl, mermaid")))
+                    return Err(UsageError(format!(
+                        "bad --format `{other}`; choose one of text, jsonl, mermaid"
+                    )))
                 }
             };
             Ok(Command::Run { request, format })
@@ -105,23 +115,32 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
             let (id, rest) = scenario_id(command, rest)?;
             let opts = options(command, rest, CHECK_OPTIONS)?;
             let Some(range) = opts.seeds.as_deref() else {
-                return Err(UsageError("`check` needs --seeds A..B, e.g. --seeds 0..200".into()));
+                return Err(UsageError(
+                    "`check` needs --seeds A..B, e.g. --seeds 0..200".into(),
+                ));
             };
             let seeds = parse_seeds(range)?;
             let request = opts.request(id)?;
             Ok(Command::Check { request, seeds })
         }
-        other => {
-            Err(UsageError(format!("unknown command `{other}`; expected one of list, describe, run, check, help")))
-        }
+        other => Err(UsageError(format!(
+            "unknown command `{other}`; expected one of list, describe, run, check, help"
+        ))),
     }
 }
 
 fn scenario_names() -> String {
-    catalog().iter().map(|s| s.id).collect::<Vec<_>>().join(", ")
+    catalog()
+        .iter()
+        .map(|s| s.id)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
-fn scenario_id<'a>(command: &str, rest: &'a [String]) -> Result<(String, &'a [String]), UsageError> {
+fn scenario_id<'a>(
+    command: &str,
+    rest: &'a [String],
+) -> Result<(String, &'a [String]), UsageError> {
     match rest.split_first() {
         Some((id, rest)) if !id.starts_with('-') => Ok((id.clone(), rest)),
         _ => Err(UsageError(format!(
@@ -134,7 +153,9 @@ fn scenario_id<'a>(command: &str, rest: &'a [String]) -> Result<(String, &'a [St
 fn no_more(command: &str, rest: &[String]) -> Result<(), UsageError> {
     match rest.first() {
         None => Ok(()),
-        Some(extra) => Err(UsageError(format!("unexpected argument `{extra}` for `{command}`"))),
+        Some(extra) => Err(UsageError(format!(
+            "unexpected argument `{extra}` for `{command}`"
+        ))),
     }
 }
 
@@ -158,14 +179,23 @@ fn options(command: &str, rest: &[String], valid: &[&str]) -> Result<Options, Us
         };
         if !valid.contains(&name) {
             return Err(UsageError(if name.starts_with('-') {
-                format!("unknown option `{name}` for `{command}`; its options are: {}", valid.join(", "))
+                format!(
+                    "unknown option `{name}` for `{command}`; its options are: {}",
+                    valid.join(", ")
+                )
             } else {
-                format!("unexpected argument `{arg}` for `{command}`; its options are: {}", valid.join(", "))
+                format!(
+                    "unexpected argument `{arg}` for `{command}`; its options are: {}",
+                    valid.join(", ")
+                )
             }));
         }
         let value = match inline {
             Some(v) => v,
-            None => args.next().cloned().ok_or_else(|| UsageError(format!("{name} needs a value")))?,
+            None => args
+                .next()
+                .cloned()
+                .ok_or_else(|| UsageError(format!("{name} needs a value")))?,
         };
         match name {
             "--seed" => opts.seed = Some(value),
@@ -182,22 +212,34 @@ impl Options {
     fn request(&self, scenario: String) -> Result<RunRequest, UsageError> {
         let seed = match self.seed.as_deref() {
             None => 1,
-            Some(s) => s
-                .parse::<u64>()
-                .map_err(|_| UsageError(format!("bad --seed `{s}`; expected a whole number 0..={}", u64::MAX)))?,
+            Some(s) => s.parse::<u64>().map_err(|_| {
+                UsageError(format!(
+                    "bad --seed `{s}`; expected a whole number 0..={}",
+                    u64::MAX
+                ))
+            })?,
         };
         let mut params = Params::new();
         for set in &self.sets {
             let (key, value) = set.split_once('=').ok_or_else(|| {
-                UsageError(format!("bad --set `{set}`; expected KEY=VALUE, e.g. --set lock=row-lock"))
+                UsageError(format!(
+                    "bad --set `{set}`; expected KEY=VALUE, e.g. --set lock=row-lock"
+                ))
             })?;
             params.insert(key.to_string(), value.to_string());
         }
         let mut actions: Vec<Action> = Vec::new();
         for script in &self.actions {
-            actions.extend(parse_script(script).map_err(|e| UsageError(format!("bad --actions: {e}")))?);
+            actions.extend(
+                parse_script(script).map_err(|e| UsageError(format!("bad --actions: {e}")))?,
+            );
         }
-        Ok(RunRequest { scenario, params, seed, actions })
+        Ok(RunRequest {
+            scenario,
+            params,
+            seed,
+            actions,
+        })
     }
 }
 
@@ -214,15 +256,21 @@ pub fn parse_seeds(text: &str) -> Result<SeedRange, UsageError> {
     } else {
         return Err(bad("no `..`"));
     };
-    let a = a.parse::<u64>().map_err(|_| bad(&format!("`{a}` is not a whole number")))?;
-    let b = b.parse::<u64>().map_err(|_| bad(&format!("`{b}` is not a whole number")))?;
+    let a = a
+        .parse::<u64>()
+        .map_err(|_| bad(&format!("`{a}` is not a whole number")))?;
+    let b = b
+        .parse::<u64>()
+        .map_err(|_| bad(&format!("`{b}` is not a whole number")))?;
     if b < a || (b == a && !inclusive) {
         return Err(bad("the range is empty"));
     }
     // Both ends are u64, so the inclusive count can only overflow for 0..=u64::MAX.
     let count = (b - a).saturating_add(u64::from(inclusive));
     if count > MAX_SEEDS {
-        return Err(bad(&format!("{count} seeds is more than the limit of {MAX_SEEDS}")));
+        return Err(bad(&format!(
+            "{count} seeds is more than the limit of {MAX_SEEDS}"
+        )));
     }
     Ok(SeedRange { start: a, count })
 }
@@ -233,7 +281,13 @@ mod tests {
 
     #[test]
     fn seed_ranges_are_half_open_or_inclusive() {
-        assert_eq!(parse_seeds("0..200"), Ok(SeedRange { start: 0, count: 200 }));
+        assert_eq!(
+            parse_seeds("0..200"),
+            Ok(SeedRange {
+                start: 0,
+                count: 200
+            })
+        );
         assert_eq!(parse_seeds("5..=5"), Ok(SeedRange { start: 5, count: 1 }));
         assert!(parse_seeds("5..5").is_err());
         assert!(parse_seeds("9..3").is_err());
@@ -244,13 +298,26 @@ mod tests {
 
     #[test]
     fn options_take_separate_or_inline_values() {
-        let args: Vec<String> = ["run", "lost-update", "--seed=7", "--set", "lock=row-lock", "--format", "jsonl"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let Ok(Command::Run { request, format }) = parse(&args) else { panic!("should parse") };
+        let args: Vec<String> = [
+            "run",
+            "lost-update",
+            "--seed=7",
+            "--set",
+            "lock=row-lock",
+            "--format",
+            "jsonl",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let Ok(Command::Run { request, format }) = parse(&args) else {
+            panic!("should parse")
+        };
         assert_eq!(request.seed, 7);
-        assert_eq!(request.params.get("lock").map(String::as_str), Some("row-lock"));
+        assert_eq!(
+            request.params.get("lock").map(String::as_str),
+            Some("row-lock")
+        );
         assert_eq!(format, Format::Jsonl);
     }
 }

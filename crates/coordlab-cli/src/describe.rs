@@ -12,16 +12,37 @@ pub fn describe(id: &str) -> Result<String, SimError> {
     let defaults = resolve_params(&info, &Params::new())?;
     let mut out = String::new();
     let _ = writeln!(out, "{} — {}", info.id, info.title);
-    let _ = writeln!(out, "chapter {}, {}", chapter_text(info.chapter), info.sections);
+    let _ = writeln!(
+        out,
+        "chapter {}, {}",
+        chapter_text(info.chapter),
+        info.sections
+    );
     let _ = writeln!(out, "\n{}", info.summary);
 
     // Participants and properties are only known to a run; a summary run of the defaults is cheap.
-    let request = RunRequest { scenario: id.to_string(), params: Params::new(), seed: 1, actions: Vec::new() };
+    let request = RunRequest {
+        scenario: id.to_string(),
+        params: Params::new(),
+        seed: 1,
+        actions: Vec::new(),
+    };
     let trace = coordlab_sim::run(&request, Limits::default(), Recording::Summary)?;
     out.push_str("\nparticipants (node numbers for --actions):\n");
     for n in &trace.nodes {
-        let faults: Vec<String> = n.faults.iter().map(|f| format!("{f:?}").to_lowercase()).collect();
-        let _ = writeln!(out, "  {}  {} ({}); faults: {}", n.id.0, n.name, n.kind, faults.join(", "));
+        let faults: Vec<String> = n
+            .faults
+            .iter()
+            .map(|f| format!("{f:?}").to_lowercase())
+            .collect();
+        let _ = writeln!(
+            out,
+            "  {}  {} ({}); faults: {}",
+            n.id.0,
+            n.name,
+            n.kind,
+            faults.join(", ")
+        );
     }
     out.push_str("\nproperties:\n");
     for p in &trace.properties {
@@ -36,21 +57,37 @@ pub fn describe(id: &str) -> Result<String, SimError> {
         let _ = writeln!(out, "    allowed: {}", p.allowed());
         if let ParamKind::Choice { options } = &p.kind {
             for o in options {
-                let _ = writeln!(out, "      {:<w$}  {}", o.value, o.label, w = width(options.iter().map(|o| o.value)));
+                let _ = writeln!(
+                    out,
+                    "      {:<w$}  {}",
+                    o.value,
+                    o.label,
+                    w = width(options.iter().map(|o| o.value))
+                );
             }
         }
         let _ = writeln!(out, "    {}", p.help);
     }
 
     out.push_str("\nexpected outcome:\n");
-    let _ =
-        writeln!(out, "  defaults ({}): {}", params_code(&defaults), expectation_text(&(def.expectation)(&defaults)));
+    let _ = writeln!(
+        out,
+        "  defaults ({}): {}",
+        params_code(&defaults),
+        expectation_text(&(def.expectation)(&defaults))
+    );
     for p in &info.params {
         if let ParamKind::Choice { options } = &p.kind {
             for o in options.iter().filter(|o| o.value != p.default) {
                 let mut params = defaults.clone();
                 params.insert(p.key.to_string(), o.value.to_string());
-                let _ = writeln!(out, "  {}={}: {}", p.key, o.value, expectation_text(&(def.expectation)(&params)));
+                let _ = writeln!(
+                    out,
+                    "  {}={}: {}",
+                    p.key,
+                    o.value,
+                    expectation_text(&(def.expectation)(&params))
+                );
             }
         }
     }

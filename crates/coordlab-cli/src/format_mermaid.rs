@@ -13,8 +13,17 @@ use std::fmt::Write;
 pub fn render(trace: &Trace) -> String {
     let mut out = String::new();
     // A `%%` line is a comment to its end, so only line breaks need removing.
-    let _ = writeln!(out, "%% {}", reproduce_trace(trace).replace(['\n', '\r'], " "));
-    let _ = writeln!(out, "%% seed={} params: {}", trace.seed, params_code(&trace.params).replace(['\n', '\r'], " "));
+    let _ = writeln!(
+        out,
+        "%% {}",
+        reproduce_trace(trace).replace(['\n', '\r'], " ")
+    );
+    let _ = writeln!(
+        out,
+        "%% seed={} params: {}",
+        trace.seed,
+        params_code(&trace.params).replace(['\n', '\r'], " ")
+    );
     out.push_str("sequenceDiagram\n");
     for n in &trace.nodes {
         let _ = writeln!(out, "    participant {} as {}", n.id, sanitize(&n.name));
@@ -38,7 +47,12 @@ fn entry(out: &mut String, trace: &Trace, e: &TraceEntry) {
             }
         }
         EventKind::Fault | EventKind::Resume | EventKind::PeerDown => {
-            let _ = writeln!(out, "    Note over {}: {}", over(trace, &e.nodes), sanitize(&e.text));
+            let _ = writeln!(
+                out,
+                "    Note over {}: {}",
+                over(trace, &e.nodes),
+                sanitize(&e.text)
+            );
         }
         EventKind::Start | EventKind::Timer => {}
     }
@@ -46,20 +60,37 @@ fn entry(out: &mut String, trace: &Trace, e: &TraceEntry) {
         arrow(out, m, "-x", "lost: ");
     }
     for v in &e.violations {
-        let _ = writeln!(out, "    Note over {}: violated: {}", over(trace, &[]), sanitize(v));
+        let _ = writeln!(
+            out,
+            "    Note over {}: violated: {}",
+            over(trace, &[]),
+            sanitize(v)
+        );
     }
 }
 
 fn arrow(out: &mut String, m: &MessageRecord, arrow: &str, prefix: &str) {
-    let _ = writeln!(out, "    {}{arrow}{}: {prefix}{}", m.from, m.to, sanitize(&m.label));
+    let _ = writeln!(
+        out,
+        "    {}{arrow}{}: {prefix}{}",
+        m.from,
+        m.to,
+        sanitize(&m.label)
+    );
 }
 
 /// The span a note covers: the lowest to the highest of `nodes`, or every participant.
 fn over(trace: &Trace, nodes: &[NodeId]) -> String {
     let (lo, hi) = if nodes.is_empty() {
-        (NodeId(0), NodeId(trace.nodes.len().saturating_sub(1) as u32))
+        (
+            NodeId(0),
+            NodeId(trace.nodes.len().saturating_sub(1) as u32),
+        )
     } else {
-        (nodes.iter().copied().min().unwrap_or(NodeId(0)), nodes.iter().copied().max().unwrap_or(NodeId(0)))
+        (
+            nodes.iter().copied().min().unwrap_or(NodeId(0)),
+            nodes.iter().copied().max().unwrap_or(NodeId(0)),
+        )
     };
     if lo == hi {
         lo.to_string()
@@ -71,7 +102,10 @@ fn over(trace: &Trace, nodes: &[NodeId]) -> String {
 /// Text Mermaid's sequence-diagram grammar accepts after a `:`: no statement separators
 /// (`;`, newlines), no entity codes (`#`), no HTML (`<`, `>`), no comment markers (`%%`).
 fn sanitize(text: &str) -> String {
-    let text = text.replace("->", "→").replace("<-", "←").replace("%%", "%");
+    let text = text
+        .replace("->", "→")
+        .replace("<-", "←")
+        .replace("%%", "%");
     text.chars()
         .map(|c| match c {
             ';' => ',',

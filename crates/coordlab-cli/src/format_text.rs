@@ -13,7 +13,13 @@ pub fn render(trace: &Trace, expectation: &Expectation, mismatches: &[String]) -
             let _ = writeln!(out, "  | {note}");
         }
         for m in &e.lost {
-            let _ = writeln!(out, "  x lost: {} -> {}: {}", trace.node_name(m.from), trace.node_name(m.to), m.label);
+            let _ = writeln!(
+                out,
+                "  x lost: {} -> {}: {}",
+                trace.node_name(m.from),
+                trace.node_name(m.to),
+                m.label
+            );
         }
         for v in &e.violations {
             let _ = writeln!(out, "  ! violated: {v}");
@@ -33,15 +39,37 @@ fn summary(trace: &Trace, expectation: &Expectation, mismatches: &[String]) -> S
         let _ = writeln!(out, "actions     {}", actions.join(";"));
     }
     // The engine applies an action once the trace has `at_step` entries; later ones never run.
-    for a in trace.actions.iter().filter(|a| u64::from(a.at_step) > trace.event_count) {
-        let _ = writeln!(out, "never ran   {} (the run ended after {} events)", a.to_code(), trace.event_count);
+    for a in trace
+        .actions
+        .iter()
+        .filter(|a| u64::from(a.at_step) > trace.event_count)
+    {
+        let _ = writeln!(
+            out,
+            "never ran   {} (the run ended after {} events)",
+            a.to_code(),
+            trace.event_count
+        );
     }
-    let _ = writeln!(out, "stopped     {} after {} events", stop_text(trace), trace.event_count);
+    let _ = writeln!(
+        out,
+        "stopped     {} after {} events",
+        stop_text(trace),
+        trace.event_count
+    );
     let _ = writeln!(out, "outcome     {}", outcome_code(&trace.outcome));
     out.push_str("properties\n");
-    let width = trace.properties.iter().map(|p| p.name.len()).max().unwrap_or(0);
+    let width = trace
+        .properties
+        .iter()
+        .map(|p| p.name.len())
+        .max()
+        .unwrap_or(0);
     for p in &trace.properties {
-        let at = p.first_violation_seq.map(|s| format!(" at step {s}")).unwrap_or_default();
+        let at = p
+            .first_violation_seq
+            .map(|s| format!(" at step {s}"))
+            .unwrap_or_default();
         let _ = writeln!(out, "  {:<width$}  {}{at}", p.name, p.verdict.as_str());
     }
     let declared = expectation_text(expectation);

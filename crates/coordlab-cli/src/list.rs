@@ -12,10 +12,24 @@ pub fn chapter_text(number: u8) -> String {
 }
 
 pub fn list() -> String {
-    let rows: Vec<[String; 3]> =
-        catalog().iter().map(|s| [s.id.to_string(), chapter_text(s.chapter), s.title.to_string()]).collect();
+    let rows: Vec<[String; 3]> = catalog()
+        .iter()
+        .map(|s| {
+            [
+                s.id.to_string(),
+                chapter_text(s.chapter),
+                s.title.to_string(),
+            ]
+        })
+        .collect();
     let header = ["ID".to_string(), "CHAPTER".to_string(), "TITLE".to_string()];
-    let width = |col: usize| std::iter::once(&header).chain(&rows).map(|r| r[col].chars().count()).max().unwrap_or(0);
+    let width = |col: usize| {
+        std::iter::once(&header)
+            .chain(&rows)
+            .map(|r| r[col].chars().count())
+            .max()
+            .unwrap_or(0)
+    };
     let (w0, w1) = (width(0), width(1));
     std::iter::once(&header)
         .chain(&rows)

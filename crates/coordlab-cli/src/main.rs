@@ -30,12 +30,17 @@ impl From<SimError> for UsageError {
 
 fn main() -> ExitCode {
     // `args_os` and a lossy conversion: `std::env::args` panics on arguments that are not UTF-8.
-    let args: Vec<String> = std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     match dispatch(&args) {
         Ok(output) => {
             let mut stdout = std::io::stdout().lock();
             // A closed pipe (`coordlab run … | head`) is not an error worth a message.
-            let _ = stdout.write_all(output.stdout.as_bytes()).and_then(|()| stdout.flush());
+            let _ = stdout
+                .write_all(output.stdout.as_bytes())
+                .and_then(|()| stdout.flush());
             ExitCode::from(output.status)
         }
         Err(UsageError(message)) => {
@@ -55,7 +60,10 @@ fn dispatch(args: &[String]) -> Result<Output, UsageError> {
         Command::Run { request, format } => Ok(ok(run(&request, format)?)),
         Command::Check { request, seeds } => {
             let (stdout, all_met) = check::check(&request, seeds)?;
-            Ok(Output { stdout, status: if all_met { 0 } else { 1 } })
+            Ok(Output {
+                stdout,
+                status: if all_met { 0 } else { 1 },
+            })
         }
     }
 }

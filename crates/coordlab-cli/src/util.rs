@@ -10,7 +10,11 @@ pub fn params_code(params: &BTreeMap<String, String>) -> String {
     if params.is_empty() {
         return "(none)".to_string();
     }
-    params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+    params
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// A JSON value for humans: strings without quotes.
@@ -23,13 +27,23 @@ pub fn value_text(value: &serde_json::Value) -> String {
 
 /// The outcome as `key=value` pairs.
 pub fn outcome_code(outcome: &BTreeMap<String, serde_json::Value>) -> String {
-    outcome.iter().map(|(k, v)| format!("{k}={}", value_text(v))).collect::<Vec<_>>().join(" ")
+    outcome
+        .iter()
+        .map(|(k, v)| format!("{k}={}", value_text(v)))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// What an expectation declares, in one line.
 pub fn expectation_text(e: &Expectation) -> String {
-    let outcome = e.outcome.iter().map(|(k, v)| format!("{k}={}", value_text(v)));
-    let verdicts = e.verdicts.iter().map(|(name, v)| format!("{name} {}", v.as_str()));
+    let outcome = e
+        .outcome
+        .iter()
+        .map(|(k, v)| format!("{k}={}", value_text(v)));
+    let verdicts = e
+        .verdicts
+        .iter()
+        .map(|(name, v)| format!("{name} {}", v.as_str()));
     outcome.chain(verdicts).collect::<Vec<_>>().join(", ")
 }
 
@@ -44,13 +58,21 @@ pub fn shell_quote(arg: &str) -> String {
 }
 
 /// The command line that reproduces one run.
-pub fn reproduce(scenario: &str, seed: u64, params: &BTreeMap<String, String>, actions: &[Action]) -> String {
+pub fn reproduce(
+    scenario: &str,
+    seed: u64,
+    params: &BTreeMap<String, String>,
+    actions: &[Action],
+) -> String {
     let mut cmd = format!("coordlab run {} --seed {seed}", shell_quote(scenario));
     for (k, v) in params {
         cmd.push_str(&format!(" --set {}", shell_quote(&format!("{k}={v}"))));
     }
     if !actions.is_empty() {
-        cmd.push_str(&format!(" --actions {}", shell_quote(&script_code(actions))));
+        cmd.push_str(&format!(
+            " --actions {}",
+            shell_quote(&script_code(actions))
+        ));
     }
     cmd
 }

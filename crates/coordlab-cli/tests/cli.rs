@@ -4,7 +4,10 @@ use serde_json::Value;
 use std::process::{Command, Output};
 
 fn coordlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_coordlab")).args(args).output().expect("the coordlab binary runs")
+    Command::new(env!("CARGO_BIN_EXE_coordlab"))
+        .args(args)
+        .output()
+        .expect("the coordlab binary runs")
 }
 
 fn stdout(out: &Output) -> String {
@@ -17,7 +20,14 @@ fn stderr(out: &Output) -> String {
 
 /// The parsed summary line of a jsonl run with `lock` set.
 fn jsonl_summary(lock: &str) -> Value {
-    let out = coordlab(&["run", "lost-update", "--set", &format!("lock={lock}"), "--format", "jsonl"]);
+    let out = coordlab(&[
+        "run",
+        "lost-update",
+        "--set",
+        &format!("lock={lock}"),
+        "--format",
+        "jsonl",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     let last = text.lines().last().expect("at least one line");
@@ -39,9 +49,16 @@ fn property<'a>(summary: &'a Value, name: &str) -> &'a Value {
 fn usage_error(args: &[&str]) -> String {
     let out = coordlab(args);
     let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(2), "{args:?} should be a usage error; stderr: {err}");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{args:?} should be a usage error; stderr: {err}"
+    );
     assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
-    assert!(err.contains("error"), "{args:?} should explain itself: {err}");
+    assert!(
+        err.contains("error"),
+        "{args:?} should explain itself: {err}"
+    );
     err
 }
 
@@ -62,7 +79,10 @@ fn no_lock_loses_an_update_in_the_jsonl_summary() {
 fn row_lock_keeps_both_debits_and_every_property_holds() {
     let summary = jsonl_summary("row-lock");
     assert_eq!(summary["outcome"]["balance"], 40);
-    for p in summary["properties"].as_array().expect("properties is an array") {
+    for p in summary["properties"]
+        .as_array()
+        .expect("properties is an array")
+    {
         assert_eq!(p["verdict"], "holds", "{p}");
         assert!(p["first_violation_seq"].is_null(), "{p}");
     }
@@ -77,7 +97,14 @@ fn conditional_update_keeps_both_debits() {
 
 #[test]
 fn every_jsonl_line_is_a_json_object() {
-    let out = coordlab(&["run", "lost-update", "--format", "jsonl", "--actions", "12@pause:1:400"]);
+    let out = coordlab(&[
+        "run",
+        "lost-update",
+        "--format",
+        "jsonl",
+        "--actions",
+        "12@pause:1:400",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     let lines: Vec<&str> = text.lines().collect();
@@ -88,14 +115,26 @@ fn every_jsonl_line_is_a_json_object() {
     }
     for line in &lines[..lines.len() - 1] {
         let v: Value = serde_json::from_str(line).expect("checked above");
-        for key in ["seq", "time_us", "kind", "text", "nodes", "notes", "violations", "lost"] {
+        for key in [
+            "seq",
+            "time_us",
+            "kind",
+            "text",
+            "nodes",
+            "notes",
+            "violations",
+            "lost",
+        ] {
             assert!(v.get(key).is_some(), "missing {key}: {line}");
         }
         if v["kind"] == "deliver" {
             assert!(v["message"]["from"].is_string(), "{line}");
         }
     }
-    let fault = lines.iter().find(|l| l.contains("\"kind\":\"fault\"")).expect("the pause is in the trace");
+    let fault = lines
+        .iter()
+        .find(|l| l.contains("\"kind\":\"fault\""))
+        .expect("the pause is in the trace");
     let fault: Value = serde_json::from_str(fault).expect("checked above");
     assert_eq!(fault["fault"], "pause:1:400");
 }
@@ -107,34 +146,64 @@ fn text_format_ends_with_a_summary() {
     let text = stdout(&out);
     assert!(text.contains("== summary"), "{text}");
     assert!(text.contains("balance=70"), "{text}");
-    let verdict = text.lines().find(|l| l.trim_start().starts_with("no-lost-update ")).expect("a verdict line");
+    let verdict = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("no-lost-update "))
+        .expect("a verdict line");
     assert!(verdict.contains("violated at step"), "{verdict}");
-    assert!(text.contains("  | "), "narration is indented under its event: {text}");
+    assert!(
+        text.contains("  | "),
+        "narration is indented under its event: {text}"
+    );
     assert!(text.contains("  ! violated: no-lost-update"), "{text}");
     assert!(text.contains(": met"), "{text}");
 }
 
 #[test]
 fn mermaid_is_a_sequence_diagram_with_participants_arrows_and_the_violation() {
-    let out = coordlab(&["run", "lost-update", "--set", "lock=none", "--format", "mermaid"]);
+    let out = coordlab(&[
+        "run",
+        "lost-update",
+        "--set",
+        "lock=none",
+        "--format",
+        "mermaid",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     let mut lines = text.lines().skip_while(|l| l.starts_with("%%"));
     assert_eq!(lines.next(), Some("sequenceDiagram"), "{text}");
     for (id, name) in [("n0", "database"), ("n1", "worker-1"), ("n2", "worker-2")] {
-        assert!(text.contains(&format!("participant {id} as {name}\n")), "{text}");
+        assert!(
+            text.contains(&format!("participant {id} as {name}\n")),
+            "{text}"
+        );
     }
     assert!(text.contains("->>"), "{text}");
-    assert!(text.contains("Note over n0,n2: violated: no-lost-update"), "{text}");
+    assert!(
+        text.contains("Note over n0,n2: violated: no-lost-update"),
+        "{text}"
+    );
     for line in text.lines().filter(|l| !l.starts_with("%%")) {
-        assert!(!line.contains(';') && !line.contains('#'), "Mermaid would choke on: {line}");
+        assert!(
+            !line.contains(';') && !line.contains('#'),
+            "Mermaid would choke on: {line}"
+        );
     }
 }
 
 #[test]
 fn mermaid_marks_messages_to_a_crashed_node_as_lost() {
-    let out =
-        coordlab(&["run", "lost-update", "--set", "lock=row-lock", "--format", "mermaid", "--actions", "8@crash:0"]);
+    let out = coordlab(&[
+        "run",
+        "lost-update",
+        "--set",
+        "lock=row-lock",
+        "--format",
+        "mermaid",
+        "--actions",
+        "8@crash:0",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(text.contains("Note over n0: database crashes"), "{text}");
@@ -146,8 +215,14 @@ fn list_shows_lost_update() {
     let out = coordlab(&["list"]);
     assert_eq!(out.status.code(), Some(0));
     let text = stdout(&out);
-    let line = text.lines().find(|l| l.starts_with("lost-update")).expect("lost-update is listed");
-    assert!(line.contains("1. Locks and lost updates") && line.contains("Lost update"), "{line}");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("lost-update"))
+        .expect("lost-update is listed");
+    assert!(
+        line.contains("1. Locks and lost updates") && line.contains("Lost update"),
+        "{line}"
+    );
 }
 
 #[test]
@@ -157,17 +232,30 @@ fn describe_lists_the_lock_parameter_and_its_values() {
     let text = stdout(&out);
     assert!(text.contains("lock — Protection"), "{text}");
     for value in ["none", "row-lock", "conditional-update"] {
-        assert!(text.lines().any(|l| l.trim_start().starts_with(value)), "{value} missing: {text}");
+        assert!(
+            text.lines().any(|l| l.trim_start().starts_with(value)),
+            "{value} missing: {text}"
+        );
     }
     assert!(text.contains("lock=row-lock: balance=40"), "{text}");
 }
 
 #[test]
 fn check_row_lock_meets_the_expectation_on_every_seed() {
-    let out = coordlab(&["check", "lost-update", "--seeds", "0..200", "--set", "lock=row-lock"]);
+    let out = coordlab(&[
+        "check",
+        "lost-update",
+        "--seeds",
+        "0..200",
+        "--set",
+        "lock=row-lock",
+    ]);
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
-    assert!(text.contains("200/200 seeds reached the expected outcome"), "{text}");
+    assert!(
+        text.contains("200/200 seeds reached the expected outcome"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -179,11 +267,22 @@ fn check_inclusive_range_counts_both_ends() {
 
 #[test]
 fn check_with_an_early_crash_fails_and_names_a_seed() {
-    let out =
-        coordlab(&["check", "lost-update", "--seeds", "0..50", "--set", "lock=row-lock", "--actions", "5@crash:2"]);
+    let out = coordlab(&[
+        "check",
+        "lost-update",
+        "--seeds",
+        "0..50",
+        "--set",
+        "lock=row-lock",
+        "--actions",
+        "5@crash:2",
+    ]);
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(1), "{text}");
-    assert!(text.contains("/50 seeds reached the expected outcome"), "{text}");
+    assert!(
+        text.contains("/50 seeds reached the expected outcome"),
+        "{text}"
+    );
     let seed = text
         .lines()
         .find_map(|l| l.strip_prefix("first seed that did not: "))
@@ -204,7 +303,10 @@ fn help_prints_usage_and_succeeds() {
 #[test]
 fn unknown_scenario_is_a_usage_error_listing_scenarios() {
     let err = usage_error(&["run", "no-such-thing"]);
-    assert!(err.contains("no-such-thing") && err.contains("lost-update"), "{err}");
+    assert!(
+        err.contains("no-such-thing") && err.contains("lost-update"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -235,7 +337,10 @@ fn bad_format_is_a_usage_error_listing_formats() {
 fn bad_seeds_range_is_a_usage_error() {
     for range in ["0-200", "5..5", "9..3", "0..2000000", "a..b"] {
         let err = usage_error(&["check", "lost-update", "--seeds", range]);
-        assert!(err.contains("--seeds") && err.contains("A..B"), "{range}: {err}");
+        assert!(
+            err.contains("--seeds") && err.contains("A..B"),
+            "{range}: {err}"
+        );
     }
 }
 
@@ -244,22 +349,38 @@ fn bad_actions_are_a_usage_error() {
     let err = usage_error(&["run", "lost-update", "--actions", "5@explode:1"]);
     assert!(err.contains("explode") && err.contains("crash"), "{err}");
     let err = usage_error(&["run", "lost-update", "--actions", "5@crash:9"]);
-    assert!(err.contains("no node 9") && err.contains("worker-2"), "{err}");
-    let err = usage_error(&["check", "lost-update", "--seeds", "0..3", "--actions", "soon@crash:1"]);
+    assert!(
+        err.contains("no node 9") && err.contains("worker-2"),
+        "{err}"
+    );
+    let err = usage_error(&[
+        "check",
+        "lost-update",
+        "--seeds",
+        "0..3",
+        "--actions",
+        "soon@crash:1",
+    ]);
     assert!(err.contains("step number"), "{err}");
 }
 
 #[test]
 fn unknown_command_is_a_usage_error_listing_commands() {
     let err = usage_error(&["frobnicate"]);
-    assert!(err.contains("frobnicate") && err.contains("list, describe, run, check"), "{err}");
+    assert!(
+        err.contains("frobnicate") && err.contains("list, describe, run, check"),
+        "{err}"
+    );
 }
 
 #[test]
 fn missing_scenario_id_is_a_usage_error() {
     for command in ["run", "describe", "check"] {
         let err = usage_error(&[command]);
-        assert!(err.contains("scenario id") && err.contains("lost-update"), "{command}: {err}");
+        assert!(
+            err.contains("scenario id") && err.contains("lost-update"),
+            "{command}: {err}"
+        );
     }
 }
 

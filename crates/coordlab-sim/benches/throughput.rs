@@ -82,7 +82,12 @@ struct Chatter {
 
 impl Chatter {
     fn new(id: NodeId) -> Chatter {
-        Chatter { id, received: 0, sent: 0, persisted: 0 }
+        Chatter {
+            id,
+            received: 0,
+            sent: 0,
+            persisted: 0,
+        }
     }
 
     fn random_peer(&self, rng: &mut SimRng) -> NodeId {
@@ -98,7 +103,9 @@ impl Chatter {
 
     fn persist(&mut self, ctx: &mut Ctx<'_, Self>) {
         self.persisted = self.received;
-        ctx.persist(ChatDurable { received: self.received });
+        ctx.persist(ChatDurable {
+            received: self.received,
+        });
     }
 }
 
@@ -116,9 +123,15 @@ impl Participant for Chatter {
     fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, _from: NodeId, msg: Ping) {
         self.received += 1;
         if msg.hops_left > 0 {
-            self.send_ping(ctx, Ping { origin: msg.origin, hops_left: msg.hops_left - 1 });
+            self.send_ping(
+                ctx,
+                Ping {
+                    origin: msg.origin,
+                    hops_left: msg.hops_left - 1,
+                },
+            );
         }
-        if self.received % 64 == 0 {
+        if self.received.is_multiple_of(64) {
             self.persist(ctx);
         }
     }
@@ -126,7 +139,13 @@ impl Participant for Chatter {
     fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: ChatTimer) {
         match timer {
             ChatTimer::Tick => {
-                self.send_ping(ctx, Ping { origin: self.id, hops_left: TTL });
+                self.send_ping(
+                    ctx,
+                    Ping {
+                        origin: self.id,
+                        hops_left: TTL,
+                    },
+                );
                 let next = between_us(ctx.rng, TICK_US.0, TICK_US.1);
                 ctx.set_timer(ChatTimer::Tick, next);
             }
@@ -146,15 +165,26 @@ impl Participant for Chatter {
     }
 
     fn recover(id: NodeId, durable: &ChatDurable) -> Self {
-        Chatter { id, received: durable.received, sent: 0, persisted: durable.received }
+        Chatter {
+            id,
+            received: durable.received,
+            sent: 0,
+            persisted: durable.received,
+        }
     }
 
     fn summary(&self) -> Vec<String> {
-        vec![format!("received {}", self.received), format!("sent {}", self.sent)]
+        vec![
+            format!("received {}", self.received),
+            format!("sent {}", self.sent),
+        ]
     }
 
     fn durable_summary(durable: &ChatDurable) -> Vec<String> {
-        vec!["down".to_string(), format!("on disk: received {}", durable.received)]
+        vec![
+            "down".to_string(),
+            format!("on disk: received {}", durable.received),
+        ]
     }
 }
 
@@ -179,8 +209,11 @@ impl World for ChatWorld {
     }
 
     fn evaluate(&mut self, nodes: &Nodes<'_, Chatter>, out: &mut Vec<bool>) {
-        let ok =
-            nodes.live.iter().zip(nodes.durable).all(|(l, d)| l.as_ref().map_or(true, |c| d.received <= c.received));
+        let ok = nodes
+            .live
+            .iter()
+            .zip(nodes.durable)
+            .all(|(l, d)| l.as_ref().is_none_or(|c| d.received <= c.received));
         out.push(ok);
         out.push(nodes.durable.iter().any(|d| d.received > 0));
     }
@@ -194,7 +227,8 @@ impl World for ChatWorld {
             .map(|(i, (l, d))| {
                 vec![
                     format!("n{i}"),
-                    l.as_ref().map_or("—".to_string(), |c| c.received.to_string()),
+                    l.as_ref()
+                        .map_or("—".to_string(), |c| c.received.to_string()),
                     d.received.to_string(),
                 ]
             })
@@ -208,12 +242,19 @@ impl World for ChatWorld {
 
     fn outcome(&self, nodes: &Nodes<'_, Chatter>) -> BTreeMap<String, serde_json::Value> {
         // A crashed node counts what it persisted.
-        let received: u64 =
-            nodes.live.iter().zip(nodes.durable).map(|(l, d)| l.as_ref().map_or(d.received, |c| c.received)).sum();
+        let received: u64 = nodes
+            .live
+            .iter()
+            .zip(nodes.durable)
+            .map(|(l, d)| l.as_ref().map_or(d.received, |c| c.received))
+            .sum();
         let persisted: u64 = nodes.durable.iter().map(|d| d.received).sum();
         let mut out = BTreeMap::new();
         out.insert("received".to_string(), serde_json::json!(received));
-        out.insert("persisted_received".to_string(), serde_json::json!(persisted));
+        out.insert(
+            "persisted_received".to_string(),
+            serde_json::json!(persisted),
+        );
         out
     }
 }
@@ -250,26 +291,46 @@ fn fault_schedule(seed: u64, horizon_us: u64) -> (Vec<(u64, Fault)>, FaultMix) {
             0 => {
                 let n = node(&mut rng);
                 out.push((t, Fault::Crash { node: n }));
-                out.push((t + between_us(&mut rng, 5 * MS_US, 150 * MS_US), Fault::Restart { node: n }));
+                out.push((
+                    t + between_us(&mut rng, 5 * MS_US, 150 * MS_US),
+                    Fault::Restart { node: n },
+                ));
                 mix.crash += 1;
             }
             1 => {
                 let n = node(&mut rng);
-                out.push((t, Fault::Pause { node: n, duration_ms: between_us(&mut rng, 1, 80) }));
+                out.push((
+                    t,
+                    Fault::Pause {
+                        node: n,
+                        duration_ms: between_us(&mut rng, 1, 80),
+                    },
+                ));
                 mix.pause += 1;
             }
             2 => {
                 let mask = between_us(&mut rng, 1, (1 << NODES) - 2);
-                let side = (0..NODES).filter(|i| mask & (1 << i) != 0).map(NodeId).collect();
+                let side = (0..NODES)
+                    .filter(|i| mask & (1 << i) != 0)
+                    .map(NodeId)
+                    .collect();
                 out.push((t, Fault::Partition { side }));
-                out.push((t + between_us(&mut rng, 5 * MS_US, 200 * MS_US), Fault::Heal));
+                out.push((
+                    t + between_us(&mut rng, 5 * MS_US, 200 * MS_US),
+                    Fault::Heal,
+                ));
                 mix.partition += 1;
             }
             _ => {
                 let from = node(&mut rng);
-                let to = NodeId((from.0 + 1 + between_us(&mut rng, 0, u64::from(NODES) - 2) as u32) % NODES);
+                let to = NodeId(
+                    (from.0 + 1 + between_us(&mut rng, 0, u64::from(NODES) - 2) as u32) % NODES,
+                );
                 out.push((t, Fault::HoldLink { from, to }));
-                out.push((t + between_us(&mut rng, 5 * MS_US, 100 * MS_US), Fault::ReleaseLink { from, to }));
+                out.push((
+                    t + between_us(&mut rng, 5 * MS_US, 100 * MS_US),
+                    Fault::ReleaseLink { from, to },
+                ));
                 mix.hold += 1;
             }
         }
@@ -282,20 +343,41 @@ fn fault_schedule(seed: u64, horizon_us: u64) -> (Vec<(u64, Fault)>, FaultMix) {
 const FAULT_HORIZON_US: u64 = 400 * SEC_US;
 
 fn chatter_setup(scripted: Vec<(u64, Fault)>) -> Setup<ChatWorld> {
-    let faults = vec![FaultKind::Crash, FaultKind::Restart, FaultKind::Pause, FaultKind::Network];
+    let faults = vec![
+        FaultKind::Crash,
+        FaultKind::Restart,
+        FaultKind::Pause,
+        FaultKind::Network,
+    ];
     let nodes = (0..NODES)
         .map(|i| {
             let id = NodeId(i);
-            let info =
-                NodeInfo { id, name: format!("chatter-{i}"), kind: "chatter".to_string(), faults: faults.clone() };
+            let info = NodeInfo {
+                id,
+                name: format!("chatter-{i}"),
+                kind: "chatter".to_string(),
+                faults: faults.clone(),
+            };
             (info, Chatter::new(id), ChatDurable::default())
         })
         .collect();
-    Setup { world: ChatWorld, nodes, link: LinkConfig::reliable(MS_US, 4 * MS_US), scripted }
+    Setup {
+        world: ChatWorld,
+        nodes,
+        link: LinkConfig::reliable(MS_US, 4 * MS_US),
+        scripted,
+    }
 }
 
-fn chatter_run(schedule: &[(u64, Fault)], max_events: u64, recording: Recording) -> (Duration, Trace) {
-    let limits = Limits { max_events, max_time_us: u64::MAX };
+fn chatter_run(
+    schedule: &[(u64, Fault)],
+    max_events: u64,
+    recording: Recording,
+) -> (Duration, Trace) {
+    let limits = Limits {
+        max_events,
+        max_time_us: u64::MAX,
+    };
     let setup = chatter_setup(schedule.to_vec());
     let start = Instant::now();
     let engine = Engine::new(setup, SEED, &[], limits, recording).expect("no actions");
@@ -337,7 +419,12 @@ fn mode_name(r: Recording) -> &'static str {
 }
 
 /// Runs the chatter world `reps` times and prints one line; all runs must be identical.
-fn measure_chatter(schedule: &[(u64, Fault)], max_events: u64, recording: Recording, reps: usize) -> Trace {
+fn measure_chatter(
+    schedule: &[(u64, Fault)],
+    max_events: u64,
+    recording: Recording,
+    reps: usize,
+) -> Trace {
     let mut times = Vec::new();
     let mut first: Option<Trace> = None;
     for _ in 0..reps {
@@ -346,7 +433,10 @@ fn measure_chatter(schedule: &[(u64, Fault)], max_events: u64, recording: Record
         match &first {
             None => first = Some(trace),
             Some(f) => {
-                assert_eq!(f.event_count, trace.event_count, "nondeterministic event count");
+                assert_eq!(
+                    f.event_count, trace.event_count,
+                    "nondeterministic event count"
+                );
                 assert_eq!(f.outcome, trace.outcome, "nondeterministic outcome");
                 drop(trace);
             }
@@ -356,7 +446,11 @@ fn measure_chatter(schedule: &[(u64, Fault)], max_events: u64, recording: Record
     let (best, median) = best_and_median(times);
     let check = if recording == Recording::Summary {
         let o = |k: &str| trace.outcome.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
-        format!("messages received {} (persisted {})", o("received"), o("persisted_received"))
+        format!(
+            "messages received {} (persisted {})",
+            o("received"),
+            o("persisted_received")
+        )
     } else {
         format!("fingerprint {:016x}", trace.fingerprint())
     };
@@ -376,7 +470,12 @@ fn measure_chatter(schedule: &[(u64, Fault)], max_events: u64, recording: Record
 fn lost_update_sweep(lock: &str, seeds: u64, reps: usize) {
     let mut params = Params::new();
     params.insert("lock".to_string(), lock.to_string());
-    let base = RunRequest { scenario: "lost-update".to_string(), params, seed: 0, actions: Vec::new() };
+    let base = RunRequest {
+        scenario: "lost-update".to_string(),
+        params,
+        seed: 0,
+        actions: Vec::new(),
+    };
     let expectation = expectation_for(&base).expect("valid request");
     let mut times = Vec::new();
     let mut events = 0;
@@ -388,7 +487,8 @@ fn lost_update_sweep(lock: &str, seeds: u64, reps: usize) {
         let start = Instant::now();
         for seed in 0..seeds {
             request.seed = seed;
-            let trace = coordlab_sim::run(&request, Limits::default(), Recording::Summary).expect("valid request");
+            let trace = coordlab_sim::run(&request, Limits::default(), Recording::Summary)
+                .expect("valid request");
             events += trace.event_count;
             if !expectation.mismatches(&trace).is_empty() {
                 mismatched += 1;
@@ -414,15 +514,26 @@ fn main() {
     // `cargo bench -p coordlab-sim -- long` (or `modes`, `sweep`) runs one section only.
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quick = args.iter().any(|a| a == "--quick") || !args.iter().any(|a| a == "--bench");
-    let sections: Vec<&str> = args.iter().map(String::as_str).filter(|a| !a.starts_with("--")).collect();
+    let sections: Vec<&str> = args
+        .iter()
+        .map(String::as_str)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
     let wanted = |s: &str| sections.is_empty() || sections.contains(&s);
-    let (long_events, long_reps, short_events, short_reps, seeds, sweep_reps) =
-        if quick { (200_000, 1, 5_000, 1, 500, 1) } else { (2_000_000, 5, 50_000, 5, 10_000, 3) };
+    let (long_events, long_reps, short_events, short_reps, seeds, sweep_reps) = if quick {
+        (200_000, 1, 5_000, 1, 500, 1)
+    } else {
+        (2_000_000, 5, 50_000, 5, 10_000, 3)
+    };
 
     let (schedule, mix) = fault_schedule(SEED, FAULT_HORIZON_US);
     println!(
         "coordlab-sim throughput (wall clock, {} profile{})",
-        if cfg!(debug_assertions) { "debug" } else { "optimized" },
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "optimized"
+        },
         if quick { ", QUICK" } else { "" }
     );
     println!(
@@ -462,6 +573,10 @@ fn recording_modes(schedule: &[(u64, Fault)], short_events: u64, short_reps: usi
     }
     let end_us = lines.entries.last().map_or(0, |e| e.time_us);
     let mix_text: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
-    println!("   event mix of the {short_events}-event run ({} ms simulated): {}", end_us / MS_US, mix_text.join(", "));
+    println!(
+        "   event mix of the {short_events}-event run ({} ms simulated): {}",
+        end_us / MS_US,
+        mix_text.join(", ")
+    );
     drop(lines);
 }

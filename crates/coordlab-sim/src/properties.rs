@@ -60,7 +60,11 @@ pub struct PropertyTracker {
 impl PropertyTracker {
     pub fn new(specs: Vec<PropertySpec>) -> PropertyTracker {
         let n = specs.len();
-        PropertyTracker { specs, first_violation: vec![None; n], satisfied: vec![None; n] }
+        PropertyTracker {
+            specs,
+            first_violation: vec![None; n],
+            satisfied: vec![None; n],
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -74,7 +78,11 @@ impl PropertyTracker {
     /// Records the results of one step (`results[i]` for `specs[i]`) and returns the names of
     /// `Always` properties that broke at this step for the first time.
     pub fn observe(&mut self, seq: u32, results: &[bool]) -> Vec<String> {
-        assert_eq!(results.len(), self.specs.len(), "a world must evaluate every property it declares");
+        assert_eq!(
+            results.len(),
+            self.specs.len(),
+            "a world must evaluate every property it declares"
+        );
         let mut newly = Vec::new();
         for (i, spec) in self.specs.iter().enumerate() {
             match spec.kind {
@@ -109,7 +117,11 @@ impl PropertyTracker {
                     name: spec.name.to_string(),
                     kind: spec.kind,
                     description: spec.description.to_string(),
-                    verdict: if first_violation_seq.is_some() { Verdict::Violated } else { Verdict::Holds },
+                    verdict: if first_violation_seq.is_some() {
+                        Verdict::Violated
+                    } else {
+                        Verdict::Holds
+                    },
                     first_violation_seq,
                     satisfied_seq: self.satisfied[i],
                 }
@@ -124,8 +136,16 @@ mod tests {
 
     fn specs() -> Vec<PropertySpec> {
         vec![
-            PropertySpec { name: "safe", kind: PropertyKind::Always, description: "" },
-            PropertySpec { name: "done", kind: PropertyKind::Eventually, description: "" },
+            PropertySpec {
+                name: "safe",
+                kind: PropertyKind::Always,
+                description: "",
+            },
+            PropertySpec {
+                name: "done",
+                kind: PropertyKind::Eventually,
+                description: "",
+            },
         ]
     }
 

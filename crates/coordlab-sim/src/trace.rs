@@ -72,7 +72,13 @@ pub struct TraceEntry {
 impl TraceEntry {
     /// The stable one-line text form: `seq time kind text`.
     pub fn line(&self) -> String {
-        format!("{:>4} {:>12} {:<13} {}", self.seq, format_ms(self.time_us), self.kind.as_str(), self.text)
+        format!(
+            "{:>4} {:>12} {:<13} {}",
+            self.seq,
+            format_ms(self.time_us),
+            self.kind.as_str(),
+            self.text
+        )
     }
 }
 
@@ -170,7 +176,10 @@ pub struct Trace {
 
 impl Trace {
     pub fn node_name(&self, id: NodeId) -> &str {
-        self.nodes.get(id.index()).map(|n| n.name.as_str()).unwrap_or("?")
+        self.nodes
+            .get(id.index())
+            .map(|n| n.name.as_str())
+            .unwrap_or("?")
     }
 
     /// A 64-bit FNV-1a hash of every entry's line, notes, violations and snapshot, and of the
@@ -186,11 +195,23 @@ impl Trace {
                 h.write(v.as_bytes());
             }
             if let Some(s) = &e.snapshot {
-                h.write(serde_json::to_string(s.as_ref()).unwrap_or_default().as_bytes());
+                h.write(
+                    serde_json::to_string(s.as_ref())
+                        .unwrap_or_default()
+                        .as_bytes(),
+                );
             }
         }
-        h.write(serde_json::to_string(&self.outcome).unwrap_or_default().as_bytes());
-        h.write(serde_json::to_string(&self.properties).unwrap_or_default().as_bytes());
+        h.write(
+            serde_json::to_string(&self.outcome)
+                .unwrap_or_default()
+                .as_bytes(),
+        );
+        h.write(
+            serde_json::to_string(&self.properties)
+                .unwrap_or_default()
+                .as_bytes(),
+        );
         h.finish()
     }
 }

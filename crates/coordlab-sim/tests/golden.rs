@@ -28,7 +28,9 @@ const FINGERPRINT_SEEDS: [u64; 3] = [1, 2, 3];
 const SCRIPTED: &str = "6@pause:1:30";
 
 fn golden_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests").join("golden")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("golden")
 }
 
 fn blessing() -> bool {
@@ -38,11 +40,21 @@ fn blessing() -> bool {
 fn request(lock: &str, seed: u64, actions: Vec<Action>) -> RunRequest {
     let mut params = Params::new();
     params.insert("lock".to_string(), lock.to_string());
-    RunRequest { scenario: "lost-update".to_string(), params, seed, actions }
+    RunRequest {
+        scenario: "lost-update".to_string(),
+        params,
+        seed,
+        actions,
+    }
 }
 
 fn full(lock: &str, seed: u64, actions: Vec<Action>) -> Trace {
-    run(&request(lock, seed, actions), Limits::default(), Recording::Full).expect("valid request")
+    run(
+        &request(lock, seed, actions),
+        Limits::default(),
+        Recording::Full,
+    )
+    .expect("valid request")
 }
 
 /// The one-line text form of every entry plus its narration.
@@ -76,7 +88,10 @@ fn check_golden(name: &str, actual: &str) {
     }
     let expected = match std::fs::read_to_string(&path) {
         Ok(text) => text.replace("\r\n", "\n"),
-        Err(e) => panic!("cannot read golden file {}: {e}\nrun with COORDLAB_BLESS=1 to create it", path.display()),
+        Err(e) => panic!(
+            "cannot read golden file {}: {e}\nrun with COORDLAB_BLESS=1 to create it",
+            path.display()
+        ),
     };
     if expected == actual {
         return;
@@ -88,8 +103,10 @@ fn check_golden(name: &str, actual: &str) {
         Some(i) => format!(
             "first difference at line {}:\n  expected: {}\n  actual:   {}",
             i + 1,
-            exp.get(i).map_or("<end of file>".to_string(), |l| format!("{l:?}")),
-            act.get(i).map_or("<end of output>".to_string(), |l| format!("{l:?}")),
+            exp.get(i)
+                .map_or("<end of file>".to_string(), |l| format!("{l:?}")),
+            act.get(i)
+                .map_or("<end of output>".to_string(), |l| format!("{l:?}")),
         ),
         None => "the files differ only in trailing newlines".to_string(),
     };
@@ -140,7 +157,11 @@ fn fingerprint_cases() -> Vec<(&'static str, u64, Vec<Action>)> {
 
 fn fingerprint_line(lock: &str, seed: u64, actions: &[Action]) -> String {
     let code = script_code(actions);
-    let code = if code.is_empty() { "-".to_string() } else { code };
+    let code = if code.is_empty() {
+        "-".to_string()
+    } else {
+        code
+    };
     let fp = full(lock, seed, actions.to_vec()).fingerprint();
     format!("{lock} {seed} {code} {fp:016x}")
 }
@@ -163,25 +184,48 @@ fn fingerprints_file_is_self_describing() {
         return; // the file may be being rewritten concurrently
     }
     let path = golden_dir().join("fingerprints.txt");
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}\nrun with COORDLAB_BLESS=1 to create it", path.display()));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "cannot read {}: {e}\nrun with COORDLAB_BLESS=1 to create it",
+            path.display()
+        )
+    });
     let mut count = 0;
     for (n, line) in text.lines().enumerate() {
         let fields: Vec<&str> = line.split(' ').collect();
-        assert_eq!(fields.len(), 4, "line {}: expected `lock seed actions_or_dash hex`, got {line:?}", n + 1);
-        let seed: u64 = fields[1].parse().unwrap_or_else(|_| panic!("line {}: bad seed {:?}", n + 1, fields[1]));
+        assert_eq!(
+            fields.len(),
+            4,
+            "line {}: expected `lock seed actions_or_dash hex`, got {line:?}",
+            n + 1
+        );
+        let seed: u64 = fields[1]
+            .parse()
+            .unwrap_or_else(|_| panic!("line {}: bad seed {:?}", n + 1, fields[1]));
         let script = if fields[2] == "-" { "" } else { fields[2] };
         let actions = parse_script(script).unwrap_or_else(|e| panic!("line {}: {e}", n + 1));
         assert!(
-            fields[3].len() == 16 && fields[3].bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)),
+            fields[3].len() == 16
+                && fields[3]
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)),
             "line {}: fingerprint must be 16 lowercase hex digits, got {:?}",
             n + 1,
             fields[3]
         );
         let want = u64::from_str_radix(fields[3], 16).unwrap();
         let got = full(fields[0], seed, actions).fingerprint();
-        assert_eq!(got, want, "line {}: {line:?} recomputes to {got:016x}", n + 1);
+        assert_eq!(
+            got,
+            want,
+            "line {}: {line:?} recomputes to {got:016x}",
+            n + 1
+        );
         count += 1;
     }
-    assert_eq!(count, fingerprint_cases().len(), "fingerprints.txt has the wrong number of lines");
+    assert_eq!(
+        count,
+        fingerprint_cases().len(),
+        "fingerprints.txt has the wrong number of lines"
+    );
 }

@@ -8,11 +8,28 @@ use serde_json::json;
 
 fn sweep(lock: &str, want_balance: i64, want_safe: Verdict) {
     for seed in 0..300 {
-        let trace = run(&request(lock, seed, vec![]), Limits::default(), Recording::Summary).unwrap();
-        assert_eq!(trace.outcome["balance"], json!(want_balance), "lock={lock} seed={seed}");
-        let p = trace.properties.iter().find(|p| p.name == "no-lost-update").unwrap();
+        let trace = run(
+            &request(lock, seed, vec![]),
+            Limits::default(),
+            Recording::Summary,
+        )
+        .unwrap();
+        assert_eq!(
+            trace.outcome["balance"],
+            json!(want_balance),
+            "lock={lock} seed={seed}"
+        );
+        let p = trace
+            .properties
+            .iter()
+            .find(|p| p.name == "no-lost-update")
+            .unwrap();
         assert_eq!(p.verdict, want_safe, "lock={lock} seed={seed}");
-        assert!(mismatches(lock, &trace).is_empty(), "lock={lock} seed={seed}: {:?}", mismatches(lock, &trace));
+        assert!(
+            mismatches(lock, &trace).is_empty(),
+            "lock={lock} seed={seed}: {:?}",
+            mismatches(lock, &trace)
+        );
     }
 }
 
@@ -34,21 +51,32 @@ fn conditional_update_keeps_both_debits_for_every_seed() {
 #[test]
 fn the_violation_is_recorded_on_the_second_commit() {
     let trace = full("none", 3, vec![]);
-    let p = trace.properties.iter().find(|p| p.name == "no-lost-update").unwrap();
+    let p = trace
+        .properties
+        .iter()
+        .find(|p| p.name == "no-lost-update")
+        .unwrap();
     let seq = p.first_violation_seq.expect("violated") as usize;
     let entry = &trace.entries[seq];
     assert_eq!(entry.violations, vec!["no-lost-update".to_string()]);
     assert!(entry.text.ends_with("COMMIT"), "{}", entry.text);
     // Before that step the balance was consistent: exactly one debit committed, ₹70.
-    let commits_before = trace.entries[..seq].iter().filter(|e| e.text.ends_with(": COMMIT")).count();
+    let commits_before = trace.entries[..seq]
+        .iter()
+        .filter(|e| e.text.ends_with(": COMMIT"))
+        .count();
     assert_eq!(commits_before, 1);
 }
 
 #[test]
 fn both_workers_read_100_without_a_lock() {
     let trace = full("none", 11, vec![]);
-    let reads: Vec<&str> =
-        trace.entries.iter().filter(|e| e.text.contains("row: balance=")).map(|e| e.text.as_str()).collect();
+    let reads: Vec<&str> = trace
+        .entries
+        .iter()
+        .filter(|e| e.text.contains("row: balance="))
+        .map(|e| e.text.as_str())
+        .collect();
     assert_eq!(reads.len(), 2);
     assert!(reads.iter().all(|r| r.contains("balance=100")), "{reads:?}");
 }
@@ -56,10 +84,17 @@ fn both_workers_read_100_without_a_lock() {
 #[test]
 fn with_a_row_lock_the_second_worker_waits_and_reads_70() {
     let trace = full("row-lock", 5, vec![]);
-    let reads: Vec<&str> =
-        trace.entries.iter().filter(|e| e.text.contains("row: balance=")).map(|e| e.text.as_str()).collect();
+    let reads: Vec<&str> = trace
+        .entries
+        .iter()
+        .filter(|e| e.text.contains("row: balance="))
+        .map(|e| e.text.as_str())
+        .collect();
     assert_eq!(reads.len(), 2);
-    assert!(reads[0].contains("balance=100") && reads[1].contains("balance=70"), "{reads:?}");
+    assert!(
+        reads[0].contains("balance=100") && reads[1].contains("balance=70"),
+        "{reads:?}"
+    );
     assert_eq!(trace.outcome["lock_waits"], json!(1));
 }
 
@@ -80,6 +115,9 @@ fn every_step_is_narrated() {
             .filter(|e| e.notes.is_empty() && e.kind != coordlab_sim::trace::EventKind::Start)
             .map(|e| e.line())
             .collect();
-        assert!(silent.len() * 3 <= trace.entries.len(), "{lock}: too many silent steps: {silent:#?}");
+        assert!(
+            silent.len() * 3 <= trace.entries.len(),
+            "{lock}: too many silent steps: {silent:#?}"
+        );
     }
 }

@@ -49,7 +49,9 @@ pub fn controls(props: &ControlsProps) -> Html {
                     seed_error.set(None);
                     d.dispatch(Action::SetSeed(seed));
                 }
-                Err(_) => seed_error.set(Some(format!("“{v}” is not a seed: use a whole number from 0 to 18446744073709551615."))),
+                Err(_) => seed_error.set(Some(format!(
+                    "“{v}” is not a seed: use a whole number from 0 to 18446744073709551615."
+                ))),
             }
         })
     };
@@ -66,7 +68,7 @@ pub fn controls(props: &ControlsProps) -> Html {
                 <button onclick={send(|| Action::First)} disabled={p.cursor == 0} aria-label="Restart from the first step" title="First step (Home)">{ "|◀ First" }</button>
                 <button onclick={send(|| Action::StepBack)} disabled={p.cursor == 0} aria-label="Step back" title="Step back (←)">{ "◀ Back" }</button>
                 <button class="play" onclick={send(|| Action::TogglePlay)} aria-label={if p.playing { "Pause" } else { "Play" }} title="Play / pause (Space)">
-                    { if p.playing { "⏸ Pause" } else { "▶ Play" } }
+                    { if p.playing { "‖ Pause" } else { "▶ Play" } }
                 </button>
                 <button onclick={send(|| Action::StepForward)} disabled={at_end} aria-label="Step forward" title="Step forward (→)">{ "Step ▶" }</button>
                 <button onclick={send(|| Action::Last)} disabled={at_end} aria-label="Jump to the last step" title="Last step (End)">{ "Last ▶|" }</button>
@@ -147,9 +149,11 @@ struct MarksProps {
 #[function_component(TimelineMarks)]
 fn timeline_marks(props: &MarksProps) -> Html {
     let p = &props.player;
-    let last = p.last().max(1) as f64;
+    let last = p.last().max(1) as u64;
     let marks = p.trace.entries.iter().filter_map(|e| {
-        let left = format!("left: {:.3}%", e.seq as f64 / last * 100.0);
+        // Tenths of a percent in integers: no float formatting in the bundle.
+        let permille = u64::from(e.seq) * 1000 / last;
+        let left = format!("left: {}.{}%", permille / 10, permille % 10);
         if !e.violations.is_empty() {
             Some(html! { <span class="mark violation" style={left} title={format!("step {}: {} violated", e.seq, e.violations.join(", "))}>{ "!" }</span> })
         } else if e.fault.is_some() {

@@ -22,7 +22,11 @@ pub fn event_log(props: &EventLogProps) -> Html {
         use_effect_with(props.cursor, move |cursor| {
             // Scroll the list itself (not the page) so the current step stays visible.
             if let Some(list) = list_ref.cast::<web_sys::HtmlElement>() {
-                if let Some(item) = list.children().item(*cursor as u32).and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok()) {
+                if let Some(item) = list
+                    .children()
+                    .item(*cursor as u32)
+                    .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+                {
                     let target = item.offset_top() - list.client_height() / 2;
                     list.set_scroll_top(target.max(0));
                 }

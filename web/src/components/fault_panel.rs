@@ -22,10 +22,15 @@ pub struct FaultPanelProps {
 #[function_component(FaultPanel)]
 pub fn fault_panel(props: &FaultPanelProps) -> Html {
     let pause_ms = use_state(|| DEFAULT_PAUSE_MS.to_string());
-    let pause_value: Option<u64> = pause_ms.parse().ok().filter(|v| (1..=MAX_FAULT_MS).contains(v));
+    let pause_value: Option<u64> = pause_ms
+        .parse()
+        .ok()
+        .filter(|v| (1..=MAX_FAULT_MS).contains(v));
     let on_pause_input = {
         let pause_ms = pause_ms.clone();
-        Callback::from(move |e: InputEvent| pause_ms.set(e.target_unchecked_into::<HtmlInputElement>().value()))
+        Callback::from(move |e: InputEvent| {
+            pause_ms.set(e.target_unchecked_into::<HtmlInputElement>().value())
+        })
     };
     let inject = |fault: Fault| {
         let d = props.dispatch.clone();
@@ -62,14 +67,14 @@ pub fn fault_panel(props: &FaultPanelProps) -> Html {
         html! {
             <li>
                 { format!("after step {}: {}", a.at_step.saturating_sub(1), a.fault.describe(&names)) }
-                <button class="remove" onclick={Callback::from(move |_| d.dispatch(Action::RemoveAction(i)))}
+                <button class="remove" onclick={Callback::from(move |_| d.dispatch(Action::RemoveFault(i)))}
                     aria-label={format!("Remove fault {}", i + 1)}>{ "Remove" }</button>
             </li>
         }
     });
     let clear = {
         let d = props.dispatch.clone();
-        Callback::from(move |_| d.dispatch(Action::ClearActions))
+        Callback::from(move |_| d.dispatch(Action::ClearFaults))
     };
     html! {
         <section class="faults" aria-labelledby="faults-title">

@@ -51,12 +51,43 @@ pub fn property_panel(props: &PropertyPanelProps) -> Html {
             </li>
         }
     });
-    let outcome: Vec<String> = props.trace.outcome.iter().map(|(k, v)| format!("{}: {v}", k.replace('_', " "))).collect();
+    let outcome: Vec<String> = props
+        .trace
+        .outcome
+        .iter()
+        .map(|(k, v)| format!("{}: {}", k.replace('_', " "), outcome_text(v)))
+        .collect();
     html! {
         <section class="properties" aria-labelledby="properties-title">
             <h2 id="properties-title">{ "Properties" }</h2>
             <ul>{ for rows }</ul>
             <p class="outcome"><strong>{ "End of run: " }</strong>{ outcome.join(" · ") }</p>
         </section>
+    }
+}
+
+/// Outcome values as text without serde_json's number printer (which drags float formatting
+/// into the bundle); outcomes are integers, strings, booleans or lists of them.
+fn outcome_text(v: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match v {
+        Value::Null => "—".to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n
+            .as_i64()
+            .map(|i| i.to_string())
+            .or_else(|| n.as_u64().map(|u| u.to_string()))
+            .unwrap_or_else(|| "?".to_string()),
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items
+            .iter()
+            .map(outcome_text)
+            .collect::<Vec<_>>()
+            .join(", "),
+        Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| format!("{k}={}", outcome_text(v)))
+            .collect::<Vec<_>>()
+            .join(" "),
     }
 }

@@ -30,10 +30,19 @@ pub fn layout(n: usize) -> Vec<(f64, f64)> {
         _ => (0..n)
             .map(|i| {
                 let a = std::f64::consts::TAU * i as f64 / n as f64 - std::f64::consts::FRAC_PI_2;
-                (WIDTH / 2.0 + 290.0 * a.cos(), HEIGHT / 2.0 + 160.0 * a.sin())
+                (
+                    WIDTH / 2.0 + 290.0 * a.cos(),
+                    HEIGHT / 2.0 + 160.0 * a.sin(),
+                )
             })
             .collect(),
     }
+}
+
+/// SVG coordinates as whole pixels: integer formatting keeps float-printing code out of the
+/// wasm bundle (it costs kilobytes) and a pixel is finer than anyone can see in an 800-wide view.
+fn px(v: f64) -> String {
+    (v.round() as i64).to_string()
 }
 
 fn truncate(s: &str, max: usize) -> String {
@@ -48,11 +57,15 @@ fn truncate(s: &str, max: usize) -> String {
 /// A point along the link from `a` to `b`, shifted sideways so the two directions of one link
 /// do not overlap. `f` runs from sender (0) to receiver (1).
 fn along(a: (f64, f64), b: (f64, f64), f: f64, from: NodeId, to: NodeId) -> (f64, f64) {
+    along_span(a, b, 0.3 + 0.4 * f.clamp(0.0, 1.0), from, to)
+}
+
+/// Like [`along`], with `f` as the raw fraction of the centre-to-centre line.
+fn along_span(a: (f64, f64), b: (f64, f64), f: f64, from: NodeId, to: NodeId) -> (f64, f64) {
     let (dx, dy) = (b.0 - a.0, b.1 - a.1);
     let len = (dx * dx + dy * dy).sqrt().max(1.0);
     let side = if from < to { 1.0 } else { -1.0 };
     let (nx, ny) = (-dy / len * 12.0 * side, dx / len * 12.0 * side);
-    let f = 0.3 + 0.4 * f.clamp(0.0, 1.0);
     (a.0 + dx * f + nx, a.1 + dy * f + ny)
 }
 
@@ -66,14 +79,18 @@ pub struct TopologyProps {
 pub fn topology(props: &TopologyProps) -> Html {
     let trace = &props.trace;
     let entry = &trace.entries[props.cursor];
-    let Some(snap) = entry.snapshot.as_ref() else { return html! {} };
+    let Some(snap) = entry.snapshot.as_ref() else {
+        return html! {};
+    };
     let pos = layout(trace.nodes.len());
     let now = snap.time_us;
     let mut links = Vec::new();
     for i in 0..pos.len() {
         for j in (i + 1)..pos.len() {
             let (a, b) = (pos[i], pos[j]);
-            links.push(html! { <line class="link" x1={a.0.to_string()} y1={a.1.to_string()} x2={b.0.to_string()} y2={b.1.to_string()} /> });
+            links.push(
+                html! { <line class="link" x1={px(a.0)} y1={px(a.1)} x2={px(b.0)} y2={px(b.1)} /> },
+            );
         }
     }
     let broken = snap.links.iter().map(|l| {
@@ -82,22 +99,22 @@ pub fn topology(props: &TopologyProps) -> Html {
         let label = if l.cut { "✂ cut" } else { "held" };
         html! {
             <g class={classes!("link-state", l.cut.then_some("cut"), l.held.then_some("held"))}>
-                <line x1={a.0.to_string()} y1={a.1.to_string()} x2={b.0.to_string()} y2={b.1.to_string()} />
-                <text x={mid.0.to_string()} y={mid.1.to_string()}>{ format!("{label} {}→{}", trace.node_name(l.from), trace.node_name(l.to)) }</text>
+                <line x1={px(a.0)} y1={px(a.1)} x2={px(b.0)} y2={px(b.1)} />
+                <text x={px(mid.0)} y={px(mid.1)}>{ format!("{label} {}→{}", trace.node_name(l.from), trace.node_name(l.to)) }</text>
             </g>
         }
     });
     // The message this step delivered, as an arrow: the "what just happened".
     let delivered = entry.message.as_ref().map(|m| {
         let (a, b) = (pos[m.from.index()], pos[m.to.index()]);
-        let s = along(a, b, 0.0, m.from, m.to);
-        let e = along(a, b, 1.0, m.from, m.to);
-        html! { <line class="just-delivered" x1={s.0.to_string()} y1={s.1.to_string()} x2={e.0.to_string()} y2={e.1.to_string()} marker-end="url(#arrow)" /> }
+        let s = along_span(a, b, 0.24, m.from, m.to);
+        let e = along_span(a, b, 0.76, m.from, m.to);
+        html! { <line class="just-delivered" x1={px(s.0)} y1={px(s.1)} x2={px(e.0)} y2={px(e.1)} marker-end="url(#arrow)" /> }
     });
     let lost = entry.lost.iter().map(|m| {
         let (a, b) = (pos[m.from.index()], pos[m.to.index()]);
         let p = along(a, b, 0.3, m.from, m.to);
-        html! { <text class="lost" x={p.0.to_string()} y={p.1.to_string()}>{ format!("✕ lost: {}", truncate(&m.label, 30)) }</text> }
+        html! { <text class="lost" x={px(p.0)} y={px(p.1)}>{ format!("✕ lost: {}", truncate(&m.label, 30)) }</text> }
     });
     let messages = snap.messages.iter().map(|m| {
         let (a, b) = (pos[m.from.index()], pos[m.to.index()]);
@@ -118,7 +135,7 @@ pub fn topology(props: &TopologyProps) -> Html {
         );
         html! {
             <g key={m.id.0.to_string()} class={classes!("msg", reply.then_some("reply"), m.deliver_us.is_none().then_some("held"))}
-               style={format!("transform: translate({:.1}px, {:.1}px)", p.0, p.1)}>
+               style={format!("transform: translate({}px, {}px)", px(p.0), px(p.1))}>
                 <title>{ title }</title>
                 <circle r="7" />
                 <text y="-12">{ truncate(&m.label, 34) }</text>
@@ -131,33 +148,33 @@ pub fn topology(props: &TopologyProps) -> Html {
         let (status_class, badge) = match n.status {
             NodeStatus::Up => ("up", None),
             NodeStatus::Crashed => ("crashed", Some("✕ CRASHED".to_string())),
-            NodeStatus::Paused { until_us } => ("paused", Some(format!("⏸ PAUSED until {}", format_ms(until_us)))),
+            NodeStatus::Paused { until_us } => ("paused", Some(format!("‖ PAUSED until {}", format_ms(until_us)))),
         };
         let involved = entry.nodes.first() == Some(&n.id);
         let (left, top) = (x - CARD_W / 2.0, y - CARD_H / 2.0);
         html! {
             <g class={classes!("node", status_class, info.kind.clone(), involved.then_some("acting"))} data-node={info.name.clone()}>
                 if info.kind == "database" {
-                    <ellipse class="db-top" cx={x.to_string()} cy={top.to_string()} rx={(CARD_W / 2.0).to_string()} ry="10" />
+                    <ellipse class="db-top" cx={px(x)} cy={px(top)} rx={px(CARD_W / 2.0)} ry="10" />
                 }
-                <rect x={left.to_string()} y={top.to_string()} width={CARD_W.to_string()} height={CARD_H.to_string()} rx="10" />
-                <text class="node-name" x={(left + 12.0).to_string()} y={(top + 24.0).to_string()}>{ &info.name }</text>
-                <text class="node-kind" x={(left + CARD_W - 12.0).to_string()} y={(top + 24.0).to_string()} text-anchor="end">{ &info.kind }</text>
+                <rect x={px(left)} y={px(top)} width={px(CARD_W)} height={px(CARD_H)} rx="10" />
+                <text class="node-name" x={px(left + 12.0)} y={px(top + 24.0)}>{ &info.name }</text>
+                <text class="node-kind" x={px(left + CARD_W - 12.0)} y={px(top + 24.0)} text-anchor="end">{ &info.kind }</text>
                 { for n.lines.iter().take(2).enumerate().map(|(i, line)| html! {
-                    <text class="node-line" x={(left + 12.0).to_string()} y={(top + 48.0 + 20.0 * i as f64).to_string()}>{ truncate(line, 28) }</text>
+                    <text class="node-line" x={px(left + 12.0)} y={px(top + 48.0 + 20.0 * i as f64)}>{ truncate(line, 28) }</text>
                 }) }
                 if let Some(badge) = badge {
-                    <text class="badge" x={x.to_string()} y={(top + CARD_H + 20.0).to_string()} text-anchor="middle">{ badge }</text>
+                    <text class="badge" x={px(x)} y={px(top + CARD_H + 20.0)} text-anchor="middle">{ badge }</text>
                 }
                 if n.waiting_inputs > 0 {
-                    <text class="waiting" x={x.to_string()} y={(top - 8.0).to_string()} text-anchor="middle">{ format!("{} input(s) waiting", n.waiting_inputs) }</text>
+                    <text class="waiting" x={px(x)} y={px(top - 8.0)} text-anchor="middle">{ format!("{} input(s) waiting", n.waiting_inputs) }</text>
                 }
             </g>
         }
     });
     html! {
         <figure class="topology">
-            <svg viewBox={format!("0 0 {WIDTH} {HEIGHT}")} role="img"
+            <svg viewBox={format!("0 0 {} {}", px(WIDTH), px(HEIGHT))} role="img"
                  aria-label={format!("Participants and messages at step {}", props.cursor)}>
                 <defs>
                     <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">

@@ -9,19 +9,13 @@ use serde::{Deserialize, Serialize};
 /// Largest drift accepted, in parts per million (±50%), so conversions stay well defined.
 pub const MAX_DRIFT_PPM: i64 = 500_000;
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LocalClock {
     /// True time at which the current rate took effect.
     base_true_us: u64,
     /// Local reading at `base_true_us`.
     base_local_us: i64,
     drift_ppm: i64,
-}
-
-impl Default for LocalClock {
-    fn default() -> Self {
-        LocalClock { base_true_us: 0, base_local_us: 0, drift_ppm: 0 }
-    }
 }
 
 impl LocalClock {

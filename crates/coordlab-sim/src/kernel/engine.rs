@@ -10,8 +10,8 @@ use super::queue::EventQueue;
 use super::rng::{stream, SimRng, Stream};
 use crate::properties::{PropertySpec, PropertyTracker};
 use crate::trace::{
-    EventKind, LinkView, MessageRecord, MsgView, NodeInfo, NodeStatus, NodeView, Snapshot, StopReason, TableView,
-    Trace, TraceEntry,
+    EventKind, LinkView, MessageRecord, MsgView, NodeInfo, NodeStatus, NodeView, Snapshot,
+    StopReason, TableView, Trace, TraceEntry,
 };
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -32,7 +32,10 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_events: 20_000, max_time_us: 3_600 * 1_000_000 }
+        Limits {
+            max_events: 20_000,
+            max_time_us: 3_600 * 1_000_000,
+        }
     }
 }
 
@@ -67,12 +70,25 @@ pub struct Nodes<'a, N: Participant> {
 enum Event<M, T> {
     Start(NodeId),
     Deliver(MsgId),
-    Timer { node: NodeId, timer: T, generation: u64 },
+    Timer {
+        node: NodeId,
+        timer: T,
+        generation: u64,
+    },
     Fault(Fault),
-    Resume { node: NodeId, generation: u64 },
-    PeerDown { node: NodeId, peer: NodeId },
+    Resume {
+        node: NodeId,
+        generation: u64,
+    },
+    PeerDown {
+        node: NodeId,
+        peer: NodeId,
+    },
     /// An input that waited out a pause, now handed over.
-    Waited { node: NodeId, input: Waiting<M, T> },
+    Waited {
+        node: NodeId,
+        input: Waiting<M, T>,
+    },
 }
 
 enum Waiting<M, T> {
@@ -92,7 +108,15 @@ struct Draft {
 
 impl Draft {
     fn new(kind: EventKind, text: String, nodes: Vec<NodeId>) -> Draft {
-        Draft { kind, text, nodes, message: None, fault: None, notes: Vec::new(), lost: Vec::new() }
+        Draft {
+            kind,
+            text,
+            nodes,
+            message: None,
+            fault: None,
+            notes: Vec::new(),
+            lost: Vec::new(),
+        }
     }
 }
 
@@ -115,9 +139,9 @@ pub struct Engine<W: World> {
     rngs: Vec<SimRng>,
     net: Network<<W::Node as Participant>::Msg>,
     net_rng: SimRng,
-    queue: EventQueue<Event<<W::Node as Participant>::Msg, <W::Node as Participant>::Timer>>,
+    queue: EventQueue<Event<Msg<W>, Timer<W>>>,
     timers: Vec<Vec<(<W::Node as Participant>::Timer, u64)>>,
-    waiting: Vec<Vec<Waiting<<W::Node as Participant>::Msg, <W::Node as Participant>::Timer>>>,
+    waiting: Vec<Vec<Waiting<Msg<W>, Timer<W>>>>,
     pause_generation: Vec<u64>,
     next_generation: u64,
     now_us: u64,
@@ -137,9 +161,18 @@ type Timer<W> = <<W as World>::Node as Participant>::Timer;
 
 impl<W: World> Engine<W> {
     /// Validates the action script against the participants and prepares a run.
-    pub fn new(setup: Setup<W>, seed: u64, actions: &[Action], limits: Limits, recording: Recording) -> Result<Self, String> {
+    pub fn new(
+        setup: Setup<W>,
+        seed: u64,
+        actions: &[Action],
+        limits: Limits,
+        recording: Recording,
+    ) -> Result<Self, String> {
         let n = setup.nodes.len() as u32;
-        assert!(n > 0 && n <= MAX_NODES, "a scenario must have 1..={MAX_NODES} participants");
+        assert!(
+            n > 0 && n <= MAX_NODES,
+            "a scenario must have 1..={MAX_NODES} participants"
+        );
         let mut infos = Vec::new();
         let mut live = Vec::new();
         let mut durable = Vec::new();
@@ -149,7 +182,8 @@ impl<W: World> Engine<W> {
             durable.push(d);
         }
         for (i, a) in actions.iter().enumerate() {
-            validate_action(&infos, a).map_err(|e| format!("action {} (`{}`): {e}", i + 1, a.to_code()))?;
+            validate_action(&infos, a)
+                .map_err(|e| format!("action {} (`{}`): {e}", i + 1, a.to_code()))?;
         }
         let mut actions = actions.to_vec();
         actions.sort_by_key(|a| a.at_step); // stable: same-step actions keep script order
@@ -161,7 +195,9 @@ impl<W: World> Engine<W> {
             durable,
             status: vec![NodeStatus::Up; n as usize],
             clocks: vec![LocalClock::default(); n as usize],
-            rngs: (0..n).map(|i| stream(seed, Stream::Node(NodeId(i)))).collect(),
+            rngs: (0..n)
+                .map(|i| stream(seed, Stream::Node(NodeId(i))))
+                .collect(),
             net: Network::new(n, setup.link),
             net_rng: stream(seed, Stream::Network),
             queue: EventQueue::default(),
@@ -212,7 +248,9 @@ impl<W: World> Engine<W> {
             if self.event_count >= self.limits.max_events {
                 break StopReason::MaxEvents;
             }
-            let Some(time_us) = self.queue.peek_time_us() else { break StopReason::Quiescent };
+            let Some(time_us) = self.queue.peek_time_us() else {
+                break StopReason::Quiescent;
+            };
             if time_us > self.limits.max_time_us {
                 break StopReason::MaxTime;
             }
@@ -222,7 +260,10 @@ impl<W: World> Engine<W> {
                 self.record(draft);
             }
         };
-        let nodes = Nodes { live: &self.live, durable: &self.durable };
+        let nodes = Nodes {
+            live: &self.live,
+            durable: &self.durable,
+        };
         let outcome = self.world.outcome(&nodes);
         let last_seq = self.event_count.checked_sub(1).map(|s| s as u32);
         Trace {
@@ -239,6 +280,15 @@ impl<W: World> Engine<W> {
         }
     }
 
+    /// Builds a text only when the trace keeps it: sweeps and benchmarks skip the formatting.
+    fn text(&self, make: impl FnOnce() -> String) -> String {
+        if self.recording == Recording::Summary {
+            String::new()
+        } else {
+            make()
+        }
+    }
+
     fn name(&self, id: NodeId) -> String {
         self.infos[id.index()].name.clone()
     }
@@ -246,21 +296,32 @@ impl<W: World> Engine<W> {
     fn process(&mut self, event: Event<Msg<W>, Timer<W>>) -> Option<Draft> {
         match event {
             Event::Start(node) => {
-                if self.live[node.index()].is_none() {
-                    return None;
-                }
-                let mut draft = Draft::new(EventKind::Start, format!("{} starts", self.name(node)), vec![node]);
+                self.live[node.index()].as_ref()?;
+                let text = self.text(|| format!("{} starts", self.name(node)));
+                let mut draft = Draft::new(EventKind::Start, text, vec![node]);
                 self.invoke(node, &mut draft, |p, ctx| p.on_start(ctx));
                 Some(draft)
             }
             Event::Deliver(id) => {
                 let m = self.net.take(id)?; // dropped while in flight
-                let record = MessageRecord { id: m.id, from: m.from, to: m.to, label: m.msg.label(), sent_us: m.sent_us };
+                let label = self.text(|| m.msg.label());
+                let record = MessageRecord {
+                    id: m.id,
+                    from: m.from,
+                    to: m.to,
+                    label,
+                    sent_us: m.sent_us,
+                };
                 let to = m.to;
                 if self.net.is_cut(m.from, m.to) {
                     let mut d = Draft::new(
                         EventKind::Undeliverable,
-                        format!("{} -> {} lost in the partition: {}", self.name(m.from), self.name(to), record.label),
+                        format!(
+                            "{} -> {} lost in the partition: {}",
+                            self.name(m.from),
+                            self.name(to),
+                            record.label
+                        ),
                         vec![m.from, to],
                     );
                     d.message = Some(record);
@@ -270,7 +331,12 @@ impl<W: World> Engine<W> {
                     NodeStatus::Crashed => {
                         let mut d = Draft::new(
                             EventKind::Undeliverable,
-                            format!("{} -> {} arrives at a crashed node: {}", self.name(m.from), self.name(to), record.label),
+                            format!(
+                                "{} -> {} arrives at a crashed node: {}",
+                                self.name(m.from),
+                                self.name(to),
+                                record.label
+                            ),
                             vec![m.from, to],
                         );
                         d.message = Some(record);
@@ -283,9 +349,15 @@ impl<W: World> Engine<W> {
                     NodeStatus::Up => Some(self.deliver(m, record)),
                 }
             }
-            Event::Timer { node, timer, generation } => {
+            Event::Timer {
+                node,
+                timer,
+                generation,
+            } => {
                 let pending = &mut self.timers[node.index()];
-                let pos = pending.iter().position(|(t, g)| *t == timer && *g == generation)?;
+                let pos = pending
+                    .iter()
+                    .position(|(t, g)| *t == timer && *g == generation)?;
                 pending.remove(pos);
                 if let NodeStatus::Paused { .. } = self.status[node.index()] {
                     self.waiting[node.index()].push(Waiting::Timer(timer));
@@ -304,7 +376,11 @@ impl<W: World> Engine<W> {
                 for input in held {
                     self.queue.push(self.now_us, Event::Waited { node, input });
                 }
-                let mut d = Draft::new(EventKind::Resume, format!("{} resumes after its pause", self.name(node)), vec![node]);
+                let mut d = Draft::new(
+                    EventKind::Resume,
+                    format!("{} resumes after its pause", self.name(node)),
+                    vec![node],
+                );
                 d.notes.push(if count == 0 {
                     format!("{} wakes up and carries on exactly where it stopped; it has no idea time passed.", self.name(node))
                 } else {
@@ -321,7 +397,11 @@ impl<W: World> Engine<W> {
                 }
                 let mut d = Draft::new(
                     EventKind::PeerDown,
-                    format!("{} notices its connection to {} dropped", self.name(node), self.name(peer)),
+                    format!(
+                        "{} notices its connection to {} dropped",
+                        self.name(node),
+                        self.name(peer)
+                    ),
                     vec![node, peer],
                 );
                 self.invoke(node, &mut d, |p, ctx| p.on_peer_down(ctx, peer));
@@ -333,8 +413,14 @@ impl<W: World> Engine<W> {
                 }
                 match input {
                     Waiting::Message(m) => {
-                        let record =
-                            MessageRecord { id: m.id, from: m.from, to: m.to, label: m.msg.label(), sent_us: m.sent_us };
+                        let label = self.text(|| m.msg.label());
+                        let record = MessageRecord {
+                            id: m.id,
+                            from: m.from,
+                            to: m.to,
+                            label,
+                            sent_us: m.sent_us,
+                        };
                         Some(self.deliver(m, record))
                     }
                     Waiting::Timer(t) => Some(self.fire_timer(node, t)),
@@ -344,11 +430,15 @@ impl<W: World> Engine<W> {
     }
 
     fn deliver(&mut self, m: InFlight<Msg<W>>, record: MessageRecord) -> Draft {
-        let mut d = Draft::new(
-            EventKind::Deliver,
-            format!("{} -> {}: {}", self.name(m.from), self.name(m.to), record.label),
-            vec![m.to, m.from],
-        );
+        let text = self.text(|| {
+            format!(
+                "{} -> {}: {}",
+                self.name(m.from),
+                self.name(m.to),
+                record.label
+            )
+        });
+        let mut d = Draft::new(EventKind::Deliver, text, vec![m.to, m.from]);
         d.message = Some(record);
         let from = m.from;
         self.invoke(m.to, &mut d, |p, ctx| p.on_message(ctx, from, m.msg));
@@ -356,12 +446,18 @@ impl<W: World> Engine<W> {
     }
 
     fn fire_timer(&mut self, node: NodeId, timer: Timer<W>) -> Draft {
-        let mut d = Draft::new(EventKind::Timer, format!("{}: {}", self.name(node), timer.label()), vec![node]);
+        let text = self.text(|| format!("{}: {}", self.name(node), timer.label()));
+        let mut d = Draft::new(EventKind::Timer, text, vec![node]);
         self.invoke(node, &mut d, |p, ctx| p.on_timer(ctx, timer));
         d
     }
 
-    fn invoke(&mut self, node: NodeId, draft: &mut Draft, handler: impl FnOnce(&mut W::Node, &mut Ctx<'_, W::Node>)) {
+    fn invoke(
+        &mut self,
+        node: NodeId,
+        draft: &mut Draft,
+        handler: impl FnOnce(&mut W::Node, &mut Ctx<'_, W::Node>),
+    ) {
         let i = node.index();
         let local_now_us = self.clocks[i].read_us(self.now_us);
         let mut effects = std::mem::take(&mut self.effects);
@@ -379,25 +475,46 @@ impl<W: World> Engine<W> {
         let i = node.index();
         match effect {
             Effect::Send { to, msg } => {
-                assert!(to.0 < self.infos.len() as u32, "participant sent to unknown node {to}");
-                let label = msg.label();
+                assert!(
+                    to.0 < self.infos.len() as u32,
+                    "participant sent to unknown node {to}"
+                );
+                let label = self.text(|| msg.label());
                 let (id, outcome) = self.net.send(self.now_us, node, to, msg, &mut self.net_rng);
                 match outcome {
-                    SendOutcome::Scheduled { deliver_us } => self.queue.push(deliver_us, Event::Deliver(id)),
+                    SendOutcome::Scheduled { deliver_us } => {
+                        self.queue.push(deliver_us, Event::Deliver(id))
+                    }
                     SendOutcome::Held => {}
                     SendOutcome::LostToCut | SendOutcome::LostToChance => {
-                        draft.lost.push(MessageRecord { id, from: node, to, label, sent_us: self.now_us });
+                        draft.lost.push(MessageRecord {
+                            id,
+                            from: node,
+                            to,
+                            label,
+                            sent_us: self.now_us,
+                        });
                     }
                 }
             }
-            Effect::SetTimer { timer, after_local_us } => {
+            Effect::SetTimer {
+                timer,
+                after_local_us,
+            } => {
                 let generation = self.next_generation;
                 self.next_generation += 1;
                 let pending = &mut self.timers[i];
                 pending.retain(|(t, _)| *t != timer);
                 pending.push((timer.clone(), generation));
                 let at = self.now_us + self.clocks[i].true_duration_us(after_local_us);
-                self.queue.push(at, Event::Timer { node, timer, generation });
+                self.queue.push(
+                    at,
+                    Event::Timer {
+                        node,
+                        timer,
+                        generation,
+                    },
+                );
             }
             Effect::CancelTimer { timer } => self.timers[i].retain(|(t, _)| *t != timer),
             Effect::Persist(d) => self.durable[i] = d,
@@ -407,14 +524,20 @@ impl<W: World> Engine<W> {
 
     /// The one path every fault takes, scripted or injected.
     fn apply_fault(&mut self, fault: Fault) -> Draft {
-        let names = |id: NodeId| self.infos.get(id.index()).map(|n| n.name.clone()).unwrap_or_default();
+        let names = |id: NodeId| {
+            self.infos
+                .get(id.index())
+                .map(|n| n.name.clone())
+                .unwrap_or_default()
+        };
         let mut d = Draft::new(EventKind::Fault, fault.describe(&names), fault.nodes());
         d.fault = Some(fault.clone());
         match fault {
             Fault::Crash { node } => {
                 let i = node.index();
                 if self.status[i] == NodeStatus::Crashed {
-                    d.notes.push(format!("{} is already down.", self.name(node)));
+                    d.notes
+                        .push(format!("{} is already down.", self.name(node)));
                     return d;
                 }
                 self.live[i] = None;
@@ -431,25 +554,40 @@ impl<W: World> Engine<W> {
                     let watches = self.live[j].as_ref().is_some_and(|p| p.watches(node));
                     if watcher != node && watches {
                         let at = self.now_us + PEER_DOWN_NOTICE_US;
-                        self.queue.push(at, Event::PeerDown { node: watcher, peer: node });
+                        self.queue.push(
+                            at,
+                            Event::PeerDown {
+                                node: watcher,
+                                peer: node,
+                            },
+                        );
                     }
                 }
             }
             Fault::Restart { node } => {
                 let i = node.index();
                 if self.status[i] != NodeStatus::Crashed {
-                    d.notes.push(format!("{} is not down; nothing to restart.", self.name(node)));
+                    d.notes.push(format!(
+                        "{} is not down; nothing to restart.",
+                        self.name(node)
+                    ));
                     return d;
                 }
                 self.live[i] = Some(W::Node::recover(node, &self.durable[i]));
                 self.status[i] = NodeStatus::Up;
-                d.notes.push(format!("{} comes back from its persisted state.", self.name(node)));
+                d.notes.push(format!(
+                    "{} comes back from its persisted state.",
+                    self.name(node)
+                ));
                 self.invoke(node, &mut d, |p, ctx| p.on_start(ctx));
             }
             Fault::Pause { node, duration_ms } => {
                 let i = node.index();
                 if self.status[i] == NodeStatus::Crashed {
-                    d.notes.push(format!("{} is down; there is nothing to pause.", self.name(node)));
+                    d.notes.push(format!(
+                        "{} is down; there is nothing to pause.",
+                        self.name(node)
+                    ));
                     return d;
                 }
                 let mut until_us = self.now_us + duration_ms * 1_000;
@@ -459,7 +597,8 @@ impl<W: World> Engine<W> {
                 let generation = self.bump_generation();
                 self.pause_generation[i] = generation;
                 self.status[i] = NodeStatus::Paused { until_us };
-                self.queue.push(until_us, Event::Resume { node, generation });
+                self.queue
+                    .push(until_us, Event::Resume { node, generation });
                 d.notes.push(format!(
                     "{} is frozen, not crashed: messages and timers for it wait, and nobody outside can tell the difference.",
                     self.name(node)
@@ -486,11 +625,16 @@ impl<W: World> Engine<W> {
             }
             Fault::DropMessage { msg } => {
                 if !self.net.drop_message(msg) {
-                    d.notes.push(format!("Message {msg} was no longer in flight."));
+                    d.notes
+                        .push(format!("Message {msg} was no longer in flight."));
                 }
             }
-            Fault::ClockJump { node, delta_ms } => self.clocks[node.index()].jump(self.now_us, delta_ms * 1_000),
-            Fault::ClockDrift { node, drift_ppm } => self.clocks[node.index()].set_drift(self.now_us, drift_ppm),
+            Fault::ClockJump { node, delta_ms } => {
+                self.clocks[node.index()].jump(self.now_us, delta_ms * 1_000)
+            }
+            Fault::ClockDrift { node, drift_ppm } => {
+                self.clocks[node.index()].set_drift(self.now_us, drift_ppm)
+            }
         }
         d
     }
@@ -504,7 +648,10 @@ impl<W: World> Engine<W> {
     fn record(&mut self, draft: Draft) {
         let seq = self.event_count as u32;
         self.event_count += 1;
-        let nodes = Nodes { live: &self.live, durable: &self.durable };
+        let nodes = Nodes {
+            live: &self.live,
+            durable: &self.durable,
+        };
         self.verdicts.clear();
         if !self.tracker.is_empty() {
             self.world.evaluate(&nodes, &mut self.verdicts);
@@ -567,10 +714,24 @@ impl<W: World> Engine<W> {
             .net
             .abnormal_links()
             .into_iter()
-            .map(|(from, to, cut, held)| LinkView { from, to, cut, held })
+            .map(|(from, to, cut, held)| LinkView {
+                from,
+                to,
+                cut,
+                held,
+            })
             .collect();
-        let tables = self.world.tables(&Nodes { live: &self.live, durable: &self.durable });
-        Snapshot { time_us: self.now_us, nodes, messages, links, tables }
+        let tables = self.world.tables(&Nodes {
+            live: &self.live,
+            durable: &self.durable,
+        });
+        Snapshot {
+            time_us: self.now_us,
+            nodes,
+            messages,
+            links,
+            tables,
+        }
     }
 }
 
@@ -579,11 +740,22 @@ fn validate_action(infos: &[NodeInfo], action: &Action) -> Result<(), String> {
     let nodes = action.fault.nodes();
     for n in &nodes {
         let Some(info) = infos.get(n.index()) else {
-            let valid: Vec<String> = infos.iter().map(|i| format!("{} ({})", i.id.0, i.name)).collect();
-            return Err(format!("there is no node {}; nodes are {}", n.0, valid.join(", ")));
+            let valid: Vec<String> = infos
+                .iter()
+                .map(|i| format!("{} ({})", i.id.0, i.name))
+                .collect();
+            return Err(format!(
+                "there is no node {}; nodes are {}",
+                n.0,
+                valid.join(", ")
+            ));
         };
         if !info.faults.contains(&kind) {
-            return Err(format!("this scenario does not allow {kind:?} faults on {}", info.name).to_lowercase());
+            return Err(format!(
+                "this scenario does not allow {kind:?} faults on {}",
+                info.name
+            )
+            .to_lowercase());
         }
     }
     if nodes.is_empty() && !infos.iter().any(|i| i.faults.contains(&kind)) {

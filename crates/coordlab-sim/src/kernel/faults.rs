@@ -109,7 +109,11 @@ impl Fault {
             if parts.len() == n {
                 Ok(())
             } else {
-                Err(format!("fault `{code}`: expected {} argument(s), got {}", n - 1, parts.len() - 1))
+                Err(format!(
+                    "fault `{code}`: expected {} argument(s), got {}",
+                    n - 1,
+                    parts.len() - 1
+                ))
             }
         };
         let fault = match parts[0] {
@@ -199,7 +203,10 @@ impl Fault {
             Fault::Crash { node } => format!("{} crashes", name(*node)),
             Fault::Restart { node } => format!("{} restarts", name(*node)),
             Fault::Pause { node, duration_ms } => {
-                format!("{} freezes for {duration_ms} ms (stop-the-world pause)", name(*node))
+                format!(
+                    "{} freezes for {duration_ms} ms (stop-the-world pause)",
+                    name(*node)
+                )
             }
             Fault::Partition { side } => {
                 let names: Vec<String> = side.iter().map(|n| name(*n)).collect();
@@ -207,11 +214,21 @@ impl Fault {
             }
             Fault::CutLink { from, to } => format!("link {} -> {} is cut", name(*from), name(*to)),
             Fault::Heal => "the network heals".to_string(),
-            Fault::HoldLink { from, to } => format!("link {} -> {} holds its messages", name(*from), name(*to)),
-            Fault::ReleaseLink { from, to } => format!("link {} -> {} releases held messages", name(*from), name(*to)),
+            Fault::HoldLink { from, to } => {
+                format!("link {} -> {} holds its messages", name(*from), name(*to))
+            }
+            Fault::ReleaseLink { from, to } => format!(
+                "link {} -> {} releases held messages",
+                name(*from),
+                name(*to)
+            ),
             Fault::DropMessage { msg } => format!("message {msg} is lost"),
-            Fault::ClockJump { node, delta_ms } => format!("{}'s clock jumps {delta_ms:+} ms", name(*node)),
-            Fault::ClockDrift { node, drift_ppm } => format!("{}'s clock now drifts {drift_ppm:+} ppm", name(*node)),
+            Fault::ClockJump { node, delta_ms } => {
+                format!("{}'s clock jumps {delta_ms:+} ms", name(*node))
+            }
+            Fault::ClockDrift { node, drift_ppm } => {
+                format!("{}'s clock now drifts {drift_ppm:+} ppm", name(*node))
+            }
         }
     }
 }
@@ -237,7 +254,10 @@ impl Action {
         let at_step = step
             .parse::<u32>()
             .map_err(|_| format!("action `{code}`: `{step}` is not a step number"))?;
-        Ok(Action { at_step, fault: Fault::from_code(fault)? })
+        Ok(Action {
+            at_step,
+            fault: Fault::from_code(fault)?,
+        })
     }
 }
 
@@ -249,12 +269,19 @@ impl fmt::Display for Action {
 
 /// Parses a `;`-separated action script.
 pub fn parse_script(text: &str) -> Result<Vec<Action>, String> {
-    text.split(';').filter(|s| !s.is_empty()).map(Action::from_code).collect()
+    text.split(';')
+        .filter(|s| !s.is_empty())
+        .map(Action::from_code)
+        .collect()
 }
 
 /// The `;`-separated text form of an action script.
 pub fn script_code(actions: &[Action]) -> String {
-    actions.iter().map(Action::to_code).collect::<Vec<_>>().join(";")
+    actions
+        .iter()
+        .map(Action::to_code)
+        .collect::<Vec<_>>()
+        .join(";")
 }
 
 #[cfg(test)]
@@ -266,32 +293,69 @@ mod tests {
         let faults = vec![
             Fault::Crash { node: NodeId(1) },
             Fault::Restart { node: NodeId(2) },
-            Fault::Pause { node: NodeId(1), duration_ms: 40_000 },
-            Fault::Partition { side: vec![NodeId(0), NodeId(3)] },
-            Fault::CutLink { from: NodeId(0), to: NodeId(1) },
+            Fault::Pause {
+                node: NodeId(1),
+                duration_ms: 40_000,
+            },
+            Fault::Partition {
+                side: vec![NodeId(0), NodeId(3)],
+            },
+            Fault::CutLink {
+                from: NodeId(0),
+                to: NodeId(1),
+            },
             Fault::Heal,
-            Fault::HoldLink { from: NodeId(1), to: NodeId(0) },
-            Fault::ReleaseLink { from: NodeId(1), to: NodeId(0) },
+            Fault::HoldLink {
+                from: NodeId(1),
+                to: NodeId(0),
+            },
+            Fault::ReleaseLink {
+                from: NodeId(1),
+                to: NodeId(0),
+            },
             Fault::DropMessage { msg: MsgId(7) },
-            Fault::ClockJump { node: NodeId(2), delta_ms: -300 },
-            Fault::ClockDrift { node: NodeId(2), drift_ppm: 2_000 },
+            Fault::ClockJump {
+                node: NodeId(2),
+                delta_ms: -300,
+            },
+            Fault::ClockDrift {
+                node: NodeId(2),
+                drift_ppm: 2_000,
+            },
         ];
         for f in faults {
-            assert_eq!(Fault::from_code(&f.to_code()), Ok(f.clone()), "{}", f.to_code());
+            assert_eq!(
+                Fault::from_code(&f.to_code()),
+                Ok(f.clone()),
+                "{}",
+                f.to_code()
+            );
         }
     }
 
     #[test]
     fn bad_codes_are_explained() {
-        assert!(Fault::from_code("explode:1").unwrap_err().contains("unknown fault"));
-        assert!(Fault::from_code("pause:1:0").unwrap_err().contains("pause length"));
+        assert!(Fault::from_code("explode:1")
+            .unwrap_err()
+            .contains("unknown fault"));
+        assert!(Fault::from_code("pause:1:0")
+            .unwrap_err()
+            .contains("pause length"));
         assert!(Fault::from_code("crash").unwrap_err().contains("argument"));
-        assert!(Action::from_code("x@crash:1").unwrap_err().contains("step number"));
+        assert!(Action::from_code("x@crash:1")
+            .unwrap_err()
+            .contains("step number"));
         assert_eq!(
             parse_script("3@crash:1;9@restart:1").unwrap(),
             vec![
-                Action { at_step: 3, fault: Fault::Crash { node: NodeId(1) } },
-                Action { at_step: 9, fault: Fault::Restart { node: NodeId(1) } },
+                Action {
+                    at_step: 3,
+                    fault: Fault::Crash { node: NodeId(1) }
+                },
+                Action {
+                    at_step: 9,
+                    fault: Fault::Restart { node: NodeId(1) }
+                },
             ]
         );
     }

@@ -14,7 +14,11 @@ pub struct LinkConfig {
 
 impl LinkConfig {
     pub fn reliable(latency_min_us: u64, latency_max_us: u64) -> LinkConfig {
-        LinkConfig { latency_min_us, latency_max_us, loss: Ratio::NEVER }
+        LinkConfig {
+            latency_min_us,
+            latency_max_us,
+            loss: Ratio::NEVER,
+        }
     }
 }
 
@@ -55,7 +59,11 @@ pub struct Network<M> {
 
 impl<M: Clone> Network<M> {
     pub fn new(node_count: u32, config: LinkConfig) -> Network<M> {
-        let link = Link { config, cut: false, held: false };
+        let link = Link {
+            config,
+            cut: false,
+            held: false,
+        };
         Network {
             node_count,
             links: vec![link; (node_count * node_count) as usize],
@@ -86,7 +94,14 @@ impl<M: Clone> Network<M> {
 
     /// Hands a message to the network. Draws from `rng` only for latency and for loss on
     /// lossy links, in that fixed order.
-    pub fn send(&mut self, now_us: u64, from: NodeId, to: NodeId, msg: M, rng: &mut SimRng) -> (MsgId, SendOutcome) {
+    pub fn send(
+        &mut self,
+        now_us: u64,
+        from: NodeId,
+        to: NodeId,
+        msg: M,
+        rng: &mut SimRng,
+    ) -> (MsgId, SendOutcome) {
         let id = MsgId(self.next_msg);
         self.next_msg += 1;
         let link = self.link(from, to).clone();
@@ -99,10 +114,21 @@ impl<M: Clone> Network<M> {
         let (deliver_us, outcome) = if link.held {
             (None, SendOutcome::Held)
         } else {
-            let at = now_us + between_us(rng, link.config.latency_min_us, link.config.latency_max_us);
+            let at =
+                now_us + between_us(rng, link.config.latency_min_us, link.config.latency_max_us);
             (Some(at), SendOutcome::Scheduled { deliver_us: at })
         };
-        self.in_flight.insert(id, InFlight { id, from, to, msg, sent_us: now_us, deliver_us });
+        self.in_flight.insert(
+            id,
+            InFlight {
+                id,
+                from,
+                to,
+                msg,
+                sent_us: now_us,
+                deliver_us,
+            },
+        );
         (id, outcome)
     }
 
@@ -130,7 +156,13 @@ impl<M: Clone> Network<M> {
     }
 
     /// Releases a held link; returns the ids and new delivery times of the messages it held.
-    pub fn release(&mut self, now_us: u64, from: NodeId, to: NodeId, rng: &mut SimRng) -> Vec<(MsgId, u64)> {
+    pub fn release(
+        &mut self,
+        now_us: u64,
+        from: NodeId,
+        to: NodeId,
+        rng: &mut SimRng,
+    ) -> Vec<(MsgId, u64)> {
         let config = {
             let link = self.link_mut(from, to);
             link.held = false;
@@ -172,7 +204,10 @@ mod tests {
     use crate::kernel::rng::{stream, Stream};
 
     fn net() -> (Network<&'static str>, SimRng) {
-        (Network::new(3, LinkConfig::reliable(1_000, 2_000)), stream(1, Stream::Network))
+        (
+            Network::new(3, LinkConfig::reliable(1_000, 2_000)),
+            stream(1, Stream::Network),
+        )
     }
 
     #[test]
@@ -189,10 +224,19 @@ mod tests {
     fn one_way_cut_loses_only_that_direction() {
         let (mut n, mut rng) = net();
         n.set_cut(NodeId(0), NodeId(1), true);
-        assert_eq!(n.send(0, NodeId(0), NodeId(1), "a", &mut rng).1, SendOutcome::LostToCut);
-        assert!(matches!(n.send(0, NodeId(1), NodeId(0), "b", &mut rng).1, SendOutcome::Scheduled { .. }));
+        assert_eq!(
+            n.send(0, NodeId(0), NodeId(1), "a", &mut rng).1,
+            SendOutcome::LostToCut
+        );
+        assert!(matches!(
+            n.send(0, NodeId(1), NodeId(0), "b", &mut rng).1,
+            SendOutcome::Scheduled { .. }
+        ));
         n.heal();
-        assert!(matches!(n.send(0, NodeId(0), NodeId(1), "c", &mut rng).1, SendOutcome::Scheduled { .. }));
+        assert!(matches!(
+            n.send(0, NodeId(0), NodeId(1), "c", &mut rng).1,
+            SendOutcome::Scheduled { .. }
+        ));
     }
 
     #[test]

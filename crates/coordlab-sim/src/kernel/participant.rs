@@ -41,10 +41,18 @@ pub trait Participant: Sized {
 /// An effect a handler asks the kernel to apply.
 #[derive(Clone, Debug)]
 pub enum Effect<P: Participant> {
-    Send { to: NodeId, msg: P::Msg },
+    Send {
+        to: NodeId,
+        msg: P::Msg,
+    },
     /// Fires after `after_local_us` by the node's own clock; replaces a pending equal timer.
-    SetTimer { timer: P::Timer, after_local_us: u64 },
-    CancelTimer { timer: P::Timer },
+    SetTimer {
+        timer: P::Timer,
+        after_local_us: u64,
+    },
+    CancelTimer {
+        timer: P::Timer,
+    },
     Persist(P::Durable),
     /// A sentence of narration, shown for this step.
     Note(String),
@@ -60,8 +68,18 @@ pub struct Ctx<'a, P: Participant> {
 }
 
 impl<'a, P: Participant> Ctx<'a, P> {
-    pub fn new(node: NodeId, local_now_us: u64, rng: &'a mut SimRng, effects: &'a mut Vec<Effect<P>>) -> Self {
-        Ctx { node, local_now_us, rng, effects }
+    pub fn new(
+        node: NodeId,
+        local_now_us: u64,
+        rng: &'a mut SimRng,
+        effects: &'a mut Vec<Effect<P>>,
+    ) -> Self {
+        Ctx {
+            node,
+            local_now_us,
+            rng,
+            effects,
+        }
     }
 
     pub fn send(&mut self, to: NodeId, msg: P::Msg) {
@@ -69,7 +87,10 @@ impl<'a, P: Participant> Ctx<'a, P> {
     }
 
     pub fn set_timer(&mut self, timer: P::Timer, after_local_us: u64) {
-        self.effects.push(Effect::SetTimer { timer, after_local_us });
+        self.effects.push(Effect::SetTimer {
+            timer,
+            after_local_us,
+        });
     }
 
     pub fn cancel_timer(&mut self, timer: P::Timer) {

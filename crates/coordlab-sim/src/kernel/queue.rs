@@ -35,7 +35,10 @@ pub struct EventQueue<E> {
 
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
-        EventQueue { heap: BinaryHeap::new(), next_seq: 0 }
+        EventQueue {
+            heap: BinaryHeap::new(),
+            next_seq: 0,
+        }
     }
 }
 
@@ -43,7 +46,11 @@ impl<E> EventQueue<E> {
     pub fn push(&mut self, time_us: u64, event: E) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Scheduled { time_us, seq, event });
+        self.heap.push(Scheduled {
+            time_us,
+            seq,
+            event,
+        });
     }
 
     pub fn pop(&mut self) -> Option<(u64, E)> {

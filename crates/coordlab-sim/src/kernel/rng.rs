@@ -44,10 +44,16 @@ pub struct Ratio {
 }
 
 impl Ratio {
-    pub const NEVER: Ratio = Ratio { numerator: 0, denominator: 1 };
+    pub const NEVER: Ratio = Ratio {
+        numerator: 0,
+        denominator: 1,
+    };
 
     pub fn per_million(numerator: u32) -> Ratio {
-        Ratio { numerator, denominator: 1_000_000 }
+        Ratio {
+            numerator,
+            denominator: 1_000_000,
+        }
     }
 
     /// Draws once; `true` with probability numerator/denominator. Never draws for `NEVER`,
@@ -97,6 +103,10 @@ mod tests {
     fn ratio_extremes() {
         let mut rng = stream(1, Stream::Network);
         assert!(!Ratio::NEVER.happens(&mut rng));
-        assert!(Ratio { numerator: 5, denominator: 5 }.happens(&mut rng));
+        assert!(Ratio {
+            numerator: 5,
+            denominator: 5
+        }
+        .happens(&mut rng));
     }
 }

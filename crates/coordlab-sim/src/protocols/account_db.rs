@@ -48,7 +48,16 @@ pub struct AccountDb {
 impl AccountDb {
     /// `names` are the participants' display names, for narration.
     pub fn new(balance: i64, names: Vec<String>) -> AccountDb {
-        AccountDb::recover(&DbDurable { row: AccountRow { balance, version: 1 }, committed_debits: 0 }, names)
+        AccountDb::recover(
+            &DbDurable {
+                row: AccountRow {
+                    balance,
+                    version: 1,
+                },
+                committed_debits: 0,
+            },
+            names,
+        )
     }
 
     pub fn recover(durable: &DbDurable, names: Vec<String>) -> AccountDb {
@@ -68,7 +77,10 @@ impl AccountDb {
     }
 
     fn name(&self, id: NodeId) -> String {
-        self.names.get(id.index()).cloned().unwrap_or_else(|| id.to_string())
+        self.names
+            .get(id.index())
+            .cloned()
+            .unwrap_or_else(|| id.to_string())
     }
 
     /// Handles one statement from the connection of `from`.
@@ -80,7 +92,9 @@ impl AccountDb {
         let who = self.name(from);
         match request {
             SqlRequest::Select { for_update: false } => {
-                self.txns.entry(from).or_insert(OpenTxn { staged_balance: None });
+                self.txns.entry(from).or_insert(OpenTxn {
+                    staged_balance: None,
+                });
                 ctx.note(format!(
                     "The database returns {} to {who}. A plain SELECT takes no lock, so nothing stops another worker reading the same value right now.",
                     rupees(self.durable.row.balance)
@@ -88,7 +102,9 @@ impl AccountDb {
                 ctx.send(from, self.row_reply());
             }
             SqlRequest::Select { for_update: true } => {
-                self.txns.entry(from).or_insert(OpenTxn { staged_balance: None });
+                self.txns.entry(from).or_insert(OpenTxn {
+                    staged_balance: None,
+                });
                 match self.lock_holder {
                     None => {
                         self.lock_holder = Some(from);
@@ -120,10 +136,16 @@ impl AccountDb {
                 ));
                 ctx.send(from, SqlMsg::Reply(SqlReply::Updated));
             }
-            SqlRequest::UpdateIfVersion { balance, expected_version } => {
+            SqlRequest::UpdateIfVersion {
+                balance,
+                expected_version,
+            } => {
                 if self.durable.row.version == expected_version {
                     let before = self.durable.row.balance;
-                    self.durable.row = AccountRow { balance, version: expected_version + 1 };
+                    self.durable.row = AccountRow {
+                        balance,
+                        version: expected_version + 1,
+                    };
                     self.durable.committed_debits += 1;
                     ctx.persist(self.durable.clone().into());
                     ctx.note(format!(
@@ -146,11 +168,18 @@ impl AccountDb {
                 let staged = self.txns.remove(&from).and_then(|t| t.staged_balance);
                 if let Some(balance) = staged {
                     let before = self.durable.row.balance;
-                    self.durable.row = AccountRow { balance, version: self.durable.row.version + 1 };
+                    self.durable.row = AccountRow {
+                        balance,
+                        version: self.durable.row.version + 1,
+                    };
                     self.durable.committed_debits += 1;
                     ctx.persist(self.durable.clone().into());
                     let expected = self.durable.committed_debits;
-                    ctx.note(format!("COMMIT: {who}'s {} replaces {} as the balance.", rupees(balance), rupees(before)));
+                    ctx.note(format!(
+                        "COMMIT: {who}'s {} replaces {} as the balance.",
+                        rupees(balance),
+                        rupees(before)
+                    ));
                     if balance == before {
                         ctx.note(format!(
                             "{expected} debits are now committed, yet the balance only moved once: {who} overwrote the other debit with a value computed from a stale read. A lost update."
@@ -164,7 +193,11 @@ impl AccountDb {
     }
 
     /// The connection to `peer` dropped: roll its transaction back and free its lock.
-    pub fn connection_lost<P: Participant<Msg = SqlMsg>>(&mut self, ctx: &mut Ctx<'_, P>, peer: NodeId) {
+    pub fn connection_lost<P: Participant<Msg = SqlMsg>>(
+        &mut self,
+        ctx: &mut Ctx<'_, P>,
+        peer: NodeId,
+    ) {
         let had_txn = self.txns.remove(&peer).is_some();
         self.lock_waiters.retain(|w| *w != peer);
         if had_txn {
@@ -196,13 +229,24 @@ impl AccountDb {
     }
 
     fn row_reply(&self) -> SqlMsg {
-        SqlMsg::Reply(SqlReply::Row { balance: self.durable.row.balance, version: self.durable.row.version })
+        SqlMsg::Reply(SqlReply::Row {
+            balance: self.durable.row.balance,
+            version: self.durable.row.version,
+        })
     }
 
     pub fn summary(&self) -> Vec<String> {
-        let mut lines = vec![format!("balance {} · v{}", rupees(self.durable.row.balance), self.durable.row.version)];
+        let mut lines = vec![format!(
+            "balance {} · v{}",
+            rupees(self.durable.row.balance),
+            self.durable.row.version
+        )];
         if let Some(h) = self.lock_holder {
-            lines.push(format!("row lock: {} (+{} waiting)", self.name(h), self.lock_waiters.len()));
+            lines.push(format!(
+                "row lock: {} (+{} waiting)",
+                self.name(h),
+                self.lock_waiters.len()
+            ));
         }
         lines
     }

@@ -32,9 +32,16 @@ pub struct DebitPlan {
 pub enum Phase {
     Idle,
     Reading,
-    Computing { read_balance: i64, read_version: u64 },
-    Writing { new_balance: i64 },
-    Committing { new_balance: i64 },
+    Computing {
+        read_balance: i64,
+        read_version: u64,
+    },
+    Writing {
+        new_balance: i64,
+    },
+    Committing {
+        new_balance: i64,
+    },
     Done,
     GaveUp,
 }
@@ -74,7 +81,13 @@ pub struct DebitWorker {
 
 impl DebitWorker {
     pub fn recover(durable: &WorkerDurable) -> DebitWorker {
-        DebitWorker { name: durable.name.clone(), plan: durable.plan, phase: Phase::Idle, attempts: 0, done: durable.done }
+        DebitWorker {
+            name: durable.name.clone(),
+            plan: durable.plan,
+            phase: Phase::Idle,
+            attempts: 0,
+            done: durable.done,
+        }
     }
 
     pub fn start<P>(&mut self, ctx: &mut Ctx<'_, P>)
@@ -82,7 +95,10 @@ impl DebitWorker {
         P: Participant<Msg = SqlMsg, Timer = WorkerTimer>,
     {
         if self.done {
-            ctx.note(format!("{} finds its debit already recorded as done and stays idle.", self.name));
+            ctx.note(format!(
+                "{} finds its debit already recorded as done and stays idle.",
+                self.name
+            ));
             self.phase = Phase::Done;
             return;
         }
@@ -114,7 +130,13 @@ impl DebitWorker {
                 });
                 self.read(ctx);
             }
-            (WorkerTimer::FinishComputing, Phase::Computing { read_balance, read_version }) => {
+            (
+                WorkerTimer::FinishComputing,
+                Phase::Computing {
+                    read_balance,
+                    read_version,
+                },
+            ) => {
                 let new_balance = read_balance - self.plan.amount;
                 self.phase = Phase::Writing { new_balance };
                 match self.plan.strategy {
@@ -124,7 +146,12 @@ impl DebitWorker {
                             self.name,
                             rupees(new_balance)
                         ));
-                        ctx.send(self.plan.db, SqlMsg::Request(SqlRequest::Update { balance: new_balance }));
+                        ctx.send(
+                            self.plan.db,
+                            SqlMsg::Request(SqlRequest::Update {
+                                balance: new_balance,
+                            }),
+                        );
                     }
                     DebitStrategy::VersionCheck => {
                         ctx.note(format!(
@@ -134,7 +161,10 @@ impl DebitWorker {
                         ));
                         ctx.send(
                             self.plan.db,
-                            SqlMsg::Request(SqlRequest::UpdateIfVersion { balance: new_balance, expected_version: read_version }),
+                            SqlMsg::Request(SqlRequest::UpdateIfVersion {
+                                balance: new_balance,
+                                expected_version: read_version,
+                            }),
                         );
                     }
                 }
@@ -151,7 +181,10 @@ impl DebitWorker {
         self.attempts += 1;
         self.phase = Phase::Reading;
         let for_update = self.plan.strategy == DebitStrategy::RowLock;
-        ctx.send(self.plan.db, SqlMsg::Request(SqlRequest::Select { for_update }));
+        ctx.send(
+            self.plan.db,
+            SqlMsg::Request(SqlRequest::Select { for_update }),
+        );
     }
 
     pub fn reply<P>(&mut self, ctx: &mut Ctx<'_, P>, from: NodeId, msg: SqlMsg)
@@ -165,7 +198,10 @@ impl DebitWorker {
         let SqlMsg::Reply(reply) = msg else { return };
         match (reply, self.phase.clone()) {
             (SqlReply::Row { balance, version }, Phase::Reading) => {
-                self.phase = Phase::Computing { read_balance: balance, read_version: version };
+                self.phase = Phase::Computing {
+                    read_balance: balance,
+                    read_version: version,
+                };
                 ctx.note(format!(
                     "{} now believes the balance is {} and spends a moment working out {} − {}.",
                     self.name,
@@ -186,7 +222,10 @@ impl DebitWorker {
             (SqlReply::VersionChecked { .. }, Phase::Writing { .. }) => {
                 if self.attempts >= self.plan.max_attempts {
                     self.phase = Phase::GaveUp;
-                    ctx.note(format!("{} gives up after {} attempts.", self.name, self.attempts));
+                    ctx.note(format!(
+                        "{} gives up after {} attempts.",
+                        self.name, self.attempts
+                    ));
                 } else {
                     ctx.note(format!(
                         "Zero rows: {}'s read was stale. It throws the computed value away and reads the row again.",
@@ -206,15 +245,27 @@ impl DebitWorker {
     {
         self.phase = Phase::Done;
         self.done = true;
-        ctx.persist(WorkerDurable { name: self.name.clone(), plan: self.plan, done: true }.into());
-        ctx.note(format!("{}'s debit is committed; its job is finished.", self.name));
+        ctx.persist(
+            WorkerDurable {
+                name: self.name.clone(),
+                plan: self.plan,
+                done: true,
+            }
+            .into(),
+        );
+        ctx.note(format!(
+            "{}'s debit is committed; its job is finished.",
+            self.name
+        ));
     }
 
     pub fn summary(&self) -> Vec<String> {
         let phase = match &self.phase {
             Phase::Idle => "waiting for the job".to_string(),
             Phase::Reading => "reading the row".to_string(),
-            Phase::Computing { read_balance, .. } => format!("read {}, computing", rupees(*read_balance)),
+            Phase::Computing { read_balance, .. } => {
+                format!("read {}, computing", rupees(*read_balance))
+            }
             Phase::Writing { new_balance } => format!("writing {}", rupees(*new_balance)),
             Phase::Committing { new_balance } => format!("committing {}", rupees(*new_balance)),
             Phase::Done => "done".to_string(),

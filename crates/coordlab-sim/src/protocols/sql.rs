@@ -14,22 +14,34 @@ pub fn rupees(amount: i64) -> String {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SqlRequest {
     /// `SELECT balance, version FROM accounts WHERE id = 42 [FOR UPDATE]`.
-    Select { for_update: bool },
+    Select {
+        for_update: bool,
+    },
     /// `UPDATE accounts SET balance = :balance WHERE id = 42`, inside the open transaction.
-    Update { balance: i64 },
+    Update {
+        balance: i64,
+    },
     /// `UPDATE … SET balance = :balance, version = version + 1 WHERE id = 42 AND version = :expected_version`,
     /// one atomic statement.
-    UpdateIfVersion { balance: i64, expected_version: u64 },
+    UpdateIfVersion {
+        balance: i64,
+        expected_version: u64,
+    },
     Commit,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SqlReply {
-    Row { balance: i64, version: u64 },
+    Row {
+        balance: i64,
+        version: u64,
+    },
     Updated,
     Committed,
     /// Rows changed by a version-checked update: 1 applied, 0 the version had moved on.
-    VersionChecked { rows: u32 },
+    VersionChecked {
+        rows: u32,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

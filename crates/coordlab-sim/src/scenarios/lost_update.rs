@@ -15,7 +15,9 @@ use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
 use crate::properties::{PropertyKind, PropertySpec, Verdict};
 use crate::protocols::account_db::{AccountDb, DbDurable};
-use crate::protocols::debit_worker::{DebitPlan, DebitStrategy, DebitWorker, Phase, WorkerDurable, WorkerTimer};
+use crate::protocols::debit_worker::{
+    DebitPlan, DebitStrategy, DebitWorker, Phase, WorkerDurable, WorkerTimer,
+};
 use crate::protocols::sql::{rupees, SqlMsg, ACCOUNT_ID};
 use crate::trace::{NodeInfo, TableView, Trace};
 use serde_json::json;
@@ -60,11 +62,22 @@ fn strategy(params: &Params) -> DebitStrategy {
 
 pub fn expectation(params: &Params) -> Expectation {
     let safe = strategy(params) != DebitStrategy::ReadThenWrite;
-    let balance = if safe { OPENING_BALANCE - 2 * DEBIT } else { OPENING_BALANCE - DEBIT };
+    let balance = if safe {
+        OPENING_BALANCE - 2 * DEBIT
+    } else {
+        OPENING_BALANCE - DEBIT
+    };
     Expectation {
         outcome: vec![("balance".to_string(), json!(balance))],
         verdicts: vec![
-            ("no-lost-update".to_string(), if safe { Verdict::Holds } else { Verdict::Violated }),
+            (
+                "no-lost-update".to_string(),
+                if safe {
+                    Verdict::Holds
+                } else {
+                    Verdict::Violated
+                },
+            ),
             ("every-debit-finishes".to_string(), Verdict::Holds),
         ],
     }
@@ -96,7 +109,11 @@ impl From<DbDurable> for LostUpdateDurable {
 }
 
 fn names() -> Vec<String> {
-    vec!["database".to_string(), "worker-1".to_string(), "worker-2".to_string()]
+    vec![
+        "database".to_string(),
+        "worker-1".to_string(),
+        "worker-2".to_string(),
+    ]
 }
 
 impl Participant for LostUpdateNode {
@@ -112,7 +129,11 @@ impl Participant for LostUpdateNode {
             )),
             LostUpdateNode::Worker(w) => {
                 if !w.done {
-                    ctx.note(format!("{} is scheduled to take {} from account {ACCOUNT_ID}.", w.name, rupees(w.plan.amount)));
+                    ctx.note(format!(
+                        "{} is scheduled to take {} from account {ACCOUNT_ID}.",
+                        w.name,
+                        rupees(w.plan.amount)
+                    ));
                 }
                 w.start(ctx);
             }
@@ -162,9 +183,19 @@ impl Participant for LostUpdateNode {
 
     fn durable_summary(durable: &LostUpdateDurable) -> Vec<String> {
         match durable {
-            LostUpdateDurable::Db(d) => vec!["down".to_string(), format!("on disk: balance {}", rupees(d.row.balance))],
+            LostUpdateDurable::Db(d) => vec![
+                "down".to_string(),
+                format!("on disk: balance {}", rupees(d.row.balance)),
+            ],
             LostUpdateDurable::Worker(d) => {
-                vec!["down".to_string(), if d.done { "debit done".to_string() } else { "debit not done".to_string() }]
+                vec![
+                    "down".to_string(),
+                    if d.done {
+                        "debit done".to_string()
+                    } else {
+                        "debit not done".to_string()
+                    },
+                ]
             }
         }
     }
@@ -195,7 +226,8 @@ impl World for LostUpdateWorld {
             PropertySpec {
                 name: "no-lost-update",
                 kind: PropertyKind::Always,
-                description: "The committed balance equals ₹100 minus ₹30 for every committed debit.",
+                description:
+                    "The committed balance equals ₹100 minus ₹30 for every committed debit.",
             },
             PropertySpec {
                 name: "every-debit-finishes",
@@ -215,7 +247,12 @@ impl World for LostUpdateWorld {
         let db = Self::db(nodes);
         let accounts = TableView {
             title: "accounts".to_string(),
-            columns: vec!["id".into(), "balance".into(), "version".into(), "debits committed".into()],
+            columns: vec![
+                "id".into(),
+                "balance".into(),
+                "version".into(),
+                "debits committed".into(),
+            ],
             rows: vec![vec![
                 ACCOUNT_ID.to_string(),
                 rupees(db.row.balance),
@@ -226,43 +263,75 @@ impl World for LostUpdateWorld {
         let names = names();
         let (holder, waiters) = match &nodes.live[DB.index()] {
             Some(LostUpdateNode::Db(live)) => (
-                live.lock_holder.map_or("—".to_string(), |h| names[h.index()].clone()),
+                live.lock_holder
+                    .map_or("—".to_string(), |h| names[h.index()].clone()),
                 if live.lock_waiters.is_empty() {
                     "—".to_string()
                 } else {
-                    live.lock_waiters.iter().map(|w| names[w.index()].clone()).collect::<Vec<_>>().join(", ")
+                    live.lock_waiters
+                        .iter()
+                        .map(|w| names[w.index()].clone())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 },
             ),
             _ => ("(database down)".to_string(), "—".to_string()),
         };
         let locks = TableView {
             title: "lock manager".to_string(),
-            columns: vec!["row".into(), "held by".into(), "mode".into(), "waiting".into()],
+            columns: vec![
+                "row".into(),
+                "held by".into(),
+                "mode".into(),
+                "waiting".into(),
+            ],
             rows: vec![vec![
                 format!("accounts#{ACCOUNT_ID}"),
                 holder.clone(),
-                if holder == "—" { "—".to_string() } else { "exclusive".to_string() },
+                if holder == "—" {
+                    "—".to_string()
+                } else {
+                    "exclusive".to_string()
+                },
                 waiters,
             ]],
         };
         let mut txns = TableView {
             title: "workers".to_string(),
-            columns: vec!["worker".into(), "believes balance".into(), "will write".into(), "state".into()],
+            columns: vec![
+                "worker".into(),
+                "believes balance".into(),
+                "will write".into(),
+                "state".into(),
+            ],
             rows: Vec::new(),
         };
         for w in WORKERS {
             let row = match &nodes.live[w.index()] {
                 Some(LostUpdateNode::Worker(worker)) => {
                     let (read, write) = match &worker.phase {
-                        Phase::Computing { read_balance, .. } => (rupees(*read_balance), "…".to_string()),
-                        Phase::Writing { new_balance } | Phase::Committing { new_balance } => {
-                            (rupees(new_balance + worker.plan.amount), rupees(*new_balance))
+                        Phase::Computing { read_balance, .. } => {
+                            (rupees(*read_balance), "…".to_string())
                         }
+                        Phase::Writing { new_balance } | Phase::Committing { new_balance } => (
+                            rupees(new_balance + worker.plan.amount),
+                            rupees(*new_balance),
+                        ),
                         _ => ("—".to_string(), "—".to_string()),
                     };
-                    vec![names[w.index()].clone(), read, write, worker.summary()[0].clone()]
+                    vec![
+                        names[w.index()].clone(),
+                        read,
+                        write,
+                        worker.summary()[0].clone(),
+                    ]
                 }
-                _ => vec![names[w.index()].clone(), "—".into(), "—".into(), "down".into()],
+                _ => vec![
+                    names[w.index()].clone(),
+                    "—".into(),
+                    "—".into(),
+                    "down".into(),
+                ],
             };
             txns.rows.push(row);
         }
@@ -274,10 +343,16 @@ impl World for LostUpdateWorld {
         let mut out = BTreeMap::new();
         out.insert("balance".to_string(), json!(db.row.balance));
         out.insert("committed_debits".to_string(), json!(db.committed_debits));
-        out.insert("expected_balance".to_string(), json!(OPENING_BALANCE - DEBIT * i64::from(db.committed_debits)));
+        out.insert(
+            "expected_balance".to_string(),
+            json!(OPENING_BALANCE - DEBIT * i64::from(db.committed_debits)),
+        );
         if let Some(LostUpdateNode::Db(live)) = &nodes.live[DB.index()] {
             out.insert("lock_waits".to_string(), json!(live.lock_waits));
-            out.insert("version_conflicts".to_string(), json!(live.version_conflicts));
+            out.insert(
+                "version_conflicts".to_string(),
+                json!(live.version_conflicts),
+            );
         }
         out
     }
@@ -293,20 +368,49 @@ pub fn setup(params: &Params) -> Setup<LostUpdateWorld> {
         max_attempts: 5,
     };
     let names = names();
-    let faults = vec![FaultKind::Crash, FaultKind::Restart, FaultKind::Pause, FaultKind::Network];
-    let info = |id: NodeId, kind: &str| NodeInfo { id, name: names[id.index()].clone(), kind: kind.to_string(), faults: faults.clone() };
+    let faults = vec![
+        FaultKind::Crash,
+        FaultKind::Restart,
+        FaultKind::Pause,
+        FaultKind::Network,
+    ];
+    let info = |id: NodeId, kind: &str| NodeInfo {
+        id,
+        name: names[id.index()].clone(),
+        kind: kind.to_string(),
+        faults: faults.clone(),
+    };
     let db = AccountDb::new(OPENING_BALANCE, names.clone());
     let db_durable = LostUpdateDurable::Db(db.durable.clone());
     let mut nodes = vec![(info(DB, "database"), LostUpdateNode::Db(db), db_durable)];
     for w in WORKERS {
-        let durable = WorkerDurable { name: names[w.index()].clone(), plan, done: false };
+        let durable = WorkerDurable {
+            name: names[w.index()].clone(),
+            plan,
+            done: false,
+        };
         let worker = DebitWorker::recover(&durable);
-        nodes.push((info(w, "worker"), LostUpdateNode::Worker(worker), LostUpdateDurable::Worker(durable)));
+        nodes.push((
+            info(w, "worker"),
+            LostUpdateNode::Worker(worker),
+            LostUpdateDurable::Worker(durable),
+        ));
     }
-    Setup { world: LostUpdateWorld, nodes, link: LinkConfig::reliable(MS_US, 4 * MS_US), scripted: Vec::new() }
+    Setup {
+        world: LostUpdateWorld,
+        nodes,
+        link: LinkConfig::reliable(MS_US, 4 * MS_US),
+        scripted: Vec::new(),
+    }
 }
 
-pub fn run(params: &Params, seed: u64, actions: &[Action], limits: Limits, recording: Recording) -> Result<Trace, String> {
+pub fn run(
+    params: &Params,
+    seed: u64,
+    actions: &[Action],
+    limits: Limits,
+    recording: Recording,
+) -> Result<Trace, String> {
     let engine = Engine::new(setup(params), seed, actions, limits, recording)?;
     Ok(engine.run(ID, seed, params.clone()))
 }

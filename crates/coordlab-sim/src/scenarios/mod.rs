@@ -23,12 +23,30 @@ pub struct Chapter {
 }
 
 pub const CHAPTERS: &[Chapter] = &[
-    Chapter { number: 1, title: "Locks and lost updates" },
-    Chapter { number: 2, title: "Leases: a lock across machines" },
-    Chapter { number: 3, title: "When the holder is alive but late" },
-    Chapter { number: 4, title: "Fencing tokens" },
-    Chapter { number: 5, title: "Consensus: one authority on many machines" },
-    Chapter { number: 6, title: "Real lock services" },
+    Chapter {
+        number: 1,
+        title: "Locks and lost updates",
+    },
+    Chapter {
+        number: 2,
+        title: "Leases: a lock across machines",
+    },
+    Chapter {
+        number: 3,
+        title: "When the holder is alive but late",
+    },
+    Chapter {
+        number: 4,
+        title: "Fencing tokens",
+    },
+    Chapter {
+        number: 5,
+        title: "Consensus: one authority on many machines",
+    },
+    Chapter {
+        number: 6,
+        title: "Real lock services",
+    },
 ];
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -40,8 +58,14 @@ pub struct ChoiceOption {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum ParamKind {
-    Choice { options: Vec<ChoiceOption> },
-    Int { min: i64, max: i64, unit: &'static str },
+    Choice {
+        options: Vec<ChoiceOption>,
+    },
+    Int {
+        min: i64,
+        max: i64,
+        unit: &'static str,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -57,17 +81,23 @@ impl ParamSpec {
     /// The allowed values in words, for error messages and `describe`.
     pub fn allowed(&self) -> String {
         match &self.kind {
-            ParamKind::Choice { options } => {
-                options.iter().map(|o| o.value).collect::<Vec<_>>().join(", ")
-            }
-            ParamKind::Int { min, max, unit } => format!("an integer {min}..={max} {unit}").trim_end().to_string(),
+            ParamKind::Choice { options } => options
+                .iter()
+                .map(|o| o.value)
+                .collect::<Vec<_>>()
+                .join(", "),
+            ParamKind::Int { min, max, unit } => format!("an integer {min}..={max} {unit}")
+                .trim_end()
+                .to_string(),
         }
     }
 
     fn validate(&self, value: &str) -> Result<(), String> {
         let ok = match &self.kind {
             ParamKind::Choice { options } => options.iter().any(|o| o.value == value),
-            ParamKind::Int { min, max, .. } => value.parse::<i64>().is_ok_and(|v| (*min..=*max).contains(&v)),
+            ParamKind::Int { min, max, .. } => value
+                .parse::<i64>()
+                .is_ok_and(|v| (*min..=*max).contains(&v)),
         };
         if ok {
             Ok(())
@@ -102,13 +132,20 @@ impl Expectation {
         for (key, want) in &self.outcome {
             match trace.outcome.get(key) {
                 Some(got) if got == want => {}
-                got => out.push(format!("outcome {key}: expected {want}, got {}", got.map_or("nothing".into(), |g| g.to_string()))),
+                got => out.push(format!(
+                    "outcome {key}: expected {want}, got {}",
+                    got.map_or("nothing".into(), |g| g.to_string())
+                )),
             }
         }
         for (name, want) in &self.verdicts {
             match trace.properties.iter().find(|p| &p.name == name) {
                 Some(p) if p.verdict == *want => {}
-                Some(p) => out.push(format!("property {name}: expected {}, got {}", want.as_str(), p.verdict.as_str())),
+                Some(p) => out.push(format!(
+                    "property {name}: expected {}, got {}",
+                    want.as_str(),
+                    p.verdict.as_str()
+                )),
                 None => out.push(format!("property {name}: not checked by this scenario")),
             }
         }
@@ -128,9 +165,20 @@ pub struct RunRequest {
 /// A user-facing error: always names what would have been valid.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SimError {
-    UnknownScenario { id: String, valid: Vec<&'static str> },
-    UnknownParam { scenario: &'static str, key: String, valid: Vec<&'static str> },
-    BadValue { key: &'static str, value: String, allowed: String },
+    UnknownScenario {
+        id: String,
+        valid: Vec<&'static str>,
+    },
+    UnknownParam {
+        scenario: &'static str,
+        key: String,
+        valid: Vec<&'static str>,
+    },
+    BadValue {
+        key: &'static str,
+        value: String,
+        allowed: String,
+    },
     BadAction(String),
 }
 
@@ -138,15 +186,34 @@ impl fmt::Display for SimError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SimError::UnknownScenario { id, valid } => {
-                write!(f, "unknown scenario `{id}`; available: {}", valid.join(", "))
+                write!(
+                    f,
+                    "unknown scenario `{id}`; available: {}",
+                    valid.join(", ")
+                )
             }
-            SimError::UnknownParam { scenario, key, valid } => write!(
+            SimError::UnknownParam {
+                scenario,
+                key,
+                valid,
+            } => write!(
                 f,
                 "scenario `{scenario}` has no parameter `{key}`; its parameters are: {}",
-                if valid.is_empty() { "(none)".to_string() } else { valid.join(", ") }
+                if valid.is_empty() {
+                    "(none)".to_string()
+                } else {
+                    valid.join(", ")
+                }
             ),
-            SimError::BadValue { key, value, allowed } => {
-                write!(f, "`{value}` is not a valid value for `{key}`; allowed: {allowed}")
+            SimError::BadValue {
+                key,
+                value,
+                allowed,
+            } => {
+                write!(
+                    f,
+                    "`{value}` is not a valid value for `{key}`; allowed: {allowed}"
+                )
             }
             SimError::BadAction(msg) => write!(f, "{msg}"),
         }
@@ -155,16 +222,23 @@ impl fmt::Display for SimError {
 
 impl std::error::Error for SimError {}
 
+/// A scenario's simulation entry point.
+pub type RunFn = fn(&Params, u64, &[Action], Limits, Recording) -> Result<Trace, String>;
+
 /// One registered scenario.
 pub struct ScenarioDef {
     pub info: fn() -> ScenarioInfo,
     pub expectation: fn(&Params) -> Expectation,
-    pub run: fn(&Params, u64, &[Action], Limits, Recording) -> Result<Trace, String>,
+    pub run: RunFn,
 }
 
 /// Every scenario, in library order.
 pub fn registry() -> &'static [ScenarioDef] {
-    &[ScenarioDef { info: lost_update::info, expectation: lost_update::expectation, run: lost_update::run }]
+    &[ScenarioDef {
+        info: lost_update::info,
+        expectation: lost_update::expectation,
+        run: lost_update::run,
+    }]
 }
 
 pub fn catalog() -> Vec<ScenarioInfo> {
@@ -172,10 +246,13 @@ pub fn catalog() -> Vec<ScenarioInfo> {
 }
 
 pub fn find(id: &str) -> Result<&'static ScenarioDef, SimError> {
-    registry().iter().find(|d| (d.info)().id == id).ok_or_else(|| SimError::UnknownScenario {
-        id: id.to_string(),
-        valid: registry().iter().map(|d| (d.info)().id).collect(),
-    })
+    registry()
+        .iter()
+        .find(|d| (d.info)().id == id)
+        .ok_or_else(|| SimError::UnknownScenario {
+            id: id.to_string(),
+            valid: registry().iter().map(|d| (d.info)().id).collect(),
+        })
 }
 
 /// Checks user-given parameters and fills in defaults for the rest.
@@ -191,8 +268,15 @@ pub fn resolve_params(info: &ScenarioInfo, given: &Params) -> Result<Params, Sim
     }
     let mut out = Params::new();
     for spec in &info.params {
-        let value = given.get(spec.key).map(String::as_str).unwrap_or(spec.default);
-        spec.validate(value).map_err(|allowed| SimError::BadValue { key: spec.key, value: value.to_string(), allowed })?;
+        let value = given
+            .get(spec.key)
+            .map(String::as_str)
+            .unwrap_or(spec.default);
+        spec.validate(value).map_err(|allowed| SimError::BadValue {
+            key: spec.key,
+            value: value.to_string(),
+            allowed,
+        })?;
         out.insert(spec.key.to_string(), value.to_string());
     }
     Ok(out)
@@ -202,7 +286,8 @@ pub fn resolve_params(info: &ScenarioInfo, given: &Params) -> Result<Params, Sim
 pub fn run(request: &RunRequest, limits: Limits, recording: Recording) -> Result<Trace, SimError> {
     let def = find(&request.scenario)?;
     let params = resolve_params(&(def.info)(), &request.params)?;
-    (def.run)(&params, request.seed, &request.actions, limits, recording).map_err(SimError::BadAction)
+    (def.run)(&params, request.seed, &request.actions, limits, recording)
+        .map_err(SimError::BadAction)
 }
 
 /// The declared expectation of a request's scenario and parameters.

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Installs whatever the build and the tests need and this machine lacks, at the versions the
+# project pins. Safe to run again: every step checks first. Nothing here downloads outside
+# the package registries (crates, npm, Debian/Ubuntu packages).
+#
+#   scripts/ensure-tools.sh          # build tools: wasm target, Trunk, wasm-bindgen, wasm-opt
+#   scripts/ensure-tools.sh --test   # also Chromium + chromedriver for the browser tests
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TRUNK_VERSION=0.21.14
+WASM_BINDGEN_VERSION=0.2.130   # must equal the wasm-bindgen version in Cargo.lock
+
+say() { printf '\033[1m[ensure-tools]\033[0m %s\n' "$*"; }
+have() { command -v "$1" >/dev/null 2>&1; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif have sudo; then sudo "$@"; else say "need root for: $*"; return 1; fi; }
+
+apt_updated=0
+apt_install() {
+  if [ "$apt_updated" = 0 ]; then as_root apt-get update -qq; apt_updated=1; fi
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+export PATH="$HOME/.cargo/bin:$PATH"
+have cargo || { say "cargo not found: install Rust with rustup first (https://rustup.rs)"; exit 1; }
+
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  say "adding the wasm32-unknown-unknown target"
+  rustup target add wasm32-unknown-unknown
+fi
+
+if ! have cc; then
+  say "installing a C toolchain (needed to compile Trunk)"
+  apt_install build-essential pkg-config
+fi
+
+if [ "$(trunk --version 2>/dev/null)" != "trunk $TRUNK_VERSION" ]; then
+  say "installing trunk $TRUNK_VERSION (about 9 minutes on 2 cores, once)"
+  cargo install trunk --version "$TRUNK_VERSION" --locked
+fi
+
+if [ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $WASM_BINDGEN_VERSION" ]; then
+  say "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION"
+  # Not --locked: the registry mirror lacks one of its locked dependencies.
+  cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+fi
+
+if ! have node || ! have npm; then
+  say "installing Node.js and npm"
+  apt_install nodejs npm
+fi
+
+if [ ! -x node_modules/.bin/wasm-opt ] || [ ! -d node_modules/playwright-core ]; then
+  say "installing npm tools (binaryen's wasm-opt, playwright-core)"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+
+if [ "${1:-}" = "--test" ]; then
+  if ! have chromium || ! have chromedriver; then
+    say "installing Chromium and chromedriver"
+    apt_install chromium chromium-driver || apt_install chromium-browser chromium-chromedriver
+  fi
+fi
+say "tools ready"

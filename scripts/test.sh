@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Runs every test: native unit/scenario/golden/CLI tests, the wasm32 determinism test, the
+# release build of the site, its size report, and the browser end-to-end tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/ensure-tools.sh --test
+source scripts/env.sh
+
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+step "format and lints"
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+
+step "native tests"
+cargo test --workspace --quiet
+
+step "wasm32: same fingerprints as natively"
+CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+  cargo test --quiet -p coordlab-web --target wasm32-unknown-unknown --test wasm_fingerprint
+
+step "release build of the site"
+trunk build --release
+
+step "size of the first download"
+scripts/size-report.sh dist
+
+step "browser end-to-end tests (headless Chromium)"
+node --test tests/

@@ -1,0 +1,215 @@
+// Browser end-to-end tests: drive the release build of the site in real headless Chromium,
+// as a user would. Any console error, page error or request outside the site's own origin
+// fails the run. Screenshots land in tests/artifacts/.
+//
+// Run: node --test tests/  (after `trunk build --release`; scripts/test.sh does both)
+import { test, before, after, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { serve } from './serve.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const dist = process.env.COORDLAB_DIST || path.join(here, '..', 'dist');
+const artifacts = path.join(here, 'artifacts');
+fs.mkdirSync(artifacts, { recursive: true });
+
+let server, browser, origin;
+let problems = [];
+
+before(async () => {
+  assert.ok(fs.existsSync(path.join(dist, 'index.html')), `no built site at ${dist}; run trunk build --release first`);
+  server = await serve(dist);
+  origin = `http://127.0.0.1:${server.address().port}`;
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+      '--disable-sync', '--no-first-run', '--disable-quic'],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+afterEach(() => {
+  const found = problems;
+  problems = [];
+  assert.deepEqual(found, [], 'the page reported errors or reached outside its origin');
+});
+
+async function open(hash = '') {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  await page.route('**/*', (route) => {
+    const url = route.request().url();
+    if (url.startsWith(origin) || url.startsWith('data:')) return route.continue();
+    problems.push(`request outside the origin: ${url}`);
+    return route.abort();
+  });
+  await page.goto(`${origin}/${hash}`);
+  return page;
+}
+
+const stepLabel = (page) => page.locator('.step-count').textContent();
+const balance = (page) => page.locator('table[data-table=accounts] tbody td').nth(1).textContent();
+const property = (page, name) => page.locator(`[data-property="${name}"]`);
+
+async function shot(page, name) {
+  await page.screenshot({ path: path.join(artifacts, `${name}.png`), fullPage: true });
+}
+
+test('the library lists Lost update under its chapter and opens it', async () => {
+  const page = await open();
+  await page.getByRole('heading', { name: 'Scenario library' }).waitFor();
+  const chapter = page.locator('section.chapter', { hasText: 'Locks and lost updates' });
+  await chapter.getByRole('link', { name: /Lost update/ }).click();
+  await page.getByRole('heading', { name: 'Lost update', level: 1 }).waitFor();
+  assert.equal(await stepLabel(page), 'Step 0 of 18');
+  assert.match(page.url(), /#\/play\/lost-update\?seed=1&step=0$/);
+  assert.equal(await page.getByRole('button', { name: 'Play', exact: true }).count(), 1, 'the player starts paused');
+  await shot(page, '01-library-opened');
+  await page.close();
+});
+
+test('without a lock the run ends at ₹70 with the property violated; row-lock ends at ₹40', async () => {
+  const page = await open('#/play/lost-update');
+  await page.getByRole('button', { name: 'Jump to the last step' }).click();
+  assert.equal(await balance(page), '₹70');
+  const lost = property(page, 'no-lost-update');
+  assert.match(await lost.textContent(), /violated at step 17/);
+  assert.equal(await lost.getAttribute('class'), 'property violated');
+  await shot(page, '02-none-end');
+
+  await page.getByRole('button', { name: /Jump to step 17/ }).click();
+  assert.equal(await stepLabel(page), 'Step 17 of 18');
+  assert.match(await page.locator('.narration').textContent(), /violated at this step/);
+
+  await page.locator('select[name=lock]').selectOption('row-lock');
+  await page.getByRole('button', { name: 'Jump to the last step' }).click();
+  assert.equal(await balance(page), '₹40');
+  assert.match(await property(page, 'no-lost-update').textContent(), /holds at every step/);
+  assert.match(page.url(), /lock=row-lock/);
+  await shot(page, '03-row-lock-end');
+  await page.close();
+});
+
+test('stepping back and forward moves through the same states', async () => {
+  const page = await open('#/play/lost-update?lock=row-lock');
+  const forward = page.getByRole('button', { name: 'Step forward' });
+  const back = page.getByRole('button', { name: 'Step back' });
+  const seen = [];
+  for (let i = 0; i < 12; i++) {
+    await forward.click();
+    seen.push(await page.locator('.narration .event-text').textContent());
+  }
+  assert.equal(await stepLabel(page), 'Step 12 of 18');
+  for (let i = 10; i >= 0; i--) {
+    await back.click();
+    assert.equal(await page.locator('.narration .event-text').textContent(), seen[i]);
+  }
+  assert.equal(await stepLabel(page), 'Step 1 of 18');
+  await page.close();
+});
+
+test('a fault injected from the UI forks the run and its permalink reproduces the view', async () => {
+  const page = await open('#/play/lost-update?lock=row-lock');
+  for (let i = 0; i < 7; i++) await page.getByRole('button', { name: 'Step forward' }).click();
+  const before = await page.locator('.event-log .log-row .text').allTextContents();
+  await page.locator('.pause-length input').fill('250');
+  await page.getByRole('button', { name: 'Pause worker-2 for 250 ms' }).click();
+  assert.equal(await stepLabel(page), `Step 8 of ${await page.locator('#timeline').getAttribute('max')}`);
+  assert.match(await page.locator('.narration .event-text').textContent(), /worker-2 freezes for 250 ms/);
+  const after = await page.locator('.event-log .log-row .text').allTextContents();
+  assert.deepEqual(after.slice(0, 8), before.slice(0, 8), 'steps before the fork are unchanged');
+  assert.match(page.url(), /actions=8@pause:2:250/);
+  await page.getByRole('button', { name: 'Step forward' }).click();
+  await page.getByRole('button', { name: 'Step forward' }).click();
+  assert.match(await page.locator('g.node.paused').textContent(), /worker-2/);
+  await shot(page, '04-paused-worker');
+
+  const link = page.url();
+  const view = {
+    step: await stepLabel(page),
+    narration: await page.locator('.narration').textContent(),
+    tables: await page.locator('.inspector').textContent(),
+    log: await page.locator('.event-log').textContent(),
+  };
+  const again = await open(link.slice(origin.length + 1));
+  assert.equal(await stepLabel(again), view.step);
+  assert.equal(await again.locator('.narration').textContent(), view.narration);
+  assert.equal(await again.locator('.inspector').textContent(), view.tables);
+  assert.equal(await again.locator('.event-log').textContent(), view.log);
+  await shot(again, '05-permalink-reloaded');
+  await again.close();
+
+  await page.reload();
+  assert.equal(await stepLabel(page), view.step);
+  await page.close();
+});
+
+test('crashing a worker from the UI changes the outcome', async () => {
+  const page = await open('#/play/lost-update?step=8');
+  await page.getByRole('button', { name: 'Crash worker-2' }).click();
+  await page.getByRole('button', { name: 'Jump to the last step' }).click();
+  assert.match(await property(page, 'every-debit-finishes').textContent(), /never reached/);
+  assert.equal(await balance(page), '₹70');
+  assert.match(await property(page, 'no-lost-update').textContent(), /holds at every step/);
+  await page.getByRole('button', { name: 'Remove all faults' }).click();
+  assert.doesNotMatch(page.url(), /actions=/);
+  await page.close();
+});
+
+test('a malformed link shows a friendly message and falls back to defaults', async () => {
+  const page = await open('#/play/lost-update?lock=mutex&seed=banana&actions=%%%&step=9999');
+  const alert = page.locator('.notice[role=alert]');
+  await alert.waitFor();
+  const text = await alert.textContent();
+  assert.match(text, /not a valid protection/);
+  assert.match(text, /not a whole number/);
+  assert.equal(await page.locator('select[name=lock]').inputValue(), 'none');
+  assert.equal(await page.locator('input[name=seed]').inputValue(), '1');
+  await shot(page, '06-malformed-link');
+  await page.getByRole('button', { name: 'Dismiss' }).click();
+  assert.equal(await alert.count(), 0);
+
+  const unknown = await open('#/play/no-such-scenario');
+  assert.match(await unknown.locator('.notice').textContent(), /no scenario called/);
+  await unknown.getByRole('heading', { name: 'Scenario library' }).waitFor();
+  await unknown.close();
+  await page.close();
+});
+
+test('the keyboard operates the player', async () => {
+  const page = await open('#/play/lost-update');
+  await page.locator('body').click({ position: { x: 5, y: 300 } });
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowRight');
+  assert.equal(await stepLabel(page), 'Step 2 of 18');
+  await page.keyboard.press('ArrowLeft');
+  assert.equal(await stepLabel(page), 'Step 1 of 18');
+  await page.keyboard.press('End');
+  assert.equal(await stepLabel(page), 'Step 18 of 18');
+  await page.keyboard.press('Home');
+  assert.equal(await stepLabel(page), 'Step 0 of 18');
+  // Tab reaches the transport buttons and Enter operates them.
+  await page.getByRole('button', { name: 'Step forward' }).focus();
+  await page.keyboard.press('Enter');
+  assert.equal(await stepLabel(page), 'Step 1 of 18');
+  const outline = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
+  assert.notEqual(outline, 'none', 'focus is visible');
+  // Space plays; playback advances on its own and stops at the end.
+  await page.locator('body').click({ position: { x: 5, y: 300 } });
+  await page.locator('select[name=lock]').selectOption('none');
+  await page.locator('body').click({ position: { x: 5, y: 300 } });
+  await page.keyboard.press('Space');
+  await page.getByRole('button', { name: 'Pause', exact: true }).waitFor();
+  await page.waitForFunction(() => document.querySelector('.step-count').textContent !== 'Step 1 of 18');
+  await page.keyboard.press('Space');
+  await page.getByRole('button', { name: 'Play', exact: true }).waitFor();
+  await page.close();
+});

@@ -1,0 +1,48 @@
+//! Cross-target determinism: on wasm32 the simulator must produce exactly the traces it
+//! produces natively. Both this test and the native golden test (crates/coordlab-sim/tests/
+//! golden.rs) check the same fingerprint file.
+//!
+//! Run: CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+//!      cargo test -p coordlab-web --target wasm32-unknown-unknown --test wasm_fingerprint
+#![cfg(target_arch = "wasm32")]
+
+use coordlab_sim::kernel::faults::parse_script;
+use coordlab_sim::scenarios::Params;
+use coordlab_sim::{run, Limits, Recording, RunRequest};
+use wasm_bindgen_test::wasm_bindgen_test;
+
+const GOLDEN: &str = include_str!("../../crates/coordlab-sim/tests/golden/fingerprints.txt");
+
+#[wasm_bindgen_test]
+fn wasm_traces_have_the_native_fingerprints() {
+    let mut checked = 0;
+    for line in GOLDEN.lines().filter(|l| !l.trim().is_empty()) {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(fields.len(), 4, "malformed golden line `{line}`");
+        let mut params = Params::new();
+        params.insert("lock".to_string(), fields[0].to_string());
+        let actions = if fields[2] == "-" {
+            Vec::new()
+        } else {
+            parse_script(fields[2]).expect("golden script parses")
+        };
+        let request = RunRequest {
+            scenario: "lost-update".to_string(),
+            params,
+            seed: fields[1].parse().expect("seed"),
+            actions,
+        };
+        let trace =
+            run(&request, Limits::default(), Recording::Full).expect("golden request is valid");
+        assert_eq!(
+            format!("{:016x}", trace.fingerprint()),
+            fields[3],
+            "wasm32 differs from native for `{line}`"
+        );
+        checked += 1;
+    }
+    assert!(
+        checked >= 10,
+        "expected the full golden set, checked {checked}"
+    );
+}
