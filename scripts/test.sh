@@ -17,7 +17,7 @@ cargo test --workspace --quiet
 
 step "wasm32: same fingerprints as natively"
 CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
-  cargo test --quiet -p coordlab-web --target wasm32-unknown-unknown --test wasm_fingerprint
+  cargo test -p coordlab-web --target wasm32-unknown-unknown --test wasm_fingerprint
 
 step "release build of the site"
 trunk build --release

@@ -9,7 +9,7 @@
 //! - This crate depends on no web crate and never reads a clock, the OS's randomness or any
 //!   global state. All randomness comes from seeded ChaCha8 streams ([`kernel::rng`]).
 //! - Same inputs ⇒ byte-identical trace, natively and on wasm32 (tests prove it with
-//!   [`trace::Trace::fingerprint`]). No `HashMap`/`HashSet` anywhere in simulation state; no
+//!   [`trace::Trace::fingerprint`]). Only ordered collections (`Vec`, `BTreeMap`) in simulation state; no
 //!   floating point in any decision.
 //! - Participants are pure state machines ([`kernel::participant::Participant`]); they emit
 //!   effects, the kernel applies them. Persisted state is separate from volatile state.

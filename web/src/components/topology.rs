@@ -4,7 +4,6 @@
 
 use coordlab_sim::kernel::time::format_ms;
 use coordlab_sim::trace::{NodeStatus, Trace};
-use coordlab_sim::NodeId;
 use std::rc::Rc;
 use yew::prelude::*;
 
@@ -56,16 +55,17 @@ fn truncate(s: &str, max: usize) -> String {
 
 /// A point along the link from `a` to `b`, shifted sideways so the two directions of one link
 /// do not overlap. `f` runs from sender (0) to receiver (1).
-fn along(a: (f64, f64), b: (f64, f64), f: f64, from: NodeId, to: NodeId) -> (f64, f64) {
-    along_span(a, b, 0.3 + 0.4 * f.clamp(0.0, 1.0), from, to)
+fn along(a: (f64, f64), b: (f64, f64), f: f64) -> (f64, f64) {
+    along_span(a, b, 0.3 + 0.4 * f.clamp(0.0, 1.0))
 }
 
 /// Like [`along`], with `f` as the raw fraction of the centre-to-centre line.
-fn along_span(a: (f64, f64), b: (f64, f64), f: f64, from: NodeId, to: NodeId) -> (f64, f64) {
+fn along_span(a: (f64, f64), b: (f64, f64), f: f64) -> (f64, f64) {
     let (dx, dy) = (b.0 - a.0, b.1 - a.1);
     let len = (dx * dx + dy * dy).sqrt().max(1.0);
-    let side = if from < to { 1.0 } else { -1.0 };
-    let (nx, ny) = (-dy / len * 12.0 * side, dx / len * 12.0 * side);
+    // The left-hand normal of the travel direction: it flips with the direction, so the two
+    // directions of one link always sit on opposite sides of the line.
+    let (nx, ny) = (-dy / len * 12.0, dx / len * 12.0);
     (a.0 + dx * f + nx, a.1 + dy * f + ny)
 }
 
@@ -95,7 +95,7 @@ pub fn topology(props: &TopologyProps) -> Html {
     }
     let broken = snap.links.iter().map(|l| {
         let (a, b) = (pos[l.from.index()], pos[l.to.index()]);
-        let mid = along(a, b, 0.5, l.from, l.to);
+        let mid = along(a, b, 0.5);
         let label = if l.cut { "✂ cut" } else { "held" };
         html! {
             <g class={classes!("link-state", l.cut.then_some("cut"), l.held.then_some("held"))}>
@@ -107,13 +107,13 @@ pub fn topology(props: &TopologyProps) -> Html {
     // The message this step delivered, as an arrow: the "what just happened".
     let delivered = entry.message.as_ref().map(|m| {
         let (a, b) = (pos[m.from.index()], pos[m.to.index()]);
-        let s = along_span(a, b, 0.24, m.from, m.to);
-        let e = along_span(a, b, 0.76, m.from, m.to);
+        let s = along_span(a, b, 0.24);
+        let e = along_span(a, b, 0.76);
         html! { <line class="just-delivered" x1={px(s.0)} y1={px(s.1)} x2={px(e.0)} y2={px(e.1)} marker-end="url(#arrow)" /> }
     });
     let lost = entry.lost.iter().map(|m| {
         let (a, b) = (pos[m.from.index()], pos[m.to.index()]);
-        let p = along(a, b, 0.3, m.from, m.to);
+        let p = along(a, b, 0.3);
         html! { <text class="lost" x={px(p.0)} y={px(p.1)}>{ format!("✕ lost: {}", truncate(&m.label, 30)) }</text> }
     });
     let messages = snap.messages.iter().map(|m| {
@@ -123,7 +123,7 @@ pub fn topology(props: &TopologyProps) -> Html {
             Some(_) => 1.0,
             None => 0.0,
         };
-        let p = along(a, b, f, m.from, m.to);
+        let p = along(a, b, f);
         let reply = m.from.0 < m.to.0 && m.from.0 == 0;
         let title = format!(
             "{} → {}: {} (sent {}, arrives {})",
