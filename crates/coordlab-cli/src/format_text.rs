@@ -38,12 +38,7 @@ fn summary(trace: &Trace, expectation: &Expectation, mismatches: &[String]) -> S
         let actions: Vec<String> = trace.actions.iter().map(|a| a.to_code()).collect();
         let _ = writeln!(out, "actions     {}", actions.join(";"));
     }
-    // The engine applies an action once the trace has `at_step` entries; later ones never run.
-    for a in trace
-        .actions
-        .iter()
-        .filter(|a| u64::from(a.at_step) > trace.event_count)
-    {
+    for a in &trace.unapplied_actions {
         let _ = writeln!(
             out,
             "never ran   {} (the run ended after {} events)",

@@ -165,6 +165,8 @@ pub struct Trace {
     pub seed: u64,
     pub params: BTreeMap<String, String>,
     pub actions: Vec<Action>,
+    /// Actions the run never reached: it ended (or hit a limit) before their step.
+    pub unapplied_actions: Vec<Action>,
     pub nodes: Vec<NodeInfo>,
     pub entries: Vec<TraceEntry>,
     pub properties: Vec<PropertyReport>,

@@ -166,3 +166,41 @@ fn limits_bound_every_run() {
     assert_eq!(t.entries.len(), 5);
     assert_eq!(t.stop, coordlab_sim::trace::StopReason::MaxEvents);
 }
+
+#[test]
+fn actions_beyond_the_end_are_reported_unapplied() {
+    let late = Action {
+        at_step: 500,
+        fault: Fault::Crash { node: NodeId(1) },
+    };
+    let t = full("none", 1, vec![late.clone()]);
+    assert_eq!(t.unapplied_actions, vec![late]);
+    let on_time = full(
+        "none",
+        1,
+        vec![Action {
+            at_step: 3,
+            fault: Fault::Crash { node: NodeId(1) },
+        }],
+    );
+    assert!(on_time.unapplied_actions.is_empty());
+}
+
+#[test]
+fn an_action_at_the_event_limit_is_not_consumed() {
+    let limits = Limits {
+        max_events: 4,
+        max_time_us: u64::MAX,
+    };
+    let req = common::request(
+        "none",
+        1,
+        vec![Action {
+            at_step: 4,
+            fault: Fault::Crash { node: NodeId(1) },
+        }],
+    );
+    let t = run(&req, limits, Recording::Full).unwrap();
+    assert_eq!(t.entries.len(), 4);
+    assert_eq!(t.unapplied_actions.len(), 1);
+}

@@ -67,6 +67,9 @@ pub fn fault_panel(props: &FaultPanelProps) -> Html {
         html! {
             <li>
                 { format!("after step {}: {}", a.at_step.saturating_sub(1), a.fault.describe(&names)) }
+                if props.trace.unapplied_actions.contains(a) {
+                    <em class="never-ran">{ " — never reached: the run ended first" }</em>
+                }
                 <button class="remove" onclick={Callback::from(move |_| d.dispatch(Action::RemoveFault(i)))}
                     aria-label={format!("Remove fault {}", i + 1)}>{ "Remove" }</button>
             </li>

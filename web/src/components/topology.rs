@@ -2,7 +2,7 @@
 //! messages in flight drawn where they are between send and delivery at the current time.
 //! Messages are keyed by id, so CSS transitions move them smoothly from step to step.
 
-use coordlab_sim::kernel::time::format_ms;
+use coordlab_sim::kernel::time::{format_ms, format_signed_ms};
 use coordlab_sim::trace::{NodeStatus, Trace};
 use std::rc::Rc;
 use yew::prelude::*;
@@ -165,6 +165,11 @@ pub fn topology(props: &TopologyProps) -> Html {
                 }) }
                 if let Some(badge) = badge {
                     <text class="badge" x={px(x)} y={px(top + CARD_H + 20.0)} text-anchor="middle">{ badge }</text>
+                }
+                if n.clock_offset_us != 0 {
+                    <text class="clock" x={px(left + CARD_W - 12.0)} y={px(top + CARD_H - 10.0)} text-anchor="end">
+                        { format!("clock {}{}", if n.clock_offset_us > 0 { "+" } else { "" }, format_signed_ms(n.clock_offset_us)) }
+                    </text>
                 }
                 if n.waiting_inputs > 0 {
                     <text class="waiting" x={px(x)} y={px(top - 8.0)} text-anchor="middle">{ format!("{} input(s) waiting", n.waiting_inputs) }</text>

@@ -237,11 +237,11 @@ impl<W: World> Engine<W> {
                 if u64::from(action.at_step) > self.event_count {
                     break;
                 }
-                let fault = action.fault.clone();
-                self.next_action += 1;
                 if self.event_count >= self.limits.max_events {
                     break;
                 }
+                let fault = action.fault.clone();
+                self.next_action += 1;
                 let draft = self.apply_fault(fault);
                 self.record(draft);
             }
@@ -266,7 +266,9 @@ impl<W: World> Engine<W> {
         };
         let outcome = self.world.outcome(&nodes);
         let last_seq = self.event_count.checked_sub(1).map(|s| s as u32);
+        let unapplied_actions = self.actions[self.next_action..].to_vec();
         Trace {
+            unapplied_actions,
             scenario: scenario.to_string(),
             seed,
             params,

@@ -251,3 +251,193 @@ impl AccountDb {
         lines
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::participant::{Effect, Label};
+    use crate::kernel::rng::{stream, Stream};
+
+    #[derive(Clone, Debug, PartialEq)]
+    struct NoTimer;
+    impl Label for NoTimer {
+        fn label(&self) -> String {
+            String::new()
+        }
+    }
+
+    /// Drives an `AccountDb` alone, so its effects can be inspected.
+    struct DbOnly;
+    impl Participant for DbOnly {
+        type Msg = SqlMsg;
+        type Timer = NoTimer;
+        type Durable = DbDurable;
+        fn on_start(&mut self, _: &mut Ctx<'_, Self>) {}
+        fn on_message(&mut self, _: &mut Ctx<'_, Self>, _: NodeId, _: SqlMsg) {}
+        fn on_timer(&mut self, _: &mut Ctx<'_, Self>, _: NoTimer) {}
+        fn recover(_: NodeId, _: &DbDurable) -> Self {
+            DbOnly
+        }
+        fn summary(&self) -> Vec<String> {
+            Vec::new()
+        }
+        fn durable_summary(_: &DbDurable) -> Vec<String> {
+            Vec::new()
+        }
+    }
+
+    const W1: NodeId = NodeId(1);
+    const W2: NodeId = NodeId(2);
+
+    fn db() -> AccountDb {
+        AccountDb::new(100, vec!["db".into(), "w1".into(), "w2".into()])
+    }
+
+    /// Feeds one statement; returns what was sent and what was persisted.
+    fn feed(
+        db: &mut AccountDb,
+        from: NodeId,
+        req: SqlRequest,
+    ) -> (Vec<(NodeId, SqlMsg)>, Vec<DbDurable>) {
+        let mut rng = stream(0, Stream::Node(NodeId(0)));
+        let mut effects = Vec::new();
+        let mut ctx = Ctx::<DbOnly>::new(NodeId(0), 0, &mut rng, &mut effects);
+        db.handle(&mut ctx, from, req);
+        split(effects)
+    }
+
+    fn split(effects: Vec<Effect<DbOnly>>) -> (Vec<(NodeId, SqlMsg)>, Vec<DbDurable>) {
+        let mut sent = Vec::new();
+        let mut persisted = Vec::new();
+        for e in effects {
+            match e {
+                Effect::Send { to, msg } => sent.push((to, msg)),
+                Effect::Persist(d) => persisted.push(d),
+                _ => {}
+            }
+        }
+        (sent, persisted)
+    }
+
+    fn row(balance: i64, version: u64) -> SqlMsg {
+        SqlMsg::Reply(SqlReply::Row { balance, version })
+    }
+
+    #[test]
+    fn a_plain_select_answers_everyone_and_locks_nothing() {
+        let mut d = db();
+        assert_eq!(
+            feed(&mut d, W1, SqlRequest::Select { for_update: false }).0,
+            vec![(W1, row(100, 1))]
+        );
+        assert_eq!(
+            feed(&mut d, W2, SqlRequest::Select { for_update: false }).0,
+            vec![(W2, row(100, 1))]
+        );
+        assert_eq!(d.lock_holder, None);
+    }
+
+    #[test]
+    fn select_for_update_queues_the_second_caller_until_the_holder_commits() {
+        let mut d = db();
+        assert_eq!(
+            feed(&mut d, W1, SqlRequest::Select { for_update: true }).0,
+            vec![(W1, row(100, 1))]
+        );
+        assert_eq!(
+            feed(&mut d, W2, SqlRequest::Select { for_update: true }).0,
+            vec![],
+            "w2 must wait"
+        );
+        assert_eq!(d.lock_waiters, vec![W2]);
+        feed(&mut d, W1, SqlRequest::Update { balance: 70 });
+        let (sent, persisted) = feed(&mut d, W1, SqlRequest::Commit);
+        assert_eq!(
+            sent,
+            vec![(W1, SqlMsg::Reply(SqlReply::Committed)), (W2, row(70, 2))]
+        );
+        assert_eq!(
+            persisted.last().unwrap().row,
+            AccountRow {
+                balance: 70,
+                version: 2
+            }
+        );
+        assert_eq!(d.lock_holder, Some(W2));
+    }
+
+    #[test]
+    fn staged_writes_are_invisible_until_commit() {
+        let mut d = db();
+        feed(&mut d, W1, SqlRequest::Select { for_update: false });
+        let (_, persisted) = feed(&mut d, W1, SqlRequest::Update { balance: 70 });
+        assert!(persisted.is_empty());
+        assert_eq!(
+            feed(&mut d, W2, SqlRequest::Select { for_update: false }).0,
+            vec![(W2, row(100, 1))]
+        );
+    }
+
+    #[test]
+    fn a_version_checked_update_with_a_stale_version_changes_nothing() {
+        let mut d = db();
+        let (sent, persisted) = feed(
+            &mut d,
+            W1,
+            SqlRequest::UpdateIfVersion {
+                balance: 70,
+                expected_version: 1,
+            },
+        );
+        assert_eq!(
+            sent,
+            vec![(W1, SqlMsg::Reply(SqlReply::VersionChecked { rows: 1 }))]
+        );
+        assert_eq!(persisted.len(), 1);
+        let (sent, persisted) = feed(
+            &mut d,
+            W2,
+            SqlRequest::UpdateIfVersion {
+                balance: 70,
+                expected_version: 1,
+            },
+        );
+        assert_eq!(
+            sent,
+            vec![(W2, SqlMsg::Reply(SqlReply::VersionChecked { rows: 0 }))]
+        );
+        assert!(persisted.is_empty());
+        assert_eq!(
+            d.durable.row,
+            AccountRow {
+                balance: 70,
+                version: 2
+            }
+        );
+        assert_eq!(d.version_conflicts, 1);
+    }
+
+    #[test]
+    fn a_dropped_connection_rolls_back_and_hands_the_lock_on() {
+        let mut d = db();
+        feed(&mut d, W1, SqlRequest::Select { for_update: true });
+        feed(&mut d, W1, SqlRequest::Update { balance: 70 });
+        feed(&mut d, W2, SqlRequest::Select { for_update: true });
+        assert!(d.watches(W1) && d.watches(W2));
+        let mut rng = stream(0, Stream::Node(NodeId(0)));
+        let mut effects = Vec::new();
+        d.connection_lost(
+            &mut Ctx::<DbOnly>::new(NodeId(0), 0, &mut rng, &mut effects),
+            W1,
+        );
+        let (sent, persisted) = split(effects);
+        assert_eq!(
+            sent,
+            vec![(W2, row(100, 1))],
+            "w1's staged ₹70 is gone; w2 reads the committed ₹100"
+        );
+        assert!(persisted.is_empty());
+        assert_eq!(d.lock_holder, Some(W2));
+        assert!(!d.watches(W1));
+    }
+}

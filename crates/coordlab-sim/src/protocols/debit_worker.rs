@@ -278,3 +278,183 @@ impl DebitWorker {
         lines
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::participant::Effect;
+    use crate::kernel::rng::{stream, Stream};
+
+    /// Drives a `DebitWorker` alone, so its effects can be inspected.
+    struct WorkerOnly;
+    impl Participant for WorkerOnly {
+        type Msg = SqlMsg;
+        type Timer = WorkerTimer;
+        type Durable = WorkerDurable;
+        fn on_start(&mut self, _: &mut Ctx<'_, Self>) {}
+        fn on_message(&mut self, _: &mut Ctx<'_, Self>, _: NodeId, _: SqlMsg) {}
+        fn on_timer(&mut self, _: &mut Ctx<'_, Self>, _: WorkerTimer) {}
+        fn recover(_: NodeId, _: &WorkerDurable) -> Self {
+            WorkerOnly
+        }
+        fn summary(&self) -> Vec<String> {
+            Vec::new()
+        }
+        fn durable_summary(_: &WorkerDurable) -> Vec<String> {
+            Vec::new()
+        }
+    }
+
+    const DB: NodeId = NodeId(0);
+
+    fn worker(strategy: DebitStrategy) -> DebitWorker {
+        let plan = DebitPlan {
+            strategy,
+            amount: 30,
+            db: DB,
+            start_delay_us: (0, 0),
+            think_us: (5, 5),
+            max_attempts: 2,
+        };
+        DebitWorker::recover(&WorkerDurable {
+            name: "w".into(),
+            plan,
+            done: false,
+        })
+    }
+
+    fn drive(f: impl FnOnce(&mut Ctx<'_, WorkerOnly>)) -> Vec<Effect<WorkerOnly>> {
+        let mut rng = stream(0, Stream::Node(NodeId(1)));
+        let mut effects = Vec::new();
+        f(&mut Ctx::new(NodeId(1), 0, &mut rng, &mut effects));
+        effects
+    }
+
+    fn sent(effects: &[Effect<WorkerOnly>]) -> Vec<SqlRequest> {
+        effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Send {
+                    to,
+                    msg: SqlMsg::Request(r),
+                } if *to == DB => Some(r.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_row_lock_strategy_reads_for_update() {
+        let mut w = worker(DebitStrategy::RowLock);
+        let fx = drive(|c| w.timer(c, WorkerTimer::Begin));
+        assert_eq!(sent(&fx), vec![SqlRequest::Select { for_update: true }]);
+        let mut plain = worker(DebitStrategy::ReadThenWrite);
+        let fx = drive(|c| plain.timer(c, WorkerTimer::Begin));
+        assert_eq!(sent(&fx), vec![SqlRequest::Select { for_update: false }]);
+    }
+
+    #[test]
+    fn the_write_is_computed_from_the_value_read() {
+        let mut w = worker(DebitStrategy::ReadThenWrite);
+        drive(|c| w.timer(c, WorkerTimer::Begin));
+        let fx = drive(|c| {
+            w.reply(
+                c,
+                DB,
+                SqlMsg::Reply(SqlReply::Row {
+                    balance: 100,
+                    version: 1,
+                }),
+            )
+        });
+        assert!(fx.iter().any(|e| matches!(
+            e,
+            Effect::SetTimer {
+                timer: WorkerTimer::FinishComputing,
+                ..
+            }
+        )));
+        let fx = drive(|c| w.timer(c, WorkerTimer::FinishComputing));
+        assert_eq!(sent(&fx), vec![SqlRequest::Update { balance: 70 }]);
+        let fx = drive(|c| w.reply(c, DB, SqlMsg::Reply(SqlReply::Updated)));
+        assert_eq!(sent(&fx), vec![SqlRequest::Commit]);
+        let fx = drive(|c| w.reply(c, DB, SqlMsg::Reply(SqlReply::Committed)));
+        assert!(fx.iter().any(|e| matches!(e, Effect::Persist(d) if d.done)));
+        assert_eq!(w.phase, Phase::Done);
+    }
+
+    #[test]
+    fn a_refused_version_check_reads_again_then_gives_up() {
+        let mut w = worker(DebitStrategy::VersionCheck);
+        drive(|c| w.timer(c, WorkerTimer::Begin));
+        drive(|c| {
+            w.reply(
+                c,
+                DB,
+                SqlMsg::Reply(SqlReply::Row {
+                    balance: 100,
+                    version: 1,
+                }),
+            )
+        });
+        let fx = drive(|c| w.timer(c, WorkerTimer::FinishComputing));
+        assert_eq!(
+            sent(&fx),
+            vec![SqlRequest::UpdateIfVersion {
+                balance: 70,
+                expected_version: 1
+            }]
+        );
+        let fx = drive(|c| w.reply(c, DB, SqlMsg::Reply(SqlReply::VersionChecked { rows: 0 })));
+        assert_eq!(
+            sent(&fx),
+            vec![SqlRequest::Select { for_update: false }],
+            "stale read: read again"
+        );
+        drive(|c| {
+            w.reply(
+                c,
+                DB,
+                SqlMsg::Reply(SqlReply::Row {
+                    balance: 70,
+                    version: 2,
+                }),
+            )
+        });
+        drive(|c| w.timer(c, WorkerTimer::FinishComputing));
+        let fx = drive(|c| w.reply(c, DB, SqlMsg::Reply(SqlReply::VersionChecked { rows: 0 })));
+        assert!(sent(&fx).is_empty());
+        assert_eq!(w.phase, Phase::GaveUp, "max_attempts is 2");
+    }
+
+    #[test]
+    fn a_worker_whose_debit_is_done_stays_idle_after_restart() {
+        let plan = worker(DebitStrategy::RowLock).plan;
+        let mut w = DebitWorker::recover(&WorkerDurable {
+            name: "w".into(),
+            plan,
+            done: true,
+        });
+        let fx = drive(|c| w.start(c));
+        assert!(!fx.iter().any(|e| matches!(e, Effect::SetTimer { .. })));
+        assert_eq!(w.phase, Phase::Done);
+    }
+
+    #[test]
+    fn replies_from_anyone_but_the_database_are_ignored() {
+        let mut w = worker(DebitStrategy::ReadThenWrite);
+        drive(|c| w.timer(c, WorkerTimer::Begin));
+        let fx = drive(|c| {
+            w.reply(
+                c,
+                NodeId(2),
+                SqlMsg::Reply(SqlReply::Row {
+                    balance: 5,
+                    version: 9,
+                }),
+            )
+        });
+        assert!(fx.is_empty());
+        assert_eq!(w.phase, Phase::Reading);
+    }
+}
