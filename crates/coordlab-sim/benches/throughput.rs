@@ -173,7 +173,7 @@ impl Participant for Chatter {
         }
     }
 
-    fn summary(&self) -> Vec<String> {
+    fn summary(&self, _local_now_us: u64) -> Vec<String> {
         vec![
             format!("received {}", self.received),
             format!("sent {}", self.sent),

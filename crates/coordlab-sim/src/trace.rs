@@ -137,6 +137,9 @@ pub struct Snapshot {
     pub messages: Vec<MsgView>,
     pub links: Vec<LinkView>,
     pub tables: Vec<TableView>,
+    /// The world's warning at this step, if any (e.g. the unsafe window of two holders).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub highlight: Option<String>,
 }
 
 /// A participant as the scenario introduces it.

@@ -58,6 +58,11 @@ pub trait World {
     fn evaluate(&mut self, nodes: &Nodes<'_, Self::Node>, out: &mut Vec<bool>);
     fn tables(&self, nodes: &Nodes<'_, Self::Node>) -> Vec<TableView>;
     fn outcome(&self, nodes: &Nodes<'_, Self::Node>) -> BTreeMap<String, serde_json::Value>;
+    /// A warning that holds at this step, e.g. "two workers believe they hold the lease";
+    /// the timeline draws a band over the steps where it holds.
+    fn highlight(&self, _nodes: &Nodes<'_, Self::Node>) -> Option<String> {
+        None
+    }
 }
 
 /// The participants as a world may read them: live state (absent while crashed) and what
@@ -65,6 +70,10 @@ pub trait World {
 pub struct Nodes<'a, N: Participant> {
     pub live: &'a [Option<N>],
     pub durable: &'a [N::Durable],
+    /// Each node's local clock reading now.
+    pub local_now_us: &'a [u64],
+    /// True simulated time now.
+    pub now_us: u64,
 }
 
 enum Event<M, T> {
@@ -154,6 +163,7 @@ pub struct Engine<W: World> {
     event_count: u64,
     effects: Vec<Effect<W::Node>>,
     verdicts: Vec<bool>,
+    clock_readings: Vec<u64>,
 }
 
 type Msg<W> = <<W as World>::Node as Participant>::Msg;
@@ -215,6 +225,7 @@ impl<W: World> Engine<W> {
             event_count: 0,
             effects: Vec::new(),
             verdicts: Vec::new(),
+            clock_readings: vec![0; n as usize],
         };
         for i in 0..n {
             engine.queue.push(0, Event::Start(NodeId(i)));
@@ -260,9 +271,12 @@ impl<W: World> Engine<W> {
                 self.record(draft);
             }
         };
+        self.refresh_clock_readings();
         let nodes = Nodes {
             live: &self.live,
             durable: &self.durable,
+            local_now_us: &self.clock_readings,
+            now_us: self.now_us,
         };
         let outcome = self.world.outcome(&nodes);
         let last_seq = self.event_count.checked_sub(1).map(|s| s as u32);
@@ -641,6 +655,12 @@ impl<W: World> Engine<W> {
         d
     }
 
+    fn refresh_clock_readings(&mut self) {
+        for (reading, clock) in self.clock_readings.iter_mut().zip(&self.clocks) {
+            *reading = clock.read_us(self.now_us);
+        }
+    }
+
     fn bump_generation(&mut self) -> u64 {
         let g = self.next_generation;
         self.next_generation += 1;
@@ -650,9 +670,12 @@ impl<W: World> Engine<W> {
     fn record(&mut self, draft: Draft) {
         let seq = self.event_count as u32;
         self.event_count += 1;
+        self.refresh_clock_readings();
         let nodes = Nodes {
             live: &self.live,
             durable: &self.durable,
+            local_now_us: &self.clock_readings,
+            now_us: self.now_us,
         };
         self.verdicts.clear();
         if !self.tracker.is_empty() {
@@ -683,7 +706,7 @@ impl<W: World> Engine<W> {
         let nodes = (0..self.infos.len())
             .map(|i| {
                 let lines = match &self.live[i] {
-                    Some(p) => p.summary(),
+                    Some(p) => p.summary(self.clocks[i].read_us(self.now_us)),
                     None => W::Node::durable_summary(&self.durable[i]),
                 };
                 let view = NodeView {
@@ -723,16 +746,21 @@ impl<W: World> Engine<W> {
                 held,
             })
             .collect();
-        let tables = self.world.tables(&Nodes {
+        let view = Nodes {
             live: &self.live,
             durable: &self.durable,
-        });
+            local_now_us: &self.clock_readings,
+            now_us: self.now_us,
+        };
+        let tables = self.world.tables(&view);
+        let highlight = self.world.highlight(&view);
         Snapshot {
             time_us: self.now_us,
             nodes,
             messages,
             links,
             tables,
+            highlight,
         }
     }
 }

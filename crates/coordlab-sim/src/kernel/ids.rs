@@ -30,3 +30,14 @@ impl fmt::Display for MsgId {
         write!(f, "m{}", self.0)
     }
 }
+
+/// A fencing token: issued by the lease authority, strictly increasing per lease.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct FencingToken(pub u64);
+
+impl fmt::Display for FencingToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}

@@ -32,8 +32,8 @@ pub trait Participant: Sized {
     }
     /// Rebuilds a participant after a restart from what it last persisted.
     fn recover(id: NodeId, durable: &Self::Durable) -> Self;
-    /// A few lines for the node's card in the topology view.
-    fn summary(&self) -> Vec<String>;
+    /// A few lines for the node's card in the topology view, at the node's clock reading.
+    fn summary(&self, local_now_us: u64) -> Vec<String>;
     /// The card's lines while the node is down: what it has persisted.
     fn durable_summary(durable: &Self::Durable) -> Vec<String>;
 }

@@ -278,7 +278,7 @@ mod tests {
         fn recover(_: NodeId, _: &DbDurable) -> Self {
             DbOnly
         }
-        fn summary(&self) -> Vec<String> {
+        fn summary(&self, _: u64) -> Vec<String> {
             Vec::new()
         }
         fn durable_summary(_: &DbDurable) -> Vec<String> {

@@ -297,7 +297,7 @@ mod tests {
         fn recover(_: NodeId, _: &WorkerDurable) -> Self {
             WorkerOnly
         }
-        fn summary(&self) -> Vec<String> {
+        fn summary(&self, _: u64) -> Vec<String> {
             Vec::new()
         }
         fn durable_summary(_: &WorkerDurable) -> Vec<String> {

@@ -174,7 +174,7 @@ impl Participant for LostUpdateNode {
         }
     }
 
-    fn summary(&self) -> Vec<String> {
+    fn summary(&self, _local_now_us: u64) -> Vec<String> {
         match self {
             LostUpdateNode::Db(db) => db.summary(),
             LostUpdateNode::Worker(w) => w.summary(),

@@ -2,7 +2,9 @@
 //! plus a builder that sets up participants for the kernel. This module is the registry and
 //! the validation of everything a user can type.
 
+pub mod lease_common;
 pub mod lost_update;
+pub mod zombie_worker;
 
 use crate::kernel::engine::{Limits, Recording};
 use crate::kernel::faults::Action;
@@ -232,13 +234,20 @@ pub struct ScenarioDef {
     pub run: RunFn,
 }
 
+/// A scenario module's three entry points.
+macro_rules! scenario {
+    ($module:ident) => {
+        ScenarioDef {
+            info: $module::info,
+            expectation: $module::expectation,
+            run: $module::run,
+        }
+    };
+}
+
 /// Every scenario, in library order.
 pub fn registry() -> &'static [ScenarioDef] {
-    &[ScenarioDef {
-        info: lost_update::info,
-        expectation: lost_update::expectation,
-        run: lost_update::run,
-    }]
+    &[scenario!(lost_update), scenario!(zombie_worker)]
 }
 
 pub fn catalog() -> Vec<ScenarioInfo> {

@@ -1,0 +1,143 @@
+//! The protected resource: an account row that remembers the highest fencing token that has
+//! written to it. A fenced write applies the check in the same atomic step as the write —
+//! `WHERE last_token <= :token` — so a stale holder's write simply does not land. An
+//! unfenced write lands whatever it carries.
+
+use super::lease_msg::{LeaseMsg, RejectReason, WriteCheck};
+use crate::kernel::ids::{FencingToken, NodeId};
+use crate::kernel::participant::{Ctx, Participant};
+
+/// One write the resource saw, accepted or not.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteRecord {
+    pub worker: NodeId,
+    pub step: u32,
+    pub token: FencingToken,
+    pub amount: i64,
+    pub accepted: bool,
+    pub reason: Option<RejectReason>,
+    /// The highest token the resource had seen before this write.
+    pub highest_before: FencingToken,
+}
+
+/// Everything here is the row on disk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResourceDurable {
+    pub balance: i64,
+    pub last_token: FencingToken,
+    pub writes: Vec<WriteRecord>,
+    /// The highest job step that has been applied.
+    pub steps_done: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FencedResource {
+    pub names: Vec<String>,
+    pub durable: ResourceDurable,
+}
+
+impl FencedResource {
+    pub fn new(names: Vec<String>, balance: i64) -> FencedResource {
+        FencedResource {
+            names,
+            durable: ResourceDurable {
+                balance,
+                last_token: FencingToken(0),
+                writes: Vec::new(),
+                steps_done: 0,
+            },
+        }
+    }
+
+    fn name(&self, id: NodeId) -> String {
+        self.names
+            .get(id.index())
+            .cloned()
+            .unwrap_or_else(|| id.to_string())
+    }
+
+    pub fn handle<P>(&mut self, ctx: &mut Ctx<'_, P>, from: NodeId, msg: LeaseMsg)
+    where
+        P: Participant<Msg = LeaseMsg>,
+        P::Durable: From<ResourceDurable>,
+    {
+        let who = self.name(from);
+        match msg {
+            LeaseMsg::Write {
+                step,
+                amount,
+                token,
+                check,
+            } => {
+                let highest = self.durable.last_token;
+                let stale = token < highest;
+                let accepted = !(stale && check == WriteCheck::TokenPredicate);
+                let reason = (!accepted).then_some(RejectReason::StaleToken { token, highest });
+                if accepted {
+                    self.durable.balance -= amount;
+                    self.durable.last_token = highest.max(token);
+                    self.durable.steps_done = self.durable.steps_done.max(step);
+                }
+                ctx.note(match (accepted, stale) {
+                    (true, false) => format!(
+                        "The ledger applies {who}'s step {step} (token {token}): balance ₹{}. Highest token seen: {}.",
+                        self.durable.balance, self.durable.last_token
+                    ),
+                    (true, true) => format!(
+                        "{who}'s write carries token {token}, older than {highest} — but nothing checks it, so it lands: balance ₹{}. A stale holder just changed the account.",
+                        self.durable.balance
+                    ),
+                    (false, _) => format!(
+                        "Rejected: {token} < {highest}. The predicate is part of the write, so {who}'s stale step {step} changes nothing. Zero rows updated."
+                    ),
+                });
+                self.durable.writes.push(WriteRecord {
+                    worker: from,
+                    step,
+                    token,
+                    amount,
+                    accepted,
+                    reason: reason.clone(),
+                    highest_before: highest,
+                });
+                ctx.persist(self.durable.clone().into());
+                ctx.send(
+                    from,
+                    LeaseMsg::WriteResult {
+                        step,
+                        token,
+                        accepted,
+                        reason,
+                    },
+                );
+            }
+            LeaseMsg::Touch { token } if token > self.durable.last_token => {
+                self.durable.last_token = token;
+                ctx.persist(self.durable.clone().into());
+                ctx.note(format!(
+                    "{who}'s heartbeat mark raises the row's highest token to {token}."
+                ));
+            }
+            LeaseMsg::ReadToken => ctx.send(
+                from,
+                LeaseMsg::TokenIs {
+                    last_token: self.durable.last_token,
+                },
+            ),
+            LeaseMsg::ReadProgress => ctx.send(
+                from,
+                LeaseMsg::Progress {
+                    steps_done: self.durable.steps_done,
+                },
+            ),
+            _ => {}
+        }
+    }
+
+    pub fn summary(&self) -> Vec<String> {
+        vec![
+            format!("balance ₹{}", self.durable.balance),
+            format!("highest token {}", self.durable.last_token),
+        ]
+    }
+}

@@ -1,0 +1,199 @@
+//! The wire vocabulary of the lease chapter: workers talk to a lease store, a fenced
+//! resource (a ledger row), a payment rail, or a job table.
+
+use crate::kernel::ids::{FencingToken, NodeId};
+use crate::kernel::participant::Label;
+
+/// How a worker releases a lease when it is done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReleaseMode {
+    /// `DELETE FROM lease WHERE name = :name` — whoever holds it now.
+    NaiveDelete,
+    /// `DELETE … WHERE name = :name AND owner = :me`, one atomic step.
+    CompareAndDelete,
+}
+
+/// Whether a write asks the resource to check its token.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteCheck {
+    /// `UPDATE … WHERE account_id = 42` — applied whatever the token.
+    Unfenced,
+    /// `UPDATE … WHERE account_id = 42 AND last_token <= :token` — the check is the write.
+    TokenPredicate,
+}
+
+/// Why a fenced resource refused a write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RejectReason {
+    StaleToken {
+        token: FencingToken,
+        highest: FencingToken,
+    },
+}
+
+impl RejectReason {
+    pub fn text(&self) -> String {
+        match self {
+            RejectReason::StaleToken { token, highest } => {
+                format!("token {token} < {highest}: a newer holder exists")
+            }
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LeaseMsg {
+    /// The insert-or-take-over statement: take the lease if absent, expired or already mine.
+    Acquire {
+        lease: String,
+        ttl_ms: u64,
+    },
+    Granted {
+        lease: String,
+        token: FencingToken,
+        ttl_ms: u64,
+    },
+    Denied {
+        lease: String,
+        holder: NodeId,
+    },
+    Release {
+        lease: String,
+        mode: ReleaseMode,
+    },
+    Released {
+        lease: String,
+        deleted: bool,
+    },
+    /// One step of the protected work: debit `amount` from the account.
+    Write {
+        step: u32,
+        amount: i64,
+        token: FencingToken,
+        check: WriteCheck,
+    },
+    /// A liveness mark on the protected row, carrying the worker's current token.
+    Touch {
+        token: FencingToken,
+    },
+    WriteResult {
+        step: u32,
+        token: FencingToken,
+        accepted: bool,
+        reason: Option<RejectReason>,
+    },
+    /// `SELECT last_token FROM account_state WHERE account_id = 42`.
+    ReadToken,
+    TokenIs {
+        last_token: FencingToken,
+    },
+    /// How far the job has got: the highest step recorded as done.
+    ReadProgress,
+    Progress {
+        steps_done: u32,
+    },
+    /// A payment instruction to a rail that knows no tokens.
+    Pay {
+        step: u32,
+        amount: i64,
+        idempotency_key: Option<String>,
+    },
+    PayResult {
+        step: u32,
+        applied: bool,
+    },
+    /// `INSERT INTO job_run (job_key) VALUES (:key)` — a unique constraint decides.
+    InsertJobRow {
+        key: String,
+    },
+    /// `UPDATE job SET state = 'running' WHERE key = :key AND state = 'pending'`.
+    ClaimJob {
+        key: String,
+    },
+    /// Rows the statement changed: 1 means "you own the work", 0 means someone beat you.
+    RowsChanged {
+        rows: u32,
+    },
+}
+
+impl Label for LeaseMsg {
+    fn label(&self) -> String {
+        match self {
+            LeaseMsg::Acquire { lease, ttl_ms } => {
+                format!("acquire {lease}, ttl {}", seconds(*ttl_ms))
+            }
+            LeaseMsg::Granted { lease, token, .. } => format!("granted {lease}, token {token}"),
+            LeaseMsg::Denied { lease, .. } => format!("{lease} is held: zero rows"),
+            LeaseMsg::Release {
+                lease,
+                mode: ReleaseMode::NaiveDelete,
+            } => format!("DELETE lease {lease}"),
+            LeaseMsg::Release {
+                lease,
+                mode: ReleaseMode::CompareAndDelete,
+            } => {
+                format!("DELETE lease {lease} WHERE owner = me")
+            }
+            LeaseMsg::Released { deleted: true, .. } => "DELETE 1".to_string(),
+            LeaseMsg::Released { deleted: false, .. } => "DELETE 0".to_string(),
+            LeaseMsg::Write {
+                step,
+                amount,
+                token,
+                check: WriteCheck::TokenPredicate,
+            } => {
+                format!("step {step}: debit ₹{amount} WHERE last_token <= {token}")
+            }
+            LeaseMsg::Write {
+                step,
+                amount,
+                token,
+                check: WriteCheck::Unfenced,
+            } => {
+                format!("step {step}: debit ₹{amount} (token {token}, unchecked)")
+            }
+            LeaseMsg::Touch { token } => format!("heartbeat mark, token {token}"),
+            LeaseMsg::WriteResult {
+                step,
+                accepted: true,
+                ..
+            } => format!("step {step}: UPDATE 1"),
+            LeaseMsg::WriteResult {
+                step,
+                accepted: false,
+                ..
+            } => format!("step {step}: UPDATE 0 (rejected)"),
+            LeaseMsg::ReadToken => "SELECT last_token".to_string(),
+            LeaseMsg::ReadProgress => "how far has the job got?".to_string(),
+            LeaseMsg::Progress { steps_done } => format!("{steps_done} step(s) done"),
+            LeaseMsg::TokenIs { last_token } => format!("last_token = {last_token}"),
+            LeaseMsg::Pay {
+                step,
+                amount,
+                idempotency_key: Some(key),
+            } => format!("pay ₹{amount} (step {step}, key {key})"),
+            LeaseMsg::Pay {
+                step,
+                amount,
+                idempotency_key: None,
+            } => format!("pay ₹{amount} (step {step})"),
+            LeaseMsg::PayResult { applied: true, .. } => "payment sent".to_string(),
+            LeaseMsg::PayResult { applied: false, .. } => "replay recognised".to_string(),
+            LeaseMsg::InsertJobRow { key } => format!("INSERT job_run ({key})"),
+            LeaseMsg::ClaimJob { key } => {
+                format!("UPDATE job SET state='running' WHERE key={key} AND state='pending'")
+            }
+            LeaseMsg::RowsChanged { rows } => format!("{rows} row(s)"),
+        }
+    }
+}
+
+/// Milliseconds as seconds for labels, e.g. `30 s` or `1.5 s`.
+pub fn seconds(ms: u64) -> String {
+    if ms.is_multiple_of(1_000) {
+        format!("{} s", ms / 1_000)
+    } else {
+        let millis = format!("{:03}", ms % 1_000);
+        format!("{}.{} s", ms / 1_000, millis.trim_end_matches('0'))
+    }
+}

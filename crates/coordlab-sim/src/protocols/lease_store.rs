@@ -1,0 +1,297 @@
+//! The lease store: one table, one row per lockable name, and the insert-or-take-over rule
+//! applied as one atomic step.
+//!
+//! Expiry is judged by the store's own clock. A renewal by the owner keeps the token; a
+//! takeover by anyone else increments it (unless the store is configured with the renewal
+//! bug, which increments on every grant). Tokens come from a per-name sequence that survives
+//! deletes, so they only ever grow.
+
+use super::lease_msg::{seconds, LeaseMsg, ReleaseMode};
+use crate::kernel::ids::{FencingToken, NodeId};
+use crate::kernel::participant::{Ctx, Participant};
+use crate::kernel::time::MS_US;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeaseRow {
+    pub owner: NodeId,
+    pub token: FencingToken,
+    /// Store-clock microseconds.
+    pub acquired_at_us: u64,
+    pub expires_at_us: u64,
+}
+
+/// How a grant came about, for the history and the token property.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GrantKind {
+    New,
+    Renewal,
+    Takeover,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Grant {
+    pub lease: String,
+    pub owner: NodeId,
+    pub token: FencingToken,
+    pub kind: GrantKind,
+    pub at_us: u64,
+    pub expires_at_us: u64,
+}
+
+/// The table lives on disk: all of it survives a crash.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreDurable {
+    pub rows: BTreeMap<String, LeaseRow>,
+    /// The last token issued per lease name (a sequence; deletes do not reset it).
+    pub last_token: BTreeMap<String, FencingToken>,
+    pub grants: Vec<Grant>,
+    /// Grants made while another owner's earlier grant was still unexpired and not released
+    /// by that owner: two legitimate holders at once.
+    pub overlapping_grants: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StoreConfig {
+    /// The bug: a renewal by the owner increments the token as if it were a takeover.
+    pub renewal_increments_token: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeaseStore {
+    pub names: Vec<String>,
+    pub config: StoreConfig,
+    pub durable: StoreDurable,
+    /// Live grants per lease as the owners were told: owner and store-clock expiry. A naive
+    /// delete by someone else removes the row but not the owner's grant.
+    pub live_grants: BTreeMap<String, (NodeId, u64)>,
+    /// Store-clock times of every acquire request, for the stampede histogram.
+    pub acquire_requests_us: Vec<u64>,
+}
+
+/// The store's timer: a lease's expiry instant, so the moment it lapses is on the timeline.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExpiryTimer {
+    pub lease: String,
+    pub token: FencingToken,
+}
+
+impl LeaseStore {
+    /// `first_tokens` sets the sequence per lease, e.g. `{"account-42": 32}` so the next grant is 33.
+    pub fn new(
+        names: Vec<String>,
+        config: StoreConfig,
+        first_tokens: BTreeMap<String, FencingToken>,
+    ) -> LeaseStore {
+        let durable = StoreDurable {
+            rows: BTreeMap::new(),
+            last_token: first_tokens,
+            grants: Vec::new(),
+            overlapping_grants: 0,
+        };
+        LeaseStore::recover(names, config, &durable)
+    }
+
+    pub fn recover(names: Vec<String>, config: StoreConfig, durable: &StoreDurable) -> LeaseStore {
+        let mut live_grants = BTreeMap::new();
+        for (lease, row) in &durable.rows {
+            live_grants.insert(lease.clone(), (row.owner, row.expires_at_us));
+        }
+        LeaseStore {
+            names,
+            config,
+            durable: durable.clone(),
+            live_grants,
+            acquire_requests_us: Vec::new(),
+        }
+    }
+
+    fn name(&self, id: NodeId) -> String {
+        self.names
+            .get(id.index())
+            .cloned()
+            .unwrap_or_else(|| id.to_string())
+    }
+
+    pub fn row(&self, lease: &str) -> Option<&LeaseRow> {
+        self.durable.rows.get(lease)
+    }
+
+    /// Handles one request. Returns the expiry timer to (re)arm, if any.
+    pub fn handle<P>(
+        &mut self,
+        ctx: &mut Ctx<'_, P>,
+        from: NodeId,
+        msg: LeaseMsg,
+    ) -> Option<(ExpiryTimer, u64)>
+    where
+        P: Participant<Msg = LeaseMsg>,
+        P::Durable: From<StoreDurable>,
+    {
+        let now = ctx.local_now_us;
+        let who = self.name(from);
+        match msg {
+            LeaseMsg::Acquire { lease, ttl_ms } => {
+                self.acquire_requests_us.push(now);
+                let expires_at_us = now + ttl_ms * MS_US;
+                let current = self.durable.rows.get(&lease).cloned();
+                let kind = match &current {
+                    None => GrantKind::New,
+                    Some(row) if row.owner == from => GrantKind::Renewal,
+                    Some(row) if row.expires_at_us <= now => GrantKind::Takeover,
+                    Some(row) => {
+                        ctx.note(format!(
+                            "{who} asks for {lease}, but {} holds it for another {} by the store's clock: zero rows, back off.",
+                            self.name(row.owner),
+                            seconds((row.expires_at_us - now) / MS_US)
+                        ));
+                        ctx.send(
+                            from,
+                            LeaseMsg::Denied {
+                                lease,
+                                holder: row.owner,
+                            },
+                        );
+                        return None;
+                    }
+                };
+                let last = self
+                    .durable
+                    .last_token
+                    .get(&lease)
+                    .copied()
+                    .unwrap_or(FencingToken(0));
+                let token = match (kind, &current) {
+                    (GrantKind::Renewal, Some(row)) if !self.config.renewal_increments_token => {
+                        row.token
+                    }
+                    _ => FencingToken(last.0 + 1),
+                };
+                if let Some((owner, grant_expiry)) = self.live_grants.get(&lease) {
+                    if *owner != from && *grant_expiry > now {
+                        self.durable.overlapping_grants += 1;
+                    }
+                }
+                self.durable
+                    .last_token
+                    .insert(lease.clone(), token.max(last));
+                self.durable.rows.insert(
+                    lease.clone(),
+                    LeaseRow {
+                        owner: from,
+                        token,
+                        acquired_at_us: now,
+                        expires_at_us,
+                    },
+                );
+                self.live_grants
+                    .insert(lease.clone(), (from, expires_at_us));
+                self.durable.grants.push(Grant {
+                    lease: lease.clone(),
+                    owner: from,
+                    token,
+                    kind,
+                    at_us: now,
+                    expires_at_us,
+                });
+                ctx.note(match (kind, &current) {
+                    (GrantKind::New, _) => format!("No row for {lease}: the insert succeeds. {who} holds it with token {token} for {}.", seconds(ttl_ms)),
+                    (GrantKind::Renewal, Some(row)) if row.token == token => {
+                        format!("{who} already owns {lease}: the renewal extends it by {} and keeps token {token}.", seconds(ttl_ms))
+                    }
+                    (GrantKind::Renewal, Some(row)) => format!(
+                        "{who} renews {lease}, and this store increments the token on renewal: {} becomes {token}. Anything {who} still has in flight with {} is now stale.",
+                        row.token, row.token
+                    ),
+                    (_, Some(row)) => format!(
+                        "{lease} expired by the store's clock ({} owned it). {who} takes it over: token {} becomes {token}.",
+                        self.name(row.owner),
+                        row.token
+                    ),
+                    _ => String::new(),
+                });
+                ctx.persist(self.durable.clone().into());
+                ctx.send(
+                    from,
+                    LeaseMsg::Granted {
+                        lease: lease.clone(),
+                        token,
+                        ttl_ms,
+                    },
+                );
+                Some((ExpiryTimer { lease, token }, ttl_ms * MS_US))
+            }
+            LeaseMsg::Release { lease, mode } => {
+                let owner = self.durable.rows.get(&lease).map(|r| r.owner);
+                let deleted = match (mode, owner) {
+                    (_, None) => false,
+                    (ReleaseMode::CompareAndDelete, Some(o)) if o != from => {
+                        ctx.note(format!(
+                            "{who}'s release names itself as owner, but {lease} now belongs to {}: DELETE 0. The new holder's lease survives.",
+                            self.name(o)
+                        ));
+                        false
+                    }
+                    (ReleaseMode::NaiveDelete, Some(o)) if o != from => {
+                        ctx.note(format!(
+                            "{who} deletes {lease} without checking the owner — but the row is {}'s now. {} still believes it holds the lease, and the lease is gone.",
+                            self.name(o),
+                            self.name(o)
+                        ));
+                        true
+                    }
+                    (_, Some(_)) => {
+                        ctx.note(format!("{who} releases {lease}; the row is deleted."));
+                        self.live_grants.remove(&lease);
+                        true
+                    }
+                };
+                if deleted {
+                    self.durable.rows.remove(&lease);
+                    ctx.persist(self.durable.clone().into());
+                }
+                ctx.send(from, LeaseMsg::Released { lease, deleted });
+                None
+            }
+            _ => None,
+        }
+    }
+
+    /// The expiry instant of a grant passed on the store's clock.
+    pub fn expiry_due<P: Participant>(&mut self, ctx: &mut Ctx<'_, P>, timer: &ExpiryTimer) {
+        let Some(row) = self.durable.rows.get(&timer.lease) else {
+            return;
+        };
+        if row.token == timer.token && row.expires_at_us <= ctx.local_now_us {
+            ctx.note(format!(
+                "By the store's clock, {}'s lease on {} (token {}) has expired. Nobody is told: the next request decides.",
+                self.name(row.owner),
+                timer.lease,
+                row.token
+            ));
+        }
+    }
+
+    pub fn summary(&self, now_local_us: u64) -> Vec<String> {
+        let mut lines = Vec::new();
+        for (lease, row) in &self.durable.rows {
+            let state = if row.expires_at_us > now_local_us {
+                format!(
+                    "{} left",
+                    seconds((row.expires_at_us - now_local_us) / MS_US)
+                )
+            } else {
+                "expired".to_string()
+            };
+            lines.push(format!(
+                "{lease}: {} #{} · {state}",
+                self.name(row.owner),
+                row.token
+            ));
+        }
+        if lines.is_empty() {
+            lines.push("no leases held".to_string());
+        }
+        lines
+    }
+}

@@ -1,0 +1,111 @@
+//! A payment rail: an external system that knows nothing of fencing tokens. It can only
+//! recognise a replay by an idempotency key, if the sender supplies one.
+
+use super::lease_msg::LeaseMsg;
+use crate::kernel::ids::NodeId;
+use crate::kernel::participant::{Ctx, Participant};
+use std::collections::BTreeSet;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Payment {
+    pub from: NodeId,
+    pub step: u32,
+    pub amount: i64,
+    pub key: Option<String>,
+    pub applied: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RailDurable {
+    pub seen_keys: BTreeSet<String>,
+    pub payments: Vec<Payment>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PaymentRail {
+    pub names: Vec<String>,
+    pub durable: RailDurable,
+}
+
+impl PaymentRail {
+    pub fn new(names: Vec<String>) -> PaymentRail {
+        PaymentRail {
+            names,
+            durable: RailDurable {
+                seen_keys: BTreeSet::new(),
+                payments: Vec::new(),
+            },
+        }
+    }
+
+    pub fn paid_total(&self) -> i64 {
+        self.durable
+            .payments
+            .iter()
+            .filter(|p| p.applied)
+            .map(|p| p.amount)
+            .sum()
+    }
+
+    pub fn handle<P>(&mut self, ctx: &mut Ctx<'_, P>, from: NodeId, msg: LeaseMsg)
+    where
+        P: Participant<Msg = LeaseMsg>,
+        P::Durable: From<RailDurable>,
+    {
+        if msg == LeaseMsg::ReadProgress {
+            // The job's own payment log: the highest step it has an instruction for.
+            let steps_done = self
+                .durable
+                .payments
+                .iter()
+                .map(|p| p.step)
+                .max()
+                .unwrap_or(0);
+            ctx.send(from, LeaseMsg::Progress { steps_done });
+            return;
+        }
+        let LeaseMsg::Pay {
+            step,
+            amount,
+            idempotency_key,
+        } = msg
+        else {
+            return;
+        };
+        let who = self.names.get(from.index()).cloned().unwrap_or_default();
+        let replay = idempotency_key
+            .as_ref()
+            .is_some_and(|k| self.durable.seen_keys.contains(k));
+        if let Some(k) = &idempotency_key {
+            self.durable.seen_keys.insert(k.clone());
+        }
+        ctx.note(match (&idempotency_key, replay) {
+            (Some(k), true) => format!("The rail has already seen key {k}: {who}'s instruction is recognised as a replay. No money moves."),
+            (Some(k), false) => format!("The rail sends ₹{amount} and remembers key {k}."),
+            (None, _) => format!("The rail sends ₹{amount}. It has no idea who is allowed to ask, and no way to tell a repeat from a new payment."),
+        });
+        self.durable.payments.push(Payment {
+            from,
+            step,
+            amount,
+            key: idempotency_key,
+            applied: !replay,
+        });
+        ctx.persist(self.durable.clone().into());
+        ctx.send(
+            from,
+            LeaseMsg::PayResult {
+                step,
+                applied: !replay,
+            },
+        );
+    }
+
+    pub fn summary(&self) -> Vec<String> {
+        let sent = self.durable.payments.iter().filter(|p| p.applied).count();
+        vec![
+            format!("{sent} payment(s) sent"),
+            format!("total ₹{}", self.paid_total()),
+        ]
+    }
+}
