@@ -25,21 +25,15 @@ fn app() -> Html {
     {
         let parsed = parsed.clone();
         use_effect_with((), move |_| {
-            let listener =
-                Closure::<dyn Fn()>::new(move || parsed.set(route::parse(&current_hash())));
+            let listener = Closure::<dyn Fn()>::new(move || parsed.set(route::parse(&current_hash())));
             let window = web_sys::window();
             if let Some(w) = &window {
-                let _ = w.add_event_listener_with_callback(
-                    "hashchange",
-                    listener.as_ref().unchecked_ref(),
-                );
+                let _ = w.add_event_listener_with_callback("hashchange", listener.as_ref().unchecked_ref());
             }
             move || {
                 if let Some(w) = window {
-                    let _ = w.remove_event_listener_with_callback(
-                        "hashchange",
-                        listener.as_ref().unchecked_ref(),
-                    );
+                    let _ = w
+                        .remove_event_listener_with_callback("hashchange", listener.as_ref().unchecked_ref());
                 }
             }
         });

@@ -60,16 +60,9 @@ fn encode(s: &str) -> String {
     let mut out = String::new();
     for b in s.bytes() {
         match b {
-            b'A'..=b'Z'
-            | b'a'..=b'z'
-            | b'0'..=b'9'
-            | b'-'
-            | b'_'
-            | b'.'
-            | b'~'
-            | b':'
-            | b'@'
-            | b';' => out.push(b as char),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b':' | b'@' | b';' => {
+                out.push(b as char)
+            }
             _ => out.push_str(&format!("%{b:02X}")),
         }
     }
@@ -267,9 +260,7 @@ mod tests {
     #[test]
     fn percent_encoding_is_undone() {
         let parsed = parse("#/play/lost-update?actions=3%40crash%3A2");
-        let Route::Play(p) = parsed.route else {
-            panic!()
-        };
+        let Route::Play(p) = parsed.route else { panic!() };
         assert_eq!(
             p.actions,
             vec![Action {

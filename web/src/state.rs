@@ -48,12 +48,7 @@ pub enum Action {
     Load(PlayRoute, Vec<String>),
 }
 
-fn simulate(
-    scenario: &str,
-    params: &Params,
-    seed: u64,
-    actions: &[ScriptAction],
-) -> Result<Trace, String> {
+fn simulate(scenario: &str, params: &Params, seed: u64, actions: &[ScriptAction]) -> Result<Trace, String> {
     let request = RunRequest {
         scenario: scenario.to_string(),
         params: params.clone(),
@@ -67,23 +62,25 @@ impl Player {
     /// Builds a player from a route; bad parts are dropped with a notice.
     pub fn from_route(route: &PlayRoute, mut notices: Vec<String>) -> Option<Player> {
         let info = (scenarios::find(&route.scenario).ok()?.info)();
-        let (trace, actions) =
-            match simulate(&route.scenario, &route.params, route.seed, &route.actions) {
-                Ok(t) => (t, route.actions.clone()),
-                Err(e) => {
-                    notices.push(format!(
+        let (trace, actions) = match simulate(&route.scenario, &route.params, route.seed, &route.actions) {
+            Ok(t) => (t, route.actions.clone()),
+            Err(e) => {
+                notices.push(format!(
                     "The faults in this link do not fit the scenario ({e}); they were left out."
                 ));
-                    (
-                        simulate(&route.scenario, &route.params, route.seed, &[]).ok()?,
-                        Vec::new(),
-                    )
-                }
-            };
+                (
+                    simulate(&route.scenario, &route.params, route.seed, &[]).ok()?,
+                    Vec::new(),
+                )
+            }
+        };
         let last = trace.entries.len().saturating_sub(1);
         let cursor = match route.step {
             Some(s) if s as usize > last => {
-                notices.push(format!("The link points at step {s}, but this run has only {} steps; showing the last one.", last + 1));
+                notices.push(format!(
+                    "The link points at step {s}, but this run has only {} steps; showing the last one.",
+                    last + 1
+                ));
                 last
             }
             Some(s) => s as usize,
@@ -165,13 +162,7 @@ impl Reducible for Player {
                     next.cursor += 1;
                 }
             }
-            Action::SetSpeed(s) => {
-                next.speed = if SPEEDS.contains(&s) {
-                    s
-                } else {
-                    DEFAULT_SPEED
-                }
-            }
+            Action::SetSpeed(s) => next.speed = if SPEEDS.contains(&s) { s } else { DEFAULT_SPEED },
             Action::SetParam(key, value) => {
                 next.params.insert(key, value);
                 match scenarios::resolve_params(&next.info, &next.params) {
@@ -242,11 +233,9 @@ mod tests {
     fn player(lock: &str) -> Rc<Player> {
         let mut route = default_route("lost-update");
         route.params.insert("lock".into(), lock.into());
-        route.params = scenarios::resolve_params(
-            &(scenarios::find("lost-update").unwrap().info)(),
-            &route.params,
-        )
-        .unwrap();
+        route.params =
+            scenarios::resolve_params(&(scenarios::find("lost-update").unwrap().info)(), &route.params)
+                .unwrap();
         Rc::new(Player::from_route(&route, vec![]).unwrap())
     }
 
@@ -299,9 +288,7 @@ mod tests {
 
     #[test]
     fn playback_stops_at_the_end() {
-        let p = player("none")
-            .reduce(Action::Last)
-            .reduce(Action::TogglePlay);
+        let p = player("none").reduce(Action::Last).reduce(Action::TogglePlay);
         assert!(p.playing);
         assert_eq!(p.cursor, 0, "playing from the end starts over");
         let mut p = p;

@@ -32,8 +32,7 @@ fn wasm_traces_have_the_native_fingerprints() {
             seed: fields[1].parse().expect("seed"),
             actions,
         };
-        let trace =
-            run(&request, Limits::default(), Recording::Full).expect("golden request is valid");
+        let trace = run(&request, Limits::default(), Recording::Full).expect("golden request is valid");
         assert_eq!(
             format!("{:016x}", trace.fingerprint()),
             fields[3],
@@ -41,8 +40,5 @@ fn wasm_traces_have_the_native_fingerprints() {
         );
         checked += 1;
     }
-    assert!(
-        checked >= 10,
-        "expected the full golden set, checked {checked}"
-    );
+    assert!(checked >= 10, "expected the full golden set, checked {checked}");
 }

@@ -62,14 +62,8 @@ pub enum Command {
     Help,
     List,
     Describe(String),
-    Run {
-        request: RunRequest,
-        format: Format,
-    },
-    Check {
-        request: RunRequest,
-        seeds: SeedRange,
-    },
+    Run { request: RunRequest, format: Format },
+    Check { request: RunRequest, seeds: SeedRange },
 }
 
 const RUN_OPTIONS: &[&str] = &["--seed", "--set", "--actions", "--format"];
@@ -130,17 +124,10 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
 }
 
 fn scenario_names() -> String {
-    catalog()
-        .iter()
-        .map(|s| s.id)
-        .collect::<Vec<_>>()
-        .join(", ")
+    catalog().iter().map(|s| s.id).collect::<Vec<_>>().join(", ")
 }
 
-fn scenario_id<'a>(
-    command: &str,
-    rest: &'a [String],
-) -> Result<(String, &'a [String]), UsageError> {
+fn scenario_id<'a>(command: &str, rest: &'a [String]) -> Result<(String, &'a [String]), UsageError> {
     match rest.split_first() {
         Some((id, rest)) if !id.starts_with('-') => Ok((id.clone(), rest)),
         _ => Err(UsageError(format!(
@@ -230,9 +217,7 @@ impl Options {
         }
         let mut actions: Vec<Action> = Vec::new();
         for script in &self.actions {
-            actions.extend(
-                parse_script(script).map_err(|e| UsageError(format!("bad --actions: {e}")))?,
-            );
+            actions.extend(parse_script(script).map_err(|e| UsageError(format!("bad --actions: {e}")))?);
         }
         Ok(RunRequest {
             scenario,
@@ -281,13 +266,7 @@ mod tests {
 
     #[test]
     fn seed_ranges_are_half_open_or_inclusive() {
-        assert_eq!(
-            parse_seeds("0..200"),
-            Ok(SeedRange {
-                start: 0,
-                count: 200
-            })
-        );
+        assert_eq!(parse_seeds("0..200"), Ok(SeedRange { start: 0, count: 200 }));
         assert_eq!(parse_seeds("5..=5"), Ok(SeedRange { start: 5, count: 1 }));
         assert!(parse_seeds("5..5").is_err());
         assert!(parse_seeds("9..3").is_err());
@@ -314,10 +293,7 @@ mod tests {
             panic!("should parse")
         };
         assert_eq!(request.seed, 7);
-        assert_eq!(
-            request.params.get("lock").map(String::as_str),
-            Some("row-lock")
-        );
+        assert_eq!(request.params.get("lock").map(String::as_str), Some("row-lock"));
         assert_eq!(format, Format::Jsonl);
     }
 }

@@ -35,17 +35,9 @@ pub fn check(base: &RunRequest, seeds: SeedRange) -> Result<(String, bool), SimE
     if !base.actions.is_empty() {
         let _ = writeln!(out, "actions   {}", script_code(&base.actions));
     }
-    let _ = writeln!(
-        out,
-        "seeds     {}..={last} ({} seeds)",
-        seeds.start, seeds.count
-    );
+    let _ = writeln!(out, "seeds     {}..={last} ({} seeds)", seeds.start, seeds.count);
     let _ = writeln!(out, "expected  {}", expectation_text(&expectation));
-    let _ = writeln!(
-        out,
-        "{met}/{} seeds reached the expected outcome",
-        seeds.count
-    );
+    let _ = writeln!(out, "{met}/{} seeds reached the expected outcome", seeds.count);
     if let Some((seed, mismatches)) = &first_miss {
         let _ = writeln!(out, "first seed that did not: {seed}");
         for m in mismatches {

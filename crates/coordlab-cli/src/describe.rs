@@ -12,12 +12,7 @@ pub fn describe(id: &str) -> Result<String, SimError> {
     let defaults = resolve_params(&info, &Params::new())?;
     let mut out = String::new();
     let _ = writeln!(out, "{} — {}", info.id, info.title);
-    let _ = writeln!(
-        out,
-        "chapter {}, {}",
-        chapter_text(info.chapter),
-        info.sections
-    );
+    let _ = writeln!(out, "chapter {}, {}", chapter_text(info.chapter), info.sections);
     let _ = writeln!(out, "\n{}", info.summary);
 
     // Participants and properties are only known to a run; a summary run of the defaults is cheap.
@@ -30,11 +25,7 @@ pub fn describe(id: &str) -> Result<String, SimError> {
     let trace = coordlab_sim::run(&request, Limits::default(), Recording::Summary)?;
     out.push_str("\nparticipants (node numbers for --actions):\n");
     for n in &trace.nodes {
-        let faults: Vec<String> = n
-            .faults
-            .iter()
-            .map(|f| format!("{f:?}").to_lowercase())
-            .collect();
+        let faults: Vec<String> = n.faults.iter().map(|f| format!("{f:?}").to_lowercase()).collect();
         let _ = writeln!(
             out,
             "  {}  {} ({}); faults: {}",

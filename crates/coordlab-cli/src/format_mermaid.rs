@@ -13,11 +13,7 @@ use std::fmt::Write;
 pub fn render(trace: &Trace) -> String {
     let mut out = String::new();
     // A `%%` line is a comment to its end, so only line breaks need removing.
-    let _ = writeln!(
-        out,
-        "%% {}",
-        reproduce_trace(trace).replace(['\n', '\r'], " ")
-    );
+    let _ = writeln!(out, "%% {}", reproduce_trace(trace).replace(['\n', '\r'], " "));
     let _ = writeln!(
         out,
         "%% seed={} params: {}",
@@ -82,10 +78,7 @@ fn arrow(out: &mut String, m: &MessageRecord, arrow: &str, prefix: &str) {
 /// The span a note covers: the lowest to the highest of `nodes`, or every participant.
 fn over(trace: &Trace, nodes: &[NodeId]) -> String {
     let (lo, hi) = if nodes.is_empty() {
-        (
-            NodeId(0),
-            NodeId(trace.nodes.len().saturating_sub(1) as u32),
-        )
+        (NodeId(0), NodeId(trace.nodes.len().saturating_sub(1) as u32))
     } else {
         (
             nodes.iter().copied().min().unwrap_or(NodeId(0)),
@@ -102,10 +95,7 @@ fn over(trace: &Trace, nodes: &[NodeId]) -> String {
 /// Text Mermaid's sequence-diagram grammar accepts after a `:`: no statement separators
 /// (`;`, newlines), no entity codes (`#`), no HTML (`<`, `>`), no comment markers (`%%`).
 fn sanitize(text: &str) -> String {
-    let text = text
-        .replace("->", "→")
-        .replace("<-", "←")
-        .replace("%%", "%");
+    let text = text.replace("->", "→").replace("<-", "←").replace("%%", "%");
     text.chars()
         .map(|c| match c {
             ';' => ',',

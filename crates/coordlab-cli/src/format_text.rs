@@ -54,12 +54,7 @@ fn summary(trace: &Trace, expectation: &Expectation, mismatches: &[String]) -> S
     );
     let _ = writeln!(out, "outcome     {}", outcome_code(&trace.outcome));
     out.push_str("properties\n");
-    let width = trace
-        .properties
-        .iter()
-        .map(|p| p.name.len())
-        .max()
-        .unwrap_or(0);
+    let width = trace.properties.iter().map(|p| p.name.len()).max().unwrap_or(0);
     for p in &trace.properties {
         let at = p
             .first_violation_seq

@@ -14,13 +14,7 @@ pub fn chapter_text(number: u8) -> String {
 pub fn list() -> String {
     let rows: Vec<[String; 3]> = catalog()
         .iter()
-        .map(|s| {
-            [
-                s.id.to_string(),
-                chapter_text(s.chapter),
-                s.title.to_string(),
-            ]
-        })
+        .map(|s| [s.id.to_string(), chapter_text(s.chapter), s.title.to_string()])
         .collect();
     let header = ["ID".to_string(), "CHAPTER".to_string(), "TITLE".to_string()];
     let width = |col: usize| {

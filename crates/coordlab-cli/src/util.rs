@@ -36,10 +36,7 @@ pub fn outcome_code(outcome: &BTreeMap<String, serde_json::Value>) -> String {
 
 /// What an expectation declares, in one line.
 pub fn expectation_text(e: &Expectation) -> String {
-    let outcome = e
-        .outcome
-        .iter()
-        .map(|(k, v)| format!("{k}={}", value_text(v)));
+    let outcome = e.outcome.iter().map(|(k, v)| format!("{k}={}", value_text(v)));
     let verdicts = e
         .verdicts
         .iter()
@@ -58,21 +55,13 @@ pub fn shell_quote(arg: &str) -> String {
 }
 
 /// The command line that reproduces one run.
-pub fn reproduce(
-    scenario: &str,
-    seed: u64,
-    params: &BTreeMap<String, String>,
-    actions: &[Action],
-) -> String {
+pub fn reproduce(scenario: &str, seed: u64, params: &BTreeMap<String, String>, actions: &[Action]) -> String {
     let mut cmd = format!("coordlab run {} --seed {seed}", shell_quote(scenario));
     for (k, v) in params {
         cmd.push_str(&format!(" --set {}", shell_quote(&format!("{k}={v}"))));
     }
     if !actions.is_empty() {
-        cmd.push_str(&format!(
-            " --actions {}",
-            shell_quote(&script_code(actions))
-        ));
+        cmd.push_str(&format!(" --actions {}", shell_quote(&script_code(actions))));
     }
     cmd
 }

@@ -55,10 +55,7 @@ fn usage_error(args: &[&str]) -> String {
         "{args:?} should be a usage error; stderr: {err}"
     );
     assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
-    assert!(
-        err.contains("error"),
-        "{args:?} should explain itself: {err}"
-    );
+    assert!(err.contains("error"), "{args:?} should explain itself: {err}");
     err
 }
 
@@ -79,10 +76,7 @@ fn no_lock_loses_an_update_in_the_jsonl_summary() {
 fn row_lock_keeps_both_debits_and_every_property_holds() {
     let summary = jsonl_summary("row-lock");
     assert_eq!(summary["outcome"]["balance"], 40);
-    for p in summary["properties"]
-        .as_array()
-        .expect("properties is an array")
-    {
+    for p in summary["properties"].as_array().expect("properties is an array") {
         assert_eq!(p["verdict"], "holds", "{p}");
         assert!(p["first_violation_seq"].is_null(), "{p}");
     }
@@ -161,23 +155,13 @@ fn text_format_ends_with_a_summary() {
 
 #[test]
 fn mermaid_is_a_sequence_diagram_with_participants_arrows_and_the_violation() {
-    let out = coordlab(&[
-        "run",
-        "lost-update",
-        "--set",
-        "lock=none",
-        "--format",
-        "mermaid",
-    ]);
+    let out = coordlab(&["run", "lost-update", "--set", "lock=none", "--format", "mermaid"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     let mut lines = text.lines().skip_while(|l| l.starts_with("%%"));
     assert_eq!(lines.next(), Some("sequenceDiagram"), "{text}");
     for (id, name) in [("n0", "database"), ("n1", "worker-1"), ("n2", "worker-2")] {
-        assert!(
-            text.contains(&format!("participant {id} as {name}\n")),
-            "{text}"
-        );
+        assert!(text.contains(&format!("participant {id} as {name}\n")), "{text}");
     }
     assert!(text.contains("->>"), "{text}");
     assert!(
@@ -279,10 +263,7 @@ fn check_with_an_early_crash_fails_and_names_a_seed() {
     ]);
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(1), "{text}");
-    assert!(
-        text.contains("/50 seeds reached the expected outcome"),
-        "{text}"
-    );
+    assert!(text.contains("/50 seeds reached the expected outcome"), "{text}");
     let seed = text
         .lines()
         .find_map(|l| l.strip_prefix("first seed that did not: "))
@@ -337,10 +318,7 @@ fn bad_format_is_a_usage_error_listing_formats() {
 fn bad_seeds_range_is_a_usage_error() {
     for range in ["0-200", "5..5", "9..3", "0..2000000", "a..b"] {
         let err = usage_error(&["check", "lost-update", "--seeds", range]);
-        assert!(
-            err.contains("--seeds") && err.contains("A..B"),
-            "{range}: {err}"
-        );
+        assert!(err.contains("--seeds") && err.contains("A..B"), "{range}: {err}");
     }
 }
 
@@ -349,10 +327,7 @@ fn bad_actions_are_a_usage_error() {
     let err = usage_error(&["run", "lost-update", "--actions", "5@explode:1"]);
     assert!(err.contains("explode") && err.contains("crash"), "{err}");
     let err = usage_error(&["run", "lost-update", "--actions", "5@crash:9"]);
-    assert!(
-        err.contains("no node 9") && err.contains("worker-2"),
-        "{err}"
-    );
+    assert!(err.contains("no node 9") && err.contains("worker-2"), "{err}");
     let err = usage_error(&[
         "check",
         "lost-update",

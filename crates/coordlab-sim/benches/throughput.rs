@@ -227,8 +227,7 @@ impl World for ChatWorld {
             .map(|(i, (l, d))| {
                 vec![
                     format!("n{i}"),
-                    l.as_ref()
-                        .map_or("—".to_string(), |c| c.received.to_string()),
+                    l.as_ref().map_or("—".to_string(), |c| c.received.to_string()),
                     d.received.to_string(),
                 ]
             })
@@ -251,10 +250,7 @@ impl World for ChatWorld {
         let persisted: u64 = nodes.durable.iter().map(|d| d.received).sum();
         let mut out = BTreeMap::new();
         out.insert("received".to_string(), serde_json::json!(received));
-        out.insert(
-            "persisted_received".to_string(),
-            serde_json::json!(persisted),
-        );
+        out.insert("persisted_received".to_string(), serde_json::json!(persisted));
         out
     }
 }
@@ -310,22 +306,14 @@ fn fault_schedule(seed: u64, horizon_us: u64) -> (Vec<(u64, Fault)>, FaultMix) {
             }
             2 => {
                 let mask = between_us(&mut rng, 1, (1 << NODES) - 2);
-                let side = (0..NODES)
-                    .filter(|i| mask & (1 << i) != 0)
-                    .map(NodeId)
-                    .collect();
+                let side = (0..NODES).filter(|i| mask & (1 << i) != 0).map(NodeId).collect();
                 out.push((t, Fault::Partition { side }));
-                out.push((
-                    t + between_us(&mut rng, 5 * MS_US, 200 * MS_US),
-                    Fault::Heal,
-                ));
+                out.push((t + between_us(&mut rng, 5 * MS_US, 200 * MS_US), Fault::Heal));
                 mix.partition += 1;
             }
             _ => {
                 let from = node(&mut rng);
-                let to = NodeId(
-                    (from.0 + 1 + between_us(&mut rng, 0, u64::from(NODES) - 2) as u32) % NODES,
-                );
+                let to = NodeId((from.0 + 1 + between_us(&mut rng, 0, u64::from(NODES) - 2) as u32) % NODES);
                 out.push((t, Fault::HoldLink { from, to }));
                 out.push((
                     t + between_us(&mut rng, 5 * MS_US, 100 * MS_US),
@@ -369,11 +357,7 @@ fn chatter_setup(scripted: Vec<(u64, Fault)>) -> Setup<ChatWorld> {
     }
 }
 
-fn chatter_run(
-    schedule: &[(u64, Fault)],
-    max_events: u64,
-    recording: Recording,
-) -> (Duration, Trace) {
+fn chatter_run(schedule: &[(u64, Fault)], max_events: u64, recording: Recording) -> (Duration, Trace) {
     let limits = Limits {
         max_events,
         max_time_us: u64::MAX,
@@ -419,12 +403,7 @@ fn mode_name(r: Recording) -> &'static str {
 }
 
 /// Runs the chatter world `reps` times and prints one line; all runs must be identical.
-fn measure_chatter(
-    schedule: &[(u64, Fault)],
-    max_events: u64,
-    recording: Recording,
-    reps: usize,
-) -> Trace {
+fn measure_chatter(schedule: &[(u64, Fault)], max_events: u64, recording: Recording, reps: usize) -> Trace {
     let mut times = Vec::new();
     let mut first: Option<Trace> = None;
     for _ in 0..reps {
@@ -433,10 +412,7 @@ fn measure_chatter(
         match &first {
             None => first = Some(trace),
             Some(f) => {
-                assert_eq!(
-                    f.event_count, trace.event_count,
-                    "nondeterministic event count"
-                );
+                assert_eq!(f.event_count, trace.event_count, "nondeterministic event count");
                 assert_eq!(f.outcome, trace.outcome, "nondeterministic outcome");
                 drop(trace);
             }
@@ -487,8 +463,8 @@ fn lost_update_sweep(lock: &str, seeds: u64, reps: usize) {
         let start = Instant::now();
         for seed in 0..seeds {
             request.seed = seed;
-            let trace = coordlab_sim::run(&request, Limits::default(), Recording::Summary)
-                .expect("valid request");
+            let trace =
+                coordlab_sim::run(&request, Limits::default(), Recording::Summary).expect("valid request");
             events += trace.event_count;
             if !expectation.mismatches(&trace).is_empty() {
                 mismatched += 1;

@@ -181,10 +181,7 @@ pub struct Trace {
 
 impl Trace {
     pub fn node_name(&self, id: NodeId) -> &str {
-        self.nodes
-            .get(id.index())
-            .map(|n| n.name.as_str())
-            .unwrap_or("?")
+        self.nodes.get(id.index()).map(|n| n.name.as_str()).unwrap_or("?")
     }
 
     /// A 64-bit FNV-1a hash of every entry's line, notes, violations and snapshot, and of the
@@ -200,11 +197,7 @@ impl Trace {
                 h.write(v.as_bytes());
             }
             if let Some(s) = &e.snapshot {
-                h.write(
-                    serde_json::to_string(s.as_ref())
-                        .unwrap_or_default()
-                        .as_bytes(),
-                );
+                h.write(serde_json::to_string(s.as_ref()).unwrap_or_default().as_bytes());
             }
         }
         h.write(

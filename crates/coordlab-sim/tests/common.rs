@@ -14,12 +14,7 @@ pub fn request(lock: &str, seed: u64, actions: Vec<Action>) -> RunRequest {
 }
 
 pub fn full(lock: &str, seed: u64, actions: Vec<Action>) -> Trace {
-    run(
-        &request(lock, seed, actions),
-        Limits::default(),
-        Recording::Full,
-    )
-    .expect("valid request")
+    run(&request(lock, seed, actions), Limits::default(), Recording::Full).expect("valid request")
 }
 
 pub fn mismatches(lock: &str, trace: &Trace) -> Vec<String> {

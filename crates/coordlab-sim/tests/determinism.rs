@@ -35,11 +35,7 @@ fn seeds_change_interleavings_not_just_numbers() {
     let mut first = std::collections::BTreeSet::new();
     for seed in 0..40 {
         let t = full("row-lock", seed, vec![]);
-        let e = t
-            .entries
-            .iter()
-            .find(|e| e.text.contains("FOR UPDATE"))
-            .unwrap();
+        let e = t.entries.iter().find(|e| e.text.contains("FOR UPDATE")).unwrap();
         first.insert(e.text.split(' ').next().unwrap().to_string());
     }
     assert_eq!(first.len(), 2, "{first:?}");

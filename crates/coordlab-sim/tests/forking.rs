@@ -48,11 +48,7 @@ fn crashing_a_worker_before_it_writes_saves_the_other_debit() {
     );
     assert_eq!(t.outcome["balance"], json!(70));
     assert_eq!(t.outcome["committed_debits"], json!(1));
-    let safe = t
-        .properties
-        .iter()
-        .find(|p| p.name == "no-lost-update")
-        .unwrap();
+    let safe = t.properties.iter().find(|p| p.name == "no-lost-update").unwrap();
     assert_eq!(safe.verdict, Verdict::Holds);
     let live = t
         .properties
@@ -142,10 +138,9 @@ fn invalid_actions_are_refused_with_a_message() {
         }],
     );
     match run(&req, Limits::default(), Recording::Full) {
-        Err(SimError::BadAction(msg)) => assert!(
-            msg.contains("no node 9") && msg.contains("worker-1"),
-            "{msg}"
-        ),
+        Err(SimError::BadAction(msg)) => {
+            assert!(msg.contains("no node 9") && msg.contains("worker-1"), "{msg}")
+        }
         other => panic!("expected BadAction, got {other:?}"),
     }
     req.actions.clear();

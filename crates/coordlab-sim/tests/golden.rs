@@ -49,12 +49,7 @@ fn request(lock: &str, seed: u64, actions: Vec<Action>) -> RunRequest {
 }
 
 fn full(lock: &str, seed: u64, actions: Vec<Action>) -> Trace {
-    run(
-        &request(lock, seed, actions),
-        Limits::default(),
-        Recording::Full,
-    )
-    .expect("valid request")
+    run(&request(lock, seed, actions), Limits::default(), Recording::Full).expect("valid request")
 }
 
 /// The one-line text form of every entry plus its narration.
@@ -157,11 +152,7 @@ fn fingerprint_cases() -> Vec<(&'static str, u64, Vec<Action>)> {
 
 fn fingerprint_line(lock: &str, seed: u64, actions: &[Action]) -> String {
     let code = script_code(actions);
-    let code = if code.is_empty() {
-        "-".to_string()
-    } else {
-        code
-    };
+    let code = if code.is_empty() { "-".to_string() } else { code };
     let fp = full(lock, seed, actions.to_vec()).fingerprint();
     format!("{lock} {seed} {code} {fp:016x}")
 }
@@ -215,12 +206,7 @@ fn fingerprints_file_is_self_describing() {
         );
         let want = u64::from_str_radix(fields[3], 16).unwrap();
         let got = full(fields[0], seed, actions).fingerprint();
-        assert_eq!(
-            got,
-            want,
-            "line {}: {line:?} recomputes to {got:016x}",
-            n + 1
-        );
+        assert_eq!(got, want, "line {}: {line:?} recomputes to {got:016x}", n + 1);
         count += 1;
     }
     assert_eq!(

@@ -24,11 +24,7 @@ fn trace(pairs: &[(&str, &str)], seed: u64) -> Trace {
 }
 
 fn verdict(t: &Trace, name: &str) -> Verdict {
-    t.properties
-        .iter()
-        .find(|p| p.name == name)
-        .unwrap()
-        .verdict
+    t.properties.iter().find(|p| p.name == name).unwrap().verdict
 }
 
 #[test]
@@ -132,15 +128,9 @@ fn app_check_passes_before_the_pause_and_the_stale_write_lands_after() {
 
 #[test]
 fn first_write_only_blocks_the_zombie_at_step_one_but_not_later() {
-    let blocked = trace(
-        &[("fencing", "first-write-only"), ("pause_start_ms", "1000")],
-        4,
-    );
+    let blocked = trace(&[("fencing", "first-write-only"), ("pause_start_ms", "1000")], 4);
     assert_eq!(verdict(&blocked, "no-double-debit"), Verdict::Holds);
-    let free = trace(
-        &[("fencing", "first-write-only"), ("pause_start_ms", "5000")],
-        4,
-    );
+    let free = trace(&[("fencing", "first-write-only"), ("pause_start_ms", "5000")], 4);
     assert_eq!(verdict(&free, "no-double-debit"), Verdict::Violated);
     let stale = free.outcome["accepted_writes"]
         .as_array()
@@ -198,9 +188,7 @@ fn the_unsafe_window_is_highlighted_while_both_believe() {
         .collect();
     assert!(!flagged.is_empty());
     assert!(
-        flagged
-            .iter()
-            .all(|&us| (30_000_000..=41_100_000).contains(&us)),
+        flagged.iter().all(|&us| (30_000_000..=41_100_000).contains(&us)),
         "{flagged:?}"
     );
 }

@@ -2,7 +2,7 @@
 //! scenario's parameters. Native buttons and inputs only, so everything works by keyboard.
 
 use crate::state::{Action, Player, SPEEDS};
-use coordlab_sim::kernel::time::format_ms;
+use coordlab_sim::kernel::time::format_time;
 use coordlab_sim::scenarios::ParamKind;
 use std::rc::Rc;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
@@ -84,7 +84,7 @@ pub fn controls(props: &ControlsProps) -> Html {
             <div class="timeline">
                 <label for="timeline" class="step-label">
                     <span class="step-count">{ format!("Step {} of {}", p.cursor, p.last()) }</span>
-                    <span class="sim-time">{ format!(" · t = {}", format_ms(entry.time_us)) }</span>
+                    <span class="sim-time">{ format!(" · t = {}", format_time(entry.time_us)) }</span>
                 </label>
                 <input id="timeline" type="range" min="0" max={p.last().to_string()} value={p.cursor.to_string()}
                     oninput={on_seek} aria-valuetext={format!("step {} of {}: {}", p.cursor, p.last(), entry.text)} />
@@ -162,5 +162,29 @@ fn timeline_marks(props: &MarksProps) -> Html {
             None
         }
     });
-    html! { <div class="marks" aria-hidden="true">{ for marks }</div> }
+    // Bands over runs of steps where the world raises a warning (the unsafe window).
+    let mut bands = Vec::new();
+    let mut start: Option<u32> = None;
+    let flagged =
+        |e: &coordlab_sim::trace::TraceEntry| e.snapshot.as_ref().is_some_and(|s| s.highlight.is_some());
+    for e in &p.trace.entries {
+        match (flagged(e), start) {
+            (true, None) => start = Some(e.seq),
+            (false, Some(s)) => {
+                bands.push((s, e.seq.saturating_sub(1)));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        bands.push((s, p.last() as u32));
+    }
+    let pct = |seq: u32| u64::from(seq) * 1000 / last;
+    let bands = bands.into_iter().map(|(a, b)| {
+        let (l, r) = (pct(a), pct(b).max(pct(a) + 4));
+        let style = format!("left: {}.{}%; width: {}.{}%", l / 10, l % 10, (r - l) / 10, (r - l) % 10);
+        html! { <span class="band unsafe" style={style} title={format!("steps {a}–{b}: two workers believe they hold the lease")}>{ "unsafe window" }</span> }
+    });
+    html! { <div class="marks" aria-hidden="true">{ for bands }{ for marks }</div> }
 }

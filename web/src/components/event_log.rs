@@ -1,7 +1,7 @@
 //! The event log: every step as a button; the current one is marked and kept in view.
 
 use crate::state::{Action, Player};
-use coordlab_sim::kernel::time::format_ms;
+use coordlab_sim::kernel::time::format_time;
 use coordlab_sim::trace::{EventKind, Trace};
 use std::rc::Rc;
 use wasm_bindgen::JsCast;
@@ -53,7 +53,7 @@ pub fn event_log(props: &EventLogProps) -> Html {
                             <button class={class} aria-current={current.then_some("step")}
                                 onclick={Callback::from(move |_| d.dispatch(Action::Seek(i)))}>
                                 <span class="seq">{ e.seq }</span>
-                                <span class="time">{ format_ms(e.time_us) }</span>
+                                <span class="time">{ format_time(e.time_us) }</span>
                                 <span class="text">{ &e.text }</span>
                             </button>
                         </li>

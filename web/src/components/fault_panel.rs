@@ -22,10 +22,7 @@ pub struct FaultPanelProps {
 #[function_component(FaultPanel)]
 pub fn fault_panel(props: &FaultPanelProps) -> Html {
     let pause_ms = use_state(|| DEFAULT_PAUSE_MS.to_string());
-    let pause_value: Option<u64> = pause_ms
-        .parse()
-        .ok()
-        .filter(|v| (1..=MAX_FAULT_MS).contains(v));
+    let pause_value: Option<u64> = pause_ms.parse().ok().filter(|v| (1..=MAX_FAULT_MS).contains(v));
     let on_pause_input = {
         let pause_ms = pause_ms.clone();
         Callback::from(move |e: InputEvent| {

@@ -27,8 +27,7 @@ pub struct PlayerProps {
 pub fn player_view(props: &PlayerProps) -> Html {
     let initial = (props.route.clone(), props.notices.clone());
     let player = use_reducer(move || {
-        Player::from_route(&initial.0, initial.1.clone())
-            .expect("the router only opens known scenarios")
+        Player::from_route(&initial.0, initial.1.clone()).expect("the router only opens known scenarios")
     });
     let dispatch = player.dispatcher();
 
@@ -95,25 +94,19 @@ pub fn player_view(props: &PlayerProps) -> Html {
             });
             let window = web_sys::window();
             if let Some(w) = &window {
-                let _ = w
-                    .add_event_listener_with_callback("keydown", listener.as_ref().unchecked_ref());
+                let _ = w.add_event_listener_with_callback("keydown", listener.as_ref().unchecked_ref());
             }
             move || {
                 if let Some(w) = window {
-                    let _ = w.remove_event_listener_with_callback(
-                        "keydown",
-                        listener.as_ref().unchecked_ref(),
-                    );
+                    let _ =
+                        w.remove_event_listener_with_callback("keydown", listener.as_ref().unchecked_ref());
                 }
             }
         });
     }
 
     let entry = &player.trace.entries[player.cursor];
-    let snapshot = entry
-        .snapshot
-        .clone()
-        .expect("the player records full snapshots");
+    let snapshot = entry.snapshot.clone().expect("the player records full snapshots");
     let on_dismiss = {
         let dispatch = dispatch.clone();
         Callback::from(move |_| dispatch.dispatch(Action::DismissNotices))

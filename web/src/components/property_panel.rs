@@ -79,11 +79,9 @@ fn outcome_text(v: &serde_json::Value) -> String {
             .or_else(|| n.as_u64().map(|u| u.to_string()))
             .unwrap_or_else(|| "?".to_string()),
         Value::String(s) => s.clone(),
-        Value::Array(items) => items
-            .iter()
-            .map(outcome_text)
-            .collect::<Vec<_>>()
-            .join(", "),
+        // Lists of records (writes, grants) are detailed in the inspector; here, their count.
+        Value::Array(items) if items.iter().any(Value::is_object) => items.len().to_string(),
+        Value::Array(items) => items.iter().map(outcome_text).collect::<Vec<_>>().join(", "),
         Value::Object(map) => map
             .iter()
             .map(|(k, v)| format!("{k}={}", outcome_text(v)))

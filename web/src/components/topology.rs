@@ -2,8 +2,8 @@
 //! messages in flight drawn where they are between send and delivery at the current time.
 //! Messages are keyed by id, so CSS transitions move them smoothly from step to step.
 
-use coordlab_sim::kernel::time::{format_ms, format_signed_ms};
-use coordlab_sim::trace::{NodeStatus, Trace};
+use coordlab_sim::kernel::time::{format_signed_ms, format_time};
+use coordlab_sim::trace::{NodeInfo, NodeStatus, Trace};
 use std::rc::Rc;
 use yew::prelude::*;
 
@@ -12,30 +12,47 @@ const HEIGHT: f64 = 470.0;
 const CARD_W: f64 = 200.0;
 const CARD_H: f64 = 84.0;
 
-/// Card centres: the first node on top, the rest spread below; larger sets on a circle.
-pub fn layout(n: usize) -> Vec<(f64, f64)> {
-    match n {
-        0 => vec![],
-        1 => vec![(WIDTH / 2.0, HEIGHT / 2.0)],
-        2..=4 => {
-            let mut out = vec![(WIDTH / 2.0, 72.0)];
-            let below = n - 1;
-            for i in 0..below {
-                let x = WIDTH * (i as f64 + 1.0) / (below as f64 + 1.0);
-                out.push((x, HEIGHT - 72.0));
-            }
-            out
-        }
-        _ => (0..n)
-            .map(|i| {
-                let a = std::f64::consts::TAU * i as f64 / n as f64 - std::f64::consts::FRAC_PI_2;
-                (
-                    WIDTH / 2.0 + 290.0 * a.cos(),
-                    HEIGHT / 2.0 + 160.0 * a.sin(),
-                )
-            })
-            .collect(),
+/// Which row a participant sits in: authorities on top, workers in the middle, the things
+/// they write to at the bottom.
+fn tier(kind: &str) -> usize {
+    match kind {
+        "database" | "lease-store" | "store" => 0,
+        "worker" => 1,
+        _ => 2,
     }
+}
+
+/// Card centres and the card width: one row per tier present, cards spread evenly in a row
+/// and narrowed when a row is crowded.
+pub fn layout(nodes: &[NodeInfo]) -> (Vec<(f64, f64)>, f64) {
+    let mut tiers: Vec<usize> = nodes.iter().map(|n| tier(&n.kind)).collect();
+    tiers.sort_unstable();
+    tiers.dedup();
+    let rows = tiers.len().max(1);
+    let widest = tiers
+        .iter()
+        .map(|t| nodes.iter().filter(|n| tier(&n.kind) == *t).count())
+        .max()
+        .unwrap_or(1);
+    let card_w = (WIDTH / widest as f64 - 16.0).min(CARD_W);
+    let pos = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let t = tier(&n.kind);
+            let row = tiers.iter().position(|x| *x == t).unwrap_or(0);
+            let y = if rows == 1 {
+                HEIGHT / 2.0
+            } else {
+                70.0 + (HEIGHT - 140.0) * row as f64 / (rows - 1) as f64
+            };
+            let peers: Vec<usize> = (0..nodes.len()).filter(|j| tier(&nodes[*j].kind) == t).collect();
+            let k = peers.iter().position(|j| *j == i).unwrap_or(0);
+            let x = WIDTH * (k as f64 + 1.0) / (peers.len() as f64 + 1.0);
+            (x, y)
+        })
+        .collect();
+    (pos, card_w)
 }
 
 /// SVG coordinates as whole pixels: integer formatting keeps float-printing code out of the
@@ -82,15 +99,14 @@ pub fn topology(props: &TopologyProps) -> Html {
     let Some(snap) = entry.snapshot.as_ref() else {
         return html! {};
     };
-    let pos = layout(trace.nodes.len());
+    let (pos, card_w) = layout(&trace.nodes);
+    let chars = (card_w / 8.2) as usize;
     let now = snap.time_us;
     let mut links = Vec::new();
     for i in 0..pos.len() {
         for j in (i + 1)..pos.len() {
             let (a, b) = (pos[i], pos[j]);
-            links.push(
-                html! { <line class="link" x1={px(a.0)} y1={px(a.1)} x2={px(b.0)} y2={px(b.1)} /> },
-            );
+            links.push(html! { <line class="link" x1={px(a.0)} y1={px(a.1)} x2={px(b.0)} y2={px(b.1)} /> });
         }
     }
     let broken = snap.links.iter().map(|l| {
@@ -130,8 +146,8 @@ pub fn topology(props: &TopologyProps) -> Html {
             trace.node_name(m.from),
             trace.node_name(m.to),
             m.label,
-            format_ms(m.sent_us),
-            m.deliver_us.map_or("when released".to_string(), format_ms)
+            format_time(m.sent_us),
+            m.deliver_us.map_or("when released".to_string(), format_time)
         );
         html! {
             <g key={m.id.0.to_string()} class={classes!("msg", reply.then_some("reply"), m.deliver_us.is_none().then_some("held"))}
@@ -148,26 +164,28 @@ pub fn topology(props: &TopologyProps) -> Html {
         let (status_class, badge) = match n.status {
             NodeStatus::Up => ("up", None),
             NodeStatus::Crashed => ("crashed", Some("✕ CRASHED".to_string())),
-            NodeStatus::Paused { until_us } => ("paused", Some(format!("‖ PAUSED until {}", format_ms(until_us)))),
+            NodeStatus::Paused { until_us } => ("paused", Some(format!("‖ PAUSED until {}", format_time(until_us)))),
         };
         let involved = entry.nodes.first() == Some(&n.id);
-        let (left, top) = (x - CARD_W / 2.0, y - CARD_H / 2.0);
+        let (left, top) = (x - card_w / 2.0, y - CARD_H / 2.0);
         html! {
             <g class={classes!("node", status_class, info.kind.clone(), involved.then_some("acting"))} data-node={info.name.clone()}>
                 if info.kind == "database" {
-                    <ellipse class="db-top" cx={px(x)} cy={px(top)} rx={px(CARD_W / 2.0)} ry="10" />
+                    <ellipse class="db-top" cx={px(x)} cy={px(top)} rx={px(card_w / 2.0)} ry="10" />
                 }
-                <rect x={px(left)} y={px(top)} width={px(CARD_W)} height={px(CARD_H)} rx="10" />
+                <rect x={px(left)} y={px(top)} width={px(card_w)} height={px(CARD_H)} rx="10" />
                 <text class="node-name" x={px(left + 12.0)} y={px(top + 24.0)}>{ &info.name }</text>
-                <text class="node-kind" x={px(left + CARD_W - 12.0)} y={px(top + 24.0)} text-anchor="end">{ &info.kind }</text>
+                if card_w >= 170.0 && info.kind != info.name {
+                    <text class="node-kind" x={px(left + card_w - 12.0)} y={px(top + 24.0)} text-anchor="end">{ &info.kind }</text>
+                }
                 { for n.lines.iter().take(2).enumerate().map(|(i, line)| html! {
-                    <text class="node-line" x={px(left + 12.0)} y={px(top + 48.0 + 20.0 * i as f64)}>{ truncate(line, 28) }</text>
+                    <text class="node-line" x={px(left + 12.0)} y={px(top + 48.0 + 20.0 * i as f64)}>{ truncate(line, chars) }</text>
                 }) }
                 if let Some(badge) = badge {
                     <text class="badge" x={px(x)} y={px(top + CARD_H + 20.0)} text-anchor="middle">{ badge }</text>
                 }
                 if n.clock_offset_us != 0 {
-                    <text class="clock" x={px(left + CARD_W - 12.0)} y={px(top + CARD_H - 10.0)} text-anchor="end">
+                    <text class="clock" x={px(left + card_w - 12.0)} y={px(top + CARD_H - 10.0)} text-anchor="end">
                         { format!("clock {}{}", if n.clock_offset_us > 0 { "+" } else { "" }, format_signed_ms(n.clock_offset_us)) }
                     </text>
                 }
@@ -177,8 +195,13 @@ pub fn topology(props: &TopologyProps) -> Html {
             </g>
         }
     });
+    let banner = snap
+        .highlight
+        .as_ref()
+        .map(|h| html! { <figcaption class="unsafe-banner" role="status">{ format!("⚠ {h}") }</figcaption> });
     html! {
         <figure class="topology">
+            { for banner }
             <svg viewBox={format!("0 0 {} {}", px(WIDTH), px(HEIGHT))} role="img"
                  aria-label={format!("Participants and messages at step {}", props.cursor)}>
                 <defs>

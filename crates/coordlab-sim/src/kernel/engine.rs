@@ -10,8 +10,8 @@ use super::queue::EventQueue;
 use super::rng::{stream, SimRng, Stream};
 use crate::properties::{PropertySpec, PropertyTracker};
 use crate::trace::{
-    EventKind, LinkView, MessageRecord, MsgView, NodeInfo, NodeStatus, NodeView, Snapshot,
-    StopReason, TableView, Trace, TraceEntry,
+    EventKind, LinkView, MessageRecord, MsgView, NodeInfo, NodeStatus, NodeView, Snapshot, StopReason,
+    TableView, Trace, TraceEntry,
 };
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -192,8 +192,7 @@ impl<W: World> Engine<W> {
             durable.push(d);
         }
         for (i, a) in actions.iter().enumerate() {
-            validate_action(&infos, a)
-                .map_err(|e| format!("action {} (`{}`): {e}", i + 1, a.to_code()))?;
+            validate_action(&infos, a).map_err(|e| format!("action {} (`{}`): {e}", i + 1, a.to_code()))?;
         }
         let mut actions = actions.to_vec();
         actions.sort_by_key(|a| a.at_step); // stable: same-step actions keep script order
@@ -205,9 +204,7 @@ impl<W: World> Engine<W> {
             durable,
             status: vec![NodeStatus::Up; n as usize],
             clocks: vec![LocalClock::default(); n as usize],
-            rngs: (0..n)
-                .map(|i| stream(seed, Stream::Node(NodeId(i))))
-                .collect(),
+            rngs: (0..n).map(|i| stream(seed, Stream::Node(NodeId(i)))).collect(),
             net: Network::new(n, setup.link),
             net_rng: stream(seed, Stream::Network),
             queue: EventQueue::default(),
@@ -446,14 +443,7 @@ impl<W: World> Engine<W> {
     }
 
     fn deliver(&mut self, m: InFlight<Msg<W>>, record: MessageRecord) -> Draft {
-        let text = self.text(|| {
-            format!(
-                "{} -> {}: {}",
-                self.name(m.from),
-                self.name(m.to),
-                record.label
-            )
-        });
+        let text = self.text(|| format!("{} -> {}: {}", self.name(m.from), self.name(m.to), record.label));
         let mut d = Draft::new(EventKind::Deliver, text, vec![m.to, m.from]);
         d.message = Some(record);
         let from = m.from;
@@ -498,9 +488,7 @@ impl<W: World> Engine<W> {
                 let label = self.text(|| msg.label());
                 let (id, outcome) = self.net.send(self.now_us, node, to, msg, &mut self.net_rng);
                 match outcome {
-                    SendOutcome::Scheduled { deliver_us } => {
-                        self.queue.push(deliver_us, Event::Deliver(id))
-                    }
+                    SendOutcome::Scheduled { deliver_us } => self.queue.push(deliver_us, Event::Deliver(id)),
                     SendOutcome::Held => {}
                     SendOutcome::LostToCut | SendOutcome::LostToChance => {
                         draft.lost.push(MessageRecord {
@@ -552,8 +540,7 @@ impl<W: World> Engine<W> {
             Fault::Crash { node } => {
                 let i = node.index();
                 if self.status[i] == NodeStatus::Crashed {
-                    d.notes
-                        .push(format!("{} is already down.", self.name(node)));
+                    d.notes.push(format!("{} is already down.", self.name(node)));
                     return d;
                 }
                 self.live[i] = None;
@@ -583,10 +570,8 @@ impl<W: World> Engine<W> {
             Fault::Restart { node } => {
                 let i = node.index();
                 if self.status[i] != NodeStatus::Crashed {
-                    d.notes.push(format!(
-                        "{} is not down; nothing to restart.",
-                        self.name(node)
-                    ));
+                    d.notes
+                        .push(format!("{} is not down; nothing to restart.", self.name(node)));
                     return d;
                 }
                 self.live[i] = Some(W::Node::recover(node, &self.durable[i]));
@@ -600,10 +585,8 @@ impl<W: World> Engine<W> {
             Fault::Pause { node, duration_ms } => {
                 let i = node.index();
                 if self.status[i] == NodeStatus::Crashed {
-                    d.notes.push(format!(
-                        "{} is down; there is nothing to pause.",
-                        self.name(node)
-                    ));
+                    d.notes
+                        .push(format!("{} is down; there is nothing to pause.", self.name(node)));
                     return d;
                 }
                 let mut until_us = self.now_us + duration_ms * 1_000;
@@ -613,8 +596,7 @@ impl<W: World> Engine<W> {
                 let generation = self.bump_generation();
                 self.pause_generation[i] = generation;
                 self.status[i] = NodeStatus::Paused { until_us };
-                self.queue
-                    .push(until_us, Event::Resume { node, generation });
+                self.queue.push(until_us, Event::Resume { node, generation });
                 d.notes.push(format!(
                     "{} is frozen, not crashed: messages and timers for it wait, and nobody outside can tell the difference.",
                     self.name(node)
@@ -641,8 +623,7 @@ impl<W: World> Engine<W> {
             }
             Fault::DropMessage { msg } => {
                 if !self.net.drop_message(msg) {
-                    d.notes
-                        .push(format!("Message {msg} was no longer in flight."));
+                    d.notes.push(format!("Message {msg} was no longer in flight."));
                 }
             }
             Fault::ClockJump { node, delta_ms } => {
@@ -739,12 +720,7 @@ impl<W: World> Engine<W> {
             .net
             .abnormal_links()
             .into_iter()
-            .map(|(from, to, cut, held)| LinkView {
-                from,
-                to,
-                cut,
-                held,
-            })
+            .map(|(from, to, cut, held)| LinkView { from, to, cut, held })
             .collect();
         let view = Nodes {
             live: &self.live,
@@ -770,10 +746,7 @@ fn validate_action(infos: &[NodeInfo], action: &Action) -> Result<(), String> {
     let nodes = action.fault.nodes();
     for n in &nodes {
         let Some(info) = infos.get(n.index()) else {
-            let valid: Vec<String> = infos
-                .iter()
-                .map(|i| format!("{} ({})", i.id.0, i.name))
-                .collect();
+            let valid: Vec<String> = infos.iter().map(|i| format!("{} ({})", i.id.0, i.name)).collect();
             return Err(format!(
                 "there is no node {}; nodes are {}",
                 n.0,
@@ -781,11 +754,9 @@ fn validate_action(infos: &[NodeInfo], action: &Action) -> Result<(), String> {
             ));
         };
         if !info.faults.contains(&kind) {
-            return Err(format!(
-                "this scenario does not allow {kind:?} faults on {}",
-                info.name
-            )
-            .to_lowercase());
+            return Err(
+                format!("this scenario does not allow {kind:?} faults on {}", info.name).to_lowercase(),
+            );
         }
     }
     if nodes.is_empty() && !infos.iter().any(|i| i.faults.contains(&kind)) {

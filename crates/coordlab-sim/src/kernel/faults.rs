@@ -67,9 +67,9 @@ impl Fault {
             | Fault::ClockJump { node, .. }
             | Fault::ClockDrift { node, .. } => vec![*node],
             Fault::Partition { side } => side.clone(),
-            Fault::CutLink { from, to }
-            | Fault::HoldLink { from, to }
-            | Fault::ReleaseLink { from, to } => vec![*from, *to],
+            Fault::CutLink { from, to } | Fault::HoldLink { from, to } | Fault::ReleaseLink { from, to } => {
+                vec![*from, *to]
+            }
             Fault::Heal | Fault::DropMessage { .. } => vec![],
         }
     }
@@ -217,11 +217,9 @@ impl Fault {
             Fault::HoldLink { from, to } => {
                 format!("link {} -> {} holds its messages", name(*from), name(*to))
             }
-            Fault::ReleaseLink { from, to } => format!(
-                "link {} -> {} releases held messages",
-                name(*from),
-                name(*to)
-            ),
+            Fault::ReleaseLink { from, to } => {
+                format!("link {} -> {} releases held messages", name(*from), name(*to))
+            }
             Fault::DropMessage { msg } => format!("message {msg} is lost"),
             Fault::ClockJump { node, delta_ms } => {
                 format!("{}'s clock jumps {delta_ms:+} ms", name(*node))
@@ -277,11 +275,7 @@ pub fn parse_script(text: &str) -> Result<Vec<Action>, String> {
 
 /// The `;`-separated text form of an action script.
 pub fn script_code(actions: &[Action]) -> String {
-    actions
-        .iter()
-        .map(Action::to_code)
-        .collect::<Vec<_>>()
-        .join(";")
+    actions.iter().map(Action::to_code).collect::<Vec<_>>().join(";")
 }
 
 #[cfg(test)]
@@ -324,12 +318,7 @@ mod tests {
             },
         ];
         for f in faults {
-            assert_eq!(
-                Fault::from_code(&f.to_code()),
-                Ok(f.clone()),
-                "{}",
-                f.to_code()
-            );
+            assert_eq!(Fault::from_code(&f.to_code()), Ok(f.clone()), "{}", f.to_code());
         }
     }
 

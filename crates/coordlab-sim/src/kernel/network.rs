@@ -114,8 +114,7 @@ impl<M: Clone> Network<M> {
         let (deliver_us, outcome) = if link.held {
             (None, SendOutcome::Held)
         } else {
-            let at =
-                now_us + between_us(rng, link.config.latency_min_us, link.config.latency_max_us);
+            let at = now_us + between_us(rng, link.config.latency_min_us, link.config.latency_max_us);
             (Some(at), SendOutcome::Scheduled { deliver_us: at })
         };
         self.in_flight.insert(
@@ -156,13 +155,7 @@ impl<M: Clone> Network<M> {
     }
 
     /// Releases a held link; returns the ids and new delivery times of the messages it held.
-    pub fn release(
-        &mut self,
-        now_us: u64,
-        from: NodeId,
-        to: NodeId,
-        rng: &mut SimRng,
-    ) -> Vec<(MsgId, u64)> {
+    pub fn release(&mut self, now_us: u64, from: NodeId, to: NodeId, rng: &mut SimRng) -> Vec<(MsgId, u64)> {
         let config = {
             let link = self.link_mut(from, to);
             link.held = false;

@@ -46,11 +46,7 @@ impl<E> EventQueue<E> {
     pub fn push(&mut self, time_us: u64, event: E) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Scheduled {
-            time_us,
-            seq,
-            event,
-        });
+        self.heap.push(Scheduled { time_us, seq, event });
     }
 
     pub fn pop(&mut self) -> Option<(u64, E)> {

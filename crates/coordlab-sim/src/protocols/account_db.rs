@@ -50,10 +50,7 @@ impl AccountDb {
     pub fn new(balance: i64, names: Vec<String>) -> AccountDb {
         AccountDb::recover(
             &DbDurable {
-                row: AccountRow {
-                    balance,
-                    version: 1,
-                },
+                row: AccountRow { balance, version: 1 },
                 committed_debits: 0,
             },
             names,
@@ -92,9 +89,7 @@ impl AccountDb {
         let who = self.name(from);
         match request {
             SqlRequest::Select { for_update: false } => {
-                self.txns.entry(from).or_insert(OpenTxn {
-                    staged_balance: None,
-                });
+                self.txns.entry(from).or_insert(OpenTxn { staged_balance: None });
                 ctx.note(format!(
                     "The database returns {} to {who}. A plain SELECT takes no lock, so nothing stops another worker reading the same value right now.",
                     rupees(self.durable.row.balance)
@@ -102,9 +97,7 @@ impl AccountDb {
                 ctx.send(from, self.row_reply());
             }
             SqlRequest::Select { for_update: true } => {
-                self.txns.entry(from).or_insert(OpenTxn {
-                    staged_balance: None,
-                });
+                self.txns.entry(from).or_insert(OpenTxn { staged_balance: None });
                 match self.lock_holder {
                     None => {
                         self.lock_holder = Some(from);
@@ -193,11 +186,7 @@ impl AccountDb {
     }
 
     /// The connection to `peer` dropped: roll its transaction back and free its lock.
-    pub fn connection_lost<P: Participant<Msg = SqlMsg>>(
-        &mut self,
-        ctx: &mut Ctx<'_, P>,
-        peer: NodeId,
-    ) {
+    pub fn connection_lost<P: Participant<Msg = SqlMsg>>(&mut self, ctx: &mut Ctx<'_, P>, peer: NodeId) {
         let had_txn = self.txns.remove(&peer).is_some();
         self.lock_waiters.retain(|w| *w != peer);
         if had_txn {
@@ -294,11 +283,7 @@ mod tests {
     }
 
     /// Feeds one statement; returns what was sent and what was persisted.
-    fn feed(
-        db: &mut AccountDb,
-        from: NodeId,
-        req: SqlRequest,
-    ) -> (Vec<(NodeId, SqlMsg)>, Vec<DbDurable>) {
+    fn feed(db: &mut AccountDb, from: NodeId, req: SqlRequest) -> (Vec<(NodeId, SqlMsg)>, Vec<DbDurable>) {
         let mut rng = stream(0, Stream::Node(NodeId(0)));
         let mut effects = Vec::new();
         let mut ctx = Ctx::<DbOnly>::new(NodeId(0), 0, &mut rng, &mut effects);
@@ -426,10 +411,7 @@ mod tests {
         assert!(d.watches(W1) && d.watches(W2));
         let mut rng = stream(0, Stream::Node(NodeId(0)));
         let mut effects = Vec::new();
-        d.connection_lost(
-            &mut Ctx::<DbOnly>::new(NodeId(0), 0, &mut rng, &mut effects),
-            W1,
-        );
+        d.connection_lost(&mut Ctx::<DbOnly>::new(NodeId(0), 0, &mut rng, &mut effects), W1);
         let (sent, persisted) = split(effects);
         assert_eq!(
             sent,

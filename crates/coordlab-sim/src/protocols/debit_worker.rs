@@ -32,16 +32,9 @@ pub struct DebitPlan {
 pub enum Phase {
     Idle,
     Reading,
-    Computing {
-        read_balance: i64,
-        read_version: u64,
-    },
-    Writing {
-        new_balance: i64,
-    },
-    Committing {
-        new_balance: i64,
-    },
+    Computing { read_balance: i64, read_version: u64 },
+    Writing { new_balance: i64 },
+    Committing { new_balance: i64 },
     Done,
     GaveUp,
 }
@@ -148,9 +141,7 @@ impl DebitWorker {
                         ));
                         ctx.send(
                             self.plan.db,
-                            SqlMsg::Request(SqlRequest::Update {
-                                balance: new_balance,
-                            }),
+                            SqlMsg::Request(SqlRequest::Update { balance: new_balance }),
                         );
                     }
                     DebitStrategy::VersionCheck => {
@@ -181,10 +172,7 @@ impl DebitWorker {
         self.attempts += 1;
         self.phase = Phase::Reading;
         let for_update = self.plan.strategy == DebitStrategy::RowLock;
-        ctx.send(
-            self.plan.db,
-            SqlMsg::Request(SqlRequest::Select { for_update }),
-        );
+        ctx.send(self.plan.db, SqlMsg::Request(SqlRequest::Select { for_update }));
     }
 
     pub fn reply<P>(&mut self, ctx: &mut Ctx<'_, P>, from: NodeId, msg: SqlMsg)

@@ -64,7 +64,9 @@ impl JobTable {
                     0
                 } else {
                     self.durable.claimed_by.insert(key.clone(), from);
-                    ctx.note(format!("{key} was pending: {who}'s update changes one row, so the work is {who}'s."));
+                    ctx.note(format!(
+                        "{key} was pending: {who}'s update changes one row, so the work is {who}'s."
+                    ));
                     1
                 }
             }

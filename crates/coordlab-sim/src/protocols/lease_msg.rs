@@ -154,9 +154,7 @@ impl Label for LeaseMsg {
             }
             LeaseMsg::Touch { token } => format!("heartbeat mark, token {token}"),
             LeaseMsg::WriteResult {
-                step,
-                accepted: true,
-                ..
+                step, accepted: true, ..
             } => format!("step {step}: UPDATE 1"),
             LeaseMsg::WriteResult {
                 step,

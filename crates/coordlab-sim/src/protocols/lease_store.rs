@@ -162,9 +162,7 @@ impl LeaseStore {
                     .copied()
                     .unwrap_or(FencingToken(0));
                 let token = match (kind, &current) {
-                    (GrantKind::Renewal, Some(row)) if !self.config.renewal_increments_token => {
-                        row.token
-                    }
+                    (GrantKind::Renewal, Some(row)) if !self.config.renewal_increments_token => row.token,
                     _ => FencingToken(last.0 + 1),
                 };
                 if let Some((owner, grant_expiry)) = self.live_grants.get(&lease) {
@@ -172,9 +170,7 @@ impl LeaseStore {
                         self.durable.overlapping_grants += 1;
                     }
                 }
-                self.durable
-                    .last_token
-                    .insert(lease.clone(), token.max(last));
+                self.durable.last_token.insert(lease.clone(), token.max(last));
                 self.durable.rows.insert(
                     lease.clone(),
                     LeaseRow {
@@ -184,8 +180,7 @@ impl LeaseStore {
                         expires_at_us,
                     },
                 );
-                self.live_grants
-                    .insert(lease.clone(), (from, expires_at_us));
+                self.live_grants.insert(lease.clone(), (from, expires_at_us));
                 self.durable.grants.push(Grant {
                     lease: lease.clone(),
                     owner: from,
@@ -276,18 +271,15 @@ impl LeaseStore {
         let mut lines = Vec::new();
         for (lease, row) in &self.durable.rows {
             let state = if row.expires_at_us > now_local_us {
-                format!(
-                    "{} left",
-                    seconds((row.expires_at_us - now_local_us) / MS_US)
-                )
+                format!("{} left", seconds((row.expires_at_us - now_local_us) / MS_US))
             } else {
                 "expired".to_string()
             };
-            lines.push(format!(
-                "{lease}: {} #{} · {state}",
-                self.name(row.owner),
-                row.token
-            ));
+            if self.durable.rows.len() > 1 {
+                lines.push(format!("{lease}:"));
+            }
+            lines.push(format!("{} · token {}", self.name(row.owner), row.token));
+            lines.push(state);
         }
         if lines.is_empty() {
             lines.push("no leases held".to_string());

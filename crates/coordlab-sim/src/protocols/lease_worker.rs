@@ -270,7 +270,10 @@ impl LeaseWorker {
                 self.start_step(ctx, 1);
             }
             Coordination::UniqueInsert => {
-                ctx.note(format!("{} claims the job by inserting its key; the primary key lets only one insert win.", self.name));
+                ctx.note(format!(
+                    "{} claims the job by inserting its key; the primary key lets only one insert win.",
+                    self.name
+                ));
                 self.phase = Phase::Acquiring;
                 ctx.send(
                     self.plan.sink_node,
@@ -395,11 +398,18 @@ impl LeaseWorker {
             }
             LeaseMsg::Progress { steps_done } if self.phase == Phase::ReadingProgress => {
                 if steps_done >= self.plan.steps {
-                    ctx.note(format!("The job is already complete ({steps_done} steps recorded): {} has nothing to do.", self.name));
+                    ctx.note(format!(
+                        "The job is already complete ({steps_done} steps recorded): {} has nothing to do.",
+                        self.name
+                    ));
                     self.step_finished(ctx, self.plan.steps);
                 } else {
                     if steps_done > 0 {
-                        ctx.note(format!("{steps_done} step(s) are already recorded: {} takes over the job at step {}.", self.name, steps_done + 1));
+                        ctx.note(format!(
+                            "{steps_done} step(s) are already recorded: {} takes over the job at step {}.",
+                            self.name,
+                            steps_done + 1
+                        ));
                     }
                     self.start_step(ctx, steps_done + 1);
                 }
@@ -411,10 +421,7 @@ impl LeaseWorker {
             }
             LeaseMsg::RowsChanged { rows } if self.phase == Phase::Acquiring => {
                 if rows == 1 {
-                    ctx.note(format!(
-                        "{} got one row: the job is {}'s.",
-                        self.name, self.name
-                    ));
+                    ctx.note(format!("{} got one row: the job is {}'s.", self.name, self.name));
                     self.belief = Some(Belief {
                         token: FencingToken(0),
                         expires_local_us: u64::MAX,
@@ -502,9 +509,9 @@ impl LeaseWorker {
     {
         if self.belief.is_some() && self.plan.on_reject == OnReject::ReacquireAndContinue {
             let step = match self.phase {
-                Phase::Checking { step }
-                | Phase::Computing { step, .. }
-                | Phase::Writing { step, .. } => step,
+                Phase::Checking { step } | Phase::Computing { step, .. } | Phase::Writing { step, .. } => {
+                    step
+                }
                 _ => self.next_step,
             };
             ctx.note(format!(
@@ -686,14 +693,11 @@ impl LeaseWorker {
         if let Some(b) = self.belief {
             if self.plan.coordination == Coordination::Lease {
                 let left = if b.expires_local_us > local_now_us {
-                    format!(
-                        "{} left",
-                        seconds((b.expires_local_us - local_now_us) / MS_US)
-                    )
+                    seconds((b.expires_local_us - local_now_us) / MS_US)
                 } else {
-                    "expired by my clock".to_string()
+                    "0 s".to_string()
                 };
-                lines.push(format!("I hold it: token {} · {left}", b.token));
+                lines.push(format!("holds #{} · {left} left", b.token));
             }
         }
         lines

@@ -54,13 +54,7 @@ impl PaymentRail {
     {
         if msg == LeaseMsg::ReadProgress {
             // The job's own payment log: the highest step it has an instruction for.
-            let steps_done = self
-                .durable
-                .payments
-                .iter()
-                .map(|p| p.step)
-                .max()
-                .unwrap_or(0);
+            let steps_done = self.durable.payments.iter().map(|p| p.step).max().unwrap_or(0);
             ctx.send(from, LeaseMsg::Progress { steps_done });
             return;
         }

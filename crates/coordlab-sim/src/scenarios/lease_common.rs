@@ -152,10 +152,9 @@ impl Participant for LeaseNode {
 
     fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: LeaseTimer) {
         match (self, timer) {
-            (LeaseNode::Store(s), LeaseTimer::Expiry { lease, token }) => s.expiry_due(
-                ctx,
-                &crate::protocols::lease_store::ExpiryTimer { lease, token },
-            ),
+            (LeaseNode::Store(s), LeaseTimer::Expiry { lease, token }) => {
+                s.expiry_due(ctx, &crate::protocols::lease_store::ExpiryTimer { lease, token })
+            }
             (LeaseNode::Worker(w), t) => w.timer(ctx, t),
             _ => {}
         }
@@ -360,11 +359,7 @@ impl LeaseWorld {
     }
 
     fn paid_total(rail: &RailDurable) -> i64 {
-        rail.payments
-            .iter()
-            .filter(|p| p.applied)
-            .map(|p| p.amount)
-            .sum()
+        rail.payments.iter().filter(|p| p.applied).map(|p| p.amount).sum()
     }
 
     fn check(&self, p: LeaseProperty, nodes: &Nodes<'_, LeaseNode>) -> bool {
@@ -392,17 +387,13 @@ impl LeaseWorld {
             LeaseProperty::NoDoublePayment => self
                 .rail(nodes)
                 .is_none_or(|r| Self::paid_total(r) <= self.job_total),
-            LeaseProperty::NoOverlappingGrants => self
-                .store(nodes)
-                .is_none_or(|(_, d)| d.overlapping_grants == 0),
-            LeaseProperty::JobCompletes => {
-                self.workers
-                    .iter()
-                    .any(|w| match &nodes.durable[w.index()] {
-                        LeaseDurable::Worker(d) => d.finished,
-                        _ => false,
-                    })
+            LeaseProperty::NoOverlappingGrants => {
+                self.store(nodes).is_none_or(|(_, d)| d.overlapping_grants == 0)
             }
+            LeaseProperty::JobCompletes => self.workers.iter().any(|w| match &nodes.durable[w.index()] {
+                LeaseDurable::Worker(d) => d.finished,
+                _ => false,
+            }),
         }
     }
 }
@@ -437,10 +428,7 @@ impl World for LeaseWorld {
     fn tables(&self, nodes: &Nodes<'_, LeaseNode>) -> Vec<TableView> {
         let mut tables = Vec::new();
         if let Some((_, store)) = self.store(nodes) {
-            let store_now = self
-                .store
-                .map(|s| nodes.local_now_us[s.index()])
-                .unwrap_or(0);
+            let store_now = self.store.map(|s| nodes.local_now_us[s.index()]).unwrap_or(0);
             let mut rows: Vec<Vec<String>> = store
                 .rows
                 .iter()
@@ -522,13 +510,7 @@ impl World for LeaseWorld {
                         worker.summary(now)[0].clone(),
                     ]
                 }
-                None => vec![
-                    self.name(*w),
-                    "no".into(),
-                    "—".into(),
-                    "—".into(),
-                    "down".into(),
-                ],
+                None => vec![self.name(*w), "no".into(), "—".into(), "—".into(), "down".into()],
             };
             beliefs.rows.push(row);
         }
@@ -548,9 +530,7 @@ impl World for LeaseWorld {
             });
             tables.push(TableView {
                 title: "writes".into(),
-                columns: ["worker", "step", "token", "result"]
-                    .map(String::from)
-                    .to_vec(),
+                columns: ["worker", "step", "token", "result"].map(String::from).to_vec(),
                 rows: r
                     .writes
                     .iter()
@@ -601,12 +581,7 @@ impl World for LeaseWorld {
             let mut rows: Vec<Vec<String>> = j
                 .runs
                 .iter()
-                .map(|(k, who)| {
-                    vec![
-                        format!("job_run {k}"),
-                        format!("inserted by {}", self.name(*who)),
-                    ]
-                })
+                .map(|(k, who)| vec![format!("job_run {k}"), format!("inserted by {}", self.name(*who))])
                 .collect();
             rows.extend(j.claimed_by.iter().map(|(k, who)| {
                 vec![
@@ -623,9 +598,7 @@ impl World for LeaseWorld {
                 rows,
             });
         }
-        if let (Some(bucket_ms), Some((Some(store), _))) =
-            (self.histogram_bucket_ms, self.store(nodes))
-        {
+        if let (Some(bucket_ms), Some((Some(store), _))) = (self.histogram_bucket_ms, self.store(nodes)) {
             tables.push(histogram(&store.acquire_requests_us, bucket_ms));
         }
         tables
@@ -635,8 +608,7 @@ impl World for LeaseWorld {
         let mut out = BTreeMap::new();
         if let Some(r) = self.resource(nodes) {
             let write = |w: &crate::protocols::fenced_resource::WriteRecord| {
-                let mut v =
-                    json!({"worker": self.name(w.worker), "token": w.token.0, "step": w.step});
+                let mut v = json!({"worker": self.name(w.worker), "token": w.token.0, "step": w.step});
                 if let Some(reason) = &w.reason {
                     v["reason"] = json!(reason.text());
                 }

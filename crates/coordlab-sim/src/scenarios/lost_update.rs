@@ -72,11 +72,7 @@ pub fn expectation(params: &Params) -> Expectation {
         verdicts: vec![
             (
                 "no-lost-update".to_string(),
-                if safe {
-                    Verdict::Holds
-                } else {
-                    Verdict::Violated
-                },
+                if safe { Verdict::Holds } else { Verdict::Violated },
             ),
             ("every-debit-finishes".to_string(), Verdict::Holds),
         ],
@@ -226,8 +222,7 @@ impl World for LostUpdateWorld {
             PropertySpec {
                 name: "no-lost-update",
                 kind: PropertyKind::Always,
-                description:
-                    "The committed balance equals ₹100 minus ₹30 for every committed debit.",
+                description: "The committed balance equals ₹100 minus ₹30 for every committed debit.",
             },
             PropertySpec {
                 name: "every-debit-finishes",
@@ -279,12 +274,7 @@ impl World for LostUpdateWorld {
         };
         let locks = TableView {
             title: "lock manager".to_string(),
-            columns: vec![
-                "row".into(),
-                "held by".into(),
-                "mode".into(),
-                "waiting".into(),
-            ],
+            columns: vec!["row".into(), "held by".into(), "mode".into(), "waiting".into()],
             rows: vec![vec![
                 format!("accounts#{ACCOUNT_ID}"),
                 holder.clone(),
@@ -310,28 +300,15 @@ impl World for LostUpdateWorld {
             let row = match &nodes.live[w.index()] {
                 Some(LostUpdateNode::Worker(worker)) => {
                     let (read, write) = match &worker.phase {
-                        Phase::Computing { read_balance, .. } => {
-                            (rupees(*read_balance), "…".to_string())
+                        Phase::Computing { read_balance, .. } => (rupees(*read_balance), "…".to_string()),
+                        Phase::Writing { new_balance } | Phase::Committing { new_balance } => {
+                            (rupees(new_balance + worker.plan.amount), rupees(*new_balance))
                         }
-                        Phase::Writing { new_balance } | Phase::Committing { new_balance } => (
-                            rupees(new_balance + worker.plan.amount),
-                            rupees(*new_balance),
-                        ),
                         _ => ("—".to_string(), "—".to_string()),
                     };
-                    vec![
-                        names[w.index()].clone(),
-                        read,
-                        write,
-                        worker.summary()[0].clone(),
-                    ]
+                    vec![names[w.index()].clone(), read, write, worker.summary()[0].clone()]
                 }
-                _ => vec![
-                    names[w.index()].clone(),
-                    "—".into(),
-                    "—".into(),
-                    "down".into(),
-                ],
+                _ => vec![names[w.index()].clone(), "—".into(), "—".into(), "down".into()],
             };
             txns.rows.push(row);
         }
@@ -349,10 +326,7 @@ impl World for LostUpdateWorld {
         );
         if let Some(LostUpdateNode::Db(live)) = &nodes.live[DB.index()] {
             out.insert("lock_waits".to_string(), json!(live.lock_waits));
-            out.insert(
-                "version_conflicts".to_string(),
-                json!(live.version_conflicts),
-            );
+            out.insert("version_conflicts".to_string(), json!(live.version_conflicts));
         }
         out
     }

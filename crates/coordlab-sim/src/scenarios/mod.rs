@@ -60,14 +60,8 @@ pub struct ChoiceOption {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum ParamKind {
-    Choice {
-        options: Vec<ChoiceOption>,
-    },
-    Int {
-        min: i64,
-        max: i64,
-        unit: &'static str,
-    },
+    Choice { options: Vec<ChoiceOption> },
+    Int { min: i64, max: i64, unit: &'static str },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -83,23 +77,17 @@ impl ParamSpec {
     /// The allowed values in words, for error messages and `describe`.
     pub fn allowed(&self) -> String {
         match &self.kind {
-            ParamKind::Choice { options } => options
-                .iter()
-                .map(|o| o.value)
-                .collect::<Vec<_>>()
-                .join(", "),
-            ParamKind::Int { min, max, unit } => format!("an integer {min}..={max} {unit}")
-                .trim_end()
-                .to_string(),
+            ParamKind::Choice { options } => options.iter().map(|o| o.value).collect::<Vec<_>>().join(", "),
+            ParamKind::Int { min, max, unit } => {
+                format!("an integer {min}..={max} {unit}").trim_end().to_string()
+            }
         }
     }
 
     fn validate(&self, value: &str) -> Result<(), String> {
         let ok = match &self.kind {
             ParamKind::Choice { options } => options.iter().any(|o| o.value == value),
-            ParamKind::Int { min, max, .. } => value
-                .parse::<i64>()
-                .is_ok_and(|v| (*min..=*max).contains(&v)),
+            ParamKind::Int { min, max, .. } => value.parse::<i64>().is_ok_and(|v| (*min..=*max).contains(&v)),
         };
         if ok {
             Ok(())
@@ -188,17 +176,9 @@ impl fmt::Display for SimError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SimError::UnknownScenario { id, valid } => {
-                write!(
-                    f,
-                    "unknown scenario `{id}`; available: {}",
-                    valid.join(", ")
-                )
+                write!(f, "unknown scenario `{id}`; available: {}", valid.join(", "))
             }
-            SimError::UnknownParam {
-                scenario,
-                key,
-                valid,
-            } => write!(
+            SimError::UnknownParam { scenario, key, valid } => write!(
                 f,
                 "scenario `{scenario}` has no parameter `{key}`; its parameters are: {}",
                 if valid.is_empty() {
@@ -207,11 +187,7 @@ impl fmt::Display for SimError {
                     valid.join(", ")
                 }
             ),
-            SimError::BadValue {
-                key,
-                value,
-                allowed,
-            } => {
+            SimError::BadValue { key, value, allowed } => {
                 write!(
                     f,
                     "`{value}` is not a valid value for `{key}`; allowed: {allowed}"
@@ -277,10 +253,7 @@ pub fn resolve_params(info: &ScenarioInfo, given: &Params) -> Result<Params, Sim
     }
     let mut out = Params::new();
     for spec in &info.params {
-        let value = given
-            .get(spec.key)
-            .map(String::as_str)
-            .unwrap_or(spec.default);
+        let value = given.get(spec.key).map(String::as_str).unwrap_or(spec.default);
         spec.validate(value).map_err(|allowed| SimError::BadValue {
             key: spec.key,
             value: value.to_string(),
@@ -295,8 +268,7 @@ pub fn resolve_params(info: &ScenarioInfo, given: &Params) -> Result<Params, Sim
 pub fn run(request: &RunRequest, limits: Limits, recording: Recording) -> Result<Trace, SimError> {
     let def = find(&request.scenario)?;
     let params = resolve_params(&(def.info)(), &request.params)?;
-    (def.run)(&params, request.seed, &request.actions, limits, recording)
-        .map_err(SimError::BadAction)
+    (def.run)(&params, request.seed, &request.actions, limits, recording).map_err(SimError::BadAction)
 }
 
 /// The declared expectation of a request's scenario and parameters.

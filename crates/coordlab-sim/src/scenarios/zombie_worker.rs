@@ -48,11 +48,7 @@ fn int(
         label,
         help,
         default,
-        kind: ParamKind::Int {
-            min,
-            max,
-            unit: "ms",
-        },
+        kind: ParamKind::Int { min, max, unit: "ms" },
     }
 }
 
@@ -115,11 +111,7 @@ fn zombie_story(params: &Params) -> bool {
     let freezes_before_renewing = heartbeat == 0 || start + 200 < heartbeat;
     let wakes_after_b_wrote = start + pause > ttl + 2_600 + STEP_MS + 500;
     let b_still_holds = heartbeat > 0 && heartbeat * 3 < ttl * 2 || start + pause < ttl * 2;
-    pause > 0
-        && freezes_before_renewing
-        && wakes_after_b_wrote
-        && b_still_holds
-        && start + 300 < ttl
+    pause > 0 && freezes_before_renewing && wakes_after_b_wrote && b_still_holds && start + 300 < ttl
 }
 
 pub fn expectation(params: &Params) -> Expectation {
@@ -149,10 +141,7 @@ pub fn expectation(params: &Params) -> Expectation {
             verdicts.push(("fence-monotonic".to_string(), v(safe || retry)));
             verdicts.push(("no-double-debit".to_string(), v(safe)));
             if safe {
-                outcome.push((
-                    "balance".to_string(),
-                    json!(OPENING - AMOUNT * i64::from(STEPS)),
-                ));
+                outcome.push(("balance".to_string(), json!(OPENING - AMOUNT * i64::from(STEPS))));
             }
         }
     } else {
@@ -248,11 +237,7 @@ pub fn setup(params: &Params) -> Setup<LeaseWorld> {
         (info(A, "worker", worker_faults.clone()), a, a_d),
         (info(B, "worker", worker_faults), b, b_d),
         (
-            info(
-                LEDGER,
-                "resource",
-                vec![FaultKind::Pause, FaultKind::Network],
-            ),
+            info(LEDGER, "resource", vec![FaultKind::Pause, FaultKind::Network]),
             LeaseNode::Resource(ledger),
             ledger_durable,
         ),
