@@ -1,67 +1,12 @@
-// Browser end-to-end tests: drive the release build of the site in real headless Chromium,
-// as a user would. Any console error, page error or request outside the site's own origin
-// fails the run. Screenshots land in tests/artifacts/.
-//
+// Browser end-to-end tests for the foundation: the library and the Lost update player,
+// driven like a user would in real headless Chromium against the release build.
 // Run: node --test tests/  (after `trunk build --release`; scripts/test.sh does both)
-import { test, before, after, afterEach } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import { serve } from './serve.mjs';
+import { useBrowser, stepLabel, property } from './browser.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const dist = process.env.COORDLAB_DIST || path.join(here, '..', 'dist');
-const artifacts = path.join(here, 'artifacts');
-fs.mkdirSync(artifacts, { recursive: true });
-
-let server, browser, origin;
-let problems = [];
-
-before(async () => {
-  assert.ok(fs.existsSync(path.join(dist, 'index.html')), `no built site at ${dist}; run trunk build --release first`);
-  server = await serve(dist);
-  origin = `http://127.0.0.1:${server.address().port}`;
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-      '--disable-sync', '--no-first-run', '--disable-quic'],
-  });
-});
-
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
-
-afterEach(() => {
-  const found = problems;
-  problems = [];
-  assert.deepEqual(found, [], 'the page reported errors or reached outside its origin');
-});
-
-async function open(hash = '') {
-  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  await page.route('**/*', (route) => {
-    const url = route.request().url();
-    if (url.startsWith(origin) || url.startsWith('data:')) return route.continue();
-    problems.push(`request outside the origin: ${url}`);
-    return route.abort();
-  });
-  await page.goto(`${origin}/${hash}`);
-  return page;
-}
-
-const stepLabel = (page) => page.locator('.step-count').textContent();
+const { open, shot, origin } = useBrowser();
 const balance = (page) => page.locator('table[data-table=accounts] tbody td').nth(1).textContent();
-const property = (page, name) => page.locator(`[data-property="${name}"]`);
-
-async function shot(page, name) {
-  await page.screenshot({ path: path.join(artifacts, `${name}.png`), fullPage: true });
-}
 
 test('the library lists Lost update under its chapter and opens it', async () => {
   const page = await open();
@@ -139,7 +84,7 @@ test('a fault injected from the UI forks the run and its permalink reproduces th
     tables: await page.locator('.inspector').textContent(),
     log: await page.locator('.event-log').textContent(),
   };
-  const again = await open(link.slice(origin.length + 1));
+  const again = await open(link.slice(origin().length + 1));
   assert.equal(await stepLabel(again), view.step);
   assert.equal(await again.locator('.narration').textContent(), view.narration);
   assert.equal(await again.locator('.inspector').textContent(), view.tables);

@@ -80,6 +80,7 @@ fn outcome_text(v: &serde_json::Value) -> String {
             .unwrap_or_else(|| "?".to_string()),
         Value::String(s) => s.clone(),
         // Lists of records (writes, grants) are detailed in the inspector; here, their count.
+        Value::Array(items) if items.is_empty() => "none".to_string(),
         Value::Array(items) if items.iter().any(Value::is_object) => items.len().to_string(),
         Value::Array(items) => items.iter().map(outcome_text).collect::<Vec<_>>().join(", "),
         Value::Object(map) => map

@@ -1,0 +1,65 @@
+// Shared harness for the browser tests: a static server for the release build, one headless
+// Chromium, and per-page guards — any console error, page error or request outside the
+// site's origin fails the test that caused it. Screenshots land in tests/artifacts/.
+import { before, after, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { serve } from './serve.mjs';
+
+export function useBrowser() {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const dist = process.env.COORDLAB_DIST || path.join(here, '..', 'dist');
+  const artifacts = path.join(here, 'artifacts');
+  fs.mkdirSync(artifacts, { recursive: true });
+
+  let server, browser, origin;
+  let problems = [];
+
+  before(async () => {
+    assert.ok(fs.existsSync(path.join(dist, 'index.html')), `no built site at ${dist}; run trunk build --release first`);
+    server = await serve(dist);
+    origin = `http://127.0.0.1:${server.address().port}`;
+    browser = await chromium.launch({
+      executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+        '--disable-sync', '--no-first-run', '--disable-quic'],
+    });
+  });
+
+  after(async () => {
+    await browser?.close();
+    server?.close();
+  });
+
+  afterEach(() => {
+    const found = problems;
+    problems = [];
+    assert.deepEqual(found, [], 'the page reported errors or reached outside its origin');
+  });
+
+  async function open(hash = '') {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    await page.route('**/*', (route) => {
+      const url = route.request().url();
+      if (url.startsWith(origin) || url.startsWith('data:')) return route.continue();
+      problems.push(`request outside the origin: ${url}`);
+      return route.abort();
+    });
+    await page.goto(`${origin}/${hash}`);
+    return page;
+  }
+
+  async function shot(page, name) {
+    await page.screenshot({ path: path.join(artifacts, `${name}.png`), fullPage: true });
+  }
+
+  return { open, shot, origin: () => origin };
+}
+
+export const stepLabel = (page) => page.locator('.step-count').textContent();
+export const property = (page, name) => page.locator(`[data-property="${name}"]`);

@@ -1,0 +1,65 @@
+// Browser end-to-end tests for the lease chapter: the zombie worker with and without a
+// fence, the unsafe-window band, and a GC pause injected from the UI.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { useBrowser, stepLabel, property } from './browser.mjs';
+
+const { open, shot } = useBrowser();
+const writes = (page) => page.locator('table[data-table=writes] tbody tr').allTextContents();
+
+test('zombie worker without fencing: the stale token-33 write is accepted', async () => {
+  const page = await open('#/play/zombie-worker?fencing=none');
+  await page.getByRole('heading', { name: 'Zombie worker', level: 1 }).waitFor();
+  assert.equal(await page.locator('.marks .band.unsafe').count(), 1, 'the unsafe window is marked on the timeline');
+  await page.getByRole('button', { name: 'Jump to the last step' }).click();
+  const rows = await writes(page);
+  const stale = rows.filter((r) => r.includes('worker-A') && r.includes('33'));
+  assert.equal(stale.length, 1, rows.join('\n'));
+  assert.match(stale[0], /✓ accepted — STALE \(33 < 34\)/);
+  assert.match(await property(page, 'fence-monotonic').textContent(), /violated at step \d+/);
+  assert.match(await property(page, 'no-double-debit').textContent(), /violated at step \d+/);
+  // Inside the window the banner names both believers.
+  await page.getByRole('button', { name: /Jump to step \d+, where fence-monotonic fails/ }).click();
+  assert.match(await page.locator('.unsafe-banner').textContent(), /worker-A and worker-B each believe they own account-42/);
+  await shot(page, '10-zombie-none');
+  await page.close();
+});
+
+test('zombie worker with the write predicate: 34 accepted, 33 rejected', async () => {
+  const page = await open('#/play/zombie-worker?fencing=write-predicate');
+  await page.getByRole('button', { name: 'Jump to the last step' }).click();
+  const rows = await writes(page);
+  assert.equal(rows.filter((r) => r.includes('worker-B') && r.includes('34') && r.includes('✓ accepted')).length, 4, rows.join('\n'));
+  const a = rows.filter((r) => r.includes('worker-A'));
+  assert.equal(a.length, 1);
+  assert.match(a[0], /✗ rejected: token 33 < 34/);
+  assert.match(await property(page, 'fence-monotonic').textContent(), /holds at every step/);
+  assert.match(await page.locator('table[data-table=account_state] tbody').textContent(), /₹60/);
+  assert.equal(await page.locator('.marks .band.unsafe').count(), 1);
+  await shot(page, '11-zombie-write-predicate');
+  await page.close();
+});
+
+test('a GC pause injected from the UI turns a clean run into a zombie write', async () => {
+  const page = await open('#/play/zombie-worker?fencing=none&pause_ms=0');
+  await page.getByRole('button', { name: 'Jump to the last step' }).click();
+  assert.match(await property(page, 'no-double-debit').textContent(), /holds at every step/);
+  assert.equal(await page.locator('.marks .band.unsafe').count(), 0, 'no pause, no overlap');
+  // Go to the moment A starts its first step, then freeze A for 40 s.
+  await page.getByRole('button', { name: 'Restart from the first step' }).click();
+  const log = page.locator('.event-log .log-row');
+  const texts = await log.locator('.text').allTextContents();
+  const k = texts.findIndex((t) => t.includes('ledger -> worker-A: 0 step(s) done'));
+  assert.ok(k > 0, texts.join('\n'));
+  await log.nth(k).click();
+  assert.equal(await stepLabel(page), `Step ${k} of ${await page.locator('#timeline').getAttribute('max')}`);
+  await page.locator('.pause-length input').fill('40000');
+  await page.getByRole('button', { name: 'Pause worker-A for 40000 ms' }).click();
+  assert.match(await page.locator('.narration .event-text').textContent(), /worker-A freezes for 40000 ms/);
+  assert.match(page.url(), new RegExp(`actions=${k + 1}@pause:1:40000`));
+  await page.getByRole('button', { name: 'Jump to the last step' }).click();
+  assert.match(await property(page, 'no-double-debit').textContent(), /violated at step/);
+  assert.equal(await page.locator('.marks .band.unsafe').count(), 1, 'the pause opened an unsafe window');
+  await shot(page, '12-zombie-injected-pause');
+  await page.close();
+});
