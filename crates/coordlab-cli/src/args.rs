@@ -16,6 +16,7 @@ USAGE:
     coordlab describe <scenario>
     coordlab run <scenario> [--seed N] [--set KEY=VALUE]... [--actions SCRIPT] [--format text|jsonl|mermaid]
     coordlab check <scenario> --seeds A..B [--set KEY=VALUE]... [--actions SCRIPT]
+    coordlab sweep <scenario> --seeds A..B [--set KEY=VALUE]... [--property NAME]...
     coordlab help
 
 COMMANDS:
@@ -24,6 +25,10 @@ COMMANDS:
     run         simulate one seed and print the trace (default seed 1, format text)
     check       run many seeds and count those that reach the declared expectation;
                 exits 1 if any does not
+    sweep       run many seeds, each with random faults (crash+restart, pauses, held links)
+                and random values for every integer parameter not fixed with --set;
+                report every violated safety property with a command that reproduces
+                it; exits 1 if any was violated
 
 OPTIONS:
     --seed N            the seed of the run, 0..=18446744073709551615
@@ -34,9 +39,11 @@ OPTIONS:
     --format FORMAT     text (default), jsonl (one JSON object per event, then a summary)
                         or mermaid (a sequenceDiagram)
     --seeds RANGE       A..B runs seeds A through B-1; A..=B includes B; at most 1000000 seeds
+    --property NAME     sweep: check only this safety property; repeatable
 
 EXIT STATUS:
-    0 success, 1 `check` found seeds that missed the expectation, 2 usage error
+    0 success, 1 `check` found seeds that missed the expectation or `sweep` found a
+    violation, 2 usage error
 ";
 
 /// A mistake in what the user typed; exits with status 2.
@@ -64,10 +71,12 @@ pub enum Command {
     Describe(String),
     Run { request: RunRequest, format: Format },
     Check { request: RunRequest, seeds: SeedRange },
+    Sweep { request: RunRequest, seeds: SeedRange, properties: Vec<String> },
 }
 
 const RUN_OPTIONS: &[&str] = &["--seed", "--set", "--actions", "--format"];
 const CHECK_OPTIONS: &[&str] = &["--seeds", "--set", "--actions"];
+const SWEEP_OPTIONS: &[&str] = &["--seeds", "--set", "--actions", "--property"];
 
 pub fn parse(args: &[String]) -> Result<Command, UsageError> {
     if args.iter().any(|a| a == "--help" || a == "-h") {
@@ -75,7 +84,7 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
     }
     let Some((command, rest)) = args.split_first() else {
         return Err(UsageError(
-            "missing command; expected one of list, describe, run, check, help".into(),
+            "missing command; expected one of list, describe, run, check, sweep, help".into(),
         ));
     };
     match command.as_str() {
@@ -117,8 +126,18 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
             let request = opts.request(id)?;
             Ok(Command::Check { request, seeds })
         }
+        "sweep" => {
+            let (id, rest) = scenario_id(command, rest)?;
+            let opts = options(command, rest, SWEEP_OPTIONS)?;
+            let Some(range) = opts.seeds.as_deref() else {
+                return Err(UsageError("`sweep` needs --seeds A..B, e.g. --seeds 0..5000".into()));
+            };
+            let seeds = parse_seeds(range)?;
+            let request = opts.request(id)?;
+            Ok(Command::Sweep { request, seeds, properties: opts.properties })
+        }
         other => Err(UsageError(format!(
-            "unknown command `{other}`; expected one of list, describe, run, check, help"
+            "unknown command `{other}`; expected one of list, describe, run, check, sweep, help"
         ))),
     }
 }
@@ -154,6 +173,7 @@ struct Options {
     format: Option<String>,
     sets: Vec<String>,
     actions: Vec<String>,
+    properties: Vec<String>,
 }
 
 fn options(command: &str, rest: &[String], valid: &[&str]) -> Result<Options, UsageError> {
@@ -189,6 +209,7 @@ fn options(command: &str, rest: &[String], valid: &[&str]) -> Result<Options, Us
             "--seeds" => opts.seeds = Some(value),
             "--format" => opts.format = Some(value),
             "--set" => opts.sets.push(value),
+            "--property" => opts.properties.push(value),
             _ => opts.actions.push(value),
         }
     }

@@ -22,6 +22,7 @@ pub mod kernel;
 pub mod properties;
 pub mod protocols;
 pub mod scenarios;
+pub mod sweep;
 pub mod trace;
 
 pub use kernel::engine::{Limits, Recording};
