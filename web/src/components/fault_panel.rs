@@ -55,6 +55,15 @@ pub fn fault_panel(props: &FaultPanelProps) -> Html {
                         { format!("Pause {} ms", pause_value.unwrap_or(DEFAULT_PAUSE_MS)) }
                     </button>
                 }
+                if allows(FaultKind::Network) {
+                    <button onclick={inject(Fault::SlowNode { node: n.id, extra_ms: pause_value.unwrap_or(DEFAULT_PAUSE_MS) })}
+                        disabled={crashed || pause_value.is_none()}
+                        aria-label={format!("Slow {}'s replies by {} ms", n.name, pause_value.unwrap_or(DEFAULT_PAUSE_MS))}>
+                        { format!("Slow +{} ms", pause_value.unwrap_or(DEFAULT_PAUSE_MS)) }
+                    </button>
+                    <button onclick={inject(Fault::SlowNode { node: n.id, extra_ms: 0 })} disabled={crashed}
+                        aria-label={format!("{} at normal speed", n.name)}>{ "Normal speed" }</button>
+                }
             </li>
         }
     });
@@ -80,7 +89,7 @@ pub fn fault_panel(props: &FaultPanelProps) -> Html {
         <section class="faults" aria-labelledby="faults-title">
             <h2 id="faults-title">{ "Inject a fault after this step" }</h2>
             <label class="pause-length">
-                { "Pause length (ms) " }
+                { "Duration for pause / slow-down (ms) " }
                 <input type="number" min="1" max={MAX_FAULT_MS.to_string()} value={(*pause_ms).clone()} oninput={on_pause_input} />
             </label>
             if pause_value.is_none() {

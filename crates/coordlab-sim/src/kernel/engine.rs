@@ -632,6 +632,7 @@ impl<W: World> Engine<W> {
             Fault::ClockDrift { node, drift_ppm } => {
                 self.clocks[node.index()].set_drift(self.now_us, drift_ppm)
             }
+            Fault::SlowNode { node, extra_ms } => self.net.slow_sender(node, extra_ms * 1_000),
         }
         d
     }

@@ -34,6 +34,8 @@ pub enum Fault {
     ClockJump { node: NodeId, delta_ms: i64 },
     /// Sets how fast the node's clock runs, in parts per million (positive: fast).
     ClockDrift { node: NodeId, drift_ppm: i64 },
+    /// Everything `node` sends takes `extra_ms` longer (an overloaded store); 0 restores it.
+    SlowNode { node: NodeId, extra_ms: u64 },
 }
 
 /// What kind of fault, without its arguments: what a scenario allows on a node.
@@ -65,7 +67,8 @@ impl Fault {
             | Fault::Restart { node }
             | Fault::Pause { node, .. }
             | Fault::ClockJump { node, .. }
-            | Fault::ClockDrift { node, .. } => vec![*node],
+            | Fault::ClockDrift { node, .. }
+            | Fault::SlowNode { node, .. } => vec![*node],
             Fault::Partition { side } => side.clone(),
             Fault::CutLink { from, to } | Fault::HoldLink { from, to } | Fault::ReleaseLink { from, to } => {
                 vec![*from, *to]
@@ -91,6 +94,7 @@ impl Fault {
             Fault::DropMessage { msg } => format!("drop:{}", msg.0),
             Fault::ClockJump { node, delta_ms } => format!("clock-jump:{}:{delta_ms}", node.0),
             Fault::ClockDrift { node, drift_ppm } => format!("clock-drift:{}:{drift_ppm}", node.0),
+            Fault::SlowNode { node, extra_ms } => format!("slow:{}:{extra_ms}", node.0),
         }
     }
 
@@ -188,9 +192,18 @@ impl Fault {
                     .ok_or_else(|| format!("fault `{code}`: drift must be within ±{limit} ppm"))?;
                 Fault::ClockDrift { node: node(1)?, drift_ppm }
             }
+            "slow" => {
+                arity(3)?;
+                let extra_ms = parts[2]
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|d| *d <= MAX_FAULT_MS)
+                    .ok_or_else(|| format!("fault `{code}`: extra latency must be 0..={MAX_FAULT_MS} ms"))?;
+                Fault::SlowNode { node: node(1)?, extra_ms }
+            }
             other => {
                 return Err(format!(
-                    "unknown fault `{other}`; expected one of crash, restart, pause, partition, cut, heal, hold, release, drop, clock-jump, clock-drift"
+                    "unknown fault `{other}`; expected one of crash, restart, pause, partition, cut, heal, hold, release, drop, clock-jump, clock-drift, slow"
                 ))
             }
         };
@@ -226,6 +239,10 @@ impl Fault {
             }
             Fault::ClockDrift { node, drift_ppm } => {
                 format!("{}'s clock now drifts {drift_ppm:+} ppm", name(*node))
+            }
+            Fault::SlowNode { node, extra_ms: 0 } => format!("{} answers at normal speed again", name(*node)),
+            Fault::SlowNode { node, extra_ms } => {
+                format!("{} slows down: everything it sends takes {extra_ms} ms longer", name(*node))
             }
         }
     }

@@ -27,6 +27,8 @@ struct Link {
     config: LinkConfig,
     cut: bool,
     held: bool,
+    /// Added to every delivery on this link (a slowed-down sender).
+    extra_us: u64,
 }
 
 /// A message the network is carrying (or holding).
@@ -59,11 +61,7 @@ pub struct Network<M> {
 
 impl<M: Clone> Network<M> {
     pub fn new(node_count: u32, config: LinkConfig) -> Network<M> {
-        let link = Link {
-            config,
-            cut: false,
-            held: false,
-        };
+        let link = Link { config, cut: false, held: false, extra_us: 0 };
         Network {
             node_count,
             links: vec![link; (node_count * node_count) as usize],
@@ -114,7 +112,7 @@ impl<M: Clone> Network<M> {
         let (deliver_us, outcome) = if link.held {
             (None, SendOutcome::Held)
         } else {
-            let at = now_us + between_us(rng, link.config.latency_min_us, link.config.latency_max_us);
+            let at = now_us + link.extra_us + between_us(rng, link.config.latency_min_us, link.config.latency_max_us);
             (Some(at), SendOutcome::Scheduled { deliver_us: at })
         };
         self.in_flight.insert(
@@ -144,6 +142,13 @@ impl<M: Clone> Network<M> {
         self.link_mut(from, to).cut = cut;
     }
 
+    /// Makes everything `from` sends take `extra_us` longer (0 restores normal speed).
+    pub fn slow_sender(&mut self, from: NodeId, extra_us: u64) {
+        for to in 0..self.node_count {
+            self.link_mut(from, NodeId(to)).extra_us = extra_us;
+        }
+    }
+
     pub fn heal(&mut self) {
         for link in &mut self.links {
             link.cut = false;
@@ -156,15 +161,15 @@ impl<M: Clone> Network<M> {
 
     /// Releases a held link; returns the ids and new delivery times of the messages it held.
     pub fn release(&mut self, now_us: u64, from: NodeId, to: NodeId, rng: &mut SimRng) -> Vec<(MsgId, u64)> {
-        let config = {
+        let (config, extra_us) = {
             let link = self.link_mut(from, to);
             link.held = false;
-            link.config
+            (link.config, link.extra_us)
         };
         let mut released = Vec::new();
         for m in self.in_flight.values_mut() {
             if m.from == from && m.to == to && m.deliver_us.is_none() {
-                let at = now_us + between_us(rng, config.latency_min_us, config.latency_max_us);
+                let at = now_us + extra_us + between_us(rng, config.latency_min_us, config.latency_max_us);
                 m.deliver_us = Some(at);
                 released.push((m.id, at));
             }
@@ -230,6 +235,19 @@ mod tests {
             n.send(0, NodeId(0), NodeId(1), "c", &mut rng).1,
             SendOutcome::Scheduled { .. }
         ));
+    }
+
+    #[test]
+    fn a_slowed_sender_delivers_later_until_restored() {
+        let (mut n, mut rng) = net();
+        n.slow_sender(NodeId(0), 500_000);
+        let (_, slow) = n.send(0, NodeId(0), NodeId(1), "slow", &mut rng);
+        assert!(matches!(slow, SendOutcome::Scheduled { deliver_us } if deliver_us >= 501_000));
+        let (_, other) = n.send(0, NodeId(1), NodeId(0), "other", &mut rng);
+        assert!(matches!(other, SendOutcome::Scheduled { deliver_us } if deliver_us <= 2_000));
+        n.slow_sender(NodeId(0), 0);
+        let (_, fast) = n.send(0, NodeId(0), NodeId(1), "fast", &mut rng);
+        assert!(matches!(fast, SendOutcome::Scheduled { deliver_us } if deliver_us <= 2_000));
     }
 
     #[test]
