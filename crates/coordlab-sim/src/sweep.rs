@@ -37,7 +37,7 @@ pub struct SweepReport {
 /// Builds the request for one sweep seed: the user's fixed parameters stay, every other
 /// integer parameter is drawn from its allowed range, and up to three faults (crash then
 /// restart, pause, a held link later released) are placed at random steps.
-pub fn random_request(base: &RunRequest, nodes: &[NodeInfo], steps: u32, seed: u64) -> Result<RunRequest, SimError> {
+pub fn random_request(base: &RunRequest, steps: u32, seed: u64) -> Result<RunRequest, SimError> {
     let def = scenarios::find(&base.scenario)?;
     let info = (def.info)();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -51,6 +51,10 @@ pub fn random_request(base: &RunRequest, nodes: &[NodeInfo], steps: u32, seed: u
             params.insert(spec.key.to_string(), rng.gen_range(min..=max).to_string());
         }
     }
+    // The drawn parameters may change who takes part (e.g. the number of waiters): ask the
+    // scenario for its participants without simulating a single event.
+    let probe = RunRequest { scenario: base.scenario.clone(), params: params.clone(), seed, actions: Vec::new() };
+    let nodes = scenarios::run(&probe, Limits { max_events: 0, max_time_us: 0 }, Recording::Summary)?.nodes;
     let mut actions = base.actions.clone();
     let faulty: Vec<&NodeInfo> =
         nodes.iter().filter(|n| n.faults.contains(&FaultKind::Crash) || n.faults.contains(&FaultKind::Pause)).collect();
@@ -113,7 +117,7 @@ pub fn sweep(base: &RunRequest, seeds: std::ops::Range<u64>, only: &[String]) ->
     let steps = (probe.event_count as u32).saturating_add(10);
     let mut report = SweepReport { runs: 0, checked: checked.clone(), findings: BTreeMap::new() };
     for seed in seeds {
-        let request = random_request(base, &probe.nodes, steps, seed)?;
+        let request = random_request(base, steps, seed)?;
         let trace = scenarios::run(&request, Limits::default(), Recording::Summary)?;
         report.runs += 1;
         for p in trace.properties.iter().filter(|p| p.verdict == Verdict::Violated && checked.contains(&p.name)) {

@@ -627,10 +627,13 @@ impl<W: World> Engine<W> {
                 }
             }
             Fault::ClockJump { node, delta_ms } => {
-                self.clocks[node.index()].jump(self.now_us, delta_ms * 1_000)
+                self.clocks[node.index()].jump(self.now_us, delta_ms * 1_000);
+                d.notes.push(clock_jump_note(&self.name(node), delta_ms));
             }
             Fault::ClockDrift { node, drift_ppm } => {
-                self.clocks[node.index()].set_drift(self.now_us, drift_ppm)
+                self.clocks[node.index()].set_drift(self.now_us, drift_ppm);
+                let applied = self.clocks[node.index()].drift_ppm();
+                d.notes.push(clock_drift_note(&self.name(node), applied));
             }
             Fault::SlowNode { node, extra_ms } => self.net.slow_sender(node, extra_ms * 1_000),
         }
@@ -739,6 +742,47 @@ impl<W: World> Engine<W> {
             tables,
             highlight,
         }
+    }
+}
+
+/// Narration for a clock step: timers keep their real deadlines, measurements shift.
+fn clock_jump_note(name: &str, delta_ms: i64) -> String {
+    let size = decimal(delta_ms.unsigned_abs(), 3);
+    match delta_ms {
+        0 => format!("{name}'s clock is stepped by nothing: no change."),
+        d if d < 0 => format!(
+            "{name}'s clock is stepped back {size} s, as an NTP correction can do. Its pending timers keep their real deadlines, but any interval it measures across this moment looks {size} s shorter to it."
+        ),
+        _ => format!(
+            "{name}'s clock is stepped forward {size} s. Its pending timers keep their real deadlines, but any interval it measures across this moment looks {size} s longer to it."
+        ),
+    }
+}
+
+/// Narration for a change of clock rate, in words and in real seconds.
+fn clock_drift_note(name: &str, drift_ppm: i64) -> String {
+    let percent = decimal(drift_ppm.unsigned_abs(), 4);
+    let reads = decimal((1_000_000 + drift_ppm) as u64, 6);
+    match drift_ppm {
+        0 => format!("{name}'s clock now keeps true time."),
+        p if p < 0 => format!(
+            "{name}'s clock now runs {percent}% slow: each real second reads as {reads} s on it. Its timers fire late, and it believes less time has passed than really has."
+        ),
+        _ => format!(
+            "{name}'s clock now runs {percent}% fast: each real second reads as {reads} s on it. Its timers fire early, and it believes more time has passed than really has."
+        ),
+    }
+}
+
+/// `value / 10^places` in decimal without trailing zeros, e.g. `decimal(800_000, 6)` = `0.8`.
+fn decimal(value: u64, places: u32) -> String {
+    let unit = 10u64.pow(places);
+    let frac = format!("{:0width$}", value % unit, width = places as usize);
+    let frac = frac.trim_end_matches('0');
+    if frac.is_empty() {
+        format!("{}", value / unit)
+    } else {
+        format!("{}.{frac}", value / unit)
     }
 }
 

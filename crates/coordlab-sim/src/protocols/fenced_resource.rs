@@ -79,6 +79,10 @@ impl FencedResource {
                     self.durable.steps_done = self.durable.steps_done.max(step);
                 }
                 ctx.note(match (accepted, stale) {
+                    (true, false) if token.0 == 0 && check == WriteCheck::Unfenced => format!(
+                        "The ledger applies {who}'s step {step}: balance ₹{}.",
+                        self.durable.balance
+                    ),
                     (true, false) => format!(
                         "The ledger applies {who}'s step {step} (token {token}): balance ₹{}. Highest token seen: {}.",
                         self.durable.balance, self.durable.last_token
@@ -91,6 +95,18 @@ impl FencedResource {
                         "Rejected: {token} < {highest}. The predicate is part of the write, so {who}'s stale step {step} changes nothing. Zero rows updated."
                     ),
                 });
+                let earlier = self
+                    .durable
+                    .writes
+                    .iter()
+                    .find(|w| w.accepted && w.step == step);
+                if let (true, Some(earlier)) = (accepted, earlier) {
+                    ctx.note(format!(
+                        "Step {step} had already been applied by {} (token {}): the account is now debited for it twice.",
+                        self.name(earlier.worker),
+                        earlier.token
+                    ));
+                }
                 self.durable.writes.push(WriteRecord {
                     worker: from,
                     step,
@@ -118,18 +134,32 @@ impl FencedResource {
                     "{who}'s heartbeat mark raises the row's highest token to {token}."
                 ));
             }
+            LeaseMsg::Touch { token } => ctx.note(if token == self.durable.last_token {
+                format!("{who}'s heartbeat mark carries token {token}, which the row already has: nothing changes.")
+            } else {
+                format!(
+                    "{who}'s heartbeat mark carries token {token}, older than the {} the row has seen: it changes nothing.",
+                    self.durable.last_token
+                )
+            }),
             LeaseMsg::ReadToken => ctx.send(
                 from,
                 LeaseMsg::TokenIs {
                     last_token: self.durable.last_token,
                 },
             ),
-            LeaseMsg::ReadProgress => ctx.send(
-                from,
-                LeaseMsg::Progress {
-                    steps_done: self.durable.steps_done,
-                },
-            ),
+            LeaseMsg::ReadProgress => {
+                ctx.note(format!(
+                    "The ledger tells {who} that {} step(s) of the job are recorded.",
+                    self.durable.steps_done
+                ));
+                ctx.send(
+                    from,
+                    LeaseMsg::Progress {
+                        steps_done: self.durable.steps_done,
+                    },
+                )
+            }
             _ => {}
         }
     }

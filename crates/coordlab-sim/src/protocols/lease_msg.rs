@@ -149,6 +149,12 @@ impl Label for LeaseMsg {
                 amount,
                 token,
                 check: WriteCheck::Unfenced,
+            } if token.0 == 0 => format!("step {step}: debit ₹{amount}"),
+            LeaseMsg::Write {
+                step,
+                amount,
+                token,
+                check: WriteCheck::Unfenced,
             } => {
                 format!("step {step}: debit ₹{amount} (token {token}, unchecked)")
             }

@@ -165,9 +165,11 @@ impl LeaseStore {
                     (GrantKind::Renewal, Some(row)) if !self.config.renewal_increments_token => row.token,
                     _ => FencingToken(last.0 + 1),
                 };
+                let mut overlaps = None;
                 if let Some((owner, grant_expiry)) = self.live_grants.get(&lease) {
                     if *owner != from && *grant_expiry > now {
                         self.durable.overlapping_grants += 1;
+                        overlaps = Some((*owner, *grant_expiry - now));
                     }
                 }
                 self.durable.last_token.insert(lease.clone(), token.max(last));
@@ -205,6 +207,14 @@ impl LeaseStore {
                     ),
                     _ => String::new(),
                 });
+                if let Some((owner, left_us)) = overlaps {
+                    ctx.note(format!(
+                        "But {}'s grant still has {} to run, and nobody has told {} it lost the lease: two workers now hold {lease} at once. Only the fencing token, checked where the writes land, can keep them apart.",
+                        self.name(owner),
+                        seconds(left_us / MS_US),
+                        self.name(owner)
+                    ));
+                }
                 ctx.persist(self.durable.clone().into());
                 ctx.send(
                     from,
@@ -219,7 +229,12 @@ impl LeaseStore {
             LeaseMsg::Release { lease, mode } => {
                 let owner = self.durable.rows.get(&lease).map(|r| r.owner);
                 let deleted = match (mode, owner) {
-                    (_, None) => false,
+                    (_, None) => {
+                        ctx.note(format!(
+                            "{who} deletes {lease}, but there is no row for it any more: DELETE 0."
+                        ));
+                        false
+                    }
                     (ReleaseMode::CompareAndDelete, Some(o)) if o != from => {
                         ctx.note(format!(
                             "{who}'s release names itself as owner, but {lease} now belongs to {}: DELETE 0. The new holder's lease survives.",
@@ -255,8 +270,21 @@ impl LeaseStore {
     /// The expiry instant of a grant passed on the store's clock.
     pub fn expiry_due<P: Participant>(&mut self, ctx: &mut Ctx<'_, P>, timer: &ExpiryTimer) {
         let Some(row) = self.durable.rows.get(&timer.lease) else {
+            ctx.note(format!(
+                "The grant of {} with token {} would have lapsed now, but the row was released already: nothing changes.",
+                timer.lease, timer.token
+            ));
             return;
         };
+        if row.token != timer.token {
+            ctx.note(format!(
+                "The grant of {} with token {} would have lapsed now, but {} holds it with token {} since: nothing changes.",
+                timer.lease,
+                timer.token,
+                self.name(row.owner),
+                row.token
+            ));
+        }
         if row.token == timer.token && row.expires_at_us <= ctx.local_now_us {
             ctx.note(format!(
                 "By the store's clock, {}'s lease on {} (token {}) has expired. Nobody is told: the next request decides.",

@@ -59,8 +59,10 @@ pub enum Sink {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WorkerPlan {
     pub coordination: Coordination,
+    /// The authority it coordinates through: the lease store, or the job table for a unique
+    /// insert or a conditional claim.
     pub store: NodeId,
-    /// The resource, the rail or the job table.
+    /// Where the job's writes go: the resource or the rail.
     pub sink_node: NodeId,
     pub sink: Sink,
     pub lease: String,
@@ -219,8 +221,13 @@ impl LeaseWorker {
         P: Participant<Msg = LeaseMsg, Timer = LeaseTimer>,
     {
         if self.finished {
+            ctx.note(format!("{} is up again; its job is already done.", self.name));
             return;
         }
+        ctx.note(format!(
+            "{} is up; its copy of the job is scheduled to fire shortly.",
+            self.name
+        ));
         let (lo, hi) = self.plan.start_after_ms;
         let delay_us = between_us(ctx.rng, lo * MS_US, hi * MS_US);
         ctx.set_timer(LeaseTimer::Start, delay_us);
@@ -235,6 +242,10 @@ impl LeaseWorker {
             (LeaseTimer::Start, Phase::Idle) => self.coordinate(ctx),
             (LeaseTimer::Retry, Phase::BackingOff) => self.acquire(ctx),
             (LeaseTimer::Heartbeat, _) if self.belief.is_some() && self.plan.heartbeat_ms > 0 => {
+                ctx.note(format!(
+                    "{} asks the store to extend {}: same statement, same owner.",
+                    self.name, self.plan.lease
+                ));
                 ctx.send(
                     self.plan.store,
                     LeaseMsg::Acquire {
@@ -276,7 +287,7 @@ impl LeaseWorker {
                 ));
                 self.phase = Phase::Acquiring;
                 ctx.send(
-                    self.plan.sink_node,
+                    self.plan.store,
                     LeaseMsg::InsertJobRow {
                         key: self.plan.job_key.clone(),
                     },
@@ -289,7 +300,7 @@ impl LeaseWorker {
                 ));
                 self.phase = Phase::Acquiring;
                 ctx.send(
-                    self.plan.sink_node,
+                    self.plan.store,
                     LeaseMsg::ClaimJob {
                         key: self.plan.job_key.clone(),
                     },
@@ -322,6 +333,17 @@ impl LeaseWorker {
     {
         self.phase = Phase::Acquiring;
         self.acquire_attempts += 1;
+        ctx.note(if self.acquire_attempts == 1 {
+            format!(
+                "{}'s job fires. It asks the lease store for {} before doing anything.",
+                self.name, self.plan.lease
+            )
+        } else {
+            format!(
+                "{} asks for {} again (attempt {}).",
+                self.name, self.plan.lease, self.acquire_attempts
+            )
+        });
         self.acquire_sent_local_us = ctx.local_now_us;
         ctx.send(
             self.plan.store,
@@ -373,13 +395,28 @@ impl LeaseWorker {
                 if accepted {
                     self.step_finished(ctx, step);
                 } else {
+                    // The newer token may be the worker's own: a renewal that changed the token
+                    // (the renewal bug) while this step's write still carried the old one.
+                    let self_fenced = match (&reason, self.belief) {
+                        (
+                            Some(super::lease_msg::RejectReason::StaleToken { token: sent, highest }),
+                            Some(b),
+                        ) if b.token == *highest && sent != highest => Some((*sent, *highest)),
+                        _ => None,
+                    };
                     let why = reason.map(|r| r.text()).unwrap_or_default();
                     match self.plan.on_reject {
                         OnReject::Abort => {
-                            ctx.note(format!(
-                                "{}'s write was refused ({why}). That is proof another worker owns the lease now: {} aborts — no retry, no compensation.",
-                                self.name, self.name
-                            ));
+                            ctx.note(match self_fenced {
+                                Some((sent, own)) => format!(
+                                    "{}'s write was refused ({why}). The newer token is {}'s own: its renewal came back with {own} while this step still carried {sent}. It has fenced itself out, and since a refusal looks the same as a real takeover, it aborts.",
+                                    self.name, self.name
+                                ),
+                                None => format!(
+                                    "{}'s write was refused ({why}). That is proof another worker owns the lease now: {} aborts — no retry, no compensation.",
+                                    self.name, self.name
+                                ),
+                            });
                             self.stop(ctx, StopReason::Rejected);
                         }
                         OnReject::ReacquireAndContinue => {
@@ -414,8 +451,14 @@ impl LeaseWorker {
                     self.start_step(ctx, steps_done + 1);
                 }
             }
-            LeaseMsg::PayResult { step, .. } => {
+            LeaseMsg::PayResult { step, applied } => {
                 if matches!(self.phase, Phase::Writing { step: s, .. } if s == step) {
+                    if !applied {
+                        ctx.note(format!(
+                            "The rail answers that step {step} was a replay; for {} the step is done either way.",
+                            self.name
+                        ));
+                    }
                     self.step_finished(ctx, step);
                 }
             }
@@ -435,7 +478,15 @@ impl LeaseWorker {
                     self.phase = Phase::GaveUp;
                 }
             }
-            LeaseMsg::Released { .. } if self.phase == Phase::Releasing => {
+            LeaseMsg::Released { deleted, .. } if self.phase == Phase::Releasing => {
+                ctx.note(if deleted {
+                    format!("{} has let go of {}.", self.name, self.plan.lease)
+                } else {
+                    format!(
+                        "{}'s release removed nothing: {} is no longer its lease.",
+                        self.name, self.plan.lease
+                    )
+                });
                 self.phase = match self.stop_reason.clone() {
                     Some(reason) if !self.finished => Phase::Stopped(reason),
                     _ => Phase::Done,
@@ -463,6 +514,12 @@ impl LeaseWorker {
                         "{}'s renewal came back with token {token} instead of {}.",
                         self.name, old.token
                     ));
+                } else {
+                    ctx.note(format!(
+                        "{}'s renewal went through: token {token} again, and by its own clock another {}.",
+                        self.name,
+                        seconds(ttl_ms)
+                    ));
                 }
                 if self.plan.touch_on_heartbeat {
                     ctx.send(self.plan.sink_node, LeaseMsg::Touch { token });
@@ -475,10 +532,14 @@ impl LeaseWorker {
                     expires_local_us,
                 });
                 ctx.note(format!(
-                    "{} holds the lease with token {token}. By its own clock it has {} — it will renew every {}.",
+                    "{} holds the lease with token {token}. By its own clock it has {} — {}.",
                     self.name,
                     seconds(ttl_ms),
-                    if self.plan.heartbeat_ms == 0 { "never".to_string() } else { seconds(self.plan.heartbeat_ms) }
+                    if self.plan.heartbeat_ms == 0 {
+                        "it will not renew".to_string()
+                    } else {
+                        format!("it will renew every {}", seconds(self.plan.heartbeat_ms))
+                    }
                 ));
                 if self.plan.heartbeat_ms > 0 {
                     ctx.set_timer(LeaseTimer::Heartbeat, self.plan.heartbeat_ms * MS_US);
@@ -540,18 +601,36 @@ impl LeaseWorker {
                 ));
                 self.phase = Phase::GaveUp;
             } else {
-                self.back_off(ctx);
+                let wait_ms = self.back_off(ctx) / MS_US;
+                ctx.note(if self.plan.retry_jitter_ms == 0 {
+                    format!(
+                        "{} backs off and will ask again in {}.",
+                        self.name,
+                        seconds(wait_ms)
+                    )
+                } else {
+                    format!(
+                        "{} backs off and will ask again in {}: {} plus {} of random jitter.",
+                        self.name,
+                        seconds(wait_ms),
+                        seconds(self.plan.retry_ms),
+                        seconds(wait_ms - self.plan.retry_ms)
+                    )
+                });
             }
         }
     }
 
-    fn back_off<P>(&mut self, ctx: &mut Ctx<'_, P>)
+    /// Schedules the next attempt; returns the wait (µs by its own clock).
+    fn back_off<P>(&mut self, ctx: &mut Ctx<'_, P>) -> u64
     where
         P: Participant<Msg = LeaseMsg, Timer = LeaseTimer>,
     {
         self.phase = Phase::BackingOff;
         let jitter_us = between_us(ctx.rng, 0, self.plan.retry_jitter_ms * MS_US);
-        ctx.set_timer(LeaseTimer::Retry, self.plan.retry_ms * MS_US + jitter_us);
+        let wait_us = self.plan.retry_ms * MS_US + jitter_us;
+        ctx.set_timer(LeaseTimer::Retry, wait_us);
+        wait_us
     }
 
     fn start_step<P>(&mut self, ctx: &mut Ctx<'_, P>, step: u32)
@@ -567,6 +646,15 @@ impl LeaseWorker {
             ));
             self.stop(ctx, StopReason::ExpiredByOwnClock);
             return;
+        }
+        if self.plan.check_clock_before_step && self.plan.coordination == Coordination::Lease {
+            ctx.note(format!(
+                "By {}'s own clock {} of its lease remain, so it starts step {step}.",
+                self.name,
+                seconds((belief.expires_local_us - ctx.local_now_us) / MS_US)
+            ));
+        } else {
+            ctx.note(format!("{} starts step {step}.", self.name));
         }
         if self.plan.fencing == Fencing::AppCheck && self.plan.coordination == Coordination::Lease {
             self.phase = Phase::Checking { step };
@@ -610,6 +698,27 @@ impl LeaseWorker {
                 }
             }
         };
+        let what = match &msg {
+            LeaseMsg::Pay {
+                idempotency_key: Some(key),
+                ..
+            } => format!("tells the rail to pay ₹{amount}, with idempotency key {key}"),
+            LeaseMsg::Pay { .. } => format!(
+                "tells the rail to pay ₹{amount}; the instruction carries no key and no token"
+            ),
+            LeaseMsg::Write {
+                check: WriteCheck::TokenPredicate,
+                ..
+            } => format!("sends the debit; token {token} is part of the write's WHERE clause"),
+            _ if token.0 == 0 => "sends the debit".to_string(),
+            _ => format!(
+                "sends the debit carrying token {token}, but the write does not ask the ledger to check it"
+            ),
+        };
+        ctx.note(format!(
+            "{} has done step {step}'s work and {what}.",
+            self.name
+        ));
         ctx.send(self.plan.sink_node, msg);
     }
 

@@ -55,6 +55,12 @@ impl PaymentRail {
         if msg == LeaseMsg::ReadProgress {
             // The job's own payment log: the highest step it has an instruction for.
             let steps_done = self.durable.payments.iter().map(|p| p.step).max().unwrap_or(0);
+            let who = self.names.get(from.index()).cloned().unwrap_or_default();
+            ctx.note(if steps_done == 0 {
+                format!("The rail has no instruction for this job yet; it tells {who} so.")
+            } else {
+                format!("The rail's log holds instructions for the job up to step {steps_done}; it tells {who} so.")
+            });
             ctx.send(from, LeaseMsg::Progress { steps_done });
             return;
         }

@@ -78,8 +78,28 @@ impl Participant for LeaseNode {
     type Durable = LeaseDurable;
 
     fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        if let LeaseNode::Worker(w) = self {
-            w.start(ctx);
+        match self {
+            LeaseNode::Worker(w) => w.start(ctx),
+            LeaseNode::Store(s) => ctx.note(format!(
+                "The lease store is up: one table, one row per lockable name; {} row(s) now.",
+                s.durable.rows.len()
+            )),
+            LeaseNode::Resource(r) => ctx.note(format!(
+                "The ledger holds account 42 at ₹{}. It remembers the highest fencing token any write has carried ({}).",
+                r.durable.balance,
+                if r.durable.last_token.0 == 0 {
+                    "none yet".to_string()
+                } else {
+                    r.durable.last_token.to_string()
+                }
+            )),
+            LeaseNode::Rail(_) => ctx.note(
+                "The payment rail is up. It has never heard of leases or fencing tokens.",
+            ),
+            LeaseNode::Jobs(j) => ctx.note(match j.durable.runs.len() + j.durable.claimed_by.len() {
+                0 => "The job table is up and nothing is claimed yet. A claim is one row, and the database alone decides who gets it.".to_string(),
+                n => format!("The job table is up with {n} claimed job(s)."),
+            }),
         }
     }
 
@@ -262,7 +282,7 @@ impl LeaseProperty {
             LeaseProperty::NoDoublePayment => PropertySpec {
                 name: "no-double-payment",
                 kind: PropertyKind::Always,
-                description: "The rail sends at most one job's worth of money.",
+                description: "The rail sends at most one job's worth of money and never pays the same step twice.",
             },
             LeaseProperty::NoOverlappingGrants => PropertySpec {
                 name: "no-overlapping-grants",
@@ -384,9 +404,15 @@ impl LeaseWorld {
             LeaseProperty::NoDoubleDebit => self
                 .resource(nodes)
                 .is_none_or(|r| r.balance >= self.opening_balance - self.job_total),
-            LeaseProperty::NoDoublePayment => self
-                .rail(nodes)
-                .is_none_or(|r| Self::paid_total(r) <= self.job_total),
+            LeaseProperty::NoDoublePayment => self.rail(nodes).is_none_or(|r| {
+                let mut paid_steps = std::collections::BTreeSet::new();
+                Self::paid_total(r) <= self.job_total
+                    && r
+                        .payments
+                        .iter()
+                        .filter(|p| p.applied)
+                        .all(|p| paid_steps.insert(p.step))
+            }),
             LeaseProperty::NoOverlappingGrants => {
                 self.store(nodes).is_none_or(|(_, d)| d.overlapping_grants == 0)
             }
@@ -675,8 +701,24 @@ impl World for LeaseWorld {
             "max_concurrent_holders".into(),
             json!(self.max_concurrent_holders),
         );
+        if let (Some(bucket_ms), Some((Some(store), _))) = (self.histogram_bucket_ms, self.store(nodes)) {
+            out.insert("acquire_requests".into(), json!(store.acquire_requests_us.len()));
+            out.insert(
+                "peak_requests_per_bucket".into(),
+                json!(peak_per_bucket(&store.acquire_requests_us, bucket_ms)),
+            );
+        }
         out
     }
+}
+
+/// The tallest bar of the acquire-request histogram: the most requests in one bucket.
+fn peak_per_bucket(requests_us: &[u64], bucket_ms: u64) -> u32 {
+    let mut buckets: BTreeMap<u64, u32> = BTreeMap::new();
+    for t in requests_us {
+        *buckets.entry(t / (bucket_ms * MS_US)).or_default() += 1;
+    }
+    buckets.values().copied().max().unwrap_or(0)
 }
 
 /// Acquire requests per time bucket, as a table with a bar per bucket.

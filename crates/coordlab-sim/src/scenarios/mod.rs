@@ -2,8 +2,15 @@
 //! plus a builder that sets up participants for the kernel. This module is the registry and
 //! the validation of everything a user can type.
 
+pub mod clock_skew;
+pub mod duplicate_job;
 pub mod lease_common;
+pub mod lease_lifecycle;
+pub mod lease_stampede;
+pub mod lock_alternatives;
 pub mod lost_update;
+pub mod unfenceable_resource;
+pub mod wrong_release;
 pub mod zombie_worker;
 
 use crate::kernel::engine::{Limits, Recording};
@@ -223,7 +230,17 @@ macro_rules! scenario {
 
 /// Every scenario, in library order.
 pub fn registry() -> &'static [ScenarioDef] {
-    &[scenario!(lost_update), scenario!(zombie_worker)]
+    &[
+        scenario!(lost_update),
+        scenario!(duplicate_job),
+        scenario!(lease_lifecycle),
+        scenario!(wrong_release),
+        scenario!(zombie_worker),
+        scenario!(clock_skew),
+        scenario!(unfenceable_resource),
+        scenario!(lock_alternatives),
+        scenario!(lease_stampede),
+    ]
 }
 
 pub fn catalog() -> Vec<ScenarioInfo> {
