@@ -22,19 +22,19 @@
 
 use super::lease_common::{LeaseDurable, LeaseNode, LeaseProperty, LeaseWorld};
 use super::{Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
-use crate::kernel::engine::{Engine, Limits, Nodes, Recording, Setup, World};
+use crate::kernel::engine::{Engine, Limits, Recording, Setup};
 use crate::kernel::faults::{Action, Fault, FaultKind};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::network::LinkConfig;
 use crate::kernel::time::MS_US;
-use crate::properties::{PropertySpec, Verdict};
+use crate::properties::Verdict;
 use crate::protocols::fenced_resource::FencedResource;
 use crate::protocols::lease_msg::ReleaseMode;
 use crate::protocols::lease_store::{LeaseStore, StoreConfig};
 use crate::protocols::lease_worker::{
     Coordination, Fencing, LeaseWorker, OnReject, Sink, WorkerDurable, WorkerPlan,
 };
-use crate::trace::{NodeInfo, TableView, Trace};
+use crate::trace::{NodeInfo, Trace};
 use serde_json::json;
 use std::collections::BTreeMap;
 
@@ -320,62 +320,7 @@ fn names() -> Vec<String> {
         .to_vec()
 }
 
-/// The lease world plus how long two workers at once believed they held the lease.
-pub struct ClockSkewWorld {
-    pub lease: LeaseWorld,
-    window_opened_us: Option<u64>,
-    window_closed_total_us: u64,
-}
-
-impl ClockSkewWorld {
-    fn believers(&self, nodes: &Nodes<'_, LeaseNode>) -> usize {
-        self.lease
-            .workers
-            .iter()
-            .filter(|w| matches!(&nodes.live[w.index()], Some(LeaseNode::Worker(w)) if w.believes_it_holds()))
-            .count()
-    }
-}
-
-impl World for ClockSkewWorld {
-    type Node = LeaseNode;
-
-    fn properties(&self) -> Vec<PropertySpec> {
-        self.lease.properties()
-    }
-
-    fn evaluate(&mut self, nodes: &Nodes<'_, LeaseNode>, out: &mut Vec<bool>) {
-        self.lease.evaluate(nodes, out);
-        match (self.believers(nodes) >= 2, self.window_opened_us) {
-            (true, None) => self.window_opened_us = Some(nodes.now_us),
-            (false, Some(opened)) => {
-                self.window_closed_total_us += nodes.now_us - opened;
-                self.window_opened_us = None;
-            }
-            _ => {}
-        }
-    }
-
-    fn tables(&self, nodes: &Nodes<'_, LeaseNode>) -> Vec<TableView> {
-        self.lease.tables(nodes)
-    }
-
-    fn outcome(&self, nodes: &Nodes<'_, LeaseNode>) -> BTreeMap<String, serde_json::Value> {
-        let mut out = self.lease.outcome(nodes);
-        let open_us = self.window_opened_us.map_or(0, |opened| nodes.now_us - opened);
-        out.insert(
-            "unsafe_window_ms".into(),
-            json!((self.window_closed_total_us + open_us) / MS_US),
-        );
-        out
-    }
-
-    fn highlight(&self, nodes: &Nodes<'_, LeaseNode>) -> Option<String> {
-        self.lease.highlight(nodes)
-    }
-}
-
-pub fn setup(params: &Params) -> Setup<ClockSkewWorld> {
+pub fn setup(params: &Params) -> Setup<LeaseWorld> {
     let names = names();
     let plan = |start_after_ms: (u64, u64)| WorkerPlan {
         coordination: Coordination::Lease,
@@ -496,13 +441,11 @@ pub fn setup(params: &Params) -> Setup<ClockSkewWorld> {
         ],
         histogram_bucket_ms: None,
         max_concurrent_holders: 0,
+        window_opened_us: None,
+        window_closed_total_us: 0,
     };
     Setup {
-        world: ClockSkewWorld {
-            lease,
-            window_opened_us: None,
-            window_closed_total_us: 0,
-        },
+        world: lease,
         nodes,
         link: LinkConfig::reliable(LATENCY_US.0, LATENCY_US.1),
         scripted,

@@ -313,6 +313,10 @@ pub struct LeaseWorld {
     /// Bucket width for the acquire-request histogram (the stampede view); None to hide it.
     pub histogram_bucket_ms: Option<u64>,
     pub max_concurrent_holders: u32,
+    /// When the current stretch of two or more believers began (true time).
+    pub window_opened_us: Option<u64>,
+    /// Total length of earlier, closed stretches.
+    pub window_closed_total_us: u64,
 }
 
 impl LeaseWorld {
@@ -434,6 +438,14 @@ impl World for LeaseWorld {
     fn evaluate(&mut self, nodes: &Nodes<'_, LeaseNode>, out: &mut Vec<bool>) {
         let holders = self.believers(nodes).len() as u32;
         self.max_concurrent_holders = self.max_concurrent_holders.max(holders);
+        match (holders >= 2, self.window_opened_us) {
+            (true, None) => self.window_opened_us = Some(nodes.now_us),
+            (false, Some(opened)) => {
+                self.window_closed_total_us += nodes.now_us - opened;
+                self.window_opened_us = None;
+            }
+            _ => {}
+        }
         for p in &self.properties {
             out.push(self.check(*p, nodes));
         }
@@ -697,10 +709,10 @@ impl World for LeaseWorld {
             .map(|w| self.name(*w))
             .collect();
         out.insert("finished_by".into(), json!(finished));
-        out.insert(
-            "max_concurrent_holders".into(),
-            json!(self.max_concurrent_holders),
-        );
+        out.insert("max_concurrent_holders".into(), json!(self.max_concurrent_holders));
+        // How long two or more workers at once believed they held the lease, in total.
+        let open_us = self.window_opened_us.map_or(0, |opened| nodes.now_us - opened);
+        out.insert("unsafe_window_ms".into(), json!((self.window_closed_total_us + open_us) / MS_US));
         if let (Some(bucket_ms), Some((Some(store), _))) = (self.histogram_bucket_ms, self.store(nodes)) {
             out.insert("acquire_requests".into(), json!(store.acquire_requests_us.len()));
             out.insert(

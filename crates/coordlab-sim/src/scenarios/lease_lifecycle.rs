@@ -269,6 +269,8 @@ pub fn setup(params: &Params) -> Setup<LeaseWorld> {
         ],
         histogram_bucket_ms: None,
         max_concurrent_holders: 0,
+        window_opened_us: None,
+        window_closed_total_us: 0,
     };
     Setup {
         world,

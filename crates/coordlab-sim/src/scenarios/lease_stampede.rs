@@ -244,6 +244,8 @@ pub fn setup(params: &Params) -> Setup<LeaseWorld> {
         ],
         histogram_bucket_ms: Some(BUCKET_MS),
         max_concurrent_holders: 0,
+        window_opened_us: None,
+        window_closed_total_us: 0,
     };
     Setup {
         world,
