@@ -119,7 +119,7 @@ pub fn controls(props: &ControlsProps) -> Html {
                             });
                             html! {
                                 <label title={spec.help}>
-                                    { format!("{} ({unit}) ", spec.label) }
+                                    { if unit.is_empty() { format!("{} ", spec.label) } else { format!("{} ({unit}) ", spec.label) } }
                                     <input type="number" name={spec.key} min={min.to_string()} max={max.to_string()} value={current} onchange={onchange} />
                                 </label>
                             }
