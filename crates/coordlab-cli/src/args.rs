@@ -69,9 +69,19 @@ pub enum Command {
     Help,
     List,
     Describe(String),
-    Run { request: RunRequest, format: Format },
-    Check { request: RunRequest, seeds: SeedRange },
-    Sweep { request: RunRequest, seeds: SeedRange, properties: Vec<String> },
+    Run {
+        request: RunRequest,
+        format: Format,
+    },
+    Check {
+        request: RunRequest,
+        seeds: SeedRange,
+    },
+    Sweep {
+        request: RunRequest,
+        seeds: SeedRange,
+        properties: Vec<String>,
+    },
 }
 
 const RUN_OPTIONS: &[&str] = &["--seed", "--set", "--actions", "--format"];
@@ -130,11 +140,17 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
             let (id, rest) = scenario_id(command, rest)?;
             let opts = options(command, rest, SWEEP_OPTIONS)?;
             let Some(range) = opts.seeds.as_deref() else {
-                return Err(UsageError("`sweep` needs --seeds A..B, e.g. --seeds 0..5000".into()));
+                return Err(UsageError(
+                    "`sweep` needs --seeds A..B, e.g. --seeds 0..5000".into(),
+                ));
             };
             let seeds = parse_seeds(range)?;
             let request = opts.request(id)?;
-            Ok(Command::Sweep { request, seeds, properties: opts.properties })
+            Ok(Command::Sweep {
+                request,
+                seeds,
+                properties: opts.properties,
+            })
         }
         other => Err(UsageError(format!(
             "unknown command `{other}`; expected one of list, describe, run, check, sweep, help"

@@ -59,9 +59,16 @@ fn dispatch(args: &[String]) -> Result<Output, UsageError> {
         Command::List => Ok(ok(list::list())),
         Command::Describe(id) => Ok(ok(describe::describe(&id)?)),
         Command::Run { request, format } => Ok(ok(run(&request, format)?)),
-        Command::Sweep { request, seeds, properties } => {
+        Command::Sweep {
+            request,
+            seeds,
+            properties,
+        } => {
             let (stdout, clean) = sweep::sweep(&request, seeds, &properties)?;
-            Ok(Output { stdout, status: if clean { 0 } else { 1 } })
+            Ok(Output {
+                stdout,
+                status: if clean { 0 } else { 1 },
+            })
         }
         Command::Check { request, seeds } => {
             let (stdout, all_met) = check::check(&request, seeds)?;

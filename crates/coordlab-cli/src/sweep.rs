@@ -12,7 +12,12 @@ pub fn sweep(base: &RunRequest, seeds: SeedRange, only: &[String]) -> Result<(St
     let report = run_sweep(base, seeds.start..seeds.start + seeds.count, only)?;
     let mut out = String::new();
     let _ = writeln!(out, "scenario  {}", base.scenario);
-    let _ = writeln!(out, "seeds     {}..={} with random faults", seeds.start, seeds.start + (seeds.count - 1));
+    let _ = writeln!(
+        out,
+        "seeds     {}..={} with random faults",
+        seeds.start,
+        seeds.start + (seeds.count - 1)
+    );
     let _ = writeln!(out, "checked   {}", report.checked.join(", "));
     let _ = writeln!(out, "runs      {}", report.runs);
     for name in &report.checked {
@@ -31,7 +36,11 @@ pub fn sweep(base: &RunRequest, seeds: SeedRange, only: &[String]) -> Result<(St
                     pct_tenths % 10,
                     f.first.seed
                 );
-                let _ = writeln!(out, "  reproduce: {}", reproduce(&f.first.scenario, f.first.seed, &f.first.params, &f.first.actions));
+                let _ = writeln!(
+                    out,
+                    "  reproduce: {}",
+                    reproduce(&f.first.scenario, f.first.seed, &f.first.params, &f.first.actions)
+                );
             }
         }
     }

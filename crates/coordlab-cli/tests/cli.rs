@@ -368,21 +368,47 @@ fn unknown_option_is_a_usage_error_listing_options() {
 #[test]
 fn sweep_finds_the_stale_write_without_fencing_and_exits_1() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_coordlab"))
-        .args(["sweep", "zombie-worker", "--seeds", "0..300", "--set", "fencing=none", "--property", "fence-monotonic"])
+        .args([
+            "sweep",
+            "zombie-worker",
+            "--seeds",
+            "0..300",
+            "--set",
+            "fencing=none",
+            "--property",
+            "fence-monotonic",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("fence-monotonic: violated in"), "{stdout}");
-    assert!(stdout.contains("reproduce: coordlab run zombie-worker --seed"), "{stdout}");
+    assert!(
+        stdout.contains("reproduce: coordlab run zombie-worker --seed"),
+        "{stdout}"
+    );
 }
 
 #[test]
 fn sweep_with_the_write_predicate_finds_no_stale_write_and_exits_0() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_coordlab"))
-        .args(["sweep", "zombie-worker", "--seeds", "0..300", "--set", "fencing=write-predicate", "--property", "fence-monotonic"])
+        .args([
+            "sweep",
+            "zombie-worker",
+            "--seeds",
+            "0..300",
+            "--set",
+            "fencing=write-predicate",
+            "--property",
+            "fence-monotonic",
+        ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("fence-monotonic: never violated"));
 }

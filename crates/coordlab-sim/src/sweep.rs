@@ -53,11 +53,26 @@ pub fn random_request(base: &RunRequest, steps: u32, seed: u64) -> Result<RunReq
     }
     // The drawn parameters may change who takes part (e.g. the number of waiters): ask the
     // scenario for its participants without simulating a single event.
-    let probe = RunRequest { scenario: base.scenario.clone(), params: params.clone(), seed, actions: Vec::new() };
-    let nodes = scenarios::run(&probe, Limits { max_events: 0, max_time_us: 0 }, Recording::Summary)?.nodes;
+    let probe = RunRequest {
+        scenario: base.scenario.clone(),
+        params: params.clone(),
+        seed,
+        actions: Vec::new(),
+    };
+    let nodes = scenarios::run(
+        &probe,
+        Limits {
+            max_events: 0,
+            max_time_us: 0,
+        },
+        Recording::Summary,
+    )?
+    .nodes;
     let mut actions = base.actions.clone();
-    let faulty: Vec<&NodeInfo> =
-        nodes.iter().filter(|n| n.faults.contains(&FaultKind::Crash) || n.faults.contains(&FaultKind::Pause)).collect();
+    let faulty: Vec<&NodeInfo> = nodes
+        .iter()
+        .filter(|n| n.faults.contains(&FaultKind::Crash) || n.faults.contains(&FaultKind::Pause))
+        .collect();
     let steps = steps.max(1);
     for _ in 0..rng.gen_range(0..=3u32) {
         if faulty.is_empty() {
@@ -67,10 +82,16 @@ pub fn random_request(base: &RunRequest, steps: u32, seed: u64) -> Result<RunReq
         let at_step = rng.gen_range(0..steps);
         match rng.gen_range(0..3u32) {
             0 if node.faults.contains(&FaultKind::Crash) => {
-                actions.push(Action { at_step, fault: Fault::Crash { node: node.id } });
+                actions.push(Action {
+                    at_step,
+                    fault: Fault::Crash { node: node.id },
+                });
                 if node.faults.contains(&FaultKind::Restart) {
                     let later = at_step + rng.gen_range(1..=20u32);
-                    actions.push(Action { at_step: later, fault: Fault::Restart { node: node.id } });
+                    actions.push(Action {
+                        at_step: later,
+                        fault: Fault::Restart { node: node.id },
+                    });
                 }
             }
             1 if node.faults.contains(&FaultKind::Network) && nodes.len() > 1 => {
@@ -78,24 +99,45 @@ pub fn random_request(base: &RunRequest, steps: u32, seed: u64) -> Result<RunReq
                 if to == node.id {
                     to = NodeId((to.0 + 1) % nodes.len() as u32);
                 }
-                actions.push(Action { at_step, fault: Fault::HoldLink { from: node.id, to } });
+                actions.push(Action {
+                    at_step,
+                    fault: Fault::HoldLink { from: node.id, to },
+                });
                 let later = at_step + rng.gen_range(1..=10u32);
-                actions.push(Action { at_step: later, fault: Fault::ReleaseLink { from: node.id, to } });
+                actions.push(Action {
+                    at_step: later,
+                    fault: Fault::ReleaseLink { from: node.id, to },
+                });
             }
             _ if node.faults.contains(&FaultKind::Pause) => {
                 let duration_ms = rng.gen_range(1..=MAX_SWEEP_PAUSE_MS.min(MAX_FAULT_MS));
-                actions.push(Action { at_step, fault: Fault::Pause { node: node.id, duration_ms } });
+                actions.push(Action {
+                    at_step,
+                    fault: Fault::Pause {
+                        node: node.id,
+                        duration_ms,
+                    },
+                });
             }
             _ => {}
         }
     }
     actions.sort_by_key(|a| a.at_step);
-    Ok(RunRequest { scenario: base.scenario.clone(), params, seed, actions })
+    Ok(RunRequest {
+        scenario: base.scenario.clone(),
+        params,
+        seed,
+        actions,
+    })
 }
 
 /// Runs `seeds` random requests and reports every violated always-property. `only` limits
 /// the check to the named properties.
-pub fn sweep(base: &RunRequest, seeds: std::ops::Range<u64>, only: &[String]) -> Result<SweepReport, SimError> {
+pub fn sweep(
+    base: &RunRequest,
+    seeds: std::ops::Range<u64>,
+    only: &[String],
+) -> Result<SweepReport, SimError> {
     let probe = scenarios::run(base, Limits::default(), Recording::Summary)?;
     let checked: Vec<String> = probe
         .properties
@@ -115,17 +157,28 @@ pub fn sweep(base: &RunRequest, seeds: std::ops::Range<u64>, only: &[String]) ->
     }
     // Faults land anywhere in a run about as long as the undisturbed one.
     let steps = (probe.event_count as u32).saturating_add(10);
-    let mut report = SweepReport { runs: 0, checked: checked.clone(), findings: BTreeMap::new() };
+    let mut report = SweepReport {
+        runs: 0,
+        checked: checked.clone(),
+        findings: BTreeMap::new(),
+    };
     for seed in seeds {
         let request = random_request(base, steps, seed)?;
         let trace = scenarios::run(&request, Limits::default(), Recording::Summary)?;
         report.runs += 1;
-        for p in trace.properties.iter().filter(|p| p.verdict == Verdict::Violated && checked.contains(&p.name)) {
+        for p in trace
+            .properties
+            .iter()
+            .filter(|p| p.verdict == Verdict::Violated && checked.contains(&p.name))
+        {
             report
                 .findings
                 .entry(p.name.clone())
                 .and_modify(|f| f.violations += 1)
-                .or_insert_with(|| Finding { violations: 1, first: request.clone() });
+                .or_insert_with(|| Finding {
+                    violations: 1,
+                    first: request.clone(),
+                });
         }
     }
     Ok(report)

@@ -10,12 +10,22 @@ use coordlab_sim::{run, Limits, Recording, RunRequest};
 fn zombie(fencing: &str) -> RunRequest {
     let mut params = Params::new();
     params.insert("fencing".into(), fencing.into());
-    RunRequest { scenario: "zombie-worker".into(), params, seed: 1, actions: vec![] }
+    RunRequest {
+        scenario: "zombie-worker".into(),
+        params,
+        seed: 1,
+        actions: vec![],
+    }
 }
 
 #[test]
 fn with_the_write_predicate_no_stale_write_is_accepted_in_5000_random_runs() {
-    let report = sweep(&zombie("write-predicate"), 0..5_000, &["fence-monotonic".to_string()]).unwrap();
+    let report = sweep(
+        &zombie("write-predicate"),
+        0..5_000,
+        &["fence-monotonic".to_string()],
+    )
+    .unwrap();
     assert_eq!(report.runs, 5_000);
     assert!(report.findings.is_empty(), "{:?}", report.findings);
 }
@@ -23,11 +33,22 @@ fn with_the_write_predicate_no_stale_write_is_accepted_in_5000_random_runs() {
 #[test]
 fn without_fencing_the_sweep_finds_a_stale_write_and_its_seed_reproduces_it() {
     let report = sweep(&zombie("none"), 0..5_000, &["fence-monotonic".to_string()]).unwrap();
-    let finding = report.findings.get("fence-monotonic").expect("the sweep must find the planted bug");
+    let finding = report
+        .findings
+        .get("fence-monotonic")
+        .expect("the sweep must find the planted bug");
     assert!(finding.violations > 50, "{}", finding.violations);
     let again = run(&finding.first, Limits::default(), Recording::Summary).unwrap();
-    let p = again.properties.iter().find(|p| p.name == "fence-monotonic").unwrap();
-    assert_eq!(p.verdict, Verdict::Violated, "the reported request reproduces the violation");
+    let p = again
+        .properties
+        .iter()
+        .find(|p| p.name == "fence-monotonic")
+        .unwrap();
+    assert_eq!(
+        p.verdict,
+        Verdict::Violated,
+        "the reported request reproduces the violation"
+    );
 }
 
 #[test]
@@ -39,6 +60,8 @@ fn sweep_requests_are_a_function_of_the_seed() {
 
 #[test]
 fn an_unknown_property_is_refused_with_the_valid_names() {
-    let err = sweep(&zombie("none"), 0..1, &["no-such".to_string()]).unwrap_err().to_string();
+    let err = sweep(&zombie("none"), 0..1, &["no-such".to_string()])
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("fence-monotonic"), "{err}");
 }

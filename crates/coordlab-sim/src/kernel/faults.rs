@@ -242,7 +242,10 @@ impl Fault {
             }
             Fault::SlowNode { node, extra_ms: 0 } => format!("{} answers at normal speed again", name(*node)),
             Fault::SlowNode { node, extra_ms } => {
-                format!("{} slows down: everything it sends takes {extra_ms} ms longer", name(*node))
+                format!(
+                    "{} slows down: everything it sends takes {extra_ms} ms longer",
+                    name(*node)
+                )
             }
         }
     }

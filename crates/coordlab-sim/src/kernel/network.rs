@@ -61,7 +61,12 @@ pub struct Network<M> {
 
 impl<M: Clone> Network<M> {
     pub fn new(node_count: u32, config: LinkConfig) -> Network<M> {
-        let link = Link { config, cut: false, held: false, extra_us: 0 };
+        let link = Link {
+            config,
+            cut: false,
+            held: false,
+            extra_us: 0,
+        };
         Network {
             node_count,
             links: vec![link; (node_count * node_count) as usize],
@@ -112,7 +117,9 @@ impl<M: Clone> Network<M> {
         let (deliver_us, outcome) = if link.held {
             (None, SendOutcome::Held)
         } else {
-            let at = now_us + link.extra_us + between_us(rng, link.config.latency_min_us, link.config.latency_max_us);
+            let at = now_us
+                + link.extra_us
+                + between_us(rng, link.config.latency_min_us, link.config.latency_max_us);
             (Some(at), SendOutcome::Scheduled { deliver_us: at })
         };
         self.in_flight.insert(

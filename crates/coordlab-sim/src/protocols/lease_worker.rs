@@ -703,9 +703,9 @@ impl LeaseWorker {
                 idempotency_key: Some(key),
                 ..
             } => format!("tells the rail to pay ₹{amount}, with idempotency key {key}"),
-            LeaseMsg::Pay { .. } => format!(
-                "tells the rail to pay ₹{amount}; the instruction carries no key and no token"
-            ),
+            LeaseMsg::Pay { .. } => {
+                format!("tells the rail to pay ₹{amount}; the instruction carries no key and no token")
+            }
             LeaseMsg::Write {
                 check: WriteCheck::TokenPredicate,
                 ..
@@ -715,10 +715,7 @@ impl LeaseWorker {
                 "sends the debit carrying token {token}, but the write does not ask the ledger to check it"
             ),
         };
-        ctx.note(format!(
-            "{} has done step {step}'s work and {what}.",
-            self.name
-        ));
+        ctx.note(format!("{} has done step {step}'s work and {what}.", self.name));
         ctx.send(self.plan.sink_node, msg);
     }
 

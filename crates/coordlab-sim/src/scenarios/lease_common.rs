@@ -411,8 +411,7 @@ impl LeaseWorld {
             LeaseProperty::NoDoublePayment => self.rail(nodes).is_none_or(|r| {
                 let mut paid_steps = std::collections::BTreeSet::new();
                 Self::paid_total(r) <= self.job_total
-                    && r
-                        .payments
+                    && r.payments
                         .iter()
                         .filter(|p| p.applied)
                         .all(|p| paid_steps.insert(p.step))
@@ -709,10 +708,16 @@ impl World for LeaseWorld {
             .map(|w| self.name(*w))
             .collect();
         out.insert("finished_by".into(), json!(finished));
-        out.insert("max_concurrent_holders".into(), json!(self.max_concurrent_holders));
+        out.insert(
+            "max_concurrent_holders".into(),
+            json!(self.max_concurrent_holders),
+        );
         // How long two or more workers at once believed they held the lease, in total.
         let open_us = self.window_opened_us.map_or(0, |opened| nodes.now_us - opened);
-        out.insert("unsafe_window_ms".into(), json!((self.window_closed_total_us + open_us) / MS_US));
+        out.insert(
+            "unsafe_window_ms".into(),
+            json!((self.window_closed_total_us + open_us) / MS_US),
+        );
         if let (Some(bucket_ms), Some((Some(store), _))) = (self.histogram_bucket_ms, self.store(nodes)) {
             out.insert("acquire_requests".into(), json!(store.acquire_requests_us.len()));
             out.insert(
