@@ -42,6 +42,8 @@ export function useBrowser() {
 
   async function open(hash = '') {
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    // A step that cannot happen must fail the test, not hang it.
+    page.setDefaultTimeout(20_000);
     page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
     await page.route('**/*', (route) => {

@@ -33,8 +33,9 @@ test('every scenario and variant plays to its last step without errors', async (
     const variants = selects.length ? selects[0].values.map((v) => [selects[0].name, v]) : [[null, null]];
     for (const [name, value] of variants) {
       if (name) await page.locator(`select[name="${name}"]`).selectOption(value);
-      await page.getByRole('button', { name: 'Restart from the first step' }).click().catch(() => {});
-      await page.getByRole('button', { name: 'Jump to the last step' }).click();
+      const toEnd = page.getByRole('button', { name: 'Jump to the last step' });
+      // A shorter variant may already leave the cursor on its last step.
+      if (await toEnd.isEnabled()) await toEnd.click();
       const label = await stepLabel(page);
       const [, cur, last] = label.match(/Step (\d+) of (\d+)/);
       assert.equal(cur, last, `${href} ${name}=${value}: not at the end (${label})`);

@@ -164,27 +164,26 @@ fn timeline_marks(props: &MarksProps) -> Html {
     });
     // Bands over runs of steps where the world raises a warning (the unsafe window).
     let mut bands = Vec::new();
-    let mut start: Option<u32> = None;
-    let flagged =
-        |e: &coordlab_sim::trace::TraceEntry| e.snapshot.as_ref().is_some_and(|s| s.highlight.is_some());
+    let mut start: Option<(u32, String)> = None;
+    let warning = |e: &coordlab_sim::trace::TraceEntry| e.snapshot.as_ref().and_then(|s| s.highlight.clone());
     for e in &p.trace.entries {
-        match (flagged(e), start) {
-            (true, None) => start = Some(e.seq),
-            (false, Some(s)) => {
-                bands.push((s, e.seq.saturating_sub(1)));
+        match (warning(e), &start) {
+            (Some(text), None) => start = Some((e.seq, text)),
+            (None, Some((s, text))) => {
+                bands.push((*s, e.seq.saturating_sub(1), text.clone()));
                 start = None;
             }
             _ => {}
         }
     }
-    if let Some(s) = start {
-        bands.push((s, p.last() as u32));
+    if let Some((s, text)) = start {
+        bands.push((s, p.last() as u32, text));
     }
     let pct = |seq: u32| u64::from(seq) * 1000 / last;
-    let bands = bands.into_iter().map(|(a, b)| {
+    let bands = bands.into_iter().map(|(a, b, text)| {
         let (l, r) = (pct(a), pct(b).max(pct(a) + 4));
         let style = format!("left: {}.{}%; width: {}.{}%", l / 10, l % 10, (r - l) / 10, (r - l) % 10);
-        html! { <span class="band unsafe" style={style} title={format!("steps {a}–{b}: two workers believe they hold the lease")}>{ "unsafe window" }</span> }
+        html! { <span class="band unsafe" style={style} title={format!("steps {a}–{b}: {text}")}>{ format!("⚠ {text}") }</span> }
     });
     html! { <div class="marks" aria-hidden="true">{ for bands }{ for marks }</div> }
 }

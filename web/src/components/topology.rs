@@ -25,6 +25,26 @@ fn tier(kind: &str) -> usize {
 /// Card centres and the card width: one row per tier present, cards spread evenly in a row
 /// and narrowed when a row is crowded.
 pub fn layout(nodes: &[NodeInfo]) -> (Vec<(f64, f64)>, f64) {
+    // A consensus cluster is a ring of peers, not layers; anything else (a client) sits in
+    // the top-left corner.
+    let ring: Vec<usize> = (0..nodes.len())
+        .filter(|i| nodes[*i].kind == "raft-server")
+        .collect();
+    if ring.len() >= 2 {
+        let mut pos = vec![(95.0, 45.0); nodes.len()];
+        for (k, i) in ring.iter().enumerate() {
+            let a = std::f64::consts::TAU * k as f64 / ring.len() as f64 - std::f64::consts::FRAC_PI_2;
+            pos[*i] = (
+                WIDTH / 2.0 + 270.0 * a.cos(),
+                HEIGHT / 2.0 + 10.0 + 160.0 * a.sin(),
+            );
+        }
+        return (pos, 170.0);
+    }
+    layout_in_tiers(nodes)
+}
+
+fn layout_in_tiers(nodes: &[NodeInfo]) -> (Vec<(f64, f64)>, f64) {
     let mut tiers: Vec<usize> = nodes.iter().map(|n| tier(&n.kind)).collect();
     tiers.sort_unstable();
     tiers.dedup();
@@ -109,16 +129,26 @@ pub fn topology(props: &TopologyProps) -> Html {
             links.push(html! { <line class="link" x1={px(a.0)} y1={px(a.1)} x2={px(b.0)} y2={px(b.1)} /> });
         }
     }
+    // Broken links: one line per direction; labels only while few links are broken, since a
+    // partition cuts many at once and the banner-free picture of red lines says it better.
+    let label_links = snap.links.len() <= 4;
     let broken = snap.links.iter().map(|l| {
         let (a, b) = (pos[l.from.index()], pos[l.to.index()]);
         let mid = along(a, b, 0.5);
         let label = if l.cut { "✂ cut" } else { "held" };
         html! {
             <g class={classes!("link-state", l.cut.then_some("cut"), l.held.then_some("held"))}>
+                <title>{ format!("{label} {} → {}", trace.node_name(l.from), trace.node_name(l.to)) }</title>
                 <line x1={px(a.0)} y1={px(a.1)} x2={px(b.0)} y2={px(b.1)} />
-                <text x={px(mid.0)} y={px(mid.1)}>{ format!("{label} {}→{}", trace.node_name(l.from), trace.node_name(l.to)) }</text>
+                if label_links {
+                    <text x={px(mid.0)} y={px(mid.1)}>{ format!("{label} {}→{}", trace.node_name(l.from), trace.node_name(l.to)) }</text>
+                }
             </g>
         }
+    });
+    let cut_count = snap.links.iter().filter(|l| l.cut).count();
+    let cut_legend = (!label_links && cut_count > 0).then(|| {
+        html! { <text class="cut-legend" x="790" y="462" text-anchor="end">{ format!("✂ {cut_count} one-way links cut (red dashes)") }</text> }
     });
     // The message this step delivered, as an arrow: the "what just happened".
     let delivered = entry.message.as_ref().map(|m| {
@@ -175,7 +205,7 @@ pub fn topology(props: &TopologyProps) -> Html {
                 }
                 <rect x={px(left)} y={px(top)} width={px(card_w)} height={px(CARD_H)} rx="10" />
                 <text class="node-name" x={px(left + 12.0)} y={px(top + 24.0)}>{ &info.name }</text>
-                if card_w >= 170.0 && info.kind != info.name {
+                if card_w > 180.0 && info.kind != info.name {
                     <text class="node-kind" x={px(left + card_w - 12.0)} y={px(top + 24.0)} text-anchor="end">{ &info.kind }</text>
                 }
                 { for n.lines.iter().take(2).enumerate().map(|(i, line)| html! {
@@ -215,6 +245,7 @@ pub fn topology(props: &TopologyProps) -> Html {
                 </defs>
                 { for links }
                 { for broken }
+                { for cut_legend }
                 { for delivered }
                 { for cards }
                 { for messages }

@@ -9,4 +9,5 @@ pub mod lease_msg;
 pub mod lease_store;
 pub mod lease_worker;
 pub mod payment_rail;
+pub mod raft;
 pub mod sql;

@@ -9,6 +9,12 @@ pub mod lease_lifecycle;
 pub mod lease_stampede;
 pub mod lock_alternatives;
 pub mod lost_update;
+pub mod raft_common;
+pub mod raft_election;
+pub mod raft_log_replication;
+pub mod raft_partition;
+pub mod raft_split_vote;
+pub mod raft_stale_leader;
 pub mod unfenceable_resource;
 pub mod wrong_release;
 pub mod zombie_worker;
@@ -240,6 +246,11 @@ pub fn registry() -> &'static [ScenarioDef] {
         scenario!(unfenceable_resource),
         scenario!(lock_alternatives),
         scenario!(lease_stampede),
+        scenario!(raft_election),
+        scenario!(raft_split_vote),
+        scenario!(raft_log_replication),
+        scenario!(raft_partition),
+        scenario!(raft_stale_leader),
     ]
 }
 

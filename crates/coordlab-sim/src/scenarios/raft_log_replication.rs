@@ -1,0 +1,108 @@
+//! `raft-log-replication` (curriculum §6): a client writes through the leader; each entry
+//! commits once a majority stores it. One follower is slow and another crashes for a while;
+//! neither holds the client up, and the crashed one catches up after it restarts.
+
+use super::raft_common::{bug, build, common_params, int_param, num, servers_param, ClusterPlan, PROPERTIES};
+use super::{Expectation, Params, ScenarioInfo};
+use crate::kernel::engine::{Engine, Limits, Recording};
+use crate::kernel::faults::{Action, Fault};
+use crate::kernel::ids::NodeId;
+use crate::properties::Verdict;
+use crate::protocols::raft::RaftBug;
+use crate::trace::Trace;
+use serde_json::json;
+
+pub const ID: &str = "raft-log-replication";
+pub const STOP_AT_MS: u64 = 3_000;
+
+pub fn info() -> ScenarioInfo {
+    let mut params = vec![
+        servers_param(1),
+        int_param(
+            "writes",
+            "Client writes",
+            "How many `set` commands the client sends, one after another.",
+            "6",
+            1,
+            12,
+            "",
+        ),
+    ];
+    params.extend(common_params());
+    ScenarioInfo {
+        id: ID,
+        chapter: 5,
+        sections: "§6",
+        title: "Raft: replicating the log",
+        summary: "The client's writes go to the leader, which appends them and commits each once a majority stores it. The last follower answers slowly and the one before it crashes from 0.8 s to 1.6 s: the majority keeps committing, and the restarted follower is brought up to date.",
+        params,
+    }
+}
+
+pub fn expectation(params: &Params) -> Expectation {
+    let mut verdicts = Vec::new();
+    let mut outcome = Vec::new();
+    if bug(params) == RaftBug::None {
+        verdicts = PROPERTIES
+            .iter()
+            .map(|(n, _)| (n.to_string(), Verdict::Holds))
+            .collect();
+        let min = num(params, "election_timeout_ms_min", 150);
+        let hb = num(params, "heartbeat_ms", 50);
+        if hb * 2 < min && num(params, "election_timeout_ms_max", 300) <= 400 {
+            outcome.push(("writes_committed".to_string(), json!(num(params, "writes", 6))));
+            outcome.push(("first_leader".to_string(), json!("S1")));
+            outcome.push(("logs_converged".to_string(), json!(true)));
+        }
+    }
+    Expectation { outcome, verdicts }
+}
+
+pub fn run(
+    params: &Params,
+    seed: u64,
+    actions: &[Action],
+    limits: Limits,
+    recording: Recording,
+) -> Result<Trace, String> {
+    let servers = num(params, "servers", 5) as u32;
+    let mut scripted = Vec::new();
+    if servers >= 3 {
+        // The last follower is slow; the one before it crashes for a while.
+        scripted.push((
+            300,
+            Fault::SlowNode {
+                node: NodeId(servers - 1),
+                extra_ms: 40,
+            },
+        ));
+    }
+    if servers >= 5 {
+        scripted.push((
+            800,
+            Fault::Crash {
+                node: NodeId(servers - 2),
+            },
+        ));
+        scripted.push((
+            1_600,
+            Fault::Restart {
+                node: NodeId(servers - 2),
+            },
+        ));
+    }
+    let setup = build(
+        params,
+        ClusterPlan {
+            servers,
+            writes: num(params, "writes", 6) as u32,
+            client_start_ms: 400,
+            stop_at_ms: STOP_AT_MS,
+            scripted,
+            watch: None,
+            stagger_first: true,
+        },
+    );
+    let engine = Engine::new(setup, seed, actions, limits, recording)?;
+    Ok(engine.run(ID, seed, params.clone()))
+}

@@ -1,0 +1,100 @@
+//! `raft-partition` (curriculum §6): five servers are cut 2 | 3 around the leader. The
+//! minority keeps its old leader but cannot commit; the majority elects a new one and
+//! carries on. When the network heals, the old leader steps down and the entries it took
+//! during the split, never committed, are discarded.
+
+use super::raft_common::{bug, build, common_params, num, ClusterPlan, Watch, PROPERTIES};
+use super::{Expectation, Params, ScenarioInfo};
+use crate::kernel::engine::{Engine, Limits, Recording};
+use crate::kernel::faults::{Action, Fault};
+use crate::kernel::ids::NodeId;
+use crate::kernel::time::MS_US;
+use crate::properties::Verdict;
+use crate::protocols::raft::RaftBug;
+use crate::trace::Trace;
+use serde_json::json;
+
+pub const ID: &str = "raft-partition";
+pub const SPLIT_MS: u64 = 700;
+pub const HEAL_MS: u64 = 1_800;
+pub const STOP_AT_MS: u64 = 3_500;
+
+pub fn info() -> ScenarioInfo {
+    ScenarioInfo {
+        id: ID,
+        chapter: 5,
+        sections: "§6",
+        title: "Raft: a partition around the leader",
+        summary: "Five servers; S1 leads and the client has written twice. At 0.7 s the network splits {S1, S2, client} from {S3, S4, S5}. S1 still believes it leads and appends the client's write, but with two of five it can never commit. The three elect a new leader in a higher term. At 1.8 s the network heals: S1 sees the newer term, steps down, and its uncommitted entry is overwritten.",
+        params: common_params(),
+    }
+}
+
+pub fn expectation(params: &Params) -> Expectation {
+    let mut verdicts = Vec::new();
+    let mut outcome = Vec::new();
+    if bug(params) == RaftBug::None {
+        verdicts = PROPERTIES
+            .iter()
+            .map(|(n, _)| (n.to_string(), Verdict::Holds))
+            .collect();
+        let min = num(params, "election_timeout_ms_min", 150);
+        let hb = num(params, "heartbeat_ms", 50);
+        if hb * 2 < min && num(params, "election_timeout_ms_max", 300) <= 400 {
+            outcome.push(("first_leader".to_string(), json!("S1")));
+            outcome.push(("watched_side_commits".to_string(), json!(0)));
+            outcome.push(("old_leader_stepped_down".to_string(), json!(true)));
+            outcome.push(("minority_entries_discarded".to_string(), json!(true)));
+            outcome.push(("writes_committed".to_string(), json!(4)));
+            outcome.push(("logs_converged".to_string(), json!(true)));
+        }
+    }
+    Expectation { outcome, verdicts }
+}
+
+pub fn run(
+    params: &Params,
+    seed: u64,
+    actions: &[Action],
+    limits: Limits,
+    recording: Recording,
+) -> Result<Trace, String> {
+    let client = NodeId(5);
+    let minority = vec![NodeId(0), NodeId(1), client];
+    let setup = build(
+        params,
+        ClusterPlan {
+            servers: 5,
+            writes: 4,
+            client_start_ms: 500,
+            stop_at_ms: STOP_AT_MS,
+            scripted: vec![
+                (
+                    SPLIT_MS,
+                    Fault::Partition {
+                        side: minority.clone(),
+                    },
+                ),
+                (HEAL_MS, Fault::Heal),
+            ],
+            watch: Some(Watch {
+                side: vec![NodeId(0), NodeId(1)],
+                from_us: SPLIT_MS * MS_US,
+                until_us: HEAL_MS * MS_US,
+            }),
+            stagger_first: true,
+        },
+    );
+    let engine = Engine::new(setup, seed, actions, limits, recording)?;
+    let mut trace = engine.run(ID, seed, params.clone());
+    let o = &trace.outcome;
+    let stepped = o["final_roles"][0] == json!("FOLLOWER") && o["step_downs"].as_u64().unwrap_or(0) >= 1;
+    let discarded = o["entries_discarded"].as_u64().unwrap_or(0) >= 1;
+    trace
+        .outcome
+        .insert("old_leader_stepped_down".into(), json!(stepped));
+    trace
+        .outcome
+        .insert("minority_entries_discarded".into(), json!(discarded));
+    Ok(trace)
+}

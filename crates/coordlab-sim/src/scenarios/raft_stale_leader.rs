@@ -1,0 +1,100 @@
+//! `raft-stale-leader` (curriculum §6): terms as fencing tokens. The leader freezes in a
+//! stop-the-world pause; the others elect a new leader in a higher term. When the old
+//! leader wakes it still believes it leads and sends AppendEntries with its old term — and
+//! every server that has moved on rejects them, which also tells it to step down.
+
+use super::raft_common::{bug, build, common_params, int_param, num, servers_param, ClusterPlan, PROPERTIES};
+use super::{Expectation, Params, ScenarioInfo};
+use crate::kernel::engine::{Engine, Limits, Recording};
+use crate::kernel::faults::{Action, Fault};
+use crate::kernel::ids::NodeId;
+use crate::properties::Verdict;
+use crate::protocols::raft::RaftBug;
+use crate::trace::Trace;
+use serde_json::json;
+
+pub const ID: &str = "raft-stale-leader";
+pub const PAUSE_AT_MS: u64 = 800;
+pub const STOP_AT_MS: u64 = 3_000;
+
+pub fn info() -> ScenarioInfo {
+    let mut params = vec![
+        servers_param(3),
+        int_param(
+            "pause_ms",
+            "Pause length",
+            "How long the leader S1 stays frozen, from 0.8 s.",
+            "1000",
+            1,
+            2_000,
+            "ms",
+        ),
+    ];
+    params.extend(common_params());
+    ScenarioInfo {
+        id: ID,
+        chapter: 5,
+        sections: "§6",
+        title: "Raft: the term fences a stale leader",
+        summary: "S1 leads, then freezes in a GC pause at 0.8 s. The others hear nothing, elect a new leader in a higher term and move on. S1 wakes, still sure it leads, and sends AppendEntries stamped with its old term: each follower rejects them, and the answers carry the newer term that makes S1 step down.",
+        params,
+    }
+}
+
+pub fn expectation(params: &Params) -> Expectation {
+    let mut verdicts = Vec::new();
+    let mut outcome = Vec::new();
+    if bug(params) == RaftBug::None {
+        verdicts = PROPERTIES
+            .iter()
+            .map(|(n, _)| (n.to_string(), Verdict::Holds))
+            .collect();
+        let min = num(params, "election_timeout_ms_min", 150);
+        let max = num(params, "election_timeout_ms_max", 300).max(min);
+        let hb = num(params, "heartbeat_ms", 50);
+        // The pause must outlast an election by a margin for the story to happen.
+        if hb * 2 < min && max <= 400 && num(params, "pause_ms", 1_000) >= 2 * max + 200 {
+            outcome.push(("first_leader".to_string(), json!("S1")));
+            outcome.push(("stale_leader_fenced".to_string(), json!(true)));
+            outcome.push(("old_leader_stepped_down".to_string(), json!(true)));
+        }
+    }
+    Expectation { outcome, verdicts }
+}
+
+pub fn run(
+    params: &Params,
+    seed: u64,
+    actions: &[Action],
+    limits: Limits,
+    recording: Recording,
+) -> Result<Trace, String> {
+    let setup = build(
+        params,
+        ClusterPlan {
+            servers: num(params, "servers", 5) as u32,
+            writes: 0,
+            client_start_ms: 0,
+            stop_at_ms: STOP_AT_MS,
+            scripted: vec![(
+                PAUSE_AT_MS,
+                Fault::Pause {
+                    node: NodeId(0),
+                    duration_ms: num(params, "pause_ms", 1_000),
+                },
+            )],
+            watch: None,
+            stagger_first: true,
+        },
+    );
+    let engine = Engine::new(setup, seed, actions, limits, recording)?;
+    let mut trace = engine.run(ID, seed, params.clone());
+    let o = &trace.outcome;
+    let fenced = o["stale_appends_rejected"].as_u64().unwrap_or(0) >= 1;
+    let stepped = o["final_roles"][0] == json!("FOLLOWER") && o["step_downs"].as_u64().unwrap_or(0) >= 1;
+    trace.outcome.insert("stale_leader_fenced".into(), json!(fenced));
+    trace
+        .outcome
+        .insert("old_leader_stepped_down".into(), json!(stepped));
+    Ok(trace)
+}

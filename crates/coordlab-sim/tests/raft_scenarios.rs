@@ -1,0 +1,204 @@
+//! Raft scenarios: every scenario and variant meets its declared expectation for many seeds,
+//! and the stories happen as narrated.
+
+use coordlab_sim::scenarios::{expectation_for, Params};
+use coordlab_sim::{run, Limits, Recording, RunRequest, Trace};
+
+fn request(scenario: &str, pairs: &[(&str, &str)], seed: u64) -> RunRequest {
+    let params: Params = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    RunRequest {
+        scenario: scenario.into(),
+        params,
+        seed,
+        actions: vec![],
+    }
+}
+
+fn lines(scenario: &str, pairs: &[(&str, &str)], seed: u64) -> Trace {
+    run(
+        &request(scenario, pairs, seed),
+        Limits::default(),
+        Recording::Lines,
+    )
+    .unwrap()
+}
+
+const SCENARIOS: [&str; 5] = [
+    "raft-split-vote",
+    "raft-election",
+    "raft-log-replication",
+    "raft-partition",
+    "raft-stale-leader",
+];
+
+fn check(scenario: &str, pairs: &[(&str, &str)], seeds: std::ops::Range<u64>) {
+    for seed in seeds {
+        let req = request(scenario, pairs, seed);
+        let t = run(&req, Limits::default(), Recording::Summary).unwrap();
+        let miss = expectation_for(&req).unwrap().mismatches(&t);
+        assert!(miss.is_empty(), "{scenario} {pairs:?} seed={seed}: {miss:?}");
+        assert_eq!(
+            t.stop,
+            coordlab_sim::trace::StopReason::Quiescent,
+            "{scenario} seed={seed}"
+        );
+    }
+}
+
+#[test]
+fn every_scenario_meets_its_expectation_with_defaults_across_seeds() {
+    for s in SCENARIOS {
+        check(s, &[], 0..150);
+    }
+}
+
+fn every_size(scenario: &str, sizes: &[&str]) {
+    for size in sizes {
+        check(scenario, &[("servers", size)], 0..100);
+    }
+}
+
+#[test]
+fn election_meets_its_expectation_for_every_cluster_size() {
+    every_size("raft-election", &["3", "4", "6", "7"]);
+}
+
+#[test]
+fn log_replication_meets_its_expectation_for_every_cluster_size() {
+    every_size("raft-log-replication", &["1", "2", "3", "4", "6", "7"]);
+}
+
+#[test]
+fn stale_leader_meets_its_expectation_for_every_cluster_size() {
+    every_size("raft-stale-leader", &["3", "4", "6", "7"]);
+}
+
+/// With a bug the scenarios promise nothing about safety; the story claims they still make
+/// must hold and every run must end on its own.
+fn every_bug(scenario: &str) {
+    for bug in [
+        "skip-up-to-date-check",
+        "commit-old-term-by-count",
+        "forget-vote-on-restart",
+    ] {
+        check(scenario, &[("bug", bug)], 0..100);
+    }
+}
+
+#[test]
+fn split_vote_bug_variants_meet_their_expectation() {
+    every_bug("raft-split-vote");
+}
+
+#[test]
+fn election_bug_variants_meet_their_expectation() {
+    every_bug("raft-election");
+}
+
+#[test]
+fn log_replication_bug_variants_meet_their_expectation() {
+    every_bug("raft-log-replication");
+}
+
+#[test]
+fn partition_bug_variants_meet_their_expectation() {
+    every_bug("raft-partition");
+}
+
+#[test]
+fn stale_leader_bug_variants_meet_their_expectation() {
+    every_bug("raft-stale-leader");
+}
+
+#[test]
+fn default_runs_are_short_enough_to_step_through() {
+    for s in SCENARIOS {
+        let t = lines(s, &[], 1);
+        assert!(t.event_count < 1_000, "{s}: {} events", t.event_count);
+    }
+}
+
+#[test]
+fn split_vote_identical_timeouts_never_elect_and_randomized_ones_do() {
+    check("raft-split-vote", &[("timeouts", "identical")], 0..100);
+    for servers in ["3", "7"] {
+        check(
+            "raft-split-vote",
+            &[("timeouts", "identical"), ("servers", servers)],
+            0..50,
+        );
+        check("raft-split-vote", &[("servers", servers)], 0..100);
+    }
+    let t = lines("raft-split-vote", &[("timeouts", "identical")], 1);
+    assert_eq!(t.outcome["leader_elected"], serde_json::json!(false));
+    assert!(
+        t.outcome["highest_term"].as_u64().unwrap() >= 5,
+        "{:?}",
+        t.outcome
+    );
+    let t = lines("raft-split-vote", &[], 1);
+    assert_eq!(t.outcome["leader_elected"], serde_json::json!(true));
+}
+
+#[test]
+fn election_story_leader_crashes_and_a_new_one_wins_a_higher_term() {
+    let t = lines("raft-election", &[], 7);
+    let text: Vec<String> = t.entries.iter().flat_map(|e| e.notes.clone()).collect();
+    assert!(text
+        .iter()
+        .any(|n| n.contains("S1 has") && n.contains("LEADER of term 1")));
+    assert!(t.outcome["final_leader_term"].as_u64().unwrap() >= 2);
+    assert_ne!(t.outcome["final_leader"], serde_json::json!("S1"));
+    assert!(text.iter().any(|n| n.starts_with("S1 moves from term 1 to term")));
+}
+
+#[test]
+fn partition_story_minority_cannot_commit_and_its_entry_is_discarded() {
+    let t = lines("raft-partition", &[], 3);
+    let text: Vec<String> = t.entries.iter().flat_map(|e| e.notes.clone()).collect();
+    assert!(text.iter().any(|n| n.starts_with("S1 drops 1 entry from #3")));
+    assert!(text
+        .iter()
+        .any(|n| n.starts_with("S1 sees term") && n.contains("steps down")));
+    assert_eq!(t.outcome["watched_side_commits"], serde_json::json!(0));
+}
+
+#[test]
+fn stale_leader_story_every_follower_rejects_the_old_term() {
+    let t = lines("raft-stale-leader", &[], 11);
+    assert_eq!(t.outcome["stale_appends_rejected"], serde_json::json!(4));
+    assert_eq!(t.outcome["final_roles"][0], serde_json::json!("FOLLOWER"));
+}
+
+#[test]
+fn same_inputs_same_fingerprint() {
+    for s in SCENARIOS {
+        let a = run(&request(s, &[], 5), Limits::default(), Recording::Full).unwrap();
+        let b = run(&request(s, &[], 5), Limits::default(), Recording::Full).unwrap();
+        assert_eq!(a.fingerprint(), b.fingerprint(), "{s}");
+    }
+}
+
+#[test]
+fn inspector_shows_roles_logs_and_leader_progress() {
+    let t = run(
+        &request("raft-log-replication", &[], 2),
+        Limits::default(),
+        Recording::Full,
+    )
+    .unwrap();
+    let last = t.entries.last().unwrap().snapshot.clone().unwrap();
+    let titles: Vec<&str> = last.tables.iter().map(|t| t.title.as_str()).collect();
+    assert_eq!(titles[0], "Servers");
+    assert_eq!(titles[1], "Logs");
+    assert!(titles[2].starts_with("Leader S1's progress"), "{titles:?}");
+    assert!(last.tables[1].rows.iter().any(|r| r[4] == "✓ committed"));
+    assert!(
+        last.nodes[0].lines[0].starts_with("LEADER · term 1"),
+        "{:?}",
+        last.nodes[0].lines
+    );
+}
