@@ -8,7 +8,9 @@
 //! (₹100 → ₹70). The job takes far longer than the spread of start times, so the second
 //! copy always asks while the first still holds the lease — whichever copy wins.
 
-use super::lease_common::{LeaseDurable, LeaseNode, LeaseProperty, LeaseWorld};
+use super::lease_common::{
+    ledger_node, node_info, store_node, worker_node, LeaseProperty, LeaseWorld, WORKER_FAULTS,
+};
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
 use crate::kernel::engine::{Engine, Limits, Recording, Setup};
 use crate::kernel::faults::{Action, FaultKind};
@@ -16,13 +18,10 @@ use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
 use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
-use crate::protocols::fenced_resource::FencedResource;
 use crate::protocols::lease_msg::ReleaseMode;
-use crate::protocols::lease_store::{LeaseStore, StoreConfig};
-use crate::protocols::lease_worker::{
-    Coordination, Fencing, LeaseWorker, OnReject, Sink, WorkerDurable, WorkerPlan,
-};
-use crate::trace::{NodeInfo, Trace};
+use crate::protocols::lease_store::StoreConfig;
+use crate::protocols::lease_worker::{Coordination, Fencing, OnReject, Sink, WorkerPlan};
+use crate::trace::Trace;
 use serde_json::json;
 use std::collections::BTreeMap;
 
@@ -126,38 +125,17 @@ pub fn setup(params: &Params) -> Setup<LeaseWorld> {
         check_clock_before_step: false,
         check_progress: false,
     };
-    let worker_faults = vec![
-        FaultKind::Crash,
-        FaultKind::Restart,
-        FaultKind::Pause,
-        FaultKind::Network,
-        FaultKind::Clock,
-    ];
-    let info = |id: NodeId, kind: &str, faults: Vec<FaultKind>| NodeInfo {
-        id,
-        name: names[id.index()].clone(),
-        kind: kind.into(),
-        faults,
-    };
+    let worker_faults = WORKER_FAULTS.to_vec();
+    let info = |id: NodeId, kind: &str, faults: Vec<FaultKind>| node_info(&names, id, kind, faults);
     let worker = |id: NodeId| {
-        let d = WorkerDurable {
-            name: names[id.index()].clone(),
-            plan: plan.clone(),
-            finished: false,
-        };
-        (
-            info(id, "worker", worker_faults.clone()),
-            LeaseNode::Worker(LeaseWorker::recover(&d)),
-            LeaseDurable::Worker(d),
-        )
+        let (node, durable) = worker_node(&names[id.index()], plan.clone());
+        (info(id, "worker", worker_faults.clone()), node, durable)
     };
     let config = StoreConfig {
         renewal_increments_token: false,
     };
-    let store = LeaseStore::new(names.clone(), config, BTreeMap::new());
-    let store_durable = LeaseDurable::Store(store.durable.clone(), config, names.clone());
-    let ledger = FencedResource::new(names.clone(), OPENING);
-    let ledger_durable = LeaseDurable::Resource(ledger.durable.clone(), names.clone());
+    let (store, store_durable) = store_node(&names, config, BTreeMap::new());
+    let (ledger, ledger_durable) = ledger_node(&names, OPENING);
     let nodes = vec![
         (
             info(
@@ -170,14 +148,14 @@ pub fn setup(params: &Params) -> Setup<LeaseWorld> {
                     FaultKind::Network,
                 ],
             ),
-            LeaseNode::Store(store),
+            store,
             store_durable,
         ),
         worker(A),
         worker(B),
         (
             info(LEDGER, "resource", vec![FaultKind::Pause, FaultKind::Network]),
-            LeaseNode::Resource(ledger),
+            ledger,
             ledger_durable,
         ),
     ];

@@ -4,6 +4,7 @@
 //! takes part, with which plan, and which properties it checks.
 
 use crate::kernel::engine::{Nodes, World};
+use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
@@ -12,9 +13,9 @@ use crate::protocols::fenced_resource::{FencedResource, ResourceDurable};
 use crate::protocols::job_table::{JobDurable, JobTable};
 use crate::protocols::lease_msg::{seconds, LeaseMsg};
 use crate::protocols::lease_store::{GrantKind, LeaseStore, StoreConfig, StoreDurable};
-use crate::protocols::lease_worker::{LeaseTimer, LeaseWorker, WorkerDurable};
+use crate::protocols::lease_worker::{LeaseTimer, LeaseWorker, WorkerDurable, WorkerPlan};
 use crate::protocols::payment_rail::{PaymentRail, RailDurable};
-use crate::trace::TableView;
+use crate::trace::{NodeInfo, TableView};
 use serde_json::json;
 use std::collections::BTreeMap;
 
@@ -760,4 +761,68 @@ fn histogram(requests_us: &[u64], bucket_ms: u64) -> TableView {
         columns: vec!["window".into(), "requests".into(), "".into()],
         rows,
     }
+}
+
+/// Faults a user may inject on a lease worker.
+pub const WORKER_FAULTS: [FaultKind; 5] = [
+    FaultKind::Crash,
+    FaultKind::Restart,
+    FaultKind::Pause,
+    FaultKind::Network,
+    FaultKind::Clock,
+];
+
+/// How a scenario introduces participant `id`.
+pub fn node_info(names: &[String], id: NodeId, kind: &str, faults: Vec<FaultKind>) -> NodeInfo {
+    NodeInfo {
+        id,
+        name: names[id.index()].clone(),
+        kind: kind.into(),
+        faults,
+    }
+}
+
+/// A fresh worker with its plan, and the durable state it starts from.
+pub fn worker_node(name: &str, plan: WorkerPlan) -> (LeaseNode, LeaseDurable) {
+    let d = WorkerDurable {
+        name: name.to_string(),
+        plan,
+        finished: false,
+    };
+    (
+        LeaseNode::Worker(LeaseWorker::recover(&d)),
+        LeaseDurable::Worker(d),
+    )
+}
+
+/// A lease store whose per-lease token sequences start at `last_tokens`.
+pub fn store_node(
+    names: &[String],
+    config: StoreConfig,
+    last_tokens: BTreeMap<String, FencingToken>,
+) -> (LeaseNode, LeaseDurable) {
+    let store = LeaseStore::new(names.to_vec(), config, last_tokens);
+    let durable = LeaseDurable::Store(store.durable.clone(), config, names.to_vec());
+    (LeaseNode::Store(store), durable)
+}
+
+/// The fenced ledger row with its opening balance.
+pub fn ledger_node(names: &[String], opening_balance: i64) -> (LeaseNode, LeaseDurable) {
+    let ledger = FencedResource::new(names.to_vec(), opening_balance);
+    let durable = LeaseDurable::Resource(ledger.durable.clone(), names.to_vec());
+    (LeaseNode::Resource(ledger), durable)
+}
+
+/// A payment rail that knows no tokens.
+pub fn rail_node(names: &[String]) -> (LeaseNode, LeaseDurable) {
+    let rail = PaymentRail::new(names.to_vec());
+    let durable = LeaseDurable::Rail(rail.durable.clone(), names.to_vec());
+    (LeaseNode::Rail(rail), durable)
+}
+
+/// A job table for the lock-free alternatives.
+pub fn jobs_node(names: &[String]) -> (LeaseNode, LeaseDurable) {
+    let jobs = JobTable::new(names.to_vec());
+    let durable = LeaseDurable::Jobs(jobs.durable.clone(), names.to_vec());
+    (LeaseNode::Jobs(jobs), durable)
 }

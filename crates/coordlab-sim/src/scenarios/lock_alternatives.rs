@@ -13,7 +13,7 @@
 //! Which copy wins the insert or the update depends on the seed (start jitter and network
 //! latency); that exactly one does, does not.
 
-use super::lease_common::{LeaseDurable, LeaseNode, LeaseProperty, LeaseWorld};
+use super::lease_common::{jobs_node, ledger_node, node_info, worker_node, LeaseProperty, LeaseWorld};
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
 use crate::kernel::engine::{Engine, Limits, Recording, Setup};
 use crate::kernel::faults::{Action, FaultKind};
@@ -21,12 +21,8 @@ use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
 use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
-use crate::protocols::fenced_resource::FencedResource;
-use crate::protocols::job_table::JobTable;
-use crate::protocols::lease_worker::{
-    Coordination, Fencing, LeaseWorker, OnReject, Sink, WorkerDurable, WorkerPlan,
-};
-use crate::trace::{NodeInfo, Trace};
+use crate::protocols::lease_worker::{Coordination, Fencing, OnReject, Sink, WorkerPlan};
+use crate::trace::Trace;
 use serde_json::json;
 
 pub const ID: &str = "lock-alternatives";
@@ -158,31 +154,15 @@ pub fn setup(params: &Params) -> Setup<LeaseWorld> {
         // Account 42 hashes to the partition replica-A consumes.
         Method::Partitioning => Coordination::Partition { owns: id == A },
     };
-    let worker = |id: NodeId| {
-        let d = WorkerDurable {
-            name: names[id.index()].clone(),
-            plan: plan(coordination(id)),
-            finished: false,
-        };
-        (
-            LeaseNode::Worker(LeaseWorker::recover(&d)),
-            LeaseDurable::Worker(d),
-        )
-    };
-    let info = |id: NodeId, kind: &str, faults: Vec<FaultKind>| NodeInfo {
-        id,
-        name: names[id.index()].clone(),
-        kind: kind.into(),
-        faults,
-    };
+    let worker = |id: NodeId| worker_node(&names[id.index()], plan(coordination(id)));
+    let info = |id: NodeId, kind: &str, faults: Vec<FaultKind>| node_info(&names, id, kind, faults);
     let worker_faults = vec![
         FaultKind::Crash,
         FaultKind::Restart,
         FaultKind::Pause,
         FaultKind::Network,
     ];
-    let ledger = FencedResource::new(names.clone(), OPENING);
-    let ledger_durable = LeaseDurable::Resource(ledger.durable.clone(), names.clone());
+    let (ledger, ledger_durable) = ledger_node(&names, OPENING);
     let (a, a_d) = worker(A);
     let (b, b_d) = worker(B);
     let mut nodes = vec![
@@ -190,13 +170,12 @@ pub fn setup(params: &Params) -> Setup<LeaseWorld> {
         (info(B, "worker", worker_faults), b, b_d),
         (
             info(LEDGER, "resource", vec![FaultKind::Pause, FaultKind::Network]),
-            LeaseNode::Resource(ledger),
+            ledger,
             ledger_durable,
         ),
     ];
     if method != Method::Partitioning {
-        let jobs = JobTable::new(names.clone());
-        let jobs_durable = LeaseDurable::Jobs(jobs.durable.clone(), names.clone());
+        let (jobs, jobs_durable) = jobs_node(&names);
         nodes.push((
             info(
                 JOBS,
@@ -208,7 +187,7 @@ pub fn setup(params: &Params) -> Setup<LeaseWorld> {
                     FaultKind::Network,
                 ],
             ),
-            LeaseNode::Jobs(jobs),
+            jobs,
             jobs_durable,
         ));
     }

@@ -10,7 +10,9 @@
 //! so the rail recognises A's instruction as a replay of B's. Without it, the rail sends the
 //! money a second time.
 
-use super::lease_common::{LeaseDurable, LeaseNode, LeaseProperty, LeaseWorld};
+use super::lease_common::{
+    node_info, rail_node, store_node, worker_node, LeaseProperty, LeaseWorld, WORKER_FAULTS,
+};
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
 use crate::kernel::engine::{Engine, Limits, Recording, Setup};
 use crate::kernel::faults::{Action, Fault, FaultKind};
@@ -19,12 +21,9 @@ use crate::kernel::network::LinkConfig;
 use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
 use crate::protocols::lease_msg::ReleaseMode;
-use crate::protocols::lease_store::{LeaseStore, StoreConfig};
-use crate::protocols::lease_worker::{
-    Coordination, Fencing, LeaseWorker, OnReject, Sink, WorkerDurable, WorkerPlan,
-};
-use crate::protocols::payment_rail::PaymentRail;
-use crate::trace::{NodeInfo, Trace};
+use crate::protocols::lease_store::StoreConfig;
+use crate::protocols::lease_worker::{Coordination, Fencing, OnReject, Sink, WorkerPlan};
+use crate::trace::Trace;
 use serde_json::json;
 use std::collections::BTreeMap;
 
@@ -137,41 +136,18 @@ pub fn setup(params: &Params) -> Setup<LeaseWorld> {
         check_clock_before_step: false,
         check_progress: true,
     };
-    let worker = |id: NodeId, start: (u64, u64)| {
-        let d = WorkerDurable {
-            name: names[id.index()].clone(),
-            plan: plan(start),
-            finished: false,
-        };
-        (
-            LeaseNode::Worker(LeaseWorker::recover(&d)),
-            LeaseDurable::Worker(d),
-        )
-    };
-    let info = |id: NodeId, kind: &str, faults: Vec<FaultKind>| NodeInfo {
-        id,
-        name: names[id.index()].clone(),
-        kind: kind.into(),
-        faults,
-    };
-    let worker_faults = vec![
-        FaultKind::Crash,
-        FaultKind::Restart,
-        FaultKind::Pause,
-        FaultKind::Network,
-        FaultKind::Clock,
-    ];
+    let worker = |id: NodeId, start: (u64, u64)| worker_node(&names[id.index()], plan(start));
+    let info = |id: NodeId, kind: &str, faults: Vec<FaultKind>| node_info(&names, id, kind, faults);
+    let worker_faults = WORKER_FAULTS.to_vec();
     let config = StoreConfig {
         renewal_increments_token: false,
     };
-    let store = LeaseStore::new(
-        names.clone(),
+    let (store, store_durable) = store_node(
+        &names,
         config,
         BTreeMap::from([(LEASE.to_string(), FencingToken(32))]),
     );
-    let store_durable = LeaseDurable::Store(store.durable.clone(), config, names.clone());
-    let rail = PaymentRail::new(names.clone());
-    let rail_durable = LeaseDurable::Rail(rail.durable.clone(), names.clone());
+    let (rail, rail_durable) = rail_node(&names);
     let (a, a_d) = worker(A, (0, 100));
     let (b, b_d) = worker(B, (500, 600));
     let nodes = vec![
@@ -186,14 +162,14 @@ pub fn setup(params: &Params) -> Setup<LeaseWorld> {
                     FaultKind::Network,
                 ],
             ),
-            LeaseNode::Store(store),
+            store,
             store_durable,
         ),
         (info(A, "worker", worker_faults.clone()), a, a_d),
         (info(B, "worker", worker_faults), b, b_d),
         (
             info(RAIL, "rail", vec![FaultKind::Pause, FaultKind::Network]),
-            LeaseNode::Rail(rail),
+            rail,
             rail_durable,
         ),
     ];
