@@ -107,17 +107,15 @@ impl Participant for LeaseNode {
     fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {
         match self {
             LeaseNode::Store(s) => {
-                let config = s.config;
-                let names = s.names.clone();
-                let mut inner = Vec::new();
-                let expiry = {
-                    let mut c = Ctx::new(ctx.node, ctx.local_now_us, ctx.rng, &mut inner);
-                    s.handle(&mut c, from, msg)
-                };
-                forward(ctx, inner, |d| match d {
-                    LeaseDurable::Store(d, _, _) => LeaseDurable::Store(d, config, names.clone()),
-                    other => other,
-                });
+                let (config, names) = (s.config, s.names.clone());
+                let expiry = relay(
+                    ctx,
+                    |c| s.handle(c, from, msg),
+                    |d| match d {
+                        LeaseDurable::Store(d, _, _) => LeaseDurable::Store(d, config, names.clone()),
+                        other => other,
+                    },
+                );
                 if let Some((timer, after_us)) = expiry {
                     ctx.set_timer(
                         LeaseTimer::Expiry {
@@ -131,42 +129,15 @@ impl Participant for LeaseNode {
             LeaseNode::Worker(w) => w.message(ctx, from, msg),
             LeaseNode::Resource(r) => {
                 let names = r.names.clone();
-                let mut inner = Vec::new();
-                r.handle(
-                    &mut Ctx::new(ctx.node, ctx.local_now_us, ctx.rng, &mut inner),
-                    from,
-                    msg,
-                );
-                forward(ctx, inner, |d| match d {
-                    LeaseDurable::Resource(d, _) => LeaseDurable::Resource(d, names.clone()),
-                    other => other,
-                });
+                relay(ctx, |c| r.handle(c, from, msg), |d| with_names(d, &names));
             }
             LeaseNode::Rail(r) => {
                 let names = r.names.clone();
-                let mut inner = Vec::new();
-                r.handle(
-                    &mut Ctx::new(ctx.node, ctx.local_now_us, ctx.rng, &mut inner),
-                    from,
-                    msg,
-                );
-                forward(ctx, inner, |d| match d {
-                    LeaseDurable::Rail(d, _) => LeaseDurable::Rail(d, names.clone()),
-                    other => other,
-                });
+                relay(ctx, |c| r.handle(c, from, msg), |d| with_names(d, &names));
             }
             LeaseNode::Jobs(j) => {
                 let names = j.names.clone();
-                let mut inner = Vec::new();
-                j.handle(
-                    &mut Ctx::new(ctx.node, ctx.local_now_us, ctx.rng, &mut inner),
-                    from,
-                    msg,
-                );
-                forward(ctx, inner, |d| match d {
-                    LeaseDurable::Jobs(d, _) => LeaseDurable::Jobs(d, names.clone()),
-                    other => other,
-                });
+                relay(ctx, |c| j.handle(c, from, msg), |d| with_names(d, &names));
             }
         }
     }
@@ -226,6 +197,29 @@ impl Participant for LeaseNode {
             }
             _ => vec!["down".into(), "state kept on disk".into()],
         }
+    }
+}
+
+/// Runs a participant's handler under its own context, then re-emits its effects with the
+/// persisted state completed by `fill` (see [`forward`]).
+fn relay<R>(
+    ctx: &mut Ctx<'_, LeaseNode>,
+    run: impl FnOnce(&mut Ctx<'_, LeaseNode>) -> R,
+    fill: impl Fn(LeaseDurable) -> LeaseDurable,
+) -> R {
+    let mut inner = Vec::new();
+    let result = run(&mut Ctx::new(ctx.node, ctx.local_now_us, ctx.rng, &mut inner));
+    forward(ctx, inner, fill);
+    result
+}
+
+/// Puts the participant names back into a persisted resource, rail or job table.
+fn with_names(d: LeaseDurable, names: &[String]) -> LeaseDurable {
+    match d {
+        LeaseDurable::Resource(d, _) => LeaseDurable::Resource(d, names.to_vec()),
+        LeaseDurable::Rail(d, _) => LeaseDurable::Rail(d, names.to_vec()),
+        LeaseDurable::Jobs(d, _) => LeaseDurable::Jobs(d, names.to_vec()),
+        other => other,
     }
 }
 
