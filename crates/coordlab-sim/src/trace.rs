@@ -100,6 +100,47 @@ pub struct NodeView {
     pub waiting_inputs: u32,
     /// The participant's own summary lines (or its persisted state while it is down).
     pub lines: Vec<String>,
+    /// A countdown to draw on the card, e.g. a Raft election timer. The extra fields below are
+    /// left out of the serialised form when empty, so the snapshots (and fingerprints) of
+    /// scenarios that do not use them stay exactly as they were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gauge: Option<Gauge>,
+    /// The node's replicated log, oldest entry first (Raft servers).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub log: Vec<LogCell>,
+    /// The inputs a user may send this node right now (buttons in the UI).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<InputSpec>,
+}
+
+/// A countdown by the node's own clock: `remaining_us` of `total_us` are left.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Gauge {
+    /// What runs out, e.g. `election timeout`.
+    pub label: String,
+    pub remaining_us: u64,
+    pub total_us: u64,
+}
+
+/// One entry of a replicated log as the card shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogCell {
+    /// 1-based position in the log.
+    pub index: u64,
+    pub term: u64,
+    /// Whether this node knows the entry is committed.
+    pub committed: bool,
+    /// The command, e.g. `set x=1`.
+    pub label: String,
+}
+
+/// An input a node accepts from the user, e.g. `timeout` / "Force election timeout".
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputSpec {
+    /// The word in the fault code `input:<node>:<code>`.
+    pub code: String,
+    /// The button's text.
+    pub label: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -142,6 +183,13 @@ pub struct Snapshot {
     pub highlight: Option<String>,
 }
 
+/// An action that was applied at its step but had no effect, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RefusedAction {
+    pub action: Action,
+    pub reason: String,
+}
+
 /// A participant as the scenario introduces it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeInfo {
@@ -170,6 +218,10 @@ pub struct Trace {
     pub actions: Vec<Action>,
     /// Actions the run never reached: it ended (or hit a limit) before their step.
     pub unapplied_actions: Vec<Action>,
+    /// Actions the run reached but the node refused (an input it does not take, a node that
+    /// is down), each with the reason. Absent from traces made before inputs existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused_actions: Vec<RefusedAction>,
     pub nodes: Vec<NodeInfo>,
     pub entries: Vec<TraceEntry>,
     pub properties: Vec<PropertyReport>,

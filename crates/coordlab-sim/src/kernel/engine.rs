@@ -10,8 +10,8 @@ use super::queue::EventQueue;
 use super::rng::{stream, SimRng, Stream};
 use crate::properties::{PropertySpec, PropertyTracker};
 use crate::trace::{
-    EventKind, LinkView, MessageRecord, MsgView, NodeInfo, NodeStatus, NodeView, Snapshot, StopReason,
-    TableView, Trace, TraceEntry,
+    EventKind, LinkView, MessageRecord, MsgView, NodeInfo, NodeStatus, NodeView, RefusedAction, Snapshot,
+    StopReason, TableView, Trace, TraceEntry,
 };
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -113,6 +113,8 @@ struct Draft {
     fault: Option<Fault>,
     notes: Vec<String>,
     lost: Vec<MessageRecord>,
+    /// Why a user input had no effect (the node refused it or was not up to take it).
+    refused: Option<String>,
 }
 
 impl Draft {
@@ -125,6 +127,7 @@ impl Draft {
             fault: None,
             notes: Vec::new(),
             lost: Vec::new(),
+            refused: None,
         }
     }
 }
@@ -164,6 +167,7 @@ pub struct Engine<W: World> {
     effects: Vec<Effect<W::Node>>,
     verdicts: Vec<bool>,
     clock_readings: Vec<u64>,
+    refused_actions: Vec<RefusedAction>,
 }
 
 type Msg<W> = <<W as World>::Node as Participant>::Msg;
@@ -223,6 +227,7 @@ impl<W: World> Engine<W> {
             effects: Vec::new(),
             verdicts: Vec::new(),
             clock_readings: vec![0; n as usize],
+            refused_actions: Vec::new(),
         };
         for i in 0..n {
             engine.queue.push(0, Event::Start(NodeId(i)));
@@ -250,7 +255,11 @@ impl<W: World> Engine<W> {
                 }
                 let fault = action.fault.clone();
                 self.next_action += 1;
-                let draft = self.apply_fault(fault);
+                let mut draft = self.apply_fault(fault);
+                if let Some(reason) = draft.refused.take() {
+                    let action = self.actions[self.next_action - 1].clone();
+                    self.refused_actions.push(RefusedAction { action, reason });
+                }
                 self.record(draft);
             }
             if self.event_count >= self.limits.max_events {
@@ -280,6 +289,7 @@ impl<W: World> Engine<W> {
         let unapplied_actions = self.actions[self.next_action..].to_vec();
         Trace {
             unapplied_actions,
+            refused_actions: self.refused_actions,
             scenario: scenario.to_string(),
             seed,
             params,
@@ -487,6 +497,11 @@ impl<W: World> Engine<W> {
                 );
                 let label = self.text(|| msg.label());
                 let (id, outcome) = self.net.send(self.now_us, node, to, msg, &mut self.net_rng);
+                for (copy, deliver_us) in self.net.take_copies() {
+                    if let Some(at) = deliver_us {
+                        self.queue.push(at, Event::Deliver(copy));
+                    }
+                }
                 match outcome {
                     SendOutcome::Scheduled { deliver_us } => self.queue.push(deliver_us, Event::Deliver(id)),
                     SendOutcome::Held => {}
@@ -636,8 +651,33 @@ impl<W: World> Engine<W> {
                 d.notes.push(clock_drift_note(&self.name(node), applied));
             }
             Fault::SlowNode { node, extra_ms } => self.net.slow_sender(node, extra_ms * 1_000),
+            Fault::Input { node, input } => self.apply_input(node, &input, &mut d),
         }
         d
+    }
+
+    /// Hands a user input to the node. A node that is not up, or refuses the input, leaves the
+    /// run unchanged; the entry says why and the action is listed as refused.
+    fn apply_input(&mut self, node: NodeId, input: &str, d: &mut Draft) {
+        let name = self.name(node);
+        let not_up = match self.status[node.index()] {
+            NodeStatus::Up => None,
+            NodeStatus::Crashed => Some(format!("{name} is down")),
+            NodeStatus::Paused { .. } => Some(format!("{name} is frozen in a pause")),
+        };
+        let result = match not_up {
+            Some(reason) => Err(reason),
+            None => {
+                let mut result = Err(format!("{name} is down"));
+                self.invoke(node, d, |p, ctx| result = p.on_input(ctx, input));
+                result
+            }
+        };
+        if let Err(reason) = result {
+            d.notes
+                .push(format!("{name} does not act on `{input}`: {reason}."));
+            d.refused = Some(reason);
+        }
     }
 
     fn refresh_clock_readings(&mut self) {
@@ -690,9 +730,21 @@ impl<W: World> Engine<W> {
         let previous = self.entries.last().and_then(|e| e.snapshot.clone());
         let nodes = (0..self.infos.len())
             .map(|i| {
-                let lines = match &self.live[i] {
-                    Some(p) => p.summary(self.clocks[i].read_us(self.now_us)),
-                    None => W::Node::durable_summary(&self.durable[i]),
+                let local_us = self.clocks[i].read_us(self.now_us);
+                let (lines, gauge, log, inputs) = match &self.live[i] {
+                    Some(p) => (p.summary(local_us), p.gauge(local_us), p.log_cells(), p.inputs()),
+                    None => (
+                        W::Node::durable_summary(&self.durable[i]),
+                        None,
+                        W::Node::durable_log_cells(&self.durable[i]),
+                        Vec::new(),
+                    ),
+                };
+                // A paused node takes no input until it wakes.
+                let inputs = if self.status[i] == NodeStatus::Up {
+                    inputs
+                } else {
+                    Vec::new()
                 };
                 let view = NodeView {
                     id: NodeId(i as u32),
@@ -701,6 +753,9 @@ impl<W: World> Engine<W> {
                     clock_offset_us: self.clocks[i].offset_us(self.now_us),
                     waiting_inputs: self.waiting[i].len() as u32,
                     lines,
+                    gauge,
+                    log,
+                    inputs,
                 };
                 match previous.as_ref().and_then(|s| s.nodes.get(i)) {
                     Some(old) if **old == view => Rc::clone(old),

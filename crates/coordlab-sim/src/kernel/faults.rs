@@ -7,6 +7,8 @@ use std::fmt;
 
 /// Longest pause or clock jump accepted from user input: ten minutes.
 pub const MAX_FAULT_MS: u64 = 600_000;
+/// Longest input word (`timeout`, `write`) accepted from user input.
+pub const MAX_INPUT_LEN: usize = 24;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "fault", rename_all = "kebab-case")]
@@ -36,6 +38,9 @@ pub enum Fault {
     ClockDrift { node: NodeId, drift_ppm: i64 },
     /// Everything `node` sends takes `extra_ms` longer (an overloaded store); 0 restores it.
     SlowNode { node: NodeId, extra_ms: u64 },
+    /// A user pokes a node with one of the inputs it advertises (e.g. a Raft server's
+    /// `timeout`, a client's `write`). Not a failure, but it forks the run the same way.
+    Input { node: NodeId, input: String },
 }
 
 /// What kind of fault, without its arguments: what a scenario allows on a node.
@@ -47,6 +52,8 @@ pub enum FaultKind {
     Pause,
     Network,
     Clock,
+    /// User inputs a node advertises (see `Participant::inputs`).
+    Input,
 }
 
 impl Fault {
@@ -56,6 +63,7 @@ impl Fault {
             Fault::Restart { .. } => FaultKind::Restart,
             Fault::Pause { .. } => FaultKind::Pause,
             Fault::ClockJump { .. } | Fault::ClockDrift { .. } => FaultKind::Clock,
+            Fault::Input { .. } => FaultKind::Input,
             _ => FaultKind::Network,
         }
     }
@@ -68,7 +76,8 @@ impl Fault {
             | Fault::Pause { node, .. }
             | Fault::ClockJump { node, .. }
             | Fault::ClockDrift { node, .. }
-            | Fault::SlowNode { node, .. } => vec![*node],
+            | Fault::SlowNode { node, .. }
+            | Fault::Input { node, .. } => vec![*node],
             Fault::Partition { side } => side.clone(),
             Fault::CutLink { from, to } | Fault::HoldLink { from, to } | Fault::ReleaseLink { from, to } => {
                 vec![*from, *to]
@@ -95,6 +104,7 @@ impl Fault {
             Fault::ClockJump { node, delta_ms } => format!("clock-jump:{}:{delta_ms}", node.0),
             Fault::ClockDrift { node, drift_ppm } => format!("clock-drift:{}:{drift_ppm}", node.0),
             Fault::SlowNode { node, extra_ms } => format!("slow:{}:{extra_ms}", node.0),
+            Fault::Input { node, input } => format!("input:{}:{input}", node.0),
         }
     }
 
@@ -201,9 +211,16 @@ impl Fault {
                     .ok_or_else(|| format!("fault `{code}`: extra latency must be 0..={MAX_FAULT_MS} ms"))?;
                 Fault::SlowNode { node: node(1)?, extra_ms }
             }
+            "input" => {
+                arity(3)?;
+                Fault::Input {
+                    node: node(1)?,
+                    input: input_word(code, parts[2])?,
+                }
+            }
             other => {
                 return Err(format!(
-                    "unknown fault `{other}`; expected one of crash, restart, pause, partition, cut, heal, hold, release, drop, clock-jump, clock-drift, slow"
+                    "unknown fault `{other}`; expected one of crash, restart, pause, partition, cut, heal, hold, release, drop, clock-jump, clock-drift, slow, input"
                 ))
             }
         };
@@ -247,8 +264,21 @@ impl Fault {
                     name(*node)
                 )
             }
+            Fault::Input { node, input } => format!("user input `{input}` to {}", name(*node)),
         }
     }
+}
+
+/// Checks an input word: 1..=[`MAX_INPUT_LEN`] ASCII letters, digits or dashes. Bounded and
+/// plain so that it can sit in a URL and a trace line unescaped.
+fn input_word(code: &str, word: &str) -> Result<String, String> {
+    let plain = word.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+    if word.is_empty() || word.len() > MAX_INPUT_LEN || !plain {
+        return Err(format!(
+            "fault `{code}`: an input must be 1..={MAX_INPUT_LEN} letters, digits or dashes, e.g. input:2:timeout"
+        ));
+    }
+    Ok(word.to_string())
 }
 
 /// A user action in the run's script: a fault applied when the trace has `at_step` entries.
@@ -336,6 +366,14 @@ mod tests {
                 node: NodeId(2),
                 drift_ppm: 2_000,
             },
+            Fault::SlowNode {
+                node: NodeId(0),
+                extra_ms: 80,
+            },
+            Fault::Input {
+                node: NodeId(3),
+                input: "timeout".into(),
+            },
         ];
         for f in faults {
             assert_eq!(Fault::from_code(&f.to_code()), Ok(f.clone()), "{}", f.to_code());
@@ -367,5 +405,52 @@ mod tests {
                 },
             ]
         );
+    }
+}
+
+#[cfg(test)]
+mod input_tests {
+    use super::*;
+
+    #[test]
+    fn an_input_parses_from_its_code() {
+        assert_eq!(
+            Fault::from_code("input:2:timeout"),
+            Ok(Fault::Input {
+                node: NodeId(2),
+                input: "timeout".into()
+            })
+        );
+        assert_eq!(
+            Action::from_code("14@input:5:write").map(|a| a.fault.kind()),
+            Ok(FaultKind::Input)
+        );
+        assert_eq!(
+            Fault::from_code("input:1:force-2").map(|f| f.to_code()),
+            Ok("input:1:force-2".to_string())
+        );
+    }
+
+    #[test]
+    fn bad_inputs_are_explained() {
+        for bad in [
+            "input:1:",
+            "input:1:a b",
+            "input:1:<script>",
+            "input:1:timeout%",
+            "input:1:é",
+        ] {
+            let err = Fault::from_code(bad).unwrap_err();
+            assert!(err.contains("letters, digits or dashes"), "{bad}: {err}");
+        }
+        let long = format!("input:1:{}", "x".repeat(MAX_INPUT_LEN + 1));
+        assert!(Fault::from_code(&long).is_err());
+        let longest = format!("input:1:{}", "x".repeat(MAX_INPUT_LEN));
+        assert!(Fault::from_code(&longest).is_ok());
+        assert!(Fault::from_code("input:x:timeout")
+            .unwrap_err()
+            .contains("node number"));
+        assert!(Fault::from_code("input:1").unwrap_err().contains("argument"));
+        assert!(Fault::from_code("input:1:a:b").unwrap_err().contains("argument"));
     }
 }

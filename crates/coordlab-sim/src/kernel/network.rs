@@ -1,5 +1,6 @@
 //! The simulated network: one link per direction, each with a latency range, a loss ratio,
-//! and two switches — cut (messages are lost) and hold (messages wait until released).
+//! a duplication ratio, and two switches — cut (messages are lost) and hold (messages wait
+//! until released). Random latency per message also reorders messages on a link.
 
 use super::ids::{MsgId, NodeId};
 use super::rng::{between_us, Ratio, SimRng};
@@ -10,6 +11,8 @@ pub struct LinkConfig {
     pub latency_min_us: u64,
     pub latency_max_us: u64,
     pub loss: Ratio,
+    /// Chance that a message is delivered twice (each copy with its own latency).
+    pub duplicate: Ratio,
 }
 
 impl LinkConfig {
@@ -18,6 +21,7 @@ impl LinkConfig {
             latency_min_us,
             latency_max_us,
             loss: Ratio::NEVER,
+            duplicate: Ratio::NEVER,
         }
     }
 }
@@ -57,6 +61,8 @@ pub struct Network<M> {
     links: Vec<Link>,
     in_flight: BTreeMap<MsgId, InFlight<M>>,
     next_msg: u64,
+    /// Second copies made by the last `send`, with their delivery times (`None`: held).
+    copies: Vec<(MsgId, Option<u64>)>,
 }
 
 impl<M: Clone> Network<M> {
@@ -72,6 +78,7 @@ impl<M: Clone> Network<M> {
             links: vec![link; (node_count * node_count) as usize],
             in_flight: BTreeMap::new(),
             next_msg: 0,
+            copies: Vec::new(),
         }
     }
 
@@ -122,6 +129,28 @@ impl<M: Clone> Network<M> {
                 + between_us(rng, link.config.latency_min_us, link.config.latency_max_us);
             (Some(at), SendOutcome::Scheduled { deliver_us: at })
         };
+        // Drawn after latency so links without duplication keep their old random sequence.
+        if link.config.duplicate.happens(rng) {
+            let copy = MsgId(self.next_msg);
+            self.next_msg += 1;
+            let copy_deliver_us = deliver_us.map(|_| {
+                now_us
+                    + link.extra_us
+                    + between_us(rng, link.config.latency_min_us, link.config.latency_max_us)
+            });
+            self.in_flight.insert(
+                copy,
+                InFlight {
+                    id: copy,
+                    from,
+                    to,
+                    msg: msg.clone(),
+                    sent_us: now_us,
+                    deliver_us: copy_deliver_us,
+                },
+            );
+            self.copies.push((copy, copy_deliver_us));
+        }
         self.in_flight.insert(
             id,
             InFlight {
@@ -134,6 +163,11 @@ impl<M: Clone> Network<M> {
             },
         );
         (id, outcome)
+    }
+
+    /// The duplicate copies the network made since the last call, for the engine to schedule.
+    pub fn take_copies(&mut self) -> Vec<(MsgId, Option<u64>)> {
+        std::mem::take(&mut self.copies)
     }
 
     /// Takes a message off the wire for delivery. `None` if it was dropped meanwhile.
@@ -268,5 +302,44 @@ mod tests {
         assert_eq!(released.len(), 1);
         assert_eq!(released[0].0, id);
         assert!(released[0].1 >= 6_000);
+    }
+
+    #[test]
+    fn a_duplicating_link_delivers_a_second_copy_with_its_own_latency() {
+        let (mut n, mut rng) = net();
+        let always = LinkConfig {
+            duplicate: Ratio {
+                numerator: 1,
+                denominator: 1,
+            },
+            ..LinkConfig::reliable(1_000, 50_000)
+        };
+        n.configure(NodeId(0), NodeId(1), always);
+        let (id, out) = n.send(0, NodeId(0), NodeId(1), "twice", &mut rng);
+        assert!(matches!(out, SendOutcome::Scheduled { .. }));
+        let copies = n.take_copies();
+        assert_eq!(copies.len(), 1);
+        let (copy, at) = copies[0];
+        assert_ne!(copy, id);
+        assert!(at.is_some_and(|t| (1_000..=50_000).contains(&t)));
+        assert_eq!(n.in_flight().filter(|m| m.msg == "twice").count(), 2);
+        assert!(n.take_copies().is_empty(), "copies are handed out once");
+        // The reverse direction keeps the default: no copies.
+        n.send(0, NodeId(1), NodeId(0), "once", &mut rng);
+        assert!(n.take_copies().is_empty());
+    }
+
+    #[test]
+    fn links_without_duplication_draw_the_same_random_sequence_as_before() {
+        // Only latency is drawn on a reliable link: the next draw from a twin generator
+        // lands at the same place.
+        let (mut n, mut rng) = net();
+        let mut twin = stream(1, Stream::Network);
+        n.send(0, NodeId(0), NodeId(1), "a", &mut rng);
+        between_us(&mut twin, 1_000, 2_000);
+        assert_eq!(
+            between_us(&mut rng, 0, 1 << 40),
+            between_us(&mut twin, 0, 1 << 40)
+        );
     }
 }

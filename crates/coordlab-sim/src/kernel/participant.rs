@@ -7,6 +7,7 @@
 
 use super::ids::NodeId;
 use super::rng::SimRng;
+use crate::trace::{Gauge, InputSpec, LogCell};
 use std::fmt::Debug;
 
 /// What a message or timer looks like on screen and in the trace.
@@ -36,6 +37,29 @@ pub trait Participant: Sized {
     fn summary(&self, local_now_us: u64) -> Vec<String>;
     /// The card's lines while the node is down: what it has persisted.
     fn durable_summary(durable: &Self::Durable) -> Vec<String>;
+
+    /// The inputs a user may send this node in its current state (the UI shows one button
+    /// each). Most participants take none.
+    fn inputs(&self) -> Vec<InputSpec> {
+        Vec::new()
+    }
+    /// A user input, injected like a fault (`input:<node>:<word>`). `Err` explains a refusal;
+    /// a participant that refuses must leave its state and the outbox untouched.
+    fn on_input(&mut self, _ctx: &mut Ctx<'_, Self>, _input: &str) -> Result<(), String> {
+        Err("this node takes no input".into())
+    }
+    /// A countdown for the card (e.g. an election timer), at the node's clock reading.
+    fn gauge(&self, _local_now_us: u64) -> Option<Gauge> {
+        None
+    }
+    /// The node's replicated log for the card, if it keeps one.
+    fn log_cells(&self) -> Vec<LogCell> {
+        Vec::new()
+    }
+    /// The persisted log while the node is down (nothing is known committed then).
+    fn durable_log_cells(_durable: &Self::Durable) -> Vec<LogCell> {
+        Vec::new()
+    }
 }
 
 /// An effect a handler asks the kernel to apply.
