@@ -17,6 +17,7 @@ USAGE:
     coordlab run <scenario> [--seed N] [--set KEY=VALUE]... [--actions SCRIPT] [--format text|jsonl|mermaid]
     coordlab check <scenario> --seeds A..B [--set KEY=VALUE]... [--actions SCRIPT]
     coordlab sweep <scenario> --seeds A..B [--set KEY=VALUE]... [--property NAME]...
+    coordlab experiment election-downtime --timeout-ms MIN-MAX --trials N [--seed S] [--format text|json]
     coordlab help
 
 COMMANDS:
@@ -29,13 +30,18 @@ COMMANDS:
                 and random values for every integer parameter not fixed with --set;
                 report every violated safety property with a command that reproduces
                 it; exits 1 if any was violated
+    experiment  repeat a measurement over many trials and print its distribution;
+                `election-downtime` times Raft's leader election after a crash
+                (`coordlab experiment election-downtime --help` describes the model)
 
 OPTIONS:
     --seed N            the seed of the run, 0..=18446744073709551615
     --set KEY=VALUE     a scenario parameter (see `coordlab describe <scenario>`); repeatable
     --actions SCRIPT    faults to inject, `;`-separated STEP@FAULT, e.g. '12@pause:1:400;15@restart:2'
                         faults: crash:N restart:N pause:N:MS partition:N+M cut:A:B heal hold:A:B
-                        release:A:B drop:MSG clock-jump:N:MS clock-drift:N:PPM
+                        release:A:B drop:MSG clock-jump:N:MS clock-drift:N:PPM slow:N:MS
+                        input:N:WORD (a user input the node offers, e.g. input:2:timeout
+                        on a Raft server, input:5:write on the Raft client)
     --format FORMAT     text (default), jsonl (one JSON object per event, then a summary)
                         or mermaid (a sequenceDiagram)
     --seeds RANGE       A..B runs seeds A through B-1; A..=B includes B; at most 1000000 seeds
@@ -82,6 +88,7 @@ pub enum Command {
         seeds: SeedRange,
         properties: Vec<String>,
     },
+    Experiment(crate::experiment::ExperimentCommand),
 }
 
 const RUN_OPTIONS: &[&str] = &["--seed", "--set", "--actions", "--format"];
@@ -89,12 +96,16 @@ const CHECK_OPTIONS: &[&str] = &["--seeds", "--set", "--actions"];
 const SWEEP_OPTIONS: &[&str] = &["--seeds", "--set", "--actions", "--property"];
 
 pub fn parse(args: &[String]) -> Result<Command, UsageError> {
+    // An experiment has its own help, describing its model.
+    if args.first().is_some_and(|a| a == "experiment") {
+        return crate::experiment::parse(&args[1..]).map(Command::Experiment);
+    }
     if args.iter().any(|a| a == "--help" || a == "-h") {
         return Ok(Command::Help);
     }
     let Some((command, rest)) = args.split_first() else {
         return Err(UsageError(
-            "missing command; expected one of list, describe, run, check, sweep, help".into(),
+            "missing command; expected one of list, describe, run, check, sweep, experiment, help".into(),
         ));
     };
     match command.as_str() {
@@ -153,7 +164,7 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
             })
         }
         other => Err(UsageError(format!(
-            "unknown command `{other}`; expected one of list, describe, run, check, sweep, help"
+            "unknown command `{other}`; expected one of list, describe, run, check, sweep, experiment, help"
         ))),
     }
 }

@@ -4,6 +4,7 @@
 mod args;
 mod check;
 mod describe;
+mod experiment;
 mod format_jsonl;
 mod format_mermaid;
 mod format_text;
@@ -70,6 +71,7 @@ fn dispatch(args: &[String]) -> Result<Output, UsageError> {
                 status: if clean { 0 } else { 1 },
             })
         }
+        Command::Experiment(command) => Ok(ok(experiment::execute(&command))),
         Command::Check { request, seeds } => {
             let (stdout, all_met) = check::check(&request, seeds)?;
             Ok(Output {

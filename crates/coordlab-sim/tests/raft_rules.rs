@@ -116,7 +116,7 @@ fn election_timer_set(effects: &[Effect<RaftNode>]) -> Option<u64> {
 fn entry(term: u64, value: u32) -> Entry {
     Entry {
         term: Term(term),
-        command: Command {
+        command: Command::Set {
             key: "x".into(),
             value,
         },
@@ -434,7 +434,7 @@ fn s5_3_the_leader_commits_an_entry_of_its_term_once_a_majority_stores_it_and_ap
         CLIENT,
         RaftMsg::ClientRequest {
             id: 1,
-            command: Command {
+            command: Command::Set {
                 key: "x".into(),
                 value: 1,
             },
@@ -479,7 +479,7 @@ fn s5_1_followers_redirect_clients_to_the_leader_they_know() {
         CLIENT,
         RaftMsg::ClientRequest {
             id: 1,
-            command: Command {
+            command: Command::Set {
                 key: "x".into(),
                 value: 1,
             },
@@ -555,7 +555,7 @@ fn s5_4_2_a_leader_does_not_commit_an_older_terms_entry_by_counting_replicas() {
         CLIENT,
         RaftMsg::ClientRequest {
             id: 1,
-            command: Command {
+            command: Command::Set {
                 key: "y".into(),
                 value: 2,
             },

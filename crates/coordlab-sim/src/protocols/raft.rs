@@ -13,10 +13,12 @@
 //! Every server and client draws randomness only from its own stream (`ctx.rng`) and reads
 //! only its own clock (`ctx.local_now_us`).
 
+use super::lock_store::{LockOp, LockResult, LockTable};
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Label, Participant};
 use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
+use crate::trace::{Gauge, InputSpec, LogCell};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -57,16 +59,20 @@ impl fmt::Display for LogIndex {
     }
 }
 
-/// A command for the key-value state machine: `set key=value`.
+/// A command for the replicated state machine: `set key=value` on the key-value map, or an
+/// operation on the lock table (the consensus-backed lock service).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Command {
-    pub key: String,
-    pub value: u32,
+pub enum Command {
+    Set { key: String, value: u32 },
+    Lock(LockOp),
 }
 
 impl fmt::Display for Command {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "set {}={}", self.key, self.value)
+        match self {
+            Command::Set { key, value } => write!(f, "set {key}={value}"),
+            Command::Lock(op) => write!(f, "{op}"),
+        }
     }
 }
 
@@ -177,6 +183,8 @@ pub enum ClientAnswer {
     NotLeader { leader: Option<NodeId> },
     /// The command is committed and applied at this index.
     Committed { index: LogIndex },
+    /// A lock operation is committed and applied at this index, with this result.
+    Locked { index: LogIndex, result: LockResult },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -272,6 +280,10 @@ impl Label for RaftMsg {
             } => format!("reply {id}: committed at {index}"),
             RaftMsg::ClientReply {
                 id,
+                answer: ClientAnswer::Locked { index, result },
+            } => format!("reply {id}: {result} (entry {index})"),
+            RaftMsg::ClientReply {
+                id,
                 answer: ClientAnswer::NotLeader { leader: Some(l) },
             } => format!("reply {id}: not the leader, try S{}", l.0 + 1),
             RaftMsg::ClientReply {
@@ -320,6 +332,8 @@ pub struct RaftServer {
     pub commit_index: LogIndex,
     pub last_applied: LogIndex,
     pub kv: BTreeMap<String, u32>,
+    /// The lock table, applied from the log like `kv` (volatile: rebuilt after a restart).
+    pub locks: LockTable,
     pub votes: BTreeSet<NodeId>,
     /// Peers that answered this candidacy, yes or no (the others are asked again).
     pub answered: BTreeSet<NodeId>,
@@ -329,6 +343,8 @@ pub struct RaftServer {
     pub pending: BTreeMap<LogIndex, (NodeId, u32)>,
     /// When the election timer fires, by this server's clock (for the timer display).
     pub election_deadline_us: Option<u64>,
+    /// The length of the timeout drawn last, by this server's clock (the gauge's full turn).
+    pub election_timeout_us: u64,
     /// The first election timeout after the very first start, if the scenario staggers boots.
     pub first_timeout_ms: Option<(u64, u64)>,
     /// Counters for the world's outcome (volatile; the world adds up increases).
@@ -371,12 +387,14 @@ impl RaftServer {
             commit_index: LogIndex(0),
             last_applied: LogIndex(0),
             kv: BTreeMap::new(),
+            locks: LockTable::default(),
             votes: BTreeSet::new(),
             answered: BTreeSet::new(),
             next_index: BTreeMap::new(),
             match_index: BTreeMap::new(),
             pending: BTreeMap::new(),
             election_deadline_us: None,
+            election_timeout_us: 0,
             first_timeout_ms: None,
             stale_appends_rejected: 0,
             entries_discarded: 0,
@@ -446,6 +464,7 @@ impl RaftServer {
         let after = between_us(ctx.rng, min_us, max_us);
         ctx.set_timer(RaftTimer::Election, after);
         self.election_deadline_us = Some(ctx.local_now_us + after);
+        self.election_timeout_us = after;
     }
 
     /// Rule for all servers (§5.1): a higher term wins; adopt it and become a follower.
@@ -481,7 +500,8 @@ impl RaftServer {
         }
     }
 
-    fn start_election(&mut self, ctx: &mut Ctx<'_, RaftNode>) {
+    /// `forced`: the user ran the timer out early (an input), rather than it firing.
+    fn start_election(&mut self, ctx: &mut Ctx<'_, RaftNode>, forced: bool) {
         self.term = Term(self.term.0 + 1);
         self.role = Role::Candidate;
         self.voted_for = Some(self.id);
@@ -489,8 +509,13 @@ impl RaftServer {
         self.votes = BTreeSet::from([self.id]);
         self.answered = BTreeSet::from([self.id]);
         self.persist(ctx);
+        let why = if forced {
+            "'s election timer is forced to run out now, whatever it has heard"
+        } else {
+            " heard no leader for a whole election timeout"
+        };
         ctx.note(format!(
-            "{} heard no leader for a whole election timeout. It becomes a candidate in term {}, votes for itself and asks the others.",
+            "{}{why}. It becomes a candidate in term {}, votes for itself and asks the others.",
             self.me(),
             self.term
         ));
@@ -612,20 +637,23 @@ impl RaftServer {
                 break;
             };
             self.last_applied = i;
-            self.kv.insert(entry.command.key.clone(), entry.command.value);
+            let answer = match &entry.command {
+                Command::Set { key, value } => {
+                    self.kv.insert(key.clone(), *value);
+                    ClientAnswer::Committed { index: i }
+                }
+                Command::Lock(op) => ClientAnswer::Locked {
+                    index: i,
+                    result: self.locks.apply(i.0, op),
+                },
+            };
             if let Some((client, id)) = self.pending.remove(&i) {
                 ctx.note(format!(
                     "{} applies {i} ({}) and tells the client it is done.",
                     self.me(),
                     entry.command
                 ));
-                ctx.send(
-                    client,
-                    RaftMsg::ClientReply {
-                        id,
-                        answer: ClientAnswer::Committed { index: i },
-                    },
-                );
+                ctx.send(client, RaftMsg::ClientReply { id, answer });
             }
         }
     }
@@ -860,20 +888,94 @@ impl RaftServer {
         if self.pending.values().any(|(c, i)| *c == from && *i == id) {
             return; // already in the log and waiting to commit
         }
+        let index = self.append_command(ctx, command);
+        // Before committing: a one-server cluster commits (and answers) at once.
+        self.pending.insert(index, (from, id));
+        self.broadcast_append(ctx);
+        self.advance_commit(ctx);
+    }
+
+    /// The leader appends `command` to its log and starts replicating it; no client waits
+    /// for the answer (e.g. the lock service's own expiry entries). `None` if not the leader.
+    pub fn propose(&mut self, ctx: &mut Ctx<'_, RaftNode>, command: Command) -> Option<LogIndex> {
+        if self.role != Role::Leader {
+            return None;
+        }
+        let index = self.append_command(ctx, command);
+        self.broadcast_append(ctx);
+        self.advance_commit(ctx);
+        Some(index)
+    }
+
+    fn append_command(&mut self, ctx: &mut Ctx<'_, RaftNode>, command: Command) -> LogIndex {
         self.log.push(Entry {
             term: self.term,
             command: command.clone(),
         });
         self.persist(ctx);
         let index = self.last_index();
-        self.pending.insert(index, (from, id));
         ctx.note(format!(
             "{} appends {command} at {index} in term {}; it is not committed until a majority stores it.",
             self.me(),
             self.term
         ));
-        self.broadcast_append(ctx);
-        self.advance_commit(ctx);
+        index
+    }
+}
+
+/// User inputs (`input:<node>:<word>`): a server's election timer forced to run out, a client
+/// asked for one more write. Each goes through the same path as the event it imitates.
+impl RaftServer {
+    /// The input a follower or candidate takes; a leader runs no election timer.
+    pub const TIMEOUT_INPUT: &'static str = "timeout";
+
+    fn force_timeout(&mut self, ctx: &mut Ctx<'_, RaftNode>) -> Result<(), String> {
+        if self.role == Role::Leader {
+            // A leader has no election timer to run out; asking it to stand again would only
+            // bump the term and depose itself, which is not what the button promises.
+            return Err(format!(
+                "{} is the leader; it runs no election timer, it sends heartbeats",
+                self.me()
+            ));
+        }
+        if !self.before_horizon(ctx) {
+            return Err("the demo is over, so no more elections start".into());
+        }
+        self.election_deadline_us = None;
+        self.start_election(ctx, true);
+        Ok(())
+    }
+}
+
+impl RaftClient {
+    pub const WRITE_INPUT: &'static str = "write";
+
+    /// One more write with a fresh command: at once if the client is idle, otherwise right
+    /// after the write it is waiting on (the normal one-at-a-time path).
+    fn extra_write(&mut self, ctx: &mut Ctx<'_, RaftNode>) -> Result<(), String> {
+        if ctx.local_now_us >= self.config.stop_at_ms * MS_US {
+            return Err("the demo is over and the client has stopped".into());
+        }
+        self.config.writes += 1;
+        match self.outstanding {
+            Some(busy) => ctx.note(format!(
+                "The client is asked for one more write; it sends it once write {busy} is done."
+            )),
+            None => {
+                // A scheduled next write (if any) is sent now instead; the extra one follows it.
+                ctx.cancel_timer(RaftTimer::ClientSend);
+                let id = self.next_id();
+                self.outstanding = Some(id);
+                self.redirected = false;
+                ctx.note(format!(
+                    "The client is asked for a write and sends request {id} ({}) to {}, the leader as far as it knows.",
+                    RaftClient::command(id),
+                    self.name(self.guess)
+                ));
+                self.send(ctx);
+            }
+        }
+        Ok(())
     }
 }
 
@@ -914,6 +1016,9 @@ pub struct RaftClient {
     /// The request in flight, if any.
     pub outstanding: Option<u32>,
     pub committed: Vec<(u32, LogIndex)>,
+    /// The id of this client's first write; the command follows from the id. Scenarios with
+    /// several clients give each its own range so that their commands differ.
+    pub first_id: u32,
     redirected: bool,
 }
 
@@ -925,13 +1030,19 @@ impl RaftClient {
             guess,
             outstanding: None,
             committed: Vec::new(),
+            first_id: 1,
             redirected: false,
         }
     }
 
+    /// The id (and so the command) of the next write.
+    pub fn next_id(&self) -> u32 {
+        self.first_id.max(1) + self.committed.len() as u32
+    }
+
     pub fn command(id: u32) -> Command {
         let keys = ["x", "y", "z"];
-        Command {
+        Command::Set {
             key: keys[(id as usize - 1) % keys.len()].to_string(),
             value: id,
         }
@@ -1081,6 +1192,7 @@ impl Participant for RaftNode {
                         c.redirected = true;
                         ctx.set_timer(RaftTimer::ClientRetry, 10 * MS_US);
                     }
+                    ClientAnswer::Locked { .. } => {}
                 }
             }
         }
@@ -1097,7 +1209,7 @@ impl Participant for RaftNode {
                             s.me()
                         ));
                     } else if s.role != Role::Leader {
-                        s.start_election(ctx);
+                        s.start_election(ctx, false);
                     }
                 }
                 RaftTimer::Heartbeat => {
@@ -1119,7 +1231,7 @@ impl Participant for RaftNode {
             },
             RaftNode::Client(c) => match timer {
                 RaftTimer::ClientSend => {
-                    let id = c.committed.len() as u32 + 1;
+                    let id = c.next_id();
                     c.outstanding = Some(id);
                     c.redirected = false;
                     c.send(ctx);
@@ -1202,4 +1314,65 @@ impl Participant for RaftNode {
             RaftDurable::Client(_) => vec!["CLIENT · DOWN".into()],
         }
     }
+
+    fn inputs(&self) -> Vec<InputSpec> {
+        let (code, label) = match self {
+            RaftNode::Server(s) if s.role == Role::Leader => return Vec::new(),
+            RaftNode::Server(_) => (RaftServer::TIMEOUT_INPUT, "Force election timeout"),
+            RaftNode::Client(_) => (RaftClient::WRITE_INPUT, "Send a client request"),
+        };
+        vec![InputSpec {
+            code: code.into(),
+            label: label.into(),
+        }]
+    }
+
+    fn on_input(&mut self, ctx: &mut Ctx<'_, Self>, input: &str) -> Result<(), String> {
+        match self {
+            RaftNode::Server(s) if input == RaftServer::TIMEOUT_INPUT => s.force_timeout(ctx),
+            RaftNode::Server(_) => Err(format!(
+                "a Raft server takes only `{}`",
+                RaftServer::TIMEOUT_INPUT
+            )),
+            RaftNode::Client(c) if input == RaftClient::WRITE_INPUT => c.extra_write(ctx),
+            RaftNode::Client(_) => Err(format!("the client takes only `{}`", RaftClient::WRITE_INPUT)),
+        }
+    }
+
+    fn gauge(&self, local_now_us: u64) -> Option<Gauge> {
+        let s = self.server()?;
+        let deadline_us = s.election_deadline_us.filter(|_| s.role != Role::Leader)?;
+        Some(Gauge {
+            label: "election timeout".into(),
+            remaining_us: deadline_us.saturating_sub(local_now_us),
+            total_us: s.election_timeout_us.max(1),
+        })
+    }
+
+    fn log_cells(&self) -> Vec<LogCell> {
+        let Some(s) = self.server() else {
+            return Vec::new();
+        };
+        cells(&s.log, s.commit_index)
+    }
+
+    fn durable_log_cells(durable: &RaftDurable) -> Vec<LogCell> {
+        match durable {
+            // The commit index is volatile: a server that is down knows nothing committed.
+            RaftDurable::Server(d) => cells(&d.log, LogIndex(0)),
+            RaftDurable::Client(_) => Vec::new(),
+        }
+    }
+}
+
+fn cells(log: &[Entry], commit: LogIndex) -> Vec<LogCell> {
+    log.iter()
+        .enumerate()
+        .map(|(k, e)| LogCell {
+            index: k as u64 + 1,
+            term: e.term.0,
+            committed: (k as u64) < commit.0,
+            label: e.command.to_string(),
+        })
+        .collect()
 }

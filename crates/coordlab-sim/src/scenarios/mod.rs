@@ -3,21 +3,31 @@
 //! the validation of everything a user can type.
 
 pub mod clock_skew;
+pub mod consensus_lock;
+pub mod consensus_world;
 pub mod duplicate_job;
 pub mod lease_common;
 pub mod lease_lifecycle;
 pub mod lease_stampede;
 pub mod lock_alternatives;
+pub mod lock_service_common;
 pub mod lost_update;
+pub mod raft_chaos;
 pub mod raft_common;
 pub mod raft_election;
+pub mod raft_figure_8;
 pub mod raft_log_replication;
 pub mod raft_partition;
+pub mod raft_quorum;
 pub mod raft_split_vote;
 pub mod raft_stale_leader;
+pub mod redis_common;
+pub mod redis_failover;
+pub mod redlock;
 pub mod unfenceable_resource;
 pub mod wrong_release;
 pub mod zombie_worker;
+pub mod zookeeper_lock;
 
 use crate::kernel::engine::{Limits, Recording};
 use crate::kernel::faults::Action;
@@ -251,6 +261,13 @@ pub fn registry() -> &'static [ScenarioDef] {
         scenario!(raft_log_replication),
         scenario!(raft_partition),
         scenario!(raft_stale_leader),
+        scenario!(raft_figure_8),
+        scenario!(raft_quorum),
+        scenario!(raft_chaos),
+        scenario!(zookeeper_lock),
+        scenario!(consensus_lock),
+        scenario!(redis_failover),
+        scenario!(redlock),
     ]
 }
 

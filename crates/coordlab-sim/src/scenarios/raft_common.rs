@@ -181,11 +181,13 @@ pub fn build(params: &Params, plan: ClusterPlan) -> Setup<RaftWorld> {
         stop_at_ms: plan.stop_at_ms,
         bug: bug(params),
     };
+    // `Input`: servers advertise `timeout` and the client `write` (`RaftNode::inputs`).
     let server_faults = vec![
         FaultKind::Crash,
         FaultKind::Restart,
         FaultKind::Pause,
         FaultKind::Network,
+        FaultKind::Input,
     ];
     let mut nodes = Vec::new();
     for id in &cluster {
@@ -222,7 +224,7 @@ pub fn build(params: &Params, plan: ClusterPlan) -> Setup<RaftWorld> {
                 id: c,
                 name: "client".into(),
                 kind: "raft-client".into(),
-                faults: vec![FaultKind::Network],
+                faults: vec![FaultKind::Network, FaultKind::Input],
             },
             RaftNode::Client(RaftClient::new(cc.clone())),
             RaftDurable::Client(ClientDurable { config: cc }),
@@ -311,7 +313,16 @@ pub struct RaftWorld {
     pub entries_discarded: u64,
     /// Commit index of the watched side when the window opened, and the most it reached in it.
     watch_commit: Option<(u64, u64)>,
+    /// When set, the world also checks the liveness property [`CONVERGES_AFTER_HEAL`] from
+    /// this time on (the moment a chaos run heals everything).
+    pub converge_after_us: Option<u64>,
 }
+
+/// The liveness property a chaos run adds to the eight safety properties.
+pub const CONVERGES_AFTER_HEAL: (&str, &str) = (
+    "converges-after-heal",
+    "Once the faults stop and every server is back, at some moment all servers follow one leader in one term and hold the same log.",
+);
 
 impl RaftWorld {
     pub fn new(
@@ -346,6 +357,7 @@ impl RaftWorld {
             stale_appends_rejected: 0,
             entries_discarded: 0,
             watch_commit: None,
+            converge_after_us: None,
         }
     }
 
@@ -381,6 +393,24 @@ impl RaftWorld {
             .collect();
         out.sort_by_key(|s| std::cmp::Reverse(s.term));
         out
+    }
+
+    /// Every server is up and follows the one leader in its term, with the leader's log.
+    /// (Commit indexes may still differ: without a no-op entry at the start of its term, a
+    /// new leader does not commit an older term's tail — which an old leader may already
+    /// have committed — until a client writes again.)
+    fn converged(&self, nodes: &Nodes<'_, RaftNode>) -> bool {
+        let leaders = self.current_leaders(nodes);
+        let [leader] = leaders.as_slice() else {
+            return false;
+        };
+        self.servers.iter().all(|id| {
+            self.live(nodes, *id).is_some_and(|s| {
+                s.term == leader.term
+                    && s.log == leader.log
+                    && (s.id == leader.id || s.role == Role::Follower)
+            })
+        })
     }
 
     fn client_done(&self, nodes: &Nodes<'_, RaftNode>) -> u64 {
@@ -526,14 +556,22 @@ impl World for RaftWorld {
     type Node = RaftNode;
 
     fn properties(&self) -> Vec<PropertySpec> {
-        PROPERTIES
+        let mut specs: Vec<PropertySpec> = PROPERTIES
             .iter()
             .map(|(name, description)| PropertySpec {
                 name,
                 kind: PropertyKind::Always,
                 description,
             })
-            .collect()
+            .collect();
+        if self.converge_after_us.is_some() {
+            specs.push(PropertySpec {
+                name: CONVERGES_AFTER_HEAL.0,
+                kind: PropertyKind::Eventually,
+                description: CONVERGES_AFTER_HEAL.1,
+            });
+        }
+        specs
     }
 
     fn evaluate(&mut self, nodes: &Nodes<'_, RaftNode>, out: &mut Vec<bool>) {
@@ -546,6 +584,9 @@ impl World for RaftWorld {
         out.push(self.terms_ok);
         out.push(self.votes_ok);
         out.push(self.commit_majority_ok);
+        if let Some(from_us) = self.converge_after_us {
+            out.push(nodes.now_us >= from_us && self.converged(nodes));
+        }
     }
 
     fn highlight(&self, nodes: &Nodes<'_, RaftNode>) -> Option<String> {
@@ -724,5 +765,26 @@ impl World for RaftWorld {
             .collect();
         out.insert("final_roles".into(), Value::Array(roles));
         out
+    }
+}
+
+/// Narration a scenario's own world adds to steps, as (step, sentence). The engine owns the
+/// world until the run ends, so the world writes here and the scenario moves the sentences
+/// into the trace's entries afterwards with [`WorldNotes::apply`].
+#[derive(Clone, Debug, Default)]
+pub struct WorldNotes(std::rc::Rc<std::cell::RefCell<Vec<(u32, String)>>>);
+
+impl WorldNotes {
+    pub fn push(&self, step: u32, text: String) {
+        self.0.borrow_mut().push((step, text));
+    }
+
+    /// Appends every sentence to the notes of its step (a run kept without entries keeps none).
+    pub fn apply(&self, trace: &mut crate::trace::Trace) {
+        for (step, text) in self.0.borrow_mut().drain(..) {
+            if let Some(e) = trace.entries.get_mut(step as usize).filter(|e| e.seq == step) {
+                e.notes.push(text);
+            }
+        }
     }
 }

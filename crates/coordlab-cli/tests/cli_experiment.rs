@@ -1,0 +1,183 @@
+//! End-to-end tests of `coordlab experiment election-downtime`.
+
+use serde_json::Value;
+use std::process::{Command, Output};
+
+fn coordlab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_coordlab"))
+        .args(args)
+        .output()
+        .expect("the coordlab binary runs")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8(out.stderr.clone()).expect("stderr is UTF-8")
+}
+
+fn downtime(extra: &[&str]) -> Output {
+    let mut args = vec!["experiment", "election-downtime"];
+    args.extend_from_slice(extra);
+    coordlab(&args)
+}
+
+/// Runs a command that must be a usage error and returns its stderr.
+fn usage_error(extra: &[&str]) -> String {
+    let out = downtime(extra);
+    let err = stderr(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{extra:?} should be a usage error; stderr: {err}"
+    );
+    assert!(!err.contains("panicked"), "{extra:?} panicked: {err}");
+    assert!(stdout(&out).is_empty(), "{extra:?} printed a report anyway");
+    err
+}
+
+fn json_report(range: &str, trials: &str, seed: &str) -> Value {
+    let out = downtime(&[
+        "--timeout-ms",
+        range,
+        "--trials",
+        trials,
+        "--seed",
+        seed,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert_eq!(text.lines().count(), 1, "json is one object on one line");
+    serde_json::from_str(&text).expect("the output is JSON")
+}
+
+#[test]
+fn json_has_one_downtime_per_trial_and_every_summary_key() {
+    let report = json_report("150-300", "12", "3");
+    let trials = report["trials_ms"].as_array().expect("trials_ms is an array");
+    assert_eq!(trials.len(), 12);
+    for t in trials {
+        let ms = t.as_f64().expect("150-300 elects a leader in every trial");
+        // A timeout of at least 150 ms less at most one 75 ms heartbeat must run out first.
+        assert!(ms > 75.0 && ms < 60_000.0, "implausible downtime {ms}");
+    }
+    let summary = report["summary"].as_object().expect("summary is an object");
+    for key in ["min", "p10", "median", "p90", "p99", "max", "mean"] {
+        assert!(summary[key].is_number(), "summary.{key} is a number: {summary:?}");
+    }
+    let min = summary["min"].as_f64().unwrap();
+    let max = summary["max"].as_f64().unwrap();
+    let median = summary["median"].as_f64().unwrap();
+    assert!(min <= median && median <= max);
+    assert_eq!(report["no_leader"], 0);
+    assert_eq!(report["heartbeat_ms"], 75);
+}
+
+#[test]
+fn identical_timeouts_can_leave_trials_without_a_leader() {
+    // Perfect timers in lockstep: the JSON marks such trials null instead of inventing a
+    // number, and the unknown tail of the summary is null too.
+    let report = json_report("150-150", "2", "1");
+    let trials = report["trials_ms"].as_array().unwrap();
+    assert_eq!(trials.len(), 2);
+    let unknown = trials.iter().filter(|t| t.is_null()).count() as u64;
+    assert_eq!(report["no_leader"].as_u64(), Some(unknown));
+    if unknown > 0 {
+        assert!(report["summary"]["max"].is_null());
+        assert!(report["summary"]["mean"].is_null());
+    }
+}
+
+#[test]
+fn the_same_seed_prints_the_same_report() {
+    let args = ["--timeout-ms", "12-24", "--trials", "20", "--seed", "42"];
+    let a = downtime(&args);
+    let b = downtime(&args);
+    assert_eq!(a.status.code(), Some(0), "{}", stderr(&a));
+    assert_eq!(stdout(&a), stdout(&b));
+    let other = downtime(&["--timeout-ms", "12-24", "--trials", "20", "--seed", "43"]);
+    assert_ne!(stdout(&a), stdout(&other), "another seed gives other trials");
+}
+
+#[test]
+fn text_shows_a_summary_a_histogram_and_every_trial() {
+    let out = downtime(&["--timeout-ms", "150-300", "--trials", "25"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    for label in ["median", "p90", "p99", "mean", "histogram", "every trial"] {
+        assert!(text.contains(label), "text report shows {label}:\n{text}");
+    }
+    assert!(
+        text.contains("100.0%"),
+        "the cumulative column ends at 100%:\n{text}"
+    );
+    // 25 trials, ten per line: lines for trials 0, 10 and 20.
+    for start in ["     0:", "    10:", "    20:"] {
+        assert!(text.contains(start), "trial line {start}:\n{text}");
+    }
+}
+
+#[test]
+fn help_describes_the_model() {
+    let out = downtime(&["--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    for fact in [
+        "five servers",
+        "heartbeat",
+        "uniformly",
+        "15 ms",
+        "60 s",
+        "--timeout-ms",
+    ] {
+        assert!(
+            text.to_lowercase().contains(&fact.to_lowercase()),
+            "help mentions {fact}:\n{text}"
+        );
+    }
+    let general = coordlab(&["--help"]);
+    assert!(stdout(&general).contains("coordlab experiment election-downtime"));
+}
+
+#[test]
+fn bad_requests_exit_2_with_a_message() {
+    let backwards = usage_error(&["--timeout-ms", "300-150", "--trials", "5"]);
+    assert!(backwards.contains("300-150"), "{backwards}");
+    assert!(backwards.contains("MIN <= MAX"), "{backwards}");
+    let too_big = usage_error(&["--timeout-ms", "150-20000", "--trials", "5"]);
+    assert!(too_big.contains("out of range"), "{too_big}");
+    let too_small = usage_error(&["--timeout-ms", "1-5", "--trials", "5"]);
+    assert!(too_small.contains("out of range"), "{too_small}");
+    let no_dash = usage_error(&["--timeout-ms", "150", "--trials", "5"]);
+    assert!(no_dash.contains("MIN-MAX"), "{no_dash}");
+    let words = usage_error(&["--timeout-ms", "fast-slow", "--trials", "5"]);
+    assert!(words.contains("not a whole number"), "{words}");
+    let zero = usage_error(&["--timeout-ms", "150-300", "--trials", "0"]);
+    assert!(zero.contains("trials"), "{zero}");
+    let many = usage_error(&["--timeout-ms", "150-300", "--trials", "100001"]);
+    assert!(many.contains("100000"), "{many}");
+    let missing = usage_error(&["--trials", "5"]);
+    assert!(missing.contains("--timeout-ms"), "{missing}");
+    let no_trials = usage_error(&["--timeout-ms", "150-300"]);
+    assert!(no_trials.contains("--trials"), "{no_trials}");
+    let format = usage_error(&["--timeout-ms", "150-300", "--trials", "5", "--format", "xml"]);
+    assert!(format.contains("text, json"), "{format}");
+    let unknown = usage_error(&["--timeout-ms", "150-300", "--trials", "5", "--bogus", "1"]);
+    assert!(unknown.contains("--bogus"), "{unknown}");
+    let twice = usage_error(&[
+        "--timeout-ms",
+        "150-300",
+        "--timeout-ms",
+        "150-200",
+        "--trials",
+        "5",
+    ]);
+    assert!(twice.contains("twice"), "{twice}");
+    let out = coordlab(&["experiment", "leader-lottery"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("election-downtime"));
+}

@@ -1,0 +1,391 @@
+//! How long a Raft cluster is without a leader after its leader crashes, for a given election
+//! timeout range — the setup of the Raft paper's leader-election measurement (Ongaro &
+//! Ousterhout 2014, §9.3 and Figure 16), rebuilt on the simulator's real Raft server.
+//!
+//! One trial:
+//! - Five servers. S1 leads term 2; S1, S2 and S3 hold three entries, S4 and S5 only the
+//!   first two, so S4 and S5 can never collect a majority of votes (S2 and S3 refuse them
+//!   under the up-to-date check of §5.4.1) — their timeouts only cost time.
+//! - At time 0 S1 sends one heartbeat to all four followers at once; each follower resets its
+//!   election timer when that heartbeat arrives.
+//! - S1 crashes at a point drawn uniformly in `[0, heartbeat)` after that broadcast, with the
+//!   heartbeat interval half the minimum election timeout. It is never restarted, and until
+//!   the crash it ignores the answers to its broadcast (a live leader would ship S4 and S5
+//!   the missing entry within one round trip, and the logs would no longer differ).
+//! - From then on the four survivors run unmodified Raft. The downtime is the time from the
+//!   crash until every survivor has accepted an AppendEntries (the first heartbeat) from the
+//!   leader of one new term.
+//!
+//! The network delivers each message after a delay drawn uniformly from
+//! [`LATENCY_MIN_US`]`..=`[`LATENCY_MAX_US`], independently per message. That delay stands for
+//! the wire *and* the receiver's disk write, which the server itself does instantly, so a
+//! request and its answer take 15 ms on average — the paper's broadcast time.
+//!
+//! Every trial is a pure function of `(seed, trial index, timeout range)`: its seed is mixed
+//! from the experiment's seed and its index, the crash point comes from that seed's workload
+//! stream, and the servers and the network draw from their own streams as in any run.
+
+use super::summary::Summary;
+use super::trial_server::{DowntimeWorld, TrialServer, ELECTION_SAFETY};
+use crate::kernel::engine::{Engine, Limits, Recording, Setup};
+use crate::kernel::faults::{Fault, FaultKind};
+use crate::kernel::ids::NodeId;
+use crate::kernel::network::LinkConfig;
+use crate::kernel::rng::{between_us, stream, Stream};
+use crate::kernel::time::{MS_US, SEC_US};
+use crate::properties::Verdict;
+use crate::protocols::raft::{
+    Entry, LogIndex, RaftBug, RaftClient, RaftDurable, RaftServer, ServerConfig, ServerDurable, Term,
+};
+use crate::trace::{NodeInfo, StopReason};
+use std::collections::BTreeMap;
+
+/// Servers in the cluster, as in the paper.
+pub const SERVERS: u32 = 5;
+/// The old leader.
+pub const OLD_LEADER: NodeId = NodeId(0);
+/// The term the old leader leads when the trial starts.
+pub const START_TERM: Term = Term(2);
+/// Shortest one-way delay of a message (wire plus the receiver's disk write).
+pub const LATENCY_MIN_US: u64 = 5 * MS_US;
+/// Longest one-way delay; the mean of the two, 7.5 ms, makes a round trip 15 ms on average.
+pub const LATENCY_MAX_US: u64 = 10 * MS_US;
+
+/// Bounds on what a user may ask for. Below about twice the one-way delay no candidate can
+/// collect votes before the others time out too, so a shorter timeout would only burn the
+/// event budget.
+pub const TIMEOUT_MS_MIN: u64 = 10;
+pub const TIMEOUT_MS_MAX: u64 = 10_000;
+pub const TRIALS_MAX: u32 = 100_000;
+/// A trial with no leader after this much simulated time is reported as such.
+pub const DEFAULT_CAP_MS: u64 = 60_000;
+/// A second limit on one trial, in case short timeouts make events pile up faster than time
+/// (a 150 ms timeout that never elects needs about 12,000 events a minute, 10 ms about
+/// 500,000). A trial that reaches it counts as having no leader.
+pub const MAX_EVENTS_PER_TRIAL: u64 = 1_000_000;
+
+/// What to measure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DowntimeConfig {
+    pub timeout_ms_min: u64,
+    pub timeout_ms_max: u64,
+    pub trials: u32,
+    pub seed: u64,
+    /// Simulated time after the crash before a trial is given up as "no leader".
+    pub cap_ms: u64,
+    /// One-way message delay, uniform in this range; [`LATENCY_MIN_US`]..=[`LATENCY_MAX_US`]
+    /// unless a study changes it.
+    pub latency_min_us: u64,
+    pub latency_max_us: u64,
+}
+
+impl DowntimeConfig {
+    /// Checks a request; the error says what is wrong and what is allowed.
+    pub fn new(timeout_ms_min: u64, timeout_ms_max: u64, trials: u32, seed: u64) -> Result<Self, String> {
+        for (what, v) in [("minimum", timeout_ms_min), ("maximum", timeout_ms_max)] {
+            if !(TIMEOUT_MS_MIN..=TIMEOUT_MS_MAX).contains(&v) {
+                return Err(format!(
+                    "the {what} election timeout {v} ms is out of range; allowed {TIMEOUT_MS_MIN}..={TIMEOUT_MS_MAX} ms"
+                ));
+            }
+        }
+        if timeout_ms_min > timeout_ms_max {
+            return Err(format!(
+                "the election timeout range {timeout_ms_min}-{timeout_ms_max} ms is backwards; write MIN-MAX with MIN <= MAX"
+            ));
+        }
+        if !(1..=TRIALS_MAX).contains(&trials) {
+            return Err(format!(
+                "{trials} trials is out of range; allowed 1..={TRIALS_MAX}"
+            ));
+        }
+        Ok(DowntimeConfig {
+            timeout_ms_min,
+            timeout_ms_max,
+            trials,
+            seed,
+            cap_ms: DEFAULT_CAP_MS,
+            latency_min_us: LATENCY_MIN_US,
+            latency_max_us: LATENCY_MAX_US,
+        })
+    }
+
+    /// The leader's heartbeat interval: half the minimum election timeout, at least 1 ms
+    /// (the server's heartbeat setting is in whole milliseconds).
+    pub fn heartbeat_ms(&self) -> u64 {
+        (self.timeout_ms_min / 2).max(1)
+    }
+}
+
+/// What one trial measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TrialResult {
+    pub index: u32,
+    /// When the old leader crashed, after its heartbeat broadcast.
+    pub crash_offset_us: u64,
+    /// From the crash until every survivor accepted the new leader; `None` if the cap came
+    /// first.
+    pub downtime_us: Option<u64>,
+    pub new_leader: Option<NodeId>,
+    /// The new leader's term; terms between [`START_TERM`] and it were lost to split or
+    /// hopeless elections.
+    pub new_term: Option<Term>,
+    /// Whether Election Safety held throughout (it must: the server is meant to be correct).
+    pub safe: bool,
+}
+
+/// A whole experiment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DowntimeReport {
+    pub config: DowntimeConfig,
+    pub trials: Vec<TrialResult>,
+    pub summary: Summary,
+}
+
+/// The seed of trial `index`: the experiment seed and the index mixed (SplitMix64), so
+/// neighbouring trials and neighbouring seeds get unrelated streams.
+pub fn trial_seed(seed: u64, index: u32) -> u64 {
+    let mut z = seed ^ u64::from(index).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The crash point of a trial, uniform in `[0, heartbeat)`.
+pub fn crash_offset_us(config: &DowntimeConfig, index: u32) -> u64 {
+    let mut rng = stream(trial_seed(config.seed, index), Stream::Workload);
+    between_us(&mut rng, 0, config.heartbeat_ms() * MS_US - 1)
+}
+
+/// The logs the trial starts from: S1–S3 hold three entries, S4 and S5 miss the last one.
+fn starting_log(server: NodeId) -> Vec<Entry> {
+    let length = if server.0 < 3 { 3 } else { 2 };
+    (1..=length)
+        .map(|i| Entry {
+            term: Term(1),
+            // The client's own numbering of writes (`set x=1`, `set y=2`, …).
+            command: RaftClient::command(i),
+        })
+        .collect()
+}
+
+fn setup(config: &DowntimeConfig, crash_us: u64) -> Setup<DowntimeWorld> {
+    let names: Vec<String> = (1..=SERVERS).map(|i| format!("S{i}")).collect();
+    let cluster: Vec<NodeId> = (0..SERVERS).map(NodeId).collect();
+    let server_config = ServerConfig {
+        cluster: cluster.clone(),
+        names: names.clone(),
+        election_timeout_ms_min: config.timeout_ms_min,
+        election_timeout_ms_max: config.timeout_ms_max,
+        heartbeat_ms: config.heartbeat_ms(),
+        // Past the cap on purpose: a horizon would change behaviour before the cap.
+        stop_at_ms: config.cap_ms + config.timeout_ms_max + 1_000,
+        bug: RaftBug::None,
+    };
+    let nodes = cluster
+        .iter()
+        .map(|&id| {
+            let durable = ServerDurable {
+                config: server_config.clone(),
+                term: START_TERM,
+                // Everyone voted for S1 in term 2; that is how it came to lead.
+                voted_for: Some(OLD_LEADER),
+                log: starting_log(id),
+            };
+            let mut server = RaftServer::from_durable(id, &durable);
+            if id == OLD_LEADER {
+                // Entries 1–3 are on a majority (S1–S3) and were committed in term 1.
+                server.commit_index = LogIndex(3);
+            }
+            let info = NodeInfo {
+                id,
+                name: names[id.index()].clone(),
+                kind: "raft-server".into(),
+                faults: vec![FaultKind::Crash],
+            };
+            (
+                info,
+                TrialServer::new(server, id == OLD_LEADER),
+                RaftDurable::Server(durable),
+            )
+        })
+        .collect();
+    Setup {
+        world: DowntimeWorld::new(OLD_LEADER),
+        nodes,
+        link: LinkConfig::reliable(config.latency_min_us, config.latency_max_us),
+        scripted: vec![(crash_us, Fault::Crash { node: OLD_LEADER })],
+    }
+}
+
+/// Runs one trial. Most trials end within a few election timeouts, so the run is first
+/// bounded tightly and re-run with a longer bound only if it had not finished; a re-run is
+/// the same pure function and replays the same prefix.
+pub fn run_trial(config: &DowntimeConfig, index: u32) -> TrialResult {
+    let seed = trial_seed(config.seed, index);
+    let crash_us = crash_offset_us(config, index);
+    let final_us = crash_us + config.cap_ms * MS_US;
+    let mut bound_us = (crash_us + 8 * config.timeout_ms_max * MS_US)
+        .max(SEC_US / 10)
+        .min(final_us);
+    loop {
+        let limits = Limits {
+            max_events: MAX_EVENTS_PER_TRIAL,
+            max_time_us: bound_us,
+        };
+        let engine = Engine::new(setup(config, crash_us), seed, &[], limits, Recording::Summary)
+            .expect("a trial scripts no actions");
+        let trace = engine.run("election-downtime", seed, BTreeMap::new());
+        let safe = trace
+            .properties
+            .iter()
+            .all(|p| p.name != ELECTION_SAFETY || p.verdict == Verdict::Holds);
+        let at = |key: &str| trace.outcome.get(key).and_then(|v| v.as_u64());
+        if let Some(recovered_us) = at("recovered_us") {
+            return TrialResult {
+                index,
+                crash_offset_us: crash_us,
+                downtime_us: Some(recovered_us - crash_us),
+                new_leader: at("leader").map(|l| NodeId(l as u32)),
+                new_term: at("term").map(Term),
+                safe,
+            };
+        }
+        if bound_us >= final_us || trace.stop == StopReason::MaxEvents {
+            return TrialResult {
+                index,
+                crash_offset_us: crash_us,
+                downtime_us: None,
+                new_leader: None,
+                new_term: None,
+                safe,
+            };
+        }
+        bound_us = bound_us.saturating_mul(8).min(final_us);
+    }
+}
+
+/// Runs every trial of an experiment and summarises the downtimes.
+pub fn run(config: &DowntimeConfig) -> DowntimeReport {
+    let trials: Vec<TrialResult> = (0..config.trials).map(|i| run_trial(config, i)).collect();
+    let downtimes: Vec<Option<u64>> = trials.iter().map(|t| t.downtime_us).collect();
+    DowntimeReport {
+        config: *config,
+        summary: Summary::of(&downtimes),
+        trials,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(min: u64, max: u64, trials: u32) -> DowntimeConfig {
+        DowntimeConfig::new(min, max, trials, 7).expect("valid")
+    }
+
+    #[test]
+    fn bad_requests_are_refused_with_a_reason() {
+        let backwards = DowntimeConfig::new(300, 150, 10, 1).unwrap_err();
+        assert!(backwards.contains("MIN <= MAX"), "{backwards}");
+        let short = DowntimeConfig::new(9, 150, 10, 1).unwrap_err();
+        assert!(short.contains("10..=10000"), "{short}");
+        assert!(DowntimeConfig::new(150, 10_001, 10, 1).is_err());
+        assert!(DowntimeConfig::new(150, 300, 0, 1).is_err());
+        assert!(DowntimeConfig::new(150, 300, TRIALS_MAX + 1, 1).is_err());
+        assert!(DowntimeConfig::new(150, 150, 1, 1).is_ok());
+    }
+
+    #[test]
+    fn heartbeat_is_half_the_minimum_timeout() {
+        assert_eq!(config(150, 300, 1).heartbeat_ms(), 75);
+        assert_eq!(config(12, 24, 1).heartbeat_ms(), 6);
+        assert_eq!(config(155, 155, 1).heartbeat_ms(), 77);
+    }
+
+    #[test]
+    fn crash_points_fall_within_one_heartbeat() {
+        let c = config(150, 300, 1);
+        let offsets: Vec<u64> = (0..200).map(|i| crash_offset_us(&c, i)).collect();
+        assert!(offsets.iter().all(|o| *o < 75 * MS_US));
+        // Spread over the interval, not stuck at one end.
+        assert!(offsets.iter().any(|o| *o < 20 * MS_US));
+        assert!(offsets.iter().any(|o| *o > 55 * MS_US));
+    }
+
+    #[test]
+    fn a_trial_is_a_pure_function_of_seed_index_and_range() {
+        let c = config(150, 300, 1);
+        assert_eq!(run_trial(&c, 3), run_trial(&c, 3));
+        let other_seed = DowntimeConfig { seed: 8, ..c };
+        let differs = (0..5).any(|i| run_trial(&c, i) != run_trial(&other_seed, i));
+        assert!(differs, "a different seed gives different trials");
+    }
+
+    /// §5.2, §5.4.1: the crashed leader never comes back, and the servers missing an entry
+    /// cannot win, so the new leader is always S2 or S3.
+    #[test]
+    fn section_5_4_1_only_servers_with_the_full_log_can_win() {
+        let c = config(150, 300, 1);
+        for i in 0..60 {
+            let t = run_trial(&c, i);
+            assert!(t.safe, "trial {i} broke Election Safety");
+            let leader = t.new_leader.unwrap_or_else(|| panic!("trial {i} elected nobody"));
+            assert_ne!(leader, OLD_LEADER, "trial {i}: the crashed leader cannot lead");
+            assert!(
+                leader == NodeId(1) || leader == NodeId(2),
+                "trial {i}: {leader} lacks entry 3"
+            );
+            assert!(t.new_term.is_some_and(|term| term > START_TERM));
+        }
+    }
+
+    /// No follower can time out before its timer runs a full minimum timeout from the
+    /// heartbeat, and an election needs a request, a vote and a heartbeat on the wire after
+    /// that, each at least the minimum latency.
+    #[test]
+    fn downtime_is_at_least_a_timeout_and_three_messages() {
+        for (min, max) in [(150, 300), (12, 24), (150, 155)] {
+            let c = config(min, max, 1);
+            for i in 0..30 {
+                let t = run_trial(&c, i);
+                let Some(d) = t.downtime_us else { continue };
+                let heartbeat_arrives = LATENCY_MIN_US;
+                let first_timeout = heartbeat_arrives + min * MS_US;
+                let floor = first_timeout - t.crash_offset_us.min(first_timeout) + 3 * LATENCY_MIN_US;
+                assert!(d >= floor, "{min}-{max} trial {i}: {d} µs < {floor} µs");
+            }
+        }
+    }
+
+    /// §9.3: identical timeouts split votes again and again; a range of 150 ms rarely does.
+    #[test]
+    fn section_9_3_no_randomness_has_a_longer_tail_than_a_wide_range() {
+        let fixed = run(&DowntimeConfig {
+            cap_ms: 10_000,
+            ..config(150, 150, 200)
+        });
+        let wide = run(&DowntimeConfig {
+            cap_ms: 10_000,
+            ..config(150, 300, 200)
+        });
+        assert_eq!(wide.summary.censored, 0, "150-300 always elects within 10 s");
+        let wide_p90 = wide.summary.p90_us.expect("known");
+        let wide_max = wide.summary.max_us.expect("known");
+        // An unknown percentile means "longer than the cap": worse than any measured one.
+        let worse = |v: Option<u64>, than: u64| v.is_none_or(|v| v > than);
+        assert!(
+            worse(fixed.summary.p90_us, wide_p90),
+            "{:?} vs {:?}",
+            fixed.summary,
+            wide.summary
+        );
+        assert!(
+            worse(fixed.summary.max_us, wide_max),
+            "{:?} vs {:?}",
+            fixed.summary,
+            wide.summary
+        );
+    }
+}

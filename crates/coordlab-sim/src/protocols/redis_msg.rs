@@ -1,0 +1,268 @@
+//! The wire vocabulary of the Redis chapter: client commands (`SET … NX PX`, `DEL`, a
+//! compare-and-delete script, `WAIT`), the primary → replica stream, the failover monitor's
+//! pings and reconfigurations, and the ledger's own messages carried through unchanged.
+
+use super::lease_msg::LeaseMsg;
+use crate::kernel::ids::NodeId;
+use crate::kernel::participant::{Label, Participant};
+use std::collections::BTreeMap;
+
+/// One key as a Redis node stores it. The expiry is an absolute reading of the node's own
+/// clock — Redis replicates expiries as absolute times, so whichever node holds the key
+/// judges it by its own clock.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyEntry {
+    pub value: String,
+    pub expires_at_us: Option<u64>,
+}
+
+impl KeyEntry {
+    /// Whether the key still exists at this clock reading.
+    pub fn alive_at(&self, local_now_us: u64) -> bool {
+        self.expires_at_us.is_none_or(|at| local_now_us < at)
+    }
+}
+
+/// A write as it travels down the replication stream: the effect, not the command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReplOp {
+    Set {
+        key: String,
+        value: String,
+        expires_at_us: Option<u64>,
+    },
+    Del {
+        key: String,
+    },
+}
+
+impl ReplOp {
+    pub fn label(&self) -> String {
+        match self {
+            ReplOp::Set { key, value, .. } => format!("SET {key} {value}"),
+            ReplOp::Del { key } => format!("DEL {key}"),
+        }
+    }
+}
+
+/// One write in a primary's stream: which primary produced it and at which offset.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamEntry {
+    pub origin: NodeId,
+    pub offset: u64,
+    pub op: ReplOp,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RedisMsg {
+    /// `SET key value NX PX ttl`; with `incr`, the acquire script that also increments a
+    /// counter in the same atomic step and returns it (the usual way to get a token).
+    Set {
+        key: String,
+        value: String,
+        nx: bool,
+        px_ms: u64,
+        incr: Option<String>,
+    },
+    SetReply {
+        key: String,
+        ok: bool,
+        counter: Option<u64>,
+    },
+    Get {
+        key: String,
+    },
+    GetReply {
+        key: String,
+        value: Option<String>,
+    },
+    /// `DEL key`: whoever's value it holds.
+    Del {
+        key: String,
+    },
+    /// The release script: `if GET key == value then DEL key`, one atomic step.
+    CompareAndDelete {
+        key: String,
+        value: String,
+    },
+    DelReply {
+        key: String,
+        deleted: bool,
+    },
+    /// `WAIT replicas timeout`: block until that many replicas acknowledged this client's
+    /// writes, or the timeout passes. Reports a count; undoes nothing.
+    Wait {
+        replicas: u32,
+        timeout_ms: u64,
+    },
+    WaitReply {
+        acked: u32,
+    },
+    /// A refusal, e.g. `READONLY` from a replica.
+    Error {
+        text: String,
+    },
+    /// Replica → primary: connect (or reconnect) and ask for a copy.
+    Sync {
+        have: u64,
+    },
+    /// Primary → replica: the whole data set as of `offset`.
+    FullSync {
+        data: BTreeMap<String, KeyEntry>,
+        offset: u64,
+        stream: Vec<StreamEntry>,
+    },
+    /// Primary → replica: the next writes of the stream, in order.
+    Replicate {
+        entries: Vec<StreamEntry>,
+    },
+    /// Replica → primary: everything up to `offset` is applied here.
+    ReplAck {
+        offset: u64,
+    },
+    /// Failover monitor → node.
+    Ping,
+    Pong {
+        primary: bool,
+        replica_of: Option<NodeId>,
+        offset: u64,
+    },
+    /// Failover monitor → node: `REPLICAOF NO ONE` (`primary: None`) or `REPLICAOF <primary>`.
+    ReplicaOf {
+        primary: Option<(NodeId, String)>,
+        epoch: u64,
+    },
+    /// Failover monitor → client: where the primary is now.
+    PrimaryIs {
+        primary: NodeId,
+        name: String,
+        epoch: u64,
+    },
+    /// Client → failover monitor.
+    WhoIsPrimary,
+    /// A message to or from the fenced ledger.
+    Ledger(LeaseMsg),
+}
+
+impl Label for RedisMsg {
+    fn label(&self) -> String {
+        match self {
+            RedisMsg::Set {
+                key,
+                value,
+                nx,
+                px_ms,
+                incr: None,
+            } => format!("SET {key} {value}{} PX {px_ms}", if *nx { " NX" } else { "" }),
+            RedisMsg::Set {
+                key,
+                value,
+                px_ms,
+                incr: Some(counter),
+                ..
+            } => format!("acquire script: SET {key} {value} NX PX {px_ms} + INCR {counter}"),
+            RedisMsg::SetReply {
+                ok: true,
+                counter: Some(c),
+                ..
+            } => format!("OK, token {c}"),
+            RedisMsg::SetReply { ok: true, .. } => "OK".to_string(),
+            RedisMsg::SetReply { ok: false, .. } => "(nil): the key exists".to_string(),
+            RedisMsg::Get { key } => format!("GET {key}"),
+            RedisMsg::GetReply { value: Some(v), .. } => format!("\"{v}\""),
+            RedisMsg::GetReply { value: None, .. } => "(nil)".to_string(),
+            RedisMsg::Del { key } => format!("DEL {key}"),
+            RedisMsg::CompareAndDelete { key, value } => {
+                format!("release script: DEL {key} only if it is {value}")
+            }
+            RedisMsg::DelReply { deleted, .. } => format!("(integer) {}", u8::from(*deleted)),
+            RedisMsg::Wait { replicas, timeout_ms } => format!("WAIT {replicas} {timeout_ms}"),
+            RedisMsg::WaitReply { acked } => format!("WAIT: {acked} replica(s) have it"),
+            RedisMsg::Error { text } => format!("-{text}"),
+            RedisMsg::Sync { have } => format!("PSYNC (I have up to #{have})"),
+            RedisMsg::FullSync { offset, data, .. } => {
+                format!("full copy: {} key(s), up to #{offset}", data.len())
+            }
+            RedisMsg::Replicate { entries } => {
+                let ops: Vec<String> = entries.iter().map(|e| e.op.label()).collect();
+                match (entries.first(), entries.last()) {
+                    (Some(a), Some(b)) if a.offset == b.offset => {
+                        format!("stream #{}: {}", a.offset, ops.join(", "))
+                    }
+                    (Some(a), Some(b)) => format!("stream #{}–{}: {}", a.offset, b.offset, ops.join(", ")),
+                    _ => "stream: (empty)".to_string(),
+                }
+            }
+            RedisMsg::ReplAck { offset } => format!("REPLCONF ACK {offset}"),
+            RedisMsg::Ping => "PING".to_string(),
+            RedisMsg::Pong {
+                primary: true,
+                offset,
+                ..
+            } => format!("PONG (primary, #{offset})"),
+            RedisMsg::Pong { offset, .. } => format!("PONG (replica, #{offset})"),
+            RedisMsg::ReplicaOf { primary: None, .. } => "REPLICAOF NO ONE".to_string(),
+            RedisMsg::ReplicaOf {
+                primary: Some((_, name)),
+                ..
+            } => format!("REPLICAOF {name}"),
+            RedisMsg::PrimaryIs { name, .. } => format!("the primary is {name}"),
+            RedisMsg::WhoIsPrimary => "which node is the primary?".to_string(),
+            RedisMsg::Ledger(m) => m.label(),
+        }
+    }
+}
+
+/// Any participant type that speaks this vocabulary; the Redis participants' handlers are
+/// generic over it, as the lease chapter's are.
+pub trait RedisParticipant: Participant<Msg = RedisMsg, Timer = RedisTimer> {}
+impl<T: Participant<Msg = RedisMsg, Timer = RedisTimer>> RedisParticipant for T {}
+
+/// A duration in milliseconds as seconds with one decimal, e.g. `29.8 s`.
+pub fn tenths(ms: u64) -> String {
+    format!("{}.{} s", ms / 1_000, (ms % 1_000) / 100)
+}
+
+/// Every timer of the Redis chapter's participants, in one enum so that they can share one
+/// participant type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RedisTimer {
+    /// Primary: send the buffered writes down the stream.
+    Flush,
+    /// A key's expiry instant, by the node's own clock.
+    Expire { key: String },
+    /// A blocked `WAIT` gives up.
+    WaitTimeout { id: u64 },
+    /// Failover monitor: time for the next round of pings.
+    PingRound,
+    /// Client: its job fires.
+    JobStart,
+    /// Client: try the lock again.
+    Retry,
+    /// Client: no answer to a request of this attempt.
+    RequestTimeout { attempt: u32 },
+    /// Redlock client: no answer from one master for this attempt.
+    MasterTimeout {
+        master: NodeId,
+        name: String,
+        attempt: u32,
+    },
+    /// Client: the work of a step is done.
+    StepDone { step: u32 },
+}
+
+impl Label for RedisTimer {
+    fn label(&self) -> String {
+        match self {
+            RedisTimer::Flush => "streams its buffered writes to the replicas".to_string(),
+            RedisTimer::Expire { key } => format!("{key} reaches its expiry time"),
+            RedisTimer::WaitTimeout { .. } => "a WAIT times out".to_string(),
+            RedisTimer::PingRound => "pings every node".to_string(),
+            RedisTimer::JobStart => "the job fires".to_string(),
+            RedisTimer::Retry => "tries the lock again".to_string(),
+            RedisTimer::RequestTimeout { .. } => "gives up waiting for an answer".to_string(),
+            RedisTimer::MasterTimeout { name, .. } => format!("gives up waiting for {name}"),
+            RedisTimer::StepDone { step } => format!("finishes the work of step {step}"),
+        }
+    }
+}

@@ -1,0 +1,612 @@
+//! A ZooKeeper ensemble as one linearizable service: sessions kept alive by client pings and
+//! expired by the service's own clock, a tree of znodes (persistent and ephemeral,
+//! optionally sequential), `getChildren` and `exists` with one-shot watches.
+//!
+//! How the ensemble agrees with itself is the Raft chapter's story; here it is one node that
+//! applies every request in one order, which is exactly what its clients can rely on.
+//!
+//! Every deletion of a child of a watched parent is recorded as a [`Release`] with the
+//! number of *other* sessions its watches woke, so a scenario can show the herd effect.
+
+use super::lease_msg::LeaseMsg;
+use crate::kernel::ids::{FencingToken, NodeId};
+use crate::kernel::participant::{Ctx, Label, Participant};
+use crate::kernel::time::MS_US;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+/// A client session: the unit ZooKeeper ties ephemeral nodes and watches to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SessionId(pub u64);
+
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "0x{:x}", 0x100 + self.0)
+    }
+}
+
+/// ZooKeeper's transaction id: every change to the tree (and every new session) gets the
+/// next one, so it orders all writes of the ensemble.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Zxid(pub u64);
+
+impl fmt::Display for Zxid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "0x{:x}", self.0)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WatchEvent {
+    /// An `exists` watch: the watched node was deleted.
+    NodeDeleted,
+    /// A `getChildren` watch: a child was created or deleted.
+    ChildrenChanged,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ZkMsg {
+    Connect {
+        timeout_ms: u64,
+    },
+    Connected {
+        session: SessionId,
+        timeout_ms: u64,
+    },
+    Ping {
+        session: SessionId,
+    },
+    Pong,
+    /// `create(prefix, EPHEMERAL_SEQUENTIAL)`: the service appends the parent's next
+    /// sequence number to `prefix`.
+    CreateSequential {
+        session: SessionId,
+        prefix: String,
+    },
+    Created {
+        path: String,
+        zxid: Zxid,
+    },
+    GetChildren {
+        session: SessionId,
+        path: String,
+        watch: bool,
+    },
+    Children {
+        path: String,
+        /// Child names (not full paths), sorted.
+        children: Vec<String>,
+    },
+    Exists {
+        session: SessionId,
+        path: String,
+        watch: bool,
+    },
+    ExistsReply {
+        path: String,
+        exists: bool,
+    },
+    Delete {
+        session: SessionId,
+        path: String,
+    },
+    DeleteReply {
+        path: String,
+        deleted: bool,
+    },
+    Close {
+        session: SessionId,
+    },
+    Closed,
+    /// A one-shot watch fired.
+    Watch {
+        path: String,
+        event: WatchEvent,
+    },
+    /// The session is gone: every request on it is refused from now on.
+    SessionExpired {
+        session: SessionId,
+    },
+    /// Talk to the fenced ledger, which is not part of ZooKeeper.
+    Ledger(LeaseMsg),
+}
+
+impl Label for ZkMsg {
+    fn label(&self) -> String {
+        match self {
+            ZkMsg::Connect { timeout_ms } => format!("connect, session timeout {}", secs(*timeout_ms)),
+            ZkMsg::Connected { session, .. } => format!("session {session} open"),
+            ZkMsg::Ping { session } => format!("ping {session}"),
+            ZkMsg::Pong => "pong".into(),
+            ZkMsg::CreateSequential { prefix, .. } => format!("create {prefix} ephemeral sequential"),
+            ZkMsg::Created { path, zxid } => format!("created {path} (zxid {zxid})"),
+            ZkMsg::GetChildren { path, watch, .. } => {
+                format!("getChildren {path}{}", if *watch { " + watch" } else { "" })
+            }
+            ZkMsg::Children { children, .. } => match children.as_slice() {
+                [] => "no children".into(),
+                [one] => format!("[{one}]"),
+                [first, .., last] => format!("[{first} … {last}] ({} nodes)", children.len()),
+            },
+            ZkMsg::Exists { path, watch, .. } => {
+                format!("exists {path}{}", if *watch { " + watch" } else { "" })
+            }
+            ZkMsg::ExistsReply { exists: true, .. } => "exists: yes".into(),
+            ZkMsg::ExistsReply { exists: false, .. } => "exists: no".into(),
+            ZkMsg::Delete { path, .. } => format!("delete {path}"),
+            ZkMsg::DeleteReply { deleted: true, .. } => "deleted".into(),
+            ZkMsg::DeleteReply { deleted: false, .. } => "no such node".into(),
+            ZkMsg::Close { session } => format!("close session {session}"),
+            ZkMsg::Closed => "session closed".into(),
+            ZkMsg::Watch {
+                path,
+                event: WatchEvent::NodeDeleted,
+            } => format!("watch fired: {path} deleted"),
+            ZkMsg::Watch {
+                path,
+                event: WatchEvent::ChildrenChanged,
+            } => format!("watch fired: children of {path} changed"),
+            ZkMsg::SessionExpired { session } => format!("session {session} expired"),
+            ZkMsg::Ledger(m) => m.label(),
+        }
+    }
+}
+
+/// Milliseconds as seconds for labels, e.g. `4 s` or `1.5 s`.
+pub fn secs(ms: u64) -> String {
+    super::lease_msg::seconds(ms)
+}
+
+/// The sequence number at the end of a sequential node's name (`n-0000000007` → 7).
+pub fn sequence_of(name: &str) -> Option<u64> {
+    let digits = name.get(name.len().checked_sub(10)?..)?;
+    digits.parse().ok()
+}
+
+/// The last component of a path.
+pub fn base_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+fn parent_of(path: &str) -> &str {
+    match path.rfind('/') {
+        Some(0) | None => "/",
+        Some(i) => &path[..i],
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Znode {
+    /// The session an ephemeral node belongs to; `None` for a persistent node.
+    pub owner: Option<SessionId>,
+    pub czxid: Zxid,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Session {
+    pub client: NodeId,
+    pub timeout_ms: u64,
+    /// When the service last heard from the client, by the service's clock.
+    pub last_heard_us: u64,
+    pub alive: bool,
+}
+
+/// Why a node under a watched parent disappeared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReleaseCause {
+    Deleted,
+    SessionExpired,
+    SessionClosed,
+}
+
+/// One deletion of a sequential child, and whom it woke.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Release {
+    pub path: String,
+    pub owner: NodeId,
+    pub cause: ReleaseCause,
+    /// Other children still there when it went (the queue behind it, and anyone ahead).
+    pub others_left: u32,
+    /// Watch notifications this deletion sent to sessions other than the owner's.
+    pub wakeups: u32,
+    pub at_us: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ZkTimer {
+    /// The service: a session's timeout by the service's clock, re-armed by every request.
+    SessionExpiry { session: SessionId },
+    /// A client: its job fires.
+    Start,
+    /// A client: time to ping so the session stays alive.
+    Ping,
+    /// A client: the work of one step is done.
+    StepDone { step: u32 },
+}
+
+impl Label for ZkTimer {
+    fn label(&self) -> String {
+        match self {
+            ZkTimer::SessionExpiry { session } => format!("session {session} timeout check"),
+            ZkTimer::Start => "the job fires".into(),
+            ZkTimer::Ping => "time to ping".into(),
+            ZkTimer::StepDone { step } => format!("finishes the work of step {step}"),
+        }
+    }
+}
+
+/// The ensemble's state. Its durability and agreement are assumed (see the module docs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ZkService {
+    pub names: Vec<String>,
+    pub zxid: Zxid,
+    next_session: u64,
+    pub sessions: BTreeMap<SessionId, Session>,
+    pub nodes: BTreeMap<String, Znode>,
+    /// Per parent: how many times its children changed. A sequential child takes this
+    /// number, so sequence numbers only grow (with gaps where children were deleted).
+    pub cversion: BTreeMap<String, u64>,
+    child_watches: BTreeMap<String, BTreeSet<SessionId>>,
+    exists_watches: BTreeMap<String, BTreeSet<SessionId>>,
+    pub releases: Vec<Release>,
+    /// Watch notifications sent for creations (the herd wakes on those too).
+    pub create_wakeups: u32,
+}
+
+/// A persistent parent node created at start.
+impl ZkService {
+    pub fn new(names: Vec<String>, parents: &[&str]) -> ZkService {
+        let mut nodes = BTreeMap::new();
+        let mut cversion = BTreeMap::new();
+        for p in parents {
+            nodes.insert(
+                p.to_string(),
+                Znode {
+                    owner: None,
+                    czxid: Zxid(0),
+                },
+            );
+            cversion.insert(p.to_string(), 0);
+        }
+        ZkService {
+            names,
+            zxid: Zxid(0),
+            next_session: 1,
+            sessions: BTreeMap::new(),
+            nodes,
+            cversion,
+            child_watches: BTreeMap::new(),
+            exists_watches: BTreeMap::new(),
+            releases: Vec::new(),
+            create_wakeups: 0,
+        }
+    }
+
+    fn name(&self, id: NodeId) -> String {
+        self.names
+            .get(id.index())
+            .cloned()
+            .unwrap_or_else(|| id.to_string())
+    }
+
+    /// Sorted child names of `parent`.
+    pub fn children(&self, parent: &str) -> Vec<String> {
+        self.nodes
+            .keys()
+            .filter(|p| p.as_str() != parent && parent_of(p) == parent)
+            .map(|p| base_name(p).to_string())
+            .collect()
+    }
+
+    /// Who is registered to be woken: (exists watchers of `path`, child watchers of `path`).
+    pub fn watchers(&self, path: &str) -> (Vec<NodeId>, Vec<NodeId>) {
+        let clients = |m: &BTreeMap<String, BTreeSet<SessionId>>| -> Vec<NodeId> {
+            m.get(path)
+                .map(|s| {
+                    s.iter()
+                        .filter_map(|id| self.sessions.get(id))
+                        .map(|x| x.client)
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        (clients(&self.exists_watches), clients(&self.child_watches))
+    }
+
+    fn next_zxid(&mut self) -> Zxid {
+        self.zxid = Zxid(self.zxid.0 + 1);
+        self.zxid
+    }
+
+    /// The live session behind a request, refreshing its timeout; `None` after it expired.
+    fn touch<P>(&mut self, ctx: &mut Ctx<'_, P>, session: SessionId, from: NodeId) -> bool
+    where
+        P: Participant<Msg = ZkMsg, Timer = ZkTimer>,
+    {
+        match self.sessions.get_mut(&session) {
+            Some(s) if s.alive && s.client == from => {
+                s.last_heard_us = ctx.local_now_us;
+                ctx.set_timer(ZkTimer::SessionExpiry { session }, s.timeout_ms * MS_US);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    pub fn handle<P>(&mut self, ctx: &mut Ctx<'_, P>, from: NodeId, msg: ZkMsg)
+    where
+        P: Participant<Msg = ZkMsg, Timer = ZkTimer>,
+    {
+        let who = self.name(from);
+        if let Some(session) = session_of(&msg) {
+            if !self.touch(ctx, session, from) {
+                ctx.note(format!(
+                    "ZooKeeper refuses {who}'s request: session {session} has expired, and with it everything the session owned."
+                ));
+                ctx.send(from, ZkMsg::SessionExpired { session });
+                return;
+            }
+        }
+        match msg {
+            ZkMsg::Connect { timeout_ms } => {
+                let session = SessionId(self.next_session);
+                self.next_session += 1;
+                self.next_zxid();
+                self.sessions.insert(
+                    session,
+                    Session {
+                        client: from,
+                        timeout_ms,
+                        last_heard_us: ctx.local_now_us,
+                        alive: true,
+                    },
+                );
+                ctx.set_timer(ZkTimer::SessionExpiry { session }, timeout_ms * MS_US);
+                ctx.note(format!(
+                    "ZooKeeper opens session {session} for {who}. If it hears nothing from {who} for {} by its own clock, the session expires and its ephemeral nodes go with it.",
+                    secs(timeout_ms)
+                ));
+                ctx.send(from, ZkMsg::Connected { session, timeout_ms });
+            }
+            ZkMsg::Ping { .. } => ctx.send(from, ZkMsg::Pong),
+            ZkMsg::CreateSequential { session, prefix } => {
+                let parent = parent_of(&prefix).to_string();
+                let seq = self.cversion.get(&parent).copied().unwrap_or(0);
+                let path = format!("{prefix}{seq:010}");
+                let zxid = self.next_zxid();
+                *self.cversion.entry(parent.clone()).or_default() += 1;
+                self.nodes.insert(
+                    path.clone(),
+                    Znode {
+                        owner: Some(session),
+                        czxid: zxid,
+                    },
+                );
+                ctx.note(format!(
+                    "ZooKeeper creates {path} for {who}: ephemeral (it lives only as long as session {session}) and numbered {seq} from {parent}'s change counter, which never goes back."
+                ));
+                let woken = self.fire(ctx, &parent, WatchEvent::ChildrenChanged, None);
+                self.create_wakeups += woken;
+                ctx.send(from, ZkMsg::Created { path, zxid });
+            }
+            ZkMsg::GetChildren { session, path, watch } => {
+                if watch {
+                    self.child_watches
+                        .entry(path.clone())
+                        .or_default()
+                        .insert(session);
+                }
+                let children = self.children(&path);
+                ctx.send(from, ZkMsg::Children { path, children });
+            }
+            ZkMsg::Exists { session, path, watch } => {
+                let exists = self.nodes.contains_key(&path);
+                // A real `exists` watch would also fire on a later create; sequential names
+                // are never reused, so the model only keeps watches on nodes that exist.
+                if watch && exists {
+                    self.exists_watches
+                        .entry(path.clone())
+                        .or_default()
+                        .insert(session);
+                }
+                ctx.send(from, ZkMsg::ExistsReply { path, exists });
+            }
+            ZkMsg::Delete { session, path } => {
+                let mine = self.nodes.get(&path).is_some_and(|n| n.owner == Some(session));
+                if mine {
+                    self.remove(ctx, &path, ReleaseCause::Deleted);
+                }
+                ctx.send(from, ZkMsg::DeleteReply { path, deleted: mine });
+            }
+            ZkMsg::Close { session } => {
+                self.end_session(ctx, session, ReleaseCause::SessionClosed);
+                ctx.cancel_timer(ZkTimer::SessionExpiry { session });
+                ctx.send(from, ZkMsg::Closed);
+            }
+            _ => {}
+        }
+    }
+
+    /// The session timer fired: expire the session if it really went quiet (the timer may
+    /// have waited out a pause of the service itself, so the deadline is checked again).
+    pub fn timer<P>(&mut self, ctx: &mut Ctx<'_, P>, timer: ZkTimer)
+    where
+        P: Participant<Msg = ZkMsg, Timer = ZkTimer>,
+    {
+        let ZkTimer::SessionExpiry { session } = timer else {
+            return;
+        };
+        let Some(s) = self.sessions.get(&session) else {
+            return;
+        };
+        let quiet_us = ctx.local_now_us.saturating_sub(s.last_heard_us);
+        if !s.alive || quiet_us < s.timeout_ms * MS_US {
+            return;
+        }
+        let owned: Vec<String> = self
+            .nodes
+            .iter()
+            .filter(|(_, n)| n.owner == Some(session))
+            .map(|(p, _)| p.clone())
+            .collect();
+        ctx.note(format!(
+            "ZooKeeper has heard nothing from {} for {} by its own clock: session {session} expires{}.",
+            self.name(s.client),
+            secs(quiet_us / MS_US),
+            if owned.is_empty() {
+                String::new()
+            } else {
+                format!(", and its ephemeral node {} is deleted", owned.join(", "))
+            }
+        ));
+        self.end_session(ctx, session, ReleaseCause::SessionExpired);
+    }
+
+    fn end_session<P>(&mut self, ctx: &mut Ctx<'_, P>, session: SessionId, cause: ReleaseCause)
+    where
+        P: Participant<Msg = ZkMsg, Timer = ZkTimer>,
+    {
+        if let Some(s) = self.sessions.get_mut(&session) {
+            s.alive = false;
+        }
+        for watchers in self
+            .child_watches
+            .values_mut()
+            .chain(self.exists_watches.values_mut())
+        {
+            watchers.remove(&session);
+        }
+        let owned: Vec<String> = self
+            .nodes
+            .iter()
+            .filter(|(_, n)| n.owner == Some(session))
+            .map(|(p, _)| p.clone())
+            .collect();
+        for path in owned {
+            self.remove(ctx, &path, cause);
+        }
+        self.next_zxid();
+    }
+
+    fn remove<P>(&mut self, ctx: &mut Ctx<'_, P>, path: &str, cause: ReleaseCause)
+    where
+        P: Participant<Msg = ZkMsg, Timer = ZkTimer>,
+    {
+        let Some(node) = self.nodes.remove(path) else {
+            return;
+        };
+        self.next_zxid();
+        let parent = parent_of(path).to_string();
+        *self.cversion.entry(parent.clone()).or_default() += 1;
+        let owner_client = node.owner.and_then(|s| self.sessions.get(&s)).map(|s| s.client);
+        let skip = node.owner;
+        let mut wakeups = self.fire(ctx, path, WatchEvent::NodeDeleted, skip);
+        wakeups += self.fire(ctx, &parent, WatchEvent::ChildrenChanged, skip);
+        if let Some(owner) = owner_client {
+            self.releases.push(Release {
+                path: path.to_string(),
+                owner,
+                cause,
+                others_left: self.children(&parent).len() as u32,
+                wakeups,
+                at_us: ctx.local_now_us,
+            });
+        }
+    }
+
+    /// Fires and clears the watches on `path`; returns how many sessions (other than `skip`)
+    /// were notified.
+    fn fire<P>(&mut self, ctx: &mut Ctx<'_, P>, path: &str, event: WatchEvent, skip: Option<SessionId>) -> u32
+    where
+        P: Participant<Msg = ZkMsg, Timer = ZkTimer>,
+    {
+        let watches = match event {
+            WatchEvent::NodeDeleted => &mut self.exists_watches,
+            WatchEvent::ChildrenChanged => &mut self.child_watches,
+        };
+        let Some(set) = watches.remove(path) else { return 0 };
+        let mut woken = Vec::new();
+        for session in set {
+            let Some(s) = self.sessions.get(&session).filter(|s| s.alive) else {
+                continue;
+            };
+            ctx.send(
+                s.client,
+                ZkMsg::Watch {
+                    path: path.to_string(),
+                    event,
+                },
+            );
+            if Some(session) != skip {
+                woken.push(s.client);
+            }
+        }
+        if !woken.is_empty() {
+            let names: Vec<String> = woken.iter().map(|c| self.name(*c)).collect();
+            ctx.note(match event {
+                WatchEvent::NodeDeleted => format!(
+                    "The watch on {path} fires for {}: a one-shot notification, gone once sent.",
+                    names.join(", ")
+                ),
+                WatchEvent::ChildrenChanged => format!(
+                    "The watch on {path}'s children fires for {} client(s) at once ({}); every one of them that is waiting lists {path} again.",
+                    names.len(),
+                    names.join(", ")
+                ),
+            });
+        }
+        woken.len() as u32
+    }
+
+    /// Lines for the node card.
+    pub fn summary(&self, lock_path: &str, local_now_us: u64) -> Vec<String> {
+        let children = self.children(lock_path);
+        let live = self.sessions.values().filter(|s| s.alive).count();
+        let mut lines = vec![format!("{live} live session(s) · zxid {}", self.zxid)];
+        lines.push(match children.as_slice() {
+            [] => format!("{lock_path}: empty"),
+            [first, rest @ ..] => format!("{lock_path}: {first} holds, {} waiting", rest.len()),
+        });
+        let quietest = self
+            .sessions
+            .values()
+            .filter(|s| s.alive)
+            .map(|s| local_now_us.saturating_sub(s.last_heard_us))
+            .max();
+        if let Some(q) = quietest.filter(|q| *q >= MS_US * 1_000) {
+            lines.push(format!("quietest session: {} silent", secs(q / MS_US)));
+        }
+        lines
+    }
+
+    /// The token a lock holder's node carries: its sequence number.
+    pub fn token_of(path: &str) -> Option<FencingToken> {
+        sequence_of(base_name(path)).map(FencingToken)
+    }
+}
+
+fn session_of(msg: &ZkMsg) -> Option<SessionId> {
+    match msg {
+        ZkMsg::Ping { session }
+        | ZkMsg::CreateSequential { session, .. }
+        | ZkMsg::GetChildren { session, .. }
+        | ZkMsg::Exists { session, .. }
+        | ZkMsg::Delete { session, .. }
+        | ZkMsg::Close { session } => Some(*session),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sequence_numbers_come_from_the_name() {
+        assert_eq!(sequence_of("n-0000000007"), Some(7));
+        assert_eq!(sequence_of("x"), None);
+        assert_eq!(base_name("/lock/n-0000000003"), "n-0000000003");
+        assert_eq!(parent_of("/lock/n-0000000003"), "/lock");
+        assert_eq!(parent_of("/lock"), "/");
+    }
+}

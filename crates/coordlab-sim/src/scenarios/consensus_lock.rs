@@ -1,0 +1,290 @@
+//! `consensus-lock` (curriculum §6–7): the failure of `redis-failover` against a lock held
+//! in a consensus store. store-1, the Raft leader, grants worker-a's lock and crashes at the
+//! same moment as the Redis primary does in `redis-failover`. The grant was committed on a
+//! majority before worker-a heard yes, so the new leader still knows worker-a holds it:
+//! worker-b waits, and revision 2 is never handed out again. Then worker-a freezes in a GC
+//! pause past its lease: the leader expires it through the log and grants worker-b a higher
+//! revision — and the ledger still has to refuse worker-a's late write. Consensus fences the
+//! store's own leader; only the token fences the worker.
+//!
+//! Node ids and names match `redis-failover` so the two can run side by side with the same
+//! fault clicks: store-1..3 are nodes 0..2, worker-a 3, worker-b 4, the ledger 5.
+
+use super::consensus_world::{ConsensusDurable, ConsensusNode, ConsensusWorld};
+use super::lease_common::WORKER_FAULTS;
+use super::raft_common::{bug, common_params, int_param, num, PROPERTIES};
+use super::{Expectation, Params, ScenarioInfo};
+use crate::kernel::engine::{Engine, Limits, Recording, Setup};
+use crate::kernel::faults::{Action, Fault, FaultKind};
+use crate::kernel::ids::NodeId;
+use crate::kernel::network::LinkConfig;
+use crate::kernel::time::MS_US;
+use crate::properties::Verdict;
+use crate::protocols::fenced_resource::FencedResource;
+use crate::protocols::lock_client::{LockClient, LockClientDurable, LockClientPlan};
+use crate::protocols::lock_service::LockServer;
+use crate::protocols::raft::{RaftBug, RaftServer, ServerConfig};
+use crate::trace::{NodeInfo, Trace};
+use serde_json::json;
+
+pub const ID: &str = "consensus-lock";
+pub const STORE_1: NodeId = NodeId(0);
+pub const STORE_2: NodeId = NodeId(1);
+pub const STORE_3: NodeId = NodeId(2);
+pub const WORKER_A: NodeId = NodeId(3);
+pub const WORKER_B: NodeId = NodeId(4);
+pub const LEDGER: NodeId = NodeId(5);
+const STORES: [NodeId; 3] = [STORE_1, STORE_2, STORE_3];
+pub const LOCK_KEY: &str = "lock/account-42";
+/// The same moments as `redis-failover`: A's job fires, B's job fires, store-1 crashes
+/// (the default of `crash_at_ms`).
+pub const A_START_MS: u64 = 200;
+pub const B_START_MS: u64 = 220;
+pub const CRASH_AT_MS: u64 = 250;
+/// When worker-a freezes: in the middle of its second step.
+pub const PAUSE_AT_MS: u64 = 1_000;
+pub const LATENCY_MIN_MS: u64 = 1;
+pub const LATENCY_MAX_MS: u64 = 3;
+const STEPS: u32 = 4;
+const STEP_MS: u64 = 500;
+const AMOUNT: i64 = 10;
+const OPENING: i64 = 100;
+const RETRY_MS: u64 = 1_000;
+const REQUEST_TIMEOUT_MS: u64 = 300;
+/// The demo runs at least this long, and at least this much past the end of A's pause.
+const MIN_RUN_MS: u64 = 15_000;
+const AFTER_PAUSE_MS: u64 = 4_000;
+
+pub fn info() -> ScenarioInfo {
+    let mut params = vec![
+        int_param(
+            "crash_at_ms",
+            "store-1 crashes at",
+            "When store-1, the first leader, crashes: 250 ms is just after it granted worker-a's lock, the same moment as in redis-failover. 0: it never crashes.",
+            "250",
+            0,
+            5_000,
+            "ms",
+        ),
+        int_param(
+            "ttl_ms",
+            "Lease TTL",
+            "How long a lease lasts without a keep-alive, counted by the leader's clock. Workers renew every third of it.",
+            "10000",
+            3_000,
+            60_000,
+            "ms",
+        ),
+        int_param(
+            "pause_ms",
+            "worker-a's pause",
+            "How long worker-a freezes (a GC pause) from 1 s, in the middle of its job; 0 for no pause.",
+            "15000",
+            0,
+            120_000,
+            "ms",
+        ),
+    ];
+    params.extend(common_params());
+    ScenarioInfo {
+        id: ID,
+        chapter: 6,
+        sections: "§6–7",
+        title: "Consensus lock: the grant survives the leader's crash",
+        summary: "The redis-failover failure against a Raft-replicated lock store: store-1 grants worker-a's lock and crashes a moment later. The grant was committed on a majority before worker-a was told, so the new leader still knows worker-a holds it; worker-b waits and revision 2 is never handed out again. Then worker-a freezes past its lease: the leader expires it through the log, worker-b gets a higher revision — and the ledger still has to refuse worker-a's late write. Compare with redis-failover.",
+        params,
+    }
+}
+
+fn ttl_ms(params: &Params) -> u64 {
+    num(params, "ttl_ms", 10_000).max(1)
+}
+
+fn pause_ms(params: &Params) -> u64 {
+    num(params, "pause_ms", 15_000)
+}
+
+fn crash_at_ms(params: &Params) -> u64 {
+    num(params, "crash_at_ms", CRASH_AT_MS)
+}
+
+pub fn stop_at_ms(params: &Params) -> u64 {
+    (PAUSE_AT_MS + pause_ms(params) + AFTER_PAUSE_MS).max(MIN_RUN_MS)
+}
+
+/// Whether the Raft timing is the chapter's default, which the story's timeline assumes:
+/// store-1 leads before worker-a's job fires, crashes after it told worker-b the lock is held
+/// (by 235 ms) and before worker-a freezes, and a new leader is elected within 0.35 s.
+fn default_timing(params: &Params) -> bool {
+    (240..=PAUSE_AT_MS).contains(&crash_at_ms(params))
+        && num(params, "election_timeout_ms_min", 150) == 150
+        && num(params, "election_timeout_ms_max", 300) == 300
+        && num(params, "heartbeat_ms", 50) == 50
+}
+
+/// worker-a's lease surely runs out during the pause, and worker-b has taken over and
+/// written before worker-a wakes. (The new leader restarts the count within 0.4 s of the
+/// crash; worker-b asks once a second and needs a step's work for its first write.)
+fn zombie_story(params: &Params) -> bool {
+    let ttl = ttl_ms(params);
+    // worker-a does not renew before it freezes: with a TTL of at least 3 s its first
+    // keep-alive is due after 1.2 s.
+    let expiry_by = crash_at_ms(params) + 400 + ttl;
+    PAUSE_AT_MS + pause_ms(params) > expiry_by + RETRY_MS + STEP_MS + 500
+}
+
+/// worker-a surely wakes with its lease still valid and finishes the job itself. (Its first
+/// keep-alive after the pause may need a second to find the new leader.)
+fn no_expiry(params: &Params) -> bool {
+    pause_ms(params) == 0
+        || PAUSE_AT_MS + pause_ms(params) + 1_000 < crash_at_ms(params) + 150 + ttl_ms(params)
+}
+
+pub fn expectation(params: &Params) -> Expectation {
+    let mut verdicts = Vec::new();
+    let mut outcome = Vec::new();
+    if bug(params) != RaftBug::None {
+        // A planted Raft bug may or may not break the lock in a given run: no promise.
+        return Expectation { outcome, verdicts };
+    }
+    for name in ["one-holder-per-store", "tokens-increase", "fence-monotonic"] {
+        verdicts.push((name.to_string(), Verdict::Holds));
+    }
+    verdicts.extend(PROPERTIES.iter().map(|(n, _)| (n.to_string(), Verdict::Holds)));
+    outcome.push(("max_concurrent_holders".to_string(), json!(1)));
+    outcome.push(("tokens_reissued".to_string(), json!(false)));
+    if default_timing(params) {
+        outcome.push(("first_leader".to_string(), json!("store-1")));
+        outcome.push(("first_grant_survived_failover".to_string(), json!(true)));
+        if zombie_story(params) {
+            outcome.push(("grants_made".to_string(), json!(2)));
+            outcome.push(("first_grant_expired".to_string(), json!(true)));
+            outcome.push(("stale_write_rejected".to_string(), json!(true)));
+            outcome.push(("max_concurrent_believers".to_string(), json!(2)));
+            outcome.push(("balance".to_string(), json!(OPENING - AMOUNT * i64::from(STEPS))));
+        } else if no_expiry(params) {
+            outcome.push(("grants_made".to_string(), json!(2)));
+            outcome.push(("first_grant_expired".to_string(), json!(false)));
+            outcome.push(("stale_write_rejected".to_string(), json!(false)));
+            outcome.push(("max_concurrent_believers".to_string(), json!(1)));
+            outcome.push(("balance".to_string(), json!(OPENING - AMOUNT * i64::from(STEPS))));
+        }
+    }
+    Expectation { outcome, verdicts }
+}
+
+pub fn names() -> Vec<String> {
+    ["store-1", "store-2", "store-3", "worker-a", "worker-b", "ledger"]
+        .map(String::from)
+        .to_vec()
+}
+
+pub fn setup(params: &Params) -> Setup<ConsensusWorld> {
+    let names = names();
+    let min = num(params, "election_timeout_ms_min", 150);
+    let max = num(params, "election_timeout_ms_max", 300).max(min);
+    let stop_at = stop_at_ms(params);
+    let config = ServerConfig {
+        cluster: STORES.to_vec(),
+        names: names.clone(),
+        election_timeout_ms_min: min,
+        election_timeout_ms_max: max,
+        heartbeat_ms: num(params, "heartbeat_ms", 50),
+        stop_at_ms: stop_at,
+        bug: bug(params),
+    };
+    let info = |id: NodeId, kind: &str, faults: Vec<FaultKind>| NodeInfo {
+        id,
+        name: names[id.index()].clone(),
+        kind: kind.into(),
+        faults,
+    };
+    let store_faults = vec![
+        FaultKind::Crash,
+        FaultKind::Restart,
+        FaultKind::Pause,
+        FaultKind::Network,
+        FaultKind::Clock,
+    ];
+    let mut nodes = Vec::new();
+    for id in STORES {
+        let mut s = RaftServer::new(id, config.clone());
+        // store-1 boots first and times out first: it leads term 1, as the Redis primary is
+        // store-1 in redis-failover.
+        if id == STORE_1 {
+            s.first_timeout_ms = Some((min / 2, min / 2 + 10));
+        }
+        nodes.push((
+            info(id, "store", store_faults.clone()),
+            ConsensusNode::Store(Box::new(LockServer::new(s, names.clone()))),
+            ConsensusDurable::Store(RaftServer::initial_durable(config.clone())),
+        ));
+    }
+    let ttl = ttl_ms(params);
+    let worker = |id: NodeId, start_ms: u64| {
+        let d = LockClientDurable {
+            name: names[id.index()].clone(),
+            plan: LockClientPlan {
+                names: names.clone(),
+                servers: STORES.to_vec(),
+                first_guess: STORE_1,
+                ledger: LEDGER,
+                key: LOCK_KEY.into(),
+                ttl_ms: ttl,
+                keepalive_ms: (ttl / 3).max(1),
+                start_ms,
+                retry_ms: RETRY_MS,
+                request_timeout_ms: REQUEST_TIMEOUT_MS,
+                steps: STEPS,
+                step_ms: STEP_MS,
+                amount_per_step: AMOUNT,
+                stop_at_ms: stop_at,
+            },
+            finished: false,
+            next_id: 1,
+        };
+        (
+            info(id, "worker", WORKER_FAULTS.to_vec()),
+            ConsensusNode::Worker(Box::new(LockClient::recover(&d))),
+            ConsensusDurable::Worker(d),
+        )
+    };
+    nodes.push(worker(WORKER_A, A_START_MS));
+    nodes.push(worker(WORKER_B, B_START_MS));
+    let ledger = FencedResource::new(names.clone(), OPENING);
+    nodes.push((
+        info(LEDGER, "resource", vec![FaultKind::Pause, FaultKind::Network]),
+        ConsensusNode::Ledger(ledger.clone()),
+        ConsensusDurable::Ledger(ledger.durable, names.clone()),
+    ));
+    let mut scripted = Vec::new();
+    if crash_at_ms(params) > 0 {
+        scripted.push((crash_at_ms(params) * MS_US, Fault::Crash { node: STORE_1 }));
+    }
+    if pause_ms(params) > 0 {
+        scripted.push((
+            PAUSE_AT_MS * MS_US,
+            Fault::Pause {
+                node: WORKER_A,
+                duration_ms: pause_ms(params),
+            },
+        ));
+    }
+    Setup {
+        world: ConsensusWorld::new(names, STORES.to_vec(), vec![WORKER_A, WORKER_B], LEDGER, LOCK_KEY),
+        nodes,
+        link: LinkConfig::reliable(LATENCY_MIN_MS * MS_US, LATENCY_MAX_MS * MS_US),
+        scripted,
+    }
+}
+
+pub fn run(
+    params: &Params,
+    seed: u64,
+    actions: &[Action],
+    limits: Limits,
+    recording: Recording,
+) -> Result<Trace, String> {
+    let engine = Engine::new(setup(params), seed, actions, limits, recording)?;
+    Ok(engine.run(ID, seed, params.clone()))
+}

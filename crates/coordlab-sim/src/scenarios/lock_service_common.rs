@@ -1,0 +1,261 @@
+//! What the real-lock-service scenarios (`zookeeper-lock`, `consensus-lock`) share: the
+//! fenced ledger run inside their own participant type, the record of grants and the checks
+//! on it, the holder counts, and the ledger's inspector tables and outcome fields.
+
+use super::lease_common::{LeaseDurable, LeaseNode};
+use crate::kernel::ids::{FencingToken, NodeId};
+use crate::kernel::participant::{Ctx, Effect, Participant};
+use crate::kernel::time::MS_US;
+use crate::properties::{PropertyKind, PropertySpec};
+use crate::protocols::fenced_resource::{FencedResource, ResourceDurable, WriteRecord};
+use crate::protocols::lease_msg::LeaseMsg;
+use crate::trace::TableView;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+/// Runs the ledger's handler (which speaks [`LeaseMsg`]) inside another participant type:
+/// its sends are wrapped with `wrap` and its persisted row with `keep`.
+pub fn ledger_relay<P: Participant>(
+    ledger: &mut FencedResource,
+    ctx: &mut Ctx<'_, P>,
+    from: NodeId,
+    msg: LeaseMsg,
+    wrap: impl Fn(LeaseMsg) -> P::Msg,
+    keep: impl Fn(ResourceDurable) -> P::Durable,
+) {
+    let mut inner: Vec<Effect<LeaseNode>> = Vec::new();
+    ledger.handle(
+        &mut Ctx::new(ctx.node, ctx.local_now_us, ctx.rng, &mut inner),
+        from,
+        msg,
+    );
+    for e in inner {
+        match e {
+            Effect::Send { to, msg } => ctx.send(to, wrap(msg)),
+            Effect::Persist(LeaseDurable::Resource(d, _)) => ctx.persist(keep(d)),
+            Effect::Note(n) => ctx.note(n),
+            // The ledger sets no timers and persists nothing else.
+            _ => {}
+        }
+    }
+}
+
+/// The checks a lock-service scenario can declare.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockProperty {
+    OneHolderPerStore,
+    TokensIncrease,
+    FenceMonotonic,
+    OneWakeupPerRelease,
+}
+
+impl LockProperty {
+    pub fn spec(self) -> PropertySpec {
+        match self {
+            LockProperty::OneHolderPerStore => PropertySpec {
+                name: "one-holder-per-store",
+                kind: PropertyKind::Always,
+                description: "At any instant at most one worker holds the lock according to the lock service itself.",
+            },
+            LockProperty::TokensIncrease => PropertySpec {
+                name: "tokens-increase",
+                kind: PropertyKind::Always,
+                description: "Each new grant of the lock carries a higher token than every earlier one, and no token is ever handed to a second worker — failovers included.",
+            },
+            LockProperty::FenceMonotonic => PropertySpec {
+                name: "fence-monotonic",
+                kind: PropertyKind::Always,
+                description: "The ledger never accepts a write whose token is lower than the highest it has seen.",
+            },
+            LockProperty::OneWakeupPerRelease => PropertySpec {
+                name: "one-wakeup-per-release",
+                kind: PropertyKind::Always,
+                description: "Each release of the lock wakes at most one waiter: the next in line.",
+            },
+        }
+    }
+}
+
+/// One grant of the lock, as the lock service made it (its owner may learn of it later, or
+/// never).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Grant {
+    pub worker: NodeId,
+    pub token: FencingToken,
+    pub granted_by: NodeId,
+    pub at_us: u64,
+}
+
+/// Every grant of the run in the order the service made them, and whether they kept the
+/// promise of [`LockProperty::TokensIncrease`].
+#[derive(Clone, Debug, Default)]
+pub struct GrantLog {
+    pub grants: Vec<Grant>,
+    pub tokens_ok: bool,
+}
+
+impl GrantLog {
+    pub fn new() -> GrantLog {
+        GrantLog {
+            grants: Vec::new(),
+            tokens_ok: true,
+        }
+    }
+
+    /// Records that the service gave `worker` the lock with `token`; seeing the same grant
+    /// again (a renewal, a lagging replica catching up) is not a new grant.
+    pub fn observe(&mut self, worker: NodeId, token: FencingToken, granted_by: NodeId, at_us: u64) {
+        if self.grants.iter().any(|g| g.worker == worker && g.token == token) {
+            return;
+        }
+        if self.grants.iter().any(|g| g.token >= token) {
+            self.tokens_ok = false;
+        }
+        self.grants.push(Grant {
+            worker,
+            token,
+            granted_by,
+            at_us,
+        });
+    }
+
+    pub fn json(&self, names: &[String]) -> Value {
+        json!(self
+            .grants
+            .iter()
+            .map(|g| json!({
+                "worker": name(names, g.worker),
+                "token_or_revision": g.token.0,
+                "granted_by": name(names, g.granted_by),
+            }))
+            .collect::<Vec<_>>())
+    }
+
+    pub fn table(&self, names: &[String]) -> TableView {
+        TableView {
+            title: "grants (token = what the ledger checks)".into(),
+            columns: ["worker", "token", "granted by", "at"].map(String::from).to_vec(),
+            rows: self
+                .grants
+                .iter()
+                .map(|g| {
+                    vec![
+                        name(names, g.worker),
+                        g.token.to_string(),
+                        name(names, g.granted_by),
+                        crate::kernel::time::format_time(g.at_us),
+                    ]
+                })
+                .collect(),
+        }
+    }
+}
+
+/// How many hold the lock by the service's account and by their own, at most and over time.
+#[derive(Clone, Debug, Default)]
+pub struct HolderCount {
+    pub max_holders: u32,
+    pub max_believers: u32,
+    /// When the current stretch of two or more believers began (true time).
+    opened_us: Option<u64>,
+    closed_total_us: u64,
+}
+
+impl HolderCount {
+    pub fn observe(&mut self, holders: u32, believers: u32, now_us: u64) {
+        self.max_holders = self.max_holders.max(holders);
+        self.max_believers = self.max_believers.max(believers);
+        match (believers >= 2, self.opened_us) {
+            (true, None) => self.opened_us = Some(now_us),
+            (false, Some(opened)) => {
+                self.closed_total_us += now_us - opened;
+                self.opened_us = None;
+            }
+            _ => {}
+        }
+    }
+
+    /// Total time two or more workers believed they held the lock, in ms.
+    pub fn believers_window_ms(&self, now_us: u64) -> u64 {
+        let open = self.opened_us.map_or(0, |o| now_us - o);
+        (self.closed_total_us + open) / MS_US
+    }
+
+    pub fn insert_outcome(&self, out: &mut BTreeMap<String, Value>, now_us: u64) {
+        out.insert("max_concurrent_holders".into(), json!(self.max_holders));
+        out.insert("max_concurrent_believers".into(), json!(self.max_believers));
+        out.insert(
+            "believers_window_ms".into(),
+            json!(self.believers_window_ms(now_us)),
+        );
+    }
+}
+
+pub fn name(names: &[String], id: NodeId) -> String {
+    names.get(id.index()).cloned().unwrap_or_else(|| id.to_string())
+}
+
+/// The fence never let a lower token through.
+pub fn fence_monotonic(ledger: &ResourceDurable) -> bool {
+    ledger
+        .writes
+        .iter()
+        .all(|w| !w.accepted || w.token >= w.highest_before)
+}
+
+/// The ledger row and its write history.
+pub fn ledger_tables(names: &[String], ledger: &ResourceDurable) -> Vec<TableView> {
+    vec![
+        TableView {
+            title: "account_state".into(),
+            columns: ["account_id", "balance", "last_token"].map(String::from).to_vec(),
+            rows: vec![vec![
+                "42".into(),
+                format!("₹{}", ledger.balance),
+                ledger.last_token.to_string(),
+            ]],
+        },
+        TableView {
+            title: "writes".into(),
+            columns: ["worker", "step", "token", "result"].map(String::from).to_vec(),
+            rows: ledger
+                .writes
+                .iter()
+                .map(|w| {
+                    let result = match &w.reason {
+                        Some(reason) => format!("✗ rejected: {}", reason.text()),
+                        None => "✓ accepted".into(),
+                    };
+                    vec![
+                        name(names, w.worker),
+                        w.step.to_string(),
+                        w.token.to_string(),
+                        result,
+                    ]
+                })
+                .collect(),
+        },
+    ]
+}
+
+/// `accepted_writes`, `rejected_writes` and `balance`.
+pub fn ledger_outcome(names: &[String], ledger: &ResourceDurable, out: &mut BTreeMap<String, Value>) {
+    let write = |w: &WriteRecord| {
+        let mut v = json!({"worker": name(names, w.worker), "token": w.token.0, "step": w.step});
+        if let Some(reason) = &w.reason {
+            v["reason"] = json!(reason.text());
+        }
+        v
+    };
+    let (accepted, rejected): (Vec<&WriteRecord>, Vec<&WriteRecord>) =
+        ledger.writes.iter().partition(|w| w.accepted);
+    out.insert(
+        "accepted_writes".into(),
+        json!(accepted.into_iter().map(write).collect::<Vec<_>>()),
+    );
+    out.insert(
+        "rejected_writes".into(),
+        json!(rejected.into_iter().map(write).collect::<Vec<_>>()),
+    );
+    out.insert("balance".into(), json!(ledger.balance));
+}

@@ -1,0 +1,750 @@
+//! `raft-figure-8` (curriculum §6): the commit rule of the Raft paper's Figure 8, played out
+//! on five servers. A leader must not call an entry of an *earlier* term committed just
+//! because a majority stores it: a server whose log ends in a later term can still win an
+//! election and overwrite that entry. `commit_rule=count-replicas` plants exactly that
+//! mistake ([`RaftBug::CommitOldTermByCount`]) and the run loses an entry it had committed and
+//! applied; `current-term-only`, the paper's rule, waits until an entry of the leader's own
+//! term sits on top, and then the entry is safe for good.
+//!
+//! The script, in true time:
+//! - 0.15 s: client A writes `x=1`; S1 (the quickest timer) leads term 1 and commits it at #1.
+//! - 0.25 s: S1 reboots and wins term 2. At 0.39 s its links to S3, S4 and S5 fail, and
+//!   client A's `y=2` lands at #2 on S1 and S2 only (figure (a)).
+//! - 0.45 s: S1 crashes; S5 wins term 3 with S3 and S4. At 0.64 s S5's links fail too, and
+//!   client B's `z=3` lands at #2 on S5 alone; at 0.68 s S5 crashes (figure (b)).
+//! - 0.69 s: the network heals; 0.70 s: S1 restarts and wins term 4, copying its term-2 entry
+//!   to S3 and S4 — now on a majority (figure (c)). Client C writes `x=4` at 0.98 s.
+//! - S1 crashes right after it first commits #2: at 0.97 s with count-replicas (it counted #2
+//!   alone), at 1.02 s with current-term-only (#2 only commits with `x=4` on top).
+//! - 1.03 s: S5 restarts. With count-replicas it wins term 5 and overwrites #2 everywhere
+//!   (figure (d)); with the correct rule it can never collect a majority (figure (e)).
+//! - 1.6 s: S1 restarts and falls in with whoever leads.
+//!
+//! Each server has its own election timeout range so the right server stands first at each
+//! turn (S1 about 0.1 s, S5 about 0.2 s, the others about 0.8 s). The script's timing is fixed
+//! — the scenario offers no timing parameters — so a sweep's random faults land on the story
+//! as written.
+
+use super::raft_common::{build, ClusterPlan, RaftWorld, WorldNotes, PROPERTIES};
+use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
+use crate::kernel::engine::{Engine, Limits, Nodes, Recording, Setup, World};
+use crate::kernel::faults::{Action, Fault, FaultKind};
+use crate::kernel::ids::NodeId;
+use crate::properties::{PropertySpec, Verdict};
+use crate::protocols::raft::{
+    ClientConfig, ClientDurable, Entry, LogIndex, RaftClient, RaftDurable, RaftNode, RaftServer, Role, Term,
+};
+use crate::trace::{NodeInfo, TableView, Trace};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+
+pub const ID: &str = "raft-figure-8";
+pub const STOP_AT_MS: u64 = 2_400;
+
+const S1: NodeId = NodeId(0);
+const S2: NodeId = NodeId(1);
+const S3: NodeId = NodeId(2);
+const S4: NodeId = NodeId(3);
+const S5: NodeId = NodeId(4);
+const SERVERS: u32 = 5;
+const MAJORITY: usize = 3;
+/// The index the story is about.
+const CONTESTED: LogIndex = LogIndex(2);
+
+/// Election timeout range per server (ms). S1 always stands first when it is up, S5 next;
+/// S2–S4 wait long enough never to stand while the story runs.
+const TIMEOUTS_MS: [(u64, u64); 5] = [(100, 110), (800, 900), (800, 900), (800, 900), (220, 230)];
+
+pub const S1_REBOOT_MS: u64 = 250;
+pub const CUT_S1_MS: u64 = 390;
+pub const S1_CRASH_MS: u64 = 450;
+pub const CUT_S5_MS: u64 = 640;
+pub const S5_CRASH_MS: u64 = 680;
+pub const HEAL_MS: u64 = 690;
+pub const S1_RESTART_MS: u64 = 700;
+/// With count-replicas S1 first commits #2 as soon as S3 stores it (by about 0.95 s).
+pub const S1_CRASH_COUNTED_MS: u64 = 970;
+/// With current-term-only S1 first commits #2 once client C's entry is on a majority.
+pub const S1_CRASH_COMMITTED_MS: u64 = 1_020;
+pub const S5_RESTART_MS: u64 = 1_030;
+pub const S1_BACK_MS: u64 = 1_600;
+
+/// One scripted client: a write or two aimed at the server that leads at that moment.
+struct ClientPlan {
+    name: &'static str,
+    target: NodeId,
+    first_id: u32,
+    writes: u32,
+    start_ms: u64,
+    /// Pause after a committed write before the next one.
+    interval_ms: u64,
+    /// When it would send again, measured from its last send: after the demo, so each write
+    /// is made once (a retry would land the same command in the log a second time).
+    retry_ms: u64,
+}
+
+const CLIENTS: [ClientPlan; 3] = [
+    // `x=1` at 0.15 s, committed by about 0.17 s; `y=2` 0.245 s later, just after S1's
+    // links to S3..S5 fail.
+    ClientPlan {
+        name: "client A",
+        target: S1,
+        first_id: 1,
+        writes: 2,
+        start_ms: 150,
+        interval_ms: 245,
+        retry_ms: STOP_AT_MS + 50 - 400,
+    },
+    ClientPlan {
+        name: "client B",
+        target: S5,
+        first_id: 3,
+        writes: 1,
+        start_ms: 650,
+        interval_ms: 100,
+        retry_ms: STOP_AT_MS + 50 - 650,
+    },
+    ClientPlan {
+        name: "client C",
+        target: S1,
+        first_id: 4,
+        writes: 1,
+        start_ms: 980,
+        interval_ms: 100,
+        retry_ms: STOP_AT_MS + 50 - 980,
+    },
+];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CommitRule {
+    /// The paper's rule (§5.4.2): count copies only of entries from the leader's own term.
+    CurrentTermOnly,
+    /// The mistake: commit any entry a majority stores.
+    CountReplicas,
+}
+
+impl CommitRule {
+    pub fn parse(params: &Params) -> CommitRule {
+        match params.get("commit_rule").map(String::as_str) {
+            Some("count-replicas") => CommitRule::CountReplicas,
+            _ => CommitRule::CurrentTermOnly,
+        }
+    }
+
+    fn crash_ms(self) -> u64 {
+        match self {
+            CommitRule::CurrentTermOnly => S1_CRASH_COMMITTED_MS,
+            CommitRule::CountReplicas => S1_CRASH_COUNTED_MS,
+        }
+    }
+}
+
+pub fn info() -> ScenarioInfo {
+    ScenarioInfo {
+        id: ID,
+        chapter: 5,
+        sections: "§6",
+        title: "Raft: Figure 8 — why a leader commits only its own term's entries",
+        summary: "S1 leads term 2 and gets y=2 onto S2 only. S1 crashes; S5 wins term 3 and takes z=3 for the same index 2, which nobody else gets; S5 crashes. S1 comes back, wins term 4 and copies y=2 to S3: now a majority holds it. Then S1 crashes right after it first commits index 2. Counting copies, it commits y=2 at once — and S5, whose log ends in a later term, wins term 5 and overwrites it: an applied entry is lost. With the paper's rule S1 waits until its own term-4 entry x=4 is on a majority and commits both together; after that S5 can never win.",
+        params: vec![ParamSpec {
+            key: "commit_rule",
+            label: "Commit rule",
+            help: "When a leader may treat an entry as committed. The paper's rule counts copies only of entries from the leader's own term; counting copies of any entry is the mistake Figure 8 shows.",
+            default: "current-term-only",
+            kind: ParamKind::Choice {
+                options: vec![
+                    ChoiceOption {
+                        value: "current-term-only",
+                        label: "current term only — as in the paper: older entries commit under one of the leader's own",
+                    },
+                    ChoiceOption {
+                        value: "count-replicas",
+                        label: "count replicas — the bug: any entry stored on a majority counts as committed",
+                    },
+                ],
+            },
+        }],
+    }
+}
+
+pub fn expectation(params: &Params) -> Expectation {
+    let rule = CommitRule::parse(params);
+    let broken = |name: &str| {
+        rule == CommitRule::CountReplicas && (name == "leader-completeness" || name == "state-machine-safety")
+    };
+    let verdicts = PROPERTIES
+        .iter()
+        .map(|(n, _)| {
+            let v = if broken(n) {
+                Verdict::Violated
+            } else {
+                Verdict::Holds
+            };
+            (n.to_string(), v)
+        })
+        .collect();
+    let counted = rule == CommitRule::CountReplicas;
+    let outcome = vec![
+        ("figure_leaders".to_string(), json!(["S1", "S5", "S1"])),
+        ("index2_committed_term".to_string(), json!(2)),
+        ("index2_committed_alone".to_string(), json!(counted)),
+        (
+            "index2_final_term".to_string(),
+            json!(if counted { 3 } else { 2 }),
+        ),
+        (
+            "lost_committed_entries".to_string(),
+            json!(if counted { 1 } else { 0 }),
+        ),
+        ("s5_elected_after_commit".to_string(), json!(counted)),
+        ("logs_converged".to_string(), json!(true)),
+    ];
+    Expectation { outcome, verdicts }
+}
+
+fn script(rule: CommitRule) -> Vec<(u64, Fault)> {
+    let cut = |from, to| Fault::CutLink { from, to };
+    vec![
+        (S1_REBOOT_MS, Fault::Crash { node: S1 }),
+        (S1_REBOOT_MS + 10, Fault::Restart { node: S1 }),
+        (CUT_S1_MS, cut(S1, S3)),
+        (CUT_S1_MS, cut(S1, S4)),
+        (CUT_S1_MS, cut(S1, S5)),
+        (S1_CRASH_MS, Fault::Crash { node: S1 }),
+        (CUT_S5_MS, cut(S5, S2)),
+        (CUT_S5_MS, cut(S5, S3)),
+        (CUT_S5_MS, cut(S5, S4)),
+        (S5_CRASH_MS, Fault::Crash { node: S5 }),
+        (HEAL_MS, Fault::Heal),
+        (S1_RESTART_MS, Fault::Restart { node: S1 }),
+        (rule.crash_ms(), Fault::Crash { node: S1 }),
+        (S5_RESTART_MS, Fault::Restart { node: S5 }),
+        (S1_BACK_MS, Fault::Restart { node: S1 }),
+    ]
+}
+
+fn setup(params: &Params, notes: Option<WorldNotes>) -> Setup<Figure8World> {
+    let rule = CommitRule::parse(params);
+    // The shared builder reads the planted bug from `bug`; this scenario's switch is its rule.
+    let mut built = Params::new();
+    if rule == CommitRule::CountReplicas {
+        built.insert("bug".into(), "commit-old-term-by-count".into());
+    }
+    let Setup {
+        mut world,
+        mut nodes,
+        link,
+        scripted,
+    } = build(
+        &built,
+        ClusterPlan {
+            servers: SERVERS,
+            writes: 0,
+            client_start_ms: 0,
+            stop_at_ms: STOP_AT_MS,
+            scripted: script(rule),
+            watch: None,
+            stagger_first: false,
+        },
+    );
+    let mut names = world.names.clone();
+    names.extend(CLIENTS.iter().map(|c| c.name.to_string()));
+    let servers: Vec<NodeId> = (0..SERVERS).map(NodeId).collect();
+    for (i, (_, node, durable)) in nodes.iter_mut().enumerate() {
+        let (min, max) = TIMEOUTS_MS[i];
+        if let RaftNode::Server(s) = node {
+            s.config.election_timeout_ms_min = min;
+            s.config.election_timeout_ms_max = max;
+            s.config.names = names.clone();
+        }
+        if let RaftDurable::Server(d) = durable {
+            d.config.election_timeout_ms_min = min;
+            d.config.election_timeout_ms_max = max;
+            d.config.names = names.clone();
+        }
+    }
+    for (k, plan) in CLIENTS.iter().enumerate() {
+        let id = NodeId(SERVERS + k as u32);
+        let config = ClientConfig {
+            servers: servers.clone(),
+            names: names.clone(),
+            writes: plan.writes,
+            start_ms: plan.start_ms,
+            interval_ms: plan.interval_ms,
+            retry_ms: plan.retry_ms,
+            stop_at_ms: STOP_AT_MS,
+        };
+        let mut client = RaftClient::new(config.clone());
+        client.guess = plan.target;
+        client.first_id = plan.first_id;
+        nodes.push((
+            NodeInfo {
+                id,
+                name: plan.name.into(),
+                kind: "raft-client".into(),
+                faults: vec![FaultKind::Network, FaultKind::Input],
+            },
+            RaftNode::Client(client),
+            RaftDurable::Client(ClientDurable { config }),
+        ));
+    }
+    world.names = names;
+    Setup {
+        world: Figure8World::new(world, rule, notes),
+        nodes,
+        link,
+        scripted,
+    }
+}
+
+pub fn run(
+    params: &Params,
+    seed: u64,
+    actions: &[Action],
+    limits: Limits,
+    recording: Recording,
+) -> Result<Trace, String> {
+    let notes = (recording != Recording::Summary).then(WorldNotes::default);
+    let engine = Engine::new(setup(params, notes.clone()), seed, actions, limits, recording)?;
+    let mut trace = engine.run(ID, seed, params.clone());
+    if let Some(n) = notes {
+        n.apply(&mut trace);
+    }
+    Ok(trace)
+}
+
+/// The first entry ever committed at the contested index.
+#[derive(Clone, Debug)]
+struct FirstCommit {
+    entry: Entry,
+    /// The term of the server that first counted it committed.
+    leader_term: Term,
+    /// Whether it was committed with no entry of that term above it (by counting alone).
+    alone: bool,
+}
+
+/// [`RaftWorld`]'s safety checks, plus the story of index 2: who holds which entry there,
+/// when it was first committed and whether that entry survives.
+pub struct Figure8World {
+    inner: RaftWorld,
+    rule: CommitRule,
+    notes: Option<WorldNotes>,
+    step: u32,
+    said: BTreeSet<&'static str>,
+    first_commit: Option<FirstCommit>,
+    s5_elected_after_commit: bool,
+    was_up: Vec<bool>,
+    /// The term of the entry each server held at #2 at the last step (0: none).
+    held_at_contested: Vec<u64>,
+}
+
+impl Figure8World {
+    fn new(inner: RaftWorld, rule: CommitRule, notes: Option<WorldNotes>) -> Self {
+        Figure8World {
+            inner,
+            rule,
+            notes,
+            step: 0,
+            said: BTreeSet::new(),
+            first_commit: None,
+            s5_elected_after_commit: false,
+            was_up: vec![true; SERVERS as usize],
+            held_at_contested: vec![0; SERVERS as usize],
+        }
+    }
+
+    fn name(&self, id: NodeId) -> String {
+        self.inner.names.get(id.index()).cloned().unwrap_or_default()
+    }
+
+    fn names(&self, ids: &[NodeId]) -> String {
+        let names: Vec<String> = ids.iter().map(|i| self.name(*i)).collect();
+        match names.as_slice() {
+            [] => "no server".into(),
+            [one] => one.clone(),
+            [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+        }
+    }
+
+    fn servers() -> impl Iterator<Item = NodeId> {
+        (0..SERVERS).map(NodeId)
+    }
+
+    fn live<'a>(nodes: &'a Nodes<'_, RaftNode>, id: NodeId) -> Option<&'a RaftServer> {
+        nodes.live.get(id.index())?.as_ref()?.server()
+    }
+
+    fn log<'a>(nodes: &'a Nodes<'_, RaftNode>, id: NodeId) -> &'a [Entry] {
+        match nodes.durable.get(id.index()) {
+            Some(RaftDurable::Server(d)) => &d.log,
+            _ => &[],
+        }
+    }
+
+    fn entry_at(nodes: &Nodes<'_, RaftNode>, id: NodeId, index: LogIndex) -> Option<Entry> {
+        Self::log(nodes, id).get(index.0 as usize - 1).cloned()
+    }
+
+    fn last_term(nodes: &Nodes<'_, RaftNode>, id: NodeId) -> Term {
+        Self::log(nodes, id).last().map_or(Term(0), |e| e.term)
+    }
+
+    /// Servers whose persisted log holds exactly `entry` at `index`.
+    fn holders(nodes: &Nodes<'_, RaftNode>, index: LogIndex, entry: &Entry) -> Vec<NodeId> {
+        Self::servers()
+            .filter(|id| Self::entry_at(nodes, *id, index).as_ref() == Some(entry))
+            .collect()
+    }
+
+    /// Servers whose log holds an entry of `term` at `index`.
+    fn holders_of_term(nodes: &Nodes<'_, RaftNode>, index: LogIndex, term: Term) -> Vec<NodeId> {
+        Self::servers()
+            .filter(|id| Self::entry_at(nodes, *id, index).is_some_and(|e| e.term == term))
+            .collect()
+    }
+
+    /// The entry a majority of persisted logs holds at `index`, if any.
+    fn majority_entry(nodes: &Nodes<'_, RaftNode>, index: LogIndex) -> Option<Entry> {
+        Self::servers()
+            .filter_map(|id| Self::entry_at(nodes, id, index))
+            .find(|e| Self::holders(nodes, index, e).len() >= MAJORITY)
+    }
+
+    fn lost(&self, nodes: &Nodes<'_, RaftNode>) -> bool {
+        self.first_commit
+            .as_ref()
+            .is_some_and(|f| Self::holders(nodes, CONTESTED, &f.entry).len() < MAJORITY)
+    }
+
+    fn say(&mut self, key: &'static str, text: impl FnOnce(&Self) -> String) {
+        if self.notes.is_none() || !self.said.insert(key) {
+            return;
+        }
+        let text = text(self);
+        if let Some(n) = &self.notes {
+            n.push(self.step, text);
+        }
+    }
+
+    /// Bookkeeping the outcome needs, done on every run (sweeps included).
+    fn track(&mut self, nodes: &Nodes<'_, RaftNode>) {
+        if self.first_commit.is_none() {
+            if let Some((entry, term)) = self.inner.committed.get(&CONTESTED) {
+                let above = self
+                    .inner
+                    .committed
+                    .iter()
+                    .any(|(i, (e, _))| *i > CONTESTED && e.term == *term);
+                self.first_commit = Some(FirstCommit {
+                    entry: entry.clone(),
+                    leader_term: *term,
+                    alone: !above,
+                });
+            }
+        }
+        if let Some(f) = &self.first_commit {
+            let s5_leads =
+                Self::live(nodes, S5).is_some_and(|s| s.role == Role::Leader && s.term > f.leader_term);
+            self.s5_elected_after_commit |= s5_leads;
+        }
+    }
+
+    /// The story's narration, told when the state shows each turn of it.
+    fn narrate(&mut self, nodes: &Nodes<'_, RaftNode>) {
+        let leader = |id: NodeId, term: u64| {
+            Self::live(nodes, id).is_some_and(|s| s.role == Role::Leader && s.term == Term(term))
+        };
+        if let Some((first, _)) = self.inner.committed.get(&LogIndex(1)).cloned() {
+            self.say("setup", |_| {
+                format!(
+                    "Every log starts alike: {} is committed at #1 in term {}, as in the paper's figure. Watch index #2 from here on.",
+                    first.command, first.term
+                )
+            });
+        }
+        let command = |id: NodeId| {
+            Self::entry_at(nodes, id, CONTESTED).map_or(String::new(), |e| e.command.to_string())
+        };
+        let t2 = Self::holders_of_term(nodes, CONTESTED, Term(2));
+        if leader(S1, 2) && t2.len() >= 2 {
+            self.say("a", |w| {
+                format!(
+                    "(a) S1 leads term 2, and its entry at #2 ({}) is stored on {} only — {} of 5, short of the 3 a commit needs, so nobody treats it as committed. S1's links to S3, S4 and S5 are down.",
+                    command(S1),
+                    w.names(&t2),
+                    t2.len()
+                )
+            });
+        }
+        if leader(S5, 3) {
+            let votes: Vec<NodeId> = Self::live(nodes, S5).map_or(Vec::new(), |s| {
+                s.votes.iter().copied().filter(|v| *v != S5).collect()
+            });
+            let s2_refused = !votes.contains(&S2) && Self::last_term(nodes, S2) > Self::last_term(nodes, S5);
+            self.say("b-elected", |w| {
+                format!(
+                    "(b) S1 is down and S5 wins term 3 with its own vote and those of {}.{}",
+                    w.names(&votes),
+                    if s2_refused {
+                        " S2 turned it down: S2's log ends in term 2, S5's only in term 1, so S5 might lack entries S2 holds."
+                    } else {
+                        ""
+                    }
+                )
+            });
+        }
+        let t3 = Self::holders_of_term(nodes, CONTESTED, Term(3));
+        if !t3.is_empty() && !t2.is_empty() {
+            self.say("b-entry", |w| {
+                format!(
+                    "(b) S5 takes {} as #2 in term 3, but its links are down and no one else gets it. Index #2 now holds two different entries: term 2 on {}, term 3 on {}.",
+                    command(S5),
+                    w.names(&t2),
+                    w.names(&t3)
+                )
+            });
+        }
+        if leader(S1, 4) {
+            self.say("c-elected", |_| {
+                "(c) S5 is down; S1 is back and wins term 4. As leader it copies its own log — the term-2 entry at #2 included — to every follower that lacks it.".into()
+            });
+        }
+        // What S1 knows: itself plus every follower it has seen store #2.
+        let s1 = Self::live(nodes, S1).filter(|s| {
+            let known = 1 + s.match_index.values().filter(|m| **m >= CONTESTED).count();
+            s.role == Role::Leader && s.term > Term(2) && known >= MAJORITY
+        });
+        if let Some(s1) = s1.filter(|_| t2.len() >= MAJORITY) {
+            let term = s1.term;
+            let mut known: Vec<NodeId> = s1
+                .match_index
+                .iter()
+                .filter(|(_, m)| **m >= CONTESTED)
+                .map(|(id, _)| *id)
+                .collect();
+            known.insert(0, S1);
+            if s1.commit_index >= CONTESTED {
+                self.say("majority", |w| {
+                    format!(
+                        "(c) S1 now knows the term-2 entry at #2 is on {} — a majority — and, counting copies, marks it committed and applies it. But it was written in term 2, not in S1's term {term}: S5, whose log ends in term 3, can still win the votes of S2, S3 and S4 and replace it.",
+                        w.names(&known)
+                    )
+                });
+            } else {
+                self.say("majority", |w| {
+                    format!(
+                        "(c) S1 now knows the term-2 entry at #2 is on {} — a majority — yet it does not commit it. It was written in term 2, not in S1's term {term}, and S5's log ends in term 3: S5 could still win the votes of S2, S3 and S4 and replace it. For an entry of an older term, a majority of copies is not enough.",
+                        w.names(&known)
+                    )
+                });
+            }
+        }
+        if let Some(f) = self.first_commit.clone().filter(|f| !f.alone) {
+            let term = f.leader_term;
+            let own = self
+                .inner
+                .committed
+                .iter()
+                .find(|(i, (e, _))| **i > CONTESTED && e.term == term)
+                .map(|(i, (e, _))| format!("{} at {i}", e.command))
+                .unwrap_or_default();
+            self.say("e", |_| {
+                format!(
+                    "(e) S1's own entry of term {term} ({own}) is now on a majority, so S1 commits it — and #2 beneath it commits with it. From now on every majority includes a server whose log ends in term {term}, newer than S5's term 3: S5 can never be elected without #2."
+                )
+            });
+        }
+        let s1_up = Self::live(nodes, S1).is_some();
+        if self.was_up[S1.index()] && !s1_up && self.first_commit.is_some() {
+            let own = self.first_commit.as_ref().map_or(Term(0), |f| f.leader_term);
+            let has_own = Self::log(nodes, S1).iter().any(|e| e.term == own);
+            self.say("crash", |_| {
+                if has_own {
+                    format!("S1 crashes right after it committed #2 together with its own term-{own} entry. Both are safe now: no server that lacks them can be elected.")
+                } else {
+                    format!("S1 crashes right after it counted #2 committed — before it has stored a single entry of its own term {own}.")
+                }
+            });
+        }
+        if let Some(f) = self.first_commit.clone() {
+            let s5 = Self::live(nodes, S5).filter(|s| s.term > f.leader_term);
+            if let Some(s5) = s5 {
+                let term = s5.term;
+                // Servers that would vote for S5: up, with a log no newer than its own.
+                let mine = Self::last_term(nodes, S5);
+                let (newer, willing): (Vec<NodeId>, Vec<NodeId>) = [S1, S2, S3, S4]
+                    .into_iter()
+                    .filter(|id| Self::live(nodes, *id).is_some())
+                    .partition(|id| Self::last_term(nodes, *id) > mine);
+                if s5.role == Role::Candidate && willing.len() + 1 < MAJORITY {
+                    self.say("s5-cannot", |w| {
+                        format!(
+                            "S5 stands in term {term}, but it cannot win: {} hold logs that end in a newer term than its own term {mine}, and refuse. Without them S5 cannot gather 3 votes, so the committed #2 stays.",
+                            w.names(&newer)
+                        )
+                    });
+                }
+                let lacks = Self::entry_at(nodes, S5, CONTESTED).as_ref() != Some(&f.entry);
+                if s5.role == Role::Leader && lacks {
+                    let votes: Vec<NodeId> = s5.votes.iter().copied().filter(|v| *v != S5).collect();
+                    self.say("d-elected", |w| {
+                        format!(
+                            "(d) S5 wins term {term} with its own vote and those of {}: its log ends in term {mine}, newer than theirs, so the vote check lets it through. Yet S5 lacks the entry S1 counted committed at #2 — a leader missing a committed entry.",
+                            w.names(&votes)
+                        )
+                    });
+                }
+            }
+        }
+        if self.lost(nodes) {
+            self.say("lost", |w| {
+                let entry = w.first_commit.as_ref().map(|f| f.entry.command.to_string()).unwrap_or_default();
+                format!(
+                    "(d) S5 has overwritten #2 on the others with its own term-3 entry. The {entry} that S1 counted committed and applied is no longer on a majority: a committed entry is lost."
+                )
+            });
+        }
+        // A server's entry at #2 is replaced.
+        for id in Self::servers() {
+            let now = Self::entry_at(nodes, id, CONTESTED).map_or(0, |e| e.term.0);
+            let before = self.held_at_contested[id.index()];
+            self.held_at_contested[id.index()] = now;
+            if before == 0 || now == 0 || before == now {
+                continue;
+            }
+            let committed_one = self
+                .first_commit
+                .as_ref()
+                .is_some_and(|f| f.entry.term.0 == before);
+            let applied = Self::live(nodes, id).is_some_and(|s| s.last_applied >= CONTESTED);
+            if committed_one && id == S1 {
+                self.say("s1-drops", |_| {
+                    "S1 is back and follows S5: it drops its own #2 — the very entry it had counted committed and applied before it crashed.".into()
+                });
+            } else if committed_one {
+                self.say("first-overwrite", |w| {
+                    let who = w.name(id);
+                    format!(
+                        "{who} takes the leader's word that its old #2 was never committed — yet S1 had counted it committed{}.",
+                        if applied { format!(", and {who} itself had already applied it") } else { String::new() }
+                    )
+                });
+            } else if id == S5 {
+                self.say("s5-repaired", |_| {
+                    "S5's term-3 entry at #2, never committed, is replaced by the committed one. Every server agrees on #2 again.".into()
+                });
+            }
+        }
+    }
+}
+
+impl World for Figure8World {
+    type Node = RaftNode;
+
+    fn properties(&self) -> Vec<PropertySpec> {
+        self.inner.properties()
+    }
+
+    fn evaluate(&mut self, nodes: &Nodes<'_, RaftNode>, out: &mut Vec<bool>) {
+        self.inner.evaluate(nodes, out);
+        self.track(nodes);
+        if self.notes.is_some() {
+            self.narrate(nodes);
+        }
+        for id in Self::servers() {
+            self.was_up[id.index()] = Self::live(nodes, id).is_some();
+        }
+        self.step += 1;
+    }
+
+    fn highlight(&self, nodes: &Nodes<'_, RaftNode>) -> Option<String> {
+        if let Some(f) = &self.first_commit {
+            if self.lost(nodes) {
+                return Some(format!(
+                    "#2 was committed as {} (term {}) and applied, but a majority now holds something else there: a committed entry is lost",
+                    f.entry.command, f.entry.term
+                ));
+            }
+            if f.alone && self.rule == CommitRule::CountReplicas {
+                return Some(format!(
+                    "#2 counts as committed, but it is a term-{} entry with nothing of term {} above it: a server whose log ends in a later term can still be elected and overwrite it",
+                    f.entry.term, f.leader_term
+                ));
+            }
+        }
+        self.inner.highlight(nodes)
+    }
+
+    fn tables(&self, nodes: &Nodes<'_, RaftNode>) -> Vec<TableView> {
+        let mut tables = self.inner.tables(nodes);
+        let rows = Self::servers()
+            .map(|id| {
+                let entry = Self::entry_at(nodes, id, CONTESTED);
+                let committed = match Self::live(nodes, id) {
+                    Some(s) if entry.is_some() && s.commit_index >= CONTESTED => "✓ counts it committed",
+                    Some(_) if entry.is_some() => "… not committed here",
+                    Some(_) => "—",
+                    None => "down",
+                };
+                vec![
+                    self.name(id),
+                    entry.as_ref().map_or("—".into(), |e| e.command.to_string()),
+                    entry.as_ref().map_or("—".into(), |e| e.term.0.to_string()),
+                    committed.to_string(),
+                    Self::last_term(nodes, id).0.to_string(),
+                ]
+            })
+            .collect();
+        tables.push(TableView {
+            title: "Index #2 on each server".into(),
+            columns: ["server", "entry at #2", "its term", "status", "last log term"]
+                .map(String::from)
+                .to_vec(),
+            rows,
+        });
+        tables
+    }
+
+    fn outcome(&self, nodes: &Nodes<'_, RaftNode>) -> BTreeMap<String, Value> {
+        let mut out = self.inner.outcome(nodes);
+        let rule = match self.rule {
+            CommitRule::CurrentTermOnly => "current-term-only",
+            CommitRule::CountReplicas => "count-replicas",
+        };
+        out.insert("commit_rule".into(), json!(rule));
+        let figure: Vec<Value> = (2..=4)
+            .map(|t| {
+                self.inner
+                    .leaders
+                    .get(&Term(t))
+                    .map_or(Value::Null, |l| json!(self.name(*l)))
+            })
+            .collect();
+        out.insert("figure_leaders".into(), Value::Array(figure));
+        let f = self.first_commit.as_ref();
+        out.insert(
+            "index2_committed_term".into(),
+            f.map_or(Value::Null, |f| json!(f.entry.term.0)),
+        );
+        out.insert(
+            "index2_committed_alone".into(),
+            f.map_or(Value::Null, |f| json!(f.alone)),
+        );
+        out.insert(
+            "index2_final_term".into(),
+            Self::majority_entry(nodes, CONTESTED).map_or(Value::Null, |e| json!(e.term.0)),
+        );
+        let lost = self
+            .inner
+            .committed
+            .iter()
+            .filter(|(i, (e, _))| Self::holders(nodes, **i, e).len() < MAJORITY)
+            .count();
+        out.insert("lost_committed_entries".into(), json!(lost));
+        out.insert(
+            "s5_elected_after_commit".into(),
+            json!(self.s5_elected_after_commit),
+        );
+        out
+    }
+}

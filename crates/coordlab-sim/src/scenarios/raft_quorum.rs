@@ -1,0 +1,436 @@
+//! `raft-quorum` (curriculum §6): how many failures a Raft cluster survives. A client keeps
+//! writing while servers crash one by one — followers first, from the highest number down,
+//! every 0.6 s — until fewer than a majority are left. Up to that point every write commits;
+//! after it none does, although the leader is still up and still takes the writes into its
+//! log. Last the leader crashes too, and the survivors cannot even elect a new one.
+//!
+//! A cluster of N needs ⌊N/2⌋+1 servers for a majority, so it survives ⌊(N−1)/2⌋ failures:
+//! an even N survives no more than N−1 would. The world shows that table with the chosen N
+//! marked, and counts the writes committed at each number of failures.
+
+use super::raft_common::{bug, PROPERTIES};
+use super::raft_common::{build, common_params, num, servers_param, ClusterPlan, RaftWorld, WorldNotes};
+use super::{Expectation, Params, ScenarioInfo};
+use crate::kernel::engine::{Engine, Limits, Nodes, Recording, Setup, World};
+use crate::kernel::faults::{Action, Fault};
+use crate::kernel::ids::NodeId;
+use crate::properties::{PropertySpec, Verdict};
+use crate::protocols::raft::{RaftBug, RaftNode, RaftServer, Role, MAX_SERVERS};
+use crate::trace::{TableView, Trace};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+pub const ID: &str = "raft-quorum";
+pub const CLIENT_START_MS: u64 = 400;
+pub const FIRST_CRASH_MS: u64 = 600;
+pub const CRASH_EVERY_MS: u64 = 600;
+/// How long the run goes on after the last crash: long enough to see that nothing commits
+/// and that no election succeeds.
+pub const AFTER_LAST_CRASH_MS: u64 = 700;
+/// More writes than the client can make in the run, so it never runs out.
+const WRITES: u32 = 60;
+
+/// Servers needed for a majority of `n`.
+pub fn majority(n: u32) -> u32 {
+    n / 2 + 1
+}
+
+/// Failures a cluster of `n` survives: ⌊(n−1)/2⌋.
+pub fn tolerated(n: u32) -> u32 {
+    n.saturating_sub(1) / 2
+}
+
+fn cluster_size(params: &Params) -> u32 {
+    (num(params, "servers", 5) as u32).clamp(1, MAX_SERVERS)
+}
+
+/// Who crashes, in order: followers from the highest number down until the majority is
+/// gone (one more than the cluster tolerates), then the first leader S1.
+pub fn crash_order(n: u32) -> Vec<NodeId> {
+    if n <= 1 {
+        return vec![NodeId(0)];
+    }
+    let mut order: Vec<NodeId> = (0..=tolerated(n)).map(|k| NodeId(n - 1 - k)).collect();
+    order.push(NodeId(0));
+    order
+}
+
+pub fn stop_at_ms(n: u32) -> u64 {
+    let crashes = crash_order(n).len() as u64;
+    FIRST_CRASH_MS + (crashes - 1) * CRASH_EVERY_MS + AFTER_LAST_CRASH_MS
+}
+
+pub fn info() -> ScenarioInfo {
+    let mut params = vec![servers_param(1)];
+    params.extend(common_params());
+    ScenarioInfo {
+        id: ID,
+        chapter: 5,
+        sections: "§6",
+        title: "Raft: how many failures a quorum survives",
+        summary: "S1 leads and a client writes all the time. From 0.6 s a follower crashes every 0.6 s. While a majority is up, every write commits; once one more server is down than the cluster can spare, the leader still appends the client's write but never gets enough copies, and the client waits for ever. Then the leader crashes too and nobody can be elected. The table beside it shows why 4 servers survive no more failures than 3.",
+        params,
+    }
+}
+
+/// The told story holds with timing like the default (timeouts well above the heartbeat).
+fn story(params: &Params) -> bool {
+    let min = num(params, "election_timeout_ms_min", 150);
+    let max = num(params, "election_timeout_ms_max", 300).max(min);
+    let hb = num(params, "heartbeat_ms", 50);
+    hb * 2 < min && max <= 400 && min >= 100
+}
+
+pub fn expectation(params: &Params) -> Expectation {
+    let mut verdicts = Vec::new();
+    let mut outcome = Vec::new();
+    if bug(params) == RaftBug::None {
+        verdicts = PROPERTIES
+            .iter()
+            .map(|(n, _)| (n.to_string(), Verdict::Holds))
+            .collect();
+    }
+    if story(params) {
+        let n = cluster_size(params);
+        outcome.push(("first_leader".to_string(), json!("S1")));
+        outcome.push(("majority".to_string(), json!(majority(n))));
+        outcome.push(("failures_tolerated".to_string(), json!(tolerated(n))));
+        outcome.push((
+            "crashes_until_writes_stopped".to_string(),
+            json!(tolerated(n) + 1),
+        ));
+        outcome.push(("writes_committed_after_loss".to_string(), json!(0)));
+        outcome.push(("client_stuck".to_string(), json!(true)));
+    }
+    Expectation { outcome, verdicts }
+}
+
+pub fn run(
+    params: &Params,
+    seed: u64,
+    actions: &[Action],
+    limits: Limits,
+    recording: Recording,
+) -> Result<Trace, String> {
+    let n = cluster_size(params);
+    let scripted = crash_order(n)
+        .into_iter()
+        .enumerate()
+        .map(|(k, node)| (FIRST_CRASH_MS + k as u64 * CRASH_EVERY_MS, Fault::Crash { node }))
+        .collect();
+    let Setup {
+        world,
+        nodes,
+        link,
+        scripted,
+    } = build(
+        params,
+        ClusterPlan {
+            servers: n,
+            writes: WRITES,
+            client_start_ms: CLIENT_START_MS,
+            stop_at_ms: stop_at_ms(n),
+            scripted,
+            watch: None,
+            stagger_first: true,
+        },
+    );
+    let notes = (recording != Recording::Summary).then(WorldNotes::default);
+    let setup = Setup {
+        world: QuorumWorld::new(world, n, notes.clone()),
+        nodes,
+        link,
+        scripted,
+    };
+    let engine = Engine::new(setup, seed, actions, limits, recording)?;
+    let mut trace = engine.run(ID, seed, params.clone());
+    if let Some(notes) = notes {
+        notes.apply(&mut trace);
+    }
+    Ok(trace)
+}
+
+/// [`RaftWorld`]'s checks, plus the quorum arithmetic: how many servers are up against the
+/// majority needed, and how many writes committed at each number of failures.
+pub struct QuorumWorld {
+    inner: RaftWorld,
+    n: u32,
+    notes: Option<WorldNotes>,
+    step: u32,
+    was_up: Vec<bool>,
+    crashes: u32,
+    /// For each write the client started, how many servers were down at that moment.
+    started_with_down: BTreeMap<u32, u32>,
+    counted: usize,
+    /// Writes committed, indexed by the number of servers down when each was started.
+    committed_by_down: Vec<u64>,
+    told_stuck: bool,
+}
+
+impl QuorumWorld {
+    fn new(inner: RaftWorld, n: u32, notes: Option<WorldNotes>) -> Self {
+        QuorumWorld {
+            inner,
+            n,
+            notes,
+            step: 0,
+            was_up: vec![true; n as usize],
+            crashes: 0,
+            started_with_down: BTreeMap::new(),
+            counted: 0,
+            committed_by_down: vec![0; n as usize + 1],
+            told_stuck: false,
+        }
+    }
+
+    fn name(&self, id: NodeId) -> String {
+        self.inner.names.get(id.index()).cloned().unwrap_or_default()
+    }
+
+    fn live<'a>(&self, nodes: &'a Nodes<'_, RaftNode>, id: NodeId) -> Option<&'a RaftServer> {
+        nodes.live.get(id.index())?.as_ref()?.server()
+    }
+
+    fn up(&self, nodes: &Nodes<'_, RaftNode>) -> u32 {
+        (0..self.n)
+            .filter(|i| self.live(nodes, NodeId(*i)).is_some())
+            .count() as u32
+    }
+
+    fn leader<'a>(&self, nodes: &'a Nodes<'_, RaftNode>) -> Option<&'a RaftServer> {
+        (0..self.n)
+            .filter_map(|i| self.live(nodes, NodeId(i)))
+            .filter(|s| s.role == Role::Leader)
+            .max_by_key(|s| s.term)
+    }
+
+    /// Bookkeeping of the client's writes against the failures at the time each started.
+    fn track_writes(&mut self, nodes: &Nodes<'_, RaftNode>) {
+        let down = self.n - self.up(nodes);
+        let client = self
+            .inner
+            .client
+            .and_then(|c| nodes.live.get(c.index()))
+            .and_then(|c| c.as_ref());
+        let Some(RaftNode::Client(c)) = client else {
+            return;
+        };
+        if let Some(id) = c.outstanding {
+            self.started_with_down.entry(id).or_insert(down);
+        }
+        for (id, _) in c.committed.iter().skip(self.counted) {
+            let k = self.started_with_down.get(id).copied().unwrap_or(down);
+            self.committed_by_down[k as usize] += 1;
+        }
+        self.counted = c.committed.len();
+    }
+
+    /// Narration for each crash: how many are left against the majority needed.
+    fn narrate_crashes(&mut self, nodes: &Nodes<'_, RaftNode>) {
+        let (n, m, f) = (self.n, majority(self.n), tolerated(self.n));
+        for i in 0..n {
+            let id = NodeId(i);
+            let up_now = self.live(nodes, id).is_some();
+            if !self.was_up[i as usize] || up_now {
+                continue;
+            }
+            let up = self.up(nodes);
+            let name = self.name(id);
+            let k = self.crashes;
+            let is = if up == 1 { "is" } else { "are" };
+            let text = if n == 1 {
+                format!("{name}, the only server, is down: nothing is left to lead, store or commit a write, and the client's requests go unanswered.")
+            } else if up >= m {
+                format!(
+                    "{name} is down ({k} down so far; a {n}-server cluster can lose {f}). {up} of {n} servers are up and a majority is {m}, so the cluster still elects and commits."
+                )
+            } else if up + 1 >= m {
+                let leader = self.leader(nodes).map(|l| {
+                    format!(
+                        " {} still leads and will take the client's next write into its log, but it can never gather {m} copies of it.",
+                        self.name(l.id)
+                    )
+                });
+                let even = if n % 2 == 0 {
+                    format!(
+                        " With {n} servers a majority is {m}, so {n} survive {} — no more than {}.",
+                        match f {
+                            0 => "no failure at all".to_string(),
+                            1 => "only 1 failure".to_string(),
+                            _ => format!("only {f} failures"),
+                        },
+                        if n == 2 {
+                            "a single server does".to_string()
+                        } else {
+                            format!("{} servers do", n - 1)
+                        }
+                    )
+                } else {
+                    String::new()
+                };
+                format!(
+                    "{name} is down ({k} down, one more than a {n}-server cluster can lose). Only {up} of {n} {is} up, fewer than the {m} a majority needs: from here on no write commits.{}{even}",
+                    leader.unwrap_or_default()
+                )
+            } else {
+                format!(
+                    "{name} is down too: {up} of {n} up. An election needs {m} votes, so nobody can become leader; the client's requests go unanswered."
+                )
+            };
+            if let Some(notes) = &self.notes {
+                notes.push(self.step, text);
+            }
+        }
+        // The first write a leader takes after the majority is gone, and why it stays put.
+        let up = self.up(nodes);
+        if up < m && !self.told_stuck {
+            let Some(l) = self.leader(nodes).filter(|l| l.last_index() > l.commit_index) else {
+                return;
+            };
+            let index = l.last_index();
+            let Some(entry) = l.log.last() else { return };
+            self.told_stuck = true;
+            let text = format!(
+                "{} takes {} at {index}, but only {up} of {n} servers {} up: at most {up} cop{} can exist, and a commit needs {m}. The write stays uncommitted and the client gets no answer.",
+                self.name(l.id),
+                entry.command,
+                if up == 1 { "is" } else { "are" },
+                if up == 1 { "y" } else { "ies" }
+            );
+            if let Some(notes) = &self.notes {
+                notes.push(self.step, text);
+            }
+        }
+    }
+}
+
+impl World for QuorumWorld {
+    type Node = RaftNode;
+
+    fn properties(&self) -> Vec<PropertySpec> {
+        self.inner.properties()
+    }
+
+    fn evaluate(&mut self, nodes: &Nodes<'_, RaftNode>, out: &mut Vec<bool>) {
+        self.inner.evaluate(nodes, out);
+        for i in 0..self.n {
+            if self.was_up[i as usize] && self.live(nodes, NodeId(i)).is_none() {
+                self.crashes += 1;
+            }
+        }
+        self.track_writes(nodes);
+        if self.notes.is_some() {
+            self.narrate_crashes(nodes);
+        }
+        for i in 0..self.n {
+            self.was_up[i as usize] = self.live(nodes, NodeId(i)).is_some();
+        }
+        self.step += 1;
+    }
+
+    fn highlight(&self, nodes: &Nodes<'_, RaftNode>) -> Option<String> {
+        let (up, m) = (self.up(nodes), majority(self.n));
+        if up < m {
+            return Some(format!(
+                "Only {up} of {} servers are up and {m} are needed: nothing can commit and no leader can be elected",
+                self.n
+            ));
+        }
+        self.inner.highlight(nodes)
+    }
+
+    fn tables(&self, nodes: &Nodes<'_, RaftNode>) -> Vec<TableView> {
+        let mut tables = self.inner.tables(nodes);
+        let up = self.up(nodes);
+        let m = majority(self.n);
+        tables.push(TableView {
+            title: "Quorum now".into(),
+            columns: [
+                "servers up",
+                "majority needed",
+                "crashed so far",
+                "can elect and commit",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows: vec![vec![
+                format!("{up} of {}", self.n),
+                m.to_string(),
+                (self.n - up).to_string(),
+                if up >= m { "yes" } else { "NO" }.to_string(),
+            ]],
+        });
+        let rows = (1..=MAX_SERVERS)
+            .map(|size| {
+                let mut note = Vec::new();
+                if size == self.n {
+                    note.push("◀ this run".to_string());
+                }
+                if size % 2 == 0 {
+                    note.push(format!("no more than {}", size - 1));
+                }
+                vec![
+                    size.to_string(),
+                    majority(size).to_string(),
+                    tolerated(size).to_string(),
+                    note.join(" · "),
+                ]
+            })
+            .collect();
+        tables.push(TableView {
+            title: "Cluster size and failures tolerated".into(),
+            columns: [
+                "servers N",
+                "majority ⌊N/2⌋+1",
+                "failures tolerated ⌊(N−1)/2⌋",
+                "",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows,
+        });
+        tables
+    }
+
+    fn outcome(&self, nodes: &Nodes<'_, RaftNode>) -> BTreeMap<String, Value> {
+        let mut out = self.inner.outcome(nodes);
+        let f = tolerated(self.n);
+        out.insert("servers".into(), json!(self.n));
+        out.insert("majority".into(), json!(majority(self.n)));
+        out.insert("failures_tolerated".into(), json!(f));
+        out.insert("crashes".into(), json!(self.crashes));
+        let by_down: Vec<u64> =
+            self.committed_by_down[..=(self.crashes as usize).min(self.n as usize)].to_vec();
+        out.insert("writes_committed_by_failures".into(), json!(by_down));
+        let last = self.committed_by_down.iter().rposition(|w| *w > 0);
+        out.insert(
+            "crashes_until_writes_stopped".into(),
+            match last {
+                Some(k) if (k as u32) < self.crashes => json!(k + 1),
+                _ => Value::Null,
+            },
+        );
+        let (before, after) = self
+            .committed_by_down
+            .split_at((f as usize + 1).min(self.committed_by_down.len()));
+        out.insert(
+            "writes_committed_before_loss".into(),
+            json!(before.iter().sum::<u64>()),
+        );
+        out.insert(
+            "writes_committed_after_loss".into(),
+            json!(after.iter().sum::<u64>()),
+        );
+        let stuck = match self
+            .inner
+            .client
+            .and_then(|c| nodes.live.get(c.index()))
+            .and_then(|c| c.as_ref())
+        {
+            Some(RaftNode::Client(c)) => c.outstanding.is_some(),
+            _ => false,
+        };
+        out.insert("client_stuck".into(), json!(stuck));
+        out
+    }
+}
