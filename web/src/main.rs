@@ -2,10 +2,12 @@
 //! All protocol logic lives in `coordlab-sim`; this crate renders traces and dispatches
 //! commands (step, seek, inject a fault, change a parameter).
 
+mod compare_state;
 mod components;
 mod route;
 mod state;
 
+use components::compare_view::CompareView;
 use components::library::Library;
 use components::player::PlayerView;
 use route::{Parsed, Route};
@@ -52,6 +54,7 @@ fn app() -> Html {
                         let key = play.scenario.clone();
                         html! { <PlayerView key={key} route={play} notices={notices} /> }
                     }
+                    Route::Compare(compare) => html! { <CompareView route={compare} notices={notices} /> },
                 } }
             </main>
         </>

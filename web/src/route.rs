@@ -1,7 +1,9 @@
-//! The URL is the permalink: `#/play/<scenario>?<param>=<value>&seed=N&actions=SCRIPT&step=K`.
+//! The URL is the permalink: `#/play/<scenario>?<param>=<value>&seed=N&actions=SCRIPT&step=K`,
+//! or for two runs side by side `#/compare/<left>/<right>?seed=N&left=SCRIPT&right=SCRIPT&step=K`.
 //! Parsing is total: anything malformed or outdated yields defaults plus a notice explaining
 //! what was ignored, never an error page.
 
+use crate::compare_state::{CompareRoute, DEFAULT_PAIR};
 use coordlab_sim::kernel::faults::{script_code, Action};
 use coordlab_sim::scenarios::{self, Params};
 
@@ -11,6 +13,71 @@ pub const DEFAULT_SEED: u64 = 1;
 pub enum Route {
     Library,
     Play(PlayRoute),
+    Compare(CompareRoute),
+}
+
+/// The pair the library links to, at the start.
+pub fn default_compare_route() -> CompareRoute {
+    CompareRoute {
+        left: DEFAULT_PAIR.0.to_string(),
+        right: DEFAULT_PAIR.1.to_string(),
+        seed: DEFAULT_SEED,
+        left_actions: Vec::new(),
+        right_actions: Vec::new(),
+        step: None,
+    }
+}
+
+/// Parses `<left>/<right>?…` of a compare link. Unknown scenarios fall back to the default
+/// pair; bad values to defaults, each with a notice.
+fn parse_compare(pair: &str, query: &str, notices: &mut Vec<String>) -> CompareRoute {
+    let mut route = default_compare_route();
+    let ids: Vec<String> = pair.split('/').map(decode).collect();
+    match ids.as_slice() {
+        [l, r] if scenarios::find(l).is_ok() && scenarios::find(r).is_ok() => {
+            route.left = l.clone();
+            route.right = r.clone();
+        }
+        _ => notices.push(format!(
+            "“{pair}” does not name two known scenarios; showing {} beside {}.",
+            DEFAULT_PAIR.0, DEFAULT_PAIR.1
+        )),
+    }
+    for item in query.split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = item.split_once('=').unwrap_or((item, ""));
+        let (key, value) = (decode(key), decode(value));
+        let script = |side: &str, notices: &mut Vec<String>| match coordlab_sim::kernel::faults::parse_script(
+            &value,
+        ) {
+            Ok(a) => a,
+            Err(e) => {
+                notices.push(format!(
+                    "The {side} run's fault script could not be read ({e}); it was left out."
+                ));
+                Vec::new()
+            }
+        };
+        match key.as_str() {
+            "seed" => match value.parse::<u64>() {
+                Ok(s) => route.seed = s,
+                Err(_) => notices.push(format!(
+                    "The seed “{value}” is not a whole number; using seed {DEFAULT_SEED}."
+                )),
+            },
+            "step" => match value.parse::<u32>() {
+                Ok(s) => route.step = Some(s),
+                Err(_) => notices.push(format!(
+                    "The step “{value}” is not a whole number; starting at the beginning."
+                )),
+            },
+            "left" => route.left_actions = script("left", notices),
+            "right" => route.right_actions = script("right", notices),
+            _ => notices.push(format!(
+                "“{key}” is not a setting of the side-by-side view (outdated link?); it was ignored."
+            )),
+        }
+    }
+    route
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -78,6 +145,16 @@ pub fn parse(hash: &str) -> Parsed {
     if path.is_empty() || path == "library" {
         return Parsed {
             route: Route::Library,
+            notices,
+        };
+    }
+    if let Some(pair) = path
+        .strip_prefix("compare/")
+        .or(if path == "compare" { Some("") } else { None })
+    {
+        let route = parse_compare(pair, query, &mut notices);
+        return Parsed {
+            route: Route::Compare(route),
             notices,
         };
     }
@@ -189,6 +266,24 @@ pub fn format(route: &Route) -> String {
             }
             format!("#/play/{}?{}", encode(&p.scenario), parts.join("&"))
         }
+        Route::Compare(c) => {
+            let mut parts = vec![format!("seed={}", c.seed)];
+            if !c.left_actions.is_empty() {
+                parts.push(format!("left={}", encode(&script_code(&c.left_actions))));
+            }
+            if !c.right_actions.is_empty() {
+                parts.push(format!("right={}", encode(&script_code(&c.right_actions))));
+            }
+            if let Some(step) = c.step {
+                parts.push(format!("step={step}"));
+            }
+            format!(
+                "#/compare/{}/{}?{}",
+                encode(&c.left),
+                encode(&c.right),
+                parts.join("&")
+            )
+        }
     }
 }
 
@@ -226,6 +321,49 @@ mod tests {
                 notices: vec![]
             }
         );
+    }
+
+    #[test]
+    fn a_compare_route_round_trips() {
+        let route = Route::Compare(CompareRoute {
+            left: "raft-election".into(),
+            right: "raft-partition".into(),
+            seed: 4,
+            left_actions: vec![Action {
+                at_step: 7,
+                fault: Fault::Crash { node: NodeId(0) },
+            }],
+            right_actions: vec![Action {
+                at_step: 9,
+                fault: Fault::Crash { node: NodeId(0) },
+            }],
+            step: Some(12),
+        });
+        let hash = format(&route);
+        assert_eq!(
+            hash,
+            "#/compare/raft-election/raft-partition?seed=4&left=7@crash:0&right=9@crash:0&step=12"
+        );
+        assert_eq!(
+            parse(&hash),
+            Parsed {
+                route,
+                notices: vec![]
+            }
+        );
+    }
+
+    #[test]
+    fn a_bad_compare_link_falls_back_to_the_default_pair_with_notices() {
+        let parsed = parse("#/compare/redis-failover/nope?seed=x&left=zzz&colour=1");
+        let Route::Compare(c) = parsed.route else {
+            panic!("expected the compare view")
+        };
+        assert_eq!((c.left.as_str(), c.right.as_str()), DEFAULT_PAIR);
+        assert_eq!(c.seed, DEFAULT_SEED);
+        assert!(c.left_actions.is_empty());
+        assert_eq!(parsed.notices.len(), 4, "{:?}", parsed.notices);
+        assert!(matches!(parse("#/compare").route, Route::Compare(_)));
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Fault controls: crash, restart or pause a participant right after the step on screen.
+//! Fault controls: crash, restart or pause a participant right after the step on screen, or
+//! send it one of the inputs it offers (e.g. force a Raft election timeout).
 //! Each click forks the run — the steps before stay, the rest is simulated again.
 
 use crate::state::{Action, Player};
@@ -34,12 +35,15 @@ pub fn fault_panel(props: &FaultPanelProps) -> Html {
         Callback::from(move |_: MouseEvent| d.dispatch(Action::Inject(fault.clone())))
     };
     let rows = props.trace.nodes.iter().filter(|n| !n.faults.is_empty()).map(|n| {
-        let status = props.snapshot.nodes[n.id.index()].status;
+        let view = &props.snapshot.nodes[n.id.index()];
+        let status = view.status;
         let crashed = status == NodeStatus::Crashed;
         let allows = |k: FaultKind| n.faults.contains(&k);
         html! {
             <li data-node={n.name.clone()}>
                 <span class="fault-node">{ &n.name }</span>
+                // Buttons wrap under each other, never under the next node's name.
+                <span class="fault-buttons">
                 if allows(FaultKind::Crash) {
                     <button onclick={inject(Fault::Crash { node: n.id })} disabled={crashed}
                         aria-label={format!("Crash {}", n.name)}>{ "Crash" }</button>
@@ -64,9 +68,22 @@ pub fn fault_panel(props: &FaultPanelProps) -> Html {
                     <button onclick={inject(Fault::SlowNode { node: n.id, extra_ms: 0 })} disabled={crashed}
                         aria-label={format!("{} at normal speed", n.name)}>{ "Normal speed" }</button>
                 }
+                if allows(FaultKind::Input) {
+                    // Only the inputs the node takes in its state now (none while it is down).
+                    { for view.inputs.iter().map(|input| html! {
+                        <button class="input" onclick={inject(Fault::Input { node: n.id, input: input.code.clone() })}
+                            aria-label={format!("{} ({})", input.label, n.name)}>{ &input.label }</button>
+                    }) }
+                }
+                </span>
             </li>
         }
     });
+    let offers_input = props
+        .trace
+        .nodes
+        .iter()
+        .any(|n| n.faults.contains(&FaultKind::Input));
     let names = |id: coordlab_sim::NodeId| props.trace.node_name(id).to_string();
     let script = props.actions.iter().enumerate().map(|(i, a)| {
         let d = props.dispatch.clone();
@@ -75,6 +92,9 @@ pub fn fault_panel(props: &FaultPanelProps) -> Html {
                 { format!("after step {}: {}", a.at_step.saturating_sub(1), a.fault.describe(&names)) }
                 if props.trace.unapplied_actions.contains(a) {
                     <em class="never-ran">{ " — never reached: the run ended first" }</em>
+                }
+                if let Some(r) = props.trace.refused_actions.iter().find(|r| r.action == *a) {
+                    <em class="never-ran">{ format!(" — no effect: {}", r.reason) }</em>
                 }
                 <button class="remove" onclick={Callback::from(move |_| d.dispatch(Action::RemoveFault(i)))}
                     aria-label={format!("Remove fault {}", i + 1)}>{ "Remove" }</button>
@@ -87,7 +107,7 @@ pub fn fault_panel(props: &FaultPanelProps) -> Html {
     };
     html! {
         <section class="faults" aria-labelledby="faults-title">
-            <h2 id="faults-title">{ "Inject a fault after this step" }</h2>
+            <h2 id="faults-title">{ if offers_input { "Inject a fault or send an input after this step" } else { "Inject a fault after this step" } }</h2>
             <label class="pause-length">
                 { "Duration for pause / slow-down (ms) " }
                 <input type="number" min="1" max={MAX_FAULT_MS.to_string()} value={(*pause_ms).clone()} oninput={on_pause_input} />

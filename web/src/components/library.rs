@@ -1,7 +1,9 @@
 //! The scenario library, grouped by the curriculum's chapters.
 
 use super::notices::Notices;
-use coordlab_sim::scenarios::{catalog, CHAPTERS};
+use crate::compare_state::DEFAULT_PAIR;
+use crate::route::{self, Route};
+use coordlab_sim::scenarios::{self, catalog, CHAPTERS};
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
@@ -12,6 +14,11 @@ pub struct LibraryProps {
 #[function_component(Library)]
 pub fn library(props: &LibraryProps) -> Html {
     let scenarios = catalog();
+    // The side-by-side card sits with the left scenario of the pair, if both exist.
+    let compare_chapter = match (scenarios::find(DEFAULT_PAIR.0), scenarios::find(DEFAULT_PAIR.1)) {
+        (Ok(left), Ok(_)) => (left.info)().chapter,
+        _ => 0,
+    };
     html! {
         <section class="library" aria-labelledby="library-title">
             <Notices notices={props.notices.clone()} />
@@ -41,6 +48,16 @@ pub fn library(props: &LibraryProps) -> Html {
                                     </a>
                                 </li>
                             }) }
+                            if chapter.number == compare_chapter {
+                                <li class="card compare-card">
+                                    <a href={route::format(&Route::Compare(route::default_compare_route()))}>
+                                        <h3>{ "Side by side: Redis failover vs the consensus lock" }</h3>
+                                        <p class="sections">{ "two runs, one seed, the same fault clicks" }</p>
+                                        <p>{ "The node that granted the lock crashes right after granting it. On the left Redis promotes a replica that never heard of the lock and hands it out again; on the right the grant was already on a majority, so the new leader still knows who holds it. Step both together." }</p>
+                                        <span class="open">{ "Compare →" }</span>
+                                    </a>
+                                </li>
+                            }
                         </ul>
                     </section>
                 })

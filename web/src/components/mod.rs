@@ -1,11 +1,13 @@
 //! View components. Each renders part of a snapshot or dispatches player actions.
 
+pub mod compare_view;
 pub mod controls;
 pub mod event_log;
 pub mod fault_panel;
 pub mod inspector;
 pub mod library;
 pub mod narration;
+pub mod network_panel;
 pub mod notices;
 pub mod player;
 pub mod property_panel;

@@ -14,8 +14,8 @@ pub struct NarrationProps {
 pub fn narration(props: &NarrationProps) -> Html {
     let entry = &props.trace.entries[props.cursor];
     html! {
-        <section class="narration" aria-labelledby="narration-title">
-            <h2 id="narration-title" class="visually-hidden">{ "What is happening" }</h2>
+        // Labelled by text, not by an id: the side-by-side view shows two narrations.
+        <section class="narration" aria-label="What is happening">
             <p class="event-text"><span class="step-no">{ format!("Step {}", entry.seq) }</span>{ &entry.text }</p>
             <div aria-live="polite" aria-atomic="true" class="notes">
                 { for entry.notes.iter().map(|n| html! { <p>{ n }</p> }) }

@@ -6,6 +6,7 @@ use super::event_log::EventLog;
 use super::fault_panel::FaultPanel;
 use super::inspector::Inspector;
 use super::narration::Narration;
+use super::network_panel::{offers_network, NetworkPanel};
 use super::notices::Notices;
 use super::property_panel::PropertyPanel;
 use super::topology::Topology;
@@ -124,6 +125,9 @@ pub fn player_view(props: &PlayerProps) -> Html {
                     <Topology trace={player.trace.clone()} cursor={player.cursor} />
                     <Narration trace={player.trace.clone()} cursor={player.cursor} />
                     <FaultPanel trace={player.trace.clone()} snapshot={snapshot.clone()} actions={player.actions.clone()} dispatch={dispatch.clone()} />
+                    if offers_network(&player.trace) {
+                        <NetworkPanel trace={player.trace.clone()} snapshot={snapshot.clone()} dispatch={dispatch.clone()} />
+                    }
                 </div>
                 <aside class="stage-side">
                     <PropertyPanel trace={player.trace.clone()} cursor={player.cursor} dispatch={dispatch.clone()} />

@@ -2,8 +2,8 @@
 //! messages in flight drawn where they are between send and delivery at the current time.
 //! Messages are keyed by id, so CSS transitions move them smoothly from step to step.
 
-use coordlab_sim::kernel::time::{format_signed_ms, format_time};
-use coordlab_sim::trace::{NodeInfo, NodeStatus, Trace};
+use coordlab_sim::kernel::time::{format_signed_ms, format_time, MS_US};
+use coordlab_sim::trace::{Gauge, LogCell, NodeInfo, NodeStatus, NodeView, Trace};
 use std::rc::Rc;
 use yew::prelude::*;
 
@@ -11,6 +11,13 @@ const WIDTH: f64 = 800.0;
 const HEIGHT: f64 = 470.0;
 const CARD_W: f64 = 200.0;
 const CARD_H: f64 = 84.0;
+/// A consensus ring is taller: its cards carry a log strip and a timer.
+const RING_HEIGHT: f64 = 570.0;
+const SERVER_CARD_H: f64 = 120.0;
+const CLIENT_CARD: (f64, f64) = (220.0, 84.0);
+/// Log cells on a server card.
+const CELL_W: f64 = 26.0;
+const CELL_GAP: f64 = 3.0;
 
 /// Which row a participant sits in: authorities on top, workers in the middle, the things
 /// they write to at the bottom.
@@ -25,23 +32,155 @@ fn tier(kind: &str) -> usize {
 /// Card centres and the card width: one row per tier present, cards spread evenly in a row
 /// and narrowed when a row is crowded.
 pub fn layout(nodes: &[NodeInfo]) -> (Vec<(f64, f64)>, f64) {
-    // A consensus cluster is a ring of peers, not layers; anything else (a client) sits in
-    // the top-left corner.
+    // A consensus cluster is a ring of peers, not layers; anything else (clients, workers, a
+    // resource) takes the corners around it: top left, top right, bottom left, bottom right.
     let ring: Vec<usize> = (0..nodes.len())
         .filter(|i| nodes[*i].kind == "raft-server")
         .collect();
     if ring.len() >= 2 {
-        let mut pos = vec![(95.0, 45.0); nodes.len()];
+        let height = ring_height(nodes);
+        let (half_w, half_h) = (CLIENT_CARD.0 / 2.0, CLIENT_CARD.1 / 2.0);
+        let corners = [
+            (10.0 + half_w, 8.0 + half_h),
+            (WIDTH - 10.0 - half_w, 8.0 + half_h),
+            (10.0 + half_w, height - 8.0 - half_h),
+            (WIDTH - 10.0 - half_w, height - 8.0 - half_h),
+        ];
+        let mut pos = vec![corners[0]; nodes.len()];
+        let others = (0..nodes.len()).filter(|i| !ring.contains(i));
+        for (k, i) in others.enumerate() {
+            // A fifth outsider would need a real layout; stack it below the fourth.
+            let (x, y) = corners[k.min(3)];
+            pos[i] = (x, y + (k.saturating_sub(3) as f64) * (CLIENT_CARD.1 + 8.0));
+        }
         for (k, i) in ring.iter().enumerate() {
             let a = std::f64::consts::TAU * k as f64 / ring.len() as f64 - std::f64::consts::FRAC_PI_2;
-            pos[*i] = (
-                WIDTH / 2.0 + 270.0 * a.cos(),
-                HEIGHT / 2.0 + 10.0 + 160.0 * a.sin(),
-            );
+            pos[*i] = (WIDTH / 2.0 + 285.0 * a.cos(), 290.0 + 190.0 * a.sin());
         }
-        return (pos, 170.0);
+        // Seven cards only fit the ring a little narrower.
+        let card_w = match ring.len() {
+            7.. => 170.0,
+            6 => 185.0,
+            _ => 200.0,
+        };
+        return (pos, card_w);
     }
     layout_in_tiers(nodes)
+}
+
+/// The ring's picture grows when outsiders sit in its bottom corners, clear of the lower
+/// servers.
+fn ring_height(nodes: &[NodeInfo]) -> f64 {
+    let outsiders = nodes.iter().filter(|n| n.kind != "raft-server").count();
+    RING_HEIGHT
+        + if outsiders > 2 { 90.0 } else { 0.0 }
+        + outsiders.saturating_sub(4) as f64 * (CLIENT_CARD.1 + 8.0)
+}
+
+fn is_ring(nodes: &[NodeInfo]) -> bool {
+    nodes.iter().filter(|n| n.kind == "raft-server").count() >= 2
+}
+
+/// Width and height of one participant's card.
+fn card_size(kind: &str, ring: bool, card_w: f64) -> (f64, f64) {
+    match kind {
+        "raft-server" if ring => (card_w, SERVER_CARD_H),
+        "raft-client" if ring => CLIENT_CARD,
+        _ => (card_w, CARD_H),
+    }
+}
+
+/// The election timer as a ring that empties as time runs out, with the time left in words
+/// beside it: the arc's length carries the meaning, not its colour.
+/// A `compact` gauge (on a narrow card outside the ring) leaves the words to its tooltip.
+fn gauge_view(g: &Gauge, right: f64, top: f64, compact: bool) -> Html {
+    let left_ms = g.remaining_us / MS_US;
+    // Whole percent of a `pathLength` of 100: the arc needs no float formatting.
+    let pct = (g.remaining_us.min(g.total_us) * 100 / g.total_us.max(1)).min(100);
+    let (cx, cy) = if compact {
+        (right - 18.0, top + 19.0)
+    } else {
+        (right - 22.0, top + 22.0)
+    };
+    let r = if compact { "10" } else { "13" };
+    let low = pct <= 25;
+    html! {
+        <g class={classes!("gauge", low.then_some("low"))} data-remaining-us={g.remaining_us.to_string()}>
+            <title>{ format!("{} in {left_ms} ms (of {} ms)", g.label, g.total_us / MS_US) }</title>
+            <circle class="gauge-track" cx={px(cx)} cy={px(cy)} r={r} />
+            <circle class="gauge-arc" cx={px(cx)} cy={px(cy)} r={r} pathLength="100"
+                stroke-dasharray={format!("{pct} 100")} transform={format!("rotate(-90 {} {})", px(cx), px(cy))} />
+            if !compact {
+                <text class="gauge-text" x={px(cx - 20.0)} y={px(cy + 5.0)} text-anchor="end">{ format!("{left_ms} ms left") }</text>
+            }
+        </g>
+    }
+}
+
+/// The log as a row of cells, newest last: the term inside each, its index under it;
+/// committed entries are solid with a ✓, the rest dashed.
+fn log_view(cells: &[LogCell], left: f64, top: f64, width: f64) -> Html {
+    let room = ((width - 24.0 + CELL_GAP) / (CELL_W + CELL_GAP)) as usize;
+    if cells.is_empty() {
+        return html! { <text class="log-empty" x={px(left + 12.0)} y={px(top + 95.0)}>{ "log: empty" }</text> };
+    }
+    let skipped = cells.len().saturating_sub(room.max(2));
+    let skipped = if skipped > 0 { skipped + 1 } else { 0 }; // one slot goes to the "…" marker
+    let shown = &cells[skipped..];
+    let offset = usize::from(skipped > 0);
+    let y = top + 78.0;
+    html! {
+        <g class="log-strip">
+            if skipped > 0 {
+                <text class="log-more" x={px(left + 12.0 + CELL_W / 2.0)} y={px(y + 16.0)} text-anchor="middle">
+                    <title>{ format!("{skipped} earlier entries") }</title>
+                    { "…" }
+                </text>
+            }
+            { for shown.iter().enumerate().map(|(k, c)| {
+                let x = left + 12.0 + (k + offset) as f64 * (CELL_W + CELL_GAP);
+                html! {
+                    <g class={classes!("cell", if c.committed { "committed" } else { "open" })}>
+                        <title>{ format!("entry #{} · term {} · {} · {}", c.index, c.term, c.label,
+                            if c.committed { "committed" } else { "not committed" }) }</title>
+                        <rect x={px(x)} y={px(y)} width={px(CELL_W)} height="22" rx="3" />
+                        <text class="cell-term" x={px(x + CELL_W / 2.0)} y={px(y + 16.0)} text-anchor="middle">
+                            { if c.committed { format!("{}✓", c.term) } else { c.term.to_string() } }
+                        </text>
+                        <text class="cell-index" x={px(x + CELL_W / 2.0)} y={px(y + 35.0)} text-anchor="middle">{ c.index }</text>
+                    </g>
+                }
+            }) }
+        </g>
+    }
+}
+
+/// One line per participant for screen readers: the picture as words.
+fn describe_node(name: &str, n: &NodeView) -> String {
+    let mut parts = vec![format!("{name}: {}", n.lines.join("; "))];
+    if let Some(g) = &n.gauge {
+        parts.push(format!("{} in {} ms", g.label, g.remaining_us / MS_US));
+    }
+    if !n.log.is_empty() {
+        let cells: Vec<String> = n
+            .log
+            .iter()
+            .map(|c| {
+                format!(
+                    "#{} term {}{}",
+                    c.index,
+                    c.term,
+                    if c.committed {
+                        " committed"
+                    } else {
+                        " not committed"
+                    }
+                )
+            })
+            .collect();
+        parts.push(format!("log {}", cells.join(", ")));
+    }
+    parts.join("; ")
 }
 
 fn layout_in_tiers(nodes: &[NodeInfo]) -> (Vec<(f64, f64)>, f64) {
@@ -90,6 +229,15 @@ fn truncate(s: &str, max: usize) -> String {
     }
 }
 
+/// The gist of a message label for a crowded picture (the tooltip and the network panel keep
+/// the whole label): the part before any parenthesis or comma, at most two ` · ` parts,
+/// e.g. `heartbeat term 1 (prev #0/t0, commit #0)` → `heartbeat term 1`.
+fn headline(label: &str) -> String {
+    let head = label.split([',', '(']).next().unwrap_or(label).trim_end();
+    let head: Vec<&str> = head.split(" · ").take(2).collect();
+    truncate(&head.join(" · "), 30)
+}
+
 /// A point along the link from `a` to `b`, shifted sideways so the two directions of one link
 /// do not overlap. `f` runs from sender (0) to receiver (1).
 fn along(a: (f64, f64), b: (f64, f64), f: f64) -> (f64, f64) {
@@ -120,7 +268,8 @@ pub fn topology(props: &TopologyProps) -> Html {
         return html! {};
     };
     let (pos, card_w) = layout(&trace.nodes);
-    let chars = (card_w / 8.2) as usize;
+    let ring = is_ring(&trace.nodes);
+    let height = if ring { ring_height(&trace.nodes) } else { HEIGHT };
     let now = snap.time_us;
     let mut links = Vec::new();
     for i in 0..pos.len() {
@@ -129,26 +278,50 @@ pub fn topology(props: &TopologyProps) -> Html {
             links.push(html! { <line class="link" x1={px(a.0)} y1={px(a.1)} x2={px(b.0)} y2={px(b.1)} /> });
         }
     }
-    // Broken links: one line per direction; labels only while few links are broken, since a
-    // partition cuts many at once and the banner-free picture of red lines says it better.
+    // Broken links. A link broken the same way in both directions (what a partition does) is
+    // one centred line; a one-way break sits on its direction's side of the link with an
+    // arrowhead halfway, so the picture shows which way is broken. Labels only while few
+    // links are broken: a partition breaks many at once and the red lines say it better.
+    let same_back = |l: &coordlab_sim::trace::LinkView| {
+        snap.links
+            .iter()
+            .any(|r| r.from == l.to && r.to == l.from && r.cut == l.cut && r.held == l.held)
+    };
     let label_links = snap.links.len() <= 4;
-    let broken = snap.links.iter().map(|l| {
+    let broken = snap.links.iter().filter(|l| !(same_back(l) && l.from > l.to)).map(|l| {
         let (a, b) = (pos[l.from.index()], pos[l.to.index()]);
-        let mid = along(a, b, 0.5);
+        let (f, t) = (trace.node_name(l.from), trace.node_name(l.to));
+        let both = same_back(l);
         let label = if l.cut { "✂ cut" } else { "held" };
+        let (arrow, data) = if both {
+            ("↔", format!("{f}<->{t}"))
+        } else {
+            ("→", format!("{f}->{t}"))
+        };
+        let (s, m, e) = if both {
+            (a, ((a.0 + b.0) / 2.0, (a.1 + b.1) / 2.0), b)
+        } else {
+            (along_span(a, b, 0.0), along_span(a, b, 0.5), along_span(a, b, 1.0))
+        };
+        let marker = match (both, l.cut) {
+            (true, _) => None,
+            (false, true) => Some("url(#link-arrow)"),
+            (false, false) => Some("url(#link-arrow-held)"),
+        };
         html! {
-            <g class={classes!("link-state", l.cut.then_some("cut"), l.held.then_some("held"))}>
-                <title>{ format!("{label} {} → {}", trace.node_name(l.from), trace.node_name(l.to)) }</title>
-                <line x1={px(a.0)} y1={px(a.1)} x2={px(b.0)} y2={px(b.1)} />
+            <g class={classes!("link-state", l.cut.then_some("cut"), l.held.then_some("held"))} data-link={data}>
+                <title>{ format!("{label} {f} {arrow} {t}") }</title>
+                <path d={format!("M {} {} L {} {} L {} {}", px(s.0), px(s.1), px(m.0), px(m.1), px(e.0), px(e.1))}
+                    marker-mid={marker} />
                 if label_links {
-                    <text x={px(mid.0)} y={px(mid.1)}>{ format!("{label} {}→{}", trace.node_name(l.from), trace.node_name(l.to)) }</text>
+                    <text x={px(m.0)} y={px(m.1 - 6.0)}>{ format!("{label} {f}{arrow}{t}") }</text>
                 }
             </g>
         }
     });
     let cut_count = snap.links.iter().filter(|l| l.cut).count();
     let cut_legend = (!label_links && cut_count > 0).then(|| {
-        html! { <text class="cut-legend" x="790" y="462" text-anchor="end">{ format!("✂ {cut_count} one-way links cut (red dashes)") }</text> }
+        html! { <text class="cut-legend" x="790" y={px(height - 8.0)} text-anchor="end">{ format!("✂ {cut_count} one-way links cut (red dashes)") }</text> }
     });
     // The message this step delivered, as an arrow: the "what just happened".
     let delivered = entry.message.as_ref().map(|m| {
@@ -180,11 +353,11 @@ pub fn topology(props: &TopologyProps) -> Html {
             m.deliver_us.map_or("when released".to_string(), format_time)
         );
         html! {
-            <g key={m.id.0.to_string()} class={classes!("msg", reply.then_some("reply"), m.deliver_us.is_none().then_some("held"))}
+            <g key={m.id.0.to_string()} data-msg={m.id.0.to_string()} class={classes!("msg", reply.then_some("reply"), m.deliver_us.is_none().then_some("held"))}
                style={format!("transform: translate({}px, {}px)", px(p.0), px(p.1))}>
                 <title>{ title }</title>
                 <circle r="7" />
-                <text y="-12">{ truncate(&m.label, 34) }</text>
+                <text y="-12">{ if ring { headline(&m.label) } else { truncate(&m.label, 34) } }</text>
             </g>
         }
     });
@@ -197,25 +370,35 @@ pub fn topology(props: &TopologyProps) -> Html {
             NodeStatus::Paused { until_us } => ("paused", Some(format!("‖ PAUSED until {}", format_time(until_us)))),
         };
         let involved = entry.nodes.first() == Some(&n.id);
-        let (left, top) = (x - card_w / 2.0, y - CARD_H / 2.0);
+        let (w, h) = card_size(&info.kind, ring, card_w);
+        let (left, top) = (x - w / 2.0, y - h / 2.0);
+        // Raft cards use a slightly smaller line font so "vote S1 · log 3 · commit 2" fits.
+        let chars = (w / if ring { 7.6 } else { 8.2 }) as usize;
         html! {
             <g class={classes!("node", status_class, info.kind.clone(), involved.then_some("acting"))} data-node={info.name.clone()}>
                 if info.kind == "database" {
-                    <ellipse class="db-top" cx={px(x)} cy={px(top)} rx={px(card_w / 2.0)} ry="10" />
+                    <ellipse class="db-top" cx={px(x)} cy={px(top)} rx={px(w / 2.0)} ry="10" />
                 }
-                <rect x={px(left)} y={px(top)} width={px(card_w)} height={px(CARD_H)} rx="10" />
+                <rect x={px(left)} y={px(top)} width={px(w)} height={px(h)} rx="10" />
                 <text class="node-name" x={px(left + 12.0)} y={px(top + 24.0)}>{ &info.name }</text>
-                if card_w > 180.0 && info.kind != info.name {
-                    <text class="node-kind" x={px(left + card_w - 12.0)} y={px(top + 24.0)} text-anchor="end">{ &info.kind }</text>
+                // A Raft card's corner holds its timer; its first line already names the role.
+                if w > 180.0 && info.kind != info.name && !ring && n.gauge.is_none() {
+                    <text class="node-kind" x={px(left + w - 12.0)} y={px(top + 24.0)} text-anchor="end">{ &info.kind }</text>
+                }
+                if let Some(g) = &n.gauge {
+                    { gauge_view(g, left + w, top, !ring) }
                 }
                 { for n.lines.iter().take(2).enumerate().map(|(i, line)| html! {
                     <text class="node-line" x={px(left + 12.0)} y={px(top + 48.0 + 20.0 * i as f64)}>{ truncate(line, chars) }</text>
                 }) }
+                if info.kind == "raft-server" && ring {
+                    { log_view(&n.log, left, top, w) }
+                }
                 if let Some(badge) = badge {
-                    <text class="badge" x={px(x)} y={px(top + CARD_H + 20.0)} text-anchor="middle">{ badge }</text>
+                    <text class="badge" x={px(x)} y={px(top + h + 20.0)} text-anchor="middle">{ badge }</text>
                 }
                 if n.clock_offset_us != 0 {
-                    <text class="clock" x={px(left + card_w - 12.0)} y={px(top + CARD_H - 10.0)} text-anchor="end">
+                    <text class="clock" x={px(left + w - 12.0)} y={px(top + h - 10.0)} text-anchor="end">
                         { format!("clock {}{}", if n.clock_offset_us > 0 { "+" } else { "" }, format_signed_ms(n.clock_offset_us)) }
                     </text>
                 }
@@ -232,10 +415,16 @@ pub fn topology(props: &TopologyProps) -> Html {
     html! {
         <figure class="topology">
             { for banner }
-            <svg viewBox={format!("0 0 {} {}", px(WIDTH), px(HEIGHT))} role="img"
+            <svg viewBox={format!("0 0 {} {}", px(WIDTH), px(height))} role="img"
                  aria-label={format!("Participants and messages at step {}", props.cursor)}>
                 <defs>
                     <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+                        <path d="M 0 0 L 10 5 L 0 10 z" />
+                    </marker>
+                    <marker id="link-arrow" class="link-arrow" viewBox="0 0 10 10" refX="5" refY="5" markerWidth="5" markerHeight="5" orient="auto">
+                        <path d="M 0 0 L 10 5 L 0 10 z" />
+                    </marker>
+                    <marker id="link-arrow-held" class="link-arrow held" viewBox="0 0 10 10" refX="5" refY="5" markerWidth="5" markerHeight="5" orient="auto">
                         <path d="M 0 0 L 10 5 L 0 10 z" />
                     </marker>
                     <pattern id="hatch" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">
@@ -251,6 +440,35 @@ pub fn topology(props: &TopologyProps) -> Html {
                 { for messages }
                 { for lost }
             </svg>
+            <ul class="visually-hidden" aria-label="Participants at this step">
+                { for snap.nodes.iter().map(|n| html! { <li>{ describe_node(trace.node_name(n.id), n) }</li> }) }
+            </ul>
         </figure>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::headline;
+
+    #[test]
+    fn headlines_keep_the_gist_of_a_label() {
+        assert_eq!(
+            headline("heartbeat term 1 (prev #0/t0, commit #0)"),
+            "heartbeat term 1"
+        );
+        assert_eq!(
+            headline("append ok · term 1 · matches up to #1"),
+            "append ok · term 1"
+        );
+        assert_eq!(headline("request 1: set x=1"), "request 1: set x=1");
+        assert_eq!(
+            headline("reply 12: not the leader, try S1"),
+            "reply 12: not the leader"
+        );
+        assert_eq!(
+            headline("AppendEntries term 1 +1 after #0/t0 (commit #0)"),
+            "AppendEntries term 1 +1 after…"
+        );
     }
 }

@@ -1,0 +1,337 @@
+//! Side by side: two scenarios with the same seed and the same fault clicks, stepping
+//! together in true-time order, so a room sees one failure and two outcomes.
+
+use super::narration::Narration;
+use super::notices::Notices;
+use super::topology::Topology;
+use crate::compare_state::{Compare, CompareAction, CompareRoute, Side};
+use crate::route::{self, Route};
+use coordlab_sim::kernel::faults::{FaultKind, MAX_FAULT_MS};
+use coordlab_sim::kernel::time::format_time;
+use coordlab_sim::properties::Verdict;
+use coordlab_sim::trace::NodeStatus;
+use coordlab_sim::Fault;
+use gloo_timers::callback::Interval;
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::JsCast;
+use web_sys::{HtmlInputElement, KeyboardEvent};
+use yew::prelude::*;
+
+const STEPS_PER_SECOND: u32 = 4;
+const DEFAULT_PAUSE_MS: u64 = 40_000;
+
+#[derive(Properties, PartialEq)]
+pub struct CompareProps {
+    pub route: CompareRoute,
+    pub notices: Vec<String>,
+}
+
+#[function_component(CompareView)]
+pub fn compare_view(props: &CompareProps) -> Html {
+    let initial = (props.route.clone(), props.notices.clone());
+    let state = use_reducer(move || match Compare::from_route(&initial.0, initial.1.clone()) {
+        Ok(c) => c,
+        Err(e) => {
+            // The router only opens known scenarios; should one still fail, show the default
+            // pair with the reason rather than a blank page.
+            let fallback = route::default_compare_route();
+            let mut c = Compare::from_route(&fallback, vec![]).expect("the default pair runs");
+            c.notices.push(format!(
+                "These runs could not be opened ({e}); showing the default pair."
+            ));
+            c
+        }
+    });
+    let dispatch = state.dispatcher();
+
+    {
+        let dispatch = dispatch.clone();
+        use_effect_with(
+            (props.route.clone(), props.notices.clone()),
+            move |(route, notices)| {
+                dispatch.dispatch(CompareAction::Load(route.clone(), notices.clone()));
+            },
+        );
+    }
+    use_effect_with(state.route(), |route| {
+        let hash = route::format(&Route::Compare(route.clone()));
+        if let Some(history) = web_sys::window().and_then(|w| w.history().ok()) {
+            let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&hash));
+        }
+    });
+    {
+        let dispatch = dispatch.clone();
+        use_effect_with(state.playing, move |playing| {
+            let interval = playing.then(|| {
+                Interval::new(1_000 / STEPS_PER_SECOND, move || {
+                    dispatch.dispatch(CompareAction::Tick)
+                })
+            });
+            move || drop(interval)
+        });
+    }
+    {
+        let dispatch = dispatch.clone();
+        use_effect_with((), move |_| {
+            let listener = Closure::<dyn Fn(KeyboardEvent)>::new(move |e: KeyboardEvent| {
+                if e.ctrl_key() || e.meta_key() || e.alt_key() {
+                    return;
+                }
+                let tag = e
+                    .target()
+                    .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+                    .map(|el| el.tag_name())
+                    .unwrap_or_default();
+                if matches!(tag.as_str(), "INPUT" | "SELECT" | "TEXTAREA") {
+                    return;
+                }
+                let on_button = tag == "BUTTON" || tag == "A";
+                let action = match e.key().as_str() {
+                    "ArrowRight" | "l" => Some(CompareAction::StepForward),
+                    "ArrowLeft" | "j" => Some(CompareAction::StepBack),
+                    "Home" => Some(CompareAction::First),
+                    "End" => Some(CompareAction::Last),
+                    " " | "k" if !on_button || e.key() == "k" => Some(CompareAction::TogglePlay),
+                    _ => None,
+                };
+                if let Some(action) = action {
+                    e.prevent_default();
+                    dispatch.dispatch(action);
+                }
+            });
+            let window = web_sys::window();
+            if let Some(w) = &window {
+                let _ = w.add_event_listener_with_callback("keydown", listener.as_ref().unchecked_ref());
+            }
+            move || {
+                if let Some(w) = window {
+                    let _ =
+                        w.remove_event_listener_with_callback("keydown", listener.as_ref().unchecked_ref());
+                }
+            }
+        });
+    }
+
+    let c = &*state;
+    let (l, r) = c.at();
+    let moved = c.moved();
+    let on_dismiss = {
+        let d = dispatch.clone();
+        Callback::from(move |_| d.dispatch(CompareAction::DismissNotices))
+    };
+    html! {
+        <div class="compare">
+            <Notices notices={c.notices.clone()} on_dismiss={on_dismiss} />
+            <div class="player-head">
+                <h1>{ format!("Side by side: {} · {}", c.left.info.title, c.right.info.title) }</h1>
+                <p class="summary">{ "The same seed and the same fault clicks go to both runs. Each step is the next event of whichever run has one first, so both columns always show the same moment." }</p>
+            </div>
+            <Transport state={state.clone()} dispatch={dispatch.clone()} />
+            <SharedFaults state={state.clone()} dispatch={dispatch.clone()} />
+            <div class="compare-sides">
+                <SideView side={c.left.clone()} cursor={l} moved={moved == Some(true)} label="left" />
+                <SideView side={c.right.clone()} cursor={r} moved={moved == Some(false)} label="right" />
+            </div>
+        </div>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+struct TransportProps {
+    state: UseReducerHandle<Compare>,
+    dispatch: UseReducerDispatcher<Compare>,
+}
+
+#[function_component(Transport)]
+fn transport(props: &TransportProps) -> Html {
+    let c = &*props.state;
+    let d = &props.dispatch;
+    let send = |make: fn() -> CompareAction| {
+        let d = d.clone();
+        Callback::from(move |_: MouseEvent| d.dispatch(make()))
+    };
+    let on_seek = {
+        let d = d.clone();
+        Callback::from(move |e: InputEvent| {
+            if let Ok(i) = e
+                .target_unchecked_into::<HtmlInputElement>()
+                .value()
+                .parse::<usize>()
+            {
+                d.dispatch(CompareAction::Seek(i));
+            }
+        })
+    };
+    let seed_error = use_state(|| None::<String>);
+    let on_seed = {
+        let d = d.clone();
+        let seed_error = seed_error.clone();
+        Callback::from(move |e: Event| {
+            let v = e.target_unchecked_into::<HtmlInputElement>().value();
+            match v.trim().parse::<u64>() {
+                Ok(seed) => {
+                    seed_error.set(None);
+                    d.dispatch(CompareAction::SetSeed(seed));
+                }
+                Err(_) => seed_error.set(Some(format!(
+                    "“{v}” is not a seed: use a whole number from 0 to 18446744073709551615."
+                ))),
+            }
+        })
+    };
+    let at_end = c.cursor >= c.last();
+    html! {
+        <div class="controls">
+            <div class="transport" role="group" aria-label="Playback of both runs">
+                <button onclick={send(|| CompareAction::First)} disabled={c.cursor == 0} aria-label="Restart both runs from the first step">{ "|◀ First" }</button>
+                <button onclick={send(|| CompareAction::StepBack)} disabled={c.cursor == 0} aria-label="Step back">{ "◀ Back" }</button>
+                <button class="play" onclick={send(|| CompareAction::TogglePlay)} aria-label={if c.playing { "Pause" } else { "Play" }}>
+                    { if c.playing { "‖ Pause" } else { "▶ Play" } }
+                </button>
+                <button onclick={send(|| CompareAction::StepForward)} disabled={at_end} aria-label="Step forward">{ "Step ▶" }</button>
+                <button onclick={send(|| CompareAction::Last)} disabled={at_end} aria-label="Jump to the last step">{ "Last ▶|" }</button>
+                <label class="seed">
+                    { "Seed " }
+                    <input type="text" inputmode="numeric" value={c.seed.to_string()} onchange={on_seed} aria-label="Seed for both runs" />
+                </label>
+            </div>
+            if let Some(err) = (*seed_error).clone() {
+                <p class="field-error" role="alert">{ err }</p>
+            }
+            <div class="timeline">
+                <input type="range" min="0" max={c.last().to_string()} value={c.cursor.to_string()}
+                    oninput={on_seek} aria-label="Shared step" class="scrub" />
+                <span class="position" aria-live="off">
+                    { format!("step {} of {} · t = {}", c.cursor, c.last(), format_time(c.time_us())) }
+                </span>
+            </div>
+        </div>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+struct SharedFaultsProps {
+    state: UseReducerHandle<Compare>,
+    dispatch: UseReducerDispatcher<Compare>,
+}
+
+/// Crash, restart and pause for every node both runs have under the same name and id.
+#[function_component(SharedFaults)]
+fn shared_faults(props: &SharedFaultsProps) -> Html {
+    let c = &*props.state;
+    let (l, r) = c.at();
+    let status = |side: &Side, at: usize, id: usize| {
+        side.trace.entries[at]
+            .snapshot
+            .as_ref()
+            .and_then(|s| s.nodes.get(id).map(|n| n.status))
+    };
+    let inject = |fault: Fault| {
+        let d = props.dispatch.clone();
+        Callback::from(move |_: MouseEvent| d.dispatch(CompareAction::Inject(fault.clone())))
+    };
+    let shared: Vec<_> = c
+        .left
+        .trace
+        .nodes
+        .iter()
+        .filter(|n| {
+            c.right
+                .trace
+                .nodes
+                .get(n.id.index())
+                .is_some_and(|m| m.name == n.name && !n.faults.is_empty())
+        })
+        .collect();
+    let clear = {
+        let d = props.dispatch.clone();
+        Callback::from(move |_: MouseEvent| d.dispatch(CompareAction::ClearFaults))
+    };
+    let injected = c.left.actions.len().max(c.right.actions.len());
+    html! {
+        <section class="fault-panel compare-faults" aria-labelledby="compare-faults-title">
+            <h2 id="compare-faults-title">{ "Faults — each click goes to both runs, right after the step on screen" }</h2>
+            <ul>
+                { for shared.iter().map(|n| {
+                    let i = n.id.index();
+                    let crashed = status(&c.left, l, i) == Some(NodeStatus::Crashed)
+                        && status(&c.right, r, i) == Some(NodeStatus::Crashed);
+                    let up = status(&c.left, l, i) != Some(NodeStatus::Crashed)
+                        && status(&c.right, r, i) != Some(NodeStatus::Crashed);
+                    let allows = |k: FaultKind| n.faults.contains(&k);
+                    let pause_ms = DEFAULT_PAUSE_MS.min(MAX_FAULT_MS);
+                    html! {
+                        <li data-node={n.name.clone()}>
+                            <span class="fault-node">{ &n.name }</span>
+                            if allows(FaultKind::Crash) {
+                                <button onclick={inject(Fault::Crash { node: n.id })} disabled={!up}
+                                    aria-label={format!("Crash {} in both runs", n.name)}>{ "Crash" }</button>
+                            }
+                            if allows(FaultKind::Restart) {
+                                <button onclick={inject(Fault::Restart { node: n.id })} disabled={!crashed}
+                                    aria-label={format!("Restart {} in both runs", n.name)}>{ "Restart" }</button>
+                            }
+                            if allows(FaultKind::Pause) {
+                                <button onclick={inject(Fault::Pause { node: n.id, duration_ms: pause_ms })} disabled={!up}
+                                    aria-label={format!("Pause {} for {} s in both runs", n.name, pause_ms / 1_000)}>
+                                    { format!("Pause {} s", pause_ms / 1_000) }
+                                </button>
+                            }
+                        </li>
+                    }
+                }) }
+            </ul>
+            if injected > 0 {
+                <p class="injected">
+                    { format!("{injected} fault(s) injected. ") }
+                    <button onclick={clear} aria-label="Remove every injected fault from both runs">{ "Clear faults" }</button>
+                </p>
+            }
+        </section>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+struct SideProps {
+    side: Side,
+    cursor: usize,
+    moved: bool,
+    label: &'static str,
+}
+
+#[function_component(SideView)]
+fn side_view(props: &SideProps) -> Html {
+    let trace = &props.side.trace;
+    let entry = &trace.entries[props.cursor];
+    let violated: Vec<&str> = trace
+        .properties
+        .iter()
+        .filter(|p| p.verdict == Verdict::Violated && p.first_violation_seq.is_some_and(|s| s <= entry.seq))
+        .map(|p| p.name.as_str())
+        .collect();
+    let at_end = props.cursor + 1 >= trace.entries.len();
+    let holders = trace.outcome.get("max_concurrent_holders").cloned();
+    let mut class = classes!("compare-side");
+    if props.moved {
+        class.push("moved");
+    }
+    html! {
+        <section class={class} data-side={props.label} aria-label={props.side.info.title}>
+            <h2>{ props.side.info.title }</h2>
+            <p class="side-status" aria-live="polite">
+                if violated.is_empty() {
+                    <span class="verdict ok">{ "✓ every property holds so far" }</span>
+                } else {
+                    <span class="verdict bad">{ format!("✗ violated: {}", violated.join(", ")) }</span>
+                }
+                if at_end {
+                    if let Some(h) = holders {
+                        <span class="holders">{ format!(" · at most {h} holder(s) at once") }</span>
+                    }
+                }
+            </p>
+            <Topology trace={trace.clone()} cursor={props.cursor} />
+            <Narration trace={trace.clone()} cursor={props.cursor} />
+        </section>
+    }
+}

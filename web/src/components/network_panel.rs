@@ -1,0 +1,230 @@
+//! Network controls: partition by choosing a group, cut or hold one direction of a link, heal,
+//! and act on a message in flight (drop it, hold its link, release a held link). Like every
+//! fault, each click forks the run right after the step on screen.
+
+use crate::state::{Action, Player};
+use coordlab_sim::kernel::faults::FaultKind;
+use coordlab_sim::kernel::time::format_time;
+use coordlab_sim::trace::{NodeInfo, Snapshot, Trace};
+use coordlab_sim::{Fault, NodeId};
+use std::collections::BTreeSet;
+use std::rc::Rc;
+use web_sys::{HtmlInputElement, HtmlSelectElement};
+use yew::prelude::*;
+
+#[derive(Properties, PartialEq)]
+pub struct NetworkPanelProps {
+    pub trace: Rc<Trace>,
+    pub snapshot: Rc<Snapshot>,
+    pub dispatch: UseReducerDispatcher<Player>,
+}
+
+/// Whether the scenario lets the user touch the network at all.
+pub fn offers_network(trace: &Trace) -> bool {
+    trace.nodes.iter().any(|n| n.faults.contains(&FaultKind::Network))
+}
+
+/// A `<select>` of nodes, reporting the chosen node id.
+fn node_select(label: &str, nodes: &[&NodeInfo], value: u32, state: UseStateHandle<u32>) -> Html {
+    let onchange = Callback::from(move |e: Event| {
+        let v = e.target_unchecked_into::<HtmlSelectElement>().value();
+        if let Ok(id) = v.parse::<u32>() {
+            state.set(id);
+        }
+    });
+    html! {
+        <label>
+            { format!("{label} ") }
+            <select {onchange} name={label.to_lowercase()}>
+                { for nodes.iter().map(|n| html! {
+                    <option value={n.id.0.to_string()} selected={n.id.0 == value}>{ &n.name }</option>
+                }) }
+            </select>
+        </label>
+    }
+}
+
+#[function_component(NetworkPanel)]
+pub fn network_panel(props: &NetworkPanelProps) -> Html {
+    let trace = &props.trace;
+    let snap = &props.snapshot;
+    let nodes: Vec<&NodeInfo> = trace
+        .nodes
+        .iter()
+        .filter(|n| n.faults.contains(&FaultKind::Network))
+        .collect();
+    let group = use_state(BTreeSet::<u32>::new);
+    let first = nodes.first().map_or(0, |n| n.id.0);
+    let second = nodes.get(1).map_or(first, |n| n.id.0);
+    let cut_from = use_state(|| first);
+    let cut_to = use_state(|| second);
+    let name = |id: NodeId| trace.node_name(id).to_string();
+    let inject = |fault: Fault| {
+        let d = props.dispatch.clone();
+        Callback::from(move |_: MouseEvent| d.dispatch(Action::Inject(fault.clone())))
+    };
+
+    // Partition by groups.
+    let toggles = nodes.iter().map(|n| {
+        let id = n.id.0;
+        let checked = group.contains(&id);
+        let group = group.clone();
+        let onchange = Callback::from(move |e: Event| {
+            let on = e.target_unchecked_into::<HtmlInputElement>().checked();
+            let mut next = (*group).clone();
+            if on {
+                next.insert(id);
+            } else {
+                next.remove(&id);
+            }
+            group.set(next);
+        });
+        html! {
+            <label class="node-check">
+                <input type="checkbox" {checked} {onchange} />
+                { &n.name }
+            </label>
+        }
+    });
+    // Choices may name nodes a smaller cluster no longer has (after a parameter change).
+    let known = |id: u32| nodes.iter().any(|n| n.id.0 == id);
+    let side: Vec<NodeId> = group.iter().filter(|i| known(**i)).map(|i| NodeId(*i)).collect();
+    let side_names: Vec<String> = side.iter().map(|id| name(*id)).collect();
+    let can_split = !side.is_empty() && side.len() < trace.nodes.len();
+    let partition_label = if side.is_empty() {
+        "Partition the chosen nodes from the rest".to_string()
+    } else {
+        format!("Partition {} from the rest", side_names.join(", "))
+    };
+
+    // One direction of one link.
+    let from = NodeId(if known(*cut_from) { *cut_from } else { first });
+    let to = NodeId(if known(*cut_to) { *cut_to } else { second });
+    let link = snap.links.iter().find(|l| l.from == from && l.to == to);
+    let already_cut = link.is_some_and(|l| l.cut);
+    let already_held = link.is_some_and(|l| l.held);
+    let same = from == to;
+
+    // Links not working normally, each held one with a Release button.
+    let any_cut = snap.links.iter().any(|l| l.cut);
+    let cut_only = snap.links.iter().filter(|l| l.cut && !l.held).count();
+    // A partition cuts many links at once: list them folded, but keep held links (which
+    // have a Release button) in view.
+    let fold = cut_only > 4;
+    let listed = |folded: bool| {
+        snap.links
+            .iter()
+            .filter(move |l| !fold || (l.cut && !l.held) == folded)
+    };
+    let broken = |folded: bool| {
+        listed(folded).map(|l| {
+            let waiting = snap
+                .messages
+                .iter()
+                .filter(|m| m.from == l.from && m.to == l.to && m.deliver_us.is_none())
+                .count();
+            let state = match (l.cut, l.held) {
+                (true, true) => format!("cut, and holding {waiting} message(s)"),
+                (true, false) => "cut: messages are lost".to_string(),
+                _ => format!("held: {waiting} message(s) waiting"),
+            };
+            html! {
+                <li>
+                    <span class="link-name">{ format!("{} → {}", name(l.from), name(l.to)) }</span>
+                    <span>{ format!(" {state} ") }</span>
+                    if l.held {
+                        <button onclick={inject(Fault::ReleaseLink { from: l.from, to: l.to })}
+                            aria-label={format!("Release the held link {} to {}", name(l.from), name(l.to))}>
+                            { "Release" }
+                        </button>
+                    }
+                </li>
+            }
+        })
+    };
+
+    // Messages in flight, oldest first.
+    let messages = snap.messages.iter().map(|m| {
+        let (f, t) = (name(m.from), name(m.to));
+        let held_link = snap.links.iter().any(|l| l.from == m.from && l.to == m.to && l.held);
+        let when = match m.deliver_us {
+            Some(at) => format!("arrives {}", format_time(at)),
+            None => "held until released".to_string(),
+        };
+        html! {
+            <li key={m.id.0.to_string()} data-msg={m.id.0.to_string()} class={classes!(m.deliver_us.is_none().then_some("held"))}>
+                <span class="msg-id">{ m.id.to_string() }</span>
+                <span class="msg-route">{ format!("{f} → {t}") }</span>
+                <span class="msg-label">{ &m.label }</span>
+                <span class="msg-when">{ when }</span>
+                <span class="msg-actions">
+                    <button onclick={inject(Fault::DropMessage { msg: m.id })}
+                        aria-label={format!("Drop message {} from {f} to {t}: {}", m.id, m.label)}>{ "Drop" }</button>
+                    if m.deliver_us.is_none() {
+                        <button onclick={inject(Fault::ReleaseLink { from: m.from, to: m.to })}
+                            aria-label={format!("Release the held link {f} to {t}")}>{ "Release link" }</button>
+                    } else {
+                        <button onclick={inject(Fault::HoldLink { from: m.from, to: m.to })} disabled={held_link}
+                            aria-label={format!("Hold the link {f} to {t}: later messages on it wait")}>{ "Hold link" }</button>
+                    }
+                </span>
+            </li>
+        }
+    });
+
+    html! {
+        <section class="network" aria-labelledby="network-title">
+            <h2 id="network-title">{ "Network: cut, hold or heal after this step" }</h2>
+            <div class="net-row">
+                <fieldset class="partition">
+                    <legend>{ "Partition by groups" }</legend>
+                    <div class="node-checks">{ for toggles }</div>
+                    <button onclick={inject(Fault::Partition { side: side.clone() })} disabled={!can_split}
+                        aria-label={partition_label.clone()}>{ "✂ Partition these from the rest" }</button>
+                    if !can_split {
+                        <span class="hint">{ " Tick one side of the split (not every node)." }</span>
+                    }
+                </fieldset>
+                <fieldset class="one-link">
+                    <legend>{ "One direction of one link" }</legend>
+                    { node_select("From", &nodes, from.0, cut_from.clone()) }
+                    { node_select("To", &nodes, to.0, cut_to.clone()) }
+                    <div class="link-buttons">
+                        <button onclick={inject(Fault::CutLink { from, to })} disabled={same || already_cut}
+                            aria-label={format!("Cut the link from {} to {}, one way", name(from), name(to))}>
+                            { format!("✂ Cut {}→{}", name(from), name(to)) }
+                        </button>
+                        <button onclick={inject(Fault::HoldLink { from, to })} disabled={same || already_held}
+                            aria-label={format!("Hold the link from {} to {}", name(from), name(to))}>
+                            { format!("‖ Hold {}→{}", name(from), name(to)) }
+                        </button>
+                    </div>
+                    if same {
+                        <span class="hint">{ "Choose two different nodes." }</span>
+                    }
+                </fieldset>
+            </div>
+            <div class="links-now">
+                <button onclick={inject(Fault::Heal)} disabled={!any_cut}>{ "Heal all cut links" }</button>
+                if snap.links.is_empty() {
+                    <span class="hint">{ " Every link works normally." }</span>
+                } else {
+                    <ul class="broken-links" aria-label="Links not working normally">{ for broken(false) }</ul>
+                    if fold {
+                        <details class="cut-links">
+                            <summary>{ format!("{cut_only} one-way links cut: messages on them are lost") }</summary>
+                            <ul class="broken-links">{ for broken(true) }</ul>
+                        </details>
+                    }
+                }
+            </div>
+            <h3>{ format!("Messages in flight ({})", snap.messages.len()) }</h3>
+            if snap.messages.is_empty() {
+                <p class="hint">{ "Nothing is on the wire at this step." }</p>
+            } else {
+                <p class="hint">{ "Holding a link keeps what is sent on it from now on; a message already on its way still arrives unless you drop it." }</p>
+                <ul class="in-flight">{ for messages }</ul>
+            }
+        </section>
+    }
+}
