@@ -15,6 +15,9 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 step "native tests"
 cargo test --workspace --quiet
 
+step "Raft: 10,000 random storms, each safe and converging after the heal"
+cargo run --release --quiet -p coordlab-cli -- check raft-chaos --seeds 0..10000
+
 step "wasm32: same fingerprints as natively"
 CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
   cargo test -p coordlab-web --target wasm32-unknown-unknown --test wasm_fingerprint
