@@ -143,6 +143,30 @@ test('dropping a message in flight removes it from the wire and the picture', as
   await page.close();
 });
 
+test('holding one message in flight keeps it on the wire until it is released', async () => {
+  const page = await open('#/play/raft-election');
+  await seekTo(page, (t) => t.startsWith('S1: heartbeat round'), 'S1 sends a heartbeat round');
+  const rows = page.locator('.network .in-flight li');
+  const id = await rows.first().getAttribute('data-msg');
+  await rows.first().getByRole('button', { name: /^Hold message m\d+ from S1 to S\d/ }).click();
+  assert.match(await page.locator('.narration .event-text').textContent(), new RegExp(`message m${id} is held where it is$`));
+  const held = page.locator(`.network .in-flight li[data-msg="${id}"]`);
+  for (let i = 0; i < 8; i++) {
+    await page.getByRole('button', { name: 'Step forward' }).click();
+    assert.match(await held.textContent(), /held until released/, `step ${i}`);
+  }
+  await held.getByRole('button', { name: /^Release message/ }).click();
+  assert.match(await held.textContent(), /arrives /);
+  // It arrives once, a little later.
+  let arrived = false;
+  for (let i = 0; i < 15 && !arrived; i++) {
+    await page.getByRole('button', { name: 'Step forward' }).click();
+    arrived = (await held.count()) === 0;
+  }
+  assert.ok(arrived, 'the released message was delivered');
+  await page.close();
+});
+
 test('forcing a timeout on a follower makes it a candidate in a higher term', async () => {
   const page = await open('#/play/raft-election');
   await seekTo(page, (t) => t.startsWith('S1 -> S3: heartbeat term 1'), 'S1 sends S3 a heartbeat');

@@ -162,8 +162,10 @@ pub fn network_panel(props: &NetworkPanelProps) -> Html {
                         aria-label={format!("Drop message {} from {f} to {t}: {}", m.id, m.label)}>{ "Drop" }</button>
                     if m.deliver_us.is_none() {
                         <button onclick={inject(Fault::ReleaseLink { from: m.from, to: m.to })}
-                            aria-label={format!("Release the held link {f} to {t}")}>{ "Release link" }</button>
+                            aria-label={format!("Release message {} and everything held from {f} to {t}", m.id)}>{ "Release" }</button>
                     } else {
+                        <button onclick={inject(Fault::HoldMessage { msg: m.id })}
+                            aria-label={format!("Hold message {} from {f} to {t} where it is: {}", m.id, m.label)}>{ "Hold" }</button>
                         <button onclick={inject(Fault::HoldLink { from: m.from, to: m.to })} disabled={held_link}
                             aria-label={format!("Hold the link {f} to {t}: later messages on it wait")}>{ "Hold link" }</button>
                     }
@@ -222,7 +224,7 @@ pub fn network_panel(props: &NetworkPanelProps) -> Html {
             if snap.messages.is_empty() {
                 <p class="hint">{ "Nothing is on the wire at this step." }</p>
             } else {
-                <p class="hint">{ "Holding a link keeps what is sent on it from now on; a message already on its way still arrives unless you drop it." }</p>
+                <p class="hint">{ "Hold stops that one message where it is until you release it; Hold link also keeps everything sent on the link from now on." }</p>
                 <ul class="in-flight">{ for messages }</ul>
             }
         </section>

@@ -326,7 +326,10 @@ impl<W: World> Engine<W> {
                 Some(draft)
             }
             Event::Deliver(id) => {
-                let m = self.net.take(id)?; // dropped while in flight
+                if !self.net.due(id, self.now_us) {
+                    return None; // dropped, or held after it was scheduled
+                }
+                let m = self.net.take(id)?;
                 let label = self.text(|| m.msg.label());
                 let record = MessageRecord {
                     id: m.id,
@@ -639,6 +642,13 @@ impl<W: World> Engine<W> {
             Fault::DropMessage { msg } => {
                 if !self.net.drop_message(msg) {
                     d.notes.push(format!("Message {msg} was no longer in flight."));
+                }
+            }
+            Fault::HoldMessage { msg } => {
+                if !self.net.hold_message(msg) {
+                    d.notes.push(format!(
+                        "Message {msg} was no longer on its way (delivered, dropped or held)."
+                    ));
                 }
             }
             Fault::ClockJump { node, delta_ms } => {

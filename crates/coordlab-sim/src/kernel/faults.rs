@@ -32,6 +32,8 @@ pub enum Fault {
     ReleaseLink { from: NodeId, to: NodeId },
     /// Loses one message in flight.
     DropMessage { msg: MsgId },
+    /// Stops one message in flight where it is; it waits until its link is released.
+    HoldMessage { msg: MsgId },
     /// Steps the node's clock by `delta_ms` (positive: forward).
     ClockJump { node: NodeId, delta_ms: i64 },
     /// Sets how fast the node's clock runs, in parts per million (positive: fast).
@@ -82,7 +84,7 @@ impl Fault {
             Fault::CutLink { from, to } | Fault::HoldLink { from, to } | Fault::ReleaseLink { from, to } => {
                 vec![*from, *to]
             }
-            Fault::Heal | Fault::DropMessage { .. } => vec![],
+            Fault::Heal | Fault::DropMessage { .. } | Fault::HoldMessage { .. } => vec![],
         }
     }
 
@@ -101,6 +103,7 @@ impl Fault {
             Fault::HoldLink { from, to } => format!("hold:{}:{}", from.0, to.0),
             Fault::ReleaseLink { from, to } => format!("release:{}:{}", from.0, to.0),
             Fault::DropMessage { msg } => format!("drop:{}", msg.0),
+            Fault::HoldMessage { msg } => format!("hold-msg:{}", msg.0),
             Fault::ClockJump { node, delta_ms } => format!("clock-jump:{}:{delta_ms}", node.0),
             Fault::ClockDrift { node, drift_ppm } => format!("clock-drift:{}:{drift_ppm}", node.0),
             Fault::SlowNode { node, extra_ms } => format!("slow:{}:{extra_ms}", node.0),
@@ -182,6 +185,13 @@ impl Fault {
                     .map_err(|_| format!("fault `{code}`: `{}` is not a message number", parts[1]))?;
                 Fault::DropMessage { msg: MsgId(msg) }
             }
+            "hold-msg" => {
+                arity(2)?;
+                let msg = parts[1]
+                    .parse::<u64>()
+                    .map_err(|_| format!("fault `{code}`: `{}` is not a message number", parts[1]))?;
+                Fault::HoldMessage { msg: MsgId(msg) }
+            }
             "clock-jump" => {
                 arity(3)?;
                 let limit = MAX_FAULT_MS as i64;
@@ -251,6 +261,7 @@ impl Fault {
                 format!("link {} -> {} releases held messages", name(*from), name(*to))
             }
             Fault::DropMessage { msg } => format!("message {msg} is lost"),
+            Fault::HoldMessage { msg } => format!("message {msg} is held where it is"),
             Fault::ClockJump { node, delta_ms } => {
                 format!("{}'s clock jumps {delta_ms:+} ms", name(*node))
             }
@@ -358,6 +369,7 @@ mod tests {
                 to: NodeId(0),
             },
             Fault::DropMessage { msg: MsgId(7) },
+            Fault::HoldMessage { msg: MsgId(8) },
             Fault::ClockJump {
                 node: NodeId(2),
                 delta_ms: -300,

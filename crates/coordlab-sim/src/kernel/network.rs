@@ -179,6 +179,26 @@ impl<M: Clone> Network<M> {
         self.in_flight.remove(&id).is_some()
     }
 
+    /// Stops a message in flight until its link is released. `false` if it is gone already
+    /// (or held already).
+    pub fn hold_message(&mut self, id: MsgId) -> bool {
+        match self.in_flight.get_mut(&id) {
+            Some(m) if m.deliver_us.is_some() => {
+                m.deliver_us = None;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether a delivery event at `now_us` is still the message's delivery: a message held
+    /// (and perhaps released again) after it was scheduled keeps its old event in the queue.
+    pub fn due(&self, id: MsgId, now_us: u64) -> bool {
+        self.in_flight
+            .get(&id)
+            .is_some_and(|m| m.deliver_us == Some(now_us))
+    }
+
     pub fn set_cut(&mut self, from: NodeId, to: NodeId, cut: bool) {
         self.link_mut(from, to).cut = cut;
     }
