@@ -3,6 +3,7 @@
 //! cursor walks the two traces merged in true-time order, so each step is the next event of
 //! whichever run has it first and the room sees the same moment in both.
 
+use crate::transport::{self, Move};
 use coordlab_sim::kernel::faults::Action as ScriptAction;
 use coordlab_sim::scenarios::{self, ScenarioInfo};
 use coordlab_sim::{Fault, Limits, Recording, RunRequest, Trace};
@@ -89,13 +90,9 @@ pub struct Compare {
 }
 
 pub enum CompareAction {
-    StepForward,
-    StepBack,
+    /// Step, jump to either end, play or pause: the same for every run view.
+    Transport(Move),
     Seek(usize),
-    First,
-    Last,
-    TogglePlay,
-    Tick,
     SetSeed(u64),
     /// Injected into both runs, right after the entry each one shows.
     Inject(Fault),
@@ -227,38 +224,12 @@ impl Reducible for Compare {
     fn reduce(self: Rc<Self>, action: CompareAction) -> Rc<Self> {
         let mut next = (*self).clone();
         match action {
-            CompareAction::StepForward => {
-                next.playing = false;
-                next.cursor = (next.cursor + 1).min(next.last());
-            }
-            CompareAction::StepBack => {
-                next.playing = false;
-                next.cursor = next.cursor.saturating_sub(1);
-            }
             CompareAction::Seek(i) => next.cursor = i.min(next.last()),
-            CompareAction::First => {
-                next.playing = false;
-                next.cursor = 0;
-            }
-            CompareAction::Last => {
-                next.playing = false;
-                next.cursor = next.last();
-            }
-            CompareAction::TogglePlay => {
-                if !next.playing && next.cursor >= next.last() {
-                    next.cursor = 0;
+            CompareAction::Transport(m) => {
+                if m == Move::Tick && !next.playing {
+                    return self; // a tick that arrives after a pause changes nothing
                 }
-                next.playing = !next.playing;
-            }
-            CompareAction::Tick => {
-                if !next.playing {
-                    return self;
-                }
-                if next.cursor >= next.last() {
-                    next.playing = false;
-                } else {
-                    next.cursor += 1;
-                }
+                (next.cursor, next.playing) = transport::apply(m, next.cursor, next.last(), next.playing);
             }
             CompareAction::SetSeed(seed) => {
                 next.seed = seed;

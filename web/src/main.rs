@@ -6,6 +6,7 @@ mod compare_state;
 mod components;
 mod route;
 mod state;
+mod transport;
 
 use components::compare_view::CompareView;
 use components::library::Library;

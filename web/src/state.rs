@@ -3,6 +3,7 @@
 //! stores. The reducer changes the simulation only by asking the simulator for a new trace.
 
 use crate::route::PlayRoute;
+use crate::transport::{self, Move};
 use coordlab_sim::kernel::faults::Action as ScriptAction;
 use coordlab_sim::scenarios::{self, Params, ScenarioInfo};
 use coordlab_sim::{Fault, Limits, Recording, RunRequest, Trace};
@@ -28,14 +29,9 @@ pub struct Player {
 }
 
 pub enum Action {
-    StepForward,
-    StepBack,
+    /// Step, jump to either end, play or pause: the same for every run view.
+    Transport(Move),
     Seek(usize),
-    First,
-    Last,
-    TogglePlay,
-    /// Advance during playback; stops at the end.
-    Tick,
     SetSpeed(u32),
     SetParam(String, String),
     SetSeed(u64),
@@ -129,38 +125,12 @@ impl Reducible for Player {
     fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
         let mut next = (*self).clone();
         match action {
-            Action::StepForward => {
-                next.playing = false;
-                next.cursor = (next.cursor + 1).min(next.last());
-            }
-            Action::StepBack => {
-                next.playing = false;
-                next.cursor = next.cursor.saturating_sub(1);
-            }
             Action::Seek(i) => next.cursor = i.min(next.last()),
-            Action::First => {
-                next.playing = false;
-                next.cursor = 0;
-            }
-            Action::Last => {
-                next.playing = false;
-                next.cursor = next.last();
-            }
-            Action::TogglePlay => {
-                if !next.playing && next.cursor >= next.last() {
-                    next.cursor = 0; // play again from the start
+            Action::Transport(m) => {
+                if m == Move::Tick && !next.playing {
+                    return self; // a tick that arrives after a pause changes nothing
                 }
-                next.playing = !next.playing;
-            }
-            Action::Tick => {
-                if !next.playing {
-                    return self;
-                }
-                if next.cursor >= next.last() {
-                    next.playing = false;
-                } else {
-                    next.cursor += 1;
-                }
+                (next.cursor, next.playing) = transport::apply(m, next.cursor, next.last(), next.playing);
             }
             Action::SetSpeed(s) => next.speed = if SPEEDS.contains(&s) { s } else { DEFAULT_SPEED },
             Action::SetParam(key, value) => {
@@ -243,13 +213,15 @@ mod tests {
     fn stepping_moves_the_cursor_within_bounds() {
         let p = player("none");
         assert_eq!(p.cursor, 0);
-        let p = p.reduce(Action::StepBack);
+        let p = p.reduce(Action::Transport(Move::Back));
         assert_eq!(p.cursor, 0);
-        let p = p.reduce(Action::StepForward).reduce(Action::StepForward);
+        let p = p
+            .reduce(Action::Transport(Move::Forward))
+            .reduce(Action::Transport(Move::Forward));
         assert_eq!(p.cursor, 2);
-        let p = p.reduce(Action::Last);
+        let p = p.reduce(Action::Transport(Move::Last));
         let end = p.cursor;
-        assert_eq!(p.reduce(Action::StepForward).cursor, end);
+        assert_eq!(p.reduce(Action::Transport(Move::Forward)).cursor, end);
     }
 
     #[test]
@@ -288,12 +260,14 @@ mod tests {
 
     #[test]
     fn playback_stops_at_the_end() {
-        let p = player("none").reduce(Action::Last).reduce(Action::TogglePlay);
+        let p = player("none")
+            .reduce(Action::Transport(Move::Last))
+            .reduce(Action::Transport(Move::TogglePlay));
         assert!(p.playing);
         assert_eq!(p.cursor, 0, "playing from the end starts over");
         let mut p = p;
         for _ in 0..100 {
-            p = p.reduce(Action::Tick);
+            p = p.reduce(Action::Transport(Move::Tick));
         }
         assert!(!p.playing);
         assert_eq!(p.cursor, p.last());

@@ -6,15 +6,14 @@ use super::notices::Notices;
 use super::topology::Topology;
 use crate::compare_state::{Compare, CompareAction, CompareRoute, Side};
 use crate::route::{self, Route};
+use crate::transport::{use_transport_keys, Move};
 use coordlab_sim::kernel::faults::{FaultKind, MAX_FAULT_MS};
 use coordlab_sim::kernel::time::format_time;
 use coordlab_sim::properties::Verdict;
 use coordlab_sim::trace::NodeStatus;
 use coordlab_sim::Fault;
 use gloo_timers::callback::Interval;
-use wasm_bindgen::closure::Closure;
-use wasm_bindgen::JsCast;
-use web_sys::{HtmlInputElement, KeyboardEvent};
+use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
 const STEPS_PER_SECOND: u32 = 4;
@@ -64,7 +63,7 @@ pub fn compare_view(props: &CompareProps) -> Html {
         use_effect_with(state.playing, move |playing| {
             let interval = playing.then(|| {
                 Interval::new(1_000 / STEPS_PER_SECOND, move || {
-                    dispatch.dispatch(CompareAction::Tick)
+                    dispatch.dispatch(CompareAction::Transport(Move::Tick))
                 })
             });
             move || drop(interval)
@@ -72,44 +71,9 @@ pub fn compare_view(props: &CompareProps) -> Html {
     }
     {
         let dispatch = dispatch.clone();
-        use_effect_with((), move |_| {
-            let listener = Closure::<dyn Fn(KeyboardEvent)>::new(move |e: KeyboardEvent| {
-                if e.ctrl_key() || e.meta_key() || e.alt_key() {
-                    return;
-                }
-                let tag = e
-                    .target()
-                    .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-                    .map(|el| el.tag_name())
-                    .unwrap_or_default();
-                if matches!(tag.as_str(), "INPUT" | "SELECT" | "TEXTAREA") {
-                    return;
-                }
-                let on_button = tag == "BUTTON" || tag == "A";
-                let action = match e.key().as_str() {
-                    "ArrowRight" | "l" => Some(CompareAction::StepForward),
-                    "ArrowLeft" | "j" => Some(CompareAction::StepBack),
-                    "Home" => Some(CompareAction::First),
-                    "End" => Some(CompareAction::Last),
-                    " " | "k" if !on_button || e.key() == "k" => Some(CompareAction::TogglePlay),
-                    _ => None,
-                };
-                if let Some(action) = action {
-                    e.prevent_default();
-                    dispatch.dispatch(action);
-                }
-            });
-            let window = web_sys::window();
-            if let Some(w) = &window {
-                let _ = w.add_event_listener_with_callback("keydown", listener.as_ref().unchecked_ref());
-            }
-            move || {
-                if let Some(w) = window {
-                    let _ =
-                        w.remove_event_listener_with_callback("keydown", listener.as_ref().unchecked_ref());
-                }
-            }
-        });
+        use_transport_keys(Callback::from(move |m| {
+            dispatch.dispatch(CompareAction::Transport(m))
+        }));
     }
 
     let c = &*state;
@@ -183,13 +147,13 @@ fn transport(props: &TransportProps) -> Html {
     html! {
         <div class="controls">
             <div class="transport" role="group" aria-label="Playback of both runs">
-                <button onclick={send(|| CompareAction::First)} disabled={c.cursor == 0} aria-label="Restart both runs from the first step">{ "|◀ First" }</button>
-                <button onclick={send(|| CompareAction::StepBack)} disabled={c.cursor == 0} aria-label="Step back">{ "◀ Back" }</button>
-                <button class="play" onclick={send(|| CompareAction::TogglePlay)} aria-label={if c.playing { "Pause" } else { "Play" }}>
+                <button onclick={send(|| CompareAction::Transport(Move::First))} disabled={c.cursor == 0} aria-label="Restart both runs from the first step">{ "|◀ First" }</button>
+                <button onclick={send(|| CompareAction::Transport(Move::Back))} disabled={c.cursor == 0} aria-label="Step back">{ "◀ Back" }</button>
+                <button class="play" onclick={send(|| CompareAction::Transport(Move::TogglePlay))} aria-label={if c.playing { "Pause" } else { "Play" }}>
                     { if c.playing { "‖ Pause" } else { "▶ Play" } }
                 </button>
-                <button onclick={send(|| CompareAction::StepForward)} disabled={at_end} aria-label="Step forward">{ "Step ▶" }</button>
-                <button onclick={send(|| CompareAction::Last)} disabled={at_end} aria-label="Jump to the last step">{ "Last ▶|" }</button>
+                <button onclick={send(|| CompareAction::Transport(Move::Forward))} disabled={at_end} aria-label="Step forward">{ "Step ▶" }</button>
+                <button onclick={send(|| CompareAction::Transport(Move::Last))} disabled={at_end} aria-label="Jump to the last step">{ "Last ▶|" }</button>
                 <label class="seed">
                     { "Seed " }
                     <input type="text" inputmode="numeric" value={c.seed.to_string()} onchange={on_seed} aria-label="Seed for both runs" />

@@ -2,6 +2,7 @@
 //! scenario's parameters. Native buttons and inputs only, so everything works by keyboard.
 
 use crate::state::{Action, Player, SPEEDS};
+use crate::transport::Move;
 use coordlab_sim::kernel::time::format_time;
 use coordlab_sim::scenarios::ParamKind;
 use std::rc::Rc;
@@ -65,13 +66,13 @@ pub fn controls(props: &ControlsProps) -> Html {
     html! {
         <div class="controls">
             <div class="transport" role="group" aria-label="Playback">
-                <button onclick={send(|| Action::First)} disabled={p.cursor == 0} aria-label="Restart from the first step" title="First step (Home)">{ "|◀ First" }</button>
-                <button onclick={send(|| Action::StepBack)} disabled={p.cursor == 0} aria-label="Step back" title="Step back (←)">{ "◀ Back" }</button>
-                <button class="play" onclick={send(|| Action::TogglePlay)} aria-label={if p.playing { "Pause" } else { "Play" }} title="Play / pause (Space)">
+                <button onclick={send(|| Action::Transport(Move::First))} disabled={p.cursor == 0} aria-label="Restart from the first step" title="First step (Home)">{ "|◀ First" }</button>
+                <button onclick={send(|| Action::Transport(Move::Back))} disabled={p.cursor == 0} aria-label="Step back" title="Step back (←)">{ "◀ Back" }</button>
+                <button class="play" onclick={send(|| Action::Transport(Move::TogglePlay))} aria-label={if p.playing { "Pause" } else { "Play" }} title="Play / pause (Space)">
                     { if p.playing { "‖ Pause" } else { "▶ Play" } }
                 </button>
-                <button onclick={send(|| Action::StepForward)} disabled={at_end} aria-label="Step forward" title="Step forward (→)">{ "Step ▶" }</button>
-                <button onclick={send(|| Action::Last)} disabled={at_end} aria-label="Jump to the last step" title="Last step (End)">{ "Last ▶|" }</button>
+                <button onclick={send(|| Action::Transport(Move::Forward))} disabled={at_end} aria-label="Step forward" title="Step forward (→)">{ "Step ▶" }</button>
+                <button onclick={send(|| Action::Transport(Move::Last))} disabled={at_end} aria-label="Jump to the last step" title="Last step (End)">{ "Last ▶|" }</button>
                 <label class="speed">
                     { "Speed " }
                     <select onchange={on_speed} aria-label="Playback speed">

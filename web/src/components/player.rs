@@ -12,10 +12,8 @@ use super::property_panel::PropertyPanel;
 use super::topology::Topology;
 use crate::route::{self, PlayRoute, Route};
 use crate::state::{Action, Player};
+use crate::transport::{use_transport_keys, Move};
 use gloo_timers::callback::Interval;
-use wasm_bindgen::closure::Closure;
-use wasm_bindgen::JsCast;
-use web_sys::KeyboardEvent;
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
@@ -57,53 +55,17 @@ pub fn player_view(props: &PlayerProps) -> Html {
         use_effect_with((player.playing, player.speed), move |(playing, speed)| {
             let interval = playing.then(|| {
                 let period_ms = 1_000 / (*speed).max(1);
-                Interval::new(period_ms, move || dispatch.dispatch(Action::Tick))
+                Interval::new(period_ms, move || {
+                    dispatch.dispatch(Action::Transport(Move::Tick))
+                })
             });
             move || drop(interval)
         });
     }
 
-    // Keyboard shortcuts anywhere on the page, except while typing in a field.
     {
         let dispatch = dispatch.clone();
-        use_effect_with((), move |_| {
-            let listener = Closure::<dyn Fn(KeyboardEvent)>::new(move |e: KeyboardEvent| {
-                if e.ctrl_key() || e.meta_key() || e.alt_key() {
-                    return;
-                }
-                let tag = e
-                    .target()
-                    .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-                    .map(|el| el.tag_name())
-                    .unwrap_or_default();
-                if matches!(tag.as_str(), "INPUT" | "SELECT" | "TEXTAREA") {
-                    return;
-                }
-                let on_button = tag == "BUTTON" || tag == "A";
-                let action = match e.key().as_str() {
-                    "ArrowRight" | "l" => Some(Action::StepForward),
-                    "ArrowLeft" | "j" => Some(Action::StepBack),
-                    "Home" => Some(Action::First),
-                    "End" => Some(Action::Last),
-                    " " | "k" if !on_button || e.key() == "k" => Some(Action::TogglePlay),
-                    _ => None,
-                };
-                if let Some(action) = action {
-                    e.prevent_default();
-                    dispatch.dispatch(action);
-                }
-            });
-            let window = web_sys::window();
-            if let Some(w) = &window {
-                let _ = w.add_event_listener_with_callback("keydown", listener.as_ref().unchecked_ref());
-            }
-            move || {
-                if let Some(w) = window {
-                    let _ =
-                        w.remove_event_listener_with_callback("keydown", listener.as_ref().unchecked_ref());
-                }
-            }
-        });
+        use_transport_keys(Callback::from(move |m| dispatch.dispatch(Action::Transport(m))));
     }
 
     let entry = &player.trace.entries[player.cursor];
