@@ -175,6 +175,54 @@ pub struct RunRequest {
     pub actions: Vec<Action>,
 }
 
+impl RunRequest {
+    /// The one-line text form `scenario params seed actions`, e.g.
+    /// `zombie-worker fencing=none,ttl_ms=30000 1 12@pause:1:400`; `-` stands for no
+    /// parameters or no actions. Golden files and reproduction commands use it.
+    pub fn to_line(&self) -> String {
+        let params: Vec<String> = self.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let params = if params.is_empty() { "-".to_string() } else { params.join(",") };
+        let actions = crate::kernel::faults::script_code(&self.actions);
+        let actions = if actions.is_empty() { "-".to_string() } else { actions };
+        format!("{} {params} {} {actions}", self.scenario, self.seed)
+    }
+
+    /// Reads [`RunRequest::to_line`]'s form back. Checks syntax only; [`run`] validates the
+    /// scenario, parameters and actions.
+    pub fn parse_line(line: &str) -> Result<RunRequest, String> {
+        let fields: Vec<&str> = line.split(' ').collect();
+        let [scenario, params, seed, actions] = fields[..] else {
+            return Err(format!(
+                "expected `scenario params seed actions` (four fields), got {} in `{line}`",
+                fields.len()
+            ));
+        };
+        let mut parsed = Params::new();
+        if params != "-" {
+            for pair in params.split(',') {
+                let (k, v) = pair
+                    .split_once('=')
+                    .ok_or_else(|| format!("parameter `{pair}`: expected key=value"))?;
+                parsed.insert(k.to_string(), v.to_string());
+            }
+        }
+        let seed = seed
+            .parse::<u64>()
+            .map_err(|_| format!("seed `{seed}` is not a non-negative integer"))?;
+        let actions = if actions == "-" {
+            Vec::new()
+        } else {
+            crate::kernel::faults::parse_script(actions)?
+        };
+        Ok(RunRequest {
+            scenario: scenario.to_string(),
+            params: parsed,
+            seed,
+            actions,
+        })
+    }
+}
+
 /// A user-facing error: always names what would have been valid.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SimError {
