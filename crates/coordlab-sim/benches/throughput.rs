@@ -529,12 +529,51 @@ fn main() {
     if wanted("modes") {
         recording_modes(&schedule, short_events, short_reps);
     }
+    if wanted("scenarios") {
+        println!("-- library scenarios, Recording::Full (what the player records), default parameters, seed 1, best/median of {sweep_reps}");
+        for id in [
+            "zombie-worker",
+            "raft-election",
+            "redis-failover",
+            "raft-chaos",
+            "consensus-lock",
+        ] {
+            scenario_full(id, sweep_reps);
+        }
+    }
     if wanted("sweep") {
         println!("-- lost-update sweep, Recording::Summary, Limits::default(), best/median of {sweep_reps}");
         for lock in ["none", "row-lock", "conditional-update"] {
             lost_update_sweep(lock, seeds, sweep_reps);
         }
     }
+}
+
+/// Records one library scenario with full snapshots, as the browser does.
+fn scenario_full(id: &str, reps: usize) {
+    let request = RunRequest {
+        scenario: id.to_string(),
+        params: Params::new(),
+        seed: 1,
+        actions: Vec::new(),
+    };
+    let mut times = Vec::new();
+    let mut events = 0;
+    for _ in 0..reps.max(3) {
+        let start = Instant::now();
+        let trace =
+            coordlab_sim::run(&request, Limits::default(), Recording::Full).expect("library scenario runs");
+        times.push(start.elapsed());
+        events = trace.event_count;
+        black_box(trace);
+    }
+    let (best, median) = best_and_median(times);
+    println!(
+        "{id:<22} full {events:>6} events  best {:7.1} ms   median {:7.1} ms   {}events/s",
+        secs(best) * 1e3,
+        secs(median) * 1e3,
+        rate(events, best)
+    );
 }
 
 fn recording_modes(schedule: &[(u64, Fault)], short_events: u64, short_reps: usize) {

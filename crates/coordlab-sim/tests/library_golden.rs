@@ -17,7 +17,9 @@ use coordlab_sim::{run, Limits, Recording, RunRequest, Trace};
 use std::path::PathBuf;
 
 fn golden_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests").join("golden")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("golden")
 }
 
 fn blessing() -> bool {
@@ -27,7 +29,10 @@ fn blessing() -> bool {
 fn request(scenario: &str, params: &[(&str, &str)], seed: u64, script: &str) -> RunRequest {
     RunRequest {
         scenario: scenario.to_string(),
-        params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        params: params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
         seed,
         actions: parse_script(script).expect("valid script"),
     }
@@ -136,7 +141,9 @@ fn the_fingerprint_file_covers_every_scenario_and_choice() {
         .collect();
     for info in catalog() {
         assert!(
-            requests.iter().any(|r| r.scenario == info.id && r.params.is_empty()),
+            requests
+                .iter()
+                .any(|r| r.scenario == info.id && r.params.is_empty()),
             "{} has no default run in the file",
             info.id
         );
@@ -180,7 +187,11 @@ fn render(trace: &Trace) -> String {
 
 fn golden_text(scenario: &str, params: &[(&str, &str)]) {
     let variant = params.iter().map(|(_, v)| *v).collect::<Vec<_>>().join("-");
-    let variant = if variant.is_empty() { "default".to_string() } else { variant };
+    let variant = if variant.is_empty() {
+        "default".to_string()
+    } else {
+        variant
+    };
     let trace = full(&request(scenario, params, 1, ""));
     compare_or_bless(&format!("{scenario}-{variant}-seed1.txt"), &render(&trace));
 }
@@ -217,12 +228,21 @@ fn golden_raft_figure_8() {
 
 #[test]
 fn request_lines_round_trip() {
-    let r = request("zombie-worker", &[("fencing", "none"), ("ttl_ms", "30000")], 7, "12@pause:1:400;20@crash:2");
+    let r = request(
+        "zombie-worker",
+        &[("fencing", "none"), ("ttl_ms", "30000")],
+        7,
+        "12@pause:1:400;20@crash:2",
+    );
     assert_eq!(
         r.to_line(),
         "zombie-worker fencing=none,ttl_ms=30000 7 12@pause:1:400;20@crash:2"
     );
     assert_eq!(RunRequest::parse_line(&r.to_line()), Ok(r));
-    assert!(RunRequest::parse_line("zombie-worker - x -").unwrap_err().contains("seed"));
-    assert!(RunRequest::parse_line("only three fields").unwrap_err().contains("four fields"));
+    assert!(RunRequest::parse_line("zombie-worker - x -")
+        .unwrap_err()
+        .contains("seed"));
+    assert!(RunRequest::parse_line("only three fields")
+        .unwrap_err()
+        .contains("four fields"));
 }

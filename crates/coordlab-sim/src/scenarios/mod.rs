@@ -181,9 +181,17 @@ impl RunRequest {
     /// parameters or no actions. Golden files and reproduction commands use it.
     pub fn to_line(&self) -> String {
         let params: Vec<String> = self.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let params = if params.is_empty() { "-".to_string() } else { params.join(",") };
+        let params = if params.is_empty() {
+            "-".to_string()
+        } else {
+            params.join(",")
+        };
         let actions = crate::kernel::faults::script_code(&self.actions);
-        let actions = if actions.is_empty() { "-".to_string() } else { actions };
+        let actions = if actions.is_empty() {
+            "-".to_string()
+        } else {
+            actions
+        };
         format!("{} {params} {} {actions}", self.scenario, self.seed)
     }
 
