@@ -59,15 +59,7 @@ pub fn random_request(base: &RunRequest, steps: u32, seed: u64) -> Result<RunReq
         seed,
         actions: Vec::new(),
     };
-    let nodes = scenarios::run(
-        &probe,
-        Limits {
-            max_events: 0,
-            max_time_us: 0,
-        },
-        Recording::Summary,
-    )?
-    .nodes;
+    let nodes = scenarios::participants(&probe)?;
     let mut actions = base.actions.clone();
     let faulty: Vec<&NodeInfo> = nodes
         .iter()

@@ -5,6 +5,7 @@
 use crate::kernel::faults::{Action, Fault, FaultKind};
 use crate::kernel::ids::{MsgId, NodeId};
 use crate::kernel::time::format_ms;
+pub use crate::kernel::view::{Gauge, InputSpec, LogCell};
 use crate::properties::PropertyReport;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -111,36 +112,6 @@ pub struct NodeView {
     /// The inputs a user may send this node right now (buttons in the UI).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inputs: Vec<InputSpec>,
-}
-
-/// A countdown by the node's own clock: `remaining_us` of `total_us` are left.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Gauge {
-    /// What runs out, e.g. `election timeout`.
-    pub label: String,
-    pub remaining_us: u64,
-    pub total_us: u64,
-}
-
-/// One entry of a replicated log as the card shows it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LogCell {
-    /// 1-based position in the log.
-    pub index: u64,
-    pub term: u64,
-    /// Whether this node knows the entry is committed.
-    pub committed: bool,
-    /// The command, e.g. `set x=1`.
-    pub label: String,
-}
-
-/// An input a node accepts from the user, e.g. `timeout` / "Force election timeout".
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct InputSpec {
-    /// The word in the fault code `input:<node>:<code>`.
-    pub code: String,
-    /// The button's text.
-    pub label: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -170,9 +170,14 @@ impl<M: Clone> Network<M> {
         std::mem::take(&mut self.copies)
     }
 
-    /// Takes a message off the wire for delivery. `None` if it was dropped meanwhile.
-    pub fn take(&mut self, id: MsgId) -> Option<InFlight<M>> {
-        self.in_flight.remove(&id)
+    /// Takes a message off the wire for delivery at `now_us`. `None` if it was dropped
+    /// meanwhile, or held (and perhaps released again) after this delivery was scheduled: its
+    /// old event stays in the queue and must find nothing.
+    pub fn take_if_due(&mut self, id: MsgId, now_us: u64) -> Option<InFlight<M>> {
+        match self.in_flight.get(&id) {
+            Some(m) if m.deliver_us == Some(now_us) => self.in_flight.remove(&id),
+            _ => None,
+        }
     }
 
     pub fn drop_message(&mut self, id: MsgId) -> bool {
@@ -189,14 +194,6 @@ impl<M: Clone> Network<M> {
             }
             _ => false,
         }
-    }
-
-    /// Whether a delivery event at `now_us` is still the message's delivery: a message held
-    /// (and perhaps released again) after it was scheduled keeps its old event in the queue.
-    pub fn due(&self, id: MsgId, now_us: u64) -> bool {
-        self.in_flight
-            .get(&id)
-            .is_some_and(|m| m.deliver_us == Some(now_us))
     }
 
     pub fn set_cut(&mut self, from: NodeId, to: NodeId, cut: bool) {

@@ -8,7 +8,7 @@
 
 use super::sql::{rupees, SqlMsg, SqlReply, SqlRequest, ACCOUNT_ID};
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, Participant};
+use crate::kernel::participant::{Ctx, NoTimer, Participant, ViewCtx};
 use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,7 +31,6 @@ pub struct OpenTxn {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AccountDb {
-    pub names: Vec<String>,
     pub durable: DbDurable,
     /// Open transactions by connection (worker).
     pub txns: BTreeMap<NodeId, OpenTxn>,
@@ -46,20 +45,16 @@ pub struct AccountDb {
 }
 
 impl AccountDb {
-    /// `names` are the participants' display names, for narration.
-    pub fn new(balance: i64, names: Vec<String>) -> AccountDb {
-        AccountDb::recover(
-            &DbDurable {
-                row: AccountRow { balance, version: 1 },
-                committed_debits: 0,
-            },
-            names,
-        )
+    /// What a fresh database holds: the row at version 1 and no debits.
+    pub fn initial(balance: i64) -> DbDurable {
+        DbDurable {
+            row: AccountRow { balance, version: 1 },
+            committed_debits: 0,
+        }
     }
 
-    pub fn recover(durable: &DbDurable, names: Vec<String>) -> AccountDb {
+    pub fn recover(durable: &DbDurable) -> AccountDb {
         AccountDb {
-            names,
             durable: durable.clone(),
             txns: BTreeMap::new(),
             lock_holder: None,
@@ -73,20 +68,9 @@ impl AccountDb {
         self.txns.contains_key(&peer) || self.lock_waiters.contains(&peer)
     }
 
-    fn name(&self, id: NodeId) -> String {
-        self.names
-            .get(id.index())
-            .cloned()
-            .unwrap_or_else(|| id.to_string())
-    }
-
     /// Handles one statement from the connection of `from`.
-    pub fn handle<P>(&mut self, ctx: &mut Ctx<'_, P>, from: NodeId, request: SqlRequest)
-    where
-        P: Participant<Msg = SqlMsg>,
-        P::Durable: From<DbDurable>,
-    {
-        let who = self.name(from);
+    pub fn handle(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, request: SqlRequest) {
+        let who = ctx.name(from);
         match request {
             SqlRequest::Select { for_update: false } => {
                 self.txns.entry(from).or_insert(OpenTxn { staged_balance: None });
@@ -113,7 +97,7 @@ impl AccountDb {
                         self.lock_waits += 1;
                         ctx.note(format!(
                             "Row {ACCOUNT_ID} is locked by {}. {who}'s SELECT … FOR UPDATE does not return: it queues in the lock manager until the holder commits.",
-                            self.name(holder)
+                            ctx.name(holder)
                         ));
                     }
                 }
@@ -140,7 +124,7 @@ impl AccountDb {
                         version: expected_version + 1,
                     };
                     self.durable.committed_debits += 1;
-                    ctx.persist(self.durable.clone().into());
+                    ctx.persist(self.durable.clone());
                     ctx.note(format!(
                         "The row is still at version {expected_version}, so the check and the write happen as one step: {} becomes {}, version {}.",
                         rupees(before),
@@ -166,7 +150,7 @@ impl AccountDb {
                         version: self.durable.row.version + 1,
                     };
                     self.durable.committed_debits += 1;
-                    ctx.persist(self.durable.clone().into());
+                    ctx.persist(self.durable.clone());
                     let expected = self.durable.committed_debits;
                     ctx.note(format!(
                         "COMMIT: {who}'s {} replaces {} as the balance.",
@@ -186,19 +170,19 @@ impl AccountDb {
     }
 
     /// The connection to `peer` dropped: roll its transaction back and free its lock.
-    pub fn connection_lost<P: Participant<Msg = SqlMsg>>(&mut self, ctx: &mut Ctx<'_, P>, peer: NodeId) {
+    pub fn connection_lost(&mut self, ctx: &mut Ctx<'_, Self>, peer: NodeId) {
         let had_txn = self.txns.remove(&peer).is_some();
         self.lock_waiters.retain(|w| *w != peer);
         if had_txn {
             ctx.note(format!(
                 "The database owns {}'s connection, so it knows the client is gone: it rolls the transaction back without being asked.",
-                self.name(peer)
+                ctx.name(peer)
             ));
         }
         self.release_lock(ctx, peer);
     }
 
-    fn release_lock<P: Participant<Msg = SqlMsg>>(&mut self, ctx: &mut Ctx<'_, P>, from: NodeId) {
+    fn release_lock(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId) {
         if self.lock_holder != Some(from) {
             return;
         }
@@ -211,7 +195,7 @@ impl AccountDb {
         self.lock_holder = Some(next);
         ctx.note(format!(
             "The lock on row {ACCOUNT_ID} passes to {}, whose waiting SELECT now returns the committed {}.",
-            self.name(next),
+            ctx.name(next),
             rupees(self.durable.row.balance)
         ));
         ctx.send(next, self.row_reply());
@@ -224,7 +208,7 @@ impl AccountDb {
         })
     }
 
-    pub fn summary(&self) -> Vec<String> {
+    pub fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
         let mut lines = vec![format!(
             "balance {} · v{}",
             rupees(self.durable.row.balance),
@@ -233,7 +217,7 @@ impl AccountDb {
         if let Some(h) = self.lock_holder {
             lines.push(format!(
                 "row lock: {} (+{} waiting)",
-                self.name(h),
+                view.name(h),
                 self.lock_waiters.len()
             ));
         }
@@ -241,67 +225,73 @@ impl AccountDb {
     }
 }
 
+impl Participant for AccountDb {
+    type Msg = SqlMsg;
+    type Timer = NoTimer;
+    type Durable = DbDurable;
+    type Config = ();
+
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        ctx.note(format!(
+            "The database holds account {ACCOUNT_ID} with a committed balance of {}.",
+            rupees(self.durable.row.balance)
+        ));
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: SqlMsg) {
+        if let SqlMsg::Request(request) = msg {
+            self.handle(ctx, from, request);
+        }
+    }
+
+    fn on_peer_down(&mut self, ctx: &mut Ctx<'_, Self>, peer: NodeId) {
+        self.connection_lost(ctx, peer);
+    }
+
+    fn watches(&self, peer: NodeId) -> bool {
+        AccountDb::watches(self, peer)
+    }
+
+    fn recover(_config: &(), _id: NodeId, durable: &DbDurable) -> Self {
+        AccountDb::recover(durable)
+    }
+
+    fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
+        AccountDb::summary(self, view)
+    }
+
+    fn durable_summary(_config: &(), durable: &DbDurable, _view: &ViewCtx<'_>) -> Vec<String> {
+        vec![
+            "down".to_string(),
+            format!("on disk: balance {}", rupees(durable.row.balance)),
+        ]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::participant::{Effect, Label};
-    use crate::kernel::rng::{stream, Stream};
-
-    #[derive(Clone, Debug, PartialEq)]
-    struct NoTimer;
-    impl Label for NoTimer {
-        fn label(&self) -> String {
-            String::new()
-        }
-    }
-
-    /// Drives an `AccountDb` alone, so its effects can be inspected.
-    struct DbOnly;
-    impl Participant for DbOnly {
-        type Msg = SqlMsg;
-        type Timer = NoTimer;
-        type Durable = DbDurable;
-        fn on_start(&mut self, _: &mut Ctx<'_, Self>) {}
-        fn on_message(&mut self, _: &mut Ctx<'_, Self>, _: NodeId, _: SqlMsg) {}
-        fn on_timer(&mut self, _: &mut Ctx<'_, Self>, _: NoTimer) {}
-        fn recover(_: NodeId, _: &DbDurable) -> Self {
-            DbOnly
-        }
-        fn summary(&self, _: u64) -> Vec<String> {
-            Vec::new()
-        }
-        fn durable_summary(_: &DbDurable) -> Vec<String> {
-            Vec::new()
-        }
-    }
+    use crate::kernel::testing::{persisted, sent, Harness};
 
     const W1: NodeId = NodeId(1);
     const W2: NodeId = NodeId(2);
 
-    fn db() -> AccountDb {
-        AccountDb::new(100, vec!["db".into(), "w1".into(), "w2".into()])
+    fn db() -> Harness<AccountDb> {
+        Harness::new(
+            NodeId(0),
+            AccountDb::recover(&AccountDb::initial(100)),
+            &["db", "w1", "w2"],
+        )
     }
 
     /// Feeds one statement; returns what was sent and what was persisted.
-    fn feed(db: &mut AccountDb, from: NodeId, req: SqlRequest) -> (Vec<(NodeId, SqlMsg)>, Vec<DbDurable>) {
-        let mut rng = stream(0, Stream::Node(NodeId(0)));
-        let mut effects = Vec::new();
-        let mut ctx = Ctx::<DbOnly>::new(NodeId(0), 0, &mut rng, &mut effects);
-        db.handle(&mut ctx, from, req);
-        split(effects)
-    }
-
-    fn split(effects: Vec<Effect<DbOnly>>) -> (Vec<(NodeId, SqlMsg)>, Vec<DbDurable>) {
-        let mut sent = Vec::new();
-        let mut persisted = Vec::new();
-        for e in effects {
-            match e {
-                Effect::Send { to, msg } => sent.push((to, msg)),
-                Effect::Persist(d) => persisted.push(d),
-                _ => {}
-            }
-        }
-        (sent, persisted)
+    fn feed(
+        db: &mut Harness<AccountDb>,
+        from: NodeId,
+        req: SqlRequest,
+    ) -> (Vec<(NodeId, SqlMsg)>, Vec<DbDurable>) {
+        let effects = db.call(|d, ctx| d.handle(ctx, from, req));
+        (sent(&effects), persisted(&effects).into_iter().cloned().collect())
     }
 
     fn row(balance: i64, version: u64) -> SqlMsg {
@@ -319,7 +309,7 @@ mod tests {
             feed(&mut d, W2, SqlRequest::Select { for_update: false }).0,
             vec![(W2, row(100, 1))]
         );
-        assert_eq!(d.lock_holder, None);
+        assert_eq!(d.node.lock_holder, None);
     }
 
     #[test]
@@ -334,7 +324,7 @@ mod tests {
             vec![],
             "w2 must wait"
         );
-        assert_eq!(d.lock_waiters, vec![W2]);
+        assert_eq!(d.node.lock_waiters, vec![W2]);
         feed(&mut d, W1, SqlRequest::Update { balance: 70 });
         let (sent, persisted) = feed(&mut d, W1, SqlRequest::Commit);
         assert_eq!(
@@ -348,7 +338,7 @@ mod tests {
                 version: 2
             }
         );
-        assert_eq!(d.lock_holder, Some(W2));
+        assert_eq!(d.node.lock_holder, Some(W2));
     }
 
     #[test]
@@ -393,13 +383,13 @@ mod tests {
         );
         assert!(persisted.is_empty());
         assert_eq!(
-            d.durable.row,
+            d.node.durable.row,
             AccountRow {
                 balance: 70,
                 version: 2
             }
         );
-        assert_eq!(d.version_conflicts, 1);
+        assert_eq!(d.node.version_conflicts, 1);
     }
 
     #[test]
@@ -408,18 +398,17 @@ mod tests {
         feed(&mut d, W1, SqlRequest::Select { for_update: true });
         feed(&mut d, W1, SqlRequest::Update { balance: 70 });
         feed(&mut d, W2, SqlRequest::Select { for_update: true });
-        assert!(d.watches(W1) && d.watches(W2));
-        let mut rng = stream(0, Stream::Node(NodeId(0)));
-        let mut effects = Vec::new();
-        d.connection_lost(&mut Ctx::<DbOnly>::new(NodeId(0), 0, &mut rng, &mut effects), W1);
-        let (sent, persisted) = split(effects);
+        assert!(d.node.watches(W1) && d.node.watches(W2));
+        let effects = d.peer_down(W1);
+        let (sent, persisted): (Vec<(NodeId, SqlMsg)>, Vec<&DbDurable>) =
+            (sent(&effects), persisted(&effects));
         assert_eq!(
             sent,
             vec![(W2, row(100, 1))],
             "w1's staged ₹70 is gone; w2 reads the committed ₹100"
         );
         assert!(persisted.is_empty());
-        assert_eq!(d.lock_holder, Some(W2));
-        assert!(!d.watches(W1));
+        assert_eq!(d.node.lock_holder, Some(W2));
+        assert!(!d.node.watches(W1));
     }
 }

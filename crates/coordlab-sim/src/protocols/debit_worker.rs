@@ -2,9 +2,10 @@
 //! read-then-write with no lock, read under `SELECT … FOR UPDATE`, or a version-checked
 //! write that retries when the row changed underneath it.
 
+use super::sql::ACCOUNT_ID;
 use super::sql::{rupees, SqlMsg, SqlReply, SqlRequest};
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, Label, Participant};
+use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::rng::between_us;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,12 +40,10 @@ pub enum Phase {
     GaveUp,
 }
 
-/// Survives a crash: the worker's configuration (its program and settings on disk) and
-/// whether its debit is known to be committed.
+/// Survives a crash: whether its debit is known to be committed. (Its plan is its
+/// configuration, kept by the engine.)
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WorkerDurable {
-    pub name: String,
-    pub plan: DebitPlan,
     pub done: bool,
 }
 
@@ -65,7 +64,6 @@ impl Label for WorkerTimer {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DebitWorker {
-    pub name: String,
     pub plan: DebitPlan,
     pub phase: Phase,
     pub attempts: u32,
@@ -73,24 +71,20 @@ pub struct DebitWorker {
 }
 
 impl DebitWorker {
-    pub fn recover(durable: &WorkerDurable) -> DebitWorker {
+    pub fn recover(plan: DebitPlan, durable: &WorkerDurable) -> DebitWorker {
         DebitWorker {
-            name: durable.name.clone(),
-            plan: durable.plan,
+            plan,
             phase: Phase::Idle,
             attempts: 0,
             done: durable.done,
         }
     }
 
-    pub fn start<P>(&mut self, ctx: &mut Ctx<'_, P>)
-    where
-        P: Participant<Msg = SqlMsg, Timer = WorkerTimer>,
-    {
+    pub fn start(&mut self, ctx: &mut Ctx<'_, Self>) {
         if self.done {
             ctx.note(format!(
                 "{} finds its debit already recorded as done and stays idle.",
-                self.name
+                ctx.me()
             ));
             self.phase = Phase::Done;
             return;
@@ -100,25 +94,22 @@ impl DebitWorker {
         ctx.set_timer(WorkerTimer::Begin, delay_us);
     }
 
-    pub fn timer<P>(&mut self, ctx: &mut Ctx<'_, P>, timer: WorkerTimer)
-    where
-        P: Participant<Msg = SqlMsg, Timer = WorkerTimer>,
-    {
+    pub fn timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: WorkerTimer) {
         match (timer, self.phase.clone()) {
             (WorkerTimer::Begin, Phase::Idle) => {
                 ctx.note(match self.plan.strategy {
                     DebitStrategy::ReadThenWrite => format!(
                         "{} opens a transaction and reads the balance with a plain SELECT, intending to subtract {}.",
-                        self.name,
+                        ctx.me(),
                         rupees(self.plan.amount)
                     ),
                     DebitStrategy::RowLock => format!(
                         "{} reads with SELECT … FOR UPDATE: the row comes back only together with an exclusive lock.",
-                        self.name
+                        ctx.me()
                     ),
                     DebitStrategy::VersionCheck => format!(
                         "{} reads the balance and the row's version number. It takes no lock; it will prove nothing changed when it writes.",
-                        self.name
+                        ctx.me()
                     ),
                 });
                 self.read(ctx);
@@ -136,7 +127,7 @@ impl DebitWorker {
                     DebitStrategy::ReadThenWrite | DebitStrategy::RowLock => {
                         ctx.note(format!(
                             "{} writes the number it computed, {}. It does not look at the row again first.",
-                            self.name,
+                            ctx.me(),
                             rupees(new_balance)
                         ));
                         ctx.send(
@@ -147,7 +138,7 @@ impl DebitWorker {
                     DebitStrategy::VersionCheck => {
                         ctx.note(format!(
                             "{} writes {} only if the row is still at version {read_version}: check and write travel as one statement.",
-                            self.name,
+                            ctx.me(),
                             rupees(new_balance)
                         ));
                         ctx.send(
@@ -165,21 +156,14 @@ impl DebitWorker {
         }
     }
 
-    fn read<P>(&mut self, ctx: &mut Ctx<'_, P>)
-    where
-        P: Participant<Msg = SqlMsg, Timer = WorkerTimer>,
-    {
+    fn read(&mut self, ctx: &mut Ctx<'_, Self>) {
         self.attempts += 1;
         self.phase = Phase::Reading;
         let for_update = self.plan.strategy == DebitStrategy::RowLock;
         ctx.send(self.plan.db, SqlMsg::Request(SqlRequest::Select { for_update }));
     }
 
-    pub fn reply<P>(&mut self, ctx: &mut Ctx<'_, P>, from: NodeId, msg: SqlMsg)
-    where
-        P: Participant<Msg = SqlMsg, Timer = WorkerTimer>,
-        P::Durable: From<WorkerDurable>,
-    {
+    pub fn reply(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: SqlMsg) {
         if from != self.plan.db {
             return;
         }
@@ -192,7 +176,7 @@ impl DebitWorker {
                 };
                 ctx.note(format!(
                     "{} now believes the balance is {} and spends a moment working out {} − {}.",
-                    self.name,
+                    ctx.me(),
                     rupees(balance),
                     rupees(balance),
                     rupees(self.plan.amount)
@@ -210,14 +194,11 @@ impl DebitWorker {
             (SqlReply::VersionChecked { .. }, Phase::Writing { .. }) => {
                 if self.attempts >= self.plan.max_attempts {
                     self.phase = Phase::GaveUp;
-                    ctx.note(format!(
-                        "{} gives up after {} attempts.",
-                        self.name, self.attempts
-                    ));
+                    ctx.note(format!("{} gives up after {} attempts.", ctx.me(), self.attempts));
                 } else {
                     ctx.note(format!(
                         "Zero rows: {}'s read was stale. It throws the computed value away and reads the row again.",
-                        self.name
+                        ctx.me()
                     ));
                     self.read(ctx);
                 }
@@ -226,25 +207,11 @@ impl DebitWorker {
         }
     }
 
-    fn finish<P>(&mut self, ctx: &mut Ctx<'_, P>)
-    where
-        P: Participant<Msg = SqlMsg, Timer = WorkerTimer>,
-        P::Durable: From<WorkerDurable>,
-    {
+    fn finish(&mut self, ctx: &mut Ctx<'_, Self>) {
         self.phase = Phase::Done;
         self.done = true;
-        ctx.persist(
-            WorkerDurable {
-                name: self.name.clone(),
-                plan: self.plan,
-                done: true,
-            }
-            .into(),
-        );
-        ctx.note(format!(
-            "{}'s debit is committed; its job is finished.",
-            self.name
-        ));
+        ctx.persist(WorkerDurable { done: true });
+        ctx.note(format!("{}'s debit is committed; its job is finished.", ctx.me()));
     }
 
     pub fn summary(&self) -> Vec<String> {
@@ -267,182 +234,164 @@ impl DebitWorker {
     }
 }
 
+impl Participant for DebitWorker {
+    type Msg = SqlMsg;
+    type Timer = WorkerTimer;
+    type Durable = WorkerDurable;
+    type Config = DebitPlan;
+
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        if !self.done {
+            ctx.note(format!(
+                "{} is scheduled to take {} from account {ACCOUNT_ID}.",
+                ctx.me(),
+                rupees(self.plan.amount)
+            ));
+        }
+        self.start(ctx);
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: SqlMsg) {
+        self.reply(ctx, from, msg);
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: WorkerTimer) {
+        self.timer(ctx, timer);
+    }
+
+    fn recover(plan: &DebitPlan, _id: NodeId, durable: &WorkerDurable) -> Self {
+        DebitWorker::recover(*plan, durable)
+    }
+
+    fn summary(&self, _view: &ViewCtx<'_>) -> Vec<String> {
+        DebitWorker::summary(self)
+    }
+
+    fn durable_summary(_plan: &DebitPlan, durable: &WorkerDurable, _view: &ViewCtx<'_>) -> Vec<String> {
+        vec![
+            "down".to_string(),
+            if durable.done {
+                "debit done".to_string()
+            } else {
+                "debit not done".to_string()
+            },
+        ]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::kernel::participant::Effect;
-    use crate::kernel::rng::{stream, Stream};
-
-    /// Drives a `DebitWorker` alone, so its effects can be inspected.
-    struct WorkerOnly;
-    impl Participant for WorkerOnly {
-        type Msg = SqlMsg;
-        type Timer = WorkerTimer;
-        type Durable = WorkerDurable;
-        fn on_start(&mut self, _: &mut Ctx<'_, Self>) {}
-        fn on_message(&mut self, _: &mut Ctx<'_, Self>, _: NodeId, _: SqlMsg) {}
-        fn on_timer(&mut self, _: &mut Ctx<'_, Self>, _: WorkerTimer) {}
-        fn recover(_: NodeId, _: &WorkerDurable) -> Self {
-            WorkerOnly
-        }
-        fn summary(&self, _: u64) -> Vec<String> {
-            Vec::new()
-        }
-        fn durable_summary(_: &WorkerDurable) -> Vec<String> {
-            Vec::new()
-        }
-    }
+    use crate::kernel::testing::{sent, timers_set, Harness};
 
     const DB: NodeId = NodeId(0);
 
-    fn worker(strategy: DebitStrategy) -> DebitWorker {
-        let plan = DebitPlan {
+    fn plan(strategy: DebitStrategy) -> DebitPlan {
+        DebitPlan {
             strategy,
             amount: 30,
             db: DB,
             start_delay_us: (0, 0),
             think_us: (5, 5),
             max_attempts: 2,
-        };
-        DebitWorker::recover(&WorkerDurable {
-            name: "w".into(),
-            plan,
-            done: false,
-        })
+        }
     }
 
-    fn drive(f: impl FnOnce(&mut Ctx<'_, WorkerOnly>)) -> Vec<Effect<WorkerOnly>> {
-        let mut rng = stream(0, Stream::Node(NodeId(1)));
-        let mut effects = Vec::new();
-        f(&mut Ctx::new(NodeId(1), 0, &mut rng, &mut effects));
-        effects
+    fn worker(strategy: DebitStrategy) -> Harness<DebitWorker> {
+        let w = DebitWorker::recover(plan(strategy), &WorkerDurable { done: false });
+        Harness::new(NodeId(1), w, &["db", "w"])
     }
 
-    fn sent(effects: &[Effect<WorkerOnly>]) -> Vec<SqlRequest> {
-        effects
-            .iter()
-            .filter_map(|e| match e {
-                Effect::Send {
-                    to,
-                    msg: SqlMsg::Request(r),
-                } if *to == DB => Some(r.clone()),
+    fn requests(effects: &[Effect<DebitWorker>]) -> Vec<SqlRequest> {
+        sent::<_, SqlMsg>(effects)
+            .into_iter()
+            .filter_map(|(to, m)| match m {
+                SqlMsg::Request(r) if to == DB => Some(r),
                 _ => None,
             })
             .collect()
     }
 
+    fn row(balance: i64, version: u64) -> SqlMsg {
+        SqlMsg::Reply(SqlReply::Row { balance, version })
+    }
+
     #[test]
     fn the_row_lock_strategy_reads_for_update() {
         let mut w = worker(DebitStrategy::RowLock);
-        let fx = drive(|c| w.timer(c, WorkerTimer::Begin));
-        assert_eq!(sent(&fx), vec![SqlRequest::Select { for_update: true }]);
+        assert_eq!(
+            requests(&w.fire(WorkerTimer::Begin)),
+            vec![SqlRequest::Select { for_update: true }]
+        );
         let mut plain = worker(DebitStrategy::ReadThenWrite);
-        let fx = drive(|c| plain.timer(c, WorkerTimer::Begin));
-        assert_eq!(sent(&fx), vec![SqlRequest::Select { for_update: false }]);
+        assert_eq!(
+            requests(&plain.fire(WorkerTimer::Begin)),
+            vec![SqlRequest::Select { for_update: false }]
+        );
     }
 
     #[test]
     fn the_write_is_computed_from_the_value_read() {
         let mut w = worker(DebitStrategy::ReadThenWrite);
-        drive(|c| w.timer(c, WorkerTimer::Begin));
-        let fx = drive(|c| {
-            w.reply(
-                c,
-                DB,
-                SqlMsg::Reply(SqlReply::Row {
-                    balance: 100,
-                    version: 1,
-                }),
-            )
-        });
-        assert!(fx.iter().any(|e| matches!(
-            e,
-            Effect::SetTimer {
-                timer: WorkerTimer::FinishComputing,
-                ..
-            }
-        )));
-        let fx = drive(|c| w.timer(c, WorkerTimer::FinishComputing));
-        assert_eq!(sent(&fx), vec![SqlRequest::Update { balance: 70 }]);
-        let fx = drive(|c| w.reply(c, DB, SqlMsg::Reply(SqlReply::Updated)));
-        assert_eq!(sent(&fx), vec![SqlRequest::Commit]);
-        let fx = drive(|c| w.reply(c, DB, SqlMsg::Reply(SqlReply::Committed)));
+        w.fire(WorkerTimer::Begin);
+        let fx = w.deliver(DB, row(100, 1));
+        assert_eq!(timers_set(&fx), vec![(WorkerTimer::FinishComputing, 5)]);
+        assert_eq!(
+            requests(&w.fire(WorkerTimer::FinishComputing)),
+            vec![SqlRequest::Update { balance: 70 }]
+        );
+        assert_eq!(
+            requests(&w.deliver(DB, SqlMsg::Reply(SqlReply::Updated))),
+            vec![SqlRequest::Commit]
+        );
+        let fx = w.deliver(DB, SqlMsg::Reply(SqlReply::Committed));
         assert!(fx.iter().any(|e| matches!(e, Effect::Persist(d) if d.done)));
-        assert_eq!(w.phase, Phase::Done);
+        assert_eq!(w.node.phase, Phase::Done);
     }
 
     #[test]
     fn a_refused_version_check_reads_again_then_gives_up() {
         let mut w = worker(DebitStrategy::VersionCheck);
-        drive(|c| w.timer(c, WorkerTimer::Begin));
-        drive(|c| {
-            w.reply(
-                c,
-                DB,
-                SqlMsg::Reply(SqlReply::Row {
-                    balance: 100,
-                    version: 1,
-                }),
-            )
-        });
-        let fx = drive(|c| w.timer(c, WorkerTimer::FinishComputing));
+        w.fire(WorkerTimer::Begin);
+        w.deliver(DB, row(100, 1));
         assert_eq!(
-            sent(&fx),
+            requests(&w.fire(WorkerTimer::FinishComputing)),
             vec![SqlRequest::UpdateIfVersion {
                 balance: 70,
                 expected_version: 1
             }]
         );
-        let fx = drive(|c| w.reply(c, DB, SqlMsg::Reply(SqlReply::VersionChecked { rows: 0 })));
         assert_eq!(
-            sent(&fx),
+            requests(&w.deliver(DB, SqlMsg::Reply(SqlReply::VersionChecked { rows: 0 }))),
             vec![SqlRequest::Select { for_update: false }],
             "stale read: read again"
         );
-        drive(|c| {
-            w.reply(
-                c,
-                DB,
-                SqlMsg::Reply(SqlReply::Row {
-                    balance: 70,
-                    version: 2,
-                }),
-            )
-        });
-        drive(|c| w.timer(c, WorkerTimer::FinishComputing));
-        let fx = drive(|c| w.reply(c, DB, SqlMsg::Reply(SqlReply::VersionChecked { rows: 0 })));
-        assert!(sent(&fx).is_empty());
-        assert_eq!(w.phase, Phase::GaveUp, "max_attempts is 2");
+        w.deliver(DB, row(70, 2));
+        w.fire(WorkerTimer::FinishComputing);
+        let fx = w.deliver(DB, SqlMsg::Reply(SqlReply::VersionChecked { rows: 0 }));
+        assert!(requests(&fx).is_empty());
+        assert_eq!(w.node.phase, Phase::GaveUp, "max_attempts is 2");
     }
 
     #[test]
     fn a_worker_whose_debit_is_done_stays_idle_after_restart() {
-        let plan = worker(DebitStrategy::RowLock).plan;
-        let mut w = DebitWorker::recover(&WorkerDurable {
-            name: "w".into(),
-            plan,
-            done: true,
-        });
-        let fx = drive(|c| w.start(c));
-        assert!(!fx.iter().any(|e| matches!(e, Effect::SetTimer { .. })));
-        assert_eq!(w.phase, Phase::Done);
+        let mut w = Harness::new(
+            NodeId(1),
+            DebitWorker::recover(plan(DebitStrategy::RowLock), &WorkerDurable { done: true }),
+            &["db", "w"],
+        );
+        let fx = w.start();
+        assert!(timers_set(&fx).is_empty());
+        assert_eq!(w.node.phase, Phase::Done);
     }
 
     #[test]
     fn replies_from_anyone_but_the_database_are_ignored() {
         let mut w = worker(DebitStrategy::ReadThenWrite);
-        drive(|c| w.timer(c, WorkerTimer::Begin));
-        let fx = drive(|c| {
-            w.reply(
-                c,
-                NodeId(2),
-                SqlMsg::Reply(SqlReply::Row {
-                    balance: 5,
-                    version: 9,
-                }),
-            )
-        });
+        w.fire(WorkerTimer::Begin);
+        let fx = w.deliver(NodeId(2), row(5, 9));
         assert!(fx.is_empty());
-        assert_eq!(w.phase, Phase::Reading);
+        assert_eq!(w.node.phase, Phase::Reading);
     }
 }

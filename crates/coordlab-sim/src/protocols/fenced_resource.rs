@@ -5,7 +5,7 @@
 
 use super::lease_msg::{LeaseMsg, RejectReason, WriteCheck};
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::{Ctx, Participant};
+use crate::kernel::participant::{Ctx, NoTimer, Participant, ViewCtx};
 
 /// One write the resource saw, accepted or not.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,38 +30,37 @@ pub struct ResourceDurable {
     pub steps_done: u32,
 }
 
+/// How the scenario introduces the ledger when it starts: what the learner should know about
+/// it in that chapter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LedgerIntro {
+    /// The lease chapter: it remembers the highest token any write carried.
+    RemembersHighest,
+    /// Redis: it refuses stale tokens, and cannot check a debit that carries none.
+    RefusesStaleOrUnchecked,
+    /// The consensus-backed services: it refuses anything below the highest token.
+    RefusesBelowHighest,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FencedResource {
-    pub names: Vec<String>,
+    pub intro: LedgerIntro,
     pub durable: ResourceDurable,
 }
 
 impl FencedResource {
-    pub fn new(names: Vec<String>, balance: i64) -> FencedResource {
-        FencedResource {
-            names,
-            durable: ResourceDurable {
-                balance,
-                last_token: FencingToken(0),
-                writes: Vec::new(),
-                steps_done: 0,
-            },
+    /// The row before any write: the opening balance, no token seen.
+    pub fn initial(balance: i64) -> ResourceDurable {
+        ResourceDurable {
+            balance,
+            last_token: FencingToken(0),
+            writes: Vec::new(),
+            steps_done: 0,
         }
     }
 
-    fn name(&self, id: NodeId) -> String {
-        self.names
-            .get(id.index())
-            .cloned()
-            .unwrap_or_else(|| id.to_string())
-    }
-
-    pub fn handle<P>(&mut self, ctx: &mut Ctx<'_, P>, from: NodeId, msg: LeaseMsg)
-    where
-        P: Participant<Msg = LeaseMsg>,
-        P::Durable: From<ResourceDurable>,
-    {
-        let who = self.name(from);
+    pub fn handle(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {
+        let who = ctx.name(from);
         match msg {
             LeaseMsg::Write {
                 step,
@@ -103,7 +102,7 @@ impl FencedResource {
                 if let (true, Some(earlier)) = (accepted, earlier) {
                     ctx.note(format!(
                         "Step {step} had already been applied by {} (token {}): the account is now debited for it twice.",
-                        self.name(earlier.worker),
+                        ctx.name(earlier.worker),
                         earlier.token
                     ));
                 }
@@ -116,7 +115,7 @@ impl FencedResource {
                     reason: reason.clone(),
                     highest_before: highest,
                 });
-                ctx.persist(self.durable.clone().into());
+                ctx.persist(self.durable.clone());
                 ctx.send(
                     from,
                     LeaseMsg::WriteResult {
@@ -129,7 +128,7 @@ impl FencedResource {
             }
             LeaseMsg::Touch { token } if token > self.durable.last_token => {
                 self.durable.last_token = token;
-                ctx.persist(self.durable.clone().into());
+                ctx.persist(self.durable.clone());
                 ctx.note(format!(
                     "{who}'s heartbeat mark raises the row's highest token to {token}."
                 ));
@@ -169,5 +168,50 @@ impl FencedResource {
             format!("balance ₹{}", self.durable.balance),
             format!("highest token {}", self.durable.last_token),
         ]
+    }
+}
+
+impl Participant for FencedResource {
+    type Msg = LeaseMsg;
+    type Timer = NoTimer;
+    type Durable = ResourceDurable;
+    type Config = LedgerIntro;
+
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        let d = &self.durable;
+        let highest = if d.last_token.0 == 0 {
+            "none yet".to_string()
+        } else {
+            d.last_token.to_string()
+        };
+        ctx.note(match self.intro {
+            LedgerIntro::RemembersHighest => format!(
+                "The ledger holds account 42 at ₹{}. It remembers the highest fencing token any write has carried ({highest}).",
+                d.balance
+            ),
+            LedgerIntro::RefusesStaleOrUnchecked => format!(
+                "The ledger holds account 42 at ₹{}. It refuses a debit whose token is lower than the highest it has seen ({highest}); a debit without a token it cannot check at all.",
+                d.balance
+            ),
+            LedgerIntro::RefusesBelowHighest => format!(
+                "The ledger holds account 42 at ₹{} and refuses any write whose token is below the highest it has seen.",
+                d.balance
+            ),
+        });
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {
+        self.handle(ctx, from, msg);
+    }
+
+    fn recover(intro: &LedgerIntro, _id: NodeId, durable: &ResourceDurable) -> Self {
+        FencedResource {
+            intro: *intro,
+            durable: durable.clone(),
+        }
+    }
+
+    fn summary(&self, _view: &ViewCtx<'_>) -> Vec<String> {
+        FencedResource::summary(self)
     }
 }

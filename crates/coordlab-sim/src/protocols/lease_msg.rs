@@ -4,6 +4,8 @@
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::Label;
 
+crate::inbox!(LeaseMsg);
+
 /// How a worker releases a lease when it is done.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReleaseMode {

@@ -3,6 +3,8 @@
 
 use crate::kernel::participant::Label;
 
+crate::inbox!(SqlMsg);
+
 /// The one account every lost-update worker touches.
 pub const ACCOUNT_ID: u32 = 42;
 

@@ -7,19 +7,17 @@
 //! start times, so both reads land before either write.
 
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
-use crate::kernel::engine::{Engine, Limits, Nodes, Recording, Setup, World};
-use crate::kernel::faults::{Action, FaultKind};
+use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
-use crate::kernel::participant::{Ctx, Participant};
+use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
+use crate::kernel::world::{Nodes, World};
 use crate::properties::{PropertyKind, PropertySpec, Verdict};
 use crate::protocols::account_db::{AccountDb, DbDurable};
-use crate::protocols::debit_worker::{
-    DebitPlan, DebitStrategy, DebitWorker, Phase, WorkerDurable, WorkerTimer,
-};
-use crate::protocols::sql::{rupees, SqlMsg, ACCOUNT_ID};
-use crate::trace::{NodeInfo, TableView, Trace};
+use crate::protocols::debit_worker::{DebitPlan, DebitStrategy, DebitWorker, Phase, WorkerDurable};
+use crate::protocols::sql::{rupees, ACCOUNT_ID};
+use crate::trace::TableView;
 use serde_json::json;
 use std::collections::BTreeMap;
 
@@ -79,144 +77,25 @@ pub fn expectation(params: &Params) -> Expectation {
     }
 }
 
-/// The participants of this scenario.
-#[derive(Clone, Debug)]
-pub enum LostUpdateNode {
-    Db(AccountDb),
-    Worker(DebitWorker),
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum LostUpdateDurable {
-    Db(DbDurable),
-    Worker(WorkerDurable),
-}
-
-impl From<WorkerDurable> for LostUpdateDurable {
-    fn from(d: WorkerDurable) -> Self {
-        LostUpdateDurable::Worker(d)
-    }
-}
-
-impl From<DbDurable> for LostUpdateDurable {
-    fn from(d: DbDurable) -> Self {
-        LostUpdateDurable::Db(d)
-    }
-}
-
-fn names() -> Vec<String> {
-    vec![
-        "database".to_string(),
-        "worker-1".to_string(),
-        "worker-2".to_string(),
-    ]
-}
-
-impl Participant for LostUpdateNode {
-    type Msg = SqlMsg;
-    type Timer = WorkerTimer;
-    type Durable = LostUpdateDurable;
-
-    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        match self {
-            LostUpdateNode::Db(db) => ctx.note(format!(
-                "The database holds account {ACCOUNT_ID} with a committed balance of {}.",
-                rupees(db.durable.row.balance)
-            )),
-            LostUpdateNode::Worker(w) => {
-                if !w.done {
-                    ctx.note(format!(
-                        "{} is scheduled to take {} from account {ACCOUNT_ID}.",
-                        w.name,
-                        rupees(w.plan.amount)
-                    ));
-                }
-                w.start(ctx);
-            }
-        }
-    }
-
-    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: SqlMsg) {
-        match self {
-            LostUpdateNode::Db(db) => {
-                if let SqlMsg::Request(request) = msg {
-                    db.handle(ctx, from, request);
-                }
-            }
-            LostUpdateNode::Worker(w) => w.reply(ctx, from, msg),
-        }
-    }
-
-    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: WorkerTimer) {
-        if let LostUpdateNode::Worker(w) = self {
-            w.timer(ctx, timer);
-        }
-    }
-
-    fn on_peer_down(&mut self, ctx: &mut Ctx<'_, Self>, peer: NodeId) {
-        if let LostUpdateNode::Db(db) = self {
-            db.connection_lost(ctx, peer);
-        }
-    }
-
-    fn watches(&self, peer: NodeId) -> bool {
-        matches!(self, LostUpdateNode::Db(db) if db.watches(peer))
-    }
-
-    fn recover(_id: NodeId, durable: &LostUpdateDurable) -> Self {
-        match durable {
-            LostUpdateDurable::Db(d) => LostUpdateNode::Db(AccountDb::recover(d, names())),
-            LostUpdateDurable::Worker(d) => LostUpdateNode::Worker(DebitWorker::recover(d)),
-        }
-    }
-
-    fn summary(&self, _local_now_us: u64) -> Vec<String> {
-        match self {
-            LostUpdateNode::Db(db) => db.summary(),
-            LostUpdateNode::Worker(w) => w.summary(),
-        }
-    }
-
-    fn durable_summary(durable: &LostUpdateDurable) -> Vec<String> {
-        match durable {
-            LostUpdateDurable::Db(d) => vec![
-                "down".to_string(),
-                format!("on disk: balance {}", rupees(d.row.balance)),
-            ],
-            LostUpdateDurable::Worker(d) => {
-                vec![
-                    "down".to_string(),
-                    if d.done {
-                        "debit done".to_string()
-                    } else {
-                        "debit not done".to_string()
-                    },
-                ]
-            }
-        }
-    }
-}
-
 /// Properties, tables and outcome of the scenario.
 pub struct LostUpdateWorld;
 
 impl LostUpdateWorld {
-    fn db(nodes: &Nodes<'_, LostUpdateNode>) -> DbDurable {
-        match (&nodes.live[DB.index()], &nodes.durable[DB.index()]) {
-            (Some(LostUpdateNode::Db(db)), _) => db.durable.clone(),
-            (_, LostUpdateDurable::Db(d)) => d.clone(),
-            _ => unreachable!("node 0 is the database"),
-        }
+    /// The committed row: the live database's, or what it persisted while it is down.
+    fn db<'a>(nodes: &Nodes<'a>) -> &'a DbDurable {
+        nodes
+            .live::<AccountDb>(DB)
+            .map(|db| &db.durable)
+            .or_else(|| nodes.durable::<AccountDb>(DB))
+            .expect("node 0 is the database")
     }
 
-    fn worker_done(nodes: &Nodes<'_, LostUpdateNode>, id: NodeId) -> bool {
-        matches!(&nodes.durable[id.index()], LostUpdateDurable::Worker(d) if d.done)
+    fn worker_done(nodes: &Nodes<'_>, id: NodeId) -> bool {
+        nodes.durable::<DebitWorker>(id).is_some_and(|d| d.done)
     }
 }
 
 impl World for LostUpdateWorld {
-    type Node = LostUpdateNode;
-
     fn properties(&self) -> Vec<PropertySpec> {
         vec![
             PropertySpec {
@@ -232,13 +111,13 @@ impl World for LostUpdateWorld {
         ]
     }
 
-    fn evaluate(&mut self, nodes: &Nodes<'_, LostUpdateNode>, out: &mut Vec<bool>) {
+    fn evaluate(&mut self, nodes: &Nodes<'_>, out: &mut Vec<bool>) {
         let db = Self::db(nodes);
         out.push(db.row.balance == OPENING_BALANCE - DEBIT * i64::from(db.committed_debits));
         out.push(WORKERS.iter().all(|w| Self::worker_done(nodes, *w)));
     }
 
-    fn tables(&self, nodes: &Nodes<'_, LostUpdateNode>) -> Vec<TableView> {
+    fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {
         let db = Self::db(nodes);
         let accounts = TableView {
             title: "accounts".to_string(),
@@ -255,22 +134,21 @@ impl World for LostUpdateWorld {
                 db.committed_debits.to_string(),
             ]],
         };
-        let names = names();
-        let (holder, waiters) = match &nodes.live[DB.index()] {
-            Some(LostUpdateNode::Db(live)) => (
+        let (holder, waiters) = match nodes.live::<AccountDb>(DB) {
+            Some(live) => (
                 live.lock_holder
-                    .map_or("—".to_string(), |h| names[h.index()].clone()),
+                    .map_or("—".to_string(), |h| nodes.name(h).to_string()),
                 if live.lock_waiters.is_empty() {
                     "—".to_string()
                 } else {
                     live.lock_waiters
                         .iter()
-                        .map(|w| names[w.index()].clone())
+                        .map(|w| nodes.name(*w).to_string())
                         .collect::<Vec<_>>()
                         .join(", ")
                 },
             ),
-            _ => ("(database down)".to_string(), "—".to_string()),
+            None => ("(database down)".to_string(), "—".to_string()),
         };
         let locks = TableView {
             title: "lock manager".to_string(),
@@ -297,8 +175,9 @@ impl World for LostUpdateWorld {
             rows: Vec::new(),
         };
         for w in WORKERS {
-            let row = match &nodes.live[w.index()] {
-                Some(LostUpdateNode::Worker(worker)) => {
+            let name = nodes.name(w).to_string();
+            let row = match nodes.live::<DebitWorker>(w) {
+                Some(worker) => {
                     let (read, write) = match &worker.phase {
                         Phase::Computing { read_balance, .. } => (rupees(*read_balance), "…".to_string()),
                         Phase::Writing { new_balance } | Phase::Committing { new_balance } => {
@@ -306,16 +185,16 @@ impl World for LostUpdateWorld {
                         }
                         _ => ("—".to_string(), "—".to_string()),
                     };
-                    vec![names[w.index()].clone(), read, write, worker.summary()[0].clone()]
+                    vec![name, read, write, worker.summary()[0].clone()]
                 }
-                _ => vec![names[w.index()].clone(), "—".into(), "—".into(), "down".into()],
+                None => vec![name, "—".into(), "—".into(), "down".into()],
             };
             txns.rows.push(row);
         }
         vec![accounts, locks, txns]
     }
 
-    fn outcome(&self, nodes: &Nodes<'_, LostUpdateNode>) -> BTreeMap<String, serde_json::Value> {
+    fn outcome(&self, nodes: &Nodes<'_>) -> BTreeMap<String, serde_json::Value> {
         let db = Self::db(nodes);
         let mut out = BTreeMap::new();
         out.insert("balance".to_string(), json!(db.row.balance));
@@ -324,7 +203,7 @@ impl World for LostUpdateWorld {
             "expected_balance".to_string(),
             json!(OPENING_BALANCE - DEBIT * i64::from(db.committed_debits)),
         );
-        if let Some(LostUpdateNode::Db(live)) = &nodes.live[DB.index()] {
+        if let Some(live) = nodes.live::<AccountDb>(DB) {
             out.insert("lock_waits".to_string(), json!(live.lock_waits));
             out.insert("version_conflicts".to_string(), json!(live.version_conflicts));
         }
@@ -332,7 +211,7 @@ impl World for LostUpdateWorld {
     }
 }
 
-pub fn setup(params: &Params) -> Setup<LostUpdateWorld> {
+pub fn setup(params: &Params, _seed: u64) -> Setup {
     let plan = DebitPlan {
         strategy: strategy(params),
         amount: DEBIT,
@@ -341,50 +220,23 @@ pub fn setup(params: &Params) -> Setup<LostUpdateWorld> {
         think_us: (40 * MS_US, 60 * MS_US),
         max_attempts: 5,
     };
-    let names = names();
-    let faults = vec![
+    let faults = [
         FaultKind::Crash,
         FaultKind::Restart,
         FaultKind::Pause,
         FaultKind::Network,
     ];
-    let info = |id: NodeId, kind: &str| NodeInfo {
-        id,
-        name: names[id.index()].clone(),
-        kind: kind.to_string(),
-        faults: faults.clone(),
-    };
-    let db = AccountDb::new(OPENING_BALANCE, names.clone());
-    let db_durable = LostUpdateDurable::Db(db.durable.clone());
-    let mut nodes = vec![(info(DB, "database"), LostUpdateNode::Db(db), db_durable)];
-    for w in WORKERS {
-        let durable = WorkerDurable {
-            name: names[w.index()].clone(),
-            plan,
-            done: false,
-        };
-        let worker = DebitWorker::recover(&durable);
-        nodes.push((
-            info(w, "worker"),
-            LostUpdateNode::Worker(worker),
-            LostUpdateDurable::Worker(durable),
-        ));
+    let mut setup = Setup::new(LinkConfig::reliable(MS_US, 4 * MS_US));
+    setup.add::<AccountDb>(
+        "database",
+        "database",
+        &faults,
+        (),
+        AccountDb::initial(OPENING_BALANCE),
+    );
+    for name in ["worker-1", "worker-2"] {
+        setup.add::<DebitWorker>(name, "worker", &faults, plan, WorkerDurable { done: false });
     }
-    Setup {
-        world: LostUpdateWorld,
-        nodes,
-        link: LinkConfig::reliable(MS_US, 4 * MS_US),
-        scripted: Vec::new(),
-    }
-}
-
-pub fn run(
-    params: &Params,
-    seed: u64,
-    actions: &[Action],
-    limits: Limits,
-    recording: Recording,
-) -> Result<Trace, String> {
-    let engine = Engine::new(setup(params), seed, actions, limits, recording)?;
-    Ok(engine.run(ID, seed, params.clone()))
+    setup.set_world(LostUpdateWorld);
+    setup
 }

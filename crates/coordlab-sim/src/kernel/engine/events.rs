@@ -1,0 +1,194 @@
+//! What each kind of event does when it is popped from the queue.
+
+use super::{Draft, Engine, Wire};
+use crate::kernel::faults::Fault;
+use crate::kernel::hosted::Input;
+use crate::kernel::ids::{MsgId, NodeId};
+use crate::kernel::message::TimerKey;
+use crate::kernel::network::InFlight;
+use crate::trace::{EventKind, MessageRecord, NodeStatus};
+
+/// How long a peer takes to notice a crashed node's connection dropped (a TCP reset is
+/// about one network hop).
+pub(super) const PEER_DOWN_NOTICE_US: u64 = 1_000;
+
+pub(super) enum Event {
+    Start(NodeId),
+    Deliver(MsgId),
+    Timer {
+        node: NodeId,
+        generation: u64,
+    },
+    Fault(Fault),
+    Resume {
+        node: NodeId,
+        generation: u64,
+    },
+    PeerDown {
+        node: NodeId,
+        peer: NodeId,
+    },
+    /// An input that waited out a pause, now handed over.
+    Waited {
+        node: NodeId,
+        input: Waiting,
+    },
+}
+
+/// An input that arrived while its node was paused.
+pub(super) enum Waiting {
+    Message(InFlight<Wire>),
+    Timer(Box<dyn TimerKey>),
+}
+
+impl Engine {
+    pub(super) fn process(&mut self, event: Event) -> Option<Draft> {
+        match event {
+            Event::Start(node) => {
+                if self.status[node.index()] == NodeStatus::Crashed {
+                    return None;
+                }
+                let text = self.text(|| format!("{} starts", self.name(node)));
+                let mut draft = Draft::new(EventKind::Start, text, vec![node]);
+                let _ = self.invoke(node, &mut draft, Input::Start);
+                Some(draft)
+            }
+            Event::Deliver(id) => {
+                let m = self.net.take_if_due(id, self.now_us)?; // None: dropped, or held after it was scheduled
+                let record = MessageRecord {
+                    id: m.id,
+                    from: m.from,
+                    to: m.to,
+                    label: m.msg.label.to_string(),
+                    sent_us: m.sent_us,
+                };
+                let to = m.to;
+                if self.net.is_cut(m.from, m.to) {
+                    let text = self.text(|| {
+                        format!(
+                            "{} -> {} lost in the partition: {}",
+                            self.name(m.from),
+                            self.name(to),
+                            record.label
+                        )
+                    });
+                    let mut d = Draft::new(EventKind::Undeliverable, text, vec![m.from, to]);
+                    d.message = Some(record);
+                    return Some(d);
+                }
+                match self.status[to.index()] {
+                    NodeStatus::Crashed => {
+                        let text = self.text(|| {
+                            format!(
+                                "{} -> {} arrives at a crashed node: {}",
+                                self.name(m.from),
+                                self.name(to),
+                                record.label
+                            )
+                        });
+                        let mut d = Draft::new(EventKind::Undeliverable, text, vec![m.from, to]);
+                        d.message = Some(record);
+                        Some(d)
+                    }
+                    NodeStatus::Paused { .. } => {
+                        self.waiting[to.index()].push(Waiting::Message(m));
+                        None
+                    }
+                    NodeStatus::Up => Some(self.deliver(m, record)),
+                }
+            }
+            Event::Timer { node, generation } => {
+                let pending = &mut self.timers[node.index()];
+                let pos = pending.iter().position(|(_, g)| *g == generation)?;
+                let (timer, _) = pending.remove(pos);
+                if let NodeStatus::Paused { .. } = self.status[node.index()] {
+                    self.waiting[node.index()].push(Waiting::Timer(timer));
+                    return None;
+                }
+                Some(self.fire_timer(node, timer))
+            }
+            Event::Fault(fault) => Some(self.apply_fault(fault)),
+            Event::Resume { node, generation } => {
+                if self.pause_generation[node.index()] != generation {
+                    return None;
+                }
+                self.status[node.index()] = NodeStatus::Up;
+                let held = std::mem::take(&mut self.waiting[node.index()]);
+                let count = held.len();
+                for input in held {
+                    self.queue.push(self.now_us, Event::Waited { node, input });
+                }
+                let name = self.name(node);
+                let mut d = Draft::new(
+                    EventKind::Resume,
+                    format!("{name} resumes after its pause"),
+                    vec![node],
+                );
+                d.notes.push(if count == 0 {
+                    format!("{name} wakes up and carries on exactly where it stopped; it has no idea time passed.")
+                } else {
+                    format!(
+                        "{name} wakes up with {count} input(s) that piled up while it was frozen; it still trusts everything it believed before the pause."
+                    )
+                });
+                Some(d)
+            }
+            Event::PeerDown { node, peer } => {
+                if self.status[node.index()] != NodeStatus::Up {
+                    return None;
+                }
+                let mut d = Draft::new(
+                    EventKind::PeerDown,
+                    format!(
+                        "{} notices its connection to {} dropped",
+                        self.name(node),
+                        self.name(peer)
+                    ),
+                    vec![node, peer],
+                );
+                let _ = self.invoke(node, &mut d, Input::PeerDown(peer));
+                Some(d)
+            }
+            Event::Waited { node, input } => {
+                if self.status[node.index()] != NodeStatus::Up {
+                    return None;
+                }
+                match input {
+                    Waiting::Message(m) => {
+                        let record = MessageRecord {
+                            id: m.id,
+                            from: m.from,
+                            to: m.to,
+                            label: m.msg.label.to_string(),
+                            sent_us: m.sent_us,
+                        };
+                        Some(self.deliver(m, record))
+                    }
+                    Waiting::Timer(t) => Some(self.fire_timer(node, t)),
+                }
+            }
+        }
+    }
+
+    fn deliver(&mut self, m: InFlight<Wire>, record: MessageRecord) -> Draft {
+        let text = self.text(|| format!("{} -> {}: {}", self.name(m.from), self.name(m.to), record.label));
+        let mut d = Draft::new(EventKind::Deliver, text, vec![m.to, m.from]);
+        d.message = Some(record);
+        let _ = self.invoke(
+            m.to,
+            &mut d,
+            Input::Message {
+                from: m.from,
+                msg: m.msg.msg,
+            },
+        );
+        d
+    }
+
+    fn fire_timer(&mut self, node: NodeId, timer: Box<dyn TimerKey>) -> Draft {
+        let text = self.text(|| format!("{}: {}", self.name(node), timer.label()));
+        let mut d = Draft::new(EventKind::Timer, text, vec![node]);
+        let _ = self.invoke(node, &mut d, Input::Timer(timer));
+        d
+    }
+}

@@ -1,0 +1,110 @@
+//! Everything needed to start a run, as a scenario builds it: the participants with their
+//! display names, kinds, allowed faults and configuration; the network; faults the scenario
+//! scripts itself; and the world that checks it.
+
+use super::faults::{Fault, FaultKind};
+use super::hosted::{Hosted, Slot};
+use super::ids::NodeId;
+use super::network::LinkConfig;
+use super::participant::Participant;
+use super::world::{QuietWorld, World};
+use crate::trace::NodeInfo;
+use std::collections::BTreeMap;
+
+pub struct Setup {
+    pub(crate) world: Box<dyn World>,
+    pub(crate) infos: Vec<NodeInfo>,
+    pub(crate) slots: Vec<Box<dyn Slot>>,
+    /// Every link's configuration, unless [`Setup::link`] overrides one direction.
+    pub link: LinkConfig,
+    pub(crate) links: Vec<(NodeId, NodeId, LinkConfig)>,
+    /// Faults the scenario itself scripts, at true times.
+    pub(crate) scripted: Vec<(u64, Fault)>,
+    /// Parameters the scenario derived from others, recorded in the trace with the rest.
+    pub(crate) derived_params: BTreeMap<String, String>,
+}
+
+impl Setup {
+    pub fn new(link: LinkConfig) -> Setup {
+        Setup {
+            world: Box::new(QuietWorld),
+            infos: Vec::new(),
+            slots: Vec::new(),
+            link,
+            links: Vec::new(),
+            scripted: Vec::new(),
+            derived_params: BTreeMap::new(),
+        }
+    }
+
+    /// Names the world that checks this run.
+    pub fn set_world(&mut self, world: impl World + 'static) {
+        self.world = Box::new(world);
+    }
+
+    /// Adds a participant that starts from `durable` as it would after a restart, and returns
+    /// its id (ids count up from 0 in the order nodes are added).
+    pub fn add<P: Participant>(
+        &mut self,
+        name: impl Into<String>,
+        kind: &str,
+        faults: &[FaultKind],
+        config: P::Config,
+        durable: P::Durable,
+    ) -> NodeId {
+        let id = self.next_id();
+        let live = P::recover(&config, id, &durable);
+        self.add_live(name, kind, faults, config, live, durable)
+    }
+
+    /// Adds a participant whose starting state is not just a recovery from `durable`.
+    pub fn add_live<P: Participant>(
+        &mut self,
+        name: impl Into<String>,
+        kind: &str,
+        faults: &[FaultKind],
+        config: P::Config,
+        live: P,
+        durable: P::Durable,
+    ) -> NodeId {
+        let id = self.next_id();
+        self.infos.push(NodeInfo {
+            id,
+            name: name.into(),
+            kind: kind.to_string(),
+            faults: faults.to_vec(),
+        });
+        self.slots.push(Box::new(Hosted::new(config, live, durable)));
+        id
+    }
+
+    /// The id the next participant added will get.
+    pub fn next_id(&self) -> NodeId {
+        NodeId(self.infos.len() as u32)
+    }
+
+    /// The display names of the participants added so far, by id.
+    pub fn names(&self) -> Vec<String> {
+        self.infos.iter().map(|i| i.name.clone()).collect()
+    }
+
+    pub fn infos(&self) -> &[NodeInfo] {
+        &self.infos
+    }
+
+    /// Configures one direction of one link, overriding [`Setup::link`].
+    pub fn link(&mut self, from: NodeId, to: NodeId, config: LinkConfig) {
+        self.links.push((from, to, config));
+    }
+
+    /// A fault the scenario itself applies at true time `at_us`.
+    pub fn script(&mut self, at_us: u64, fault: Fault) {
+        self.scripted.push((at_us, fault));
+    }
+
+    /// Records a parameter the scenario derived from the others (e.g. identical timeouts make
+    /// the maximum equal the minimum), so the trace shows what the run really used.
+    pub fn derive_param(&mut self, key: &str, value: impl Into<String>) {
+        self.derived_params.insert(key.to_string(), value.into());
+    }
+}

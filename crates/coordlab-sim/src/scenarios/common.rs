@@ -1,0 +1,12 @@
+//! What scenarios of every chapter share: the faults a user may inject on each kind of node.
+
+use crate::kernel::faults::FaultKind;
+
+/// Faults a user may inject on a worker: everything, including its clock.
+pub const WORKER_FAULTS: [FaultKind; 5] = [
+    FaultKind::Crash,
+    FaultKind::Restart,
+    FaultKind::Pause,
+    FaultKind::Network,
+    FaultKind::Clock,
+];
