@@ -12,16 +12,18 @@
 //! Output is plain text lines, ready to paste into a README. Wall-clock time is read here,
 //! in the bench, never in the simulator.
 
-use coordlab_sim::kernel::engine::{Engine, Limits, Nodes, Recording, Setup, World};
+use coordlab_sim::kernel::engine::{Engine, Limits, Recording};
 use coordlab_sim::kernel::faults::{Fault, FaultKind};
 use coordlab_sim::kernel::ids::NodeId;
 use coordlab_sim::kernel::network::LinkConfig;
-use coordlab_sim::kernel::participant::{Ctx, Label, Participant};
+use coordlab_sim::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use coordlab_sim::kernel::rng::{between_us, stream, SimRng, Stream};
+use coordlab_sim::kernel::setup::Setup;
 use coordlab_sim::kernel::time::{MS_US, SEC_US};
+use coordlab_sim::kernel::world::{Nodes, World};
 use coordlab_sim::properties::{PropertyKind, PropertySpec};
 use coordlab_sim::scenarios::{expectation_for, Params};
-use coordlab_sim::trace::{NodeInfo, TableView, Trace};
+use coordlab_sim::trace::{TableView, Trace};
 use coordlab_sim::RunRequest;
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -39,6 +41,8 @@ const TICK_US: (u64, u64) = (2 * MS_US, 6 * MS_US);
 /// And persists its counter every 20 ms (and every 64 messages).
 const FLUSH_US: u64 = 20 * MS_US;
 const SEED: u64 = 7;
+
+coordlab_sim::inbox!(Ping);
 
 #[derive(Clone, Debug)]
 struct Ping {
@@ -81,15 +85,6 @@ struct Chatter {
 }
 
 impl Chatter {
-    fn new(id: NodeId) -> Chatter {
-        Chatter {
-            id,
-            received: 0,
-            sent: 0,
-            persisted: 0,
-        }
-    }
-
     fn random_peer(&self, rng: &mut SimRng) -> NodeId {
         let pick = between_us(rng, 0, u64::from(NODES) - 2) as u32;
         NodeId(if pick >= self.id.0 { pick + 1 } else { pick })
@@ -113,6 +108,7 @@ impl Participant for Chatter {
     type Msg = Ping;
     type Timer = ChatTimer;
     type Durable = ChatDurable;
+    type Config = ();
 
     fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
         let first = between_us(ctx.rng, TICK_US.0, TICK_US.1);
@@ -164,7 +160,7 @@ impl Participant for Chatter {
         peer != self.id
     }
 
-    fn recover(id: NodeId, durable: &ChatDurable) -> Self {
+    fn recover(_config: &(), id: NodeId, durable: &ChatDurable) -> Self {
         Chatter {
             id,
             received: durable.received,
@@ -173,14 +169,14 @@ impl Participant for Chatter {
         }
     }
 
-    fn summary(&self, _local_now_us: u64) -> Vec<String> {
+    fn summary(&self, _view: &ViewCtx<'_>) -> Vec<String> {
         vec![
             format!("received {}", self.received),
             format!("sent {}", self.sent),
         ]
     }
 
-    fn durable_summary(durable: &ChatDurable) -> Vec<String> {
+    fn durable_summary(_config: &(), durable: &ChatDurable, _view: &ViewCtx<'_>) -> Vec<String> {
         vec![
             "down".to_string(),
             format!("on disk: received {}", durable.received),
@@ -190,9 +186,22 @@ impl Participant for Chatter {
 
 struct ChatWorld;
 
-impl World for ChatWorld {
-    type Node = Chatter;
+impl ChatWorld {
+    /// Each node's live state (None while crashed) and what it persisted.
+    fn counters<'a, 'n>(
+        nodes: &'n Nodes<'a>,
+    ) -> impl Iterator<Item = (Option<&'a Chatter>, &'a ChatDurable)> + 'n {
+        (0..nodes.len()).map(move |i| {
+            let id = NodeId(i as u32);
+            (
+                nodes.live::<Chatter>(id),
+                nodes.durable::<Chatter>(id).expect("every node chats"),
+            )
+        })
+    }
+}
 
+impl World for ChatWorld {
     fn properties(&self) -> Vec<PropertySpec> {
         vec![
             PropertySpec {
@@ -208,26 +217,23 @@ impl World for ChatWorld {
         ]
     }
 
-    fn evaluate(&mut self, nodes: &Nodes<'_, Chatter>, out: &mut Vec<bool>) {
-        let ok = nodes
-            .live
-            .iter()
-            .zip(nodes.durable)
-            .all(|(l, d)| l.as_ref().is_none_or(|c| d.received <= c.received));
+    fn evaluate(&mut self, nodes: &Nodes<'_>, out: &mut Vec<bool>) {
+        let (mut ok, mut chatted) = (true, false);
+        for (l, d) in Self::counters(nodes) {
+            ok &= l.is_none_or(|c| d.received <= c.received);
+            chatted |= d.received > 0;
+        }
         out.push(ok);
-        out.push(nodes.durable.iter().any(|d| d.received > 0));
+        out.push(chatted);
     }
 
-    fn tables(&self, nodes: &Nodes<'_, Chatter>) -> Vec<TableView> {
-        let rows = nodes
-            .live
-            .iter()
-            .zip(nodes.durable)
+    fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {
+        let rows = Self::counters(nodes)
             .enumerate()
             .map(|(i, (l, d))| {
                 vec![
                     format!("n{i}"),
-                    l.as_ref().map_or("—".to_string(), |c| c.received.to_string()),
+                    l.map_or("—".to_string(), |c| c.received.to_string()),
                     d.received.to_string(),
                 ]
             })
@@ -239,15 +245,12 @@ impl World for ChatWorld {
         }]
     }
 
-    fn outcome(&self, nodes: &Nodes<'_, Chatter>) -> BTreeMap<String, serde_json::Value> {
+    fn outcome(&self, nodes: &Nodes<'_>) -> BTreeMap<String, serde_json::Value> {
         // A crashed node counts what it persisted.
-        let received: u64 = nodes
-            .live
-            .iter()
-            .zip(nodes.durable)
-            .map(|(l, d)| l.as_ref().map_or(d.received, |c| c.received))
+        let received: u64 = Self::counters(nodes)
+            .map(|(l, d)| l.map_or(d.received, |c| c.received))
             .sum();
-        let persisted: u64 = nodes.durable.iter().map(|d| d.received).sum();
+        let persisted: u64 = Self::counters(nodes).map(|(_, d)| d.received).sum();
         let mut out = BTreeMap::new();
         out.insert("received".to_string(), serde_json::json!(received));
         out.insert("persisted_received".to_string(), serde_json::json!(persisted));
@@ -330,31 +333,28 @@ fn fault_schedule(seed: u64, horizon_us: u64) -> (Vec<(u64, Fault)>, FaultMix) {
 /// schedule runs a little past that.
 const FAULT_HORIZON_US: u64 = 400 * SEC_US;
 
-fn chatter_setup(scripted: Vec<(u64, Fault)>) -> Setup<ChatWorld> {
-    let faults = vec![
+fn chatter_setup(scripted: Vec<(u64, Fault)>) -> Setup {
+    let faults = [
         FaultKind::Crash,
         FaultKind::Restart,
         FaultKind::Pause,
         FaultKind::Network,
     ];
-    let nodes = (0..NODES)
-        .map(|i| {
-            let id = NodeId(i);
-            let info = NodeInfo {
-                id,
-                name: format!("chatter-{i}"),
-                kind: "chatter".to_string(),
-                faults: faults.clone(),
-            };
-            (info, Chatter::new(id), ChatDurable::default())
-        })
-        .collect();
-    Setup {
-        world: ChatWorld,
-        nodes,
-        link: LinkConfig::reliable(MS_US, 4 * MS_US),
-        scripted,
+    let mut setup = Setup::new(LinkConfig::reliable(MS_US, 4 * MS_US));
+    for i in 0..NODES {
+        setup.add::<Chatter>(
+            format!("chatter-{i}"),
+            "chatter",
+            &faults,
+            (),
+            ChatDurable::default(),
+        );
     }
+    for (at_us, fault) in scripted {
+        setup.script(at_us, fault);
+    }
+    setup.set_world(ChatWorld);
+    setup
 }
 
 fn chatter_run(schedule: &[(u64, Fault)], max_events: u64, recording: Recording) -> (Duration, Trace) {

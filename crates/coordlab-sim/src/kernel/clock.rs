@@ -21,6 +21,13 @@ pub struct LocalClock {
 impl LocalClock {
     /// The local reading at true time `now_us`; never below zero.
     pub fn read_us(&self, now_us: u64) -> u64 {
+        if self.drift_ppm == 0 && self.base_local_us >= 0 {
+            // The common case, without 128-bit division (the same result exactly).
+            let elapsed = now_us.saturating_sub(self.base_true_us);
+            return (self.base_local_us as u64)
+                .saturating_add(elapsed)
+                .min(u64::MAX >> 1);
+        }
         let elapsed = i128::from(now_us.saturating_sub(self.base_true_us));
         let scaled = elapsed * i128::from(1_000_000 + self.drift_ppm) / 1_000_000;
         let local = i128::from(self.base_local_us) + scaled;
@@ -51,6 +58,9 @@ impl LocalClock {
     /// How much true time passes while this clock advances by `local_us`. Timers are set in
     /// local durations ("renew in 10 s by my clock"); the kernel schedules them in true time.
     pub fn true_duration_us(&self, local_us: u64) -> u64 {
+        if self.drift_ppm == 0 {
+            return local_us.min(u64::MAX >> 1);
+        }
         let rate = (1_000_000 + self.drift_ppm) as u128;
         let num = u128::from(local_us) * 1_000_000;
         num.div_ceil(rate).min(u128::from(u64::MAX >> 1)) as u64
@@ -65,6 +75,33 @@ impl LocalClock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The drift-free fast paths give exactly what the general formula gives.
+    #[test]
+    fn drift_free_reads_match_the_general_formula() {
+        let general = |c: &LocalClock, now: u64| {
+            let elapsed = i128::from(now.saturating_sub(c.base_true_us));
+            (i128::from(c.base_local_us) + elapsed).clamp(0, i128::from(u64::MAX >> 1)) as u64
+        };
+        let mut c = LocalClock::default();
+        for (at, jump) in [
+            (0, 0),
+            (1_000, -5_000),
+            (9_000, 3_000),
+            (20_000, -40_000),
+            (30_000, i64::MAX / 2),
+        ] {
+            c.jump(at, jump);
+            for now in [at, at + 1, at + 7_777, u64::MAX / 4] {
+                assert_eq!(
+                    c.read_us(now),
+                    general(&c, now),
+                    "after jump {jump} at {at}, read at {now}"
+                );
+            }
+        }
+        assert_eq!(c.true_duration_us(12_345), 12_345);
+    }
 
     #[test]
     fn perfect_clock_reads_true_time() {

@@ -19,7 +19,9 @@ pub(super) enum Event {
         node: NodeId,
         generation: u64,
     },
-    Fault(Fault),
+    /// Boxed, like [`Event::Waited`]'s input: both are rare, and a small event keeps the
+    /// queue's moves cheap.
+    Fault(Box<Fault>),
     Resume {
         node: NodeId,
         generation: u64,
@@ -31,7 +33,7 @@ pub(super) enum Event {
     /// An input that waited out a pause, now handed over.
     Waited {
         node: NodeId,
-        input: Waiting,
+        input: Box<Waiting>,
     },
 }
 
@@ -59,7 +61,7 @@ impl Engine {
                     id: m.id,
                     from: m.from,
                     to: m.to,
-                    label: m.msg.label.to_string(),
+                    label: m.msg.label(),
                     sent_us: m.sent_us,
                 };
                 let to = m.to;
@@ -107,7 +109,7 @@ impl Engine {
                 }
                 Some(self.fire_timer(node, timer))
             }
-            Event::Fault(fault) => Some(self.apply_fault(fault)),
+            Event::Fault(fault) => Some(self.apply_fault(*fault)),
             Event::Resume { node, generation } => {
                 if self.pause_generation[node.index()] != generation {
                     return None;
@@ -116,7 +118,13 @@ impl Engine {
                 let held = std::mem::take(&mut self.waiting[node.index()]);
                 let count = held.len();
                 for input in held {
-                    self.queue.push(self.now_us, Event::Waited { node, input });
+                    self.queue.push(
+                        self.now_us,
+                        Event::Waited {
+                            node,
+                            input: Box::new(input),
+                        },
+                    );
                 }
                 let name = self.name(node);
                 let mut d = Draft::new(
@@ -153,13 +161,13 @@ impl Engine {
                 if self.status[node.index()] != NodeStatus::Up {
                     return None;
                 }
-                match input {
+                match *input {
                     Waiting::Message(m) => {
                         let record = MessageRecord {
                             id: m.id,
                             from: m.from,
                             to: m.to,
-                            label: m.msg.label.to_string(),
+                            label: m.msg.label(),
                             sent_us: m.sent_us,
                         };
                         Some(self.deliver(m, record))

@@ -90,17 +90,24 @@ impl Draft {
     }
 }
 
-/// A message on the wire, with its label kept from the moment it was sent.
+/// A message on the wire, with its label made once when it was sent (none in a summary run,
+/// which keeps no text).
 struct Wire {
     msg: Box<dyn Message>,
-    label: Rc<str>,
+    label: Option<Rc<str>>,
+}
+
+impl Wire {
+    fn label(&self) -> String {
+        self.label.as_deref().unwrap_or_default().to_string()
+    }
 }
 
 impl Clone for Wire {
     fn clone(&self) -> Self {
         Wire {
             msg: self.msg.clone_message(),
-            label: Rc::clone(&self.label),
+            label: self.label.clone(),
         }
     }
 }
@@ -191,7 +198,7 @@ impl Engine {
             engine.queue.push(0, Event::Start(NodeId(i)));
         }
         for (at_us, fault) in setup.scripted {
-            engine.queue.push(at_us, Event::Fault(fault));
+            engine.queue.push(at_us, Event::Fault(Box::new(fault)));
         }
         Ok(engine)
     }
@@ -295,14 +302,11 @@ impl Engine {
                     to.0 < self.infos.len() as u32,
                     "participant sent to unknown node {to}"
                 );
-                let label: Rc<str> = if self.recording == Recording::Summary {
-                    Rc::from("")
-                } else {
-                    Rc::from(msg.label())
-                };
+                let label: Option<Rc<str>> =
+                    (self.recording != Recording::Summary).then(|| Rc::from(msg.label()));
                 let wire = Wire {
                     msg,
-                    label: Rc::clone(&label),
+                    label: label.clone(),
                 };
                 let (id, outcome) = self.net.send(self.now_us, node, to, wire, &mut self.net_rng);
                 for (copy, deliver_us) in self.net.take_copies() {
@@ -318,7 +322,7 @@ impl Engine {
                             id,
                             from: node,
                             to,
-                            label: label.to_string(),
+                            label: label.as_deref().unwrap_or_default().to_string(),
                             sent_us: self.now_us,
                         });
                     }

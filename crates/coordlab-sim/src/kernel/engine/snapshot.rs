@@ -45,7 +45,7 @@ impl Engine {
                 id: m.id,
                 from: m.from,
                 to: m.to,
-                label: m.msg.label.to_string(),
+                label: m.msg.label(),
                 sent_us: m.sent_us,
                 deliver_us: m.deliver_us,
             })
