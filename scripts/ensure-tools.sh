@@ -3,12 +3,11 @@
 # project pins. Safe to run again: every step checks first. Nothing here downloads outside
 # the package registries (crates, npm, Debian/Ubuntu packages).
 #
-#   scripts/ensure-tools.sh          # build tools: wasm target, Trunk, wasm-bindgen, wasm-opt
+#   scripts/ensure-tools.sh          # build tools: wasm target, wasm-bindgen, wasm-opt, node
 #   scripts/ensure-tools.sh --test   # also Chromium + chromedriver for the browser tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TRUNK_VERSION=0.21.14
 WASM_BINDGEN_VERSION=0.2.130   # must equal the wasm-bindgen version in Cargo.lock
 
 say() { printf '\033[1m[ensure-tools]\033[0m %s\n' "$*"; }
@@ -30,13 +29,8 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
 fi
 
 if ! have cc; then
-  say "installing a C toolchain (needed to compile Trunk)"
+  say "installing a C toolchain (needed to compile wasm-bindgen-cli)"
   apt_install build-essential pkg-config
-fi
-
-if [ "$(trunk --version 2>/dev/null)" != "trunk $TRUNK_VERSION" ]; then
-  say "installing trunk $TRUNK_VERSION (about 9 minutes on 2 cores, once)"
-  cargo install trunk --version "$TRUNK_VERSION" --locked
 fi
 
 if [ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $WASM_BINDGEN_VERSION" ]; then

@@ -3,5 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/ensure-tools.sh
-source scripts/env.sh
-exec trunk serve --release --address "${ADDRESS:-127.0.0.1}" --port "${PORT:-8080}"
+scripts/build-site.sh
+exec node tests/serve.mjs dist "${PORT:-8080}" "${ADDRESS:-127.0.0.1}"

@@ -13,6 +13,7 @@ coordlab — a deterministic simulator of distributed coordination
 
 USAGE:
     coordlab list
+    coordlab bundles
     coordlab describe <scenario>
     coordlab run <scenario> [--seed N] [--set KEY=VALUE]... [--actions SCRIPT] [--format text|jsonl|mermaid]
     coordlab check <scenario> --seeds A..B [--set KEY=VALUE]... [--actions SCRIPT]
@@ -22,6 +23,8 @@ USAGE:
 
 COMMANDS:
     list        every scenario with its chapter and title
+    bundles     how the browser build splits the library into bundles, as JSON (for
+                scripts/build-site.sh): each bundle's cargo features, chapters, scenarios
     describe    a scenario's summary, parameters and declared expectations
     run         simulate one seed and print the trace (default seed 1, format text)
     check       run many seeds and count those that reach the declared expectation;
@@ -74,6 +77,7 @@ pub struct SeedRange {
 pub enum Command {
     Help,
     List,
+    Bundles,
     Describe(String),
     Run {
         request: RunRequest,
@@ -105,7 +109,8 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
     }
     let Some((command, rest)) = args.split_first() else {
         return Err(UsageError(
-            "missing command; expected one of list, describe, run, check, sweep, experiment, help".into(),
+            "missing command; expected one of list, bundles, describe, run, check, sweep, experiment, help"
+                .into(),
         ));
     };
     match command.as_str() {
@@ -113,6 +118,10 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
         "list" => {
             no_more(command, rest)?;
             Ok(Command::List)
+        }
+        "bundles" => {
+            no_more(command, rest)?;
+            Ok(Command::Bundles)
         }
         "describe" => {
             let (id, rest) = scenario_id(command, rest)?;
@@ -164,7 +173,7 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
             })
         }
         other => Err(UsageError(format!(
-            "unknown command `{other}`; expected one of list, describe, run, check, sweep, experiment, help"
+            "unknown command `{other}`; expected one of list, bundles, describe, run, check, sweep, experiment, help"
         ))),
     }
 }

@@ -1,7 +1,8 @@
 //! `coordlab list`: the scenario library, one aligned line per scenario.
 
 use coordlab_sim::catalog;
-use coordlab_sim::scenarios::CHAPTERS;
+use coordlab_sim::scenarios::{registry, BUNDLES, CHAPTERS};
+use serde_json::json;
 
 /// `N. Title` of a chapter number.
 pub fn chapter_text(number: u8) -> String {
@@ -29,4 +30,29 @@ pub fn list() -> String {
         .chain(&rows)
         .map(|[id, chapter, title]| format!("{id:<w0$}  {chapter:<w1$}  {title}\n"))
         .collect()
+}
+
+/// `coordlab bundles`: the browser build's bundles, each a cargo feature of the simulator,
+/// with its chapters and scenarios; `home` serves the pages that name no scenario.
+pub fn bundles() -> String {
+    let scenarios: serde_json::Map<String, serde_json::Value> = registry()
+        .iter()
+        .map(|d| ((d.info)().id.to_string(), json!(d.bundle)))
+        .collect();
+    let bundles: serde_json::Map<String, serde_json::Value> = BUNDLES
+        .iter()
+        .map(|(name, chapters)| {
+            let ids: Vec<&str> = registry()
+                .iter()
+                .filter(|d| d.bundle == *name)
+                .map(|d| (d.info)().id)
+                .collect();
+            (
+                name.to_string(),
+                json!({"features": [name], "chapters": chapters, "scenarios": ids}),
+            )
+        })
+        .collect();
+    let out = json!({"home": BUNDLES[0].0, "bundles": bundles, "scenarios": scenarios});
+    format!("{}\n", serde_json::to_string_pretty(&out).unwrap_or_default())
 }

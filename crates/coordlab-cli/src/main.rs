@@ -58,6 +58,7 @@ fn dispatch(args: &[String]) -> Result<Output, UsageError> {
     match args::parse(args)? {
         Command::Help => Ok(ok(USAGE.to_string())),
         Command::List => Ok(ok(list::list())),
+        Command::Bundles => Ok(ok(list::bundles())),
         Command::Describe(id) => Ok(ok(describe::describe(&id)?)),
         Command::Run { request, format } => Ok(ok(run(&request, format)?)),
         Command::Sweep {

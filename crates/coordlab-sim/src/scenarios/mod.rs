@@ -252,6 +252,12 @@ pub enum SimError {
         allowed: String,
     },
     BadAction(String),
+    /// The scenario exists, but this build does not hold its simulation (a browser bundle of
+    /// another chapter).
+    NotInThisBuild {
+        id: &'static str,
+        bundle: &'static str,
+    },
 }
 
 impl fmt::Display for SimError {
@@ -276,36 +282,69 @@ impl fmt::Display for SimError {
                 )
             }
             SimError::BadAction(msg) => write!(f, "{msg}"),
+            SimError::NotInThisBuild { id, bundle } => write!(
+                f,
+                "`{id}` is simulated by the `{bundle}` bundle, which this build does not include"
+            ),
         }
     }
 }
 
 impl std::error::Error for SimError {}
 
+/// Sets up a run: the participants, network, scripted faults and world for validated
+/// parameters and a seed (some scenarios draw their fault storm from it).
+pub type SetupFn = fn(&Params, u64) -> Setup;
+
 /// One registered scenario: what it is, what it promises, and how to set up a run. The
 /// registry builds and runs the engine; a scenario never does.
 pub struct ScenarioDef {
     pub info: fn() -> ScenarioInfo,
     pub expectation: fn(&Params) -> Expectation,
-    /// The participants, network, scripted faults and world for validated parameters and a
-    /// seed (some scenarios draw their fault storm from it).
-    pub setup: fn(&Params, u64) -> Setup,
+    /// `None` in a build without this scenario's bundle (see [`bundles`]).
+    pub setup: Option<SetupFn>,
+    /// The bundle (and cargo feature) that holds its simulation.
+    pub bundle: &'static str,
 }
 
-/// A scenario module's three entry points.
+/// A scenario module's three entry points, and the bundle its simulation belongs to. In a
+/// build without that bundle's feature the setup is left out, and with it every participant
+/// and world only that setup reaches.
 macro_rules! scenario {
-    ($module:ident) => {
+    ($bundle:literal, $module:ident) => {
         ScenarioDef {
             info: $module::info,
             expectation: $module::expectation,
-            setup: $module::setup,
+            setup: if cfg!(feature = $bundle) {
+                Some($module::setup)
+            } else {
+                None
+            },
+            bundle: $bundle,
         }
     };
 }
 
 /// Every scenario, in library order.
+static REGISTRY: &[ScenarioDef] = &[scenario!("locks", lost_update)];
+
+/// Every scenario, in library order.
 pub fn registry() -> &'static [ScenarioDef] {
-    &[scenario!(lost_update)]
+    REGISTRY
+}
+
+/// The bundles, in the order of the chapters they hold: (name, chapters). The first one also
+/// serves the pages that name no scenario (the library).
+pub const BUNDLES: &[(&str, &[u8])] = &[
+    ("locks", &[1]),
+    ("leases", &[2, 3, 4]),
+    ("raft", &[5]),
+    ("services", &[6]),
+];
+
+/// Whether this build can run `def` (its bundle's feature is on).
+pub fn runnable(def: &ScenarioDef) -> bool {
+    def.setup.is_some()
 }
 
 pub fn catalog() -> Vec<ScenarioInfo> {
@@ -365,7 +404,11 @@ fn prepare(request: &RunRequest) -> Result<(ScenarioInfo, Params, Setup), SimErr
     let def = find(&request.scenario)?;
     let info = (def.info)();
     let mut params = resolve_params(&info, &request.params)?;
-    let mut setup = (def.setup)(&params, request.seed);
+    let setup = def.setup.ok_or(SimError::NotInThisBuild {
+        id: info.id,
+        bundle: def.bundle,
+    })?;
+    let mut setup = setup(&params, request.seed);
     params.append(&mut setup.derived_params);
     Ok((info, params, setup))
 }

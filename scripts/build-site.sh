@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Builds the site into dist/ (or $DIST): one WebAssembly bundle per group of chapters, a
+# loader that picks the bundle a URL needs, the stylesheet and index.html. Every asset path is
+# relative, so dist/ can be served from / or from any sub-path. File names carry a content
+# hash, so a new build never mixes with a cached old one.
+#
+#   scripts/build-site.sh            # all bundles, into dist/
+#   BUNDLES="core" scripts/build-site.sh   # only some (quicker while working on one chapter)
+#
+# Needs: cargo with the wasm32-unknown-unknown target, wasm-bindgen (the version pinned in
+# web/Cargo.toml), wasm-opt (npm binaryen), node. scripts/ensure-tools.sh installs them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/env.sh
+
+dist="${DIST:-dist}"
+work="target/site"
+rm -rf "$work" "$dist"
+mkdir -p "$work" "$dist"
+
+# The bundles and which scenarios each holds, as the simulator's registry says.
+cargo build --release --quiet -p coordlab-cli
+./target/release/coordlab bundles --format json >"$work/bundles.json"
+all_bundles=$(node -e 'const b=require(process.argv[1]); console.log(Object.keys(b.bundles).join(" "))' "$PWD/$work/bundles.json")
+wanted="${BUNDLES:-$all_bundles}"
+
+hashed() { # hashed FILE NAME EXT -> copies FILE to dist as NAME-<hash>.EXT, prints the new name
+    local h
+    h=$(sha256sum "$1" | cut -c1-16)
+    cp "$1" "$dist/$2-$h.$3"
+    printf '%s' "$2-$h.$3"
+}
+
+manifest="{"
+for bundle in $wanted; do
+    features=$(node -e 'const b=require(process.argv[1]); console.log(b.bundles[process.argv[2]].features.join(","))' "$PWD/$work/bundles.json" "$bundle")
+    printf '\033[1m[build-site]\033[0m bundle %s (features: %s)\n' "$bundle" "$features"
+    cargo build --quiet --profile wasm-release --target wasm32-unknown-unknown -p coordlab-web \
+        --no-default-features --features "$features"
+    wasm-bindgen --target web --no-typescript --out-dir "$work" --out-name "coordlab-$bundle" \
+        target/wasm32-unknown-unknown/wasm-release/coordlab-web.wasm
+    wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+        --enable-mutable-globals --enable-reference-types --enable-multivalue \
+        "$work/coordlab-${bundle}_bg.wasm" -o "$work/coordlab-${bundle}.opt.wasm"
+    js=$(hashed "$work/coordlab-$bundle.js" "coordlab-$bundle" js)
+    wasm=$(hashed "$work/coordlab-${bundle}.opt.wasm" "coordlab-$bundle" wasm)
+    manifest+="\"$bundle\":{\"js\":\"./$js\",\"wasm\":\"./$wasm\"},"
+done
+manifest="${manifest%,}}"
+
+# The loader: the bundle table, the scenario-to-bundle table, and the bundle for pages that
+# name no scenario (the library).
+node -e '
+const fs = require("fs");
+const [bundlesFile, manifest, out] = process.argv.slice(1);
+const b = JSON.parse(fs.readFileSync(bundlesFile, "utf8"));
+const built = JSON.parse(manifest);
+const scenarios = Object.fromEntries(Object.entries(b.scenarios).filter(([, v]) => built[v]));
+const home = built[b.home] ? b.home : Object.keys(built)[0];
+let js = fs.readFileSync("web/loader.js", "utf8")
+  .replace("/*@BUNDLES@*/ {}", JSON.stringify(built))
+  .replace("/*@SCENARIOS@*/ {}", JSON.stringify(scenarios))
+  .replace("/*@HOME@*/ \x27\x27", JSON.stringify(home));
+fs.writeFileSync(out, js);
+' "$work/bundles.json" "$manifest" "$work/loader.js"
+loader=$(hashed "$work/loader.js" loader js)
+style=$(hashed web/style.css style css)
+cp web/favicon.svg "$dist/favicon.svg"
+sed -e "s|@LOADER@|$loader|" -e "s|@STYLE@|$style|" web/index.html >"$dist/index.html"
+printf '\033[1m[build-site]\033[0m built %s\n' "$dist"

@@ -1,0 +1,25 @@
+// Starts coordlab: picks the WebAssembly bundle that holds the scenario the URL names and
+// runs it. Each bundle is the whole player with one chapter's simulations, so a visitor
+// downloads only the chapter they open. Every path is relative to this file, so the site works
+// from any sub-path. scripts/build-site.sh fills in the two tables below.
+const BUNDLES = /*@BUNDLES@*/ {};
+const SCENARIOS = /*@SCENARIOS@*/ {};
+const HOME = /*@HOME@*/ '';
+
+/** The bundle a location hash needs: the one that holds its (first) scenario. */
+function bundleFor(hash) {
+  const path = hash.replace(/^#\/?/, '').split('?')[0].split('/');
+  const id = ['play', 'compare', 'embed'].includes(path[0]) ? decodeURIComponent(path[1] || '') : '';
+  return SCENARIOS[id] || HOME;
+}
+
+const current = bundleFor(location.hash);
+// Moving to a scenario of another chapter loads that chapter's bundle (from the cache after
+// the first time).
+addEventListener('hashchange', () => {
+  if (bundleFor(location.hash) !== current) location.reload();
+});
+
+const files = BUNDLES[current];
+const bindings = await import(new URL(files.js, import.meta.url).href);
+await bindings.default({ module_or_path: new URL(files.wasm, import.meta.url) });
