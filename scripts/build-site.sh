@@ -37,8 +37,9 @@ for bundle in $wanted; do
     printf '\033[1m[build-site]\033[0m bundle %s (features: %s)\n' "$bundle" "$features"
     cargo build --quiet --profile wasm-release --target wasm32-unknown-unknown -p coordlab-web \
         --no-default-features --features "$features"
+    cp target/wasm32-unknown-unknown/wasm-release/coordlab-web.wasm "$work/coordlab-$bundle.raw.wasm"
     wasm-bindgen --target web --no-typescript --out-dir "$work" --out-name "coordlab-$bundle" \
-        target/wasm32-unknown-unknown/wasm-release/coordlab-web.wasm
+        "$work/coordlab-$bundle.raw.wasm"
     wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
         --enable-mutable-globals --enable-reference-types --enable-multivalue \
         "$work/coordlab-${bundle}_bg.wasm" -o "$work/coordlab-${bundle}.opt.wasm"
@@ -64,6 +65,7 @@ let js = fs.readFileSync("web/loader.js", "utf8")
 fs.writeFileSync(out, js);
 ' "$work/bundles.json" "$manifest" "$work/loader.js"
 loader=$(hashed "$work/loader.js" loader js)
+printf '%s\n' "$manifest" >"$work/manifest.json"
 style=$(hashed web/style.css style css)
 cp web/favicon.svg "$dist/favicon.svg"
 sed -e "s|@LOADER@|$loader|" -e "s|@STYLE@|$style|" web/index.html >"$dist/index.html"

@@ -1,76 +1,48 @@
 #!/usr/bin/env bash
-# Size report for the web build: what a visitor downloads on first load.
+# Size report for the built site: what a visitor downloads on first load of each bundle
+# (index.html, the loader, the stylesheet, the icon, and that bundle's JavaScript and
+# WebAssembly), gzipped with -9 as a web server would. Then, per bundle, the ten biggest
+# items and modules inside its WebAssembly (named, measured before wasm-opt).
 #
-# Usage: scripts/size-report.sh [DIST_DIR]      (default: dist)
-#
-# Run it after `trunk build --release`. For every .wasm, .js, .css and .html file in
-# DIST_DIR (searched recursively, e.g. snippets/), prints its size in bytes and its size
-# after `gzip -9`, then a total for all of them: the whole first download.
-# Needs only bash, coreutils and gzip.
+# Usage: scripts/size-report.sh [DIST_DIR]      (default: dist; run scripts/build-site.sh first)
+# Exits 1 if any bundle's first download exceeds SIZE_LIMIT_BYTES (default 200000).
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 dist="${1:-dist}"
-while [[ "$dist" == */ && "$dist" != / ]]; do dist="${dist%/}"; done
-if [[ ! -d "$dist" ]]; then
-    echo "size-report: no such directory: $dist (run \`trunk build --release\` first?)" >&2
+limit="${SIZE_LIMIT_BYTES:-200000}"
+manifest=target/site/manifest.json
+[[ -f "$dist/index.html" && -f "$manifest" ]] || {
+    echo "size-report: no built site in $dist (run scripts/build-site.sh first)" >&2
     exit 1
-fi
-command -v gzip >/dev/null || { echo "size-report: gzip not found" >&2; exit 1; }
-
-# Files, sorted by path for a stable report (NUL-separated: safe for any file name).
-files=()
-while IFS= read -r -d '' f; do
-    files+=("$f")
-done < <(find "$dist" -type f \( -name '*.wasm' -o -name '*.js' -o -name '*.css' -o -name '*.html' \) -print0 | LC_ALL=C sort -z)
-
-if [[ ${#files[@]} -eq 0 ]]; then
-    echo "size-report: no .wasm, .js, .css or .html files in $dist" >&2
-    exit 1
-fi
-
-# Human-readable size, integer arithmetic only: 1234567 -> "1.18 MiB".
-human() {
-    local b=$1
-    if (( b >= 1048576 )); then
-        printf '%d.%02d MiB' $(( b / 1048576 )) $(( b % 1048576 * 100 / 1048576 ))
-    elif (( b >= 1024 )); then
-        printf '%d.%01d KiB' $(( b / 1024 )) $(( b % 1024 * 10 / 1024 ))
-    else
-        printf '%d B' "$b"
-    fi
 }
 
-names=()
-raws=()
-gzs=()
-width=4 # "file"
-total_raw=0
-total_gz=0
-for f in "${files[@]}"; do
-    name="${f#"$dist"/}"
-    raw=$(wc -c <"$f")
-    gz=$(gzip -9 -n -c -- "$f" | wc -c) # -n: no name/mtime in the header, as in HTTP gzip
-    raw=$(( raw + 0 )) # strip wc's padding
-    gz=$(( gz + 0 ))
-    names+=("$name")
-    raws+=("$raw")
-    gzs+=("$gz")
-    (( ${#name} > width )) && width=${#name}
-    total_raw=$(( total_raw + raw ))
-    total_gz=$(( total_gz + gz ))
-done
-plural=s; (( ${#files[@]} == 1 )) && plural=
-total_name="total (${#files[@]} file${plural}, first download)"
-(( ${#total_name} > width )) && width=${#total_name}
+gz() { gzip -9 -n -c -- "$1" | wc -c | tr -d ' '; }
+raw() { wc -c <"$1" | tr -d ' '; }
+kib() { awk -v b="$1" 'BEGIN { printf "%.1f KiB", b / 1024 }'; }
 
-row() { printf "%-${width}s  %12s  %12s  %10s  %10s\n" "$@"; }
-rule() { printf '%*s\n' $(( width + 54 )) '' | tr ' ' '-'; }
+loader=$(ls "$dist"/loader-*.js)
+style=$(ls "$dist"/style-*.css)
+shared=("$dist/index.html" "$loader" "$style" "$dist/favicon.svg")
+shared_gz=0
+for f in "${shared[@]}"; do shared_gz=$(( shared_gz + $(gz "$f") )); done
 
-echo "size report for $dist"
-row "file" "bytes" "gzip -9" "size" "gzipped"
-rule
-for i in "${!names[@]}"; do
-    row "${names[$i]}" "${raws[$i]}" "${gzs[$i]}" "$(human "${raws[$i]}")" "$(human "${gzs[$i]}")"
+over=0
+printf '%-10s  %12s  %12s  %12s  %12s\n' bundle "wasm gzip" "js gzip" "shared gzip" "first load"
+for bundle in $(node -e 'console.log(Object.keys(require(process.argv[1])).join(" "))' "$PWD/$manifest"); do
+    files=$(node -e 'const m=require(process.argv[1])[process.argv[2]]; console.log(m.wasm, m.js)' "$PWD/$manifest" "$bundle")
+    read -r wasm js <<<"$files"
+    wasm_gz=$(gz "$dist/$wasm")
+    js_gz=$(gz "$dist/$js")
+    total=$(( wasm_gz + js_gz + shared_gz ))
+    flag=""
+    if (( total > limit )); then flag="  OVER THE LIMIT"; over=1; fi
+    printf '%-10s  %12s  %12s  %12s  %12s%s\n' "$bundle" "$(kib "$wasm_gz")" "$(kib "$js_gz")" "$(kib "$shared_gz")" "$(kib "$total")" "$flag"
+    printf '%-10s  (%s bytes gzipped; wasm %s bytes raw)\n' "" "$total" "$(raw "$dist/$wasm")"
 done
-rule
-row "$total_name" "$total_raw" "$total_gz" "$(human "$total_raw")" "$(human "$total_gz")"
+echo "limit: $limit bytes gzipped per first load"
+echo
+for raw_wasm in target/site/coordlab-*.raw.wasm; do
+    node scripts/wasm-items.mjs "$raw_wasm" 10
+done
+exit "$over"

@@ -19,7 +19,7 @@ export function useBrowser() {
   let problems = [];
 
   before(async () => {
-    assert.ok(fs.existsSync(path.join(dist, 'index.html')), `no built site at ${dist}; run trunk build --release first`);
+    assert.ok(fs.existsSync(path.join(dist, 'index.html')), `no built site at ${dist}; run scripts/build-site.sh first`);
     server = await serve(dist);
     origin = `http://127.0.0.1:${server.address().port}`;
     browser = await chromium.launch({
