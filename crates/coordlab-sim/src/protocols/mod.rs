@@ -19,5 +19,5 @@ pub mod lease_msg;
 // pub mod redis_worker;
 // pub mod redlock_client;
 pub mod sql;
-// pub mod zk_lock_worker;
-// pub mod zookeeper;
+pub mod zk_lock_worker;
+pub mod zookeeper;

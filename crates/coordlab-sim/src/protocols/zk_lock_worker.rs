@@ -8,9 +8,10 @@
 //! sends none, so the service expires the session and deletes the node.
 
 use super::lease_msg::{LeaseMsg, WriteCheck};
-use super::zookeeper::{base_name, secs, sequence_of, SessionId, WatchEvent, ZkMsg, ZkTimer};
+use super::zookeeper::{base_name, secs, sequence_of, SessionId, WatchEvent, ZkMsg};
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::{Ctx, Participant};
+use crate::kernel::message::{Inbox, Message};
+use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::MS_US;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,16 +63,52 @@ pub enum ZkPhase {
     Fenced,
 }
 
+/// Survives a crash: whether its batch is posted. (Its plan is its configuration, kept by
+/// the engine.)
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ZkWorkerDurable {
-    pub name: String,
-    pub plan: ZkWorkerPlan,
     pub finished: bool,
+}
+
+/// What a worker takes off the wire: ZooKeeper's replies and watches, and the ledger's
+/// answers to its debits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ZkWorkerMsg {
+    Zk(ZkMsg),
+    Ledger(LeaseMsg),
+}
+
+impl Inbox for ZkWorkerMsg {
+    fn accept(msg: Box<dyn Message>) -> Option<Self> {
+        match msg.downcast::<ZkMsg>() {
+            Ok(m) => Some(ZkWorkerMsg::Zk(m)),
+            Err(msg) => msg.downcast::<LeaseMsg>().ok().map(ZkWorkerMsg::Ledger),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ZkWorkerTimer {
+    /// Its job fires.
+    Start,
+    /// Time to ping so the session stays alive.
+    Ping,
+    /// The work of one step is done.
+    StepDone { step: u32 },
+}
+
+impl Label for ZkWorkerTimer {
+    fn label(&self) -> String {
+        match self {
+            ZkWorkerTimer::Start => "the job fires".into(),
+            ZkWorkerTimer::Ping => "time to ping".into(),
+            ZkWorkerTimer::StepDone { step } => format!("finishes the work of step {step}"),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ZkLockWorker {
-    pub name: String,
     pub plan: ZkWorkerPlan,
     pub phase: ZkPhase,
     pub session: Option<SessionId>,
@@ -85,10 +122,9 @@ pub struct ZkLockWorker {
 }
 
 impl ZkLockWorker {
-    pub fn recover(d: &ZkWorkerDurable) -> ZkLockWorker {
+    pub fn recover(plan: ZkWorkerPlan, d: &ZkWorkerDurable) -> ZkLockWorker {
         ZkLockWorker {
-            name: d.name.clone(),
-            plan: d.plan.clone(),
+            plan,
             phase: if d.finished { ZkPhase::Done } else { ZkPhase::Idle },
             session: None,
             node: None,
@@ -98,40 +134,26 @@ impl ZkLockWorker {
         }
     }
 
-    pub fn durable(&self) -> ZkWorkerDurable {
-        ZkWorkerDurable {
-            name: self.name.clone(),
-            plan: self.plan.clone(),
-            finished: self.finished,
-        }
-    }
-
     /// Whether it currently acts as the lock holder.
     pub fn believes_it_holds(&self) -> bool {
         self.token.is_some() && matches!(self.phase, ZkPhase::Working { .. } | ZkPhase::Writing { .. })
     }
 
-    pub fn start<P>(&mut self, ctx: &mut Ctx<'_, P>)
-    where
-        P: Participant<Msg = ZkMsg, Timer = ZkTimer>,
-    {
+    pub fn start(&mut self, ctx: &mut Ctx<'_, Self>) {
         if self.finished {
-            ctx.note(format!("{} is up again; its batch is already posted.", self.name));
+            ctx.note(format!("{} is up again; its batch is already posted.", ctx.me()));
             return;
         }
-        ctx.set_timer(ZkTimer::Start, self.plan.start_ms * MS_US);
+        ctx.set_timer(ZkWorkerTimer::Start, self.plan.start_ms * MS_US);
     }
 
-    pub fn timer<P>(&mut self, ctx: &mut Ctx<'_, P>, timer: ZkTimer)
-    where
-        P: Participant<Msg = ZkMsg, Timer = ZkTimer>,
-    {
+    pub fn timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: ZkWorkerTimer) {
         match timer {
-            ZkTimer::Start if self.phase == ZkPhase::Idle => {
+            ZkWorkerTimer::Start if self.phase == ZkPhase::Idle => {
                 self.phase = ZkPhase::Connecting;
                 ctx.note(format!(
                     "{}'s job fires. It opens a ZooKeeper session before touching the lock.",
-                    self.name
+                    ctx.me()
                 ));
                 ctx.send(
                     self.plan.service,
@@ -140,27 +162,27 @@ impl ZkLockWorker {
                     },
                 );
             }
-            ZkTimer::Ping => {
+            ZkWorkerTimer::Ping => {
                 if let Some(session) = self.session {
                     ctx.send(self.plan.service, ZkMsg::Ping { session });
-                    ctx.set_timer(ZkTimer::Ping, self.ping_every_us());
+                    ctx.set_timer(ZkWorkerTimer::Ping, self.ping_every_us());
                 }
             }
-            ZkTimer::StepDone { step } if self.phase == (ZkPhase::Working { step }) => {
+            ZkWorkerTimer::StepDone { step } if self.phase == (ZkPhase::Working { step }) => {
                 let Some(token) = self.token else { return };
                 self.phase = ZkPhase::Writing { step };
                 ctx.note(format!(
                     "{} has done step {step}'s work and sends the debit; its token {token} is part of the write's WHERE clause.",
-                    self.name
+                    ctx.me()
                 ));
                 ctx.send(
                     self.plan.ledger,
-                    ZkMsg::Ledger(LeaseMsg::Write {
+                    LeaseMsg::Write {
                         step,
                         amount: self.plan.amount_per_step,
                         token,
                         check: WriteCheck::TokenPredicate,
-                    }),
+                    },
                 );
             }
             _ => {}
@@ -172,10 +194,7 @@ impl ZkLockWorker {
         (self.plan.session_timeout_ms * MS_US / 3).max(MS_US)
     }
 
-    fn list<P>(&mut self, ctx: &mut Ctx<'_, P>)
-    where
-        P: Participant<Msg = ZkMsg, Timer = ZkTimer>,
-    {
+    fn list(&mut self, ctx: &mut Ctx<'_, Self>) {
         let Some(session) = self.session else { return };
         self.phase = ZkPhase::Listing;
         ctx.send(
@@ -188,16 +207,12 @@ impl ZkLockWorker {
         );
     }
 
-    pub fn message<P>(&mut self, ctx: &mut Ctx<'_, P>, msg: ZkMsg)
-    where
-        P: Participant<Msg = ZkMsg, Timer = ZkTimer>,
-        P::Durable: From<ZkWorkerDurable>,
-    {
+    pub fn message(&mut self, ctx: &mut Ctx<'_, Self>, msg: ZkMsg) {
         match msg {
             ZkMsg::Connected { session, .. } if self.phase == ZkPhase::Connecting => {
                 self.session = Some(session);
                 self.phase = ZkPhase::Creating;
-                ctx.set_timer(ZkTimer::Ping, self.ping_every_us());
+                ctx.set_timer(ZkWorkerTimer::Ping, self.ping_every_us());
                 ctx.send(
                     self.plan.service,
                     ZkMsg::CreateSequential {
@@ -218,39 +233,19 @@ impl ZkLockWorker {
                 if exists {
                     ctx.note(format!(
                         "{} waits. Its watch is on {} alone, so only that node's deletion will wake it.",
-                        self.name,
+                        ctx.me(),
                         base_name(&path)
                     ));
                 } else {
                     ctx.note(format!(
                         "{} went before the watch was set: {} lists again.",
                         base_name(&path),
-                        self.name
+                        ctx.me()
                     ));
                     self.list(ctx);
                 }
             }
             ZkMsg::Watch { path, event } => self.woken(ctx, &path, event),
-            ZkMsg::Ledger(LeaseMsg::WriteResult { accepted, reason, .. }) => {
-                let ZkPhase::Writing { step } = self.phase else {
-                    return;
-                };
-                if accepted {
-                    if step + 1 < self.plan.first_step + self.plan.steps {
-                        self.work(ctx, step + 1);
-                    } else {
-                        self.release(ctx);
-                    }
-                } else {
-                    ctx.note(format!(
-                        "{}'s debit was refused ({}). It does not hold the lock any more, whatever it believed; it stops.",
-                        self.name,
-                        reason.map(|r| r.text()).unwrap_or_default()
-                    ));
-                    self.token = None;
-                    self.phase = ZkPhase::Fenced;
-                }
-            }
             ZkMsg::DeleteReply { .. } if self.phase == ZkPhase::Releasing => {
                 let Some(session) = self.session else { return };
                 self.phase = ZkPhase::Closing;
@@ -258,19 +253,42 @@ impl ZkLockWorker {
             }
             ZkMsg::Closed if self.phase == ZkPhase::Closing => {
                 self.session = None;
-                ctx.cancel_timer(ZkTimer::Ping);
+                ctx.cancel_timer(ZkWorkerTimer::Ping);
                 self.phase = ZkPhase::Done;
-                ctx.note(format!("{} closes its session and is done.", self.name));
+                ctx.note(format!("{} closes its session and is done.", ctx.me()));
             }
             ZkMsg::SessionExpired { .. } => self.expired(ctx),
             _ => {}
         }
     }
 
-    fn listed<P>(&mut self, ctx: &mut Ctx<'_, P>, children: Vec<String>)
-    where
-        P: Participant<Msg = ZkMsg, Timer = ZkTimer>,
-    {
+    /// The ledger's answer to a debit: go on with the next step (or release), or stop if the
+    /// fence refused it.
+    pub fn ledger_reply(&mut self, ctx: &mut Ctx<'_, Self>, msg: LeaseMsg) {
+        let LeaseMsg::WriteResult { accepted, reason, .. } = msg else {
+            return;
+        };
+        let ZkPhase::Writing { step } = self.phase else {
+            return;
+        };
+        if accepted {
+            if step + 1 < self.plan.first_step + self.plan.steps {
+                self.work(ctx, step + 1);
+            } else {
+                self.release(ctx);
+            }
+        } else {
+            ctx.note(format!(
+                "{}'s debit was refused ({}). It does not hold the lock any more, whatever it believed; it stops.",
+                ctx.me(),
+                reason.map(|r| r.text()).unwrap_or_default()
+            ));
+            self.token = None;
+            self.phase = ZkPhase::Fenced;
+        }
+    }
+
+    fn listed(&mut self, ctx: &mut Ctx<'_, Self>, children: Vec<String>) {
         let Some(node) = self.node.clone() else { return };
         let mine = base_name(&node).to_string();
         let Some(pos) = children.iter().position(|c| *c == mine) else {
@@ -282,7 +300,7 @@ impl ZkLockWorker {
             self.token = Some(token);
             ctx.note(format!(
                 "{mine} is the lowest child of {}: {} holds the lock. Its sequence number {token} is its fencing token.",
-                self.plan.lock_path, self.name
+                self.plan.lock_path, ctx.me()
             ));
             self.work(ctx, self.plan.first_step);
             return;
@@ -293,7 +311,7 @@ impl ZkLockWorker {
                 let before = format!("{}/{}", self.plan.lock_path, children[pos - 1]);
                 ctx.note(format!(
                     "{} is number {} in line. It watches only {}, the node just ahead of its own.",
-                    self.name,
+                    ctx.me(),
                     pos + 1,
                     children[pos - 1]
                 ));
@@ -310,7 +328,7 @@ impl ZkLockWorker {
             WatchMode::LockNode => {
                 ctx.note(format!(
                     "{} is number {} in line and waits for any change under {}, like every other waiter.",
-                    self.name,
+                    ctx.me(),
                     pos + 1,
                     self.plan.lock_path
                 ));
@@ -319,10 +337,7 @@ impl ZkLockWorker {
         }
     }
 
-    fn woken<P>(&mut self, ctx: &mut Ctx<'_, P>, path: &str, event: WatchEvent)
-    where
-        P: Participant<Msg = ZkMsg, Timer = ZkTimer>,
-    {
+    fn woken(&mut self, ctx: &mut Ctx<'_, Self>, path: &str, event: WatchEvent) {
         let waiting = match (&self.phase, event) {
             (ZkPhase::WatchingPredecessor(p), WatchEvent::NodeDeleted) => p == path,
             (ZkPhase::WatchingLockNode, WatchEvent::ChildrenChanged) => true,
@@ -335,64 +350,54 @@ impl ZkLockWorker {
         ctx.note(match event {
             WatchEvent::NodeDeleted => format!(
                 "{} wakes: the node ahead of it is gone. It lists {} to see whether it is first now.",
-                self.name, self.plan.lock_path
+                ctx.me(), self.plan.lock_path
             ),
             WatchEvent::ChildrenChanged => format!(
                 "{} wakes (wake-up number {} for it) and lists {} again, though most likely it is still not first.",
-                self.name, self.wakeups, self.plan.lock_path
+                ctx.me(), self.wakeups, self.plan.lock_path
             ),
         });
         self.list(ctx);
     }
 
-    fn work<P>(&mut self, ctx: &mut Ctx<'_, P>, step: u32)
-    where
-        P: Participant<Msg = ZkMsg, Timer = ZkTimer>,
-    {
+    fn work(&mut self, ctx: &mut Ctx<'_, Self>, step: u32) {
         self.phase = ZkPhase::Working { step };
-        ctx.set_timer(ZkTimer::StepDone { step }, self.plan.step_ms * MS_US);
+        ctx.set_timer(ZkWorkerTimer::StepDone { step }, self.plan.step_ms * MS_US);
     }
 
-    fn release<P>(&mut self, ctx: &mut Ctx<'_, P>)
-    where
-        P: Participant<Msg = ZkMsg, Timer = ZkTimer>,
-        P::Durable: From<ZkWorkerDurable>,
-    {
+    fn release(&mut self, ctx: &mut Ctx<'_, Self>) {
         self.finished = true;
-        ctx.persist(self.durable().into());
+        ctx.persist(ZkWorkerDurable { finished: true });
         self.token = None;
         let (Some(session), Some(node)) = (self.session, self.node.clone()) else {
             return;
         };
         ctx.note(format!(
             "{} has posted its whole batch and releases the lock by deleting {}.",
-            self.name,
+            ctx.me(),
             base_name(&node)
         ));
         self.phase = ZkPhase::Releasing;
         ctx.send(self.plan.service, ZkMsg::Delete { session, path: node });
     }
 
-    fn expired<P>(&mut self, ctx: &mut Ctx<'_, P>)
-    where
-        P: Participant<Msg = ZkMsg, Timer = ZkTimer>,
-    {
+    fn expired(&mut self, ctx: &mut Ctx<'_, Self>) {
         if matches!(self.phase, ZkPhase::Expired | ZkPhase::Done) {
             return;
         }
         ctx.note(if self.believes_it_holds() || self.phase == ZkPhase::Fenced {
             format!(
                 "{} learns that its session expired. It has not held the lock since ZooKeeper deleted its node — {} of its silence, long before it found out.",
-                self.name,
+                ctx.me(),
                 secs(self.plan.session_timeout_ms)
             )
         } else {
-            format!("{} learns that its session expired; its place in line is gone.", self.name)
+            format!("{} learns that its session expired; its place in line is gone.", ctx.me())
         });
         if let ZkPhase::Working { step } = self.phase {
-            ctx.cancel_timer(ZkTimer::StepDone { step });
+            ctx.cancel_timer(ZkWorkerTimer::StepDone { step });
         }
-        ctx.cancel_timer(ZkTimer::Ping);
+        ctx.cancel_timer(ZkWorkerTimer::Ping);
         self.session = None;
         self.token = None;
         self.phase = ZkPhase::Expired;
@@ -424,5 +429,183 @@ impl ZkLockWorker {
             lines.push(format!("woken {} time(s)", self.wakeups));
         }
         lines
+    }
+}
+
+impl Participant for ZkLockWorker {
+    type Msg = ZkWorkerMsg;
+    type Timer = ZkWorkerTimer;
+    type Durable = ZkWorkerDurable;
+    type Config = ZkWorkerPlan;
+
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        self.start(ctx);
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, _from: NodeId, msg: ZkWorkerMsg) {
+        match msg {
+            ZkWorkerMsg::Zk(m) => self.message(ctx, m),
+            ZkWorkerMsg::Ledger(m) => self.ledger_reply(ctx, m),
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: ZkWorkerTimer) {
+        self.timer(ctx, timer);
+    }
+
+    fn recover(plan: &ZkWorkerPlan, _id: NodeId, durable: &ZkWorkerDurable) -> Self {
+        ZkLockWorker::recover(plan.clone(), durable)
+    }
+
+    fn summary(&self, _view: &ViewCtx<'_>) -> Vec<String> {
+        ZkLockWorker::summary(self)
+    }
+
+    fn durable_summary(_plan: &ZkWorkerPlan, durable: &ZkWorkerDurable, _view: &ViewCtx<'_>) -> Vec<String> {
+        vec![
+            "down".into(),
+            if durable.finished {
+                "batch posted".into()
+            } else {
+                "batch not posted".into()
+            },
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::testing::{narration, persisted, sent, Harness};
+    use crate::kernel::time::MS_US;
+    use crate::protocols::lease_msg::RejectReason;
+    use crate::protocols::zookeeper::Zxid;
+
+    const SERVICE: NodeId = NodeId(0);
+    const LEDGER: NodeId = NodeId(1);
+    const ME: NodeId = NodeId(2);
+
+    fn plan(steps: u32) -> ZkWorkerPlan {
+        ZkWorkerPlan {
+            service: SERVICE,
+            ledger: LEDGER,
+            lock_path: "/lock".into(),
+            watch: WatchMode::Predecessor,
+            session_timeout_ms: 3_000,
+            start_ms: 100,
+            steps,
+            step_ms: 1_000,
+            amount_per_step: 10,
+            first_step: 1,
+        }
+    }
+
+    /// A worker that has connected, created `n-0000000000` and found it first in line.
+    fn holder(steps: u32) -> Harness<ZkLockWorker> {
+        let w = ZkLockWorker::recover(plan(steps), &ZkWorkerDurable { finished: false });
+        let mut h = Harness::new(ME, w, &["zookeeper", "ledger", "worker-1"]);
+        h.fire(ZkWorkerTimer::Start);
+        h.deliver(
+            SERVICE,
+            ZkWorkerMsg::Zk(ZkMsg::Connected {
+                session: SessionId(1),
+                timeout_ms: 3_000,
+            }),
+        );
+        h.deliver(
+            SERVICE,
+            ZkWorkerMsg::Zk(ZkMsg::Created {
+                path: "/lock/n-0000000000".into(),
+                zxid: Zxid(2),
+            }),
+        );
+        let fx = h.deliver(
+            SERVICE,
+            ZkWorkerMsg::Zk(ZkMsg::Children {
+                path: "/lock".into(),
+                children: vec!["n-0000000000".into()],
+            }),
+        );
+        assert!(narration(&fx).contains("worker-1 holds the lock"));
+        h
+    }
+
+    #[test]
+    fn it_takes_both_protocols_off_the_wire_and_nothing_else() {
+        let zk: Box<dyn Message> = Box::new(ZkMsg::Pong);
+        assert_eq!(ZkWorkerMsg::accept(zk), Some(ZkWorkerMsg::Zk(ZkMsg::Pong)));
+        let ledger: Box<dyn Message> = Box::new(LeaseMsg::ReadToken);
+        assert_eq!(
+            ZkWorkerMsg::accept(ledger),
+            Some(ZkWorkerMsg::Ledger(LeaseMsg::ReadToken))
+        );
+        let other: Box<dyn Message> = Box::new(ZkWorkerTimer::Ping);
+        assert_eq!(ZkWorkerMsg::accept(other), None);
+    }
+
+    #[test]
+    fn the_holder_debits_the_ledger_directly_with_its_sequence_number() {
+        let mut h = holder(1);
+        assert_eq!(h.node.phase, ZkPhase::Working { step: 1 });
+        let fx = h.fire(ZkWorkerTimer::StepDone { step: 1 });
+        assert_eq!(
+            sent::<_, LeaseMsg>(&fx),
+            vec![(
+                LEDGER,
+                LeaseMsg::Write {
+                    step: 1,
+                    amount: 10,
+                    token: FencingToken(0),
+                    check: WriteCheck::TokenPredicate,
+                }
+            )]
+        );
+        let fx = h.deliver(
+            LEDGER,
+            ZkWorkerMsg::Ledger(LeaseMsg::WriteResult {
+                step: 1,
+                token: FencingToken(0),
+                accepted: true,
+                reason: None,
+            }),
+        );
+        assert_eq!(persisted(&fx), vec![&ZkWorkerDurable { finished: true }]);
+        assert_eq!(
+            sent::<_, ZkMsg>(&fx),
+            vec![(
+                SERVICE,
+                ZkMsg::Delete {
+                    session: SessionId(1),
+                    path: "/lock/n-0000000000".into(),
+                }
+            )]
+        );
+    }
+
+    #[test]
+    fn a_refused_debit_stops_the_worker() {
+        let mut h = holder(2);
+        h.fire(ZkWorkerTimer::StepDone { step: 1 });
+        let fx = h.deliver(
+            LEDGER,
+            ZkWorkerMsg::Ledger(LeaseMsg::WriteResult {
+                step: 1,
+                token: FencingToken(0),
+                accepted: false,
+                reason: Some(RejectReason::StaleToken {
+                    token: FencingToken(0),
+                    highest: FencingToken(1),
+                }),
+            }),
+        );
+        assert!(narration(&fx).contains("worker-1's debit was refused (token 0 < 1"));
+        assert_eq!(h.node.phase, ZkPhase::Fenced);
+        assert!(!h.node.believes_it_holds());
+    }
+
+    #[test]
+    fn it_pings_every_third_of_the_session_timeout() {
+        let w = ZkLockWorker::recover(plan(1), &ZkWorkerDurable { finished: false });
+        assert_eq!(w.ping_every_us(), 1_000 * MS_US);
     }
 }

@@ -8,12 +8,13 @@
 //! Every deletion of a child of a watched parent is recorded as a [`Release`] with the
 //! number of *other* sessions its watches woke, so a scenario can show the herd effect.
 
-use super::lease_msg::LeaseMsg;
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::{Ctx, Label, Participant};
+use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::MS_US;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+
+crate::inbox!(ZkMsg);
 
 /// A client session: the unit ZooKeeper ties ephemeral nodes and watches to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -107,8 +108,6 @@ pub enum ZkMsg {
     SessionExpired {
         session: SessionId,
     },
-    /// Talk to the fenced ledger, which is not part of ZooKeeper.
-    Ledger(LeaseMsg),
 }
 
 impl Label for ZkMsg {
@@ -147,7 +146,6 @@ impl Label for ZkMsg {
                 event: WatchEvent::ChildrenChanged,
             } => format!("watch fired: children of {path} changed"),
             ZkMsg::SessionExpired { session } => format!("session {session} expired"),
-            ZkMsg::Ledger(m) => m.label(),
         }
     }
 }
@@ -212,33 +210,33 @@ pub struct Release {
     pub at_us: u64,
 }
 
+/// The service's one timer: a session's timeout by the service's clock, re-armed by every
+/// request on the session.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ZkTimer {
-    /// The service: a session's timeout by the service's clock, re-armed by every request.
-    SessionExpiry { session: SessionId },
-    /// A client: its job fires.
-    Start,
-    /// A client: time to ping so the session stays alive.
-    Ping,
-    /// A client: the work of one step is done.
-    StepDone { step: u32 },
+pub struct SessionExpiry {
+    pub session: SessionId,
 }
 
-impl Label for ZkTimer {
+impl Label for SessionExpiry {
     fn label(&self) -> String {
-        match self {
-            ZkTimer::SessionExpiry { session } => format!("session {session} timeout check"),
-            ZkTimer::Start => "the job fires".into(),
-            ZkTimer::Ping => "time to ping".into(),
-            ZkTimer::StepDone { step } => format!("finishes the work of step {step}"),
-        }
+        format!("session {} timeout check", self.session)
     }
 }
 
-/// The ensemble's state. Its durability and agreement are assumed (see the module docs).
+/// What the scenario decides about the ensemble.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ZkConfig {
+    /// The lock's parent: a persistent node that exists from the start, and the one whose
+    /// children the node card shows.
+    pub lock_path: String,
+}
+
+/// The ensemble's state. Its durability and agreement are assumed (see the module docs): a
+/// scenario never crashes it, so it persists nothing, and a recovery would start from the
+/// tree its configuration describes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ZkService {
-    pub names: Vec<String>,
+    pub lock_path: String,
     pub zxid: Zxid,
     next_session: u64,
     pub sessions: BTreeMap<SessionId, Session>,
@@ -253,23 +251,20 @@ pub struct ZkService {
     pub create_wakeups: u32,
 }
 
-/// A persistent parent node created at start.
 impl ZkService {
-    pub fn new(names: Vec<String>, parents: &[&str]) -> ZkService {
-        let mut nodes = BTreeMap::new();
-        let mut cversion = BTreeMap::new();
-        for p in parents {
-            nodes.insert(
-                p.to_string(),
-                Znode {
-                    owner: None,
-                    czxid: Zxid(0),
-                },
-            );
-            cversion.insert(p.to_string(), 0);
-        }
+    /// A fresh ensemble: no sessions, and the lock's parent node as the only znode.
+    pub fn new(config: &ZkConfig) -> ZkService {
+        let lock_path = config.lock_path.clone();
+        let nodes = BTreeMap::from([(
+            lock_path.clone(),
+            Znode {
+                owner: None,
+                czxid: Zxid(0),
+            },
+        )]);
+        let cversion = BTreeMap::from([(lock_path.clone(), 0)]);
         ZkService {
-            names,
+            lock_path,
             zxid: Zxid(0),
             next_session: 1,
             sessions: BTreeMap::new(),
@@ -280,13 +275,6 @@ impl ZkService {
             releases: Vec::new(),
             create_wakeups: 0,
         }
-    }
-
-    fn name(&self, id: NodeId) -> String {
-        self.names
-            .get(id.index())
-            .cloned()
-            .unwrap_or_else(|| id.to_string())
     }
 
     /// Sorted child names of `parent`.
@@ -319,25 +307,19 @@ impl ZkService {
     }
 
     /// The live session behind a request, refreshing its timeout; `None` after it expired.
-    fn touch<P>(&mut self, ctx: &mut Ctx<'_, P>, session: SessionId, from: NodeId) -> bool
-    where
-        P: Participant<Msg = ZkMsg, Timer = ZkTimer>,
-    {
+    fn touch(&mut self, ctx: &mut Ctx<'_, Self>, session: SessionId, from: NodeId) -> bool {
         match self.sessions.get_mut(&session) {
             Some(s) if s.alive && s.client == from => {
                 s.last_heard_us = ctx.local_now_us;
-                ctx.set_timer(ZkTimer::SessionExpiry { session }, s.timeout_ms * MS_US);
+                ctx.set_timer(SessionExpiry { session }, s.timeout_ms * MS_US);
                 true
             }
             _ => false,
         }
     }
 
-    pub fn handle<P>(&mut self, ctx: &mut Ctx<'_, P>, from: NodeId, msg: ZkMsg)
-    where
-        P: Participant<Msg = ZkMsg, Timer = ZkTimer>,
-    {
-        let who = self.name(from);
+    pub fn handle(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: ZkMsg) {
+        let who = ctx.name(from);
         if let Some(session) = session_of(&msg) {
             if !self.touch(ctx, session, from) {
                 ctx.note(format!(
@@ -361,7 +343,7 @@ impl ZkService {
                         alive: true,
                     },
                 );
-                ctx.set_timer(ZkTimer::SessionExpiry { session }, timeout_ms * MS_US);
+                ctx.set_timer(SessionExpiry { session }, timeout_ms * MS_US);
                 ctx.note(format!(
                     "ZooKeeper opens session {session} for {who}. If it hears nothing from {who} for {} by its own clock, the session expires and its ephemeral nodes go with it.",
                     secs(timeout_ms)
@@ -420,7 +402,7 @@ impl ZkService {
             }
             ZkMsg::Close { session } => {
                 self.end_session(ctx, session, ReleaseCause::SessionClosed);
-                ctx.cancel_timer(ZkTimer::SessionExpiry { session });
+                ctx.cancel_timer(SessionExpiry { session });
                 ctx.send(from, ZkMsg::Closed);
             }
             _ => {}
@@ -429,13 +411,7 @@ impl ZkService {
 
     /// The session timer fired: expire the session if it really went quiet (the timer may
     /// have waited out a pause of the service itself, so the deadline is checked again).
-    pub fn timer<P>(&mut self, ctx: &mut Ctx<'_, P>, timer: ZkTimer)
-    where
-        P: Participant<Msg = ZkMsg, Timer = ZkTimer>,
-    {
-        let ZkTimer::SessionExpiry { session } = timer else {
-            return;
-        };
+    pub fn timer(&mut self, ctx: &mut Ctx<'_, Self>, SessionExpiry { session }: SessionExpiry) {
         let Some(s) = self.sessions.get(&session) else {
             return;
         };
@@ -451,7 +427,7 @@ impl ZkService {
             .collect();
         ctx.note(format!(
             "ZooKeeper has heard nothing from {} for {} by its own clock: session {session} expires{}.",
-            self.name(s.client),
+            ctx.name(s.client),
             secs(quiet_us / MS_US),
             if owned.is_empty() {
                 String::new()
@@ -462,10 +438,7 @@ impl ZkService {
         self.end_session(ctx, session, ReleaseCause::SessionExpired);
     }
 
-    fn end_session<P>(&mut self, ctx: &mut Ctx<'_, P>, session: SessionId, cause: ReleaseCause)
-    where
-        P: Participant<Msg = ZkMsg, Timer = ZkTimer>,
-    {
+    fn end_session(&mut self, ctx: &mut Ctx<'_, Self>, session: SessionId, cause: ReleaseCause) {
         if let Some(s) = self.sessions.get_mut(&session) {
             s.alive = false;
         }
@@ -488,10 +461,7 @@ impl ZkService {
         self.next_zxid();
     }
 
-    fn remove<P>(&mut self, ctx: &mut Ctx<'_, P>, path: &str, cause: ReleaseCause)
-    where
-        P: Participant<Msg = ZkMsg, Timer = ZkTimer>,
-    {
+    fn remove(&mut self, ctx: &mut Ctx<'_, Self>, path: &str, cause: ReleaseCause) {
         let Some(node) = self.nodes.remove(path) else {
             return;
         };
@@ -516,10 +486,13 @@ impl ZkService {
 
     /// Fires and clears the watches on `path`; returns how many sessions (other than `skip`)
     /// were notified.
-    fn fire<P>(&mut self, ctx: &mut Ctx<'_, P>, path: &str, event: WatchEvent, skip: Option<SessionId>) -> u32
-    where
-        P: Participant<Msg = ZkMsg, Timer = ZkTimer>,
-    {
+    fn fire(
+        &mut self,
+        ctx: &mut Ctx<'_, Self>,
+        path: &str,
+        event: WatchEvent,
+        skip: Option<SessionId>,
+    ) -> u32 {
         let watches = match event {
             WatchEvent::NodeDeleted => &mut self.exists_watches,
             WatchEvent::ChildrenChanged => &mut self.child_watches,
@@ -542,7 +515,7 @@ impl ZkService {
             }
         }
         if !woken.is_empty() {
-            let names: Vec<String> = woken.iter().map(|c| self.name(*c)).collect();
+            let names: Vec<&str> = woken.iter().map(|c| ctx.name(*c)).collect();
             ctx.note(match event {
                 WatchEvent::NodeDeleted => format!(
                     "The watch on {path} fires for {}: a one-shot notification, gone once sent.",
@@ -559,7 +532,8 @@ impl ZkService {
     }
 
     /// Lines for the node card.
-    pub fn summary(&self, lock_path: &str, local_now_us: u64) -> Vec<String> {
+    pub fn summary(&self, local_now_us: u64) -> Vec<String> {
+        let lock_path = &self.lock_path;
         let children = self.children(lock_path);
         let live = self.sessions.values().filter(|s| s.alive).count();
         let mut lines = vec![format!("{live} live session(s) · zxid {}", self.zxid)];
@@ -585,6 +559,36 @@ impl ZkService {
     }
 }
 
+impl Participant for ZkService {
+    type Msg = ZkMsg;
+    type Timer = SessionExpiry;
+    type Durable = ();
+    type Config = ZkConfig;
+
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        ctx.note(format!(
+            "ZooKeeper is up: a replicated ensemble, drawn here as one service because its servers agree on one order of every change — how they agree is what the Raft chapter shows. {} exists and has no children.",
+            self.lock_path
+        ));
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: ZkMsg) {
+        self.handle(ctx, from, msg);
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: SessionExpiry) {
+        self.timer(ctx, timer);
+    }
+
+    fn recover(config: &ZkConfig, _id: NodeId, _durable: &()) -> Self {
+        ZkService::new(config)
+    }
+
+    fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
+        ZkService::summary(self, view.local_now_us)
+    }
+}
+
 fn session_of(msg: &ZkMsg) -> Option<SessionId> {
     match msg {
         ZkMsg::Ping { session }
@@ -600,6 +604,86 @@ fn session_of(msg: &ZkMsg) -> Option<SessionId> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::testing::{narration, sent, timers_set, Harness};
+
+    const A: NodeId = NodeId(1);
+    const B: NodeId = NodeId(2);
+
+    fn service() -> Harness<ZkService> {
+        let config = ZkConfig {
+            lock_path: "/lock".into(),
+        };
+        Harness::new(
+            NodeId(0),
+            ZkService::new(&config),
+            &["zookeeper", "worker-1", "worker-2"],
+        )
+    }
+
+    fn connect(h: &mut Harness<ZkService>, client: NodeId) -> SessionId {
+        let fx = h.deliver(client, ZkMsg::Connect { timeout_ms: 4_000 });
+        match sent::<_, ZkMsg>(&fx).as_slice() {
+            [(_, ZkMsg::Connected { session, .. })] => *session,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn create(h: &mut Harness<ZkService>, client: NodeId, session: SessionId) -> String {
+        let prefix = "/lock/n-".to_string();
+        let fx = h.deliver(client, ZkMsg::CreateSequential { session, prefix });
+        match sent::<_, ZkMsg>(&fx).as_slice() {
+            [(_, ZkMsg::Created { path, .. })] => path.clone(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_quiet_session_expires_and_wakes_only_the_watcher_of_its_node() {
+        let mut h = service();
+        let (a, b) = (connect(&mut h, A), connect(&mut h, B));
+        let first = create(&mut h, A, a);
+        assert_eq!(first, "/lock/n-0000000000");
+        assert_eq!(create(&mut h, B, b), "/lock/n-0000000001");
+        let path = first.clone();
+        h.deliver(
+            B,
+            ZkMsg::Exists {
+                session: b,
+                path,
+                watch: true,
+            },
+        );
+        // worker-2 keeps pinging; worker-1 goes quiet.
+        h.now_us = 3_000 * MS_US;
+        let fx = h.deliver(B, ZkMsg::Ping { session: b });
+        assert_eq!(
+            timers_set(&fx),
+            vec![(SessionExpiry { session: b }, 4_000 * MS_US)]
+        );
+        h.now_us = 4_000 * MS_US;
+        let fx = h.fire(SessionExpiry { session: a });
+        assert!(narration(&fx)
+            .contains("session 0x101 expires, and its ephemeral node /lock/n-0000000000 is deleted"));
+        assert_eq!(
+            sent::<_, ZkMsg>(&fx),
+            vec![(
+                B,
+                ZkMsg::Watch {
+                    path: first,
+                    event: WatchEvent::NodeDeleted
+                }
+            )]
+        );
+        assert_eq!(h.node.releases.len(), 1);
+        assert_eq!(h.node.releases[0].wakeups, 1);
+        assert_eq!(h.node.children("/lock"), vec!["n-0000000001".to_string()]);
+        // The session is gone for good: its next request is refused.
+        let fx = h.deliver(A, ZkMsg::Ping { session: a });
+        assert_eq!(
+            sent::<_, ZkMsg>(&fx),
+            vec![(A, ZkMsg::SessionExpired { session: a })]
+        );
+    }
 
     #[test]
     fn sequence_numbers_come_from_the_name() {

@@ -1,44 +1,15 @@
 //! What the real-lock-service scenarios (`zookeeper-lock`, `consensus-lock`) share: the
-//! fenced ledger run inside their own participant type, the record of grants and the checks
-//! on it, the holder counts, and the ledger's inspector tables and outcome fields.
+//! record of grants and the checks on it, the holder counts, and the fenced ledger's row,
+//! inspector tables and outcome fields as their worlds read them.
 
-use super::lease_common::{LeaseDurable, LeaseNode};
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::{Ctx, Effect, Participant};
 use crate::kernel::time::MS_US;
+use crate::kernel::world::Nodes;
 use crate::properties::{PropertyKind, PropertySpec};
 use crate::protocols::fenced_resource::{FencedResource, ResourceDurable, WriteRecord};
-use crate::protocols::lease_msg::LeaseMsg;
 use crate::trace::TableView;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-
-/// Runs the ledger's handler (which speaks [`LeaseMsg`]) inside another participant type:
-/// its sends are wrapped with `wrap` and its persisted row with `keep`.
-pub fn ledger_relay<P: Participant>(
-    ledger: &mut FencedResource,
-    ctx: &mut Ctx<'_, P>,
-    from: NodeId,
-    msg: LeaseMsg,
-    wrap: impl Fn(LeaseMsg) -> P::Msg,
-    keep: impl Fn(ResourceDurable) -> P::Durable,
-) {
-    let mut inner: Vec<Effect<LeaseNode>> = Vec::new();
-    ledger.handle(
-        &mut Ctx::new(ctx.node, ctx.local_now_us, ctx.rng, &mut inner),
-        from,
-        msg,
-    );
-    for e in inner {
-        match e {
-            Effect::Send { to, msg } => ctx.send(to, wrap(msg)),
-            Effect::Persist(LeaseDurable::Resource(d, _)) => ctx.persist(keep(d)),
-            Effect::Note(n) => ctx.note(n),
-            // The ledger sets no timers and persists nothing else.
-            _ => {}
-        }
-    }
-}
 
 /// The checks a lock-service scenario can declare.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,19 +90,19 @@ impl GrantLog {
         });
     }
 
-    pub fn json(&self, names: &[String]) -> Value {
+    pub fn json(&self, nodes: &Nodes<'_>) -> Value {
         json!(self
             .grants
             .iter()
             .map(|g| json!({
-                "worker": name(names, g.worker),
+                "worker": name(nodes, g.worker),
                 "token_or_revision": g.token.0,
-                "granted_by": name(names, g.granted_by),
+                "granted_by": name(nodes, g.granted_by),
             }))
             .collect::<Vec<_>>())
     }
 
-    pub fn table(&self, names: &[String]) -> TableView {
+    pub fn table(&self, nodes: &Nodes<'_>) -> TableView {
         TableView {
             title: "grants (token = what the ledger checks)".into(),
             columns: ["worker", "token", "granted by", "at"].map(String::from).to_vec(),
@@ -140,9 +111,9 @@ impl GrantLog {
                 .iter()
                 .map(|g| {
                     vec![
-                        name(names, g.worker),
+                        name(nodes, g.worker),
                         g.token.to_string(),
-                        name(names, g.granted_by),
+                        name(nodes, g.granted_by),
                         crate::kernel::time::format_time(g.at_us),
                     ]
                 })
@@ -191,8 +162,17 @@ impl HolderCount {
     }
 }
 
-pub fn name(names: &[String], id: NodeId) -> String {
-    names.get(id.index()).cloned().unwrap_or_else(|| id.to_string())
+/// A participant's display name, owned (for table cells and outcome fields).
+pub fn name(nodes: &Nodes<'_>, id: NodeId) -> String {
+    nodes.name(id).to_string()
+}
+
+/// The ledger's row: the live ledger's, or what it persisted while it is down.
+pub fn ledger_row<'a>(nodes: &Nodes<'a>, ledger: NodeId) -> Option<&'a ResourceDurable> {
+    nodes
+        .live::<FencedResource>(ledger)
+        .map(|l| &l.durable)
+        .or_else(|| nodes.durable::<FencedResource>(ledger))
 }
 
 /// The fence never let a lower token through.
@@ -204,7 +184,7 @@ pub fn fence_monotonic(ledger: &ResourceDurable) -> bool {
 }
 
 /// The ledger row and its write history.
-pub fn ledger_tables(names: &[String], ledger: &ResourceDurable) -> Vec<TableView> {
+pub fn ledger_tables(nodes: &Nodes<'_>, ledger: &ResourceDurable) -> Vec<TableView> {
     vec![
         TableView {
             title: "account_state".into(),
@@ -227,7 +207,7 @@ pub fn ledger_tables(names: &[String], ledger: &ResourceDurable) -> Vec<TableVie
                         None => "✓ accepted".into(),
                     };
                     vec![
-                        name(names, w.worker),
+                        name(nodes, w.worker),
                         w.step.to_string(),
                         w.token.to_string(),
                         result,
@@ -239,9 +219,9 @@ pub fn ledger_tables(names: &[String], ledger: &ResourceDurable) -> Vec<TableVie
 }
 
 /// `accepted_writes`, `rejected_writes` and `balance`.
-pub fn ledger_outcome(names: &[String], ledger: &ResourceDurable, out: &mut BTreeMap<String, Value>) {
+pub fn ledger_outcome(nodes: &Nodes<'_>, ledger: &ResourceDurable, out: &mut BTreeMap<String, Value>) {
     let write = |w: &WriteRecord| {
-        let mut v = json!({"worker": name(names, w.worker), "token": w.token.0, "step": w.step});
+        let mut v = json!({"worker": name(nodes, w.worker), "token": w.token.0, "step": w.step});
         if let Some(reason) = &w.reason {
             v["reason"] = json!(reason.text());
         }

@@ -10,8 +10,8 @@
 // pub mod lease_lifecycle;
 // pub mod lease_stampede;
 // pub mod lock_alternatives;
-// pub mod lock_service_common;
 pub mod common;
+pub mod lock_service_common;
 pub mod lost_update;
 // pub mod raft_chaos;
 // pub mod raft_common;
@@ -28,7 +28,8 @@ pub mod lost_update;
 // pub mod unfenceable_resource;
 // pub mod wrong_release;
 // pub mod zombie_worker;
-// pub mod zookeeper_lock;
+pub mod zookeeper_lock;
+pub mod zookeeper_world;
 
 use crate::kernel::engine::{Engine, Limits, Recording};
 use crate::kernel::faults::Action;
@@ -326,7 +327,10 @@ macro_rules! scenario {
 }
 
 /// Every scenario, in library order.
-static REGISTRY: &[ScenarioDef] = &[scenario!("locks", lost_update)];
+static REGISTRY: &[ScenarioDef] = &[
+    scenario!("locks", lost_update),
+    scenario!("services", zookeeper_lock),
+];
 
 /// Every scenario, in library order.
 pub fn registry() -> &'static [ScenarioDef] {
