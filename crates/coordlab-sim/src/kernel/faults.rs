@@ -58,6 +58,20 @@ pub enum FaultKind {
     Input,
 }
 
+impl FaultKind {
+    /// The kind in words, lower case, e.g. `crash`.
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultKind::Crash => "crash",
+            FaultKind::Restart => "restart",
+            FaultKind::Pause => "pause",
+            FaultKind::Network => "network",
+            FaultKind::Clock => "clock",
+            FaultKind::Input => "input",
+        }
+    }
+}
+
 impl Fault {
     pub fn kind(&self) -> FaultKind {
         match self {

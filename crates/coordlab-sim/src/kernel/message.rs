@@ -1,13 +1,13 @@
 //! What travels on the simulated wire, and what a participant takes off it.
 //!
 //! The engine is one engine for every scenario, so it carries messages type-erased: a
-//! [`Message`] is any `Clone + Debug + Label` value. Each participant names the type it
+//! [`Message`] is any `Clone + Label` value. (Not `Debug`: a trait object's vtable keeps every
+//! method it lists, and the browser build should not carry debug printing for every message.) Each participant names the type it
 //! understands ([`Inbox`]); a participant that speaks two protocols (a lock client talking to
 //! a lock service and to a fenced ledger) receives an enum and implements [`Inbox`] by trying
 //! each protocol in turn.
 
 use std::any::Any;
-use std::fmt::Debug;
 
 /// What a message or timer looks like on screen and in the trace.
 pub trait Label {
@@ -16,7 +16,7 @@ pub trait Label {
 }
 
 /// A message of any protocol, as the network carries it.
-pub trait Message: Any + Debug {
+pub trait Message: Any {
     fn label(&self) -> String;
     /// A second copy, for a link that duplicates.
     fn clone_message(&self) -> Box<dyn Message>;
@@ -24,7 +24,7 @@ pub trait Message: Any + Debug {
     fn into_any(self: Box<Self>) -> Box<dyn Any>;
 }
 
-impl<T: Any + Debug + Clone + Label> Message for T {
+impl<T: Any + Clone + Label> Message for T {
     fn label(&self) -> String {
         Label::label(self)
     }
@@ -75,7 +75,7 @@ macro_rules! inbox {
 }
 
 /// A timer of any participant, as the engine keeps it while it is pending.
-pub trait TimerKey: Any + Debug {
+pub trait TimerKey: Any {
     fn label(&self) -> String;
     /// Whether `other` is the same timer (setting a timer replaces an equal pending one).
     fn same(&self, other: &dyn TimerKey) -> bool;
@@ -83,7 +83,7 @@ pub trait TimerKey: Any + Debug {
     fn into_any(self: Box<Self>) -> Box<dyn Any>;
 }
 
-impl<T: Any + Debug + PartialEq + Label> TimerKey for T {
+impl<T: Any + PartialEq + Label> TimerKey for T {
     fn label(&self) -> String {
         Label::label(self)
     }

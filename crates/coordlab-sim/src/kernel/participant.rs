@@ -104,7 +104,7 @@ pub enum Effect<P: Participant> {
 impl<P: Participant> Debug for Effect<P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Effect::Send { to, msg } => write!(f, "Send {{ to: {to:?}, msg: {msg:?} }}"),
+            Effect::Send { to, msg } => write!(f, "Send {{ to: {to:?}, msg: {:?} }}", msg.label()),
             Effect::SetTimer {
                 timer,
                 after_local_us,

@@ -197,9 +197,11 @@ pub(super) fn validate_action(infos: &[NodeInfo], action: &Action) -> Result<(),
             ));
         };
         if !info.faults.contains(&kind) {
-            return Err(
-                format!("this scenario does not allow {kind:?} faults on {}", info.name).to_lowercase(),
-            );
+            return Err(format!(
+                "this scenario does not allow {} faults on {}",
+                kind.name(),
+                info.name.to_ascii_lowercase()
+            ));
         }
     }
     if nodes.is_empty() && !infos.iter().any(|i| i.faults.contains(&kind)) {
