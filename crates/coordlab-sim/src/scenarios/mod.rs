@@ -22,9 +22,9 @@ pub mod lost_update;
 // pub mod raft_quorum;
 // pub mod raft_split_vote;
 // pub mod raft_stale_leader;
-// pub mod redis_common;
-// pub mod redis_failover;
-// pub mod redlock;
+pub mod redis_common;
+pub mod redis_failover;
+pub mod redlock;
 // pub mod unfenceable_resource;
 // pub mod wrong_release;
 // pub mod zombie_worker;
@@ -305,7 +305,11 @@ macro_rules! scenario {
 
 /// Every scenario, in library order.
 pub fn registry() -> &'static [ScenarioDef] {
-    &[scenario!(lost_update)]
+    &[
+        scenario!(lost_update),
+        scenario!(redis_failover),
+        scenario!(redlock),
+    ]
 }
 
 pub fn catalog() -> Vec<ScenarioInfo> {
