@@ -4,17 +4,16 @@
 
 use coordlab_sim::kernel::engine::Engine;
 use coordlab_sim::kernel::faults::parse_script;
-use coordlab_sim::kernel::participant::{Ctx, Effect};
-use coordlab_sim::kernel::rng::{stream, Stream};
+use coordlab_sim::kernel::participant::Effect;
+use coordlab_sim::kernel::testing::{sent, timers_set, Harness};
 use coordlab_sim::kernel::time::MS_US;
 use coordlab_sim::properties::Verdict;
-use coordlab_sim::protocols::redis::{RedisConfig, RedisNode, Role};
-use coordlab_sim::protocols::redis_msg::{RedisMsg, RedisTimer};
-use coordlab_sim::scenarios::redis_common::RedisLabNode;
-use coordlab_sim::scenarios::redis_failover::{self, CRASH_AT_MS, STORE_1};
+use coordlab_sim::protocols::redis::{RedisConfig, RedisDurable, RedisNode, Role, StoreTimer};
+use coordlab_sim::protocols::redis_msg::RedisMsg;
+use coordlab_sim::scenarios::redis_failover::{self, CRASH_AT_MS};
 use coordlab_sim::scenarios::{expectation_for, Params};
 use coordlab_sim::trace::TableView;
-use coordlab_sim::{run, Fault, Limits, NodeId, Recording, RunRequest, Trace};
+use coordlab_sim::{run, Limits, NodeId, Recording, RunRequest, Trace};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
@@ -258,41 +257,31 @@ fn wait_does_not_close_the_window_when_the_replica_that_confirmed_is_not_the_one
 
 /// A lone Redis node for state-machine tests: node 0, with node 1 as a replica or primary
 /// and node 2 as a client.
-fn lone_node(role: Role) -> RedisLabNode {
-    let names: Vec<String> = ["node", "peer", "client"].map(String::from).to_vec();
+fn lone_node(role: Role) -> Harness<RedisNode> {
     let config = RedisConfig {
-        names,
         persistence: false,
         replication_lag_ms: 100,
     };
-    RedisLabNode::Store(Box::new(RedisNode::new(NodeId(0), config, role, BTreeMap::new())))
+    let node = RedisNode::recover(config, &RedisDurable::fresh(role, BTreeMap::new()));
+    Harness::new(NodeId(0), node, &["node", "peer", "client"])
 }
 
 /// Hands one message to the node at a clock reading and returns what it emitted.
 fn deliver(
-    node: &mut RedisLabNode,
+    node: &mut Harness<RedisNode>,
     from: NodeId,
     msg: RedisMsg,
     local_now_us: u64,
-) -> Vec<Effect<RedisLabNode>> {
-    use coordlab_sim::kernel::participant::Participant;
-    let mut rng = stream(1, Stream::Node(NodeId(0)));
-    let mut effects = Vec::new();
-    node.on_message(
-        &mut Ctx::new(NodeId(0), local_now_us, &mut rng, &mut effects),
-        from,
-        msg,
-    );
-    effects
+) -> Vec<Effect<RedisNode>> {
+    node.now_us = local_now_us;
+    node.deliver(from, msg)
 }
 
-fn replies(effects: &[Effect<RedisLabNode>]) -> Vec<RedisMsg> {
-    effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Send { to, msg } if *to == NodeId(2) => Some(msg.clone()),
-            _ => None,
-        })
+fn replies(effects: &[Effect<RedisNode>]) -> Vec<RedisMsg> {
+    sent::<_, RedisMsg>(effects)
+        .into_iter()
+        .filter(|(to, _)| *to == NodeId(2))
+        .map(|(_, msg)| msg)
         .collect()
 }
 
@@ -322,32 +311,20 @@ fn a_timed_out_wait_reports_zero_and_leaves_the_write_in_place() {
         replies(&effects).is_empty(),
         "WAIT blocks while no replica has acknowledged"
     );
-    let id = effects
-        .iter()
-        .find_map(|e| match e {
-            Effect::SetTimer {
-                timer: RedisTimer::WaitTimeout { id },
-                after_local_us,
-            } => {
-                assert_eq!(*after_local_us, 50 * MS_US);
-                Some(*id)
+    let id = timers_set(&effects)
+        .into_iter()
+        .find_map(|(timer, after_local_us)| match timer {
+            StoreTimer::WaitTimeout { id } => {
+                assert_eq!(after_local_us, 50 * MS_US);
+                Some(id)
             }
             _ => None,
         })
         .expect("WAIT blocks with a timeout");
-    let mut effects = Vec::new();
-    {
-        use coordlab_sim::kernel::participant::Participant;
-        let mut rng = stream(1, Stream::Node(NodeId(0)));
-        node.on_timer(
-            &mut Ctx::new(NodeId(0), 55_000, &mut rng, &mut effects),
-            RedisTimer::WaitTimeout { id },
-        );
-    }
+    node.now_us = 55_000;
+    let effects = node.fire(StoreTimer::WaitTimeout { id });
     assert_eq!(replies(&effects), vec![RedisMsg::WaitReply { acked: 0 }]);
-    let RedisLabNode::Store(store) = &node else {
-        unreachable!()
-    };
+    let store = &node.node;
     assert_eq!(store.get("lock", 55_000).map(|e| e.value.as_str()), Some("c-1"));
 }
 
@@ -368,7 +345,7 @@ fn a_wait_returns_as_soon_as_a_replica_acknowledges_the_clients_write() {
 #[test]
 fn set_nx_refuses_a_held_key_until_it_expires_by_the_nodes_own_clock() {
     let mut node = lone_node(Role::Primary);
-    let ok = |e: &[Effect<RedisLabNode>]| matches!(replies(e)[..], [RedisMsg::SetReply { ok, .. }] if ok);
+    let ok = |e: &[Effect<RedisNode>]| matches!(replies(e)[..], [RedisMsg::SetReply { ok, .. }] if ok);
     assert!(ok(&deliver(&mut node, CLIENT, set("a-1", 1_000), 0)));
     assert!(!ok(&deliver(&mut node, CLIENT, set("b-1", 1_000), 999_999)));
     // One microsecond later by this node's clock the key is gone, whatever other clocks say.
@@ -383,7 +360,7 @@ fn the_release_script_deletes_only_its_own_value_and_del_deletes_any() {
         key: "lock".into(),
         value: "a-1".into(),
     };
-    let deleted = |e: &[Effect<RedisLabNode>]| {
+    let deleted = |e: &[Effect<RedisNode>]| {
         replies(e)[0]
             == RedisMsg::DelReply {
                 key: "lock".into(),
@@ -426,8 +403,7 @@ fn a_replica_refuses_writes_and_an_acquire_script_returns_the_counter() {
 /// Runs the default setup with store-1's crash moved to `crash_ms`.
 fn run_with_crash_at(pairs: &[(&str, &str)], seed: u64, crash_ms: u64) -> Trace {
     let p = coordlab_sim::scenarios::resolve_params(&redis_failover::info(), &params(pairs)).unwrap();
-    let mut setup = redis_failover::setup(&p);
-    setup.scripted = vec![(crash_ms * MS_US, Fault::Crash { node: STORE_1 })];
+    let setup = redis_failover::setup_with_crash_at(&p, crash_ms);
     Engine::new(setup, seed, &[], Limits::default(), Recording::Summary)
         .unwrap()
         .run(redis_failover::ID, seed, p)

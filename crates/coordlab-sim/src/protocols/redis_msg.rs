@@ -1,11 +1,12 @@
 //! The wire vocabulary of the Redis chapter: client commands (`SET … NX PX`, `DEL`, a
 //! compare-and-delete script, `WAIT`), the primary → replica stream, the failover monitor's
-//! pings and reconfigurations, and the ledger's own messages carried through unchanged.
+//! pings and reconfigurations. (The ledger speaks its own protocol, [`super::lease_msg`].)
 
-use super::lease_msg::LeaseMsg;
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Label, Participant};
+use crate::kernel::participant::Label;
 use std::collections::BTreeMap;
+
+crate::inbox!(RedisMsg);
 
 /// One key as a Redis node stores it. The expiry is an absolute reading of the node's own
 /// clock — Redis replicates expiries as absolute times, so whichever node holds the key
@@ -140,8 +141,6 @@ pub enum RedisMsg {
     },
     /// Client → failover monitor.
     WhoIsPrimary,
-    /// A message to or from the fenced ledger.
-    Ledger(LeaseMsg),
 }
 
 impl Label for RedisMsg {
@@ -208,61 +207,11 @@ impl Label for RedisMsg {
             } => format!("REPLICAOF {name}"),
             RedisMsg::PrimaryIs { name, .. } => format!("the primary is {name}"),
             RedisMsg::WhoIsPrimary => "which node is the primary?".to_string(),
-            RedisMsg::Ledger(m) => m.label(),
         }
     }
 }
-
-/// Any participant type that speaks this vocabulary; the Redis participants' handlers are
-/// generic over it, as the lease chapter's are.
-pub trait RedisParticipant: Participant<Msg = RedisMsg, Timer = RedisTimer> {}
-impl<T: Participant<Msg = RedisMsg, Timer = RedisTimer>> RedisParticipant for T {}
 
 /// A duration in milliseconds as seconds with one decimal, e.g. `29.8 s`.
 pub fn tenths(ms: u64) -> String {
     format!("{}.{} s", ms / 1_000, (ms % 1_000) / 100)
-}
-
-/// Every timer of the Redis chapter's participants, in one enum so that they can share one
-/// participant type.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum RedisTimer {
-    /// Primary: send the buffered writes down the stream.
-    Flush,
-    /// A key's expiry instant, by the node's own clock.
-    Expire { key: String },
-    /// A blocked `WAIT` gives up.
-    WaitTimeout { id: u64 },
-    /// Failover monitor: time for the next round of pings.
-    PingRound,
-    /// Client: its job fires.
-    JobStart,
-    /// Client: try the lock again.
-    Retry,
-    /// Client: no answer to a request of this attempt.
-    RequestTimeout { attempt: u32 },
-    /// Redlock client: no answer from one master for this attempt.
-    MasterTimeout {
-        master: NodeId,
-        name: String,
-        attempt: u32,
-    },
-    /// Client: the work of a step is done.
-    StepDone { step: u32 },
-}
-
-impl Label for RedisTimer {
-    fn label(&self) -> String {
-        match self {
-            RedisTimer::Flush => "streams its buffered writes to the replicas".to_string(),
-            RedisTimer::Expire { key } => format!("{key} reaches its expiry time"),
-            RedisTimer::WaitTimeout { .. } => "a WAIT times out".to_string(),
-            RedisTimer::PingRound => "pings every node".to_string(),
-            RedisTimer::JobStart => "the job fires".to_string(),
-            RedisTimer::Retry => "tries the lock again".to_string(),
-            RedisTimer::RequestTimeout { .. } => "gives up waiting for an answer".to_string(),
-            RedisTimer::MasterTimeout { name, .. } => format!("gives up waiting for {name}"),
-            RedisTimer::StepDone { step } => format!("finishes the work of step {step}"),
-        }
-    }
 }

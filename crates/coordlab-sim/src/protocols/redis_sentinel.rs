@@ -7,15 +7,14 @@
 //! One monitor stands in for the usual three: their vote only decides *that* a failover
 //! happens. Nothing in it makes the replicas agree on the data first — which is the point.
 
-use super::redis_msg::{tenths, RedisMsg, RedisParticipant, RedisTimer};
+use super::redis_msg::{tenths, RedisMsg};
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::Ctx;
+use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::MS_US;
 use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SentinelConfig {
-    pub names: Vec<String>,
     /// Every Redis node it watches.
     pub nodes: Vec<NodeId>,
     /// Told whenever the primary changes; may also ask.
@@ -29,9 +28,18 @@ pub struct SentinelConfig {
 /// The monitor's configuration file, rewritten at every failover.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SentinelDurable {
-    pub config: SentinelConfig,
     pub primary: NodeId,
     pub epoch: u64,
+}
+
+/// The monitor's one timer: time for the next round of pings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PingRound;
+
+impl Label for PingRound {
+    fn label(&self) -> String {
+        "pings every node".to_string()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,9 +69,9 @@ pub struct Sentinel {
 }
 
 impl Sentinel {
-    pub fn recover(d: &SentinelDurable) -> Sentinel {
+    pub fn recover(config: &SentinelConfig, d: &SentinelDurable) -> Sentinel {
         Sentinel {
-            config: d.config.clone(),
+            config: config.clone(),
             primary: d.primary,
             epoch: d.epoch,
             last_pong_us: BTreeMap::new(),
@@ -77,38 +85,26 @@ impl Sentinel {
 
     pub fn durable(&self) -> SentinelDurable {
         SentinelDurable {
-            config: self.config.clone(),
             primary: self.primary,
             epoch: self.epoch,
         }
     }
 
-    fn name(&self, id: NodeId) -> String {
-        self.config
-            .names
-            .get(id.index())
-            .cloned()
-            .unwrap_or_else(|| id.to_string())
-    }
-
-    pub fn start<P: RedisParticipant>(&mut self, ctx: &mut Ctx<'_, P>) {
+    pub fn start(&mut self, ctx: &mut Ctx<'_, Self>) {
         // Everyone gets a full grace period from the moment the monitor starts.
         for n in &self.config.nodes {
             self.last_pong_us.insert(*n, ctx.local_now_us);
         }
         ctx.note(format!(
             "The sentinel watches {}: it pings every node every {} ms and declares the primary down after {} of silence. (Production setups default to 30 s and run three monitors that vote; the vote decides that a failover happens, not what data survives it.)",
-            self.name(self.primary),
+            ctx.name(self.primary),
             self.config.ping_ms,
             tenths(self.config.down_after_ms)
         ));
-        ctx.set_timer(RedisTimer::PingRound, self.config.ping_ms * MS_US);
+        ctx.set_timer(PingRound, self.config.ping_ms * MS_US);
     }
 
-    pub fn message<P: RedisParticipant>(&mut self, ctx: &mut Ctx<'_, P>, from: NodeId, msg: RedisMsg)
-    where
-        P::Durable: From<SentinelDurable>,
-    {
+    pub fn message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: RedisMsg) {
         match msg {
             RedisMsg::Pong {
                 primary: claims_primary,
@@ -133,13 +129,13 @@ impl Sentinel {
                     let order = if from == self.primary {
                         None
                     } else {
-                        Some((self.primary, self.name(self.primary)))
+                        Some((self.primary, ctx.name(self.primary).to_string()))
                     };
                     if claims_primary && from != self.primary {
                         ctx.note(format!(
                             "{} answers as a primary, but the sentinel's primary is {}: it is told to become a replica.",
-                            self.name(from),
-                            self.name(self.primary)
+                            ctx.name(from),
+                            ctx.name(self.primary)
                         ));
                     }
                     ctx.send(
@@ -155,7 +151,7 @@ impl Sentinel {
                 from,
                 RedisMsg::PrimaryIs {
                     primary: self.primary,
-                    name: self.name(self.primary),
+                    name: ctx.name(self.primary).to_string(),
                     epoch: self.epoch,
                 },
             ),
@@ -163,11 +159,8 @@ impl Sentinel {
         }
     }
 
-    pub fn timer<P: RedisParticipant>(&mut self, ctx: &mut Ctx<'_, P>, timer: RedisTimer)
-    where
-        P::Durable: From<SentinelDurable>,
-    {
-        if timer != RedisTimer::PingRound || self.stopped {
+    pub fn ping_round(&mut self, ctx: &mut Ctx<'_, Self>) {
+        if self.stopped {
             return;
         }
         let now = ctx.local_now_us;
@@ -183,13 +176,10 @@ impl Sentinel {
         for n in self.config.nodes.clone() {
             ctx.send(n, RedisMsg::Ping);
         }
-        ctx.set_timer(RedisTimer::PingRound, self.config.ping_ms * MS_US);
+        ctx.set_timer(PingRound, self.config.ping_ms * MS_US);
     }
 
-    fn fail_over<P: RedisParticipant>(&mut self, ctx: &mut Ctx<'_, P>, silent_us: u64)
-    where
-        P::Durable: From<SentinelDurable>,
-    {
+    fn fail_over(&mut self, ctx: &mut Ctx<'_, Self>, silent_us: u64) {
         let now = ctx.local_now_us;
         // Only a replica that answered one of the last two rounds is a candidate: one that has
         // gone quiet may be down too.
@@ -213,17 +203,17 @@ impl Sentinel {
         let Some((new, offset)) = best else {
             ctx.note(format!(
                 "{} has been silent for {}, but no replica answers either: there is nothing to promote.",
-                self.name(old),
+                ctx.name(old),
                 tenths(silent_us / MS_US)
             ));
             return;
         };
         self.epoch += 1;
         self.primary = new;
-        let name = self.name(new);
+        let name = ctx.name(new);
         ctx.note(format!(
             "{} has not answered for {}: the sentinel declares it down and promotes {name}, the replica with the most data it has heard of (#{offset}), and points the other nodes at it. Nobody asks whether {name} has every write the old primary acknowledged.",
-            self.name(old),
+            ctx.name(old),
             tenths(silent_us / MS_US)
         ));
         ctx.send(
@@ -240,7 +230,7 @@ impl Sentinel {
             ctx.send(
                 n,
                 RedisMsg::ReplicaOf {
-                    primary: Some((new, name.clone())),
+                    primary: Some((new, name.to_string())),
                     epoch: self.epoch,
                 },
             );
@@ -252,13 +242,13 @@ impl Sentinel {
             epoch: self.epoch,
             offset,
         });
-        ctx.persist(self.durable().into());
+        ctx.persist(self.durable());
     }
 
     /// Tells every client where the primary is, once the promoted node has confirmed.
-    fn announce<P: RedisParticipant>(&mut self, ctx: &mut Ctx<'_, P>) {
+    fn announce(&mut self, ctx: &mut Ctx<'_, Self>) {
         self.announce_pending = false;
-        let name = self.name(self.primary);
+        let name = ctx.name(self.primary);
         ctx.note(format!(
             "{name} confirms it is the primary. The sentinel tells the clients to send their commands to {name} from now on."
         ));
@@ -267,35 +257,62 @@ impl Sentinel {
                 c,
                 RedisMsg::PrimaryIs {
                     primary: self.primary,
-                    name: name.clone(),
+                    name: name.to_string(),
                     epoch: self.epoch,
                 },
             );
         }
     }
 
-    pub fn summary(&self, local_now_us: u64) -> Vec<String> {
+    pub fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
         let mut lines = vec![format!(
             "primary: {} (epoch {})",
-            self.name(self.primary),
+            view.name(self.primary),
             self.epoch
         )];
         if self.stopped {
             lines.push("stopped".to_string());
         } else if let Some(last) = self.last_pong_us.get(&self.primary) {
-            let silent_ms = local_now_us.saturating_sub(*last) / MS_US;
+            let silent_ms = view.local_now_us.saturating_sub(*last) / MS_US;
             if silent_ms > self.config.ping_ms + 20 {
                 lines.push(format!(
                     "{} silent {} / {}",
-                    self.name(self.primary),
+                    view.name(self.primary),
                     tenths(silent_ms),
                     tenths(self.config.down_after_ms)
                 ));
             }
         }
         if let Some(f) = self.failovers.last() {
-            lines.push(format!("failover: {} → {}", self.name(f.from), self.name(f.to)));
+            lines.push(format!("failover: {} → {}", view.name(f.from), view.name(f.to)));
         }
         lines
+    }
+}
+
+impl Participant for Sentinel {
+    type Msg = RedisMsg;
+    type Timer = PingRound;
+    type Durable = SentinelDurable;
+    type Config = SentinelConfig;
+
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        self.start(ctx);
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: RedisMsg) {
+        self.message(ctx, from, msg);
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, _timer: PingRound) {
+        self.ping_round(ctx);
+    }
+
+    fn recover(config: &SentinelConfig, _id: NodeId, durable: &SentinelDurable) -> Self {
+        Sentinel::recover(config, durable)
+    }
+
+    fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
+        Sentinel::summary(self, view)
     }
 }

@@ -8,42 +8,47 @@
 //! key has vanished from the store.
 
 use super::lease_msg::{LeaseMsg, ReleaseMode, WriteCheck};
-use super::redis_msg::{tenths, RedisMsg, RedisParticipant, RedisTimer};
+use super::redis_job::{ClientMsg, Job, JobDurable, JobPlan, Next};
+use super::redis_msg::{tenths, RedisMsg};
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::Ctx;
+use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::MS_US;
-use rand::Rng;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WorkerPlan {
-    pub names: Vec<String>,
-    /// Prefix of its lock values, e.g. `a`.
-    pub short: String,
-    pub key: String,
+    /// The lock and the job, as every Redis lock client has them.
+    pub job: JobPlan,
     /// The counter the acquire script increments; its value is the fencing token.
     pub fence_key: String,
-    pub ttl_ms: u64,
     /// `WAIT replicas timeout_ms` after a successful acquire; proceed only if enough confirm.
     pub wait: Option<(u32, u64)>,
     pub release: ReleaseMode,
-    /// When the job fires, by the worker's clock.
-    pub start_at_ms: u64,
-    pub retry_ms: u64,
     pub request_timeout_ms: u64,
-    pub max_attempts: u32,
-    pub steps: u32,
-    pub step_ms: u64,
-    pub amount: i64,
-    pub ledger: NodeId,
     pub sentinel: NodeId,
     pub first_primary: NodeId,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WorkerDurable {
-    pub name: String,
-    pub plan: WorkerPlan,
-    pub finished: bool,
+pub enum WorkerTimer {
+    /// The job fires.
+    JobStart,
+    /// Try the lock again.
+    Retry,
+    /// No answer to a request of this attempt.
+    RequestTimeout { attempt: u32 },
+    /// The work of a step is done.
+    StepDone { step: u32 },
+}
+
+impl Label for WorkerTimer {
+    fn label(&self) -> String {
+        match self {
+            WorkerTimer::JobStart => "the job fires".to_string(),
+            WorkerTimer::Retry => "tries the lock again".to_string(),
+            WorkerTimer::RequestTimeout { .. } => "gives up waiting for an answer".to_string(),
+            WorkerTimer::StepDone { step } => format!("finishes the work of step {step}"),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,48 +82,27 @@ pub struct Held {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RedisWorker {
-    pub name: String,
     pub plan: WorkerPlan,
     pub phase: Phase,
     /// Where it sends commands.
     pub primary: NodeId,
     /// Its connection to `primary` dropped, or a request went unanswered.
     pub primary_down: bool,
-    pub attempt: u32,
-    value: String,
+    /// Its attempts, this attempt's lock value, and whether the job is done.
+    pub job: Job,
     pub held: Option<Held>,
-    pub finished: bool,
 }
 
 impl RedisWorker {
-    pub fn recover(d: &WorkerDurable) -> RedisWorker {
+    pub fn recover(plan: &WorkerPlan, d: &JobDurable) -> RedisWorker {
         RedisWorker {
-            name: d.name.clone(),
-            plan: d.plan.clone(),
+            plan: plan.clone(),
             phase: if d.finished { Phase::Done } else { Phase::Idle },
-            primary: d.plan.first_primary,
+            primary: plan.first_primary,
             primary_down: false,
-            attempt: 0,
-            value: String::new(),
+            job: Job::recover(d),
             held: None,
-            finished: d.finished,
         }
-    }
-
-    fn durable(&self) -> WorkerDurable {
-        WorkerDurable {
-            name: self.name.clone(),
-            plan: self.plan.clone(),
-            finished: self.finished,
-        }
-    }
-
-    fn node(&self, id: NodeId) -> String {
-        self.plan
-            .names
-            .get(id.index())
-            .cloned()
-            .unwrap_or_else(|| id.to_string())
     }
 
     /// Whether it is doing the protected work believing the lock is its own.
@@ -134,21 +118,13 @@ impl RedisWorker {
         peer == self.primary
     }
 
-    pub fn start<P: RedisParticipant>(&mut self, ctx: &mut Ctx<'_, P>) {
-        if self.finished {
-            ctx.note(format!("{} is up again; its job is already done.", self.name));
-            return;
-        }
-        let at_us = self.plan.start_at_ms * MS_US;
-        ctx.set_timer(RedisTimer::JobStart, at_us.saturating_sub(ctx.local_now_us));
+    pub fn start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        self.job.schedule(ctx, &self.plan.job, WorkerTimer::JobStart);
     }
 
-    pub fn timer<P: RedisParticipant>(&mut self, ctx: &mut Ctx<'_, P>, timer: RedisTimer)
-    where
-        P::Durable: From<WorkerDurable>,
-    {
+    pub fn timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: WorkerTimer) {
         match (timer, &self.phase) {
-            (RedisTimer::JobStart, Phase::Idle) | (RedisTimer::Retry, Phase::BackingOff) => {
+            (WorkerTimer::JobStart, Phase::Idle) | (WorkerTimer::Retry, Phase::BackingOff) => {
                 if self.primary_down {
                     // Ask the monitor first; its answer (or the next retry) moves things on.
                     ctx.send(self.plan.sentinel, RedisMsg::WhoIsPrimary);
@@ -157,91 +133,95 @@ impl RedisWorker {
                     self.acquire(ctx);
                 }
             }
-            (RedisTimer::RequestTimeout { attempt }, Phase::Acquiring | Phase::Confirming)
-                if attempt == self.attempt =>
+            (WorkerTimer::RequestTimeout { attempt }, Phase::Acquiring | Phase::Confirming)
+                if attempt == self.job.attempt =>
             {
                 ctx.note(format!(
                     "{} gets no answer from {}. It cannot tell whether its lock was set, so it treats it as not held and asks the sentinel where the primary is.",
-                    self.name,
-                    self.node(self.primary)
+                    ctx.me(),
+                    ctx.name(self.primary)
                 ));
                 self.lose_connection(ctx);
             }
-            (RedisTimer::StepDone { step }, Phase::Working { step: s }) if step == *s => {
+            (WorkerTimer::StepDone { step }, Phase::Working { step: s }) if step == *s => {
                 self.write(ctx, step)
             }
             _ => {}
         }
     }
 
-    fn acquire<P: RedisParticipant>(&mut self, ctx: &mut Ctx<'_, P>) {
-        if self.attempt >= self.plan.max_attempts {
-            ctx.note(format!("{} gives up after {} attempts.", self.name, self.attempt));
+    fn acquire(&mut self, ctx: &mut Ctx<'_, Self>) {
+        if !self.job.next_attempt(ctx, &self.plan.job) {
             self.phase = Phase::GaveUp;
             return;
         }
-        self.attempt += 1;
-        // A fresh random value per attempt, so a release can tell this lock from any other.
-        self.value = format!("{}-{:04x}", self.plan.short, ctx.rng.gen::<u16>());
         self.phase = Phase::Acquiring;
-        ctx.note(if self.attempt == 1 {
+        ctx.note(if self.job.attempt == 1 {
             format!(
                 "{}'s job fires. It asks {} for the lock with a random value of its own, {}. Redis has no fencing tokens, so the same script also increments the counter `{}` and hands back its new value as one.",
-                self.name,
-                self.node(self.primary),
-                self.value,
+                ctx.me(),
+                ctx.name(self.primary),
+                self.job.value,
                 self.plan.fence_key
             )
         } else {
             format!(
                 "{} asks {} for the lock again (attempt {}), as {}.",
-                self.name,
-                self.node(self.primary),
-                self.attempt,
-                self.value
+                ctx.me(),
+                ctx.name(self.primary),
+                self.job.attempt,
+                self.job.value
             )
         });
         ctx.send(
             self.primary,
             RedisMsg::Set {
-                key: self.plan.key.clone(),
-                value: self.value.clone(),
+                key: self.plan.job.key.clone(),
+                value: self.job.value.clone(),
                 nx: true,
-                px_ms: self.plan.ttl_ms,
+                px_ms: self.plan.job.ttl_ms,
                 incr: Some(self.plan.fence_key.clone()),
             },
         );
         ctx.set_timer(
-            RedisTimer::RequestTimeout {
-                attempt: self.attempt,
+            WorkerTimer::RequestTimeout {
+                attempt: self.job.attempt,
             },
             self.plan.request_timeout_ms * MS_US,
         );
     }
 
-    pub fn message<P: RedisParticipant>(&mut self, ctx: &mut Ctx<'_, P>, from: NodeId, msg: RedisMsg)
-    where
-        P::Durable: From<WorkerDurable>,
-    {
+    fn cancel_request_timeout(&self, ctx: &mut Ctx<'_, Self>) {
+        ctx.cancel_timer(WorkerTimer::RequestTimeout {
+            attempt: self.job.attempt,
+        });
+    }
+
+    pub fn message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: ClientMsg) {
+        match msg {
+            ClientMsg::Redis(msg) => self.redis_reply(ctx, from, msg),
+            ClientMsg::Ledger(msg) => self.ledger_reply(ctx, msg),
+        }
+    }
+
+    fn redis_reply(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: RedisMsg) {
         match msg {
             RedisMsg::SetReply { ok, counter, .. }
                 if self.phase == Phase::Acquiring && from == self.primary =>
             {
-                ctx.cancel_timer(RedisTimer::RequestTimeout {
-                    attempt: self.attempt,
-                });
+                self.cancel_request_timeout(ctx);
                 if !ok {
                     ctx.note(format!(
                         "Someone else holds the lock; {} will try again in {}.",
-                        self.name,
-                        tenths(self.plan.retry_ms)
+                        ctx.me(),
+                        tenths(self.plan.job.retry_ms)
                     ));
                     self.back_off(ctx);
                     return;
                 }
                 let token = counter.unwrap_or(0);
                 self.held = Some(Held {
-                    value: self.value.clone(),
+                    value: self.job.value.clone(),
                     token,
                     granted_by: from,
                 });
@@ -249,14 +229,14 @@ impl RedisWorker {
                     Some((replicas, timeout_ms)) => {
                         ctx.note(format!(
                             "{} got OK and token {token} from {}. Before trusting it, it sends WAIT {replicas} {timeout_ms} to hear that a replica has the lock too.",
-                            self.name,
-                            self.node(from)
+                            ctx.me(),
+                            ctx.name(from)
                         ));
                         self.phase = Phase::Confirming;
                         ctx.send(from, RedisMsg::Wait { replicas, timeout_ms });
                         ctx.set_timer(
-                            RedisTimer::RequestTimeout {
-                                attempt: self.attempt,
+                            WorkerTimer::RequestTimeout {
+                                attempt: self.job.attempt,
                             },
                             (timeout_ms + self.plan.request_timeout_ms) * MS_US,
                         );
@@ -264,31 +244,29 @@ impl RedisWorker {
                     None => {
                         ctx.note(format!(
                             "{} holds the lock: OK from {}, token {token}, {} TTL. It starts on the job at once.",
-                            self.name,
-                            self.node(from),
-                            tenths(self.plan.ttl_ms)
+                            ctx.me(),
+                            ctx.name(from),
+                            tenths(self.plan.job.ttl_ms)
                         ));
                         self.read_progress(ctx);
                     }
                 }
             }
             RedisMsg::WaitReply { acked } if self.phase == Phase::Confirming && from == self.primary => {
-                ctx.cancel_timer(RedisTimer::RequestTimeout {
-                    attempt: self.attempt,
-                });
+                self.cancel_request_timeout(ctx);
                 let needed = self.plan.wait.map_or(0, |w| w.0);
                 if acked >= needed {
                     ctx.note(format!(
                         "WAIT says {acked} replica(s) have the write: {} trusts its lock (token {}) and starts the job.",
-                        self.name,
+                        ctx.me(),
                         self.held.as_ref().map_or(0, |h| h.token)
                     ));
                     self.read_progress(ctx);
                 } else {
                     ctx.note(format!(
                         "WAIT says only {acked} replica(s) have the write. The key is still set on {} — WAIT cannot take it back — so {} removes it itself and will try again.",
-                        self.node(from),
-                        self.name
+                        ctx.name(from),
+                        ctx.me()
                     ));
                     self.send_release(ctx);
                     self.held = None;
@@ -298,82 +276,75 @@ impl RedisWorker {
             RedisMsg::Error { text } if from == self.primary => {
                 ctx.note(format!(
                     "{} answers {text}: it is not the primary. {} asks the sentinel.",
-                    self.node(from),
-                    self.name
+                    ctx.name(from),
+                    ctx.me()
                 ));
-                ctx.cancel_timer(RedisTimer::RequestTimeout {
-                    attempt: self.attempt,
-                });
+                self.cancel_request_timeout(ctx);
                 if matches!(self.phase, Phase::Acquiring | Phase::Confirming) {
                     self.held = None;
                     ctx.send(self.plan.sentinel, RedisMsg::WhoIsPrimary);
                     self.back_off(ctx);
                 }
             }
-            RedisMsg::PrimaryIs { primary, name, .. } => {
-                let changed = primary != self.primary;
-                self.primary = primary;
-                self.primary_down = false;
-                if !changed {
-                    return;
-                }
-                match self.phase {
-                    Phase::Working { .. } | Phase::Writing { .. } => ctx.note(format!(
-                        "{} hears that {name} is the primary now and will send its commands there. Nothing in that news says whether its own lock survived.",
-                        self.name
-                    )),
-                    Phase::BackingOff => {
-                        ctx.cancel_timer(RedisTimer::Retry);
-                        self.acquire(ctx);
-                    }
-                    Phase::Acquiring | Phase::Confirming => {
-                        ctx.note(format!(
-                            "{} hears that {name} is the primary now and abandons its unanswered request.",
-                            self.name
-                        ));
-                        ctx.cancel_timer(RedisTimer::RequestTimeout { attempt: self.attempt });
-                        self.held = None;
-                        self.acquire(ctx);
-                    }
-                    _ => {}
-                }
-            }
+            RedisMsg::PrimaryIs { primary, name, .. } => self.primary_is(ctx, primary, &name),
             RedisMsg::DelReply { deleted, .. } if self.phase == Phase::Releasing => {
                 ctx.note(if deleted {
-                    format!("{}'s release removed a key; it is done.", self.name)
+                    format!("{}'s release removed a key; it is done.", ctx.me())
                 } else {
-                    format!("{}'s release removed nothing; it is done.", self.name)
+                    format!("{}'s release removed nothing; it is done.", ctx.me())
                 });
                 self.phase = Phase::Done;
             }
-            RedisMsg::Ledger(LeaseMsg::Progress { steps_done }) if self.phase == Phase::ReadingProgress => {
-                if steps_done >= self.plan.steps {
-                    ctx.note(format!(
-                        "The ledger has all {steps_done} steps recorded: the job is already done, so {} only gives the lock back.",
-                        self.name
-                    ));
-                    self.finish(ctx);
-                } else {
-                    if steps_done > 0 {
-                        ctx.note(format!(
-                            "{steps_done} step(s) are recorded already: {} takes the job up at step {}.",
-                            self.name,
-                            steps_done + 1
-                        ));
-                    }
-                    self.start_step(ctx, steps_done + 1);
-                }
+            _ => {}
+        }
+    }
+
+    /// The failover monitor says where the primary is.
+    fn primary_is(&mut self, ctx: &mut Ctx<'_, Self>, primary: NodeId, name: &str) {
+        let changed = primary != self.primary;
+        self.primary = primary;
+        self.primary_down = false;
+        if !changed {
+            return;
+        }
+        match self.phase {
+            Phase::Working { .. } | Phase::Writing { .. } => ctx.note(format!(
+                "{} hears that {name} is the primary now and will send its commands there. Nothing in that news says whether its own lock survived.",
+                ctx.me()
+            )),
+            Phase::BackingOff => {
+                ctx.cancel_timer(WorkerTimer::Retry);
+                self.acquire(ctx);
             }
-            RedisMsg::Ledger(LeaseMsg::WriteResult { step, accepted, .. }) => {
+            Phase::Acquiring | Phase::Confirming => {
+                ctx.note(format!(
+                    "{} hears that {name} is the primary now and abandons its unanswered request.",
+                    ctx.me()
+                ));
+                self.cancel_request_timeout(ctx);
+                self.held = None;
+                self.acquire(ctx);
+            }
+            _ => {}
+        }
+    }
+
+    fn ledger_reply(&mut self, ctx: &mut Ctx<'_, Self>, msg: LeaseMsg) {
+        match msg {
+            LeaseMsg::Progress { steps_done } if self.phase == Phase::ReadingProgress => {
+                let next = self.plan.job.resume(ctx, steps_done, "gives the lock back");
+                self.go(ctx, next);
+            }
+            LeaseMsg::WriteResult { step, accepted, .. } => {
                 if self.phase != (Phase::Writing { step }) {
                     return;
                 }
                 if accepted {
-                    self.step_finished(ctx, step);
+                    self.go(ctx, self.plan.job.after(step));
                 } else {
                     ctx.note(format!(
                         "The ledger refused {}'s step {step}: a higher token has written there, so another holder exists. It stops.",
-                        self.name
+                        ctx.me()
                     ));
                     self.held = None;
                     self.phase = Phase::Stopped;
@@ -383,106 +354,83 @@ impl RedisWorker {
         }
     }
 
-    pub fn peer_down<P: RedisParticipant>(&mut self, ctx: &mut Ctx<'_, P>, peer: NodeId) {
+    pub fn peer_down(&mut self, ctx: &mut Ctx<'_, Self>, peer: NodeId) {
         if peer != self.primary {
             return;
         }
+        let (me, primary) = (ctx.me(), ctx.name(peer));
         match self.phase {
             Phase::Confirming => {
                 ctx.note(format!(
-                    "{}'s connection to {} drops while its WAIT is still blocked. Its lock was set, and visible to every client of {}, from the moment of the OK; WAIT only reports how far replication got and could never have taken it back. Did a replica get it? {} cannot know, so it does not act on it.",
-                    self.name,
-                    self.node(peer),
-                    self.node(peer),
-                    self.name
+                    "{me}'s connection to {primary} drops while its WAIT is still blocked. Its lock was set, and visible to every client of {primary}, from the moment of the OK; WAIT only reports how far replication got and could never have taken it back. Did a replica get it? {me} cannot know, so it does not act on it."
                 ));
-                ctx.cancel_timer(RedisTimer::RequestTimeout {
-                    attempt: self.attempt,
-                });
+                self.cancel_request_timeout(ctx);
                 self.lose_connection(ctx);
             }
             Phase::Acquiring => {
                 ctx.note(format!(
-                    "{}'s connection to {} drops before the answer came. Was the lock set? It cannot know, so it does not act on it.",
-                    self.name,
-                    self.node(peer)
+                    "{me}'s connection to {primary} drops before the answer came. Was the lock set? It cannot know, so it does not act on it."
                 ));
-                ctx.cancel_timer(RedisTimer::RequestTimeout {
-                    attempt: self.attempt,
-                });
+                self.cancel_request_timeout(ctx);
                 self.lose_connection(ctx);
             }
             Phase::Working { .. } | Phase::Writing { .. } => {
                 self.primary_down = true;
                 ctx.note(format!(
-                    "{}'s connection to {} drops. It carries on working: its lock is a key in {}'s memory, and nothing tells it whether any replica has that key.",
-                    self.name,
-                    self.node(peer),
-                    self.node(peer)
+                    "{me}'s connection to {primary} drops. It carries on working: its lock is a key in {primary}'s memory, and nothing tells it whether any replica has that key."
                 ));
             }
             _ => self.primary_down = true,
         }
     }
 
-    fn lose_connection<P: RedisParticipant>(&mut self, ctx: &mut Ctx<'_, P>) {
+    fn lose_connection(&mut self, ctx: &mut Ctx<'_, Self>) {
         self.held = None;
         self.primary_down = true;
         ctx.send(self.plan.sentinel, RedisMsg::WhoIsPrimary);
         self.back_off(ctx);
     }
 
-    fn back_off<P: RedisParticipant>(&mut self, ctx: &mut Ctx<'_, P>) {
+    fn back_off(&mut self, ctx: &mut Ctx<'_, Self>) {
         self.phase = Phase::BackingOff;
-        ctx.set_timer(RedisTimer::Retry, self.plan.retry_ms * MS_US);
+        ctx.set_timer(WorkerTimer::Retry, self.plan.job.retry_ms * MS_US);
     }
 
-    /// Asks the ledger how far the job got, so that a second holder in turn continues it.
-    fn read_progress<P: RedisParticipant>(&mut self, ctx: &mut Ctx<'_, P>) {
+    fn read_progress(&mut self, ctx: &mut Ctx<'_, Self>) {
         self.phase = Phase::ReadingProgress;
-        ctx.send(self.plan.ledger, RedisMsg::Ledger(LeaseMsg::ReadProgress));
+        self.plan.job.read_progress(ctx);
     }
 
-    fn start_step<P: RedisParticipant>(&mut self, ctx: &mut Ctx<'_, P>, step: u32) {
-        self.phase = Phase::Working { step };
-        ctx.set_timer(RedisTimer::StepDone { step }, self.plan.step_ms * MS_US);
+    fn go(&mut self, ctx: &mut Ctx<'_, Self>, next: Next) {
+        match next {
+            Next::Step(step) => {
+                self.phase = Phase::Working { step };
+                ctx.set_timer(WorkerTimer::StepDone { step }, self.plan.job.step_ms * MS_US);
+            }
+            Next::Finish => self.finish(ctx),
+        }
     }
 
-    fn write<P: RedisParticipant>(&mut self, ctx: &mut Ctx<'_, P>, step: u32) {
+    fn write(&mut self, ctx: &mut Ctx<'_, Self>, step: u32) {
         let token = self.held.as_ref().map_or(0, |h| h.token);
         self.phase = Phase::Writing { step };
         ctx.note(format!(
             "{} has done step {step}'s work and sends the debit with token {token} in its WHERE clause.",
-            self.name
+            ctx.me()
         ));
         ctx.send(
-            self.plan.ledger,
-            RedisMsg::Ledger(LeaseMsg::Write {
+            self.plan.job.ledger,
+            LeaseMsg::Write {
                 step,
-                amount: self.plan.amount,
+                amount: self.plan.job.amount,
                 token: FencingToken(token),
                 check: WriteCheck::TokenPredicate,
-            }),
+            },
         );
     }
 
-    fn step_finished<P: RedisParticipant>(&mut self, ctx: &mut Ctx<'_, P>, step: u32)
-    where
-        P::Durable: From<WorkerDurable>,
-    {
-        if step < self.plan.steps {
-            self.start_step(ctx, step + 1);
-        } else {
-            self.finish(ctx);
-        }
-    }
-
-    fn finish<P: RedisParticipant>(&mut self, ctx: &mut Ctx<'_, P>)
-    where
-        P::Durable: From<WorkerDurable>,
-    {
-        self.finished = true;
-        ctx.persist(self.durable().into());
+    fn finish(&mut self, ctx: &mut Ctx<'_, Self>) {
+        self.job.finish(ctx);
         let how = match self.plan.release {
             ReleaseMode::NaiveDelete => "DEL".to_string(),
             ReleaseMode::CompareAndDelete => {
@@ -491,28 +439,29 @@ impl RedisWorker {
         };
         ctx.note(format!(
             "{} is done with the job and releases the lock on {} with {how}.",
-            self.name,
-            self.node(self.primary)
+            ctx.me(),
+            ctx.name(self.primary)
         ));
         self.send_release(ctx);
         self.held = None;
         self.phase = Phase::Releasing;
     }
 
-    fn send_release<P: RedisParticipant>(&mut self, ctx: &mut Ctx<'_, P>) {
-        let key = self.plan.key.clone();
+    fn send_release(&mut self, ctx: &mut Ctx<'_, Self>) {
+        let key = self.plan.job.key.clone();
         let msg = match self.plan.release {
             ReleaseMode::NaiveDelete => RedisMsg::Del { key },
             ReleaseMode::CompareAndDelete => RedisMsg::CompareAndDelete {
                 key,
-                value: self.value.clone(),
+                value: self.job.value.clone(),
             },
         };
         ctx.send(self.primary, msg);
     }
 
-    pub fn summary(&self) -> Vec<String> {
-        let phase = match &self.phase {
+    /// What it is doing, in a few words (the card's first line).
+    pub fn doing(&self) -> String {
+        match &self.phase {
             Phase::Idle => "waiting for the job".to_string(),
             Phase::Acquiring => "asking for the lock".to_string(),
             Phase::Confirming => "waiting for WAIT".to_string(),
@@ -524,12 +473,144 @@ impl RedisWorker {
             Phase::Done => "done".to_string(),
             Phase::Stopped => "stopped: write refused".to_string(),
             Phase::GaveUp => "gave up".to_string(),
-        };
-        let mut lines = vec![phase];
+        }
+    }
+
+    pub fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
+        let mut lines = vec![self.doing()];
         if let Some(h) = &self.held {
             lines.push(format!("lock {} · token {}", h.value, h.token));
         }
-        lines.push(format!("talks to {}", self.node(self.primary)));
+        lines.push(format!("talks to {}", view.name(self.primary)));
         lines
+    }
+}
+
+impl Participant for RedisWorker {
+    type Msg = ClientMsg;
+    type Timer = WorkerTimer;
+    type Durable = JobDurable;
+    type Config = WorkerPlan;
+
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        self.start(ctx);
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: ClientMsg) {
+        self.message(ctx, from, msg);
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: WorkerTimer) {
+        self.timer(ctx, timer);
+    }
+
+    fn on_peer_down(&mut self, ctx: &mut Ctx<'_, Self>, peer: NodeId) {
+        self.peer_down(ctx, peer);
+    }
+
+    fn watches(&self, peer: NodeId) -> bool {
+        RedisWorker::watches(self, peer)
+    }
+
+    fn recover(plan: &WorkerPlan, _id: NodeId, durable: &JobDurable) -> Self {
+        RedisWorker::recover(plan, durable)
+    }
+
+    fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
+        RedisWorker::summary(self, view)
+    }
+
+    fn durable_summary(_plan: &WorkerPlan, durable: &JobDurable, _view: &ViewCtx<'_>) -> Vec<String> {
+        durable.summary()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::testing::{persisted, sent, Harness};
+
+    const STORE: NodeId = NodeId(0);
+    const LEDGER: NodeId = NodeId(1);
+    const SENTINEL: NodeId = NodeId(2);
+
+    fn worker() -> Harness<RedisWorker> {
+        let plan = WorkerPlan {
+            job: JobPlan {
+                short: "a".into(),
+                key: "lock".into(),
+                ttl_ms: 30_000,
+                start_at_ms: 0,
+                retry_ms: 500,
+                max_attempts: 3,
+                steps: 2,
+                step_ms: 500,
+                amount: 10,
+                ledger: LEDGER,
+            },
+            fence_key: "fence".into(),
+            wait: None,
+            release: ReleaseMode::CompareAndDelete,
+            request_timeout_ms: 300,
+            sentinel: SENTINEL,
+            first_primary: STORE,
+        };
+        let w = RedisWorker::recover(&plan, &JobDurable { finished: false });
+        Harness::new(NodeId(3), w, &["store-1", "ledger", "sentinel", "worker-a"])
+    }
+
+    fn granted(w: &mut Harness<RedisWorker>, token: u64) {
+        w.fire(WorkerTimer::JobStart);
+        let reply = RedisMsg::SetReply {
+            key: "lock".into(),
+            ok: true,
+            counter: Some(token),
+        };
+        let fx = w.deliver(STORE, ClientMsg::Redis(reply));
+        assert_eq!(sent::<_, LeaseMsg>(&fx), vec![(LEDGER, LeaseMsg::ReadProgress)]);
+    }
+
+    #[test]
+    fn a_granted_worker_writes_with_its_token_and_stops_when_the_ledger_refuses() {
+        let mut w = worker();
+        granted(&mut w, 42);
+        assert!(w.node.believes_it_holds());
+        w.deliver(LEDGER, ClientMsg::Ledger(LeaseMsg::Progress { steps_done: 0 }));
+        let fx = w.fire(WorkerTimer::StepDone { step: 1 });
+        assert_eq!(
+            sent::<_, LeaseMsg>(&fx),
+            vec![(
+                LEDGER,
+                LeaseMsg::Write {
+                    step: 1,
+                    amount: 10,
+                    token: FencingToken(42),
+                    check: WriteCheck::TokenPredicate,
+                }
+            )]
+        );
+        let refused = LeaseMsg::WriteResult {
+            step: 1,
+            token: FencingToken(42),
+            accepted: false,
+            reason: None,
+        };
+        w.deliver(LEDGER, ClientMsg::Ledger(refused));
+        assert_eq!(w.node.phase, Phase::Stopped);
+        assert!(!w.node.believes_it_holds());
+    }
+
+    #[test]
+    fn a_job_the_ledger_has_finished_is_recorded_done_and_the_lock_released() {
+        let mut w = worker();
+        granted(&mut w, 42);
+        let fx = w.deliver(LEDGER, ClientMsg::Ledger(LeaseMsg::Progress { steps_done: 2 }));
+        assert_eq!(persisted(&fx), vec![&JobDurable { finished: true }]);
+        let release = sent::<_, RedisMsg>(&fx);
+        assert!(
+            matches!(&release[..], [(STORE, RedisMsg::CompareAndDelete { key, value })] if key == "lock" && value.starts_with("a-")),
+            "{release:?}"
+        );
+        assert_eq!(w.node.phase, Phase::Releasing);
     }
 }

@@ -9,31 +9,22 @@
 //! out no fencing token, so its writes to the ledger carry none.
 
 use super::lease_msg::{LeaseMsg, WriteCheck};
-use super::redis_msg::{tenths, RedisMsg, RedisParticipant, RedisTimer};
+use super::redis_job::{ClientMsg, Job, JobDurable, JobPlan, Next};
+use super::redis_msg::{tenths, RedisMsg};
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::Ctx;
+use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
-use rand::Rng;
 use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RedlockPlan {
-    pub names: Vec<String>,
-    pub short: String,
-    pub key: String,
+    /// The lock and the job, as every Redis lock client has them.
+    pub job: JobPlan,
     pub masters: Vec<NodeId>,
-    pub ttl_ms: u64,
     /// How long it waits for any one master.
     pub master_timeout_ms: u64,
-    pub retry_ms: u64,
     pub retry_jitter_ms: u64,
-    pub start_at_ms: u64,
-    pub max_attempts: u32,
-    pub steps: u32,
-    pub step_ms: u64,
-    pub amount: i64,
-    pub ledger: NodeId,
 }
 
 impl RedlockPlan {
@@ -43,15 +34,35 @@ impl RedlockPlan {
 
     /// The clock-drift allowance of the algorithm: 1% of the TTL plus 2 ms.
     pub fn drift_ms(&self) -> u64 {
-        self.ttl_ms / 100 + 2
+        self.job.ttl_ms / 100 + 2
     }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RedlockDurable {
-    pub name: String,
-    pub plan: RedlockPlan,
-    pub finished: bool,
+pub enum RedlockTimer {
+    /// The job fires.
+    JobStart,
+    /// Try the lock again.
+    Retry,
+    /// No answer from one master for this attempt.
+    MasterTimeout {
+        master: NodeId,
+        name: String,
+        attempt: u32,
+    },
+    /// The work of a step is done.
+    StepDone { step: u32 },
+}
+
+impl Label for RedlockTimer {
+    fn label(&self) -> String {
+        match self {
+            RedlockTimer::JobStart => "the job fires".to_string(),
+            RedlockTimer::Retry => "tries the lock again".to_string(),
+            RedlockTimer::MasterTimeout { name, .. } => format!("gives up waiting for {name}"),
+            RedlockTimer::StepDone { step } => format!("finishes the work of step {step}"),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -84,11 +95,11 @@ pub struct QuorumLock {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RedlockClient {
-    pub name: String,
     pub plan: RedlockPlan,
     pub phase: Phase,
-    pub attempt: u32,
-    value: String,
+    /// Its attempts, this attempt's lock value, and whether the job is done.
+    pub job: Job,
+    /// Its clock reading when this attempt's requests went out.
     started_local_us: u64,
     /// Each master's answer this attempt: `Some(ok)`, or `None` for a timeout.
     replies: BTreeMap<NodeId, Option<bool>>,
@@ -97,36 +108,20 @@ pub struct RedlockClient {
     pub acquisitions: Vec<Vec<NodeId>>,
     /// Majorities it threw away because no validity was left.
     pub rejected_for_time: u32,
-    pub finished: bool,
 }
 
 impl RedlockClient {
-    pub fn recover(d: &RedlockDurable) -> RedlockClient {
+    pub fn recover(plan: &RedlockPlan, d: &JobDurable) -> RedlockClient {
         RedlockClient {
-            name: d.name.clone(),
-            plan: d.plan.clone(),
+            plan: plan.clone(),
             phase: if d.finished { Phase::Done } else { Phase::Idle },
-            attempt: 0,
-            value: String::new(),
+            job: Job::recover(d),
             started_local_us: 0,
             replies: BTreeMap::new(),
             held: None,
             acquisitions: Vec::new(),
             rejected_for_time: 0,
-            finished: d.finished,
         }
-    }
-
-    fn node(&self, id: NodeId) -> String {
-        self.plan
-            .names
-            .get(id.index())
-            .cloned()
-            .unwrap_or_else(|| id.to_string())
-    }
-
-    fn list(&self, ids: &[NodeId]) -> String {
-        ids.iter().map(|n| self.node(*n)).collect::<Vec<_>>().join(", ")
     }
 
     pub fn believes_it_holds(&self) -> bool {
@@ -137,52 +132,51 @@ impl RedlockClient {
             )
     }
 
-    pub fn start<P: RedisParticipant>(&mut self, ctx: &mut Ctx<'_, P>) {
-        if self.finished {
-            ctx.note(format!("{} is up again; its job is already done.", self.name));
-            return;
-        }
-        let at_us = self.plan.start_at_ms * MS_US;
-        ctx.set_timer(RedisTimer::JobStart, at_us.saturating_sub(ctx.local_now_us));
+    pub fn start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        self.job.schedule(ctx, &self.plan.job, RedlockTimer::JobStart);
     }
 
-    pub fn timer<P: RedisParticipant>(&mut self, ctx: &mut Ctx<'_, P>, timer: RedisTimer)
-    where
-        P::Durable: From<RedlockDurable>,
-    {
+    pub fn timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: RedlockTimer) {
         match (timer, &self.phase) {
-            (RedisTimer::JobStart, Phase::Idle) | (RedisTimer::Retry, Phase::BackingOff) => self.acquire(ctx),
-            (RedisTimer::MasterTimeout { master, attempt, .. }, Phase::Acquiring)
-                if attempt == self.attempt && !self.replies.contains_key(&master) =>
+            (RedlockTimer::JobStart, Phase::Idle) | (RedlockTimer::Retry, Phase::BackingOff) => {
+                self.acquire(ctx)
+            }
+            (RedlockTimer::MasterTimeout { master, attempt, .. }, Phase::Acquiring)
+                if attempt == self.job.attempt && !self.replies.contains_key(&master) =>
             {
                 self.replies.insert(master, None);
                 self.decide_if_complete(ctx);
             }
-            (RedisTimer::StepDone { step }, Phase::Working { step: s }) if step == *s => {
+            (RedlockTimer::StepDone { step }, Phase::Working { step: s }) if step == *s => {
                 self.write(ctx, step)
             }
             _ => {}
         }
     }
 
-    fn acquire<P: RedisParticipant>(&mut self, ctx: &mut Ctx<'_, P>) {
-        if self.attempt >= self.plan.max_attempts {
-            ctx.note(format!("{} gives up after {} attempts.", self.name, self.attempt));
+    fn master_timeout(&self, ctx: &Ctx<'_, Self>, master: NodeId) -> RedlockTimer {
+        RedlockTimer::MasterTimeout {
+            master,
+            name: ctx.name(master).to_string(),
+            attempt: self.job.attempt,
+        }
+    }
+
+    fn acquire(&mut self, ctx: &mut Ctx<'_, Self>) {
+        if !self.job.next_attempt(ctx, &self.plan.job) {
             self.phase = Phase::GaveUp;
             return;
         }
-        self.attempt += 1;
-        self.value = format!("{}-{:04x}", self.plan.short, ctx.rng.gen::<u16>());
         self.started_local_us = ctx.local_now_us;
         self.replies.clear();
         self.phase = Phase::Acquiring;
         ctx.note(format!(
             "{} notes its clock and asks all {} masters for {} with value {} (attempt {}). It needs {} OKs, and each master gets {} ms to answer.",
-            self.name,
+            ctx.me(),
             self.plan.masters.len(),
-            self.plan.key,
-            self.value,
-            self.attempt,
+            self.plan.job.key,
+            self.job.value,
+            self.job.attempt,
             self.plan.quorum(),
             self.plan.master_timeout_ms
         ));
@@ -190,102 +184,71 @@ impl RedlockClient {
             ctx.send(
                 m,
                 RedisMsg::Set {
-                    key: self.plan.key.clone(),
-                    value: self.value.clone(),
+                    key: self.plan.job.key.clone(),
+                    value: self.job.value.clone(),
                     nx: true,
-                    px_ms: self.plan.ttl_ms,
+                    px_ms: self.plan.job.ttl_ms,
                     incr: None,
                 },
             );
-            ctx.set_timer(
-                RedisTimer::MasterTimeout {
-                    master: m,
-                    name: self.node(m),
-                    attempt: self.attempt,
-                },
-                self.plan.master_timeout_ms * MS_US,
-            );
+            let timeout = self.master_timeout(ctx, m);
+            ctx.set_timer(timeout, self.plan.master_timeout_ms * MS_US);
         }
     }
 
-    pub fn message<P: RedisParticipant>(&mut self, ctx: &mut Ctx<'_, P>, from: NodeId, msg: RedisMsg)
-    where
-        P::Durable: From<RedlockDurable>,
-    {
+    pub fn message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: ClientMsg) {
         match msg {
-            RedisMsg::SetReply { ok, .. }
+            ClientMsg::Redis(RedisMsg::SetReply { ok, .. })
                 if self.phase == Phase::Acquiring
                     && self.plan.masters.contains(&from)
                     && !self.replies.contains_key(&from) =>
             {
                 self.replies.insert(from, Some(ok));
-                ctx.cancel_timer(RedisTimer::MasterTimeout {
-                    master: from,
-                    name: self.node(from),
-                    attempt: self.attempt,
-                });
+                let timeout = self.master_timeout(ctx, from);
+                ctx.cancel_timer(timeout);
                 self.decide_if_complete(ctx);
             }
-            RedisMsg::Ledger(LeaseMsg::Progress { steps_done }) if self.phase == Phase::ReadingProgress => {
-                if steps_done >= self.plan.steps {
-                    ctx.note(format!(
-                        "The ledger has all {steps_done} steps recorded: the job is already done, so {} only unlocks.",
-                        self.name
-                    ));
-                    self.finish(ctx);
-                } else {
-                    if steps_done > 0 {
-                        ctx.note(format!(
-                            "{steps_done} step(s) are recorded already: {} takes the job up at step {}.",
-                            self.name,
-                            steps_done + 1
-                        ));
-                    }
-                    self.start_step(ctx, steps_done + 1);
-                }
+            ClientMsg::Ledger(LeaseMsg::Progress { steps_done }) if self.phase == Phase::ReadingProgress => {
+                let next = self.plan.job.resume(ctx, steps_done, "unlocks");
+                self.go(ctx, next);
             }
-            RedisMsg::Ledger(LeaseMsg::WriteResult { step, .. })
+            ClientMsg::Ledger(LeaseMsg::WriteResult { step, .. })
                 if self.phase == (Phase::Writing { step }) =>
             {
-                if step < self.plan.steps {
-                    self.start_step(ctx, step + 1);
-                } else {
-                    self.finish(ctx);
-                }
+                self.go(ctx, self.plan.job.after(step));
             }
             _ => {}
         }
     }
 
-    fn finish<P: RedisParticipant>(&mut self, ctx: &mut Ctx<'_, P>)
-    where
-        P::Durable: From<RedlockDurable>,
-    {
-        self.finished = true;
-        ctx.persist(
-            RedlockDurable {
-                name: self.name.clone(),
-                plan: self.plan.clone(),
-                finished: true,
-            }
-            .into(),
-        );
+    fn go(&mut self, ctx: &mut Ctx<'_, Self>, next: Next) {
+        match next {
+            Next::Step(step) => self.start_step(ctx, step),
+            Next::Finish => self.finish(ctx),
+        }
+    }
+
+    fn finish(&mut self, ctx: &mut Ctx<'_, Self>) {
+        self.job.finish(ctx);
         ctx.note(format!(
             "{} is done with the job and unlocks every master.",
-            self.name
+            ctx.me()
         ));
         self.unlock_all(ctx);
         self.held = None;
         self.phase = Phase::Done;
     }
 
-    /// Asks the ledger how far the job got, so that a second holder in turn continues it.
-    fn read_progress<P: RedisParticipant>(&mut self, ctx: &mut Ctx<'_, P>) {
+    fn read_progress(&mut self, ctx: &mut Ctx<'_, Self>) {
         self.phase = Phase::ReadingProgress;
-        ctx.send(self.plan.ledger, RedisMsg::Ledger(LeaseMsg::ReadProgress));
+        self.plan.job.read_progress(ctx);
     }
 
-    fn decide_if_complete<P: RedisParticipant>(&mut self, ctx: &mut Ctx<'_, P>) {
+    fn list(ctx: &Ctx<'_, Self>, ids: &[NodeId]) -> String {
+        ids.iter().map(|n| ctx.name(*n)).collect::<Vec<_>>().join(", ")
+    }
+
+    fn decide_if_complete(&mut self, ctx: &mut Ctx<'_, Self>) {
         if self.replies.len() < self.plan.masters.len() {
             return;
         }
@@ -297,23 +260,27 @@ impl RedlockClient {
             .collect();
         let elapsed_ms = ctx.local_now_us.saturating_sub(self.started_local_us) / MS_US;
         let drift_ms = self.plan.drift_ms();
-        let validity_ms = self.plan.ttl_ms as i64 - elapsed_ms as i64 - drift_ms as i64;
+        let validity_ms = self.plan.job.ttl_ms as i64 - elapsed_ms as i64 - drift_ms as i64;
         let count = match granted.len() {
             0 => format!("none of the {} masters said OK", self.plan.masters.len()),
-            n => format!("{n} of {} OK ({})", self.plan.masters.len(), self.list(&granted)),
+            n => format!(
+                "{n} of {} OK ({})",
+                self.plan.masters.len(),
+                Self::list(ctx, &granted)
+            ),
         };
         let sum = format!(
             "validity = {} ms TTL − {elapsed_ms} ms spent asking − {drift_ms} ms drift allowance = {validity_ms} ms",
-            self.plan.ttl_ms
+            self.plan.job.ttl_ms
         );
         if granted.len() >= self.plan.quorum() && validity_ms > 0 {
             ctx.note(format!(
                 "{}: {count}, a majority, and {sum}. By its own reckoning the lock is its own for the next {}.",
-                self.name,
+                ctx.me(),
                 tenths(validity_ms as u64)
             ));
             self.held = Some(QuorumLock {
-                value: self.value.clone(),
+                value: self.job.value.clone(),
                 masters: granted.clone(),
                 deadline_local_us: ctx.local_now_us + validity_ms as u64 * MS_US,
             });
@@ -325,13 +292,13 @@ impl RedlockClient {
             self.rejected_for_time += 1;
             ctx.note(format!(
                 "{}: {count} — a majority, but {sum}. Its keys may already have expired, so it rejects its own lock and unlocks all {} masters.",
-                self.name,
+                ctx.me(),
                 self.plan.masters.len()
             ));
         } else {
             ctx.note(format!(
                 "{}: {count}, short of a majority of {}. It unlocks all {} masters, including any that said yes, and will try again.",
-                self.name,
+                ctx.me(),
                 self.plan.quorum(),
                 self.plan.masters.len()
             ));
@@ -340,31 +307,31 @@ impl RedlockClient {
         self.back_off(ctx);
     }
 
-    fn unlock_all<P: RedisParticipant>(&mut self, ctx: &mut Ctx<'_, P>) {
+    fn unlock_all(&mut self, ctx: &mut Ctx<'_, Self>) {
         for m in self.plan.masters.clone() {
             ctx.send(
                 m,
                 RedisMsg::CompareAndDelete {
-                    key: self.plan.key.clone(),
-                    value: self.value.clone(),
+                    key: self.plan.job.key.clone(),
+                    value: self.job.value.clone(),
                 },
             );
         }
     }
 
-    fn back_off<P: RedisParticipant>(&mut self, ctx: &mut Ctx<'_, P>) {
+    fn back_off(&mut self, ctx: &mut Ctx<'_, Self>) {
         self.phase = Phase::BackingOff;
         let jitter_us = between_us(ctx.rng, 0, self.plan.retry_jitter_ms * MS_US);
-        ctx.set_timer(RedisTimer::Retry, self.plan.retry_ms * MS_US + jitter_us);
+        ctx.set_timer(RedlockTimer::Retry, self.plan.job.retry_ms * MS_US + jitter_us);
     }
 
-    fn start_step<P: RedisParticipant>(&mut self, ctx: &mut Ctx<'_, P>, step: u32) {
+    fn start_step(&mut self, ctx: &mut Ctx<'_, Self>, step: u32) {
         let Some(lock) = &self.held else { return };
         let now = ctx.local_now_us;
         if now >= lock.deadline_local_us {
             ctx.note(format!(
                 "Before step {step}, {} checks its clock: the lock's validity is over, so it stops and unlocks.",
-                self.name
+                ctx.me()
             ));
             self.unlock_all(ctx);
             self.held = None;
@@ -373,32 +340,33 @@ impl RedlockClient {
         }
         ctx.note(format!(
             "{} checks its clock before step {step}: {} of validity left, so it goes ahead.",
-            self.name,
+            ctx.me(),
             tenths((lock.deadline_local_us - now) / MS_US)
         ));
         self.phase = Phase::Working { step };
-        ctx.set_timer(RedisTimer::StepDone { step }, self.plan.step_ms * MS_US);
+        ctx.set_timer(RedlockTimer::StepDone { step }, self.plan.job.step_ms * MS_US);
     }
 
-    fn write<P: RedisParticipant>(&mut self, ctx: &mut Ctx<'_, P>, step: u32) {
+    fn write(&mut self, ctx: &mut Ctx<'_, Self>, step: u32) {
         self.phase = Phase::Writing { step };
         ctx.note(format!(
             "{} has done step {step}'s work and sends the debit. Redlock gave it no token, so the write carries nothing the ledger could check.",
-            self.name
+            ctx.me()
         ));
         ctx.send(
-            self.plan.ledger,
-            RedisMsg::Ledger(LeaseMsg::Write {
+            self.plan.job.ledger,
+            LeaseMsg::Write {
                 step,
-                amount: self.plan.amount,
+                amount: self.plan.job.amount,
                 token: FencingToken(0),
                 check: WriteCheck::Unfenced,
-            }),
+            },
         );
     }
 
-    pub fn summary(&self, local_now_us: u64) -> Vec<String> {
-        let phase = match &self.phase {
+    /// What it is doing, in a few words (the card's first line).
+    pub fn doing(&self) -> String {
+        match &self.phase {
             Phase::Idle => "waiting for the job".to_string(),
             Phase::Acquiring => format!(
                 "asking: {} of {} answered",
@@ -412,8 +380,12 @@ impl RedlockClient {
             Phase::Done => "done".to_string(),
             Phase::OutOfTime => "stopped: validity over".to_string(),
             Phase::GaveUp => "gave up".to_string(),
-        };
-        let mut lines = vec![phase];
+        }
+    }
+
+    pub fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
+        let local_now_us = view.local_now_us;
+        let mut lines = vec![self.doing()];
         if let Some(l) = &self.held {
             let left = if l.deadline_local_us > local_now_us {
                 tenths((l.deadline_local_us - local_now_us) / MS_US)
@@ -423,5 +395,36 @@ impl RedlockClient {
             lines.push(format!("holds {} masters · {left} valid", l.masters.len()));
         }
         lines
+    }
+}
+
+impl Participant for RedlockClient {
+    type Msg = ClientMsg;
+    type Timer = RedlockTimer;
+    type Durable = JobDurable;
+    type Config = RedlockPlan;
+
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        self.start(ctx);
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: ClientMsg) {
+        self.message(ctx, from, msg);
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: RedlockTimer) {
+        self.timer(ctx, timer);
+    }
+
+    fn recover(plan: &RedlockPlan, _id: NodeId, durable: &JobDurable) -> Self {
+        RedlockClient::recover(plan, durable)
+    }
+
+    fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
+        RedlockClient::summary(self, view)
+    }
+
+    fn durable_summary(_plan: &RedlockPlan, durable: &JobDurable, _view: &ViewCtx<'_>) -> Vec<String> {
+        durable.summary()
     }
 }

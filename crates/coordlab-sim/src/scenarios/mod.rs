@@ -22,9 +22,9 @@ pub mod lost_update;
 // pub mod raft_quorum;
 // pub mod raft_split_vote;
 // pub mod raft_stale_leader;
-// pub mod redis_common;
-// pub mod redis_failover;
-// pub mod redlock;
+pub mod redis_common;
+pub mod redis_failover;
+pub mod redlock;
 // pub mod unfenceable_resource;
 // pub mod wrong_release;
 // pub mod zombie_worker;
@@ -329,7 +329,26 @@ macro_rules! scenario {
 /// Every scenario, in library order.
 static REGISTRY: &[ScenarioDef] = &[
     scenario!("locks", lost_update),
+    // scenario!("leases", duplicate_job),
+    // scenario!("leases", lease_lifecycle),
+    // scenario!("leases", wrong_release),
+    // scenario!("leases", zombie_worker),
+    // scenario!("leases", clock_skew),
+    // scenario!("leases", unfenceable_resource),
+    // scenario!("leases", lock_alternatives),
+    // scenario!("leases", lease_stampede),
+    // scenario!("raft", raft_election),
+    // scenario!("raft", raft_split_vote),
+    // scenario!("raft", raft_log_replication),
+    // scenario!("raft", raft_partition),
+    // scenario!("raft", raft_stale_leader),
+    // scenario!("raft", raft_figure_8),
+    // scenario!("raft", raft_quorum),
+    // scenario!("raft", raft_chaos),
     scenario!("services", zookeeper_lock),
+    // scenario!("services", consensus_lock),
+    scenario!("services", redis_failover),
+    scenario!("services", redlock),
 ];
 
 /// Every scenario, in library order.

@@ -7,25 +7,27 @@
 //! seed and the same fault clicks: 0 `store-1` (the primary), 1 `store-2`, 2 `store-3`,
 //! 3 `worker-a`, 4 `worker-b`, 5 `ledger`, and here 6 `sentinel`.
 
-use super::lease_common::WORKER_FAULTS;
+use super::common::WORKER_FAULTS;
 use super::redis_common::{
-    durable_store, fence_monotonic, fence_monotonic_spec, ledger_node, ledger_outcome, ledger_row,
-    ledger_tables, live_store, one_holder_spec, releases_own_spec, store_node, tokens_increase_spec,
-    HolderWindow, RedisLabDurable, RedisLabNode,
+    add_ledger, fence_monotonic, fence_monotonic_spec, finished_by, ledger_outcome, ledger_row,
+    ledger_tables, lock_cells, one_holder_spec, releases_own_spec, tokens_increase_spec, HolderWindow,
+    STORE_FAULTS,
 };
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
-use crate::kernel::engine::{Engine, Limits, Nodes, Recording, Setup, World};
-use crate::kernel::faults::{Action, Fault, FaultKind};
+use crate::kernel::faults::{Fault, FaultKind};
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
+use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
+use crate::kernel::world::{Nodes, World};
 use crate::properties::{PropertySpec, Verdict};
 use crate::protocols::lease_msg::ReleaseMode;
-use crate::protocols::redis::{RedisConfig, RedisNode, Role};
-use crate::protocols::redis_msg::{tenths, KeyEntry};
+use crate::protocols::redis::{RedisConfig, RedisDurable, RedisNode, Role};
+use crate::protocols::redis_job::{JobDurable, JobPlan};
+use crate::protocols::redis_msg::KeyEntry;
 use crate::protocols::redis_sentinel::{Sentinel, SentinelConfig, SentinelDurable};
-use crate::protocols::redis_worker::{RedisWorker, WorkerDurable, WorkerPlan};
-use crate::trace::{NodeInfo, TableView, Trace};
+use crate::protocols::redis_worker::{RedisWorker, WorkerPlan};
+use crate::trace::TableView;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -180,18 +182,17 @@ pub fn expectation(params: &Params) -> Expectation {
     Expectation { outcome, verdicts }
 }
 
-pub fn names() -> Vec<String> {
-    [
-        "store-1", "store-2", "store-3", "worker-a", "worker-b", "ledger", "sentinel",
-    ]
-    .map(String::from)
-    .to_vec()
+pub fn setup(params: &Params, _seed: u64) -> Setup {
+    setup_with_crash_at(params, CRASH_AT_MS)
 }
 
-pub fn setup(params: &Params) -> Setup<FailoverWorld> {
-    let names = names();
+/// The scenario with the primary's scripted crash at `crash_ms` (true time) instead.
+pub fn setup_with_crash_at(params: &Params, crash_ms: u64) -> Setup {
+    let mut setup = Setup::new(LinkConfig::reliable(
+        LATENCY_MIN_MS * MS_US,
+        LATENCY_MAX_MS * MS_US,
+    ));
     let config = RedisConfig {
-        names: names.clone(),
         persistence: true,
         replication_lag_ms: lag_ms(params),
     };
@@ -203,115 +204,74 @@ pub fn setup(params: &Params) -> Setup<FailoverWorld> {
             expires_at_us: None,
         },
     )]);
-    let store = |id: NodeId| {
+    for (id, name) in STORES.into_iter().zip(["store-1", "store-2", "store-3"]) {
         let role = if id == STORE_1 {
             Role::Primary
         } else {
             Role::Replica { of: STORE_1 }
         };
-        store_node(RedisNode::new(id, config.clone(), role, data.clone()))
-    };
+        setup.add::<RedisNode>(
+            name,
+            "store",
+            &STORE_FAULTS,
+            config,
+            RedisDurable::fresh(role, data.clone()),
+        );
+    }
     let plan = |short: &str, start_at_ms: u64| WorkerPlan {
-        names: names.clone(),
-        short: short.to_string(),
-        key: LOCK_KEY.to_string(),
+        job: JobPlan {
+            short: short.to_string(),
+            key: LOCK_KEY.to_string(),
+            ttl_ms: TTL_MS,
+            start_at_ms,
+            retry_ms: 500,
+            max_attempts: 100,
+            steps: STEPS,
+            step_ms: STEP_MS,
+            amount: AMOUNT,
+            ledger: LEDGER,
+        },
         fence_key: FENCE_KEY.to_string(),
-        ttl_ms: TTL_MS,
         wait: waits(params).then_some((1, WAIT_TIMEOUT_MS)),
         release: release(params),
-        start_at_ms,
-        retry_ms: 500,
         request_timeout_ms: 300,
-        max_attempts: 100,
-        steps: STEPS,
-        step_ms: STEP_MS,
-        amount: AMOUNT,
-        ledger: LEDGER,
         sentinel: SENTINEL,
         first_primary: STORE_1,
     };
-    let worker = |id: NodeId, short: &str, start: u64| {
-        let d = WorkerDurable {
-            name: names[id.index()].clone(),
-            plan: plan(short, start),
-            finished: false,
-        };
-        (
-            RedisLabNode::Worker(RedisWorker::recover(&d)),
-            RedisLabDurable::Worker(d),
-        )
-    };
-    let sentinel_durable = SentinelDurable {
-        config: SentinelConfig {
-            names: names.clone(),
+    for (name, short, start_at_ms) in [("worker-a", "a", A_START_MS), ("worker-b", "b", B_START_MS)] {
+        setup.add::<RedisWorker>(
+            name,
+            "worker",
+            &WORKER_FAULTS,
+            plan(short, start_at_ms),
+            JobDurable { finished: false },
+        );
+    }
+    add_ledger(&mut setup);
+    setup.add::<Sentinel>(
+        "sentinel",
+        "sentinel",
+        &[
+            FaultKind::Crash,
+            FaultKind::Restart,
+            FaultKind::Pause,
+            FaultKind::Network,
+        ],
+        SentinelConfig {
             nodes: STORES.to_vec(),
             clients: WORKERS.to_vec(),
             ping_ms: PING_MS,
             down_after_ms: DOWN_AFTER_MS,
             stop_at_ms: STOP_AT_MS,
         },
-        primary: STORE_1,
-        epoch: 0,
-    };
-    let info = |id: NodeId, kind: &str, faults: Vec<FaultKind>| NodeInfo {
-        id,
-        name: names[id.index()].clone(),
-        kind: kind.to_string(),
-        faults,
-    };
-    let store_faults = vec![
-        FaultKind::Crash,
-        FaultKind::Restart,
-        FaultKind::Pause,
-        FaultKind::Network,
-        FaultKind::Clock,
-    ];
-    let mut nodes = Vec::new();
-    for id in STORES {
-        let (n, d) = store(id);
-        nodes.push((info(id, "store", store_faults.clone()), n, d));
-    }
-    let (a, a_d) = worker(WORKER_A, "a", A_START_MS);
-    let (b, b_d) = worker(WORKER_B, "b", B_START_MS);
-    nodes.push((info(WORKER_A, "worker", WORKER_FAULTS.to_vec()), a, a_d));
-    nodes.push((info(WORKER_B, "worker", WORKER_FAULTS.to_vec()), b, b_d));
-    let (ledger, ledger_d) = ledger_node(&names);
-    nodes.push((
-        info(LEDGER, "resource", vec![FaultKind::Pause, FaultKind::Network]),
-        ledger,
-        ledger_d,
-    ));
-    nodes.push((
-        info(
-            SENTINEL,
-            "sentinel",
-            vec![
-                FaultKind::Crash,
-                FaultKind::Restart,
-                FaultKind::Pause,
-                FaultKind::Network,
-            ],
-        ),
-        RedisLabNode::Sentinel(Sentinel::recover(&sentinel_durable)),
-        RedisLabDurable::Sentinel(sentinel_durable),
-    ));
-    Setup {
-        world: FailoverWorld::new(names),
-        nodes,
-        link: LinkConfig::reliable(LATENCY_MIN_MS * MS_US, LATENCY_MAX_MS * MS_US),
-        scripted: vec![(CRASH_AT_MS * MS_US, Fault::Crash { node: STORE_1 })],
-    }
-}
-
-pub fn run(
-    params: &Params,
-    seed: u64,
-    actions: &[Action],
-    limits: Limits,
-    recording: Recording,
-) -> Result<Trace, String> {
-    let engine = Engine::new(setup(params), seed, actions, limits, recording)?;
-    Ok(engine.run(ID, seed, params.clone()))
+        SentinelDurable {
+            primary: STORE_1,
+            epoch: 0,
+        },
+    );
+    setup.script(crash_ms * MS_US, Fault::Crash { node: STORE_1 });
+    setup.set_world(FailoverWorld::new());
+    setup
 }
 
 /// A grant as the world saw it happen on a store.
@@ -324,7 +284,6 @@ pub struct SeenGrant {
 }
 
 pub struct FailoverWorld {
-    pub names: Vec<String>,
     window: HolderWindow,
     /// Every grant on any store, in the order they happened.
     pub grants: Vec<SeenGrant>,
@@ -337,10 +296,15 @@ pub struct FailoverWorld {
     lock_lost_at_us: Option<u64>,
 }
 
+impl Default for FailoverWorld {
+    fn default() -> Self {
+        FailoverWorld::new()
+    }
+}
+
 impl FailoverWorld {
-    pub fn new(names: Vec<String>) -> FailoverWorld {
+    pub fn new() -> FailoverWorld {
         FailoverWorld {
-            names,
             window: HolderWindow::default(),
             grants: Vec::new(),
             seen_grants: vec![0; STORES.len()],
@@ -352,57 +316,41 @@ impl FailoverWorld {
         }
     }
 
-    fn name(&self, id: NodeId) -> String {
-        self.names.get(id.index()).cloned().unwrap_or_default()
-    }
-
-    fn worker<'a>(nodes: &'a Nodes<'_, RedisLabNode>, id: NodeId) -> Option<&'a RedisWorker> {
-        match nodes.live.get(id.index()) {
-            Some(Some(RedisLabNode::Worker(w))) => Some(w),
-            _ => None,
-        }
-    }
-
-    fn sentinel<'a>(nodes: &'a Nodes<'_, RedisLabNode>) -> Option<&'a Sentinel> {
-        match nodes.live.get(SENTINEL.index()) {
-            Some(Some(RedisLabNode::Sentinel(s))) => Some(s),
-            _ => None,
-        }
-    }
-
-    fn believers<'a>(&self, nodes: &'a Nodes<'_, RedisLabNode>) -> Vec<&'a RedisWorker> {
+    /// The workers that are up and believe they hold the lock, with their ids.
+    fn believers<'a>(nodes: &Nodes<'a>) -> Vec<(NodeId, &'a RedisWorker)> {
         WORKERS
             .iter()
-            .filter_map(|w| Self::worker(nodes, *w))
-            .filter(|w| w.believes_it_holds())
+            .filter_map(|id| nodes.live::<RedisWorker>(*id).map(|w| (*id, w)))
+            .filter(|(_, w)| w.believes_it_holds())
             .collect()
     }
 
     /// The node the failover monitor currently calls primary.
-    fn primary(nodes: &Nodes<'_, RedisLabNode>) -> NodeId {
-        match (Self::sentinel(nodes), nodes.durable.get(SENTINEL.index())) {
-            (Some(s), _) => s.primary,
-            (None, Some(RedisLabDurable::Sentinel(d))) => d.primary,
-            _ => STORE_1,
-        }
+    fn primary(nodes: &Nodes<'_>) -> NodeId {
+        nodes
+            .live::<Sentinel>(SENTINEL)
+            .map(|s| s.primary)
+            .or_else(|| nodes.durable::<Sentinel>(SENTINEL).map(|d| d.primary))
+            .unwrap_or(STORE_1)
     }
 
     /// Whether the value is set, unexpired, on store `id` if it is up.
-    fn store_has(nodes: &Nodes<'_, RedisLabNode>, id: NodeId, value: &str) -> bool {
-        live_store(nodes, id)
+    fn store_has(nodes: &Nodes<'_>, id: NodeId, value: &str) -> bool {
+        nodes
+            .live::<RedisNode>(id)
             .and_then(|n| n.get(LOCK_KEY, nodes.local_now_us[id.index()]))
             .is_some_and(|e| e.value == value)
     }
 
     /// Believers whose lock the running primary does not have: the lock is gone for good.
-    fn lost<'a>(&self, nodes: &'a Nodes<'_, RedisLabNode>) -> Vec<&'a RedisWorker> {
+    fn lost<'a>(nodes: &Nodes<'a>) -> Vec<(NodeId, &'a RedisWorker)> {
         let primary = Self::primary(nodes);
-        if live_store(nodes, primary).is_none_or(|s| !s.is_primary()) {
+        if nodes.live::<RedisNode>(primary).is_none_or(|s| !s.is_primary()) {
             return Vec::new();
         }
-        self.believers(nodes)
+        Self::believers(nodes)
             .into_iter()
-            .filter(|w| {
+            .filter(|(_, w)| {
                 w.held
                     .as_ref()
                     .is_some_and(|h| !Self::store_has(nodes, primary, &h.value))
@@ -412,10 +360,10 @@ impl FailoverWorld {
 
     /// Believers whose lock is on no running store at all (its only copy is on a node that
     /// is down, and what the network still carries is not known here).
-    fn at_risk<'a>(&self, nodes: &'a Nodes<'_, RedisLabNode>) -> Vec<&'a RedisWorker> {
-        self.believers(nodes)
+    fn at_risk<'a>(nodes: &Nodes<'a>) -> Vec<(NodeId, &'a RedisWorker)> {
+        Self::believers(nodes)
             .into_iter()
-            .filter(|w| {
+            .filter(|(_, w)| {
                 w.held
                     .as_ref()
                     .is_some_and(|h| !STORES.iter().any(|s| Self::store_has(nodes, *s, &h.value)))
@@ -423,9 +371,9 @@ impl FailoverWorld {
             .collect()
     }
 
-    fn observe(&mut self, nodes: &Nodes<'_, RedisLabNode>) {
+    fn observe(&mut self, nodes: &Nodes<'_>) {
         for (i, id) in STORES.iter().enumerate() {
-            let Some(store) = live_store(nodes, *id) else {
+            let Some(store) = nodes.live::<RedisNode>(*id) else {
                 // A restarted node starts new lists; begin counting from scratch.
                 self.seen_grants[i] = 0;
                 self.seen_deletions[i] = 0;
@@ -457,54 +405,48 @@ impl FailoverWorld {
         }
     }
 
-    fn store_rows(&self, nodes: &Nodes<'_, RedisLabNode>) -> Vec<Vec<String>> {
+    fn store_rows(nodes: &Nodes<'_>) -> Vec<Vec<String>> {
         STORES
             .iter()
             .map(|id| {
                 let now = nodes.local_now_us[id.index()];
-                let (role, data, offset) = match (live_store(nodes, *id), durable_store(nodes, *id)) {
-                    (Some(s), _) => (
-                        match s.role {
-                            Role::Primary => "primary".to_string(),
-                            Role::Replica { of } => format!("replica of {}", self.name(of)),
-                        },
-                        &s.data,
-                        s.offset.to_string(),
-                    ),
-                    (None, Some(d)) => ("DOWN (disk)".to_string(), &d.data, d.offset.to_string()),
-                    (None, None) => return vec![self.name(*id), "?".into()],
-                };
-                let (lock, left) = match data.get(LOCK_KEY) {
-                    Some(e) => (
-                        e.value.clone(),
-                        match e.expires_at_us {
-                            Some(at) if at > now => tenths((at - now) / MS_US),
-                            Some(_) => "expired".to_string(),
-                            None => "—".to_string(),
-                        },
-                    ),
-                    None => ("(none)".to_string(), "—".to_string()),
-                };
+                let name = nodes.name(*id).to_string();
+                let (role, data, offset) =
+                    match (nodes.live::<RedisNode>(*id), nodes.durable::<RedisNode>(*id)) {
+                        (Some(s), _) => (
+                            match s.role {
+                                Role::Primary => "primary".to_string(),
+                                Role::Replica { of } => format!("replica of {}", nodes.name(of)),
+                            },
+                            &s.data,
+                            s.offset.to_string(),
+                        ),
+                        (None, Some(d)) => ("DOWN (disk)".to_string(), &d.data, d.offset.to_string()),
+                        (None, None) => return vec![name, "?".into()],
+                    };
+                let (lock, left) = lock_cells(data, LOCK_KEY, now);
                 let fence = data
                     .get(FENCE_KEY)
                     .map_or("(none)".to_string(), |e| e.value.clone());
-                vec![self.name(*id), role, lock, left, fence, format!("#{offset}")]
+                vec![name, role, lock, left, fence, format!("#{offset}")]
             })
             .collect()
     }
 
     /// The recent writes of every primary's stream, and which node has each.
-    fn stream_table(&self, nodes: &Nodes<'_, RedisLabNode>) -> TableView {
+    fn stream_table(nodes: &Nodes<'_>) -> TableView {
         // Entries are told apart by the primary that wrote them: after a failover two
         // primaries may each have written a different #5.
         let mut entries: BTreeMap<(u64, NodeId), String> = BTreeMap::new();
         let streams: Vec<Option<(&Vec<_>, Option<&RedisNode>)>> = STORES
             .iter()
-            .map(|id| match (live_store(nodes, *id), durable_store(nodes, *id)) {
-                (Some(s), _) => Some((&s.stream, Some(s))),
-                (None, Some(d)) => Some((&d.stream, None)),
-                _ => None,
-            })
+            .map(
+                |id| match (nodes.live::<RedisNode>(*id), nodes.durable::<RedisNode>(*id)) {
+                    (Some(s), _) => Some((&s.stream, Some(s))),
+                    (None, Some(d)) => Some((&d.stream, None)),
+                    _ => None,
+                },
+            )
             .collect();
         for (stream, _) in streams.iter().flatten() {
             for e in stream.iter() {
@@ -516,7 +458,11 @@ impl FailoverWorld {
             .into_iter()
             .rev()
             .map(|((offset, origin), label)| {
-                let mut row = vec![format!("#{offset}"), self.name(*origin), label.clone()];
+                let mut row = vec![
+                    format!("#{offset}"),
+                    nodes.name(*origin).to_string(),
+                    label.clone(),
+                ];
                 for node in &streams {
                     let cell = match node {
                         Some((stream, live)) => {
@@ -549,11 +495,56 @@ impl FailoverWorld {
             rows,
         }
     }
+
+    /// What each worker believes, for the inspector.
+    fn worker_table(nodes: &Nodes<'_>) -> TableView {
+        let rows = WORKERS
+            .iter()
+            .map(|id| match nodes.live::<RedisWorker>(*id) {
+                Some(w) => {
+                    let (holds, token, from) = match &w.held {
+                        Some(h) if w.believes_it_holds() => (
+                            "yes".to_string(),
+                            h.token.to_string(),
+                            nodes.name(h.granted_by).to_string(),
+                        ),
+                        Some(h) => (
+                            "not yet".to_string(),
+                            h.token.to_string(),
+                            nodes.name(h.granted_by).to_string(),
+                        ),
+                        None => ("no".to_string(), "—".to_string(), "—".to_string()),
+                    };
+                    vec![
+                        nodes.name(*id).to_string(),
+                        holds,
+                        token,
+                        from,
+                        nodes.name(w.primary).to_string(),
+                        w.doing(),
+                    ]
+                }
+                None => vec![
+                    nodes.name(*id).to_string(),
+                    "no".into(),
+                    "—".into(),
+                    "—".into(),
+                    "—".into(),
+                    "down".into(),
+                ],
+            })
+            .collect();
+        TableView {
+            title: "what each worker believes".into(),
+            columns: ["worker", "holds it?", "token", "granted by", "talks to", "doing"]
+                .map(String::from)
+                .to_vec(),
+            rows,
+        }
+    }
 }
 
 impl World for FailoverWorld {
-    type Node = RedisLabNode;
-
     fn properties(&self) -> Vec<PropertySpec> {
         vec![
             one_holder_spec(),
@@ -563,11 +554,11 @@ impl World for FailoverWorld {
         ]
     }
 
-    fn evaluate(&mut self, nodes: &Nodes<'_, RedisLabNode>, out: &mut Vec<bool>) {
+    fn evaluate(&mut self, nodes: &Nodes<'_>, out: &mut Vec<bool>) {
         self.observe(nodes);
-        let holders = self.believers(nodes).len() as u32;
+        let holders = Self::believers(nodes).len() as u32;
         self.window.observe(holders, nodes.now_us);
-        if self.lock_lost_at_us.is_none() && !self.lost(nodes).is_empty() {
+        if self.lock_lost_at_us.is_none() && !Self::lost(nodes).is_empty() {
             self.lock_lost_at_us = Some(nodes.now_us);
         }
         out.push(holders <= 1);
@@ -576,29 +567,29 @@ impl World for FailoverWorld {
         out.push(self.foreign_releases.is_empty());
     }
 
-    fn highlight(&self, nodes: &Nodes<'_, RedisLabNode>) -> Option<String> {
-        let believers = self.believers(nodes);
-        let describe = |w: &RedisWorker| {
+    fn highlight(&self, nodes: &Nodes<'_>) -> Option<String> {
+        let believers = Self::believers(nodes);
+        let describe = |(id, w): &(NodeId, &RedisWorker)| {
             let h = w.held.as_ref();
             format!(
                 "{} (token {} from {})",
-                w.name,
+                nodes.name(*id),
                 h.map_or(0, |h| h.token),
-                h.map_or(String::new(), |h| self.name(h.granted_by))
+                h.map_or("", |h| nodes.name(h.granted_by))
             )
         };
         if believers.len() >= 2 {
-            let who: Vec<String> = believers.iter().map(|w| describe(w)).collect();
+            let who: Vec<String> = believers.iter().map(describe).collect();
             return Some(format!("Unsafe window: {} both hold the lock", who.join(" and ")));
         }
-        if let Some(w) = self.lost(nodes).first() {
+        if let Some(w) = Self::lost(nodes).first() {
             return Some(format!(
                 "Lock lost: {} still works under its lock, but the primary now, {}, has no such key",
                 describe(w),
-                self.name(Self::primary(nodes))
+                nodes.name(Self::primary(nodes))
             ));
         }
-        self.at_risk(nodes).first().map(|w| {
+        Self::at_risk(nodes).first().map(|w| {
             format!(
                 "Lock at risk: {} works under a lock whose only copy is on a node that is down",
                 describe(w)
@@ -606,7 +597,7 @@ impl World for FailoverWorld {
         })
     }
 
-    fn tables(&self, nodes: &Nodes<'_, RedisLabNode>) -> Vec<TableView> {
+    fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {
         let mut tables = vec![
             TableView {
                 title: "the lock on every node (TTL by that node's clock)".into(),
@@ -620,58 +611,18 @@ impl World for FailoverWorld {
                 ]
                 .map(String::from)
                 .to_vec(),
-                rows: self.store_rows(nodes),
+                rows: Self::store_rows(nodes),
             },
-            self.stream_table(nodes),
+            Self::stream_table(nodes),
+            Self::worker_table(nodes),
         ];
-        let workers = WORKERS
-            .iter()
-            .map(|id| match Self::worker(nodes, *id) {
-                Some(w) => {
-                    let (holds, token, from) = match &w.held {
-                        Some(h) if w.believes_it_holds() => {
-                            ("yes".to_string(), h.token.to_string(), self.name(h.granted_by))
-                        }
-                        Some(h) => (
-                            "not yet".to_string(),
-                            h.token.to_string(),
-                            self.name(h.granted_by),
-                        ),
-                        None => ("no".to_string(), "—".to_string(), "—".to_string()),
-                    };
-                    vec![
-                        w.name.clone(),
-                        holds,
-                        token,
-                        from,
-                        self.name(w.primary),
-                        w.summary()[0].clone(),
-                    ]
-                }
-                None => vec![
-                    self.name(*id),
-                    "no".into(),
-                    "—".into(),
-                    "—".into(),
-                    "—".into(),
-                    "down".into(),
-                ],
-            })
-            .collect();
-        tables.push(TableView {
-            title: "what each worker believes".into(),
-            columns: ["worker", "holds it?", "token", "granted by", "talks to", "doing"]
-                .map(String::from)
-                .to_vec(),
-            rows: workers,
-        });
         if let Some(row) = ledger_row(nodes, LEDGER) {
-            tables.extend(ledger_tables(&self.names, row));
+            tables.extend(ledger_tables(nodes, row));
         }
         tables
     }
 
-    fn outcome(&self, nodes: &Nodes<'_, RedisLabNode>) -> BTreeMap<String, Value> {
+    fn outcome(&self, nodes: &Nodes<'_>) -> BTreeMap<String, Value> {
         let mut out = BTreeMap::new();
         out.insert("max_concurrent_holders".into(), json!(self.window.max_concurrent));
         let grants: Vec<Value> = self
@@ -679,9 +630,9 @@ impl World for FailoverWorld {
             .iter()
             .map(|g| {
                 json!({
-                    "worker": self.name(g.worker),
+                    "worker": nodes.name(g.worker),
                     "token_or_revision": g.token,
-                    "granted_by": self.name(g.granted_by),
+                    "granted_by": nodes.name(g.granted_by),
                 })
             })
             .collect();
@@ -701,29 +652,24 @@ impl World for FailoverWorld {
             json!(self
                 .foreign_releases
                 .iter()
-                .map(|(by, owner, on)| json!({"by": self.name(*by), "deleted_lock_of": self.name(*owner), "on": self.name(*on)}))
+                .map(|(by, owner, on)| json!({"by": nodes.name(*by), "deleted_lock_of": nodes.name(*owner), "on": nodes.name(*on)}))
                 .collect::<Vec<_>>()),
         );
-        if let Some(s) = Self::sentinel(nodes) {
+        if let Some(s) = nodes.live::<Sentinel>(SENTINEL) {
             out.insert(
                 "failovers".into(),
                 json!(s
                     .failovers
                     .iter()
-                    .map(|f| json!({"from": self.name(f.from), "to": self.name(f.to)}))
+                    .map(|f| json!({"from": nodes.name(f.from), "to": nodes.name(f.to)}))
                     .collect::<Vec<_>>()),
             );
-            out.insert("final_primary".into(), json!(self.name(s.primary)));
+            out.insert("final_primary".into(), json!(nodes.name(s.primary)));
         }
         if let Some(row) = ledger_row(nodes, LEDGER) {
-            ledger_outcome(&self.names, row, &mut out);
+            ledger_outcome(nodes, row, &mut out);
         }
-        let finished: Vec<String> = WORKERS
-            .iter()
-            .filter(|w| matches!(&nodes.durable[w.index()], RedisLabDurable::Worker(d) if d.finished))
-            .map(|w| self.name(*w))
-            .collect();
-        out.insert("finished_by".into(), json!(finished));
+        out.insert("finished_by".into(), finished_by::<RedisWorker>(nodes, &WORKERS));
         out
     }
 }

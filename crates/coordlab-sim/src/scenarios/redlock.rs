@@ -3,22 +3,24 @@
 //! otherwise it unlocks all five. Each `fault` value bets against one of the algorithm's
 //! timing assumptions — some bets it wins, some give two clients a majority at once.
 
-use super::lease_common::WORKER_FAULTS;
+use super::common::WORKER_FAULTS;
 use super::redis_common::{
-    fence_monotonic, fence_monotonic_spec, ledger_node, ledger_outcome, ledger_row, ledger_tables,
-    live_store, one_holder_spec, store_node, HolderWindow, RedisLabDurable, RedisLabNode,
+    add_ledger, fence_monotonic, fence_monotonic_spec, finished_by, ledger_outcome, ledger_row,
+    ledger_tables, lock_cells, one_holder_spec, HolderWindow, STORE_FAULTS,
 };
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
-use crate::kernel::engine::{Engine, Limits, Nodes, Recording, Setup, World};
-use crate::kernel::faults::{Action, Fault, FaultKind};
+use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
+use crate::kernel::setup::Setup;
 use crate::kernel::time::{format_signed_ms, MS_US};
+use crate::kernel::world::{Nodes, World};
 use crate::properties::{PropertySpec, Verdict};
-use crate::protocols::redis::{RedisConfig, RedisNode, Role};
+use crate::protocols::redis::{RedisConfig, RedisDurable, RedisNode, Role};
+use crate::protocols::redis_job::{JobDurable, JobPlan};
 use crate::protocols::redis_msg::tenths;
-use crate::protocols::redlock_client::{RedlockClient, RedlockDurable, RedlockPlan};
-use crate::trace::{NodeInfo, TableView, Trace};
+use crate::protocols::redlock_client::{RedlockClient, RedlockPlan};
+use crate::trace::TableView;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -141,14 +143,6 @@ pub fn expectation(params: &Params) -> Expectation {
     Expectation { outcome, verdicts }
 }
 
-pub fn names() -> Vec<String> {
-    [
-        "redis-1", "redis-2", "redis-3", "redis-4", "redis-5", "client-a", "client-b", "ledger",
-    ]
-    .map(String::from)
-    .to_vec()
-}
-
 fn scripted(fault: RedlockFault) -> Vec<(u64, Fault)> {
     let mut out = Vec::new();
     if fault.a_cut_off_from_4_and_5() {
@@ -200,87 +194,57 @@ fn scripted(fault: RedlockFault) -> Vec<(u64, Fault)> {
     out
 }
 
-pub fn setup(params: &Params) -> Setup<RedlockWorld> {
+pub fn setup(params: &Params, _seed: u64) -> Setup {
     let fault = RedlockFault::parse(params);
-    let names = names();
+    let mut setup = Setup::new(LinkConfig::reliable(MS_US, 3 * MS_US));
     let config = RedisConfig {
-        names: names.clone(),
         persistence: false,
         replication_lag_ms: 0,
     };
-    let info = |id: NodeId, kind: &str, faults: Vec<FaultKind>| NodeInfo {
-        id,
-        name: names[id.index()].clone(),
-        kind: kind.to_string(),
-        faults,
-    };
-    let master_faults = vec![
-        FaultKind::Crash,
-        FaultKind::Restart,
-        FaultKind::Pause,
-        FaultKind::Network,
-        FaultKind::Clock,
-    ];
-    let mut nodes = Vec::new();
-    for m in MASTERS {
-        let (n, d) = store_node(RedisNode::new(m, config.clone(), Role::Primary, BTreeMap::new()));
-        nodes.push((info(m, "store", master_faults.clone()), n, d));
+    for name in ["redis-1", "redis-2", "redis-3", "redis-4", "redis-5"] {
+        setup.add::<RedisNode>(
+            name,
+            "store",
+            &STORE_FAULTS,
+            config,
+            RedisDurable::fresh(Role::Primary, BTreeMap::new()),
+        );
     }
     let plan = |short: &str, start_at_ms: u64| RedlockPlan {
-        names: names.clone(),
-        short: short.to_string(),
-        key: LOCK_KEY.to_string(),
+        job: JobPlan {
+            short: short.to_string(),
+            key: LOCK_KEY.to_string(),
+            ttl_ms: TTL_MS,
+            start_at_ms,
+            retry_ms: 1_000,
+            max_attempts: 40,
+            steps: STEPS,
+            step_ms: STEP_MS,
+            amount: AMOUNT,
+            ledger: LEDGER,
+        },
         masters: MASTERS.to_vec(),
-        ttl_ms: TTL_MS,
         master_timeout_ms: MASTER_TIMEOUT_MS,
-        retry_ms: 1_000,
         retry_jitter_ms: 200,
-        start_at_ms,
-        max_attempts: 40,
-        steps: STEPS,
-        step_ms: STEP_MS,
-        amount: AMOUNT,
-        ledger: LEDGER,
     };
-    for (id, short, start) in [(CLIENT_A, "a", A_START_MS), (CLIENT_B, "b", B_START_MS)] {
-        let d = RedlockDurable {
-            name: names[id.index()].clone(),
-            plan: plan(short, start),
-            finished: false,
-        };
-        nodes.push((
-            info(id, "worker", WORKER_FAULTS.to_vec()),
-            RedisLabNode::Redlock(RedlockClient::recover(&d)),
-            RedisLabDurable::Redlock(d),
-        ));
+    for (name, short, start_at_ms) in [("client-a", "a", A_START_MS), ("client-b", "b", B_START_MS)] {
+        setup.add::<RedlockClient>(
+            name,
+            "worker",
+            &WORKER_FAULTS,
+            plan(short, start_at_ms),
+            JobDurable { finished: false },
+        );
     }
-    let (ledger, ledger_d) = ledger_node(&names);
-    nodes.push((
-        info(LEDGER, "resource", vec![FaultKind::Pause, FaultKind::Network]),
-        ledger,
-        ledger_d,
-    ));
-    Setup {
-        world: RedlockWorld::new(names),
-        nodes,
-        link: LinkConfig::reliable(MS_US, 3 * MS_US),
-        scripted: scripted(fault),
+    add_ledger(&mut setup);
+    for (at_us, fault) in scripted(fault) {
+        setup.script(at_us, fault);
     }
-}
-
-pub fn run(
-    params: &Params,
-    seed: u64,
-    actions: &[Action],
-    limits: Limits,
-    recording: Recording,
-) -> Result<Trace, String> {
-    let engine = Engine::new(setup(params), seed, actions, limits, recording)?;
-    Ok(engine.run(ID, seed, params.clone()))
+    setup.set_world(RedlockWorld::new());
+    setup
 }
 
 pub struct RedlockWorld {
-    pub names: Vec<String>,
     window: HolderWindow,
     /// Every quorum lock a client took: (client, the masters that granted it).
     pub grants: Vec<(NodeId, Vec<NodeId>)>,
@@ -289,10 +253,15 @@ pub struct RedlockWorld {
     rejected_total: u32,
 }
 
+impl Default for RedlockWorld {
+    fn default() -> Self {
+        RedlockWorld::new()
+    }
+}
+
 impl RedlockWorld {
-    pub fn new(names: Vec<String>) -> RedlockWorld {
+    pub fn new() -> RedlockWorld {
         RedlockWorld {
-            names,
             window: HolderWindow::default(),
             grants: Vec::new(),
             seen: vec![0; CLIENTS.len()],
@@ -301,32 +270,22 @@ impl RedlockWorld {
         }
     }
 
-    fn name(&self, id: NodeId) -> String {
-        self.names.get(id.index()).cloned().unwrap_or_default()
+    fn list(nodes: &Nodes<'_>, ids: &[NodeId]) -> String {
+        ids.iter().map(|n| nodes.name(*n)).collect::<Vec<_>>().join(", ")
     }
 
-    fn list(&self, ids: &[NodeId]) -> String {
-        ids.iter().map(|n| self.name(*n)).collect::<Vec<_>>().join(", ")
-    }
-
-    fn client<'a>(nodes: &'a Nodes<'_, RedisLabNode>, id: NodeId) -> Option<&'a RedlockClient> {
-        match nodes.live.get(id.index()) {
-            Some(Some(RedisLabNode::Redlock(c))) => Some(c),
-            _ => None,
-        }
-    }
-
-    fn believers<'a>(&self, nodes: &'a Nodes<'_, RedisLabNode>) -> Vec<&'a RedlockClient> {
+    /// The clients that are up and believe they hold the lock, with their ids.
+    fn believers<'a>(nodes: &Nodes<'a>) -> Vec<(NodeId, &'a RedlockClient)> {
         CLIENTS
             .iter()
-            .filter_map(|c| Self::client(nodes, *c))
-            .filter(|c| c.believes_it_holds())
+            .filter_map(|id| nodes.live::<RedlockClient>(*id).map(|c| (*id, c)))
+            .filter(|(_, c)| c.believes_it_holds())
             .collect()
     }
 
-    fn observe(&mut self, nodes: &Nodes<'_, RedisLabNode>) {
+    fn observe(&mut self, nodes: &Nodes<'_>) {
         for (i, id) in CLIENTS.iter().enumerate() {
-            let Some(c) = Self::client(nodes, *id) else {
+            let Some(c) = nodes.live::<RedlockClient>(*id) else {
                 self.seen[i] = 0;
                 self.rejected_for_time[i] = 0;
                 continue;
@@ -342,68 +301,61 @@ impl RedlockWorld {
 }
 
 impl World for RedlockWorld {
-    type Node = RedisLabNode;
-
     fn properties(&self) -> Vec<PropertySpec> {
         vec![one_holder_spec(), fence_monotonic_spec()]
     }
 
-    fn evaluate(&mut self, nodes: &Nodes<'_, RedisLabNode>, out: &mut Vec<bool>) {
+    fn evaluate(&mut self, nodes: &Nodes<'_>, out: &mut Vec<bool>) {
         self.observe(nodes);
-        let holders = self.believers(nodes).len() as u32;
+        let holders = Self::believers(nodes).len() as u32;
         self.window.observe(holders, nodes.now_us);
         out.push(holders <= 1);
         out.push(fence_monotonic(ledger_row(nodes, LEDGER)));
     }
 
-    fn highlight(&self, nodes: &Nodes<'_, RedisLabNode>) -> Option<String> {
-        let believers = self.believers(nodes);
+    fn highlight(&self, nodes: &Nodes<'_>) -> Option<String> {
+        let believers = Self::believers(nodes);
         (believers.len() >= 2).then(|| {
             let who: Vec<String> = believers
                 .iter()
-                .map(|c| {
-                    let masters = c.held.as_ref().map(|h| self.list(&h.masters)).unwrap_or_default();
-                    format!("{} ({masters})", c.name)
+                .map(|(id, c)| {
+                    let masters = c
+                        .held
+                        .as_ref()
+                        .map(|h| Self::list(nodes, &h.masters))
+                        .unwrap_or_default();
+                    format!("{} ({masters})", nodes.name(*id))
                 })
                 .collect();
             format!("Unsafe window: {} each hold a majority", who.join(" and "))
         })
     }
 
-    fn tables(&self, nodes: &Nodes<'_, RedisLabNode>) -> Vec<TableView> {
+    fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {
         let masters = MASTERS
             .iter()
             .map(|m| {
                 let now = nodes.local_now_us[m.index()];
                 let offset = format_signed_ms(now as i64 - nodes.now_us as i64);
-                match live_store(nodes, *m) {
+                let name = nodes.name(*m).to_string();
+                match nodes.live::<RedisNode>(*m) {
                     Some(s) => {
-                        let (value, left) = match s.data.get(LOCK_KEY) {
-                            Some(e) => (
-                                e.value.clone(),
-                                match e.expires_at_us {
-                                    Some(at) if at > now => tenths((at - now) / MS_US),
-                                    Some(_) => "expired".to_string(),
-                                    None => "—".to_string(),
-                                },
-                            ),
-                            None => ("(none)".to_string(), "—".to_string()),
-                        };
-                        vec![self.name(*m), value, left, offset]
+                        let (value, left) = lock_cells(&s.data, LOCK_KEY, now);
+                        vec![name, value, left, offset]
                     }
-                    None => vec![self.name(*m), "DOWN".into(), "—".into(), offset],
+                    None => vec![name, "DOWN".into(), "—".into(), offset],
                 }
             })
             .collect();
         let clients = CLIENTS
             .iter()
-            .map(|id| match Self::client(nodes, *id) {
+            .map(|id| match nodes.live::<RedlockClient>(*id) {
                 Some(c) => {
                     let now = nodes.local_now_us[id.index()];
                     let (holds, on, left) = match &c.held {
                         Some(h) if c.believes_it_holds() => (
                             "yes".to_string(),
-                            self.list(&h.masters),
+                            Self::list(nodes, &h.masters),
                             if h.deadline_local_us > now {
                                 tenths((h.deadline_local_us - now) / MS_US)
                             } else {
@@ -412,9 +364,15 @@ impl World for RedlockWorld {
                         ),
                         _ => ("no".to_string(), "—".to_string(), "—".to_string()),
                     };
-                    vec![c.name.clone(), holds, on, left, c.summary(now)[0].clone()]
+                    vec![nodes.name(*id).to_string(), holds, on, left, c.doing()]
                 }
-                None => vec![self.name(*id), "no".into(), "—".into(), "—".into(), "down".into()],
+                None => vec![
+                    nodes.name(*id).to_string(),
+                    "no".into(),
+                    "—".into(),
+                    "—".into(),
+                    "down".into(),
+                ],
             })
             .collect();
         let mut tables = vec![
@@ -440,12 +398,12 @@ impl World for RedlockWorld {
             },
         ];
         if let Some(row) = ledger_row(nodes, LEDGER) {
-            tables.extend(ledger_tables(&self.names, row));
+            tables.extend(ledger_tables(nodes, row));
         }
         tables
     }
 
-    fn outcome(&self, nodes: &Nodes<'_, RedisLabNode>) -> BTreeMap<String, Value> {
+    fn outcome(&self, nodes: &Nodes<'_>) -> BTreeMap<String, Value> {
         let mut out = BTreeMap::new();
         out.insert("max_concurrent_holders".into(), json!(self.window.max_concurrent));
         let grants: Vec<Value> = self
@@ -453,9 +411,9 @@ impl World for RedlockWorld {
             .iter()
             .map(|(c, masters)| {
                 json!({
-                    "worker": self.name(*c),
+                    "worker": nodes.name(*c),
                     "token_or_revision": Value::Null,
-                    "granted_by": masters.iter().map(|m| self.name(*m)).collect::<Vec<_>>(),
+                    "granted_by": masters.iter().map(|m| nodes.name(*m)).collect::<Vec<_>>(),
                 })
             })
             .collect();
@@ -466,14 +424,12 @@ impl World for RedlockWorld {
             json!(self.window.total_ms(nodes.now_us)),
         );
         if let Some(row) = ledger_row(nodes, LEDGER) {
-            ledger_outcome(&self.names, row, &mut out);
+            ledger_outcome(nodes, row, &mut out);
         }
-        let finished: Vec<String> = CLIENTS
-            .iter()
-            .filter(|c| matches!(&nodes.durable[c.index()], RedisLabDurable::Redlock(d) if d.finished))
-            .map(|c| self.name(*c))
-            .collect();
-        out.insert("finished_by".into(), json!(finished));
+        out.insert(
+            "finished_by".into(),
+            finished_by::<RedlockClient>(nodes, &CLIENTS),
+        );
         out
     }
 }
