@@ -13,15 +13,16 @@
 // pub mod lock_service_common;
 pub mod common;
 pub mod lost_update;
-// pub mod raft_chaos;
-// pub mod raft_common;
-// pub mod raft_election;
-// pub mod raft_figure_8;
-// pub mod raft_log_replication;
-// pub mod raft_partition;
-// pub mod raft_quorum;
-// pub mod raft_split_vote;
-// pub mod raft_stale_leader;
+pub mod raft_chaos;
+pub mod raft_common;
+pub mod raft_election;
+pub mod raft_figure_8;
+pub mod raft_log_replication;
+pub mod raft_partition;
+pub mod raft_quorum;
+pub mod raft_split_vote;
+pub mod raft_stale_leader;
+pub mod raft_world;
 // pub mod redis_common;
 // pub mod redis_failover;
 // pub mod redlock;
@@ -305,7 +306,17 @@ macro_rules! scenario {
 
 /// Every scenario, in library order.
 pub fn registry() -> &'static [ScenarioDef] {
-    &[scenario!(lost_update)]
+    &[
+        scenario!(lost_update),
+        scenario!(raft_election),
+        scenario!(raft_split_vote),
+        scenario!(raft_log_replication),
+        scenario!(raft_partition),
+        scenario!(raft_stale_leader),
+        scenario!(raft_figure_8),
+        scenario!(raft_quorum),
+        scenario!(raft_chaos),
+    ]
 }
 
 pub fn catalog() -> Vec<ScenarioInfo> {
