@@ -18,7 +18,7 @@
 //!   choices; it never panics. `assert!` guards only internal invariants.
 //! - Every run is bounded ([`kernel::engine::Limits`]).
 
-// pub mod experiments;
+pub mod experiments;
 pub mod kernel;
 pub mod properties;
 pub mod protocols;

@@ -3,11 +3,10 @@
 //! and asserts on the effects it emits.
 
 use coordlab_sim::kernel::ids::NodeId;
-use coordlab_sim::kernel::participant::{Ctx, Effect, Participant};
-use coordlab_sim::kernel::rng::{stream, SimRng, Stream};
+use coordlab_sim::kernel::participant::{Ctx, Effect, Participant, ViewCtx};
+use coordlab_sim::kernel::testing;
 use coordlab_sim::protocols::raft::{
-    ClientAnswer, Command, Entry, LogIndex, RaftBug, RaftDurable, RaftMsg, RaftNode, RaftServer, RaftTimer,
-    Role, ServerConfig, Term,
+    ClientAnswer, Command, Entry, LogIndex, RaftBug, RaftMsg, RaftServer, RaftTimer, Role, ServerConfig, Term,
 };
 
 const A: NodeId = NodeId(0);
@@ -15,10 +14,11 @@ const B: NodeId = NodeId(1);
 const C: NodeId = NodeId(2);
 const CLIENT: NodeId = NodeId(9);
 
+const NAMES: [&str; 10] = ["S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "S9", "S10"];
+
 fn config(n: u32, bug: RaftBug) -> ServerConfig {
     ServerConfig {
         cluster: (0..n).map(NodeId).collect(),
-        names: (0..10).map(|i| format!("S{}", i + 1)).collect(),
         election_timeout_ms_min: 150,
         election_timeout_ms_max: 300,
         heartbeat_ms: 50,
@@ -27,46 +27,40 @@ fn config(n: u32, bug: RaftBug) -> ServerConfig {
     }
 }
 
-struct Harness {
-    node: RaftNode,
-    rng: SimRng,
-    now_us: u64,
-}
+/// One server driven by hand, at 1 ms on its clock unless a test moves it.
+struct Harness(testing::Harness<RaftServer>);
 
 impl Harness {
     fn new(id: NodeId, n: u32, bug: RaftBug) -> Harness {
-        Harness {
-            node: RaftNode::Server(Box::new(RaftServer::new(id, config(n, bug)))),
-            rng: stream(1, Stream::Node(id)),
-            now_us: 1_000,
-        }
+        let mut h = testing::Harness::new(id, RaftServer::new(id, config(n, bug)), &NAMES);
+        h.now_us = 1_000;
+        Harness(h)
     }
 
     fn s(&self) -> &RaftServer {
-        self.node.server().unwrap()
+        &self.0.node
     }
 
     fn s_mut(&mut self) -> &mut RaftServer {
-        match &mut self.node {
-            RaftNode::Server(s) => s,
-            RaftNode::Client(_) => unreachable!(),
-        }
+        &mut self.0.node
     }
 
-    fn with(&mut self, f: impl FnOnce(&mut RaftNode, &mut Ctx<'_, RaftNode>)) -> Vec<Effect<RaftNode>> {
-        let id = self.s().id;
-        let mut effects = Vec::new();
-        let mut ctx = Ctx::new(id, self.now_us, &mut self.rng, &mut effects);
-        f(&mut self.node, &mut ctx);
-        effects
+    fn with(&mut self, f: impl FnOnce(&mut RaftServer, &mut Ctx<'_, RaftServer>)) -> Vec<Effect<RaftServer>> {
+        self.0.call(f)
     }
 
-    fn deliver(&mut self, from: NodeId, msg: RaftMsg) -> Vec<Effect<RaftNode>> {
-        self.with(|n, ctx| n.on_message(ctx, from, msg))
+    fn deliver(&mut self, from: NodeId, msg: RaftMsg) -> Vec<Effect<RaftServer>> {
+        self.0.deliver(from, msg)
     }
 
-    fn fire(&mut self, timer: RaftTimer) -> Vec<Effect<RaftNode>> {
-        self.with(|n, ctx| n.on_timer(ctx, timer))
+    fn fire(&mut self, timer: RaftTimer) -> Vec<Effect<RaftServer>> {
+        self.0.fire(timer)
+    }
+
+    /// The server as it restarts from what it persisted.
+    fn restart(&mut self) {
+        let s = self.s();
+        self.0.node = RaftServer::recover(&s.config, s.id, &s.durable());
     }
 
     /// Makes this server leader of `term` with the votes of every peer.
@@ -89,28 +83,18 @@ impl Harness {
     }
 }
 
-fn sent(effects: &[Effect<RaftNode>]) -> Vec<(NodeId, RaftMsg)> {
-    effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Send { to, msg } => Some((*to, msg.clone())),
-            _ => None,
-        })
-        .collect()
+fn sent(effects: &[Effect<RaftServer>]) -> Vec<(NodeId, RaftMsg)> {
+    testing::sent(effects)
 }
 
-fn persisted(effects: &[Effect<RaftNode>]) -> bool {
-    effects.iter().any(|e| matches!(e, Effect::Persist(_)))
+fn persisted(effects: &[Effect<RaftServer>]) -> bool {
+    !testing::persisted(effects).is_empty()
 }
 
-fn election_timer_set(effects: &[Effect<RaftNode>]) -> Option<u64> {
-    effects.iter().find_map(|e| match e {
-        Effect::SetTimer {
-            timer: RaftTimer::Election,
-            after_local_us,
-        } => Some(*after_local_us),
-        _ => None,
-    })
+fn election_timer_set(effects: &[Effect<RaftServer>]) -> Option<u64> {
+    testing::timers_set(effects)
+        .into_iter()
+        .find_map(|(timer, after_local_us)| (timer == RaftTimer::Election).then_some(after_local_us))
 }
 
 fn entry(term: u64, value: u32) -> Entry {
@@ -131,7 +115,7 @@ fn vote_request(term: u64, last_index: u64, last_term: u64) -> RaftMsg {
     }
 }
 
-fn granted(effects: &[Effect<RaftNode>]) -> Option<bool> {
+fn granted(effects: &[Effect<RaftServer>]) -> Option<bool> {
     sent(effects).into_iter().find_map(|(_, m)| match m {
         RaftMsg::Vote { granted, .. } => Some(granted),
         _ => None,
@@ -148,7 +132,7 @@ fn append(term: u64, prev_index: u64, prev_term: u64, entries: Vec<Entry>, commi
     }
 }
 
-fn append_reply(effects: &[Effect<RaftNode>]) -> (Term, bool, LogIndex) {
+fn append_reply(effects: &[Effect<RaftServer>]) -> (Term, bool, LogIndex) {
     sent(effects)
         .into_iter()
         .find_map(|(_, m)| match m {
@@ -339,8 +323,7 @@ fn s5_2_a_candidate_steps_back_when_a_leader_of_its_term_appears() {
 fn s5_2_the_vote_survives_a_restart_because_it_is_persisted() {
     let mut h = Harness::new(C, 3, RaftBug::None);
     h.deliver(A, vote_request(1, 0, 0));
-    let durable = RaftDurable::Server(h.s().durable());
-    h.node = RaftNode::recover(C, &durable);
+    h.restart();
     assert_eq!(h.s().voted_for, Some(A));
     assert_eq!(h.s().role, Role::Follower);
     assert_eq!(h.s().commit_index, LogIndex(0), "commit index is volatile");
@@ -351,8 +334,7 @@ fn s5_2_the_vote_survives_a_restart_because_it_is_persisted() {
 fn planted_bug_forget_vote_on_restart_votes_twice_in_one_term() {
     let mut h = Harness::new(C, 3, RaftBug::ForgetVoteOnRestart);
     h.deliver(A, vote_request(1, 0, 0));
-    let durable = RaftDurable::Server(h.s().durable());
-    h.node = RaftNode::recover(C, &durable);
+    h.restart();
     assert_eq!(granted(&h.deliver(B, vote_request(1, 0, 0))), Some(true));
 }
 
@@ -581,7 +563,7 @@ fn planted_bug_commit_old_term_by_count_commits_it_at_once() {
 #[test]
 fn demo_horizon_after_stop_at_no_timer_is_set_again() {
     let mut h = Harness::new(A, 3, RaftBug::None);
-    h.now_us = 10_000_000;
+    h.0.now_us = 10_000_000;
     let fx = h.with(|n, ctx| n.on_start(ctx));
     assert!(election_timer_set(&fx).is_none());
     let fx = h.fire(RaftTimer::Election);
@@ -593,7 +575,8 @@ fn demo_horizon_after_stop_at_no_timer_is_set_again() {
 fn node_card_names_role_term_vote_log_and_commit() {
     let mut h = Harness::new(A, 3, RaftBug::None);
     h.elect(2);
-    let lines = h.node.summary(h.now_us);
+    let names: Vec<String> = NAMES.iter().map(|n| n.to_string()).collect();
+    let lines = h.s().summary(&ViewCtx::new(A, h.0.now_us, &names));
     assert_eq!(lines[0], "LEADER · term 3");
     assert_eq!(lines[1], "vote S1 · log 0 · commit 0");
 }

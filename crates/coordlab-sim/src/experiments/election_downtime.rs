@@ -27,17 +27,19 @@
 
 use super::summary::Summary;
 use super::trial_server::{DowntimeWorld, TrialServer, ELECTION_SAFETY};
-use crate::kernel::engine::{Engine, Limits, Recording, Setup};
+use crate::kernel::engine::{Engine, Limits, Recording};
 use crate::kernel::faults::{Fault, FaultKind};
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
+use crate::kernel::participant::Participant;
 use crate::kernel::rng::{between_us, stream, Stream};
+use crate::kernel::setup::Setup;
 use crate::kernel::time::{MS_US, SEC_US};
 use crate::properties::Verdict;
 use crate::protocols::raft::{
-    Entry, LogIndex, RaftBug, RaftClient, RaftDurable, RaftServer, ServerConfig, ServerDurable, Term,
+    Entry, LogIndex, RaftBug, RaftClient, RaftServer, ServerConfig, ServerDurable, Term,
 };
-use crate::trace::{NodeInfo, StopReason};
+use crate::trace::StopReason;
 use std::collections::BTreeMap;
 
 /// Servers in the cluster, as in the paper.
@@ -170,12 +172,10 @@ fn starting_log(server: NodeId) -> Vec<Entry> {
         .collect()
 }
 
-fn setup(config: &DowntimeConfig, crash_us: u64) -> Setup<DowntimeWorld> {
-    let names: Vec<String> = (1..=SERVERS).map(|i| format!("S{i}")).collect();
+fn setup(config: &DowntimeConfig, crash_us: u64) -> Setup {
     let cluster: Vec<NodeId> = (0..SERVERS).map(NodeId).collect();
     let server_config = ServerConfig {
         cluster: cluster.clone(),
-        names: names.clone(),
         election_timeout_ms_min: config.timeout_ms_min,
         election_timeout_ms_max: config.timeout_ms_max,
         heartbeat_ms: config.heartbeat_ms(),
@@ -183,40 +183,31 @@ fn setup(config: &DowntimeConfig, crash_us: u64) -> Setup<DowntimeWorld> {
         stop_at_ms: config.cap_ms + config.timeout_ms_max + 1_000,
         bug: RaftBug::None,
     };
-    let nodes = cluster
-        .iter()
-        .map(|&id| {
-            let durable = ServerDurable {
-                config: server_config.clone(),
-                term: START_TERM,
-                // Everyone voted for S1 in term 2; that is how it came to lead.
-                voted_for: Some(OLD_LEADER),
-                log: starting_log(id),
-            };
-            let mut server = RaftServer::from_durable(id, &durable);
-            if id == OLD_LEADER {
-                // Entries 1–3 are on a majority (S1–S3) and were committed in term 1.
-                server.commit_index = LogIndex(3);
-            }
-            let info = NodeInfo {
-                id,
-                name: names[id.index()].clone(),
-                kind: "raft-server".into(),
-                faults: vec![FaultKind::Crash],
-            };
-            (
-                info,
-                TrialServer::new(server, id == OLD_LEADER),
-                RaftDurable::Server(durable),
-            )
-        })
-        .collect();
-    Setup {
-        world: DowntimeWorld::new(OLD_LEADER),
-        nodes,
-        link: LinkConfig::reliable(config.latency_min_us, config.latency_max_us),
-        scripted: vec![(crash_us, Fault::Crash { node: OLD_LEADER })],
+    let mut setup = Setup::new(LinkConfig::reliable(config.latency_min_us, config.latency_max_us));
+    for id in cluster {
+        let durable = ServerDurable {
+            term: START_TERM,
+            // Everyone voted for S1 in term 2; that is how it came to lead.
+            voted_for: Some(OLD_LEADER),
+            log: starting_log(id),
+        };
+        let mut server = RaftServer::recover(&server_config, id, &durable);
+        if id == OLD_LEADER {
+            // Entries 1–3 are on a majority (S1–S3) and were committed in term 1.
+            server.commit_index = LogIndex(3);
+        }
+        setup.add_live(
+            format!("S{}", id.0 + 1),
+            "raft-server",
+            &[FaultKind::Crash],
+            server_config.clone(),
+            TrialServer::new(server, id == OLD_LEADER),
+            durable,
+        );
     }
+    setup.script(crash_us, Fault::Crash { node: OLD_LEADER });
+    setup.set_world(DowntimeWorld::new(OLD_LEADER));
+    setup
 }
 
 /// Runs one trial. Most trials end within a few election timeouts, so the run is first

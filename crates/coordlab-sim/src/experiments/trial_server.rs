@@ -1,18 +1,18 @@
 //! The participant and world of one election-downtime trial.
 //!
-//! [`TrialServer`] is the real [`RaftNode`] server with two additions that only the
-//! experiment needs: the old leader starts *as* leader and sends its one heartbeat round, and
-//! every server notes the last leader whose AppendEntries it accepted. All Raft behaviour —
-//! timers, votes, terms, logs — is the unchanged server's.
+//! [`TrialServer`] hosts the real [`RaftServer`] with two additions that only the experiment
+//! needs: the old leader starts *as* leader and sends its one heartbeat round, and every
+//! server notes the last leader whose AppendEntries it accepted. All Raft behaviour —
+//! timers, votes, terms, logs — is the unchanged server's, run under [`Ctx::within`].
 //!
 //! [`DowntimeWorld`] watches every step and records the first moment a leader of some term is
 //! acknowledged by every other surviving server: the end of the downtime.
 
-use crate::kernel::engine::{Nodes, World};
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, Effect, Participant};
+use crate::kernel::participant::{Ctx, Participant, ViewCtx};
+use crate::kernel::world::{Nodes, World};
 use crate::properties::{PropertyKind, PropertySpec};
-use crate::protocols::raft::{RaftDurable, RaftMsg, RaftNode, RaftServer, RaftTimer, Role, Term};
+use crate::protocols::raft::{RaftMsg, RaftServer, RaftTimer, Role, ServerConfig, ServerDurable, Term};
 use crate::trace::TableView;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 /// One server of a trial.
 #[derive(Clone, Debug)]
 pub struct TrialServer {
-    pub raft: RaftNode,
+    pub server: RaftServer,
     /// The term and sender of the last AppendEntries this server accepted (one whose term was
     /// not older than its own): who it currently takes to be leader.
     pub accepted: Option<(Term, NodeId)>,
@@ -31,14 +31,10 @@ pub struct TrialServer {
 impl TrialServer {
     pub fn new(server: RaftServer, leads_at_start: bool) -> TrialServer {
         TrialServer {
-            raft: RaftNode::Server(Box::new(server)),
+            server,
             accepted: None,
             leads_at_start,
         }
-    }
-
-    pub fn server(&self) -> Option<&RaftServer> {
-        self.raft.server()
     }
 
     /// The old leader's start: it already leads its term (it won it before the trial began)
@@ -48,9 +44,7 @@ impl TrialServer {
     /// resets its election timer on it. No heartbeat timer is set, because the crash always
     /// comes before the next round would be due.
     fn announce(&mut self, ctx: &mut Ctx<'_, TrialServer>) {
-        let RaftNode::Server(s) = &mut self.raft else {
-            return;
-        };
+        let s = &mut self.server;
         s.role = Role::Leader;
         s.leader_hint = Some(s.id);
         let beat = RaftMsg::AppendEntries {
@@ -65,51 +59,34 @@ impl TrialServer {
         }
         ctx.note(format!(
             "{} leads term {} and sends its heartbeat to every follower.",
-            s.config
-                .names
-                .get(s.id.index())
-                .map_or("the leader", String::as_str),
+            ctx.me(),
             s.term
         ));
     }
-}
 
-/// Runs the inner server's handler under a context of its own type, then re-emits its
-/// effects (the two participant types share messages, timers and persisted state).
-fn relay(
-    ctx: &mut Ctx<'_, TrialServer>,
-    node: &mut RaftNode,
-    run: impl FnOnce(&mut RaftNode, &mut Ctx<'_, RaftNode>),
-) {
-    let mut inner: Vec<Effect<RaftNode>> = Vec::new();
-    run(
-        node,
-        &mut Ctx::new(ctx.node, ctx.local_now_us, ctx.rng, &mut inner),
-    );
-    for effect in inner {
-        match effect {
-            Effect::Send { to, msg } => ctx.send(to, msg),
-            Effect::SetTimer {
-                timer,
-                after_local_us,
-            } => ctx.set_timer(timer, after_local_us),
-            Effect::CancelTimer { timer } => ctx.cancel_timer(timer),
-            Effect::Persist(d) => ctx.persist(d),
-            Effect::Note(text) => ctx.note(text),
-        }
+    /// Runs one handler of the hosted server; its timers and persisted state are this
+    /// participant's own types, so they pass through unchanged.
+    fn raft<R>(
+        &mut self,
+        ctx: &mut Ctx<'_, Self>,
+        run: impl FnOnce(&mut RaftServer, &mut Ctx<'_, RaftServer>) -> R,
+    ) -> R {
+        let server = &mut self.server;
+        ctx.within(|t| t, |d| d, |inner| run(server, inner))
     }
 }
 
 impl Participant for TrialServer {
     type Msg = RaftMsg;
     type Timer = RaftTimer;
-    type Durable = RaftDurable;
+    type Durable = ServerDurable;
+    type Config = ServerConfig;
 
     fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
         if self.leads_at_start {
             self.announce(ctx);
         } else {
-            relay(ctx, &mut self.raft, |n, c| n.on_start(c));
+            self.raft(ctx, |s, c| s.on_start(c));
         }
     }
 
@@ -120,14 +97,13 @@ impl Participant for TrialServer {
             // would no longer differ.
             return;
         }
-        let own_term = self.server().map_or(Term(0), |s| s.term);
         // Raft accepts a leader's AppendEntries unless its term is older than the receiver's
         // (§5.1); a log mismatch refuses the entries, not the leader.
         let accepted = match &msg {
-            RaftMsg::AppendEntries { term, .. } if *term >= own_term => Some((*term, from)),
+            RaftMsg::AppendEntries { term, .. } if *term >= self.server.term => Some((*term, from)),
             _ => None,
         };
-        relay(ctx, &mut self.raft, |n, c| n.on_message(c, from, msg));
+        self.raft(ctx, |s, c| s.on_message(c, from, msg));
         if accepted.is_some() {
             self.accepted = accepted;
         }
@@ -137,23 +113,19 @@ impl Participant for TrialServer {
         if self.leads_at_start {
             return; // it set none; see on_message
         }
-        relay(ctx, &mut self.raft, |n, c| n.on_timer(c, timer));
+        self.raft(ctx, |s, c| s.on_timer(c, timer));
     }
 
-    fn recover(id: NodeId, durable: &RaftDurable) -> Self {
-        TrialServer {
-            raft: RaftNode::recover(id, durable),
-            accepted: None,
-            leads_at_start: false,
-        }
+    fn recover(config: &ServerConfig, id: NodeId, durable: &ServerDurable) -> Self {
+        TrialServer::new(RaftServer::recover(config, id, durable), false)
     }
 
-    fn summary(&self, local_now_us: u64) -> Vec<String> {
-        self.raft.summary(local_now_us)
+    fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
+        self.server.summary(view)
     }
 
-    fn durable_summary(durable: &RaftDurable) -> Vec<String> {
-        RaftNode::durable_summary(durable)
+    fn durable_summary(config: &ServerConfig, durable: &ServerDurable, view: &ViewCtx<'_>) -> Vec<String> {
+        RaftServer::durable_summary(config, durable, view)
     }
 }
 
@@ -186,15 +158,13 @@ impl DowntimeWorld {
     }
 
     /// A live leader that every other live server has accepted in its term, if there is one.
-    fn acknowledged_leader(&self, nodes: &Nodes<'_, TrialServer>) -> Option<(NodeId, Term)> {
-        let live: Vec<(NodeId, &TrialServer)> = nodes
-            .live
-            .iter()
-            .enumerate()
-            .filter_map(|(i, n)| n.as_ref().map(|n| (NodeId(i as u32), n)))
-            .collect();
+    fn acknowledged_leader(&self, nodes: &Nodes<'_>) -> Option<(NodeId, Term)> {
+        let live = trial_servers(nodes);
         live.iter().find_map(|(id, n)| {
-            let s = n.server().filter(|s| s.role == Role::Leader)?;
+            let s = &n.server;
+            if s.role != Role::Leader {
+                return None;
+            }
             let followed = live
                 .iter()
                 .filter(|(other, _)| other != id)
@@ -207,9 +177,14 @@ impl DowntimeWorld {
 /// The one property a trial checks: Raft's Election Safety, over the whole run.
 pub const ELECTION_SAFETY: &str = "election-safety";
 
-impl World for DowntimeWorld {
-    type Node = TrialServer;
+/// Every live server of a trial, with its id.
+fn trial_servers<'a>(nodes: &Nodes<'a>) -> Vec<(NodeId, &'a TrialServer)> {
+    (0..nodes.len() as u32)
+        .filter_map(|i| nodes.live::<TrialServer>(NodeId(i)).map(|n| (NodeId(i), n)))
+        .collect()
+}
 
+impl World for DowntimeWorld {
     fn properties(&self) -> Vec<PropertySpec> {
         vec![PropertySpec {
             name: ELECTION_SAFETY,
@@ -218,21 +193,16 @@ impl World for DowntimeWorld {
         }]
     }
 
-    fn evaluate(&mut self, nodes: &Nodes<'_, TrialServer>, out: &mut Vec<bool>) {
-        for (i, n) in nodes.live.iter().enumerate() {
-            let Some(s) = n.as_ref().and_then(|n| n.server()) else {
-                continue;
-            };
-            if s.role == Role::Leader {
-                let id = NodeId(i as u32);
-                if *self.leaders.entry(s.term).or_insert(id) != id {
-                    self.two_leaders = true;
-                }
+    fn evaluate(&mut self, nodes: &Nodes<'_>, out: &mut Vec<bool>) {
+        for (id, n) in trial_servers(nodes) {
+            let s = &n.server;
+            if s.role == Role::Leader && *self.leaders.entry(s.term).or_insert(id) != id {
+                self.two_leaders = true;
             }
         }
         // The old leader leads from the start, so "a leader everyone follows" only counts
         // once it is down (it is never restarted, so that is for good).
-        if self.recovered.is_none() && nodes.live[self.crashed.index()].is_none() {
+        if self.recovered.is_none() && !nodes.is_live(self.crashed) {
             if let Some((leader, term)) = self.acknowledged_leader(nodes) {
                 self.recovered = Some(Recovery {
                     at_us: nodes.now_us,
@@ -244,11 +214,11 @@ impl World for DowntimeWorld {
         out.push(!self.two_leaders);
     }
 
-    fn tables(&self, _nodes: &Nodes<'_, TrialServer>) -> Vec<TableView> {
+    fn tables(&self, _nodes: &Nodes<'_>) -> Vec<TableView> {
         Vec::new()
     }
 
-    fn outcome(&self, _nodes: &Nodes<'_, TrialServer>) -> BTreeMap<String, Value> {
+    fn outcome(&self, _nodes: &Nodes<'_>) -> BTreeMap<String, Value> {
         let mut out = BTreeMap::new();
         if let Some(r) = self.recovered {
             out.insert("recovered_us".into(), json!(r.at_us));

@@ -13,15 +13,16 @@
 pub mod common;
 pub mod lock_service_common;
 pub mod lost_update;
-// pub mod raft_chaos;
-// pub mod raft_common;
-// pub mod raft_election;
-// pub mod raft_figure_8;
-// pub mod raft_log_replication;
-// pub mod raft_partition;
-// pub mod raft_quorum;
-// pub mod raft_split_vote;
-// pub mod raft_stale_leader;
+pub mod raft_chaos;
+pub mod raft_common;
+pub mod raft_election;
+pub mod raft_figure_8;
+pub mod raft_log_replication;
+pub mod raft_partition;
+pub mod raft_quorum;
+pub mod raft_split_vote;
+pub mod raft_stale_leader;
+pub mod raft_world;
 pub mod redis_common;
 pub mod redis_failover;
 pub mod redlock;
@@ -337,14 +338,14 @@ static REGISTRY: &[ScenarioDef] = &[
     // scenario!("leases", unfenceable_resource),
     // scenario!("leases", lock_alternatives),
     // scenario!("leases", lease_stampede),
-    // scenario!("raft", raft_election),
-    // scenario!("raft", raft_split_vote),
-    // scenario!("raft", raft_log_replication),
-    // scenario!("raft", raft_partition),
-    // scenario!("raft", raft_stale_leader),
-    // scenario!("raft", raft_figure_8),
-    // scenario!("raft", raft_quorum),
-    // scenario!("raft", raft_chaos),
+    scenario!("raft", raft_election),
+    scenario!("raft", raft_split_vote),
+    scenario!("raft", raft_log_replication),
+    scenario!("raft", raft_partition),
+    scenario!("raft", raft_stale_leader),
+    scenario!("raft", raft_figure_8),
+    scenario!("raft", raft_quorum),
+    scenario!("raft", raft_chaos),
     scenario!("services", zookeeper_lock),
     // scenario!("services", consensus_lock),
     scenario!("services", redis_failover),

@@ -7,15 +7,14 @@
 use super::raft_common::{bug, build, common_params, int_param, num, servers_param, ClusterPlan};
 use super::raft_common::{CONVERGES_AFTER_HEAL, PROPERTIES};
 use super::{Expectation, Params, ScenarioInfo};
-use crate::kernel::engine::{Engine, Limits, Recording};
-use crate::kernel::faults::{Action, Fault};
+use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
 use crate::kernel::rng::Ratio;
+use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
 use crate::protocols::raft::RaftBug;
-use crate::trace::Trace;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeSet;
@@ -201,17 +200,11 @@ pub fn storm(seed: u64, servers: u32, fault_count: u64, chaos_ms: u64) -> Vec<(u
     out
 }
 
-pub fn run(
-    params: &Params,
-    seed: u64,
-    actions: &[Action],
-    limits: Limits,
-    recording: Recording,
-) -> Result<Trace, String> {
+pub fn setup(params: &Params, seed: u64) -> Setup {
     let servers = num(params, "servers", 5) as u32;
     let chaos_ms = num(params, "chaos_ms", 3_000);
     let scripted = storm(seed, servers, num(params, "fault_count", 12), chaos_ms);
-    let mut setup = build(
+    let (mut setup, mut world) = build(
         params,
         ClusterPlan {
             servers,
@@ -219,8 +212,7 @@ pub fn run(
             client_start_ms: 300,
             stop_at_ms: chaos_ms + SETTLE_MS,
             scripted,
-            watch: None,
-            stagger_first: false,
+            ..ClusterPlan::default()
         },
     );
     let percent = |key: &str, default: u64| Ratio {
@@ -232,9 +224,9 @@ pub fn run(
         duplicate: percent("duplicate_percent", 3),
         ..LinkConfig::reliable(MS_US, num(params, "latency_ms_max", 15).max(1) * MS_US)
     };
-    setup.world.converge_after_us = Some(chaos_ms * MS_US);
-    let engine = Engine::new(setup, seed, actions, limits, recording)?;
-    Ok(engine.run(ID, seed, params.clone()))
+    world.converge_after_us = Some(chaos_ms * MS_US);
+    setup.set_world(world);
+    setup
 }
 
 #[cfg(test)]

@@ -2,16 +2,15 @@
 //! new one in a higher term; the old leader restarts with its stale term and falls in line
 //! as soon as it hears the new leader.
 
-use super::raft_common::{build, common_params, num, servers_param, ClusterPlan};
+use super::raft_common::{bug, build_with_world, common_params, num, servers_param, ClusterPlan, PROPERTIES};
 use super::{Expectation, Params, ScenarioInfo};
-use crate::kernel::engine::{Engine, Limits, Recording};
-use crate::kernel::faults::{Action, Fault};
+use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
+use crate::kernel::setup::Setup;
 use crate::properties::Verdict;
 use crate::protocols::raft::RaftBug;
-use crate::scenarios::raft_common::{bug, PROPERTIES};
-use crate::trace::Trace;
-use serde_json::json;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
 
 pub const ID: &str = "raft-election";
 pub const CRASH_MS: u64 = 600;
@@ -56,34 +55,28 @@ fn story(params: &Params) -> bool {
     hb * 2 < min && max <= 400 && min >= 100
 }
 
-pub fn run(
-    params: &Params,
-    seed: u64,
-    actions: &[Action],
-    limits: Limits,
-    recording: Recording,
-) -> Result<Trace, String> {
+pub fn setup(params: &Params, _seed: u64) -> Setup {
     let leader = NodeId(0);
-    let setup = build(
+    build_with_world(
         params,
         ClusterPlan {
             servers: num(params, "servers", 5) as u32,
-            writes: 0,
-            client_start_ms: 0,
             stop_at_ms: STOP_AT_MS,
             scripted: vec![
                 (CRASH_MS, Fault::Crash { node: leader }),
                 (RESTART_MS, Fault::Restart { node: leader }),
             ],
-            watch: None,
             stagger_first: true,
+            ..ClusterPlan::default()
         },
-    );
-    let engine = Engine::new(setup, seed, actions, limits, recording)?;
-    let mut trace = engine.run(ID, seed, params.clone());
-    // Derived facts for the story, from the run's own outcome.
-    let leaders = trace
-        .outcome
+        Some(derive_outcome),
+    )
+}
+
+/// Derived facts for the story, from the run's own outcome: a leader other than S1 won a
+/// term above 1, and S1 ends as a follower of the final leader's term.
+fn derive_outcome(outcome: &mut BTreeMap<String, Value>) {
+    let leaders = outcome
         .get("leaders")
         .and_then(|l| l.as_array())
         .cloned()
@@ -91,19 +84,10 @@ pub fn run(
     let higher = leaders
         .iter()
         .any(|l| l["term"].as_u64().unwrap_or(0) > 1 && l["leader"] != json!("S1"));
-    let roles = trace.outcome.get("final_roles").cloned().unwrap_or_default();
-    let terms = trace.outcome.get("final_terms").cloned().unwrap_or_default();
-    let final_term = trace
-        .outcome
-        .get("final_leader_term")
-        .cloned()
-        .unwrap_or_default();
+    let roles = outcome.get("final_roles").cloned().unwrap_or_default();
+    let terms = outcome.get("final_terms").cloned().unwrap_or_default();
+    let final_term = outcome.get("final_leader_term").cloned().unwrap_or_default();
     let follows = roles[0] == json!("FOLLOWER") && terms[0] == final_term && !final_term.is_null();
-    trace
-        .outcome
-        .insert("new_leader_in_higher_term".into(), json!(higher));
-    trace
-        .outcome
-        .insert("restarted_leader_follows".into(), json!(follows));
-    Ok(trace)
+    outcome.insert("new_leader_in_higher_term".into(), json!(higher));
+    outcome.insert("restarted_leader_follows".into(), json!(follows));
 }

@@ -6,6 +6,8 @@
 //! applied; `current-term-only`, the paper's rule, waits until an entry of the leader's own
 //! term sits on top, and then the entry is safe for good.
 //!
+//! [`RaftBug::CommitOldTermByCount`]: crate::protocols::raft::RaftBug::CommitOldTermByCount
+//!
 //! The script, in true time:
 //! - 0.15 s: client A writes `x=1`; S1 (the quickest timer) leads term 1 and commits it at #1.
 //! - 0.25 s: S1 reboots and wins term 2. At 0.39 s its links to S3, S4 and S5 fail, and
@@ -25,16 +27,15 @@
 //! — the scenario offers no timing parameters — so a sweep's random faults land on the story
 //! as written.
 
-use super::raft_common::{build, ClusterPlan, RaftWorld, WorldNotes, PROPERTIES};
+use super::raft_common::{build, ClusterPlan, RaftWorld, CLIENT_FAULTS, PROPERTIES};
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
-use crate::kernel::engine::{Engine, Limits, Nodes, Recording, Setup, World};
-use crate::kernel::faults::{Action, Fault, FaultKind};
+use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
+use crate::kernel::setup::Setup;
+use crate::kernel::world::{Nodes, World};
 use crate::properties::{PropertySpec, Verdict};
-use crate::protocols::raft::{
-    ClientConfig, ClientDurable, Entry, LogIndex, RaftClient, RaftDurable, RaftNode, RaftServer, Role, Term,
-};
-use crate::trace::{NodeInfo, TableView, Trace};
+use crate::protocols::raft::{ClientConfig, Entry, LogIndex, RaftClient, RaftServer, Role, Term};
+use crate::trace::TableView;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -223,94 +224,39 @@ fn script(rule: CommitRule) -> Vec<(u64, Fault)> {
     ]
 }
 
-fn setup(params: &Params, notes: Option<WorldNotes>) -> Setup<Figure8World> {
+pub fn setup(params: &Params, _seed: u64) -> Setup {
     let rule = CommitRule::parse(params);
     // The shared builder reads the planted bug from `bug`; this scenario's switch is its rule.
     let mut built = Params::new();
     if rule == CommitRule::CountReplicas {
         built.insert("bug".into(), "commit-old-term-by-count".into());
     }
-    let Setup {
-        mut world,
-        mut nodes,
-        link,
-        scripted,
-    } = build(
+    let (mut setup, world) = build(
         &built,
         ClusterPlan {
             servers: SERVERS,
-            writes: 0,
-            client_start_ms: 0,
             stop_at_ms: STOP_AT_MS,
             scripted: script(rule),
-            watch: None,
-            stagger_first: false,
+            timeouts_ms: TIMEOUTS_MS.to_vec(),
+            ..ClusterPlan::default()
         },
     );
-    let mut names = world.names.clone();
-    names.extend(CLIENTS.iter().map(|c| c.name.to_string()));
     let servers: Vec<NodeId> = (0..SERVERS).map(NodeId).collect();
-    for (i, (_, node, durable)) in nodes.iter_mut().enumerate() {
-        let (min, max) = TIMEOUTS_MS[i];
-        if let RaftNode::Server(s) = node {
-            s.config.election_timeout_ms_min = min;
-            s.config.election_timeout_ms_max = max;
-            s.config.names = names.clone();
-        }
-        if let RaftDurable::Server(d) = durable {
-            d.config.election_timeout_ms_min = min;
-            d.config.election_timeout_ms_max = max;
-            d.config.names = names.clone();
-        }
-    }
-    for (k, plan) in CLIENTS.iter().enumerate() {
-        let id = NodeId(SERVERS + k as u32);
+    for plan in &CLIENTS {
         let config = ClientConfig {
             servers: servers.clone(),
-            names: names.clone(),
             writes: plan.writes,
             start_ms: plan.start_ms,
             interval_ms: plan.interval_ms,
             retry_ms: plan.retry_ms,
             stop_at_ms: STOP_AT_MS,
+            first_id: plan.first_id,
+            first_guess: Some(plan.target),
         };
-        let mut client = RaftClient::new(config.clone());
-        client.guess = plan.target;
-        client.first_id = plan.first_id;
-        nodes.push((
-            NodeInfo {
-                id,
-                name: plan.name.into(),
-                kind: "raft-client".into(),
-                faults: vec![FaultKind::Network, FaultKind::Input],
-            },
-            RaftNode::Client(client),
-            RaftDurable::Client(ClientDurable { config }),
-        ));
+        setup.add::<RaftClient>(plan.name, "raft-client", &CLIENT_FAULTS, config, ());
     }
-    world.names = names;
-    Setup {
-        world: Figure8World::new(world, rule, notes),
-        nodes,
-        link,
-        scripted,
-    }
-}
-
-pub fn run(
-    params: &Params,
-    seed: u64,
-    actions: &[Action],
-    limits: Limits,
-    recording: Recording,
-) -> Result<Trace, String> {
-    let notes = (recording != Recording::Summary).then(WorldNotes::default);
-    let engine = Engine::new(setup(params, notes.clone()), seed, actions, limits, recording)?;
-    let mut trace = engine.run(ID, seed, params.clone());
-    if let Some(n) = notes {
-        n.apply(&mut trace);
-    }
-    Ok(trace)
+    setup.set_world(Figure8World::new(world, rule));
+    setup
 }
 
 /// The first entry ever committed at the contested index.
@@ -328,8 +274,8 @@ struct FirstCommit {
 pub struct Figure8World {
     inner: RaftWorld,
     rule: CommitRule,
-    notes: Option<WorldNotes>,
-    step: u32,
+    /// Narration for the step just evaluated.
+    notes: Vec<String>,
     said: BTreeSet<&'static str>,
     first_commit: Option<FirstCommit>,
     s5_elected_after_commit: bool,
@@ -339,12 +285,11 @@ pub struct Figure8World {
 }
 
 impl Figure8World {
-    fn new(inner: RaftWorld, rule: CommitRule, notes: Option<WorldNotes>) -> Self {
+    fn new(inner: RaftWorld, rule: CommitRule) -> Self {
         Figure8World {
             inner,
             rule,
-            notes,
-            step: 0,
+            notes: Vec::new(),
             said: BTreeSet::new(),
             first_commit: None,
             s5_elected_after_commit: false,
@@ -353,15 +298,12 @@ impl Figure8World {
         }
     }
 
-    fn name(&self, id: NodeId) -> String {
-        self.inner.names.get(id.index()).cloned().unwrap_or_default()
-    }
-
-    fn names(&self, ids: &[NodeId]) -> String {
-        let names: Vec<String> = ids.iter().map(|i| self.name(*i)).collect();
+    /// `S1, S2 and S3`.
+    fn names(nodes: &Nodes<'_>, ids: &[NodeId]) -> String {
+        let names: Vec<&str> = ids.iter().map(|i| nodes.name(*i)).collect();
         match names.as_slice() {
             [] => "no server".into(),
-            [one] => one.clone(),
+            [one] => one.to_string(),
             [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
         }
     }
@@ -370,64 +312,58 @@ impl Figure8World {
         (0..SERVERS).map(NodeId)
     }
 
-    fn live<'a>(nodes: &'a Nodes<'_, RaftNode>, id: NodeId) -> Option<&'a RaftServer> {
-        nodes.live.get(id.index())?.as_ref()?.server()
+    fn live<'a>(nodes: &Nodes<'a>, id: NodeId) -> Option<&'a RaftServer> {
+        nodes.live::<RaftServer>(id)
     }
 
-    fn log<'a>(nodes: &'a Nodes<'_, RaftNode>, id: NodeId) -> &'a [Entry] {
-        match nodes.durable.get(id.index()) {
-            Some(RaftDurable::Server(d)) => &d.log,
-            _ => &[],
-        }
+    fn log<'a>(nodes: &Nodes<'a>, id: NodeId) -> &'a [Entry] {
+        nodes.durable::<RaftServer>(id).map_or(&[], |d| &d.log)
     }
 
-    fn entry_at(nodes: &Nodes<'_, RaftNode>, id: NodeId, index: LogIndex) -> Option<Entry> {
+    fn entry_at(nodes: &Nodes<'_>, id: NodeId, index: LogIndex) -> Option<Entry> {
         Self::log(nodes, id).get(index.0 as usize - 1).cloned()
     }
 
-    fn last_term(nodes: &Nodes<'_, RaftNode>, id: NodeId) -> Term {
+    fn last_term(nodes: &Nodes<'_>, id: NodeId) -> Term {
         Self::log(nodes, id).last().map_or(Term(0), |e| e.term)
     }
 
     /// Servers whose persisted log holds exactly `entry` at `index`.
-    fn holders(nodes: &Nodes<'_, RaftNode>, index: LogIndex, entry: &Entry) -> Vec<NodeId> {
+    fn holders(nodes: &Nodes<'_>, index: LogIndex, entry: &Entry) -> Vec<NodeId> {
         Self::servers()
             .filter(|id| Self::entry_at(nodes, *id, index).as_ref() == Some(entry))
             .collect()
     }
 
     /// Servers whose log holds an entry of `term` at `index`.
-    fn holders_of_term(nodes: &Nodes<'_, RaftNode>, index: LogIndex, term: Term) -> Vec<NodeId> {
+    fn holders_of_term(nodes: &Nodes<'_>, index: LogIndex, term: Term) -> Vec<NodeId> {
         Self::servers()
             .filter(|id| Self::entry_at(nodes, *id, index).is_some_and(|e| e.term == term))
             .collect()
     }
 
     /// The entry a majority of persisted logs holds at `index`, if any.
-    fn majority_entry(nodes: &Nodes<'_, RaftNode>, index: LogIndex) -> Option<Entry> {
+    fn majority_entry(nodes: &Nodes<'_>, index: LogIndex) -> Option<Entry> {
         Self::servers()
             .filter_map(|id| Self::entry_at(nodes, id, index))
             .find(|e| Self::holders(nodes, index, e).len() >= MAJORITY)
     }
 
-    fn lost(&self, nodes: &Nodes<'_, RaftNode>) -> bool {
+    fn lost(&self, nodes: &Nodes<'_>) -> bool {
         self.first_commit
             .as_ref()
             .is_some_and(|f| Self::holders(nodes, CONTESTED, &f.entry).len() < MAJORITY)
     }
 
-    fn say(&mut self, key: &'static str, text: impl FnOnce(&Self) -> String) {
-        if self.notes.is_none() || !self.said.insert(key) {
-            return;
-        }
-        let text = text(self);
-        if let Some(n) = &self.notes {
-            n.push(self.step, text);
+    /// Tells `text` once per run.
+    fn say(&mut self, key: &'static str, text: impl FnOnce() -> String) {
+        if self.said.insert(key) {
+            self.notes.push(text());
         }
     }
 
     /// Bookkeeping the outcome needs, done on every run (sweeps included).
-    fn track(&mut self, nodes: &Nodes<'_, RaftNode>) {
+    fn track(&mut self, nodes: &Nodes<'_>) {
         if self.first_commit.is_none() {
             if let Some((entry, term)) = self.inner.committed.get(&CONTESTED) {
                 let above = self
@@ -450,12 +386,12 @@ impl Figure8World {
     }
 
     /// The story's narration, told when the state shows each turn of it.
-    fn narrate(&mut self, nodes: &Nodes<'_, RaftNode>) {
+    fn narrate(&mut self, nodes: &Nodes<'_>) {
         let leader = |id: NodeId, term: u64| {
             Self::live(nodes, id).is_some_and(|s| s.role == Role::Leader && s.term == Term(term))
         };
         if let Some((first, _)) = self.inner.committed.get(&LogIndex(1)).cloned() {
-            self.say("setup", |_| {
+            self.say("setup", || {
                 format!(
                     "Every log starts alike: {} is committed at #1 in term {}, as in the paper's figure. Watch index #2 from here on.",
                     first.command, first.term
@@ -467,11 +403,11 @@ impl Figure8World {
         };
         let t2 = Self::holders_of_term(nodes, CONTESTED, Term(2));
         if leader(S1, 2) && t2.len() >= 2 {
-            self.say("a", |w| {
+            self.say("a", || {
                 format!(
                     "(a) S1 leads term 2, and its entry at #2 ({}) is stored on {} only — {} of 5, short of the 3 a commit needs, so nobody treats it as committed. S1's links to S3, S4 and S5 are down.",
                     command(S1),
-                    w.names(&t2),
+                    Self::names(nodes, &t2),
                     t2.len()
                 )
             });
@@ -481,10 +417,10 @@ impl Figure8World {
                 s.votes.iter().copied().filter(|v| *v != S5).collect()
             });
             let s2_refused = !votes.contains(&S2) && Self::last_term(nodes, S2) > Self::last_term(nodes, S5);
-            self.say("b-elected", |w| {
+            self.say("b-elected", || {
                 format!(
                     "(b) S1 is down and S5 wins term 3 with its own vote and those of {}.{}",
-                    w.names(&votes),
+                    Self::names(nodes, &votes),
                     if s2_refused {
                         " S2 turned it down: S2's log ends in term 2, S5's only in term 1, so S5 might lack entries S2 holds."
                     } else {
@@ -495,17 +431,17 @@ impl Figure8World {
         }
         let t3 = Self::holders_of_term(nodes, CONTESTED, Term(3));
         if !t3.is_empty() && !t2.is_empty() {
-            self.say("b-entry", |w| {
+            self.say("b-entry", || {
                 format!(
                     "(b) S5 takes {} as #2 in term 3, but its links are down and no one else gets it. Index #2 now holds two different entries: term 2 on {}, term 3 on {}.",
                     command(S5),
-                    w.names(&t2),
-                    w.names(&t3)
+                    Self::names(nodes, &t2),
+                    Self::names(nodes, &t3)
                 )
             });
         }
         if leader(S1, 4) {
-            self.say("c-elected", |_| {
+            self.say("c-elected", || {
                 "(c) S5 is down; S1 is back and wins term 4. As leader it copies its own log — the term-2 entry at #2 included — to every follower that lacks it.".into()
             });
         }
@@ -524,17 +460,17 @@ impl Figure8World {
                 .collect();
             known.insert(0, S1);
             if s1.commit_index >= CONTESTED {
-                self.say("majority", |w| {
+                self.say("majority", || {
                     format!(
                         "(c) S1 now knows the term-2 entry at #2 is on {} — a majority — and, counting copies, marks it committed and applies it. But it was written in term 2, not in S1's term {term}: S5, whose log ends in term 3, can still win the votes of S2, S3 and S4 and replace it.",
-                        w.names(&known)
+                        Self::names(nodes, &known)
                     )
                 });
             } else {
-                self.say("majority", |w| {
+                self.say("majority", || {
                     format!(
                         "(c) S1 now knows the term-2 entry at #2 is on {} — a majority — yet it does not commit it. It was written in term 2, not in S1's term {term}, and S5's log ends in term 3: S5 could still win the votes of S2, S3 and S4 and replace it. For an entry of an older term, a majority of copies is not enough.",
-                        w.names(&known)
+                        Self::names(nodes, &known)
                     )
                 });
             }
@@ -548,7 +484,7 @@ impl Figure8World {
                 .find(|(i, (e, _))| **i > CONTESTED && e.term == term)
                 .map(|(i, (e, _))| format!("{} at {i}", e.command))
                 .unwrap_or_default();
-            self.say("e", |_| {
+            self.say("e", || {
                 format!(
                     "(e) S1's own entry of term {term} ({own}) is now on a majority, so S1 commits it — and #2 beneath it commits with it. From now on every majority includes a server whose log ends in term {term}, newer than S5's term 3: S5 can never be elected without #2."
                 )
@@ -558,7 +494,7 @@ impl Figure8World {
         if self.was_up[S1.index()] && !s1_up && self.first_commit.is_some() {
             let own = self.first_commit.as_ref().map_or(Term(0), |f| f.leader_term);
             let has_own = Self::log(nodes, S1).iter().any(|e| e.term == own);
-            self.say("crash", |_| {
+            self.say("crash", || {
                 if has_own {
                     format!("S1 crashes right after it committed #2 together with its own term-{own} entry. Both are safe now: no server that lacks them can be elected.")
                 } else {
@@ -577,28 +513,29 @@ impl Figure8World {
                     .filter(|id| Self::live(nodes, *id).is_some())
                     .partition(|id| Self::last_term(nodes, *id) > mine);
                 if s5.role == Role::Candidate && willing.len() + 1 < MAJORITY {
-                    self.say("s5-cannot", |w| {
+                    self.say("s5-cannot", || {
                         format!(
                             "S5 stands in term {term}, but it cannot win: {} hold logs that end in a newer term than its own term {mine}, and refuse. Without them S5 cannot gather 3 votes, so the committed #2 stays.",
-                            w.names(&newer)
+                            Self::names(nodes, &newer)
                         )
                     });
                 }
                 let lacks = Self::entry_at(nodes, S5, CONTESTED).as_ref() != Some(&f.entry);
                 if s5.role == Role::Leader && lacks {
                     let votes: Vec<NodeId> = s5.votes.iter().copied().filter(|v| *v != S5).collect();
-                    self.say("d-elected", |w| {
+                    self.say("d-elected", || {
                         format!(
                             "(d) S5 wins term {term} with its own vote and those of {}: its log ends in term {mine}, newer than theirs, so the vote check lets it through. Yet S5 lacks the entry S1 counted committed at #2 — a leader missing a committed entry.",
-                            w.names(&votes)
+                            Self::names(nodes, &votes)
                         )
                     });
                 }
             }
         }
         if self.lost(nodes) {
-            self.say("lost", |w| {
-                let entry = w.first_commit.as_ref().map(|f| f.entry.command.to_string()).unwrap_or_default();
+            let entry = self.first_commit.as_ref().map(|f| f.entry.command.clone());
+            self.say("lost", || {
+                let entry = entry.map(|c| c.to_string()).unwrap_or_default();
                 format!(
                     "(d) S5 has overwritten #2 on the others with its own term-3 entry. The {entry} that S1 counted committed and applied is no longer on a majority: a committed entry is lost."
                 )
@@ -618,19 +555,19 @@ impl Figure8World {
                 .is_some_and(|f| f.entry.term.0 == before);
             let applied = Self::live(nodes, id).is_some_and(|s| s.last_applied >= CONTESTED);
             if committed_one && id == S1 {
-                self.say("s1-drops", |_| {
+                self.say("s1-drops", || {
                     "S1 is back and follows S5: it drops its own #2 — the very entry it had counted committed and applied before it crashed.".into()
                 });
             } else if committed_one {
-                self.say("first-overwrite", |w| {
-                    let who = w.name(id);
+                self.say("first-overwrite", || {
+                    let who = nodes.name(id);
                     format!(
                         "{who} takes the leader's word that its old #2 was never committed — yet S1 had counted it committed{}.",
                         if applied { format!(", and {who} itself had already applied it") } else { String::new() }
                     )
                 });
             } else if id == S5 {
-                self.say("s5-repaired", |_| {
+                self.say("s5-repaired", || {
                     "S5's term-3 entry at #2, never committed, is replaced by the committed one. Every server agrees on #2 again.".into()
                 });
             }
@@ -639,25 +576,24 @@ impl Figure8World {
 }
 
 impl World for Figure8World {
-    type Node = RaftNode;
-
     fn properties(&self) -> Vec<PropertySpec> {
         self.inner.properties()
     }
 
-    fn evaluate(&mut self, nodes: &Nodes<'_, RaftNode>, out: &mut Vec<bool>) {
+    fn evaluate(&mut self, nodes: &Nodes<'_>, out: &mut Vec<bool>) {
         self.inner.evaluate(nodes, out);
         self.track(nodes);
-        if self.notes.is_some() {
-            self.narrate(nodes);
-        }
+        self.narrate(nodes);
         for id in Self::servers() {
             self.was_up[id.index()] = Self::live(nodes, id).is_some();
         }
-        self.step += 1;
     }
 
-    fn highlight(&self, nodes: &Nodes<'_, RaftNode>) -> Option<String> {
+    fn take_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notes)
+    }
+
+    fn highlight(&self, nodes: &Nodes<'_>) -> Option<String> {
         if let Some(f) = &self.first_commit {
             if self.lost(nodes) {
                 return Some(format!(
@@ -675,7 +611,7 @@ impl World for Figure8World {
         self.inner.highlight(nodes)
     }
 
-    fn tables(&self, nodes: &Nodes<'_, RaftNode>) -> Vec<TableView> {
+    fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {
         let mut tables = self.inner.tables(nodes);
         let rows = Self::servers()
             .map(|id| {
@@ -687,7 +623,7 @@ impl World for Figure8World {
                     None => "down",
                 };
                 vec![
-                    self.name(id),
+                    nodes.name(id).to_string(),
                     entry.as_ref().map_or("—".into(), |e| e.command.to_string()),
                     entry.as_ref().map_or("—".into(), |e| e.term.0.to_string()),
                     committed.to_string(),
@@ -705,7 +641,7 @@ impl World for Figure8World {
         tables
     }
 
-    fn outcome(&self, nodes: &Nodes<'_, RaftNode>) -> BTreeMap<String, Value> {
+    fn outcome(&self, nodes: &Nodes<'_>) -> BTreeMap<String, Value> {
         let mut out = self.inner.outcome(nodes);
         let rule = match self.rule {
             CommitRule::CurrentTermOnly => "current-term-only",
@@ -717,7 +653,7 @@ impl World for Figure8World {
                 self.inner
                     .leaders
                     .get(&Term(t))
-                    .map_or(Value::Null, |l| json!(self.name(*l)))
+                    .map_or(Value::Null, |l| json!(nodes.name(*l)))
             })
             .collect();
         out.insert("figure_leaders".into(), Value::Array(figure));

@@ -2,14 +2,15 @@
 //! commits once a majority stores it. One follower is slow and another crashes for a while;
 //! neither holds the client up, and the crashed one catches up after it restarts.
 
-use super::raft_common::{bug, build, common_params, int_param, num, servers_param, ClusterPlan, PROPERTIES};
+use super::raft_common::{
+    bug, build_with_world, common_params, int_param, num, servers_param, ClusterPlan, PROPERTIES,
+};
 use super::{Expectation, Params, ScenarioInfo};
-use crate::kernel::engine::{Engine, Limits, Recording};
-use crate::kernel::faults::{Action, Fault};
+use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
+use crate::kernel::setup::Setup;
 use crate::properties::Verdict;
 use crate::protocols::raft::RaftBug;
-use crate::trace::Trace;
 use serde_json::json;
 
 pub const ID: &str = "raft-log-replication";
@@ -58,13 +59,7 @@ pub fn expectation(params: &Params) -> Expectation {
     Expectation { outcome, verdicts }
 }
 
-pub fn run(
-    params: &Params,
-    seed: u64,
-    actions: &[Action],
-    limits: Limits,
-    recording: Recording,
-) -> Result<Trace, String> {
+pub fn setup(params: &Params, _seed: u64) -> Setup {
     let servers = num(params, "servers", 5) as u32;
     let mut scripted = Vec::new();
     if servers >= 3 {
@@ -91,7 +86,7 @@ pub fn run(
             },
         ));
     }
-    let setup = build(
+    build_with_world(
         params,
         ClusterPlan {
             servers,
@@ -99,10 +94,9 @@ pub fn run(
             client_start_ms: 400,
             stop_at_ms: STOP_AT_MS,
             scripted,
-            watch: None,
             stagger_first: true,
+            ..ClusterPlan::default()
         },
-    );
-    let engine = Engine::new(setup, seed, actions, limits, recording)?;
-    Ok(engine.run(ID, seed, params.clone()))
+        None,
+    )
 }

@@ -3,16 +3,16 @@
 //! carries on. When the network heals, the old leader steps down and the entries it took
 //! during the split, never committed, are discarded.
 
-use super::raft_common::{bug, build, common_params, num, ClusterPlan, Watch, PROPERTIES};
+use super::raft_common::{bug, build_with_world, common_params, num, ClusterPlan, Watch, PROPERTIES};
 use super::{Expectation, Params, ScenarioInfo};
-use crate::kernel::engine::{Engine, Limits, Recording};
-use crate::kernel::faults::{Action, Fault};
+use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
+use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
 use crate::protocols::raft::RaftBug;
-use crate::trace::Trace;
-use serde_json::json;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
 
 pub const ID: &str = "raft-partition";
 pub const SPLIT_MS: u64 = 700;
@@ -52,16 +52,10 @@ pub fn expectation(params: &Params) -> Expectation {
     Expectation { outcome, verdicts }
 }
 
-pub fn run(
-    params: &Params,
-    seed: u64,
-    actions: &[Action],
-    limits: Limits,
-    recording: Recording,
-) -> Result<Trace, String> {
+pub fn setup(params: &Params, _seed: u64) -> Setup {
     let client = NodeId(5);
     let minority = vec![NodeId(0), NodeId(1), client];
-    let setup = build(
+    build_with_world(
         params,
         ClusterPlan {
             servers: 5,
@@ -69,12 +63,7 @@ pub fn run(
             client_start_ms: 500,
             stop_at_ms: STOP_AT_MS,
             scripted: vec![
-                (
-                    SPLIT_MS,
-                    Fault::Partition {
-                        side: minority.clone(),
-                    },
-                ),
+                (SPLIT_MS, Fault::Partition { side: minority }),
                 (HEAL_MS, Fault::Heal),
             ],
             watch: Some(Watch {
@@ -83,18 +72,16 @@ pub fn run(
                 until_us: HEAL_MS * MS_US,
             }),
             stagger_first: true,
+            ..ClusterPlan::default()
         },
-    );
-    let engine = Engine::new(setup, seed, actions, limits, recording)?;
-    let mut trace = engine.run(ID, seed, params.clone());
-    let o = &trace.outcome;
+        Some(derive_outcome),
+    )
+}
+
+/// Whether S1 ended as a follower after stepping down, and whether entries were discarded.
+fn derive_outcome(o: &mut BTreeMap<String, Value>) {
     let stepped = o["final_roles"][0] == json!("FOLLOWER") && o["step_downs"].as_u64().unwrap_or(0) >= 1;
     let discarded = o["entries_discarded"].as_u64().unwrap_or(0) >= 1;
-    trace
-        .outcome
-        .insert("old_leader_stepped_down".into(), json!(stepped));
-    trace
-        .outcome
-        .insert("minority_entries_discarded".into(), json!(discarded));
-    Ok(trace)
+    o.insert("old_leader_stepped_down".into(), json!(stepped));
+    o.insert("minority_entries_discarded".into(), json!(discarded));
 }

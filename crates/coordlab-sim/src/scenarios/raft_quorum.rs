@@ -9,14 +9,15 @@
 //! marked, and counts the writes committed at each number of failures.
 
 use super::raft_common::{bug, PROPERTIES};
-use super::raft_common::{build, common_params, num, servers_param, ClusterPlan, RaftWorld, WorldNotes};
+use super::raft_common::{build, common_params, num, servers_param, ClusterPlan, RaftWorld};
 use super::{Expectation, Params, ScenarioInfo};
-use crate::kernel::engine::{Engine, Limits, Nodes, Recording, Setup, World};
-use crate::kernel::faults::{Action, Fault};
+use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
+use crate::kernel::setup::Setup;
+use crate::kernel::world::{Nodes, World};
 use crate::properties::{PropertySpec, Verdict};
-use crate::protocols::raft::{RaftBug, RaftNode, RaftServer, Role, MAX_SERVERS};
-use crate::trace::{TableView, Trace};
+use crate::protocols::raft::{RaftBug, RaftClient, RaftServer, Role, MAX_SERVERS};
+use crate::trace::TableView;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -105,25 +106,14 @@ pub fn expectation(params: &Params) -> Expectation {
     Expectation { outcome, verdicts }
 }
 
-pub fn run(
-    params: &Params,
-    seed: u64,
-    actions: &[Action],
-    limits: Limits,
-    recording: Recording,
-) -> Result<Trace, String> {
+pub fn setup(params: &Params, _seed: u64) -> Setup {
     let n = cluster_size(params);
     let scripted = crash_order(n)
         .into_iter()
         .enumerate()
         .map(|(k, node)| (FIRST_CRASH_MS + k as u64 * CRASH_EVERY_MS, Fault::Crash { node }))
         .collect();
-    let Setup {
-        world,
-        nodes,
-        link,
-        scripted,
-    } = build(
+    let (mut setup, world) = build(
         params,
         ClusterPlan {
             servers: n,
@@ -131,23 +121,12 @@ pub fn run(
             client_start_ms: CLIENT_START_MS,
             stop_at_ms: stop_at_ms(n),
             scripted,
-            watch: None,
             stagger_first: true,
+            ..ClusterPlan::default()
         },
     );
-    let notes = (recording != Recording::Summary).then(WorldNotes::default);
-    let setup = Setup {
-        world: QuorumWorld::new(world, n, notes.clone()),
-        nodes,
-        link,
-        scripted,
-    };
-    let engine = Engine::new(setup, seed, actions, limits, recording)?;
-    let mut trace = engine.run(ID, seed, params.clone());
-    if let Some(notes) = notes {
-        notes.apply(&mut trace);
-    }
-    Ok(trace)
+    setup.set_world(QuorumWorld::new(world, n));
+    setup
 }
 
 /// [`RaftWorld`]'s checks, plus the quorum arithmetic: how many servers are up against the
@@ -155,8 +134,8 @@ pub fn run(
 pub struct QuorumWorld {
     inner: RaftWorld,
     n: u32,
-    notes: Option<WorldNotes>,
-    step: u32,
+    /// Narration for the step just evaluated.
+    notes: Vec<String>,
     was_up: Vec<bool>,
     crashes: u32,
     /// For each write the client started, how many servers were down at that moment.
@@ -168,12 +147,11 @@ pub struct QuorumWorld {
 }
 
 impl QuorumWorld {
-    fn new(inner: RaftWorld, n: u32, notes: Option<WorldNotes>) -> Self {
+    fn new(inner: RaftWorld, n: u32) -> Self {
         QuorumWorld {
             inner,
             n,
-            notes,
-            step: 0,
+            notes: Vec::new(),
             was_up: vec![true; n as usize],
             crashes: 0,
             started_with_down: BTreeMap::new(),
@@ -183,21 +161,21 @@ impl QuorumWorld {
         }
     }
 
-    fn name(&self, id: NodeId) -> String {
-        self.inner.names.get(id.index()).cloned().unwrap_or_default()
+    fn live<'a>(&self, nodes: &Nodes<'a>, id: NodeId) -> Option<&'a RaftServer> {
+        nodes.live::<RaftServer>(id)
     }
 
-    fn live<'a>(&self, nodes: &'a Nodes<'_, RaftNode>, id: NodeId) -> Option<&'a RaftServer> {
-        nodes.live.get(id.index())?.as_ref()?.server()
+    fn client<'a>(&self, nodes: &Nodes<'a>) -> Option<&'a RaftClient> {
+        nodes.live::<RaftClient>(self.inner.client?)
     }
 
-    fn up(&self, nodes: &Nodes<'_, RaftNode>) -> u32 {
+    fn up(&self, nodes: &Nodes<'_>) -> u32 {
         (0..self.n)
             .filter(|i| self.live(nodes, NodeId(*i)).is_some())
             .count() as u32
     }
 
-    fn leader<'a>(&self, nodes: &'a Nodes<'_, RaftNode>) -> Option<&'a RaftServer> {
+    fn leader<'a>(&self, nodes: &Nodes<'a>) -> Option<&'a RaftServer> {
         (0..self.n)
             .filter_map(|i| self.live(nodes, NodeId(i)))
             .filter(|s| s.role == Role::Leader)
@@ -205,14 +183,9 @@ impl QuorumWorld {
     }
 
     /// Bookkeeping of the client's writes against the failures at the time each started.
-    fn track_writes(&mut self, nodes: &Nodes<'_, RaftNode>) {
+    fn track_writes(&mut self, nodes: &Nodes<'_>) {
         let down = self.n - self.up(nodes);
-        let client = self
-            .inner
-            .client
-            .and_then(|c| nodes.live.get(c.index()))
-            .and_then(|c| c.as_ref());
-        let Some(RaftNode::Client(c)) = client else {
+        let Some(c) = self.client(nodes) else {
             return;
         };
         if let Some(id) = c.outstanding {
@@ -226,7 +199,7 @@ impl QuorumWorld {
     }
 
     /// Narration for each crash: how many are left against the majority needed.
-    fn narrate_crashes(&mut self, nodes: &Nodes<'_, RaftNode>) {
+    fn narrate_crashes(&mut self, nodes: &Nodes<'_>) {
         let (n, m, f) = (self.n, majority(self.n), tolerated(self.n));
         for i in 0..n {
             let id = NodeId(i);
@@ -235,7 +208,7 @@ impl QuorumWorld {
                 continue;
             }
             let up = self.up(nodes);
-            let name = self.name(id);
+            let name = nodes.name(id);
             let k = self.crashes;
             let is = if up == 1 { "is" } else { "are" };
             let text = if n == 1 {
@@ -248,7 +221,7 @@ impl QuorumWorld {
                 let leader = self.leader(nodes).map(|l| {
                     format!(
                         " {} still leads and will take the client's next write into its log, but it can never gather {m} copies of it.",
-                        self.name(l.id)
+                        nodes.name(l.id)
                     )
                 });
                 let even = if n % 2 == 0 {
@@ -277,9 +250,7 @@ impl QuorumWorld {
                     "{name} is down too: {up} of {n} up. An election needs {m} votes, so nobody can become leader; the client's requests go unanswered."
                 )
             };
-            if let Some(notes) = &self.notes {
-                notes.push(self.step, text);
-            }
+            self.notes.push(text);
         }
         // The first write a leader takes after the majority is gone, and why it stays put.
         let up = self.up(nodes);
@@ -292,26 +263,22 @@ impl QuorumWorld {
             self.told_stuck = true;
             let text = format!(
                 "{} takes {} at {index}, but only {up} of {n} servers {} up: at most {up} cop{} can exist, and a commit needs {m}. The write stays uncommitted and the client gets no answer.",
-                self.name(l.id),
+                nodes.name(l.id),
                 entry.command,
                 if up == 1 { "is" } else { "are" },
                 if up == 1 { "y" } else { "ies" }
             );
-            if let Some(notes) = &self.notes {
-                notes.push(self.step, text);
-            }
+            self.notes.push(text);
         }
     }
 }
 
 impl World for QuorumWorld {
-    type Node = RaftNode;
-
     fn properties(&self) -> Vec<PropertySpec> {
         self.inner.properties()
     }
 
-    fn evaluate(&mut self, nodes: &Nodes<'_, RaftNode>, out: &mut Vec<bool>) {
+    fn evaluate(&mut self, nodes: &Nodes<'_>, out: &mut Vec<bool>) {
         self.inner.evaluate(nodes, out);
         for i in 0..self.n {
             if self.was_up[i as usize] && self.live(nodes, NodeId(i)).is_none() {
@@ -319,16 +286,17 @@ impl World for QuorumWorld {
             }
         }
         self.track_writes(nodes);
-        if self.notes.is_some() {
-            self.narrate_crashes(nodes);
-        }
+        self.narrate_crashes(nodes);
         for i in 0..self.n {
             self.was_up[i as usize] = self.live(nodes, NodeId(i)).is_some();
         }
-        self.step += 1;
     }
 
-    fn highlight(&self, nodes: &Nodes<'_, RaftNode>) -> Option<String> {
+    fn take_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notes)
+    }
+
+    fn highlight(&self, nodes: &Nodes<'_>) -> Option<String> {
         let (up, m) = (self.up(nodes), majority(self.n));
         if up < m {
             return Some(format!(
@@ -339,7 +307,7 @@ impl World for QuorumWorld {
         self.inner.highlight(nodes)
     }
 
-    fn tables(&self, nodes: &Nodes<'_, RaftNode>) -> Vec<TableView> {
+    fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {
         let mut tables = self.inner.tables(nodes);
         let up = self.up(nodes);
         let m = majority(self.n);
@@ -392,7 +360,7 @@ impl World for QuorumWorld {
         tables
     }
 
-    fn outcome(&self, nodes: &Nodes<'_, RaftNode>) -> BTreeMap<String, Value> {
+    fn outcome(&self, nodes: &Nodes<'_>) -> BTreeMap<String, Value> {
         let mut out = self.inner.outcome(nodes);
         let f = tolerated(self.n);
         out.insert("servers".into(), json!(self.n));
@@ -421,15 +389,7 @@ impl World for QuorumWorld {
             "writes_committed_after_loss".into(),
             json!(after.iter().sum::<u64>()),
         );
-        let stuck = match self
-            .inner
-            .client
-            .and_then(|c| nodes.live.get(c.index()))
-            .and_then(|c| c.as_ref())
-        {
-            Some(RaftNode::Client(c)) => c.outstanding.is_some(),
-            _ => false,
-        };
+        let stuck = self.client(nodes).is_some_and(|c| c.outstanding.is_some());
         out.insert("client_stuck".into(), json!(stuck));
         out
     }

@@ -4,15 +4,13 @@
 //! With randomized timeouts one server usually times out first and wins before the others
 //! wake up.
 
-use super::raft_common::{build, common_params, num, servers_param, ClusterPlan, PROPERTIES};
+use super::raft_common::{bug, build_with_world, common_params, num, servers_param, ClusterPlan, PROPERTIES};
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
-use crate::kernel::engine::{Engine, Limits, Recording};
-use crate::kernel::faults::Action;
+use crate::kernel::setup::Setup;
 use crate::properties::Verdict;
 use crate::protocols::raft::RaftBug;
-use crate::scenarios::raft_common::bug;
-use crate::trace::Trace;
-use serde_json::json;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
 
 pub const ID: &str = "raft-split-vote";
 pub const STOP_AT_MS: u64 = 2_000;
@@ -76,39 +74,35 @@ pub fn expectation(params: &Params) -> Expectation {
     Expectation { outcome, verdicts }
 }
 
-pub fn run(
-    params: &Params,
-    seed: u64,
-    actions: &[Action],
-    limits: Limits,
-    recording: Recording,
-) -> Result<Trace, String> {
+pub fn setup(params: &Params, _seed: u64) -> Setup {
     let mut params_used = params.clone();
-    if identical(params) {
-        let min = num(params, "election_timeout_ms_min", 150).to_string();
-        params_used.insert("election_timeout_ms_max".into(), min);
+    let identical_max = identical(params).then(|| num(params, "election_timeout_ms_min", 150).to_string());
+    if let Some(min) = &identical_max {
+        params_used.insert("election_timeout_ms_max".into(), min.clone());
     }
-    let setup = build(
+    let mut setup = build_with_world(
         &params_used,
         ClusterPlan {
             servers: num(params, "servers", 5) as u32,
-            writes: 0,
-            client_start_ms: 0,
             stop_at_ms: STOP_AT_MS,
-            scripted: Vec::new(),
-            watch: None,
-            stagger_first: false,
+            ..ClusterPlan::default()
         },
+        Some(derive_outcome),
     );
-    let engine = Engine::new(setup, seed, actions, limits, recording)?;
-    let mut trace = engine.run(ID, seed, params.clone());
-    let elected = !trace.outcome.get("first_leader").is_none_or(|l| l.is_null());
-    let rounds = trace
-        .outcome
+    if let Some(min) = identical_max {
+        // Identical timeouts: every server waits exactly the minimum.
+        setup.derive_param("election_timeout_ms_max", min);
+    }
+    setup
+}
+
+/// Whether anyone was ever elected, and how many rounds the servers went through.
+fn derive_outcome(outcome: &mut BTreeMap<String, Value>) {
+    let elected = !outcome.get("first_leader").is_none_or(|l| l.is_null());
+    let rounds = outcome
         .get("final_terms")
         .and_then(|t| t.as_array())
         .map_or(0, |t| t.iter().filter_map(|x| x.as_u64()).max().unwrap_or(0));
-    trace.outcome.insert("leader_elected".into(), json!(elected));
-    trace.outcome.insert("highest_term".into(), json!(rounds));
-    Ok(trace)
+    outcome.insert("leader_elected".into(), json!(elected));
+    outcome.insert("highest_term".into(), json!(rounds));
 }

@@ -3,15 +3,17 @@
 //! leader wakes it still believes it leads and sends AppendEntries with its old term — and
 //! every server that has moved on rejects them, which also tells it to step down.
 
-use super::raft_common::{bug, build, common_params, int_param, num, servers_param, ClusterPlan, PROPERTIES};
+use super::raft_common::{
+    bug, build_with_world, common_params, int_param, num, servers_param, ClusterPlan, PROPERTIES,
+};
 use super::{Expectation, Params, ScenarioInfo};
-use crate::kernel::engine::{Engine, Limits, Recording};
-use crate::kernel::faults::{Action, Fault};
+use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
+use crate::kernel::setup::Setup;
 use crate::properties::Verdict;
 use crate::protocols::raft::RaftBug;
-use crate::trace::Trace;
-use serde_json::json;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
 
 pub const ID: &str = "raft-stale-leader";
 pub const PAUSE_AT_MS: u64 = 800;
@@ -62,19 +64,11 @@ pub fn expectation(params: &Params) -> Expectation {
     Expectation { outcome, verdicts }
 }
 
-pub fn run(
-    params: &Params,
-    seed: u64,
-    actions: &[Action],
-    limits: Limits,
-    recording: Recording,
-) -> Result<Trace, String> {
-    let setup = build(
+pub fn setup(params: &Params, _seed: u64) -> Setup {
+    build_with_world(
         params,
         ClusterPlan {
             servers: num(params, "servers", 5) as u32,
-            writes: 0,
-            client_start_ms: 0,
             stop_at_ms: STOP_AT_MS,
             scripted: vec![(
                 PAUSE_AT_MS,
@@ -83,18 +77,18 @@ pub fn run(
                     duration_ms: num(params, "pause_ms", 1_000),
                 },
             )],
-            watch: None,
             stagger_first: true,
+            ..ClusterPlan::default()
         },
-    );
-    let engine = Engine::new(setup, seed, actions, limits, recording)?;
-    let mut trace = engine.run(ID, seed, params.clone());
-    let o = &trace.outcome;
+        Some(derive_outcome),
+    )
+}
+
+/// Whether a stale AppendEntries was refused, and whether S1 ended as a follower after
+/// stepping down.
+fn derive_outcome(o: &mut BTreeMap<String, Value>) {
     let fenced = o["stale_appends_rejected"].as_u64().unwrap_or(0) >= 1;
     let stepped = o["final_roles"][0] == json!("FOLLOWER") && o["step_downs"].as_u64().unwrap_or(0) >= 1;
-    trace.outcome.insert("stale_leader_fenced".into(), json!(fenced));
-    trace
-        .outcome
-        .insert("old_leader_stepped_down".into(), json!(stepped));
-    Ok(trace)
+    o.insert("stale_leader_fenced".into(), json!(fenced));
+    o.insert("old_leader_stepped_down".into(), json!(stepped));
 }

@@ -1,0 +1,335 @@
+//! One Raft server: its settings, what it persists, its state, and its contract with the
+//! kernel. The rules themselves live in `election.rs` (terms, timers, votes) and
+//! `replication.rs` (AppendEntries, commit, apply, client writes).
+//!
+//! Another participant may host a server (the consensus lock's `LockServer` does): every
+//! handler and [`RaftServer::propose`] take a `Ctx<'_, RaftServer>`, which the host gets
+//! from `ctx.within`.
+
+mod election;
+mod replication;
+
+use super::cells::cells;
+use super::msg::RaftMsg;
+use super::types::{Entry, LogIndex, RaftBug, Role, Term};
+use crate::kernel::ids::NodeId;
+use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::time::MS_US;
+use crate::kernel::view::{Gauge, InputSpec, LogCell};
+use crate::protocols::lock_store::LockTable;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Fixed settings of one server: its configuration, which the scenario gives once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerConfig {
+    /// Every server of the cluster (including this one), in id order.
+    pub cluster: Vec<NodeId>,
+    pub election_timeout_ms_min: u64,
+    pub election_timeout_ms_max: u64,
+    pub heartbeat_ms: u64,
+    /// End of the demo by this server's clock: after it, no timer is set again, so the run
+    /// drains and stops on its own.
+    pub stop_at_ms: u64,
+    pub bug: RaftBug,
+}
+
+impl ServerConfig {
+    pub fn majority(&self) -> usize {
+        self.cluster.len() / 2 + 1
+    }
+
+    fn election_range_us(&self) -> (u64, u64) {
+        let min = self.election_timeout_ms_min.max(1);
+        let max = self.election_timeout_ms_max.max(min);
+        (min * MS_US, max * MS_US)
+    }
+}
+
+/// What survives a crash: the paper's persistent state. A server that has never run has
+/// term 0, no vote and an empty log (the default).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ServerDurable {
+    pub term: Term,
+    pub voted_for: Option<NodeId>,
+    pub log: Vec<Entry>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RaftTimer {
+    /// A follower or candidate heard nothing for a whole election timeout.
+    Election,
+    /// The leader's heartbeat round (a candidate re-asks silent voters on it too).
+    Heartbeat,
+}
+
+impl Label for RaftTimer {
+    fn label(&self) -> String {
+        match self {
+            RaftTimer::Election => "election timeout".into(),
+            RaftTimer::Heartbeat => "heartbeat round".into(),
+        }
+    }
+}
+
+/// One Raft server.
+#[derive(Clone, Debug)]
+pub struct RaftServer {
+    pub id: NodeId,
+    /// A copy of the configuration the engine keeps (handlers read it on every call).
+    pub config: ServerConfig,
+    // Persistent (mirrored to the durable copy on every change).
+    pub term: Term,
+    pub voted_for: Option<NodeId>,
+    pub log: Vec<Entry>,
+    // Volatile.
+    pub role: Role,
+    pub leader_hint: Option<NodeId>,
+    pub commit_index: LogIndex,
+    pub last_applied: LogIndex,
+    pub kv: BTreeMap<String, u32>,
+    /// The lock table, applied from the log like `kv` (volatile: rebuilt after a restart).
+    pub locks: LockTable,
+    pub votes: BTreeSet<NodeId>,
+    /// Peers that answered this candidacy, yes or no (the others are asked again).
+    pub answered: BTreeSet<NodeId>,
+    pub next_index: BTreeMap<NodeId, LogIndex>,
+    pub match_index: BTreeMap<NodeId, LogIndex>,
+    /// Client requests waiting for their entry to commit: index → (client, request id).
+    pub pending: BTreeMap<LogIndex, (NodeId, u32)>,
+    /// When the election timer fires, by this server's clock (for the timer display).
+    pub election_deadline_us: Option<u64>,
+    /// The length of the timeout drawn last, by this server's clock (the gauge's full turn).
+    pub election_timeout_us: u64,
+    /// The first election timeout after the very first start, if the scenario staggers boots.
+    pub first_timeout_ms: Option<(u64, u64)>,
+    /// Counters for the world's outcome (volatile; the world adds up increases).
+    pub stale_appends_rejected: u64,
+    pub entries_discarded: u64,
+}
+
+impl RaftServer {
+    /// The input a follower or candidate takes; a leader runs no election timer.
+    pub const TIMEOUT_INPUT: &'static str = "timeout";
+
+    /// A server that has never run.
+    pub fn new(id: NodeId, config: ServerConfig) -> RaftServer {
+        RaftServer::restore(&config, id, &ServerDurable::default())
+    }
+
+    /// The server as it comes back from what it persisted: everything volatile starts afresh.
+    fn restore(config: &ServerConfig, id: NodeId, d: &ServerDurable) -> RaftServer {
+        RaftServer {
+            id,
+            config: config.clone(),
+            term: d.term,
+            voted_for: d.voted_for,
+            log: d.log.clone(),
+            role: Role::Follower,
+            leader_hint: None,
+            commit_index: LogIndex(0),
+            last_applied: LogIndex(0),
+            kv: BTreeMap::new(),
+            locks: LockTable::default(),
+            votes: BTreeSet::new(),
+            answered: BTreeSet::new(),
+            next_index: BTreeMap::new(),
+            match_index: BTreeMap::new(),
+            pending: BTreeMap::new(),
+            election_deadline_us: None,
+            election_timeout_us: 0,
+            first_timeout_ms: None,
+            stale_appends_rejected: 0,
+            entries_discarded: 0,
+        }
+    }
+
+    pub fn durable(&self) -> ServerDurable {
+        ServerDurable {
+            term: self.term,
+            voted_for: self.voted_for,
+            log: self.log.clone(),
+        }
+    }
+
+    pub fn last_index(&self) -> LogIndex {
+        LogIndex(self.log.len() as u64)
+    }
+
+    pub fn last_term(&self) -> Term {
+        self.log.last().map_or(Term(0), |e| e.term)
+    }
+
+    /// The term of the entry at `index` (term 0 for index 0), or None past the end.
+    pub fn term_at(&self, index: LogIndex) -> Option<Term> {
+        if index.0 == 0 {
+            return Some(Term(0));
+        }
+        self.log.get(index.0 as usize - 1).map(|e| e.term)
+    }
+
+    fn peers(&self) -> Vec<NodeId> {
+        self.config
+            .cluster
+            .iter()
+            .copied()
+            .filter(|p| *p != self.id)
+            .collect()
+    }
+
+    fn before_horizon(&self, ctx: &Ctx<'_, Self>) -> bool {
+        ctx.local_now_us < self.config.stop_at_ms * MS_US
+    }
+
+    fn persist(&self, ctx: &mut Ctx<'_, Self>) {
+        ctx.persist(self.durable());
+    }
+
+    fn heartbeat_us(&self) -> u64 {
+        self.config.heartbeat_ms.max(1) * MS_US
+    }
+}
+
+impl Participant for RaftServer {
+    type Msg = RaftMsg;
+    type Timer = RaftTimer;
+    type Durable = ServerDurable;
+    type Config = ServerConfig;
+
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        self.role = Role::Follower;
+        ctx.note(format!(
+            "{} starts as a follower in term {} and waits to hear from a leader.",
+            ctx.me(),
+            self.term
+        ));
+        self.reset_election_timer(ctx);
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: RaftMsg) {
+        if let Some(term) = msg.term() {
+            if term > self.term {
+                self.adopt_term(ctx, term, from);
+            }
+        }
+        match msg {
+            RaftMsg::RequestVote {
+                term,
+                last_log_index,
+                last_log_term,
+            } => self.on_request_vote(ctx, from, term, last_log_index, last_log_term),
+            RaftMsg::Vote { term, granted } => self.on_vote(ctx, from, term, granted),
+            RaftMsg::AppendEntries {
+                term,
+                prev_log_index,
+                prev_log_term,
+                entries,
+                leader_commit,
+            } => self.on_append(
+                ctx,
+                from,
+                replication::AppendArgs {
+                    term,
+                    prev_log_index,
+                    prev_log_term,
+                    entries,
+                    leader_commit,
+                },
+            ),
+            RaftMsg::AppendReply { term, success, index } => {
+                self.on_append_reply(ctx, from, term, success, index)
+            }
+            RaftMsg::ClientRequest { id, command } => self.on_client_request(ctx, from, id, command),
+            RaftMsg::ClientReply { .. } => {}
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: RaftTimer) {
+        match timer {
+            RaftTimer::Election => self.election_timeout(ctx),
+            RaftTimer::Heartbeat => self.heartbeat_round(ctx),
+        }
+    }
+
+    /// Rebuilds the server from its persisted term, vote and log. With
+    /// [`RaftBug::ForgetVoteOnRestart`] the vote is lost on the way.
+    fn recover(config: &ServerConfig, id: NodeId, durable: &ServerDurable) -> Self {
+        let mut s = RaftServer::restore(config, id, durable);
+        if config.bug == RaftBug::ForgetVoteOnRestart {
+            s.voted_for = None;
+        }
+        s
+    }
+
+    fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
+        let mut lines = vec![
+            format!("{} · term {}", self.role.label(), self.term),
+            format!(
+                "vote {} · log {} · commit {}",
+                self.voted_for.map_or("—", |v| view.name(v)),
+                self.log.len(),
+                self.commit_index.0
+            ),
+        ];
+        if let Some(d) = self.election_deadline_us {
+            lines.push(format!(
+                "election timer {} ms left",
+                d.saturating_sub(view.local_now_us) / MS_US
+            ));
+        }
+        if !self.kv.is_empty() {
+            let kv: Vec<String> = self.kv.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            lines.push(kv.join(" "));
+        }
+        lines
+    }
+
+    fn durable_summary(_config: &ServerConfig, d: &ServerDurable, view: &ViewCtx<'_>) -> Vec<String> {
+        vec![
+            format!("DOWN · term {}", d.term),
+            format!(
+                "vote {} · log {} (persisted)",
+                d.voted_for.map_or("—", |v| view.name(v)),
+                d.log.len()
+            ),
+        ]
+    }
+
+    fn inputs(&self) -> Vec<InputSpec> {
+        if self.role == Role::Leader {
+            return Vec::new();
+        }
+        vec![InputSpec {
+            code: RaftServer::TIMEOUT_INPUT.into(),
+            label: "Force election timeout".into(),
+        }]
+    }
+
+    fn on_input(&mut self, ctx: &mut Ctx<'_, Self>, input: &str) -> Result<(), String> {
+        if input == RaftServer::TIMEOUT_INPUT {
+            self.force_timeout(ctx)
+        } else {
+            Err(format!(
+                "a Raft server takes only `{}`",
+                RaftServer::TIMEOUT_INPUT
+            ))
+        }
+    }
+
+    fn gauge(&self, view: &ViewCtx<'_>) -> Option<Gauge> {
+        let deadline_us = self.election_deadline_us.filter(|_| self.role != Role::Leader)?;
+        Some(Gauge {
+            label: "election timeout".into(),
+            remaining_us: deadline_us.saturating_sub(view.local_now_us),
+            total_us: self.election_timeout_us.max(1),
+        })
+    }
+
+    fn log_cells(&self) -> Vec<LogCell> {
+        cells(&self.log, self.commit_index)
+    }
+
+    /// The commit index is volatile: a server that is down knows nothing committed.
+    fn durable_log_cells(d: &ServerDurable) -> Vec<LogCell> {
+        cells(&d.log, LogIndex(0))
+    }
+}
