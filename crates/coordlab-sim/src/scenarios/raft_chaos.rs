@@ -4,8 +4,9 @@
 //! cluster must settle: one leader, one log. Every seed is a different storm; `coordlab
 //! check raft-chaos --seeds 0..10000` is the safety and convergence sweep of the chapter.
 
+use super::raft_common::promised_verdicts;
+use super::raft_common::CONVERGES_AFTER_HEAL;
 use super::raft_common::{bug, build, common_params, int_param, num, servers_param, ClusterPlan};
-use super::raft_common::{CONVERGES_AFTER_HEAL, PROPERTIES};
 use super::{Expectation, Params, ScenarioInfo};
 use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
@@ -90,12 +91,8 @@ pub fn info() -> ScenarioInfo {
 }
 
 pub fn expectation(params: &Params) -> Expectation {
-    let mut verdicts = Vec::new();
+    let mut verdicts = promised_verdicts(bug(params));
     if bug(params) == RaftBug::None {
-        verdicts = PROPERTIES
-            .iter()
-            .map(|(n, _)| (n.to_string(), Verdict::Holds))
-            .collect();
         verdicts.push((CONVERGES_AFTER_HEAL.0.to_string(), Verdict::Holds));
     }
     Expectation {

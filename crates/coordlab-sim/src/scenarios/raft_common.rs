@@ -14,7 +14,7 @@ use crate::protocols::raft::{
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-pub use super::raft_world::{RaftView, RaftWorld, CONVERGES_AFTER_HEAL, PROPERTIES};
+pub use super::raft_world::{promised_verdicts, RaftView, RaftWorld, CONVERGES_AFTER_HEAL, PROPERTIES};
 
 pub fn int_param(
     key: &'static str,

@@ -3,13 +3,13 @@
 //! carries on. When the network heals, the old leader steps down and the entries it took
 //! during the split, never committed, are discarded.
 
-use super::raft_common::{bug, build_with_world, common_params, num, ClusterPlan, Watch, PROPERTIES};
+use super::raft_common::promised_verdicts;
+use super::raft_common::{bug, build_with_world, common_params, num, ClusterPlan, Watch};
 use super::{Expectation, Params, ScenarioInfo};
 use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
-use crate::properties::Verdict;
 use crate::protocols::raft::RaftBug;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -31,13 +31,9 @@ pub fn info() -> ScenarioInfo {
 }
 
 pub fn expectation(params: &Params) -> Expectation {
-    let mut verdicts = Vec::new();
+    let verdicts = promised_verdicts(bug(params));
     let mut outcome = Vec::new();
     if bug(params) == RaftBug::None {
-        verdicts = PROPERTIES
-            .iter()
-            .map(|(n, _)| (n.to_string(), Verdict::Holds))
-            .collect();
         let min = num(params, "election_timeout_ms_min", 150);
         let hb = num(params, "heartbeat_ms", 50);
         if hb * 2 < min && num(params, "election_timeout_ms_max", 300) <= 400 {

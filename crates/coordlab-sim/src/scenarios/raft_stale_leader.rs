@@ -3,14 +3,12 @@
 //! leader wakes it still believes it leads and sends AppendEntries with its old term — and
 //! every server that has moved on rejects them, which also tells it to step down.
 
-use super::raft_common::{
-    bug, build_with_world, common_params, int_param, num, servers_param, ClusterPlan, PROPERTIES,
-};
+use super::raft_common::promised_verdicts;
+use super::raft_common::{bug, build_with_world, common_params, int_param, num, servers_param, ClusterPlan};
 use super::{Expectation, Params, ScenarioInfo};
 use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
-use crate::properties::Verdict;
 use crate::protocols::raft::RaftBug;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -44,13 +42,9 @@ pub fn info() -> ScenarioInfo {
 }
 
 pub fn expectation(params: &Params) -> Expectation {
-    let mut verdicts = Vec::new();
+    let verdicts = promised_verdicts(bug(params));
     let mut outcome = Vec::new();
     if bug(params) == RaftBug::None {
-        verdicts = PROPERTIES
-            .iter()
-            .map(|(n, _)| (n.to_string(), Verdict::Holds))
-            .collect();
         let min = num(params, "election_timeout_ms_min", 150);
         let max = num(params, "election_timeout_ms_max", 300).max(min);
         let hb = num(params, "heartbeat_ms", 50);

@@ -9,8 +9,9 @@
 use super::raft_common::Watch;
 use crate::kernel::ids::NodeId;
 use crate::kernel::world::{Nodes, World};
+use crate::properties::Verdict;
 use crate::properties::{PropertyKind, PropertySpec};
-use crate::protocols::raft::{Entry, LogIndex, RaftClient, RaftServer, Role, ServerDurable, Term};
+use crate::protocols::raft::{Entry, LogIndex, RaftBug, RaftClient, RaftServer, Role, ServerDurable, Term};
 use crate::trace::TableView;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -83,6 +84,41 @@ pub const PROPERTIES: [(&str, &str); 8] = [
         "A leader's commit index never points past what a majority of servers stores.",
     ),
 ];
+
+/// What a run promises about the safety properties: every one holds on a correct server; with
+/// a planted bug, the ones the bug cannot break still hold (whether the others break depends
+/// on the faults the run meets).
+pub fn promised_verdicts(bug: RaftBug) -> Vec<(String, Verdict)> {
+    let untouched: &[&str] = match bug {
+        RaftBug::None => &[],
+        // A stale candidate can win and overwrite committed entries; votes and terms are sound.
+        RaftBug::SkipUpToDateCheck => &[
+            "election-safety",
+            "leader-append-only",
+            "log-matching",
+            "terms-never-decrease",
+            "one-vote-per-term",
+        ],
+        // Counting replicas of an old term's entry commits it too early (Figure 8); elections
+        // and replication are sound.
+        RaftBug::CommitOldTermByCount => &[
+            "election-safety",
+            "leader-append-only",
+            "log-matching",
+            "terms-never-decrease",
+            "one-vote-per-term",
+            "commit-needs-majority",
+        ],
+        // A second vote in one term can make two leaders of that term, who may then write
+        // different entries at one index.
+        RaftBug::ForgetVoteOnRestart => &["leader-append-only", "terms-never-decrease"],
+    };
+    PROPERTIES
+        .iter()
+        .filter(|(name, _)| bug == RaftBug::None || untouched.contains(name))
+        .map(|(name, _)| (name.to_string(), Verdict::Holds))
+        .collect()
+}
 
 /// The liveness property a chaos run adds to the eight safety properties.
 pub const CONVERGES_AFTER_HEAL: (&str, &str) = (
