@@ -57,10 +57,12 @@ const [bundlesFile, manifest, out] = process.argv.slice(1);
 const b = JSON.parse(fs.readFileSync(bundlesFile, "utf8"));
 const built = JSON.parse(manifest);
 const scenarios = Object.fromEntries(Object.entries(b.scenarios).filter(([, v]) => built[v]));
+const routes = Object.fromEntries(Object.entries(b.routes).filter(([, v]) => built[v]));
 const home = built[b.home] ? b.home : Object.keys(built)[0];
 let js = fs.readFileSync("web/loader.js", "utf8")
   .replace("/*@BUNDLES@*/ {}", JSON.stringify(built))
   .replace("/*@SCENARIOS@*/ {}", JSON.stringify(scenarios))
+  .replace("/*@ROUTES@*/ {}", JSON.stringify(routes))
   .replace("/*@HOME@*/ \x27\x27", JSON.stringify(home));
 fs.writeFileSync(out, js);
 ' "$work/bundles.json" "$manifest" "$work/loader.js"

@@ -4,12 +4,15 @@
 // from any sub-path. scripts/build-site.sh fills in the two tables below.
 const BUNDLES = /*@BUNDLES@*/ {};
 const SCENARIOS = /*@SCENARIOS@*/ {};
+const ROUTES = /*@ROUTES@*/ {};
 const HOME = /*@HOME@*/ '';
 
-/** The bundle a location hash needs: the one that holds its (first) scenario. */
+/** The bundle a location hash needs: the route's own (the side-by-side view), else the one
+ *  that holds the scenario it names, else the home bundle. */
 function bundleFor(hash) {
   const path = hash.replace(/^#\/?/, '').split('?')[0].split('/');
-  const id = ['play', 'compare', 'embed'].includes(path[0]) ? decodeURIComponent(path[1] || '') : '';
+  if (ROUTES[path[0]]) return ROUTES[path[0]];
+  const id = ['play', 'embed'].includes(path[0]) ? decodeURIComponent(path[1] || '') : '';
   return SCENARIOS[id] || HOME;
 }
 

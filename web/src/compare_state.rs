@@ -10,18 +10,7 @@ use coordlab_sim::{Fault, Limits, Recording, RunRequest, Trace};
 use std::rc::Rc;
 use yew::Reducible;
 
-/// The pair the library offers; any two scenarios work by URL.
-pub const DEFAULT_PAIR: (&str, &str) = ("redis-failover", "consensus-lock");
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct CompareRoute {
-    pub left: String,
-    pub right: String,
-    pub seed: u64,
-    pub left_actions: Vec<ScriptAction>,
-    pub right_actions: Vec<ScriptAction>,
-    pub step: Option<u32>,
-}
+pub use crate::route::CompareRoute;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Side {

@@ -2,12 +2,14 @@
 //! All protocol logic lives in `coordlab-sim`; this crate renders traces and dispatches
 //! commands (step, seek, inject a fault, change a parameter).
 
+#[cfg(feature = "compare")]
 mod compare_state;
 mod components;
 mod route;
 mod state;
 mod transport;
 
+#[cfg(feature = "compare")]
 use components::compare_view::CompareView;
 use components::library::Library;
 use components::player::PlayerView;
@@ -51,15 +53,25 @@ fn app() -> Html {
             <main id="main">
                 { match route {
                     Route::Library => html! { <Library notices={notices} /> },
+                    Route::Play(play) if !route::runnable_here(&play.scenario) => loading(),
                     Route::Play(play) => {
                         let key = play.scenario.clone();
                         html! { <PlayerView key={key} route={play} notices={notices} /> }
                     }
+                    #[cfg(feature = "compare")]
                     Route::Compare(compare) => html! { <CompareView route={compare} notices={notices} /> },
+                    #[cfg(not(feature = "compare"))]
+                    Route::Compare(_) => loading(),
                 } }
             </main>
         </>
     }
+}
+
+/// What shows for the moment between a link to another bundle's scenario and the loader
+/// fetching that bundle (web/loader.js reloads the page with it).
+fn loading() -> Html {
+    html! { <p class="loading" role="status">{ "Loading this chapter's simulations…" }</p> }
 }
 
 fn main() {

@@ -3,11 +3,29 @@
 //! Parsing is total: anything malformed or outdated yields defaults plus a notice explaining
 //! what was ignored, never an error page.
 
-use crate::compare_state::{CompareRoute, DEFAULT_PAIR};
 use coordlab_sim::kernel::faults::{script_code, Action};
 use coordlab_sim::scenarios::{self, Params};
 
 pub const DEFAULT_SEED: u64 = 1;
+
+/// The pair the library offers side by side.
+pub use coordlab_sim::scenarios::COMPARE_PAIR as DEFAULT_PAIR;
+
+/// Two runs side by side: `#/compare/<left>/<right>?seed=N&left=SCRIPT&right=SCRIPT&step=K`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompareRoute {
+    pub left: String,
+    pub right: String,
+    pub seed: u64,
+    pub left_actions: Vec<Action>,
+    pub right_actions: Vec<Action>,
+    pub step: Option<u32>,
+}
+
+/// Whether this bundle holds `id`'s simulation (another chapter's bundle may hold it).
+pub fn runnable_here(id: &str) -> bool {
+    scenarios::find(id).is_ok_and(scenarios::runnable)
+}
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Route {
@@ -220,7 +238,7 @@ pub fn parse(hash: &str) -> Parsed {
                         }
                         Err(_) => notices.push(format!(
                             "“{value}” is not a valid {}; allowed: {}. Using the default, {}.",
-                            spec.label.to_lowercase(),
+                            spec.label.to_ascii_lowercase(),
                             spec.allowed(),
                             spec.default
                         )),

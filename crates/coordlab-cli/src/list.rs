@@ -1,7 +1,7 @@
 //! `coordlab list`: the scenario library, one aligned line per scenario.
 
 use coordlab_sim::catalog;
-use coordlab_sim::scenarios::{registry, BUNDLES, CHAPTERS};
+use coordlab_sim::scenarios::{registry, BUNDLES, CHAPTERS, COMPARE_PAIR};
 use serde_json::json;
 
 /// `N. Title` of a chapter number.
@@ -32,27 +32,39 @@ pub fn list() -> String {
         .collect()
 }
 
-/// `coordlab bundles`: the browser build's bundles, each a cargo feature of the simulator,
-/// with its chapters and scenarios; `home` serves the pages that name no scenario.
+/// `coordlab bundles`: the browser build's bundles. Each scenario bundle is a cargo feature
+/// of the simulator and holds the scenarios registered under it; `compare` holds the
+/// side-by-side view with both scenarios of its pair. `home` serves the pages that name no
+/// scenario (the library); `routes` sends whole routes to a bundle.
 pub fn bundles() -> String {
+    let bundle_of = |id: &str| registry().iter().find(|d| (d.info)().id == id).map(|d| d.bundle);
     let scenarios: serde_json::Map<String, serde_json::Value> = registry()
         .iter()
         .map(|d| ((d.info)().id.to_string(), json!(d.bundle)))
         .collect();
-    let bundles: serde_json::Map<String, serde_json::Value> = BUNDLES
+    let mut bundles: serde_json::Map<String, serde_json::Value> = BUNDLES
         .iter()
-        .map(|(name, chapters)| {
+        .map(|name| {
             let ids: Vec<&str> = registry()
                 .iter()
                 .filter(|d| d.bundle == *name)
                 .map(|d| (d.info)().id)
                 .collect();
-            (
-                name.to_string(),
-                json!({"features": [name], "chapters": chapters, "scenarios": ids}),
-            )
+            (name.to_string(), json!({"features": [name], "scenarios": ids}))
         })
         .collect();
-    let out = json!({"home": BUNDLES[0].0, "bundles": bundles, "scenarios": scenarios});
+    let mut pair_features: Vec<&str> = [COMPARE_PAIR.0, COMPARE_PAIR.1].iter().filter_map(|id| bundle_of(id)).collect();
+    pair_features.dedup();
+    pair_features.push("compare");
+    bundles.insert(
+        "compare".into(),
+        json!({"features": pair_features, "scenarios": [COMPARE_PAIR.0, COMPARE_PAIR.1]}),
+    );
+    let out = json!({
+        "home": BUNDLES[0],
+        "bundles": bundles,
+        "scenarios": scenarios,
+        "routes": {"compare": "compare"},
+    });
     format!("{}\n", serde_json::to_string_pretty(&out).unwrap_or_default())
 }

@@ -1,8 +1,7 @@
 //! The scenario library, grouped by the curriculum's chapters.
 
 use super::notices::Notices;
-use crate::compare_state::DEFAULT_PAIR;
-use crate::route::{self, Route};
+use crate::route::{self, Route, DEFAULT_PAIR};
 use coordlab_sim::scenarios::{self, catalog, CHAPTERS};
 use yew::prelude::*;
 

@@ -1,5 +1,6 @@
 //! View components. Each renders part of a snapshot or dispatches player actions.
 
+#[cfg(feature = "compare")]
 pub mod compare_view;
 pub mod controls;
 pub mod event_log;

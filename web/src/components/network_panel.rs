@@ -35,7 +35,7 @@ fn node_select(label: &str, nodes: &[&NodeInfo], value: u32, state: UseStateHand
     html! {
         <label>
             { format!("{label} ") }
-            <select {onchange} name={label.to_lowercase()}>
+            <select {onchange} name={label.to_ascii_lowercase()}>
                 { for nodes.iter().map(|n| html! {
                     <option value={n.id.0.to_string()} selected={n.id.0 == value}>{ &n.name }</option>
                 }) }

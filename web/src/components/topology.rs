@@ -54,8 +54,8 @@ pub fn layout(nodes: &[NodeInfo]) -> (Vec<(f64, f64)>, f64) {
             pos[i] = (x, y + (k.saturating_sub(3) as f64) * (CLIENT_CARD.1 + 8.0));
         }
         for (k, i) in ring.iter().enumerate() {
-            let a = std::f64::consts::TAU * k as f64 / ring.len() as f64 - std::f64::consts::FRAC_PI_2;
-            pos[*i] = (WIDTH / 2.0 + 285.0 * a.cos(), 290.0 + 190.0 * a.sin());
+            let (cos, sin) = around_from_top(k, ring.len());
+            pos[*i] = (WIDTH / 2.0 + 285.0 * cos, 290.0 + 190.0 * sin);
         }
         // Seven cards only fit the ring a little narrower.
         let card_w = match ring.len() {
@@ -66,6 +66,24 @@ pub fn layout(nodes: &[NodeInfo]) -> (Vec<(f64, f64)>, f64) {
         return (pos, card_w);
     }
     layout_in_tiers(nodes)
+}
+
+/// Cosine and sine of the `k`th of `n` equal steps around a circle, starting at the top and
+/// going clockwise on screen. A short series instead of `f64::cos`/`sin`, whose wasm
+/// implementations cost kilobytes; exact to far below a pixel.
+fn around_from_top(k: usize, n: usize) -> (f64, f64) {
+    let x = std::f64::consts::TAU * k as f64 / n.max(1) as f64 - std::f64::consts::PI;
+    // Taylor series of sin and cos around 0 for x in [-π, π): terms to x^21.
+    let (mut sin, mut cos, mut term_s, mut term_c) = (0.0, 0.0, x, 1.0);
+    for i in 0..11 {
+        sin += term_s;
+        cos += term_c;
+        let j = (2 * i + 2) as f64;
+        term_s *= -x * x / (j * (j + 1.0));
+        term_c *= -x * x / ((j - 1.0) * j);
+    }
+    // The angle wanted is x + π/2: cos(x + π/2) = −sin x and sin(x + π/2) = cos x.
+    (-sin, cos)
 }
 
 /// The ring's picture grows when outsiders sit in its bottom corners, clear of the lower
@@ -449,7 +467,18 @@ pub fn topology(props: &TopologyProps) -> Html {
 
 #[cfg(test)]
 mod tests {
-    use super::headline;
+    use super::{around_from_top, headline};
+
+    #[test]
+    fn ring_positions_match_the_trigonometry() {
+        for n in 1..=16 {
+            for k in 0..n {
+                let a = std::f64::consts::TAU * k as f64 / n as f64 - std::f64::consts::FRAC_PI_2;
+                let (c, s) = around_from_top(k, n);
+                assert!((c - a.cos()).abs() < 1e-9 && (s - a.sin()).abs() < 1e-9, "k={k} n={n}: {c},{s}");
+            }
+        }
+    }
 
     #[test]
     fn headlines_keep_the_gist_of_a_label() {
