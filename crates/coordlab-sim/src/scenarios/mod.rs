@@ -3,8 +3,8 @@
 //! the validation of everything a user can type.
 
 // pub mod clock_skew;
-// pub mod consensus_lock;
-// pub mod consensus_world;
+pub mod consensus_lock;
+pub mod consensus_world;
 // pub mod duplicate_job;
 // pub mod lease_common;
 // pub mod lease_lifecycle;
@@ -347,7 +347,7 @@ static REGISTRY: &[ScenarioDef] = &[
     scenario!("raft", raft_quorum),
     scenario!("raft", raft_chaos),
     scenario!("services", zookeeper_lock),
-    // scenario!("services", consensus_lock),
+    scenario!("services", consensus_lock),
     scenario!("services", redis_failover),
     scenario!("services", redlock),
 ];
