@@ -8,17 +8,59 @@
 //! a timer; a renewal answered "not yours any more" means it lost the lock and stops.
 
 use super::lease_msg::{LeaseMsg, WriteCheck};
-use super::lock_service::{ConsensusMsg, ConsensusTimer};
 use super::lock_store::{LockOp, LockResult};
 use super::raft::{ClientAnswer, Command, RaftMsg};
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::{Ctx, Participant};
+use crate::kernel::message::{Inbox, Message};
+use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::MS_US;
+
+/// What a worker takes off the wire: the lock service's replies (Raft's client protocol) and
+/// the ledger's answers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LockClientMsg {
+    Raft(RaftMsg),
+    Ledger(LeaseMsg),
+}
+
+impl Inbox for LockClientMsg {
+    fn accept(msg: Box<dyn Message>) -> Option<Self> {
+        match msg.downcast::<RaftMsg>() {
+            Ok(m) => Some(LockClientMsg::Raft(m)),
+            Err(msg) => msg.downcast::<LeaseMsg>().ok().map(LockClientMsg::Ledger),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LockClientTimer {
+    /// The job fires.
+    Start,
+    /// It asks for the lock again after finding it held.
+    Retry,
+    /// It renews its lease.
+    KeepAlive,
+    /// Its request got no answer in time (or was redirected): send it again.
+    Resend,
+    StepDone {
+        step: u32,
+    },
+}
+
+impl Label for LockClientTimer {
+    fn label(&self) -> String {
+        match self {
+            LockClientTimer::Start => "the job fires".into(),
+            LockClientTimer::Retry => "asks for the lock again".into(),
+            LockClientTimer::KeepAlive => "time to renew the lease".into(),
+            LockClientTimer::Resend => "no answer yet: resend".into(),
+            LockClientTimer::StepDone { step } => format!("finishes the work of step {step}"),
+        }
+    }
+}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LockClientPlan {
-    /// Display names of every node of the run, indexed by id.
-    pub names: Vec<String>,
     pub servers: Vec<NodeId>,
     /// The server it asks first.
     pub first_guess: NodeId,
@@ -64,10 +106,9 @@ pub struct HeldLock {
     pub granted_by: NodeId,
 }
 
+/// Survives a crash. (Its plan is its configuration, kept by the engine.)
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LockClientDurable {
-    pub name: String,
-    pub plan: LockClientPlan,
     pub finished: bool,
     /// Request ids already used, so a restarted worker never reuses one.
     pub next_id: u32,
@@ -75,7 +116,6 @@ pub struct LockClientDurable {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LockClient {
-    pub name: String,
     pub plan: LockClientPlan,
     pub phase: ClientPhase,
     pub held: Option<HeldLock>,
@@ -90,29 +130,8 @@ pub struct LockClient {
 }
 
 impl LockClient {
-    pub fn recover(d: &LockClientDurable) -> LockClient {
-        LockClient {
-            name: d.name.clone(),
-            plan: d.plan.clone(),
-            phase: if d.finished {
-                ClientPhase::Done
-            } else {
-                ClientPhase::Idle
-            },
-            held: None,
-            guess: d.plan.first_guess,
-            outstanding: None,
-            next_id: d.next_id.max(1),
-            redirected: false,
-            finished: d.finished,
-            refusals: 0,
-        }
-    }
-
     fn durable(&self) -> LockClientDurable {
         LockClientDurable {
-            name: self.name.clone(),
-            plan: self.plan.clone(),
             finished: self.finished,
             next_id: self.next_id,
         }
@@ -126,64 +145,38 @@ impl LockClient {
             )
     }
 
-    fn node_name(&self, id: NodeId) -> String {
-        self.plan
-            .names
-            .get(id.index())
-            .cloned()
-            .unwrap_or_else(|| id.to_string())
-    }
-
-    pub fn start<P>(&mut self, ctx: &mut Ctx<'_, P>)
-    where
-        P: Participant<Msg = ConsensusMsg, Timer = ConsensusTimer>,
-    {
-        if self.finished {
-            ctx.note(format!("{} is up again; its job is already done.", self.name));
-            return;
-        }
-        ctx.set_timer(ConsensusTimer::Start, self.plan.start_ms * MS_US);
-    }
-
-    fn over(&self, ctx: &Ctx<'_, impl Participant>) -> bool {
+    fn over(&self, ctx: &Ctx<'_, Self>) -> bool {
         ctx.local_now_us >= self.plan.stop_at_ms * MS_US
     }
 
     /// Sends `op` as a new request to the server it believes leads.
-    fn request<P>(&mut self, ctx: &mut Ctx<'_, P>, op: LockOp)
-    where
-        P: Participant<Msg = ConsensusMsg, Timer = ConsensusTimer>,
-        P::Durable: From<LockClientDurable>,
-    {
+    fn request(&mut self, ctx: &mut Ctx<'_, Self>, op: LockOp) {
         let id = self.next_id;
         self.next_id += 1;
-        ctx.persist(self.durable().into());
+        ctx.persist(self.durable());
         self.outstanding = Some((id, op));
         self.redirected = false;
         self.send(ctx);
     }
 
-    fn send<P>(&mut self, ctx: &mut Ctx<'_, P>)
-    where
-        P: Participant<Msg = ConsensusMsg, Timer = ConsensusTimer>,
-    {
+    fn send(&mut self, ctx: &mut Ctx<'_, Self>) {
         let Some((id, op)) = self.outstanding.clone() else {
             return;
         };
         if self.over(ctx) {
             self.outstanding = None;
-            ctx.note(format!("The demo is over; {} stops asking.", self.name));
+            ctx.note(format!("The demo is over; {} stops asking.", ctx.me()));
             return;
         }
         ctx.send(
             self.guess,
-            ConsensusMsg::Raft(RaftMsg::ClientRequest {
+            RaftMsg::ClientRequest {
                 id,
                 command: Command::Lock(op),
-            }),
+            },
         );
         ctx.set_timer(
-            ConsensusTimer::Resend,
+            LockClientTimer::Resend,
             self.plan.request_timeout_ms.max(1) * MS_US,
         );
     }
@@ -197,41 +190,38 @@ impl LockClient {
         self.guess = s[(pos + 1) % s.len()];
     }
 
-    pub fn timer<P>(&mut self, ctx: &mut Ctx<'_, P>, timer: ConsensusTimer)
-    where
-        P: Participant<Msg = ConsensusMsg, Timer = ConsensusTimer>,
-        P::Durable: From<LockClientDurable>,
-    {
+    fn timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: LockClientTimer) {
         match timer {
-            ConsensusTimer::Start if self.phase == ClientPhase::Idle => {
+            LockClientTimer::Start if self.phase == ClientPhase::Idle => {
                 ctx.note(format!(
                     "{}'s job fires. It asks the lock service for {} before doing anything.",
-                    self.name, self.plan.key
+                    ctx.me(),
+                    self.plan.key
                 ));
                 self.acquire(ctx);
             }
-            ConsensusTimer::Retry if self.phase == ClientPhase::Waiting => {
+            LockClientTimer::Retry if self.phase == ClientPhase::Waiting => {
                 if self.over(ctx) {
-                    ctx.note(format!("The demo is over; {} gives up waiting.", self.name));
+                    ctx.note(format!("The demo is over; {} gives up waiting.", ctx.me()));
                     return;
                 }
                 self.acquire(ctx);
             }
-            ConsensusTimer::Resend if self.outstanding.is_some() => {
+            LockClientTimer::Resend if self.outstanding.is_some() => {
                 if !self.redirected {
                     let silent = self.guess;
                     self.rotate();
                     ctx.note(format!(
                         "{} heard nothing back from {}; it sends the same request to {}.",
-                        self.name,
-                        self.node_name(silent),
-                        self.node_name(self.guess)
+                        ctx.me(),
+                        ctx.name(silent),
+                        ctx.name(self.guess)
                     ));
                 }
                 self.redirected = false;
                 self.send(ctx);
             }
-            ConsensusTimer::KeepAlive => {
+            LockClientTimer::KeepAlive => {
                 let Some(h) = self.held else { return };
                 if self.over(ctx) {
                     return;
@@ -245,51 +235,43 @@ impl LockClient {
                         revision: h.revision,
                     },
                 );
-                ctx.set_timer(ConsensusTimer::KeepAlive, self.plan.keepalive_ms * MS_US);
+                ctx.set_timer(LockClientTimer::KeepAlive, self.plan.keepalive_ms * MS_US);
             }
-            ConsensusTimer::StepDone { step } if self.phase == (ClientPhase::Working { step }) => {
+            LockClientTimer::StepDone { step } if self.phase == (ClientPhase::Working { step }) => {
                 let Some(h) = self.held else { return };
                 self.phase = ClientPhase::Writing { step };
                 ctx.note(format!(
                     "{} has done step {step}'s work and sends the debit; revision {} is its token, part of the write's WHERE clause.",
-                    self.name, h.revision
+                    ctx.me(), h.revision
                 ));
                 ctx.send(
                     self.plan.ledger,
-                    ConsensusMsg::Ledger(LeaseMsg::Write {
+                    LeaseMsg::Write {
                         step,
                         amount: self.plan.amount_per_step,
                         token: FencingToken(h.revision),
                         check: WriteCheck::TokenPredicate,
-                    }),
+                    },
                 );
             }
             _ => {}
         }
     }
 
-    fn acquire<P>(&mut self, ctx: &mut Ctx<'_, P>)
-    where
-        P: Participant<Msg = ConsensusMsg, Timer = ConsensusTimer>,
-        P::Durable: From<LockClientDurable>,
-    {
+    fn acquire(&mut self, ctx: &mut Ctx<'_, Self>) {
         self.phase = ClientPhase::Acquiring;
         let op = LockOp::Acquire {
             key: self.plan.key.clone(),
             owner: ctx.node,
-            owner_name: self.name.clone(),
+            owner_name: ctx.me().to_string(),
             ttl_ms: self.plan.ttl_ms,
         };
         self.request(ctx, op);
     }
 
-    pub fn message<P>(&mut self, ctx: &mut Ctx<'_, P>, from: NodeId, msg: ConsensusMsg)
-    where
-        P: Participant<Msg = ConsensusMsg, Timer = ConsensusTimer>,
-        P::Durable: From<LockClientDurable>,
-    {
+    fn message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LockClientMsg) {
         match msg {
-            ConsensusMsg::Raft(RaftMsg::ClientReply { id, answer }) => {
+            LockClientMsg::Raft(RaftMsg::ClientReply { id, answer }) => {
                 let Some((want, op)) = self.outstanding.clone() else {
                     return;
                 };
@@ -303,37 +285,38 @@ impl LockClient {
                             _ => self.rotate(),
                         }
                         self.redirected = true;
-                        ctx.set_timer(ConsensusTimer::Resend, 10 * MS_US);
+                        ctx.set_timer(LockClientTimer::Resend, 10 * MS_US);
                     }
                     ClientAnswer::Committed { .. } => {}
                     ClientAnswer::Locked { result, .. } => {
                         self.outstanding = None;
-                        ctx.cancel_timer(ConsensusTimer::Resend);
+                        ctx.cancel_timer(LockClientTimer::Resend);
                         self.answered(ctx, from, &op, result);
                     }
                 }
             }
-            ConsensusMsg::Ledger(LeaseMsg::Progress { steps_done })
+            LockClientMsg::Ledger(LeaseMsg::Progress { steps_done })
                 if self.phase == ClientPhase::ReadingProgress =>
             {
                 if steps_done >= self.plan.steps {
                     ctx.note(format!(
                         "The ledger already records all {} steps: the job is done, so {} only releases the lock.",
-                        self.plan.steps, self.name
+                        self.plan.steps,
+                        ctx.me()
                     ));
                     self.finish(ctx);
                 } else {
                     if steps_done > 0 {
                         ctx.note(format!(
                             "{} takes over a half-done job and continues at step {}.",
-                            self.name,
+                            ctx.me(),
                             steps_done + 1
                         ));
                     }
                     self.work(ctx, steps_done + 1);
                 }
             }
-            ConsensusMsg::Ledger(LeaseMsg::WriteResult {
+            LockClientMsg::Ledger(LeaseMsg::WriteResult {
                 step,
                 accepted,
                 reason,
@@ -351,7 +334,7 @@ impl LockClient {
                 } else {
                     ctx.note(format!(
                         "{}'s write was refused ({}). A refusal means a newer holder exists: it stops at once. Consensus kept the lock service's own leaders in line; only this token check could stop a worker that never knew it had been frozen.",
-                        self.name,
+                        ctx.me(),
                         reason.map(|r| r.text()).unwrap_or_default()
                     ));
                     self.stop(ctx, ClientPhase::Fenced);
@@ -361,11 +344,7 @@ impl LockClient {
         }
     }
 
-    fn answered<P>(&mut self, ctx: &mut Ctx<'_, P>, from: NodeId, op: &LockOp, result: LockResult)
-    where
-        P: Participant<Msg = ConsensusMsg, Timer = ConsensusTimer>,
-        P::Durable: From<LockClientDurable>,
-    {
+    fn answered(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, op: &LockOp, result: LockResult) {
         match (op, result) {
             (
                 LockOp::Acquire { .. },
@@ -377,13 +356,13 @@ impl LockClient {
                 });
                 ctx.note(format!(
                     "{} holds {} with revision {revision}: the log index of the entry that granted it, committed on a majority before {} said yes. That number is its fencing token.",
-                    self.name,
+                    ctx.me(),
                     self.plan.key,
-                    self.node_name(from)
+                    ctx.name(from)
                 ));
-                ctx.set_timer(ConsensusTimer::KeepAlive, self.plan.keepalive_ms * MS_US);
+                ctx.set_timer(LockClientTimer::KeepAlive, self.plan.keepalive_ms * MS_US);
                 self.phase = ClientPhase::ReadingProgress;
-                ctx.send(self.plan.ledger, ConsensusMsg::Ledger(LeaseMsg::ReadProgress));
+                ctx.send(self.plan.ledger, LeaseMsg::ReadProgress);
             }
             (
                 LockOp::Acquire { .. },
@@ -395,48 +374,43 @@ impl LockClient {
                 self.phase = ClientPhase::Waiting;
                 ctx.note(format!(
                     "{} tells {} that {} is held by {owner_name} (revision {revision}); it waits and asks again in {}.",
-                    self.node_name(from),
-                    self.name,
+                    ctx.name(from),
+                    ctx.me(),
                     self.plan.key,
                     super::lease_msg::seconds(self.plan.retry_ms)
                 ));
-                ctx.set_timer(ConsensusTimer::Retry, self.plan.retry_ms * MS_US);
+                ctx.set_timer(LockClientTimer::Retry, self.plan.retry_ms * MS_US);
             }
             (LockOp::KeepAlive { .. }, LockResult::Renewed { .. }) => {}
             (LockOp::KeepAlive { revision, .. }, LockResult::NotHeld) if self.held.is_some() => {
                 ctx.note(format!(
                     "{}'s renewal of revision {revision} is refused: the lock is no longer its own. It stops.",
-                    self.name
+                    ctx.me()
                 ));
                 self.stop(ctx, ClientPhase::Lost);
             }
             (LockOp::Release { .. }, _) if self.phase == ClientPhase::Releasing => {
-                ctx.note(format!("{} has let go of {}.", self.name, self.plan.key));
+                ctx.note(format!("{} has let go of {}.", ctx.me(), self.plan.key));
                 self.phase = ClientPhase::Done;
             }
             _ => {}
         }
     }
 
-    fn work<P>(&mut self, ctx: &mut Ctx<'_, P>, step: u32)
-    where
-        P: Participant<Msg = ConsensusMsg, Timer = ConsensusTimer>,
-    {
+    fn work(&mut self, ctx: &mut Ctx<'_, Self>, step: u32) {
         self.phase = ClientPhase::Working { step };
-        ctx.set_timer(ConsensusTimer::StepDone { step }, self.plan.step_ms * MS_US);
+        ctx.set_timer(LockClientTimer::StepDone { step }, self.plan.step_ms * MS_US);
     }
 
-    fn finish<P>(&mut self, ctx: &mut Ctx<'_, P>)
-    where
-        P: Participant<Msg = ConsensusMsg, Timer = ConsensusTimer>,
-        P::Durable: From<LockClientDurable>,
-    {
+    fn finish(&mut self, ctx: &mut Ctx<'_, Self>) {
         self.finished = true;
-        ctx.cancel_timer(ConsensusTimer::KeepAlive);
+        ctx.cancel_timer(LockClientTimer::KeepAlive);
         let Some(h) = self.held.take() else { return };
         ctx.note(format!(
             "{} has finished the job and releases {} (revision {}).",
-            self.name, self.plan.key, h.revision
+            ctx.me(),
+            self.plan.key,
+            h.revision
         ));
         self.phase = ClientPhase::Releasing;
         self.request(
@@ -449,24 +423,23 @@ impl LockClient {
         );
     }
 
-    fn stop<P>(&mut self, ctx: &mut Ctx<'_, P>, phase: ClientPhase)
-    where
-        P: Participant<Msg = ConsensusMsg, Timer = ConsensusTimer>,
-    {
+    fn stop(&mut self, ctx: &mut Ctx<'_, Self>, phase: ClientPhase) {
         if let ClientPhase::Working { step } = self.phase {
-            ctx.cancel_timer(ConsensusTimer::StepDone { step });
+            ctx.cancel_timer(LockClientTimer::StepDone { step });
         }
-        ctx.cancel_timer(ConsensusTimer::KeepAlive);
+        ctx.cancel_timer(LockClientTimer::KeepAlive);
         self.held = None;
         if !matches!(self.phase, ClientPhase::Fenced | ClientPhase::Lost) {
             self.phase = phase;
         }
     }
 
-    pub fn summary(&self) -> Vec<String> {
-        let phase = match &self.phase {
+    /// What it is doing, in a few words (its card's first line); `name` gives a node's
+    /// display name.
+    pub fn doing<'n>(&self, name: impl Fn(NodeId) -> &'n str) -> String {
+        match &self.phase {
             ClientPhase::Idle => "waiting for the job".to_string(),
-            ClientPhase::Acquiring => format!("asking {}", self.node_name(self.guess)),
+            ClientPhase::Acquiring => format!("asking {}", name(self.guess)),
             ClientPhase::Waiting => format!("lock held elsewhere · refused {}×", self.refusals),
             ClientPhase::ReadingProgress => "checking the job's progress".into(),
             ClientPhase::Working { step } => format!("step {step}: working"),
@@ -475,15 +448,74 @@ impl LockClient {
             ClientPhase::Done => "done".into(),
             ClientPhase::Lost => "stopped: lock lost".into(),
             ClientPhase::Fenced => "stopped: write rejected".into(),
-        };
-        let mut lines = vec![phase];
+        }
+    }
+}
+
+impl Participant for LockClient {
+    type Msg = LockClientMsg;
+    type Timer = LockClientTimer;
+    type Durable = LockClientDurable;
+    type Config = LockClientPlan;
+
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        if self.finished {
+            ctx.note(format!("{} is up again; its job is already done.", ctx.me()));
+            return;
+        }
+        ctx.set_timer(LockClientTimer::Start, self.plan.start_ms * MS_US);
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LockClientMsg) {
+        self.message(ctx, from, msg);
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: LockClientTimer) {
+        self.timer(ctx, timer);
+    }
+
+    fn recover(plan: &LockClientPlan, _id: NodeId, d: &LockClientDurable) -> Self {
+        LockClient {
+            plan: plan.clone(),
+            phase: if d.finished {
+                ClientPhase::Done
+            } else {
+                ClientPhase::Idle
+            },
+            held: None,
+            guess: plan.first_guess,
+            outstanding: None,
+            next_id: d.next_id.max(1),
+            redirected: false,
+            finished: d.finished,
+            refusals: 0,
+        }
+    }
+
+    fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
+        let mut lines = vec![self.doing(|id| view.name(id))];
         if let Some(h) = self.held {
             lines.push(format!(
                 "holds rev {} (from {})",
                 h.revision,
-                self.node_name(h.granted_by)
+                view.name(h.granted_by)
             ));
         }
         lines
+    }
+
+    fn durable_summary(
+        _plan: &LockClientPlan,
+        durable: &LockClientDurable,
+        _view: &ViewCtx<'_>,
+    ) -> Vec<String> {
+        vec![
+            "down".into(),
+            if durable.finished {
+                "job done".into()
+            } else {
+                "job not done".into()
+            },
+        ]
     }
 }

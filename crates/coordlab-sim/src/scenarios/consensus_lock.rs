@@ -10,21 +10,20 @@
 //! Node ids and names match `redis-failover` so the two can run side by side with the same
 //! fault clicks: store-1..3 are nodes 0..2, worker-a 3, worker-b 4, the ledger 5.
 
-use super::consensus_world::{ConsensusDurable, ConsensusNode, ConsensusWorld};
-use super::lease_common::WORKER_FAULTS;
+use super::common::WORKER_FAULTS;
+use super::consensus_world::ConsensusWorld;
 use super::raft_common::{bug, common_params, int_param, num, PROPERTIES};
 use super::{Expectation, Params, ScenarioInfo};
-use crate::kernel::engine::{Engine, Limits, Recording, Setup};
-use crate::kernel::faults::{Action, Fault, FaultKind};
+use crate::kernel::faults::{Fault, FaultKind};
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
+use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
-use crate::protocols::fenced_resource::FencedResource;
+use crate::protocols::fenced_resource::{FencedResource, LedgerIntro};
 use crate::protocols::lock_client::{LockClient, LockClientDurable, LockClientPlan};
 use crate::protocols::lock_service::LockServer;
-use crate::protocols::raft::{RaftBug, RaftServer, ServerConfig};
-use crate::trace::{NodeInfo, Trace};
+use crate::protocols::raft::{RaftBug, RaftServer, ServerConfig, ServerDurable};
 use serde_json::json;
 
 pub const ID: &str = "consensus-lock";
@@ -173,118 +172,105 @@ pub fn expectation(params: &Params) -> Expectation {
     Expectation { outcome, verdicts }
 }
 
-pub fn names() -> Vec<String> {
-    ["store-1", "store-2", "store-3", "worker-a", "worker-b", "ledger"]
-        .map(String::from)
-        .to_vec()
-}
+const STORE_FAULTS: [FaultKind; 5] = [
+    FaultKind::Crash,
+    FaultKind::Restart,
+    FaultKind::Pause,
+    FaultKind::Network,
+    FaultKind::Clock,
+];
 
-pub fn setup(params: &Params) -> Setup<ConsensusWorld> {
-    let names = names();
+pub fn setup(params: &Params, _seed: u64) -> Setup {
+    let mut setup = Setup::new(LinkConfig::reliable(
+        LATENCY_MIN_MS * MS_US,
+        LATENCY_MAX_MS * MS_US,
+    ));
     let min = num(params, "election_timeout_ms_min", 150);
     let max = num(params, "election_timeout_ms_max", 300).max(min);
     let stop_at = stop_at_ms(params);
     let config = ServerConfig {
         cluster: STORES.to_vec(),
-        names: names.clone(),
         election_timeout_ms_min: min,
         election_timeout_ms_max: max,
         heartbeat_ms: num(params, "heartbeat_ms", 50),
         stop_at_ms: stop_at,
         bug: bug(params),
     };
-    let info = |id: NodeId, kind: &str, faults: Vec<FaultKind>| NodeInfo {
-        id,
-        name: names[id.index()].clone(),
-        kind: kind.into(),
-        faults,
-    };
-    let store_faults = vec![
-        FaultKind::Crash,
-        FaultKind::Restart,
-        FaultKind::Pause,
-        FaultKind::Network,
-        FaultKind::Clock,
-    ];
-    let mut nodes = Vec::new();
-    for id in STORES {
-        let mut s = RaftServer::new(id, config.clone());
+    for (id, name) in STORES.into_iter().zip(["store-1", "store-2", "store-3"]) {
+        let mut server = RaftServer::new(id, config.clone());
         // store-1 boots first and times out first: it leads term 1, as the Redis primary is
         // store-1 in redis-failover.
         if id == STORE_1 {
-            s.first_timeout_ms = Some((min / 2, min / 2 + 10));
+            server.first_timeout_ms = Some((min / 2, min / 2 + 10));
         }
-        nodes.push((
-            info(id, "store", store_faults.clone()),
-            ConsensusNode::Store(Box::new(LockServer::new(s, names.clone()))),
-            ConsensusDurable::Store(RaftServer::initial_durable(config.clone())),
-        ));
+        // Ids count up in the order nodes are added; the compare view relies on them.
+        let added = setup.add_live(
+            name,
+            "store",
+            &STORE_FAULTS,
+            config.clone(),
+            LockServer::new(server),
+            ServerDurable::default(),
+        );
+        debug_assert_eq!(added, id);
     }
     let ttl = ttl_ms(params);
-    let worker = |id: NodeId, start_ms: u64| {
-        let d = LockClientDurable {
-            name: names[id.index()].clone(),
-            plan: LockClientPlan {
-                names: names.clone(),
-                servers: STORES.to_vec(),
-                first_guess: STORE_1,
-                ledger: LEDGER,
-                key: LOCK_KEY.into(),
-                ttl_ms: ttl,
-                keepalive_ms: (ttl / 3).max(1),
-                start_ms,
-                retry_ms: RETRY_MS,
-                request_timeout_ms: REQUEST_TIMEOUT_MS,
-                steps: STEPS,
-                step_ms: STEP_MS,
-                amount_per_step: AMOUNT,
-                stop_at_ms: stop_at,
-            },
-            finished: false,
-            next_id: 1,
-        };
-        (
-            info(id, "worker", WORKER_FAULTS.to_vec()),
-            ConsensusNode::Worker(Box::new(LockClient::recover(&d))),
-            ConsensusDurable::Worker(d),
-        )
+    let plan = |start_ms: u64| LockClientPlan {
+        servers: STORES.to_vec(),
+        first_guess: STORE_1,
+        ledger: LEDGER,
+        key: LOCK_KEY.into(),
+        ttl_ms: ttl,
+        keepalive_ms: (ttl / 3).max(1),
+        start_ms,
+        retry_ms: RETRY_MS,
+        request_timeout_ms: REQUEST_TIMEOUT_MS,
+        steps: STEPS,
+        step_ms: STEP_MS,
+        amount_per_step: AMOUNT,
+        stop_at_ms: stop_at,
     };
-    nodes.push(worker(WORKER_A, A_START_MS));
-    nodes.push(worker(WORKER_B, B_START_MS));
-    let ledger = FencedResource::new(names.clone(), OPENING);
-    nodes.push((
-        info(LEDGER, "resource", vec![FaultKind::Pause, FaultKind::Network]),
-        ConsensusNode::Ledger(ledger.clone()),
-        ConsensusDurable::Ledger(ledger.durable, names.clone()),
-    ));
-    let mut scripted = Vec::new();
+    for (id, name, start_ms) in [
+        (WORKER_A, "worker-a", A_START_MS),
+        (WORKER_B, "worker-b", B_START_MS),
+    ] {
+        let added = setup.add::<LockClient>(
+            name,
+            "worker",
+            &WORKER_FAULTS,
+            plan(start_ms),
+            LockClientDurable {
+                finished: false,
+                next_id: 1,
+            },
+        );
+        debug_assert_eq!(added, id);
+    }
+    let ledger = setup.add::<FencedResource>(
+        "ledger",
+        "resource",
+        &[FaultKind::Pause, FaultKind::Network],
+        LedgerIntro::RefusesBelowHighest,
+        FencedResource::initial(OPENING),
+    );
+    debug_assert_eq!(ledger, LEDGER);
     if crash_at_ms(params) > 0 {
-        scripted.push((crash_at_ms(params) * MS_US, Fault::Crash { node: STORE_1 }));
+        setup.script(crash_at_ms(params) * MS_US, Fault::Crash { node: STORE_1 });
     }
     if pause_ms(params) > 0 {
-        scripted.push((
+        setup.script(
             PAUSE_AT_MS * MS_US,
             Fault::Pause {
                 node: WORKER_A,
                 duration_ms: pause_ms(params),
             },
-        ));
+        );
     }
-    Setup {
-        world: ConsensusWorld::new(names, STORES.to_vec(), vec![WORKER_A, WORKER_B], LEDGER, LOCK_KEY),
-        nodes,
-        link: LinkConfig::reliable(LATENCY_MIN_MS * MS_US, LATENCY_MAX_MS * MS_US),
-        scripted,
-    }
-}
-
-pub fn run(
-    params: &Params,
-    seed: u64,
-    actions: &[Action],
-    limits: Limits,
-    recording: Recording,
-) -> Result<Trace, String> {
-    let engine = Engine::new(setup(params), seed, actions, limits, recording)?;
-    Ok(engine.run(ID, seed, params.clone()))
+    setup.set_world(ConsensusWorld::new(
+        STORES.to_vec(),
+        vec![WORKER_A, WORKER_B],
+        LEDGER,
+        LOCK_KEY,
+    ));
+    setup
 }

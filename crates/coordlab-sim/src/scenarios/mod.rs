@@ -3,8 +3,8 @@
 //! the validation of everything a user can type.
 
 // pub mod clock_skew;
-// pub mod consensus_lock;
-// pub mod consensus_world;
+pub mod consensus_lock;
+pub mod consensus_world;
 // pub mod duplicate_job;
 // pub mod lease_common;
 // pub mod lease_lifecycle;
@@ -360,7 +360,7 @@ static REGISTRY: &[ScenarioDef] = &[
     scenario!("raft", raft_quorum),
     scenario!("raft", raft_chaos),
     scenario!("zk", zookeeper_lock),
-    // scenario!("consensus", consensus_lock),
+    scenario!("consensus", consensus_lock),
     scenario!("redis", redis_failover),
     scenario!("redis", redlock),
 ];
