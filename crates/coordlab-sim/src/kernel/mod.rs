@@ -3,6 +3,7 @@
 //! everything here is shared by every scenario.
 
 pub mod clock;
+pub mod collections;
 pub mod engine;
 pub mod faults;
 pub(crate) mod hosted;

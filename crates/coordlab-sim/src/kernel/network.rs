@@ -2,9 +2,9 @@
 //! a duplication ratio, and two switches — cut (messages are lost) and hold (messages wait
 //! until released). Random latency per message also reorders messages on a link.
 
+use super::collections::VecMap;
 use super::ids::{MsgId, NodeId};
 use super::rng::{between_us, Ratio, SimRng};
-use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LinkConfig {
@@ -59,7 +59,7 @@ pub enum SendOutcome {
 pub struct Network<M> {
     node_count: u32,
     links: Vec<Link>,
-    in_flight: BTreeMap<MsgId, InFlight<M>>,
+    in_flight: VecMap<MsgId, InFlight<M>>,
     next_msg: u64,
     /// Second copies made by the last `send`, with their delivery times (`None`: held).
     copies: Vec<(MsgId, Option<u64>)>,
@@ -76,7 +76,7 @@ impl<M: Clone> Network<M> {
         Network {
             node_count,
             links: vec![link; (node_count * node_count) as usize],
-            in_flight: BTreeMap::new(),
+            in_flight: VecMap::new(),
             next_msg: 0,
             copies: Vec::new(),
         }

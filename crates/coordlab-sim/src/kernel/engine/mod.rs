@@ -35,6 +35,9 @@ use std::rc::Rc;
 /// Most participants one run may have.
 pub const MAX_NODES: u32 = 16;
 
+/// Most actions (injected faults and inputs) one run may have.
+pub const MAX_ACTIONS: usize = 1_000;
+
 /// Bounds on every run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
@@ -155,12 +158,18 @@ impl Engine {
             n > 0 && n <= MAX_NODES,
             "a scenario must have 1..={MAX_NODES} participants"
         );
+        if actions.len() > MAX_ACTIONS {
+            return Err(format!(
+                "{} actions is too many: a run takes at most {MAX_ACTIONS}",
+                actions.len()
+            ));
+        }
         for (i, a) in actions.iter().enumerate() {
             faults::validate_action(&setup.infos, a)
                 .map_err(|e| format!("action {} (`{}`): {e}", i + 1, a.to_code()))?;
         }
         let mut actions = actions.to_vec();
-        actions.sort_by_key(|a| a.at_step); // stable: same-step actions keep script order
+        super::collections::sort_by_key(&mut actions, |a| a.at_step); // stable: same-step actions keep script order
         let tracker = PropertyTracker::new(setup.world.properties());
         let mut net = Network::new(n, setup.link);
         for (from, to, config) in setup.links {

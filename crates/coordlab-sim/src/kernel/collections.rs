@@ -1,0 +1,381 @@
+//! Small ordered collections for simulation state.
+//!
+//! Simulation state needs ordered collections (iteration order must be the same on every run
+//! and target), and its maps are small: a handful of nodes, a log of tens of entries, the
+//! messages in flight. [`VecMap`] and [`VecSet`] keep their items in a sorted `Vec`, so they
+//! iterate in key order exactly like `BTreeMap`/`BTreeSet`, are faster at these sizes, and
+//! cost a fraction of the code: every `BTreeMap<K, V>` type instantiates the B-tree's node
+//! handling anew, which made up a sixth of the browser bundle. [`sort_by_key`] is a stable
+//! insertion sort for the same reason (the standard library's sort is large per call site).
+
+use serde::{Serialize, Serializer};
+use std::borrow::Borrow;
+
+/// A map kept as a `Vec` sorted by key: `BTreeMap`'s order and semantics for small maps.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct VecMap<K, V> {
+    items: Vec<(K, V)>,
+}
+
+impl<K, V> Default for VecMap<K, V> {
+    fn default() -> Self {
+        VecMap { items: Vec::new() }
+    }
+}
+
+impl<K: Ord, V> VecMap<K, V> {
+    pub const fn new() -> Self {
+        VecMap { items: Vec::new() }
+    }
+
+    fn find<Q: Ord + ?Sized>(&self, key: &Q) -> Result<usize, usize>
+    where
+        K: Borrow<Q>,
+    {
+        self.items.binary_search_by(|(k, _)| k.borrow().cmp(key))
+    }
+
+    /// Inserts or replaces; returns the value it replaced.
+    pub fn insert(&mut self, key: K, value: V) -> Option<V> {
+        match self.find(&key) {
+            Ok(i) => Some(std::mem::replace(&mut self.items[i].1, value)),
+            Err(i) => {
+                self.items.insert(i, (key, value));
+                None
+            }
+        }
+    }
+
+    pub fn get<Q: Ord + ?Sized>(&self, key: &Q) -> Option<&V>
+    where
+        K: Borrow<Q>,
+    {
+        self.find(key).ok().map(|i| &self.items[i].1)
+    }
+
+    pub fn get_mut<Q: Ord + ?Sized>(&mut self, key: &Q) -> Option<&mut V>
+    where
+        K: Borrow<Q>,
+    {
+        self.find(key).ok().map(move |i| &mut self.items[i].1)
+    }
+
+    pub fn contains_key<Q: Ord + ?Sized>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+    {
+        self.find(key).is_ok()
+    }
+
+    pub fn remove<Q: Ord + ?Sized>(&mut self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+    {
+        self.find(key).ok().map(|i| self.items.remove(i).1)
+    }
+
+    /// The value at `key`, inserted with `make` first if absent.
+    pub fn get_or_insert_with(&mut self, key: K, make: impl FnOnce() -> V) -> &mut V {
+        let i = match self.find(&key) {
+            Ok(i) => i,
+            Err(i) => {
+                self.items.insert(i, (key, make()));
+                i
+            }
+        };
+        &mut self.items[i].1
+    }
+
+    pub fn retain(&mut self, mut keep: impl FnMut(&K, &mut V) -> bool) {
+        self.items.retain_mut(|(k, v)| keep(k, v));
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    pub fn clear(&mut self) {
+        self.items.clear();
+    }
+
+    /// Entries in key order.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&K, &V)> + ExactSizeIterator {
+        self.items.iter().map(|(k, v)| (k, v))
+    }
+
+    pub fn iter_mut(&mut self) -> impl DoubleEndedIterator<Item = (&K, &mut V)> + ExactSizeIterator {
+        self.items.iter_mut().map(|(k, v)| (&*k, v))
+    }
+
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &K> + ExactSizeIterator {
+        self.items.iter().map(|(k, _)| k)
+    }
+
+    pub fn values(&self) -> impl DoubleEndedIterator<Item = &V> + ExactSizeIterator {
+        self.items.iter().map(|(_, v)| v)
+    }
+
+    pub fn values_mut(&mut self) -> impl DoubleEndedIterator<Item = &mut V> + ExactSizeIterator {
+        self.items.iter_mut().map(|(_, v)| v)
+    }
+
+    pub fn first_key_value(&self) -> Option<(&K, &V)> {
+        self.items.first().map(|(k, v)| (k, v))
+    }
+
+    pub fn last_key_value(&self) -> Option<(&K, &V)> {
+        self.items.last().map(|(k, v)| (k, v))
+    }
+
+    /// Entries whose key is at least `from`, in key order.
+    pub fn iter_from<Q: Ord + ?Sized>(&self, from: &Q) -> impl DoubleEndedIterator<Item = (&K, &V)>
+    where
+        K: Borrow<Q>,
+    {
+        let start = self.find(from).unwrap_or_else(|i| i);
+        self.items[start..].iter().map(|(k, v)| (k, v))
+    }
+}
+
+impl<K: Ord, V> FromIterator<(K, V)> for VecMap<K, V> {
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
+        let mut map = VecMap::new();
+        for (k, v) in iter {
+            map.insert(k, v);
+        }
+        map
+    }
+}
+
+impl<K: Ord, V> Extend<(K, V)> for VecMap<K, V> {
+    fn extend<I: IntoIterator<Item = (K, V)>>(&mut self, iter: I) {
+        for (k, v) in iter {
+            self.insert(k, v);
+        }
+    }
+}
+
+impl<K, V> IntoIterator for VecMap<K, V> {
+    type Item = (K, V);
+    type IntoIter = std::vec::IntoIter<(K, V)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.items.into_iter()
+    }
+}
+
+impl<'a, K: Ord, V> IntoIterator for &'a VecMap<K, V> {
+    type Item = (&'a K, &'a V);
+    type IntoIter = std::iter::Map<std::slice::Iter<'a, (K, V)>, fn(&'a (K, V)) -> (&'a K, &'a V)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.items.iter().map(|(k, v)| (k, v))
+    }
+}
+
+/// Serialised as a map, like `BTreeMap` (so traces keep their JSON form).
+impl<K: Serialize, V: Serialize> Serialize for VecMap<K, V> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.items.iter().map(|(k, v)| (k, v)))
+    }
+}
+
+/// A set kept as a sorted `Vec`: `BTreeSet`'s order and semantics for small sets.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct VecSet<T> {
+    items: Vec<T>,
+}
+
+impl<T> Default for VecSet<T> {
+    fn default() -> Self {
+        VecSet { items: Vec::new() }
+    }
+}
+
+impl<T: Ord> VecSet<T> {
+    pub const fn new() -> Self {
+        VecSet { items: Vec::new() }
+    }
+
+    /// Adds `item`; `false` if it was there already.
+    pub fn insert(&mut self, item: T) -> bool {
+        match self.items.binary_search(&item) {
+            Ok(_) => false,
+            Err(i) => {
+                self.items.insert(i, item);
+                true
+            }
+        }
+    }
+
+    pub fn contains<Q: Ord + ?Sized>(&self, item: &Q) -> bool
+    where
+        T: Borrow<Q>,
+    {
+        self.items.binary_search_by(|t| t.borrow().cmp(item)).is_ok()
+    }
+
+    pub fn remove<Q: Ord + ?Sized>(&mut self, item: &Q) -> bool
+    where
+        T: Borrow<Q>,
+    {
+        match self.items.binary_search_by(|t| t.borrow().cmp(item)) {
+            Ok(i) => {
+                self.items.remove(i);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    pub fn retain(&mut self, keep: impl FnMut(&T) -> bool) {
+        self.items.retain(keep);
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    pub fn clear(&mut self) {
+        self.items.clear();
+    }
+
+    /// Items in order.
+    pub fn iter(&self) -> std::slice::Iter<'_, T> {
+        self.items.iter()
+    }
+
+    pub fn first(&self) -> Option<&T> {
+        self.items.first()
+    }
+
+    pub fn last(&self) -> Option<&T> {
+        self.items.last()
+    }
+}
+
+impl<T: Ord> FromIterator<T> for VecSet<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        let mut set = VecSet::new();
+        for t in iter {
+            set.insert(t);
+        }
+        set
+    }
+}
+
+impl<T: Ord> Extend<T> for VecSet<T> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
+        for t in iter {
+            self.insert(t);
+        }
+    }
+}
+
+impl<T> IntoIterator for VecSet<T> {
+    type Item = T;
+    type IntoIter = std::vec::IntoIter<T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.items.into_iter()
+    }
+}
+
+impl<'a, T> IntoIterator for &'a VecSet<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.items.iter()
+    }
+}
+
+impl<T: Serialize> Serialize for VecSet<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.items.iter())
+    }
+}
+
+/// Sorts by `key`, keeping equal items in their order (like `slice::sort_by_key`), by
+/// insertion: quadratic, so only for the short lists simulation state holds, and a few
+/// hundred bytes of code where the standard sort costs kilobytes per call site.
+pub fn sort_by_key<T, K: Ord>(items: &mut [T], mut key: impl FnMut(&T) -> K) {
+    for i in 1..items.len() {
+        let mut j = i;
+        while j > 0 && key(&items[j - 1]) > key(&items[j]) {
+            items.swap(j - 1, j);
+            j -= 1;
+        }
+    }
+}
+
+/// [`sort_by_key`] by the items themselves.
+pub fn sort<T: Ord>(items: &mut [T]) {
+    for i in 1..items.len() {
+        let mut j = i;
+        while j > 0 && items[j - 1] > items[j] {
+            items.swap(j - 1, j);
+            j -= 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::{BTreeMap, BTreeSet};
+
+    /// A seeded walk of inserts, removals and lookups gives the same answers and the same
+    /// order as the standard B-tree collections.
+    #[test]
+    fn behaves_like_the_btree_collections() {
+        let mut ours: VecMap<u32, u32> = VecMap::new();
+        let mut theirs: BTreeMap<u32, u32> = BTreeMap::new();
+        let mut set: VecSet<u32> = VecSet::new();
+        let mut bset: BTreeSet<u32> = BTreeSet::new();
+        let mut x: u32 = 12_345;
+        for step in 0..5_000u32 {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            let key = (x >> 16) % 64;
+            match step % 5 {
+                0 | 1 => {
+                    assert_eq!(ours.insert(key, step), theirs.insert(key, step));
+                    assert_eq!(set.insert(key), bset.insert(key));
+                }
+                2 => {
+                    assert_eq!(ours.remove(&key), theirs.remove(&key));
+                    assert_eq!(set.remove(&key), bset.remove(&key));
+                }
+                3 => *ours.get_or_insert_with(key, || 7) += 1,
+                _ => {
+                    assert_eq!(ours.get(&key), theirs.get(&key));
+                    assert_eq!(set.contains(&key), bset.contains(&key));
+                }
+            }
+            if step % 5 == 3 {
+                *theirs.entry(key).or_insert(7) += 1;
+            }
+        }
+        assert!(ours.iter().eq(theirs.iter()));
+        assert!(set.iter().eq(bset.iter()));
+        assert!(ours.iter_from(&30).eq(theirs.range(30..)));
+    }
+
+    #[test]
+    fn sorting_is_stable_like_the_standard_sort() {
+        let mut ours: Vec<(u32, u32)> = (0..200).map(|i| ((i * 7919) % 13, i)).collect();
+        let mut theirs = ours.clone();
+        sort_by_key(&mut ours, |p| p.0);
+        theirs.sort_by_key(|p| p.0);
+        assert_eq!(ours, theirs);
+        let mut plain: Vec<u32> = (0..100).map(|i| (i * 37) % 17).collect();
+        let mut want = plain.clone();
+        sort(&mut plain);
+        want.sort();
+        assert_eq!(plain, want);
+    }
+}
