@@ -3,7 +3,7 @@
 
 use super::lease_msg::LeaseMsg;
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, Participant};
+use crate::kernel::participant::{Ctx, NoTimer, Participant, ViewCtx};
 use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -17,33 +17,26 @@ pub struct JobDurable {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JobTable {
-    pub names: Vec<String>,
     pub durable: JobDurable,
 }
 
 impl JobTable {
-    pub fn new(names: Vec<String>) -> JobTable {
-        JobTable {
-            names,
-            durable: JobDurable {
-                runs: BTreeMap::new(),
-                claimed_by: BTreeMap::new(),
-                conflicts: 0,
-            },
+    /// The tables before anything is claimed.
+    pub fn initial() -> JobDurable {
+        JobDurable {
+            runs: BTreeMap::new(),
+            claimed_by: BTreeMap::new(),
+            conflicts: 0,
         }
     }
 
-    pub fn handle<P>(&mut self, ctx: &mut Ctx<'_, P>, from: NodeId, msg: LeaseMsg)
-    where
-        P: Participant<Msg = LeaseMsg>,
-        P::Durable: From<JobDurable>,
-    {
-        let who = self.names.get(from.index()).cloned().unwrap_or_default();
+    pub fn handle(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {
+        let who = ctx.name(from);
         let rows = match msg {
             LeaseMsg::InsertJobRow { key } => match self.durable.runs.get(&key) {
                 Some(owner) => {
                     self.durable.conflicts += 1;
-                    let owner = self.names.get(owner.index()).cloned().unwrap_or_default();
+                    let owner = ctx.name(*owner);
                     ctx.note(format!("Duplicate key {key}: {owner} already inserted this run. {who}'s insert fails with a conflict."));
                     0
                 }
@@ -72,7 +65,7 @@ impl JobTable {
             }
             _ => return,
         };
-        ctx.persist(self.durable.clone().into());
+        ctx.persist(self.durable.clone());
         ctx.send(from, LeaseMsg::RowsChanged { rows });
     }
 
@@ -82,5 +75,33 @@ impl JobTable {
             self.durable.runs.len(),
             self.durable.claimed_by.len()
         )]
+    }
+}
+
+impl Participant for JobTable {
+    type Msg = LeaseMsg;
+    type Timer = NoTimer;
+    type Durable = JobDurable;
+    type Config = ();
+
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        ctx.note(match self.durable.runs.len() + self.durable.claimed_by.len() {
+            0 => "The job table is up and nothing is claimed yet. A claim is one row, and the database alone decides who gets it.".to_string(),
+            n => format!("The job table is up with {n} claimed job(s)."),
+        });
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {
+        self.handle(ctx, from, msg);
+    }
+
+    fn recover(_config: &(), _id: NodeId, durable: &JobDurable) -> Self {
+        JobTable {
+            durable: durable.clone(),
+        }
+    }
+
+    fn summary(&self, _view: &ViewCtx<'_>) -> Vec<String> {
+        JobTable::summary(self)
     }
 }

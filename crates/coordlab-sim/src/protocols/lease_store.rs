@@ -8,7 +8,7 @@
 
 use super::lease_msg::{seconds, LeaseMsg, ReleaseMode};
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::{Ctx, Participant};
+use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::MS_US;
 use std::collections::BTreeMap;
 
@@ -51,7 +51,8 @@ pub struct StoreDurable {
     pub overlapping_grants: u32,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The store's rules, as the scenario sets them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StoreConfig {
     /// The bug: a renewal by the owner increments the token as if it were a takeover.
     pub renewal_increments_token: bool,
@@ -59,7 +60,6 @@ pub struct StoreConfig {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LeaseStore {
-    pub names: Vec<String>,
     pub config: StoreConfig,
     pub durable: StoreDurable,
     /// Live grants per lease as the owners were told: owner and store-clock expiry. A naive
@@ -76,29 +76,30 @@ pub struct ExpiryTimer {
     pub token: FencingToken,
 }
 
+impl Label for ExpiryTimer {
+    fn label(&self) -> String {
+        format!("{} (token {}) reaches its expiry", self.lease, self.token)
+    }
+}
+
 impl LeaseStore {
-    /// `first_tokens` sets the sequence per lease, e.g. `{"account-42": 32}` so the next grant is 33.
-    pub fn new(
-        names: Vec<String>,
-        config: StoreConfig,
-        first_tokens: BTreeMap<String, FencingToken>,
-    ) -> LeaseStore {
-        let durable = StoreDurable {
+    /// An empty table. `first_tokens` sets the sequence per lease, e.g. `{"account-42": 32}`
+    /// so the next grant is 33.
+    pub fn initial(first_tokens: BTreeMap<String, FencingToken>) -> StoreDurable {
+        StoreDurable {
             rows: BTreeMap::new(),
             last_token: first_tokens,
             grants: Vec::new(),
             overlapping_grants: 0,
-        };
-        LeaseStore::recover(names, config, &durable)
+        }
     }
 
-    pub fn recover(names: Vec<String>, config: StoreConfig, durable: &StoreDurable) -> LeaseStore {
+    pub fn recover(config: StoreConfig, durable: &StoreDurable) -> LeaseStore {
         let mut live_grants = BTreeMap::new();
         for (lease, row) in &durable.rows {
             live_grants.insert(lease.clone(), (row.owner, row.expires_at_us));
         }
         LeaseStore {
-            names,
             config,
             durable: durable.clone(),
             live_grants,
@@ -106,30 +107,14 @@ impl LeaseStore {
         }
     }
 
-    fn name(&self, id: NodeId) -> String {
-        self.names
-            .get(id.index())
-            .cloned()
-            .unwrap_or_else(|| id.to_string())
-    }
-
     pub fn row(&self, lease: &str) -> Option<&LeaseRow> {
         self.durable.rows.get(lease)
     }
 
-    /// Handles one request. Returns the expiry timer to (re)arm, if any.
-    pub fn handle<P>(
-        &mut self,
-        ctx: &mut Ctx<'_, P>,
-        from: NodeId,
-        msg: LeaseMsg,
-    ) -> Option<(ExpiryTimer, u64)>
-    where
-        P: Participant<Msg = LeaseMsg>,
-        P::Durable: From<StoreDurable>,
-    {
+    /// Handles one request; a grant arms the timer of its expiry instant.
+    pub fn handle(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {
         let now = ctx.local_now_us;
-        let who = self.name(from);
+        let who = ctx.name(from);
         match msg {
             LeaseMsg::Acquire { lease, ttl_ms } => {
                 self.acquire_requests_us.push(now);
@@ -142,7 +127,7 @@ impl LeaseStore {
                     Some(row) => {
                         ctx.note(format!(
                             "{who} asks for {lease}, but {} holds it for another {} by the store's clock: zero rows, back off.",
-                            self.name(row.owner),
+                            ctx.name(row.owner),
                             seconds((row.expires_at_us - now) / MS_US)
                         ));
                         ctx.send(
@@ -152,7 +137,7 @@ impl LeaseStore {
                                 holder: row.owner,
                             },
                         );
-                        return None;
+                        return;
                     }
                 };
                 let last = self
@@ -202,7 +187,7 @@ impl LeaseStore {
                     ),
                     (_, Some(row)) => format!(
                         "{lease} expired by the store's clock ({} owned it). {who} takes it over: token {} becomes {token}.",
-                        self.name(row.owner),
+                        ctx.name(row.owner),
                         row.token
                     ),
                     _ => String::new(),
@@ -210,12 +195,12 @@ impl LeaseStore {
                 if let Some((owner, left_us)) = overlaps {
                     ctx.note(format!(
                         "But {}'s grant still has {} to run, and nobody has told {} it lost the lease: two workers now hold {lease} at once. Only the fencing token, checked where the writes land, can keep them apart.",
-                        self.name(owner),
+                        ctx.name(owner),
                         seconds(left_us / MS_US),
-                        self.name(owner)
+                        ctx.name(owner)
                     ));
                 }
-                ctx.persist(self.durable.clone().into());
+                ctx.persist(self.durable.clone());
                 ctx.send(
                     from,
                     LeaseMsg::Granted {
@@ -224,7 +209,7 @@ impl LeaseStore {
                         ttl_ms,
                     },
                 );
-                Some((ExpiryTimer { lease, token }, ttl_ms * MS_US))
+                ctx.set_timer(ExpiryTimer { lease, token }, ttl_ms * MS_US);
             }
             LeaseMsg::Release { lease, mode } => {
                 let owner = self.durable.rows.get(&lease).map(|r| r.owner);
@@ -238,15 +223,15 @@ impl LeaseStore {
                     (ReleaseMode::CompareAndDelete, Some(o)) if o != from => {
                         ctx.note(format!(
                             "{who}'s release names itself as owner, but {lease} now belongs to {}: DELETE 0. The new holder's lease survives.",
-                            self.name(o)
+                            ctx.name(o)
                         ));
                         false
                     }
                     (ReleaseMode::NaiveDelete, Some(o)) if o != from => {
                         ctx.note(format!(
                             "{who} deletes {lease} without checking the owner — but the row is {}'s now. {} still believes it holds the lease, and the lease is gone.",
-                            self.name(o),
-                            self.name(o)
+                            ctx.name(o),
+                            ctx.name(o)
                         ));
                         true
                     }
@@ -258,17 +243,16 @@ impl LeaseStore {
                 };
                 if deleted {
                     self.durable.rows.remove(&lease);
-                    ctx.persist(self.durable.clone().into());
+                    ctx.persist(self.durable.clone());
                 }
                 ctx.send(from, LeaseMsg::Released { lease, deleted });
-                None
             }
-            _ => None,
+            _ => {}
         }
     }
 
     /// The expiry instant of a grant passed on the store's clock.
-    pub fn expiry_due<P: Participant>(&mut self, ctx: &mut Ctx<'_, P>, timer: &ExpiryTimer) {
+    pub fn expiry_due(&mut self, ctx: &mut Ctx<'_, Self>, timer: &ExpiryTimer) {
         let Some(row) = self.durable.rows.get(&timer.lease) else {
             ctx.note(format!(
                 "The grant of {} with token {} would have lapsed now, but the row was released already: nothing changes.",
@@ -281,21 +265,22 @@ impl LeaseStore {
                 "The grant of {} with token {} would have lapsed now, but {} holds it with token {} since: nothing changes.",
                 timer.lease,
                 timer.token,
-                self.name(row.owner),
+                ctx.name(row.owner),
                 row.token
             ));
         }
         if row.token == timer.token && row.expires_at_us <= ctx.local_now_us {
             ctx.note(format!(
                 "By the store's clock, {}'s lease on {} (token {}) has expired. Nobody is told: the next request decides.",
-                self.name(row.owner),
+                ctx.name(row.owner),
                 timer.lease,
                 row.token
             ));
         }
     }
 
-    pub fn summary(&self, now_local_us: u64) -> Vec<String> {
+    pub fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
+        let now_local_us = view.local_now_us;
         let mut lines = Vec::new();
         for (lease, row) in &self.durable.rows {
             let state = if row.expires_at_us > now_local_us {
@@ -306,12 +291,163 @@ impl LeaseStore {
             if self.durable.rows.len() > 1 {
                 lines.push(format!("{lease}:"));
             }
-            lines.push(format!("{} · token {}", self.name(row.owner), row.token));
+            lines.push(format!("{} · token {}", view.name(row.owner), row.token));
             lines.push(state);
         }
         if lines.is_empty() {
             lines.push("no leases held".to_string());
         }
         lines
+    }
+}
+
+impl Participant for LeaseStore {
+    type Msg = LeaseMsg;
+    type Timer = ExpiryTimer;
+    type Durable = StoreDurable;
+    type Config = StoreConfig;
+
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        ctx.note(format!(
+            "The lease store is up: one table, one row per lockable name; {} row(s) now.",
+            self.durable.rows.len()
+        ));
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {
+        self.handle(ctx, from, msg);
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: ExpiryTimer) {
+        self.expiry_due(ctx, &timer);
+    }
+
+    fn recover(config: &StoreConfig, _id: NodeId, durable: &StoreDurable) -> Self {
+        LeaseStore::recover(*config, durable)
+    }
+
+    fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
+        LeaseStore::summary(self, view)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::participant::Effect;
+    use crate::kernel::testing::{persisted, sent, timers_set, Harness};
+
+    const A: NodeId = NodeId(1);
+    const B: NodeId = NodeId(2);
+
+    fn store(renewal_increments_token: bool) -> Harness<LeaseStore> {
+        let config = StoreConfig {
+            renewal_increments_token,
+        };
+        let first = BTreeMap::from([("l".to_string(), FencingToken(32))]);
+        let node = LeaseStore::recover(config, &LeaseStore::initial(first));
+        Harness::new(NodeId(0), node, &["store", "A", "B"])
+    }
+
+    fn acquire(s: &mut Harness<LeaseStore>, from: NodeId, at_ms: u64) -> Vec<Effect<LeaseStore>> {
+        s.now_us = at_ms * MS_US;
+        s.deliver(
+            from,
+            LeaseMsg::Acquire {
+                lease: "l".into(),
+                ttl_ms: 10_000,
+            },
+        )
+    }
+
+    fn granted(token: u64) -> LeaseMsg {
+        LeaseMsg::Granted {
+            lease: "l".into(),
+            token: FencingToken(token),
+            ttl_ms: 10_000,
+        }
+    }
+
+    #[test]
+    fn a_renewal_keeps_the_token_and_a_takeover_after_expiry_raises_it() {
+        let mut s = store(false);
+        let fx = acquire(&mut s, A, 0);
+        assert_eq!(sent::<_, LeaseMsg>(&fx), vec![(A, granted(33))]);
+        assert_eq!(
+            timers_set(&fx),
+            vec![(
+                ExpiryTimer {
+                    lease: "l".into(),
+                    token: FencingToken(33)
+                },
+                10_000 * MS_US
+            )]
+        );
+        assert_eq!(persisted(&fx).len(), 1);
+        assert_eq!(
+            sent::<_, LeaseMsg>(&acquire(&mut s, A, 5_000)),
+            vec![(A, granted(33))]
+        );
+        let held = acquire(&mut s, B, 10_000);
+        assert_eq!(
+            sent::<_, LeaseMsg>(&held),
+            vec![(
+                B,
+                LeaseMsg::Denied {
+                    lease: "l".into(),
+                    holder: A
+                }
+            )]
+        );
+        assert!(persisted(&held).is_empty());
+        assert_eq!(
+            sent::<_, LeaseMsg>(&acquire(&mut s, B, 15_000)),
+            vec![(B, granted(34))]
+        );
+        let kinds: Vec<GrantKind> = s.node.durable.grants.iter().map(|g| g.kind).collect();
+        assert_eq!(kinds, [GrantKind::New, GrantKind::Renewal, GrantKind::Takeover]);
+        assert_eq!(s.node.durable.overlapping_grants, 0);
+    }
+
+    #[test]
+    fn the_renewal_bug_raises_the_token_on_every_renewal() {
+        let mut s = store(true);
+        acquire(&mut s, A, 0);
+        assert_eq!(
+            sent::<_, LeaseMsg>(&acquire(&mut s, A, 3_000)),
+            vec![(A, granted(34))]
+        );
+    }
+
+    #[test]
+    fn only_a_naive_delete_removes_someone_else_s_row() {
+        for (mode, deleted) in [
+            (ReleaseMode::CompareAndDelete, false),
+            (ReleaseMode::NaiveDelete, true),
+        ] {
+            let mut s = store(false);
+            acquire(&mut s, B, 0);
+            let fx = s.deliver(
+                A,
+                LeaseMsg::Release {
+                    lease: "l".into(),
+                    mode,
+                },
+            );
+            assert_eq!(
+                sent::<_, LeaseMsg>(&fx),
+                vec![(
+                    A,
+                    LeaseMsg::Released {
+                        lease: "l".into(),
+                        deleted
+                    }
+                )]
+            );
+            assert_eq!(s.node.row("l").is_none(), deleted, "{mode:?}");
+            // B's grant is still live: a new grant now would overlap it.
+            acquire(&mut s, A, 1_000);
+            assert_eq!(s.node.durable.overlapping_grants, u32::from(deleted), "{mode:?}");
+        }
     }
 }

@@ -4,14 +4,14 @@
 pub mod account_db;
 pub mod debit_worker;
 pub mod fenced_resource;
-// pub mod job_table;
+pub mod job_table;
 pub mod lease_msg;
-// pub mod lease_store;
-// pub mod lease_worker;
+pub mod lease_store;
+pub mod lease_worker;
 pub mod lock_client;
 pub mod lock_service;
 pub mod lock_store;
-// pub mod payment_rail;
+pub mod payment_rail;
 pub mod raft;
 pub mod redis;
 pub mod redis_job;

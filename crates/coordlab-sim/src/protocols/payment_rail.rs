@@ -3,7 +3,7 @@
 
 use super::lease_msg::LeaseMsg;
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, Participant};
+use crate::kernel::participant::{Ctx, NoTimer, Participant, ViewCtx};
 use std::collections::BTreeSet;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,18 +23,15 @@ pub struct RailDurable {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PaymentRail {
-    pub names: Vec<String>,
     pub durable: RailDurable,
 }
 
 impl PaymentRail {
-    pub fn new(names: Vec<String>) -> PaymentRail {
-        PaymentRail {
-            names,
-            durable: RailDurable {
-                seen_keys: BTreeSet::new(),
-                payments: Vec::new(),
-            },
+    /// A rail that has paid nothing yet.
+    pub fn initial() -> RailDurable {
+        RailDurable {
+            seen_keys: BTreeSet::new(),
+            payments: Vec::new(),
         }
     }
 
@@ -47,15 +44,11 @@ impl PaymentRail {
             .sum()
     }
 
-    pub fn handle<P>(&mut self, ctx: &mut Ctx<'_, P>, from: NodeId, msg: LeaseMsg)
-    where
-        P: Participant<Msg = LeaseMsg>,
-        P::Durable: From<RailDurable>,
-    {
+    pub fn handle(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {
+        let who = ctx.name(from);
         if msg == LeaseMsg::ReadProgress {
             // The job's own payment log: the highest step it has an instruction for.
             let steps_done = self.durable.payments.iter().map(|p| p.step).max().unwrap_or(0);
-            let who = self.names.get(from.index()).cloned().unwrap_or_default();
             ctx.note(if steps_done == 0 {
                 format!("The rail has no instruction for this job yet; it tells {who} so.")
             } else {
@@ -72,7 +65,6 @@ impl PaymentRail {
         else {
             return;
         };
-        let who = self.names.get(from.index()).cloned().unwrap_or_default();
         let replay = idempotency_key
             .as_ref()
             .is_some_and(|k| self.durable.seen_keys.contains(k));
@@ -91,7 +83,7 @@ impl PaymentRail {
             key: idempotency_key,
             applied: !replay,
         });
-        ctx.persist(self.durable.clone().into());
+        ctx.persist(self.durable.clone());
         ctx.send(
             from,
             LeaseMsg::PayResult {
@@ -107,5 +99,30 @@ impl PaymentRail {
             format!("{sent} payment(s) sent"),
             format!("total ₹{}", self.paid_total()),
         ]
+    }
+}
+
+impl Participant for PaymentRail {
+    type Msg = LeaseMsg;
+    type Timer = NoTimer;
+    type Durable = RailDurable;
+    type Config = ();
+
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        ctx.note("The payment rail is up. It has never heard of leases or fencing tokens.");
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {
+        self.handle(ctx, from, msg);
+    }
+
+    fn recover(_config: &(), _id: NodeId, durable: &RailDurable) -> Self {
+        PaymentRail {
+            durable: durable.clone(),
+        }
+    }
+
+    fn summary(&self, _view: &ViewCtx<'_>) -> Vec<String> {
+        PaymentRail::summary(self)
     }
 }

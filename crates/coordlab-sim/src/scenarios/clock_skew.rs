@@ -20,30 +20,21 @@
 //! "my reading when I asked + 30 s" on one clock, so a constant offset cancels out. Only a
 //! different rate, or a step between asking and checking, changes what A concludes.
 
-use super::lease_common::{
-    ledger_node, node_info, store_node, worker_node, LeaseProperty, LeaseWorld, WORKER_FAULTS,
-};
+use super::lease_setup::{build, int, worker, LeasePlan, StorePlan, OPENING_BALANCE};
+use super::lease_world::LeaseProperty::*;
 use super::{Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
-use crate::kernel::engine::{Engine, Limits, Recording, Setup};
-use crate::kernel::faults::{Action, Fault, FaultKind};
-use crate::kernel::ids::{FencingToken, NodeId};
+use crate::kernel::faults::Fault;
+use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
+use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
-use crate::protocols::lease_msg::ReleaseMode;
-use crate::protocols::lease_store::StoreConfig;
-use crate::protocols::lease_worker::{Coordination, Fencing, OnReject, Sink, WorkerPlan};
-use crate::trace::Trace;
+use crate::protocols::lease_worker::WorkerPlan;
 use serde_json::json;
-use std::collections::BTreeMap;
 
 pub const ID: &str = "clock-skew";
-const STORE: NodeId = NodeId(0);
+/// Worker A: the first node after the lease store.
 const A: NodeId = NodeId(1);
-const B: NodeId = NodeId(2);
-const LEDGER: NodeId = NodeId(3);
-const LEASE: &str = "account-42";
-const OPENING: i64 = 100;
 const AMOUNT: i64 = 10;
 const STEPS: u32 = 6;
 /// Five steps fill the TTL exactly by a correct clock, so A's own check stops it before
@@ -97,10 +88,6 @@ pub fn info() -> ScenarioInfo {
     }
 }
 
-fn int(params: &Params, key: &str) -> i64 {
-    params.get(key).and_then(|v| v.parse().ok()).unwrap_or(0)
-}
-
 pub fn expectation(params: &Params) -> Expectation {
     let mut outcome = Vec::new();
     // The store judges only by its own clock and B polls after the expiry, so the store
@@ -124,7 +111,10 @@ pub fn expectation(params: &Params) -> Expectation {
             if double { Verdict::Violated } else { Verdict::Holds },
         ));
         if !double {
-            outcome.push(("balance".to_string(), json!(OPENING - AMOUNT * i64::from(STEPS))));
+            outcome.push((
+                "balance".to_string(),
+                json!(OPENING_BALANCE - AMOUNT * i64::from(STEPS)),
+            ));
         }
     }
     Expectation { outcome, verdicts }
@@ -313,130 +303,53 @@ pub fn forecast(offset_ms: i64, drift_ppm: i64) -> Forecast {
     }
 }
 
-fn names() -> Vec<String> {
-    ["lease-store", "worker-A", "worker-B", "ledger"]
-        .map(String::from)
-        .to_vec()
-}
-
-pub fn setup(params: &Params) -> Setup<LeaseWorld> {
-    let names = names();
-    let plan = |start_after_ms: (u64, u64)| WorkerPlan {
-        coordination: Coordination::Lease,
-        store: STORE,
-        sink_node: LEDGER,
-        sink: Sink::Resource,
-        lease: LEASE.to_string(),
-        job_key: "recon-42".to_string(),
+pub fn setup(params: &Params, _seed: u64) -> Setup {
+    let a = WorkerPlan {
         ttl_ms: TTL_MS,
         heartbeat_ms: 0,
-        start_after_ms,
+        start_after_ms: A_START_MS,
         retry_ms: RETRY_MS,
-        retry_jitter_ms: 0,
         steps: STEPS,
         step_ms: STEP_MS,
         amount_per_step: AMOUNT,
-        fencing: Fencing::WritePredicate,
-        on_reject: OnReject::Abort,
-        release: Some(ReleaseMode::CompareAndDelete),
-        release_in_finally: false,
-        touch_on_heartbeat: false,
         check_clock_before_step: true,
-        check_progress: true,
+        ..WorkerPlan::leased("account-42")
     };
-    let worker = |id: NodeId, start: (u64, u64)| worker_node(&names[id.index()], plan(start));
-    let info = |id: NodeId, kind: &str, faults: Vec<FaultKind>| node_info(&names, id, kind, faults);
-    let worker_faults = WORKER_FAULTS.to_vec();
-    let config = StoreConfig {
-        renewal_increments_token: false,
+    let b = WorkerPlan {
+        start_after_ms: B_START_MS,
+        ..a.clone()
     };
-    let (store, store_durable) = store_node(
-        &names,
-        config,
-        BTreeMap::from([(LEASE.to_string(), FencingToken(32))]),
-    );
-    let (ledger, ledger_durable) = ledger_node(&names, OPENING);
-    let (a, a_d) = worker(A, A_START_MS);
-    let (b, b_d) = worker(B, B_START_MS);
-    let nodes = vec![
-        (
-            info(
-                STORE,
-                "lease-store",
-                vec![
-                    FaultKind::Pause,
-                    FaultKind::Crash,
-                    FaultKind::Restart,
-                    FaultKind::Network,
-                    FaultKind::Clock,
-                ],
-            ),
-            store,
-            store_durable,
-        ),
-        (info(A, "worker", worker_faults.clone()), a, a_d),
-        (info(B, "worker", worker_faults), b, b_d),
-        (
-            info(LEDGER, "resource", vec![FaultKind::Pause, FaultKind::Network]),
-            ledger,
-            ledger_durable,
-        ),
-    ];
+    let mut setup = build(LeasePlan {
+        store: Some(StorePlan {
+            clock_faults: true,
+            ..StorePlan::with_tokens_issued(32)
+        }),
+        workers: vec![worker("worker-A", a), worker("worker-B", b)],
+        properties: vec![
+            TokensIncrease,
+            NoOverlappingGrants,
+            FenceMonotonic,
+            NoDoubleDebit,
+            JobCompletes,
+        ],
+        ..LeasePlan::default()
+    });
+    // The forecast counts on this latency.
+    setup.link = LinkConfig::reliable(LATENCY_US.0, LATENCY_US.1);
     // Both clock faults take the same path as a fault injected from the UI.
     let drift_ppm = int(params, "drift_ppm");
     let offset_ms = int(params, "offset_ms");
-    let mut scripted = Vec::new();
     if drift_ppm != 0 {
-        scripted.push((0, Fault::ClockDrift { node: A, drift_ppm }));
+        setup.script(0, Fault::ClockDrift { node: A, drift_ppm });
     }
     if offset_ms != 0 {
-        scripted.push((
-            CLOCK_STEP_AT_MS * MS_US,
-            Fault::ClockJump {
-                node: A,
-                delta_ms: offset_ms,
-            },
-        ));
+        let jump = Fault::ClockJump {
+            node: A,
+            delta_ms: offset_ms,
+        };
+        setup.script(CLOCK_STEP_AT_MS * MS_US, jump);
     }
-    let lease = LeaseWorld {
-        names,
-        store: Some(STORE),
-        workers: vec![A, B],
-        resource: Some(LEDGER),
-        rail: None,
-        jobs: None,
-        lease: LEASE.to_string(),
-        opening_balance: OPENING,
-        job_total: AMOUNT * i64::from(STEPS),
-        properties: vec![
-            LeaseProperty::TokensIncrease,
-            LeaseProperty::NoOverlappingGrants,
-            LeaseProperty::FenceMonotonic,
-            LeaseProperty::NoDoubleDebit,
-            LeaseProperty::JobCompletes,
-        ],
-        histogram_bucket_ms: None,
-        max_concurrent_holders: 0,
-        window_opened_us: None,
-        window_closed_total_us: 0,
-    };
-    Setup {
-        world: lease,
-        nodes,
-        link: LinkConfig::reliable(LATENCY_US.0, LATENCY_US.1),
-        scripted,
-    }
-}
-
-pub fn run(
-    params: &Params,
-    seed: u64,
-    actions: &[Action],
-    limits: Limits,
-    recording: Recording,
-) -> Result<Trace, String> {
-    let engine = Engine::new(setup(params), seed, actions, limits, recording)?;
-    Ok(engine.run(ID, seed, params.clone()))
+    setup
 }
 
 #[cfg(test)]

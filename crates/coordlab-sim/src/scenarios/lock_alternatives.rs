@@ -13,31 +13,26 @@
 //! Which copy wins the insert or the update depends on the seed (start jitter and network
 //! latency); that exactly one does, does not.
 
-use super::lease_common::{jobs_node, ledger_node, node_info, worker_node, LeaseProperty, LeaseWorld};
-use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
-use crate::kernel::engine::{Engine, Limits, Recording, Setup};
-use crate::kernel::faults::{Action, FaultKind};
-use crate::kernel::ids::NodeId;
-use crate::kernel::network::LinkConfig;
-use crate::kernel::time::MS_US;
+use super::lease_setup::{build, choice, worker, LeasePlan, OPENING_BALANCE};
+use super::lease_world::LeaseProperty::*;
+use super::{Expectation, Params, ScenarioInfo};
+use crate::kernel::faults::FaultKind;
+use crate::kernel::setup::Setup;
 use crate::properties::Verdict;
-use crate::protocols::lease_worker::{Coordination, Fencing, OnReject, Sink, WorkerPlan};
-use crate::trace::Trace;
+use crate::protocols::lease_worker::{Coordination, WorkerPlan};
 use serde_json::json;
 
 pub const ID: &str = "lock-alternatives";
-const A: NodeId = NodeId(0);
-const B: NodeId = NodeId(1);
-const LEDGER: NodeId = NodeId(2);
-/// Only present for the two methods that need an arbiter.
-const JOBS: NodeId = NodeId(3);
 const JOB: &str = "2am-debit:account-42";
-const OPENING: i64 = 100;
 const STEPS: u32 = 2;
-const STEP_MS: u64 = 2_000;
 const AMOUNT: i64 = 20;
-/// Both copies' 2am timers fire somewhere in this window (ms).
-const START_JITTER_MS: (u64, u64) = (0, 100);
+/// The workers' clocks play no part: nothing here has a lease to time.
+const CLOCKLESS_WORKER_FAULTS: [FaultKind; 4] = [
+    FaultKind::Crash,
+    FaultKind::Restart,
+    FaultKind::Pause,
+    FaultKind::Network,
+];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Method {
@@ -61,28 +56,16 @@ pub fn info() -> ScenarioInfo {
         sections: "§5",
         title: "Alternatives to the lock",
         summary: "The 2am job fires on both replicas. A unique key, a conditional update or partitioning by account lets exactly one copy run it — no lease store involved.",
-        params: vec![ParamSpec {
-            key: "method",
-            label: "Method",
-            help: "How the two copies end up with exactly one of them doing the job.",
-            default: "unique-constraint",
-            kind: ParamKind::Choice {
-                options: vec![
-                    ChoiceOption {
-                        value: "unique-constraint",
-                        label: "unique constraint — INSERT the job's key; a duplicate conflicts",
-                    },
-                    ChoiceOption {
-                        value: "conditional-update",
-                        label: "conditional update — pending → running changes one row or none",
-                    },
-                    ChoiceOption {
-                        value: "partitioning",
-                        label: "partitioning — account 42's work only reaches replica-A",
-                    },
-                ],
-            },
-        }],
+        params: vec![choice(
+            "method",
+            "Method",
+            "How the two copies end up with exactly one of them doing the job.",
+            &[
+                ("unique-constraint", "unique constraint — INSERT the job's key; a duplicate conflicts"),
+                ("conditional-update", "conditional update — pending → running changes one row or none"),
+                ("partitioning", "partitioning — account 42's work only reaches replica-A"),
+            ],
+        )],
     }
 }
 
@@ -90,7 +73,10 @@ pub fn expectation(params: &Params) -> Expectation {
     let method = method(params);
     let mut outcome = vec![
         ("max_concurrent_holders".to_string(), json!(1)),
-        ("balance".to_string(), json!(OPENING - AMOUNT * i64::from(STEPS))),
+        (
+            "balance".to_string(),
+            json!(OPENING_BALANCE - AMOUNT * i64::from(STEPS)),
+        ),
         (
             "conflicts".to_string(),
             json!(if method == Method::Partitioning { 0 } else { 1 }),
@@ -108,124 +94,32 @@ pub fn expectation(params: &Params) -> Expectation {
     }
 }
 
-fn names(method: Method) -> Vec<String> {
-    let mut names = vec!["replica-A", "replica-B", "ledger"];
-    if method != Method::Partitioning {
-        names.push("job-db");
-    }
-    names.into_iter().map(String::from).collect()
-}
-
-pub fn setup(params: &Params) -> Setup<LeaseWorld> {
+pub fn setup(params: &Params, _seed: u64) -> Setup {
     let method = method(params);
-    let names = names(method);
-    let plan = |coordination: Coordination| WorkerPlan {
-        coordination,
-        // The arbiter; with partitioning nobody is asked, so it is never contacted.
-        store: if method == Method::Partitioning {
-            LEDGER
-        } else {
-            JOBS
-        },
-        sink_node: LEDGER,
-        sink: Sink::Resource,
-        lease: JOB.to_string(),
-        job_key: JOB.to_string(),
-        ttl_ms: 0,
-        heartbeat_ms: 0,
-        start_after_ms: START_JITTER_MS,
-        retry_ms: 0,
-        retry_jitter_ms: 0,
+    // Both copies' 2am timers fire within the first 100 ms; each step takes 2 s.
+    let plan = |coordination| WorkerPlan {
         steps: STEPS,
-        step_ms: STEP_MS,
+        step_ms: 2_000,
         amount_per_step: AMOUNT,
-        // Exactly one copy ever writes, so the writes need no token.
-        fencing: Fencing::None,
-        on_reject: OnReject::Abort,
-        release: None,
-        release_in_finally: false,
-        touch_on_heartbeat: false,
-        check_clock_before_step: false,
-        check_progress: false,
+        ..WorkerPlan::without_lease(coordination, JOB)
     };
-    let coordination = |id: NodeId| match method {
+    let coordination = |is_a: bool| match method {
         Method::UniqueConstraint => Coordination::UniqueInsert,
         Method::ConditionalUpdate => Coordination::ConditionalClaim,
         // Account 42 hashes to the partition replica-A consumes.
-        Method::Partitioning => Coordination::Partition { owns: id == A },
+        Method::Partitioning => Coordination::Partition { owns: is_a },
     };
-    let worker = |id: NodeId| worker_node(&names[id.index()], plan(coordination(id)));
-    let info = |id: NodeId, kind: &str, faults: Vec<FaultKind>| node_info(&names, id, kind, faults);
-    let worker_faults = vec![
-        FaultKind::Crash,
-        FaultKind::Restart,
-        FaultKind::Pause,
-        FaultKind::Network,
-    ];
-    let (ledger, ledger_durable) = ledger_node(&names, OPENING);
-    let (a, a_d) = worker(A);
-    let (b, b_d) = worker(B);
-    let mut nodes = vec![
-        (info(A, "worker", worker_faults.clone()), a, a_d),
-        (info(B, "worker", worker_faults), b, b_d),
-        (
-            info(LEDGER, "resource", vec![FaultKind::Pause, FaultKind::Network]),
-            ledger,
-            ledger_durable,
-        ),
-    ];
-    if method != Method::Partitioning {
-        let (jobs, jobs_durable) = jobs_node(&names);
-        nodes.push((
-            info(
-                JOBS,
-                "job-table",
-                vec![
-                    FaultKind::Pause,
-                    FaultKind::Crash,
-                    FaultKind::Restart,
-                    FaultKind::Network,
-                ],
-            ),
-            jobs,
-            jobs_durable,
-        ));
-    }
-    let world = LeaseWorld {
-        names,
+    // No lease store; the job table (after the ledger) only for the two methods that need
+    // an arbiter. With partitioning there is nothing that could conflict: the world reports
+    // zero conflicts so the three methods compare field by field.
+    build(LeasePlan {
         store: None,
-        workers: vec![A, B],
-        resource: Some(LEDGER),
-        rail: None,
-        jobs: (method != Method::Partitioning).then_some(JOBS),
-        lease: JOB.to_string(),
-        opening_balance: OPENING,
-        job_total: AMOUNT * i64::from(STEPS),
-        properties: vec![LeaseProperty::NoDoubleDebit, LeaseProperty::JobCompletes],
-        histogram_bucket_ms: None,
-        max_concurrent_holders: 0,
-        window_opened_us: None,
-        window_closed_total_us: 0,
-    };
-    Setup {
-        world,
-        nodes,
-        link: LinkConfig::reliable(MS_US, 4 * MS_US),
-        scripted: Vec::new(),
-    }
-}
-
-pub fn run(
-    params: &Params,
-    seed: u64,
-    actions: &[Action],
-    limits: Limits,
-    recording: Recording,
-) -> Result<Trace, String> {
-    let engine = Engine::new(setup(params), seed, actions, limits, recording)?;
-    let mut trace = engine.run(ID, seed, params.clone());
-    // With partitioning there is no arbiter and so nothing that could conflict; report the
-    // zero so the three methods compare field by field.
-    trace.outcome.entry("conflicts".to_string()).or_insert(json!(0));
-    Ok(trace)
+        workers: vec![
+            worker("replica-A", plan(coordination(true))),
+            worker("replica-B", plan(coordination(false))),
+        ],
+        worker_faults: &CLOCKLESS_WORKER_FAULTS,
+        properties: vec![NoDoubleDebit, JobCompletes],
+        ..LeasePlan::default()
+    })
 }

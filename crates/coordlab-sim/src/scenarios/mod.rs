@@ -2,15 +2,16 @@
 //! plus a builder that sets up participants for the kernel. This module is the registry and
 //! the validation of everything a user can type.
 
-// pub mod clock_skew;
+pub mod clock_skew;
+pub mod common;
 pub mod consensus_lock;
 pub mod consensus_world;
-// pub mod duplicate_job;
-// pub mod lease_common;
-// pub mod lease_lifecycle;
-// pub mod lease_stampede;
-// pub mod lock_alternatives;
-pub mod common;
+pub mod duplicate_job;
+pub mod lease_lifecycle;
+pub mod lease_setup;
+pub mod lease_stampede;
+pub mod lease_world;
+pub mod lock_alternatives;
 pub mod lock_service_common;
 pub mod lost_update;
 pub mod raft_chaos;
@@ -26,9 +27,9 @@ pub mod raft_world;
 pub mod redis_common;
 pub mod redis_failover;
 pub mod redlock;
-// pub mod unfenceable_resource;
-// pub mod wrong_release;
-// pub mod zombie_worker;
+pub mod unfenceable_resource;
+pub mod wrong_release;
+pub mod zombie_worker;
 pub mod zookeeper_lock;
 pub mod zookeeper_world;
 
@@ -343,14 +344,14 @@ fn no_expectation(_params: &Params) -> Expectation {
 /// Every scenario, in library order.
 static REGISTRY: &[ScenarioDef] = &[
     scenario!("locks", lost_update),
-    // scenario!("leases", duplicate_job),
-    // scenario!("leases", lease_lifecycle),
-    // scenario!("leases", wrong_release),
-    // scenario!("leases", zombie_worker),
-    // scenario!("leases", clock_skew),
-    // scenario!("leases", unfenceable_resource),
-    // scenario!("leases", lock_alternatives),
-    // scenario!("leases", lease_stampede),
+    scenario!("leases", duplicate_job),
+    scenario!("leases", lease_lifecycle),
+    scenario!("leases", wrong_release),
+    scenario!("leases", zombie_worker),
+    scenario!("leases", clock_skew),
+    scenario!("leases", unfenceable_resource),
+    scenario!("leases", lock_alternatives),
+    scenario!("leases", lease_stampede),
     scenario!("raft", raft_election),
     scenario!("raft", raft_split_vote),
     scenario!("raft", raft_log_replication),

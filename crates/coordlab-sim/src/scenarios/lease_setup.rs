@@ -1,0 +1,237 @@
+//! How a lease-chapter scenario is put together: one [`LeasePlan`] says who takes part and
+//! what each worker does, and [`build`] adds the nodes in the chapter's fixed order — the
+//! lease store, the workers, where their writes go (the ledger or the payment rail), the job
+//! table if a worker claims through one — wires each worker to them, and sets the
+//! [`LeaseWorld`] that checks the run. A scenario file is then its info, its expectation, its
+//! parameters and its plan; the small helpers at the end serve its info and expectation.
+
+use super::common::WORKER_FAULTS;
+use super::lease_world::{HolderCount, LeaseProperty, LeaseWorld};
+use super::{ChoiceOption, ParamKind, ParamSpec, Params};
+use crate::kernel::faults::FaultKind;
+use crate::kernel::ids::{FencingToken, NodeId};
+use crate::kernel::network::LinkConfig;
+use crate::kernel::setup::Setup;
+use crate::kernel::time::MS_US;
+use crate::properties::Verdict;
+use crate::protocols::fenced_resource::{FencedResource, LedgerIntro};
+use crate::protocols::job_table::JobTable;
+use crate::protocols::lease_store::{LeaseStore, StoreConfig};
+use crate::protocols::lease_worker::{LeaseWorker, Sink, WorkerConfig, WorkerDurable, WorkerPlan};
+use crate::protocols::payment_rail::PaymentRail;
+use std::collections::BTreeMap;
+
+/// Account 42's balance when a lease scenario starts.
+pub const OPENING_BALANCE: i64 = 100;
+
+/// Faults a user may inject on the lease store (more with [`StorePlan::clock_faults`]).
+const STORE_FAULTS: [FaultKind; 4] = [
+    FaultKind::Pause,
+    FaultKind::Crash,
+    FaultKind::Restart,
+    FaultKind::Network,
+];
+/// Faults a user may inject on the ledger or the rail: they are never down, only slow or cut off.
+const SINK_FAULTS: [FaultKind; 2] = [FaultKind::Pause, FaultKind::Network];
+
+/// The lease store of a scenario.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StorePlan {
+    /// The renewal bug: a renewal by the owner increments the token as if it were a takeover.
+    pub renewal_increments_token: bool,
+    /// How many tokens the store issued for the lease before the story starts: the first
+    /// grant gets the next one (32 makes it 33).
+    pub tokens_issued: u64,
+    /// Whether a user may also step or skew the store's clock.
+    pub clock_faults: bool,
+}
+
+impl StorePlan {
+    /// A store that has already issued `tokens` tokens for the lease (32: the first grant
+    /// gets 33), with the correct renewal rule.
+    pub fn with_tokens_issued(tokens: u64) -> StorePlan {
+        StorePlan {
+            tokens_issued: tokens,
+            ..StorePlan::default()
+        }
+    }
+}
+
+/// Who takes part in a lease scenario and what it checks.
+pub struct LeasePlan {
+    /// The lease store, the first node; `None` for a scenario that has none.
+    pub store: Option<StorePlan>,
+    /// The workers by display name, in order after the store. They share one job: the
+    /// first one's lease, job key and sink are the scenario's.
+    pub workers: Vec<(String, WorkerPlan)>,
+    /// What a user may inject on each worker.
+    pub worker_faults: &'static [FaultKind],
+    /// The ledger's opening balance.
+    pub opening_balance: i64,
+    pub properties: Vec<LeaseProperty>,
+    /// Bucket width (ms) of the acquire-request histogram; `None` to hide it.
+    pub histogram_bucket_ms: Option<u64>,
+}
+
+impl Default for LeasePlan {
+    /// A lease store, no workers yet, every worker fault, the usual opening balance, nothing
+    /// checked.
+    fn default() -> Self {
+        LeasePlan {
+            store: Some(StorePlan::default()),
+            workers: Vec::new(),
+            worker_faults: &WORKER_FAULTS,
+            opening_balance: OPENING_BALANCE,
+            properties: Vec::new(),
+            histogram_bucket_ms: None,
+        }
+    }
+}
+
+/// The participants, network and world of a lease scenario. Faults it scripts itself are
+/// added to the returned setup with [`Setup::script`].
+pub fn build(plan: LeasePlan) -> Setup {
+    let job = plan
+        .workers
+        .first()
+        .map(|(_, p)| p.clone())
+        .expect("a lease scenario has at least one worker");
+    let mut setup = Setup::new(LinkConfig::reliable(MS_US, 4 * MS_US));
+    let store = plan.store.map(|s| add_store(&mut setup, &s, &job.lease));
+    // Ids count up in the order nodes are added: the workers, where they write, the job table.
+    let first = setup.next_id().0;
+    let count = plan.workers.len() as u32;
+    let workers: Vec<NodeId> = (first..first + count).map(NodeId).collect();
+    let sink_node = NodeId(first + count);
+    let needs_jobs = plan.workers.iter().any(|(_, p)| p.coordination.needs_job_table());
+    let jobs = needs_jobs.then_some(NodeId(first + count + 1));
+    let authority = jobs.or(store);
+    for (name, worker_plan) in plan.workers {
+        let config = WorkerConfig {
+            plan: worker_plan,
+            authority,
+            sink_node,
+        };
+        let fresh = WorkerDurable { finished: false };
+        setup.add::<LeaseWorker>(name, "worker", plan.worker_faults, config, fresh);
+    }
+    let (resource, rail) = match job.sink {
+        Sink::Resource => {
+            let (intro, ledger) = (
+                LedgerIntro::RemembersHighest,
+                FencedResource::initial(plan.opening_balance),
+            );
+            let id = setup.add::<FencedResource>("ledger", "resource", &SINK_FAULTS, intro, ledger);
+            (Some(id), None)
+        }
+        Sink::Rail { .. } => {
+            let rail = PaymentRail::initial();
+            let id = setup.add::<PaymentRail>("payment-rail", "rail", &SINK_FAULTS, (), rail);
+            (None, Some(id))
+        }
+    };
+    debug_assert_eq!(resource.or(rail), Some(sink_node));
+    if needs_jobs {
+        let id = setup.add::<JobTable>("job-db", "job-table", &STORE_FAULTS, (), JobTable::initial());
+        debug_assert_eq!(Some(id), jobs);
+    }
+    setup.set_world(LeaseWorld {
+        store,
+        workers,
+        resource,
+        rail,
+        jobs,
+        lease: job.lease.clone(),
+        opening_balance: plan.opening_balance,
+        job_total: job.job_total(),
+        properties: plan.properties,
+        histogram_bucket_ms: plan.histogram_bucket_ms,
+        // The alternatives are compared by their conflicts, partitioning (no table) included.
+        report_conflicts: job.coordination.is_alternative(),
+        holders: HolderCount::default(),
+    });
+    setup
+}
+
+fn add_store(setup: &mut Setup, plan: &StorePlan, lease: &str) -> NodeId {
+    let mut faults = STORE_FAULTS.to_vec();
+    if plan.clock_faults {
+        faults.push(FaultKind::Clock);
+    }
+    let mut issued = BTreeMap::new();
+    if plan.tokens_issued > 0 {
+        issued.insert(lease.to_string(), FencingToken(plan.tokens_issued));
+    }
+    let config = StoreConfig {
+        renewal_increments_token: plan.renewal_increments_token,
+    };
+    setup.add::<LeaseStore>(
+        "lease-store",
+        "lease-store",
+        &faults,
+        config,
+        LeaseStore::initial(issued),
+    )
+}
+
+/// A named worker for [`LeasePlan::workers`].
+pub fn worker(name: impl Into<String>, plan: WorkerPlan) -> (String, WorkerPlan) {
+    (name.into(), plan)
+}
+
+/// A choice parameter whose first option is the default: `(value, label)` per option.
+pub fn choice(
+    key: &'static str,
+    label: &'static str,
+    help: &'static str,
+    options: &[(&'static str, &'static str)],
+) -> ParamSpec {
+    ParamSpec {
+        key,
+        label,
+        help,
+        default: options[0].0,
+        kind: ParamKind::Choice {
+            options: options
+                .iter()
+                .map(|&(value, label)| ChoiceOption { value, label })
+                .collect(),
+        },
+    }
+}
+
+/// A duration parameter in milliseconds, from `min` to `max`.
+pub fn millis(
+    key: &'static str,
+    label: &'static str,
+    help: &'static str,
+    default: &'static str,
+    (min, max): (i64, i64),
+) -> ParamSpec {
+    ParamSpec {
+        key,
+        label,
+        help,
+        default,
+        kind: ParamKind::Int { min, max, unit: "ms" },
+    }
+}
+
+/// An integer parameter's value (validated before a scenario sees it).
+pub fn int<T: std::str::FromStr + Default>(params: &Params, key: &str) -> T {
+    params.get(key).and_then(|v| v.parse().ok()).unwrap_or_default()
+}
+
+/// Whether a choice parameter has the value `value`.
+pub fn chosen(params: &Params, key: &str, value: &str) -> bool {
+    params.get(key).is_some_and(|v| v == value)
+}
+
+/// `Holds` if `ok`, else `Violated`.
+pub fn holds_if(ok: bool) -> Verdict {
+    if ok {
+        Verdict::Holds
+    } else {
+        Verdict::Violated
+    }
+}

@@ -1,0 +1,570 @@
+//! What the lease chapter's scenarios check and show: the properties a scenario can declare,
+//! the inspector tables, the outcome fields and the "unsafe window" highlight. The world only
+//! reads the participants [`super::lease_setup::build`] put in place.
+
+use crate::kernel::ids::{FencingToken, NodeId};
+use crate::kernel::participant::Participant;
+use crate::kernel::time::MS_US;
+use crate::kernel::world::{Nodes, World};
+use crate::properties::{PropertyKind, PropertySpec};
+use crate::protocols::fenced_resource::{FencedResource, ResourceDurable, WriteRecord};
+use crate::protocols::job_table::{JobDurable, JobTable};
+use crate::protocols::lease_msg::{seconds, RejectReason};
+use crate::protocols::lease_store::{GrantKind, LeaseStore, StoreDurable};
+use crate::protocols::lease_worker::LeaseWorker;
+use crate::protocols::payment_rail::{PaymentRail, RailDurable};
+use crate::trace::TableView;
+use serde_json::json;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The checks a lease scenario can declare.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LeaseProperty {
+    FenceMonotonic,
+    TokensIncrease,
+    NoDoubleDebit,
+    NoDoublePayment,
+    NoOverlappingGrants,
+    JobCompletes,
+}
+
+impl LeaseProperty {
+    pub fn spec(self) -> PropertySpec {
+        match self {
+            LeaseProperty::FenceMonotonic => PropertySpec {
+                name: "fence-monotonic",
+                kind: PropertyKind::Always,
+                description: "The ledger never accepts a write whose token is lower than the highest it has seen.",
+            },
+            LeaseProperty::TokensIncrease => PropertySpec {
+                name: "tokens-increase",
+                kind: PropertyKind::Always,
+                description: "Each change of holder gets a higher token; a renewal keeps the token.",
+            },
+            LeaseProperty::NoDoubleDebit => PropertySpec {
+                name: "no-double-debit",
+                kind: PropertyKind::Always,
+                description: "The account is debited at most once for the job: the legitimate holders' writes, nothing more.",
+            },
+            LeaseProperty::NoDoublePayment => PropertySpec {
+                name: "no-double-payment",
+                kind: PropertyKind::Always,
+                description: "The rail sends at most one job's worth of money and never pays the same step twice.",
+            },
+            LeaseProperty::NoOverlappingGrants => PropertySpec {
+                name: "no-overlapping-grants",
+                kind: PropertyKind::Always,
+                description: "The store never grants the lease while another owner's grant is still valid.",
+            },
+            LeaseProperty::JobCompletes => PropertySpec {
+                name: "job-completes",
+                kind: PropertyKind::Eventually,
+                description: "Some worker finishes the job.",
+            },
+        }
+    }
+}
+
+/// Where everyone is, and what the scenario checks.
+pub struct LeaseWorld {
+    pub store: Option<NodeId>,
+    pub workers: Vec<NodeId>,
+    pub resource: Option<NodeId>,
+    pub rail: Option<NodeId>,
+    pub jobs: Option<NodeId>,
+    pub lease: String,
+    pub opening_balance: i64,
+    pub job_total: i64,
+    pub properties: Vec<LeaseProperty>,
+    /// Bucket width for the acquire-request histogram (the stampede view); None to hide it.
+    pub histogram_bucket_ms: Option<u64>,
+    /// Report `conflicts` even without a job table (as 0), so the lock-free alternatives
+    /// compare field by field.
+    pub report_conflicts: bool,
+    pub holders: HolderCount,
+}
+
+/// How many workers at once believed they held the lease, followed step by step.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HolderCount {
+    pub max: u32,
+    /// When the current stretch of two or more believers began (true time).
+    pub window_opened_us: Option<u64>,
+    /// Total length of earlier, closed stretches.
+    pub window_closed_total_us: u64,
+}
+
+impl HolderCount {
+    fn observe(&mut self, holders: u32, now_us: u64) {
+        self.max = self.max.max(holders);
+        match (holders >= 2, self.window_opened_us) {
+            (true, None) => self.window_opened_us = Some(now_us),
+            (false, Some(opened)) => {
+                self.window_closed_total_us += now_us - opened;
+                self.window_opened_us = None;
+            }
+            _ => {}
+        }
+    }
+
+    /// How long two or more workers at once believed they held the lease, in total.
+    fn unsafe_window_us(&self, now_us: u64) -> u64 {
+        self.window_closed_total_us + self.window_opened_us.map_or(0, |opened| now_us - opened)
+    }
+}
+
+/// What node `id` holds now: its live copy, or what it persisted while it is down.
+fn held<'a, P: Participant>(
+    nodes: &Nodes<'a>,
+    id: Option<NodeId>,
+    live: impl Fn(&'a P) -> &'a P::Durable,
+) -> Option<&'a P::Durable> {
+    let id = id?;
+    nodes.live::<P>(id).map(live).or_else(|| nodes.durable::<P>(id))
+}
+
+impl LeaseWorld {
+    fn store_durable<'a>(&self, nodes: &Nodes<'a>) -> Option<&'a StoreDurable> {
+        held::<LeaseStore>(nodes, self.store, |s| &s.durable)
+    }
+
+    fn live_store<'a>(&self, nodes: &Nodes<'a>) -> Option<&'a LeaseStore> {
+        nodes.live::<LeaseStore>(self.store?)
+    }
+
+    fn resource<'a>(&self, nodes: &Nodes<'a>) -> Option<&'a ResourceDurable> {
+        held::<FencedResource>(nodes, self.resource, |r| &r.durable)
+    }
+
+    fn rail<'a>(&self, nodes: &Nodes<'a>) -> Option<&'a RailDurable> {
+        held::<PaymentRail>(nodes, self.rail, |r| &r.durable)
+    }
+
+    fn jobs<'a>(&self, nodes: &Nodes<'a>) -> Option<&'a JobDurable> {
+        held::<JobTable>(nodes, self.jobs, |j| &j.durable)
+    }
+
+    fn believers(&self, nodes: &Nodes<'_>) -> Vec<NodeId> {
+        self.workers
+            .iter()
+            .copied()
+            .filter(|w| {
+                nodes
+                    .live::<LeaseWorker>(*w)
+                    .is_some_and(LeaseWorker::believes_it_holds)
+            })
+            .collect()
+    }
+
+    fn finished(nodes: &Nodes<'_>, worker: NodeId) -> bool {
+        nodes.durable::<LeaseWorker>(worker).is_some_and(|d| d.finished)
+    }
+
+    fn paid_total(rail: &RailDurable) -> i64 {
+        rail.payments.iter().filter(|p| p.applied).map(|p| p.amount).sum()
+    }
+
+    fn check(&self, p: LeaseProperty, nodes: &Nodes<'_>) -> bool {
+        match p {
+            LeaseProperty::FenceMonotonic => self.resource(nodes).is_none_or(|r| {
+                r.writes
+                    .iter()
+                    .all(|w| !w.accepted || w.token >= w.highest_before)
+            }),
+            LeaseProperty::TokensIncrease => self.store_durable(nodes).is_none_or(|d| {
+                let mut last: BTreeMap<&str, FencingToken> = BTreeMap::new();
+                d.grants.iter().all(|g| {
+                    let ok = match (g.kind, last.get(g.lease.as_str())) {
+                        (_, None) => true,
+                        (GrantKind::Renewal, Some(prev)) => g.token == *prev,
+                        (_, Some(prev)) => g.token > *prev,
+                    };
+                    last.insert(&g.lease, g.token);
+                    ok
+                })
+            }),
+            LeaseProperty::NoDoubleDebit => self
+                .resource(nodes)
+                .is_none_or(|r| r.balance >= self.opening_balance - self.job_total),
+            LeaseProperty::NoDoublePayment => self.rail(nodes).is_none_or(|r| {
+                let mut paid_steps = BTreeSet::new();
+                Self::paid_total(r) <= self.job_total
+                    && r.payments
+                        .iter()
+                        .filter(|p| p.applied)
+                        .all(|p| paid_steps.insert(p.step))
+            }),
+            LeaseProperty::NoOverlappingGrants => self
+                .store_durable(nodes)
+                .is_none_or(|d| d.overlapping_grants == 0),
+            LeaseProperty::JobCompletes => self.workers.iter().any(|w| Self::finished(nodes, *w)),
+        }
+    }
+
+    fn lease_table(&self, nodes: &Nodes<'_>, store: &StoreDurable) -> TableView {
+        let store_now = self.store.map(|s| nodes.local_now_us[s.index()]).unwrap_or(0);
+        let mut rows: Vec<Vec<String>> = store
+            .rows
+            .iter()
+            .map(|(name, r)| {
+                let left = if r.expires_at_us > store_now {
+                    seconds((r.expires_at_us - store_now) / MS_US)
+                } else {
+                    "expired".to_string()
+                };
+                vec![
+                    name.clone(),
+                    nodes.name(r.owner).to_string(),
+                    r.token.to_string(),
+                    seconds(r.acquired_at_us / MS_US),
+                    seconds(r.expires_at_us / MS_US),
+                    left,
+                ]
+            })
+            .collect();
+        if rows.is_empty() {
+            rows.push(vec![
+                self.lease.clone(),
+                "(no row)".into(),
+                "—".into(),
+                "—".into(),
+                "—".into(),
+                "—".into(),
+            ]);
+        }
+        TableView {
+            title: "lease".into(),
+            columns: [
+                "name",
+                "owner",
+                "fence_token",
+                "acquired_at",
+                "expires_at",
+                "TTL left",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows,
+        }
+    }
+
+    fn beliefs_table(&self, nodes: &Nodes<'_>) -> TableView {
+        let mut beliefs = TableView {
+            title: "what each worker believes".into(),
+            columns: ["worker", "holds it?", "token", "left by its clock", "doing"]
+                .map(String::from)
+                .to_vec(),
+            rows: Vec::new(),
+        };
+        for w in &self.workers {
+            let name = nodes.name(*w).to_string();
+            let row = match nodes.live::<LeaseWorker>(*w) {
+                Some(worker) => {
+                    let now = nodes.local_now_us[w.index()];
+                    let (holds, token, left) = match worker.belief {
+                        Some(b) if worker.believes_it_holds() => (
+                            "yes".to_string(),
+                            if b.token.0 == 0 {
+                                "—".into()
+                            } else {
+                                b.token.to_string()
+                            },
+                            if b.expires_local_us == u64::MAX {
+                                "—".into()
+                            } else if b.expires_local_us > now {
+                                seconds((b.expires_local_us - now) / MS_US)
+                            } else {
+                                "0 s (still acting)".into()
+                            },
+                        ),
+                        _ => ("no".into(), "—".into(), "—".into()),
+                    };
+                    vec![name, holds, token, left, worker.summary_at(now)[0].clone()]
+                }
+                None => vec![name, "no".into(), "—".into(), "—".into(), "down".into()],
+            };
+            beliefs.rows.push(row);
+        }
+        beliefs
+    }
+
+    fn ledger_tables(nodes: &Nodes<'_>, r: &ResourceDurable) -> [TableView; 2] {
+        let account = TableView {
+            title: "account_state".into(),
+            columns: ["account_id", "balance", "last_token", "steps done"]
+                .map(String::from)
+                .to_vec(),
+            rows: vec![vec![
+                "42".into(),
+                format!("₹{}", r.balance),
+                r.last_token.to_string(),
+                r.steps_done.to_string(),
+            ]],
+        };
+        let writes = TableView {
+            title: "writes".into(),
+            columns: ["worker", "step", "token", "result"].map(String::from).to_vec(),
+            rows: r
+                .writes
+                .iter()
+                .map(|w| {
+                    let result = match (&w.reason, w.accepted, w.token < w.highest_before) {
+                        (Some(reason), _, _) => format!("✗ rejected: {}", reason.text()),
+                        (None, true, true) => {
+                            format!("✓ accepted — STALE ({} < {})", w.token, w.highest_before)
+                        }
+                        _ => "✓ accepted".into(),
+                    };
+                    vec![
+                        nodes.name(w.worker).to_string(),
+                        w.step.to_string(),
+                        w.token.to_string(),
+                        result,
+                    ]
+                })
+                .collect(),
+        };
+        [account, writes]
+    }
+
+    fn payments_table(nodes: &Nodes<'_>, r: &RailDurable) -> TableView {
+        TableView {
+            title: "payments".into(),
+            columns: ["from", "step", "amount", "idempotency key", "result"]
+                .map(String::from)
+                .to_vec(),
+            rows: r
+                .payments
+                .iter()
+                .map(|p| {
+                    vec![
+                        nodes.name(p.from).to_string(),
+                        p.step.to_string(),
+                        format!("₹{}", p.amount),
+                        p.key.clone().unwrap_or_else(|| "—".into()),
+                        if p.applied {
+                            "✓ sent".into()
+                        } else {
+                            "✗ replay, ignored".into()
+                        },
+                    ]
+                })
+                .collect(),
+        }
+    }
+
+    fn job_table(nodes: &Nodes<'_>, j: &JobDurable) -> TableView {
+        let mut rows: Vec<Vec<String>> = j
+            .runs
+            .iter()
+            .map(|(k, who)| {
+                vec![
+                    format!("job_run {k}"),
+                    format!("inserted by {}", nodes.name(*who)),
+                ]
+            })
+            .collect();
+        rows.extend(j.claimed_by.iter().map(|(k, who)| {
+            vec![
+                format!("job {k}"),
+                format!("running, claimed by {}", nodes.name(*who)),
+            ]
+        }));
+        if rows.is_empty() {
+            rows.push(vec!["job".into(), "pending".into()]);
+        }
+        TableView {
+            title: "job table".into(),
+            columns: vec!["row".into(), "state".into()],
+            rows,
+        }
+    }
+}
+
+impl World for LeaseWorld {
+    fn properties(&self) -> Vec<PropertySpec> {
+        self.properties.iter().map(|p| p.spec()).collect()
+    }
+
+    fn evaluate(&mut self, nodes: &Nodes<'_>, out: &mut Vec<bool>) {
+        let holders = self.believers(nodes).len() as u32;
+        self.holders.observe(holders, nodes.now_us);
+        for p in &self.properties {
+            out.push(self.check(*p, nodes));
+        }
+    }
+
+    fn highlight(&self, nodes: &Nodes<'_>) -> Option<String> {
+        let believers = self.believers(nodes);
+        (believers.len() >= 2).then(|| {
+            let names: Vec<&str> = believers.iter().map(|b| nodes.name(*b)).collect();
+            format!(
+                "Unsafe window: {} each believe they own {}",
+                names.join(" and "),
+                self.lease
+            )
+        })
+    }
+
+    fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {
+        let mut tables = Vec::new();
+        if let Some(store) = self.store_durable(nodes) {
+            tables.push(self.lease_table(nodes, store));
+        }
+        tables.push(self.beliefs_table(nodes));
+        if let Some(r) = self.resource(nodes) {
+            tables.extend(Self::ledger_tables(nodes, r));
+        }
+        if let Some(r) = self.rail(nodes) {
+            tables.push(Self::payments_table(nodes, r));
+        }
+        if let Some(j) = self.jobs(nodes) {
+            tables.push(Self::job_table(nodes, j));
+        }
+        if let (Some(bucket_ms), Some(store)) = (self.histogram_bucket_ms, self.live_store(nodes)) {
+            tables.push(histogram(&store.acquire_requests_us, bucket_ms));
+        }
+        tables
+    }
+
+    fn outcome(&self, nodes: &Nodes<'_>) -> BTreeMap<String, serde_json::Value> {
+        let mut out = BTreeMap::new();
+        if let Some(r) = self.resource(nodes) {
+            let write =
+                |w: &WriteRecord| write_entry(nodes.name(w.worker), w.token.0, w.step, w.reason.as_ref());
+            let (accepted, rejected): (Vec<&WriteRecord>, Vec<&WriteRecord>) =
+                r.writes.iter().partition(|w| w.accepted);
+            out.insert(
+                "accepted_writes".into(),
+                json!(accepted.into_iter().map(write).collect::<Vec<_>>()),
+            );
+            out.insert(
+                "rejected_writes".into(),
+                json!(rejected.into_iter().map(write).collect::<Vec<_>>()),
+            );
+            out.insert("balance".into(), json!(r.balance));
+        }
+        if let Some(r) = self.rail(nodes) {
+            out.insert("paid_total".into(), json!(Self::paid_total(r)));
+            out.insert(
+                "payments_sent".into(),
+                json!(r.payments.iter().filter(|p| p.applied).count()),
+            );
+            out.insert(
+                "replays_recognised".into(),
+                json!(r.payments.iter().filter(|p| !p.applied).count()),
+            );
+        }
+        if let Some(store) = self.store_durable(nodes) {
+            let grants: Vec<serde_json::Value> = store
+                .grants
+                .iter()
+                .map(|g| {
+                    let kind = match g.kind {
+                        GrantKind::New => "new",
+                        GrantKind::Renewal => "renewal",
+                        GrantKind::Takeover => "takeover",
+                    };
+                    grant(nodes.name(g.owner), g.token.0, kind)
+                })
+                .collect();
+            out.insert("grants".into(), json!(grants));
+            out.insert("overlapping_grants".into(), json!(store.overlapping_grants));
+        }
+        match self.jobs(nodes) {
+            Some(j) => {
+                out.insert("conflicts".into(), json!(j.conflicts));
+            }
+            None if self.report_conflicts => {
+                out.insert("conflicts".into(), json!(0));
+            }
+            None => {}
+        }
+        let finished: Vec<&str> = self
+            .workers
+            .iter()
+            .filter(|w| Self::finished(nodes, **w))
+            .map(|w| nodes.name(*w))
+            .collect();
+        out.insert("finished_by".into(), json!(finished));
+        out.insert("max_concurrent_holders".into(), json!(self.holders.max));
+        out.insert(
+            "unsafe_window_ms".into(),
+            json!(self.holders.unsafe_window_us(nodes.now_us) / MS_US),
+        );
+        if let (Some(bucket_ms), Some(store)) = (self.histogram_bucket_ms, self.live_store(nodes)) {
+            out.insert("acquire_requests".into(), json!(store.acquire_requests_us.len()));
+            out.insert(
+                "peak_requests_per_bucket".into(),
+                json!(peak_per_bucket(&store.acquire_requests_us, bucket_ms)),
+            );
+        }
+        out
+    }
+}
+
+/// An `accepted_writes` or `rejected_writes` entry of the outcome.
+fn write_entry(worker: &str, token: u64, step: u32, reason: Option<&RejectReason>) -> serde_json::Value {
+    let mut v = json!({"worker": worker, "token": token, "step": step});
+    if let Some(reason) = reason {
+        v["reason"] = json!(reason.text());
+    }
+    v
+}
+
+/// An `accepted_writes` entry, as a scenario expects it.
+pub fn accepted(worker: &str, token: u64, step: u32) -> serde_json::Value {
+    write_entry(worker, token, step, None)
+}
+
+/// A `rejected_writes` entry: refused because the ledger had seen token `highest`.
+pub fn rejected(worker: &str, token: u64, step: u32, highest: u64) -> serde_json::Value {
+    let reason = RejectReason::StaleToken {
+        token: FencingToken(token),
+        highest: FencingToken(highest),
+    };
+    write_entry(worker, token, step, Some(&reason))
+}
+
+/// A `grants` entry: `kind` is `new`, `renewal` or `takeover`.
+pub fn grant(worker: &str, token: u64, kind: &str) -> serde_json::Value {
+    json!({"worker": worker, "token": token, "kind": kind})
+}
+
+/// Acquire requests per time bucket (index = time / bucket width).
+fn buckets(requests_us: &[u64], bucket_ms: u64) -> BTreeMap<u64, u32> {
+    let mut buckets: BTreeMap<u64, u32> = BTreeMap::new();
+    for t in requests_us {
+        *buckets.entry(t / (bucket_ms * MS_US)).or_default() += 1;
+    }
+    buckets
+}
+
+/// The tallest bar of the acquire-request histogram: the most requests in one bucket.
+fn peak_per_bucket(requests_us: &[u64], bucket_ms: u64) -> u32 {
+    buckets(requests_us, bucket_ms)
+        .values()
+        .copied()
+        .max()
+        .unwrap_or(0)
+}
+
+/// Acquire requests per time bucket, as a table with a bar per bucket.
+fn histogram(requests_us: &[u64], bucket_ms: u64) -> TableView {
+    let rows = buckets(requests_us, bucket_ms)
+        .iter()
+        .map(|(b, n)| {
+            let from_ms = b * bucket_ms;
+            vec![
+                format!("{}–{}", seconds(from_ms), seconds(from_ms + bucket_ms)),
+                n.to_string(),
+                "█".repeat(*n as usize),
+            ]
+        })
+        .collect();
+    TableView {
+        title: format!("acquire requests per {} ms", bucket_ms),
+        columns: vec!["window".into(), "requests".into(), "".into()],
+        rows,
+    }
+}
