@@ -26,7 +26,11 @@ fn wasm_traces_of_every_scenario_have_the_native_fingerprints() {
     for line in LIBRARY.lines().filter(|l| !l.trim().is_empty()) {
         let (request, want) = line.rsplit_once(' ').expect("request and fingerprint");
         let request = RunRequest::parse_line(request).expect("golden request line parses");
-        assert_eq!(fingerprint(&request), want, "wasm32 differs from native for `{line}`");
+        assert_eq!(
+            fingerprint(&request),
+            want,
+            "wasm32 differs from native for `{line}`"
+        );
         checked += 1;
     }
     assert!(checked >= 100, "expected the full library, checked {checked}");
@@ -51,7 +55,11 @@ fn wasm_lost_update_traces_have_the_native_fingerprints() {
             seed: fields[1].parse().expect("seed"),
             actions,
         };
-        assert_eq!(fingerprint(&request), fields[3], "wasm32 differs from native for `{line}`");
+        assert_eq!(
+            fingerprint(&request),
+            fields[3],
+            "wasm32 differs from native for `{line}`"
+        );
         checked += 1;
     }
     assert!(checked >= 10, "expected the full golden set, checked {checked}");

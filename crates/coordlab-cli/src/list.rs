@@ -53,7 +53,10 @@ pub fn bundles() -> String {
             (name.to_string(), json!({"features": [name], "scenarios": ids}))
         })
         .collect();
-    let mut pair_features: Vec<&str> = [COMPARE_PAIR.0, COMPARE_PAIR.1].iter().filter_map(|id| bundle_of(id)).collect();
+    let mut pair_features: Vec<&str> = [COMPARE_PAIR.0, COMPARE_PAIR.1]
+        .iter()
+        .filter_map(|id| bundle_of(id))
+        .collect();
     pair_features.dedup();
     pair_features.push("compare");
     bundles.insert(

@@ -126,33 +126,6 @@ fn every_scenario_and_variant_keeps_its_fingerprint() {
     compare_or_bless("library-fingerprints.txt", &text);
 }
 
-/// During a port, checks the lines of the scenarios that are registered (the full test above
-/// needs all of them). Remove once every scenario runs on the new kernel.
-#[test]
-fn registered_scenarios_keep_their_fingerprints() {
-    if blessing() {
-        return;
-    }
-    let ids: Vec<&str> = catalog().iter().map(|i| i.id).collect();
-    let text = std::fs::read_to_string(golden_dir().join("library-fingerprints.txt")).expect("golden file");
-    let mut checked = 0;
-    for line in text.lines() {
-        let (req, want) = line.rsplit_once(' ').expect("request and fingerprint");
-        let r = RunRequest::parse_line(req).expect("request line parses");
-        if !ids.contains(&r.scenario.as_str()) {
-            continue;
-        }
-        assert_eq!(
-            fingerprint_line(&r),
-            line,
-            "fingerprint changed for `{req}` (was {want})"
-        );
-        checked += 1;
-    }
-    assert!(checked > 0);
-    eprintln!("checked {checked} lines");
-}
-
 #[test]
 fn the_fingerprint_file_covers_every_scenario_and_choice() {
     if blessing() {

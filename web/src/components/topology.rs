@@ -475,7 +475,10 @@ mod tests {
             for k in 0..n {
                 let a = std::f64::consts::TAU * k as f64 / n as f64 - std::f64::consts::FRAC_PI_2;
                 let (c, s) = around_from_top(k, n);
-                assert!((c - a.cos()).abs() < 1e-9 && (s - a.sin()).abs() < 1e-9, "k={k} n={n}: {c},{s}");
+                assert!(
+                    (c - a.cos()).abs() < 1e-9 && (s - a.sin()).abs() < 1e-9,
+                    "k={k} n={n}: {c},{s}"
+                );
             }
         }
     }

@@ -12,7 +12,7 @@
 
 use super::common::WORKER_FAULTS;
 use super::consensus_world::ConsensusWorld;
-use super::raft_common::{bug, common_params, int_param, num, PROPERTIES};
+use super::raft_common::{bug, common_params, int_param, num, promised_verdicts, PROPERTIES};
 use super::{Expectation, Params, ScenarioInfo};
 use crate::kernel::faults::{Fault, FaultKind};
 use crate::kernel::ids::NodeId;
@@ -143,7 +143,10 @@ pub fn expectation(params: &Params) -> Expectation {
     let mut verdicts = Vec::new();
     let mut outcome = Vec::new();
     if bug(params) != RaftBug::None {
-        // A planted Raft bug may or may not break the lock in a given run: no promise.
+        // A planted Raft bug may or may not break the lock in a given run; what it cannot
+        // break is the Raft properties it leaves alone, and the ledger's own fence.
+        verdicts = promised_verdicts(bug(params));
+        verdicts.push(("fence-monotonic".to_string(), Verdict::Holds));
         return Expectation { outcome, verdicts };
     }
     for name in ["one-holder-per-store", "tokens-increase", "fence-monotonic"] {

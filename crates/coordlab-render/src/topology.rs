@@ -1,0 +1,771 @@
+//! The topology at one step: participants as cards with their state, the links between them,
+//! broken links, the message this step delivered and messages in flight, each drawn where it
+//! is between send and delivery.
+//!
+//! Layout: a consensus cluster is a ring of peers with anything else in the corners; other
+//! scenarios stack participants in rows by kind — authorities on top, workers in the middle,
+//! what they write to at the bottom.
+
+use crate::svg::{escape, n, px, Svg};
+use coordlab_sim::kernel::time::{format_signed_ms, format_time, MS_US};
+use coordlab_sim::trace::{Gauge, LinkView, LogCell, NodeInfo, NodeStatus, NodeView, Trace};
+
+pub const WIDTH: f64 = 800.0;
+const HEIGHT: f64 = 470.0;
+const CARD_W: f64 = 200.0;
+const CARD_H: f64 = 84.0;
+/// A consensus ring is taller: its cards carry a log strip and a timer.
+const RING_HEIGHT: f64 = 570.0;
+const SERVER_CARD_H: f64 = 120.0;
+const CLIENT_CARD: (f64, f64) = (220.0, 84.0);
+/// Log cells on a server card.
+const CELL_W: f64 = 26.0;
+const CELL_GAP: f64 = 3.0;
+
+/// Where every participant sits.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Layout {
+    /// Card centres, by node id.
+    pub pos: Vec<(f64, f64)>,
+    pub card_w: f64,
+    /// Whether the servers form a consensus ring.
+    pub ring: bool,
+    pub height: f64,
+}
+
+/// Which row a participant sits in.
+fn tier(kind: &str) -> usize {
+    match kind {
+        "database" | "lease-store" | "store" => 0,
+        "worker" => 1,
+        _ => 2,
+    }
+}
+
+pub fn layout(nodes: &[NodeInfo]) -> Layout {
+    let ring: Vec<usize> = (0..nodes.len())
+        .filter(|i| nodes[*i].kind == "raft-server")
+        .collect();
+    if ring.len() < 2 {
+        return layout_in_tiers(nodes);
+    }
+    let outsiders = nodes.len() - ring.len();
+    let height = RING_HEIGHT
+        + if outsiders > 2 { 90.0 } else { 0.0 }
+        + outsiders.saturating_sub(4) as f64 * (CLIENT_CARD.1 + 8.0);
+    let (half_w, half_h) = (CLIENT_CARD.0 / 2.0, CLIENT_CARD.1 / 2.0);
+    let corners = [
+        (10.0 + half_w, 8.0 + half_h),
+        (WIDTH - 10.0 - half_w, 8.0 + half_h),
+        (10.0 + half_w, height - 8.0 - half_h),
+        (WIDTH - 10.0 - half_w, height - 8.0 - half_h),
+    ];
+    let mut pos = vec![corners[0]; nodes.len()];
+    for (k, i) in (0..nodes.len()).filter(|i| !ring.contains(i)).enumerate() {
+        // A fifth outsider would need a real layout; stack it below the fourth.
+        let (x, y) = corners[k.min(3)];
+        pos[i] = (x, y + (k.saturating_sub(3) as f64) * (CLIENT_CARD.1 + 8.0));
+    }
+    for (k, i) in ring.iter().enumerate() {
+        let (cos, sin) = around_from_top(k, ring.len());
+        pos[*i] = (WIDTH / 2.0 + 285.0 * cos, 290.0 + 190.0 * sin);
+    }
+    // Seven cards only fit the ring a little narrower.
+    let card_w = match ring.len() {
+        7.. => 170.0,
+        6 => 185.0,
+        _ => 200.0,
+    };
+    Layout {
+        pos,
+        card_w,
+        ring: true,
+        height,
+    }
+}
+
+fn layout_in_tiers(nodes: &[NodeInfo]) -> Layout {
+    let mut tiers: Vec<usize> = nodes.iter().map(|n| tier(&n.kind)).collect();
+    coordlab_sim::kernel::collections::sort(&mut tiers);
+    tiers.dedup();
+    let rows = tiers.len().max(1);
+    let widest = tiers
+        .iter()
+        .map(|t| nodes.iter().filter(|n| tier(&n.kind) == *t).count())
+        .max()
+        .unwrap_or(1);
+    let card_w = (WIDTH / widest as f64 - 16.0).min(CARD_W);
+    let pos = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let t = tier(&n.kind);
+            let row = tiers.iter().position(|x| *x == t).unwrap_or(0);
+            let y = if rows == 1 {
+                HEIGHT / 2.0
+            } else {
+                70.0 + (HEIGHT - 140.0) * row as f64 / (rows - 1) as f64
+            };
+            let peers: Vec<usize> = (0..nodes.len()).filter(|j| tier(&nodes[*j].kind) == t).collect();
+            let k = peers.iter().position(|j| *j == i).unwrap_or(0);
+            (WIDTH * (k as f64 + 1.0) / (peers.len() as f64 + 1.0), y)
+        })
+        .collect();
+    Layout {
+        pos,
+        card_w,
+        ring: false,
+        height: HEIGHT,
+    }
+}
+
+/// Cosine and sine of the `k`th of `n` equal steps around a circle, starting at the top and
+/// going clockwise on screen. A short series instead of `f64::cos`/`sin`, whose wasm
+/// implementations cost kilobytes; exact to far below a pixel.
+pub fn around_from_top(k: usize, n: usize) -> (f64, f64) {
+    let x = std::f64::consts::TAU * k as f64 / n.max(1) as f64 - std::f64::consts::PI;
+    // Taylor series of sin and cos around 0 for x in [-π, π): terms to x^21.
+    let (mut sin, mut cos, mut term_s, mut term_c) = (0.0, 0.0, x, 1.0);
+    for i in 0..11 {
+        sin += term_s;
+        cos += term_c;
+        let j = (2 * i + 2) as f64;
+        term_s *= -x * x / (j * (j + 1.0));
+        term_c *= -x * x / ((j - 1.0) * j);
+    }
+    // The angle wanted is x + π/2: cos(x + π/2) = −sin x and sin(x + π/2) = cos x.
+    (-sin, cos)
+}
+
+/// Width and height of one participant's card.
+fn card_size(kind: &str, ring: bool, card_w: f64) -> (f64, f64) {
+    match kind {
+        "raft-server" if ring => (card_w, SERVER_CARD_H),
+        "raft-client" if ring => CLIENT_CARD,
+        _ => (card_w, CARD_H),
+    }
+}
+
+pub fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let cut: String = s.chars().take(max.saturating_sub(1)).collect();
+        format!("{cut}…")
+    }
+}
+
+/// The gist of a message label for a crowded picture (the tooltip keeps the whole label):
+/// the part before any parenthesis or comma, at most two ` · ` parts, e.g.
+/// `heartbeat term 1 (prev #0/t0, commit #0)` → `heartbeat term 1`.
+pub fn headline(label: &str) -> String {
+    let head = label.split([',', '(']).next().unwrap_or(label).trim_end();
+    let head: Vec<&str> = head.split(" · ").take(2).collect();
+    truncate(&head.join(" · "), 30)
+}
+
+/// A point along the link from `a` to `b` where a message is drawn, shifted sideways so the
+/// two directions of one link do not overlap. `f` runs from sender (0) to receiver (1).
+fn along(a: (f64, f64), b: (f64, f64), f: f64) -> (f64, f64) {
+    along_span(a, b, 0.3 + 0.4 * f.clamp(0.0, 1.0))
+}
+
+/// Like [`along`], with `f` as the raw fraction of the centre-to-centre line.
+fn along_span(a: (f64, f64), b: (f64, f64), f: f64) -> (f64, f64) {
+    let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+    let len = (dx * dx + dy * dy).sqrt().max(1.0);
+    // The left-hand normal of the travel direction flips with the direction, so the two
+    // directions of one link sit on opposite sides of the line.
+    let (nx, ny) = (-dy / len * 12.0, dx / len * 12.0);
+    (a.0 + dx * f + nx, a.1 + dy * f + ny)
+}
+
+/// A message in flight as the picture places it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MessageMark {
+    pub id: u64,
+    pub x: i64,
+    pub y: i64,
+    /// What the picture writes beside it.
+    pub text: String,
+    /// The whole story, for the tooltip.
+    pub title: String,
+    pub reply: bool,
+    pub held: bool,
+}
+
+/// Every message in flight after step `cursor`, placed between its ends by the fraction of
+/// its trip already done.
+pub fn messages(trace: &Trace, cursor: usize, layout: &Layout) -> Vec<MessageMark> {
+    let Some(snap) = trace.entries.get(cursor).and_then(|e| e.snapshot.as_ref()) else {
+        return Vec::new();
+    };
+    let now = snap.time_us;
+    snap.messages
+        .iter()
+        .map(|m| {
+            let (a, b) = (layout.pos[m.from.index()], layout.pos[m.to.index()]);
+            let f = match m.deliver_us {
+                Some(d) if d > m.sent_us => now.saturating_sub(m.sent_us) as f64 / (d - m.sent_us) as f64,
+                Some(_) => 1.0,
+                None => 0.0,
+            };
+            let p = along(a, b, f);
+            MessageMark {
+                id: m.id.0,
+                x: px(p.0),
+                y: px(p.1),
+                text: if layout.ring {
+                    headline(&m.label)
+                } else {
+                    truncate(&m.label, 34)
+                },
+                title: format!(
+                    "{} → {}: {} (sent {}, arrives {})",
+                    trace.node_name(m.from),
+                    trace.node_name(m.to),
+                    m.label,
+                    format_time(m.sent_us),
+                    m.deliver_us.map_or("when released".to_string(), format_time)
+                ),
+                reply: m.from.0 < m.to.0 && m.from.0 == 0,
+                held: m.deliver_us.is_none(),
+            }
+        })
+        .collect()
+}
+
+/// Draws one message mark (the browser draws the same marks itself, to animate them).
+fn message_svg(s: &mut Svg, m: &MessageMark) {
+    let class = match (m.reply, m.held) {
+        (_, true) => "msg held",
+        (true, false) => "msg reply",
+        (false, false) => "msg",
+    };
+    s.open(
+        "g",
+        &[
+            ("class", class),
+            ("data-msg", &n(m.id)),
+            ("transform", &format!("translate({} {})", m.x, m.y)),
+        ],
+    );
+    s.title(&m.title);
+    s.leaf("circle", &[("r", "7")]);
+    s.text("text", &[("y", "-12")], &m.text);
+    s.close("g");
+}
+
+/// What to draw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TopologyOptions {
+    /// Messages in flight (the browser leaves them out and draws them itself, to animate).
+    pub messages: bool,
+}
+
+/// The picture at step `cursor` as one `<svg>` element.
+pub fn svg(trace: &Trace, cursor: usize, options: TopologyOptions) -> String {
+    let Some(entry) = trace.entries.get(cursor) else {
+        return String::new();
+    };
+    let Some(snap) = entry.snapshot.as_ref() else {
+        return String::new();
+    };
+    let lay = layout(&trace.nodes);
+    let pos = &lay.pos;
+    let mut s = Svg::default();
+    s.open(
+        "svg",
+        &[
+            ("xmlns", "http://www.w3.org/2000/svg"),
+            ("viewBox", &format!("0 0 {} {}", px(WIDTH), px(lay.height))),
+            ("role", "img"),
+            (
+                "aria-label",
+                &format!("Participants and messages at step {cursor}"),
+            ),
+        ],
+    );
+    defs(&mut s);
+    for i in 0..pos.len() {
+        for j in (i + 1)..pos.len() {
+            let (a, b) = (pos[i], pos[j]);
+            s.leaf(
+                "line",
+                &[
+                    ("class", "link"),
+                    ("x1", &n(px(a.0))),
+                    ("y1", &n(px(a.1))),
+                    ("x2", &n(px(b.0))),
+                    ("y2", &n(px(b.1))),
+                ],
+            );
+        }
+    }
+    broken_links(&mut s, trace, &snap.links, pos, lay.height);
+    // The message this step delivered, as an arrow: the "what just happened".
+    if let Some(m) = &entry.message {
+        let (a, b) = (pos[m.from.index()], pos[m.to.index()]);
+        let (from, to) = (along_span(a, b, 0.24), along_span(a, b, 0.76));
+        s.leaf(
+            "line",
+            &[
+                ("class", "just-delivered"),
+                ("x1", &n(px(from.0))),
+                ("y1", &n(px(from.1))),
+                ("x2", &n(px(to.0))),
+                ("y2", &n(px(to.1))),
+                ("marker-end", "url(#arrow)"),
+            ],
+        );
+    }
+    for node in &snap.nodes {
+        card(
+            &mut s,
+            &trace.nodes[node.id.index()],
+            node,
+            &lay,
+            entry.nodes.first() == Some(&node.id),
+        );
+    }
+    if options.messages {
+        for m in messages(trace, cursor, &lay) {
+            message_svg(&mut s, &m);
+        }
+    }
+    for m in &entry.lost {
+        let (a, b) = (pos[m.from.index()], pos[m.to.index()]);
+        let p = along(a, b, 0.3);
+        s.text(
+            "text",
+            &[("class", "lost"), ("x", &n(px(p.0))), ("y", &n(px(p.1)))],
+            &format!("✕ lost: {}", truncate(&m.label, 30)),
+        );
+    }
+    s.close("svg");
+    s.out
+}
+
+fn defs(s: &mut Svg) {
+    s.out.push_str(concat!(
+        r#"<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z"/></marker>"#,
+        r#"<marker id="link-arrow" class="link-arrow" viewBox="0 0 10 10" refX="5" refY="5" markerWidth="5" markerHeight="5" orient="auto"><path d="M 0 0 L 10 5 L 0 10 z"/></marker>"#,
+        r#"<marker id="link-arrow-held" class="link-arrow held" viewBox="0 0 10 10" refX="5" refY="5" markerWidth="5" markerHeight="5" orient="auto"><path d="M 0 0 L 10 5 L 0 10 z"/></marker>"#,
+        r#"<pattern id="hatch" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="8" height="8" class="hatch-bg"/><line x1="0" y1="0" x2="0" y2="8" class="hatch-line"/></pattern></defs>"#,
+    ));
+}
+
+/// Broken links. A link broken the same way in both directions (what a partition does) is one
+/// centred line; a one-way break sits on its direction's side of the link with an arrowhead
+/// halfway, so the picture shows which way is broken. Labels only while few links are broken:
+/// a partition breaks many at once and the red lines say it better.
+fn broken_links(s: &mut Svg, trace: &Trace, links: &[LinkView], pos: &[(f64, f64)], height: f64) {
+    let same_back = |l: &LinkView| {
+        links
+            .iter()
+            .any(|r| r.from == l.to && r.to == l.from && r.cut == l.cut && r.held == l.held)
+    };
+    let label_links = links.len() <= 4;
+    for l in links.iter().filter(|l| !(same_back(l) && l.from > l.to)) {
+        let (a, b) = (pos[l.from.index()], pos[l.to.index()]);
+        let (f, t) = (trace.node_name(l.from), trace.node_name(l.to));
+        let both = same_back(l);
+        let label = if l.cut { "✂ cut" } else { "held" };
+        let arrow = if both { "↔" } else { "→" };
+        let (start, mid, end) = if both {
+            (a, ((a.0 + b.0) / 2.0, (a.1 + b.1) / 2.0), b)
+        } else {
+            (
+                along_span(a, b, 0.0),
+                along_span(a, b, 0.5),
+                along_span(a, b, 1.0),
+            )
+        };
+        let class = match (l.cut, l.held) {
+            (true, true) => "link-state cut held",
+            (true, false) => "link-state cut",
+            (false, true) => "link-state held",
+            (false, false) => "link-state",
+        };
+        let data = escape(&format!("{f}{}{t}", if both { "<->" } else { "->" }));
+        s.open("g", &[("class", class), ("data-link", &data)]);
+        s.title(&format!("{label} {f} {arrow} {t}"));
+        let d = format!(
+            "M {} {} L {} {} L {} {}",
+            px(start.0),
+            px(start.1),
+            px(mid.0),
+            px(mid.1),
+            px(end.0),
+            px(end.1)
+        );
+        match (both, l.cut) {
+            (true, _) => s.leaf("path", &[("d", &d)]),
+            (false, true) => s.leaf("path", &[("d", &d), ("marker-mid", "url(#link-arrow)")]),
+            (false, false) => s.leaf("path", &[("d", &d), ("marker-mid", "url(#link-arrow-held)")]),
+        }
+        if label_links {
+            s.text(
+                "text",
+                &[("x", &n(px(mid.0))), ("y", &n(px(mid.1 - 6.0)))],
+                &format!("{label} {f}{arrow}{t}"),
+            );
+        }
+        s.close("g");
+    }
+    let cut_count = links.iter().filter(|l| l.cut).count();
+    if !label_links && cut_count > 0 {
+        s.text(
+            "text",
+            &[
+                ("class", "cut-legend"),
+                ("x", "790"),
+                ("y", &n(px(height - 8.0))),
+                ("text-anchor", "end"),
+            ],
+            &format!("✂ {cut_count} one-way links cut (red dashes)"),
+        );
+    }
+}
+
+fn card(s: &mut Svg, info: &NodeInfo, node: &NodeView, lay: &Layout, acting: bool) {
+    let (x, y) = lay.pos[node.id.index()];
+    let (status, badge) = match node.status {
+        NodeStatus::Up => ("up", None),
+        NodeStatus::Crashed => ("crashed", Some("✕ CRASHED".to_string())),
+        NodeStatus::Paused { until_us } => (
+            "paused",
+            Some(format!("‖ PAUSED until {}", format_time(until_us))),
+        ),
+    };
+    let (w, h) = card_size(&info.kind, lay.ring, lay.card_w);
+    let (left, top) = (x - w / 2.0, y - h / 2.0);
+    // Raft cards use a slightly smaller line font so "vote S1 · log 3 · commit 2" fits.
+    let chars = (w / if lay.ring { 7.6 } else { 8.2 }) as usize;
+    let class = format!(
+        "node {status} {}{}",
+        escape(&info.kind),
+        if acting { " acting" } else { "" }
+    );
+    s.open("g", &[("class", &class), ("data-node", &escape(&info.name))]);
+    if info.kind == "database" {
+        s.leaf(
+            "ellipse",
+            &[
+                ("class", "db-top"),
+                ("cx", &n(px(x))),
+                ("cy", &n(px(top))),
+                ("rx", &n(px(w / 2.0))),
+                ("ry", "10"),
+            ],
+        );
+    }
+    s.leaf(
+        "rect",
+        &[
+            ("x", &n(px(left))),
+            ("y", &n(px(top))),
+            ("width", &n(px(w))),
+            ("height", &n(px(h))),
+            ("rx", "10"),
+        ],
+    );
+    s.text(
+        "text",
+        &[
+            ("class", "node-name"),
+            ("x", &n(px(left + 12.0))),
+            ("y", &n(px(top + 24.0))),
+        ],
+        &info.name,
+    );
+    // A Raft card's corner holds its timer; its first line already names the role.
+    if w > 180.0 && info.kind != info.name && !lay.ring && node.gauge.is_none() {
+        s.text(
+            "text",
+            &[
+                ("class", "node-kind"),
+                ("x", &n(px(left + w - 12.0))),
+                ("y", &n(px(top + 24.0))),
+                ("text-anchor", "end"),
+            ],
+            &info.kind,
+        );
+    }
+    if let Some(g) = &node.gauge {
+        gauge(s, g, left + w, top, !lay.ring);
+    }
+    for (i, line) in node.lines.iter().take(2).enumerate() {
+        s.text(
+            "text",
+            &[
+                ("class", "node-line"),
+                ("x", &n(px(left + 12.0))),
+                ("y", &n(px(top + 48.0 + 20.0 * i as f64))),
+            ],
+            &truncate(line, chars),
+        );
+    }
+    if info.kind == "raft-server" && lay.ring {
+        log_strip(s, &node.log, left, top, w);
+    }
+    if let Some(badge) = badge {
+        s.text(
+            "text",
+            &[
+                ("class", "badge"),
+                ("x", &n(px(x))),
+                ("y", &n(px(top + h + 20.0))),
+                ("text-anchor", "middle"),
+            ],
+            &badge,
+        );
+    }
+    if node.clock_offset_us != 0 {
+        s.text(
+            "text",
+            &[
+                ("class", "clock"),
+                ("x", &n(px(left + w - 12.0))),
+                ("y", &n(px(top + h - 10.0))),
+                ("text-anchor", "end"),
+            ],
+            &format!(
+                "clock {}{}",
+                if node.clock_offset_us > 0 { "+" } else { "" },
+                format_signed_ms(node.clock_offset_us)
+            ),
+        );
+    }
+    if node.waiting_inputs > 0 {
+        s.text(
+            "text",
+            &[
+                ("class", "waiting"),
+                ("x", &n(px(x))),
+                ("y", &n(px(top - 8.0))),
+                ("text-anchor", "middle"),
+            ],
+            &format!("{} input(s) waiting", node.waiting_inputs),
+        );
+    }
+    s.close("g");
+}
+
+/// The election timer as a ring that empties as time runs out, with the time left in words
+/// beside it: the arc's length carries the meaning, not its colour. A `compact` gauge (on a
+/// narrow card outside the ring) leaves the words to its tooltip.
+fn gauge(s: &mut Svg, g: &Gauge, right: f64, top: f64, compact: bool) {
+    let left_ms = g.remaining_us / MS_US;
+    // Whole percent of a `pathLength` of 100: the arc needs no float formatting.
+    let pct = (g.remaining_us.min(g.total_us) * 100 / g.total_us.max(1)).min(100);
+    let (cx, cy) = if compact {
+        (right - 18.0, top + 19.0)
+    } else {
+        (right - 22.0, top + 22.0)
+    };
+    let r = if compact { "10" } else { "13" };
+    let class = if pct <= 25 { "gauge low" } else { "gauge" };
+    let (cx_s, cy_s) = (n(px(cx)), n(px(cy)));
+    s.open(
+        "g",
+        &[("class", class), ("data-remaining-us", &n(g.remaining_us))],
+    );
+    s.title(&format!(
+        "{} in {left_ms} ms (of {} ms)",
+        g.label,
+        g.total_us / MS_US
+    ));
+    s.leaf(
+        "circle",
+        &[("class", "gauge-track"), ("cx", &cx_s), ("cy", &cy_s), ("r", r)],
+    );
+    s.leaf(
+        "circle",
+        &[
+            ("class", "gauge-arc"),
+            ("cx", &cx_s),
+            ("cy", &cy_s),
+            ("r", r),
+            ("pathLength", "100"),
+            ("stroke-dasharray", &format!("{pct} 100")),
+            ("transform", &format!("rotate(-90 {cx_s} {cy_s})")),
+        ],
+    );
+    if !compact {
+        s.text(
+            "text",
+            &[
+                ("class", "gauge-text"),
+                ("x", &n(px(cx - 20.0))),
+                ("y", &n(px(cy + 5.0))),
+                ("text-anchor", "end"),
+            ],
+            &format!("{left_ms} ms left"),
+        );
+    }
+    s.close("g");
+}
+
+/// The log as a row of cells, newest last: the term inside each, its index under it;
+/// committed entries are solid with a ✓, the rest dashed.
+fn log_strip(s: &mut Svg, cells: &[LogCell], left: f64, top: f64, width: f64) {
+    let room = ((width - 24.0 + CELL_GAP) / (CELL_W + CELL_GAP)) as usize;
+    if cells.is_empty() {
+        s.text(
+            "text",
+            &[
+                ("class", "log-empty"),
+                ("x", &n(px(left + 12.0))),
+                ("y", &n(px(top + 95.0))),
+            ],
+            "log: empty",
+        );
+        return;
+    }
+    let skipped = cells.len().saturating_sub(room.max(2));
+    let skipped = if skipped > 0 { skipped + 1 } else { 0 }; // one slot goes to the "…" marker
+    let offset = usize::from(skipped > 0);
+    let y = top + 78.0;
+    s.open("g", &[("class", "log-strip")]);
+    if skipped > 0 {
+        s.open(
+            "text",
+            &[
+                ("class", "log-more"),
+                ("x", &n(px(left + 12.0 + CELL_W / 2.0))),
+                ("y", &n(px(y + 16.0))),
+                ("text-anchor", "middle"),
+            ],
+        );
+        s.title(&format!("{skipped} earlier entries"));
+        s.out.push('…');
+        s.close("text");
+    }
+    for (k, c) in cells[skipped..].iter().enumerate() {
+        let x = left + 12.0 + (k + offset) as f64 * (CELL_W + CELL_GAP);
+        let mid = n(px(x + CELL_W / 2.0));
+        s.open(
+            "g",
+            &[(
+                "class",
+                if c.committed {
+                    "cell committed"
+                } else {
+                    "cell open"
+                },
+            )],
+        );
+        s.title(&format!(
+            "entry #{} · term {} · {} · {}",
+            c.index,
+            c.term,
+            c.label,
+            if c.committed { "committed" } else { "not committed" }
+        ));
+        s.leaf(
+            "rect",
+            &[
+                ("x", &n(px(x))),
+                ("y", &n(px(y))),
+                ("width", &n(px(CELL_W))),
+                ("height", "22"),
+                ("rx", "3"),
+            ],
+        );
+        let term = if c.committed {
+            format!("{}✓", c.term)
+        } else {
+            c.term.to_string()
+        };
+        s.text(
+            "text",
+            &[
+                ("class", "cell-term"),
+                ("x", &mid),
+                ("y", &n(px(y + 16.0))),
+                ("text-anchor", "middle"),
+            ],
+            &term,
+        );
+        s.text(
+            "text",
+            &[
+                ("class", "cell-index"),
+                ("x", &mid),
+                ("y", &n(px(y + 35.0))),
+                ("text-anchor", "middle"),
+            ],
+            &c.index.to_string(),
+        );
+        s.close("g");
+    }
+    s.close("g");
+}
+
+/// One line per participant for screen readers: the picture as words.
+pub fn describe_node(name: &str, node: &NodeView) -> String {
+    let mut parts = vec![format!("{name}: {}", node.lines.join("; "))];
+    if let Some(g) = &node.gauge {
+        parts.push(format!("{} in {} ms", g.label, g.remaining_us / MS_US));
+    }
+    if !node.log.is_empty() {
+        let cells: Vec<String> = node
+            .log
+            .iter()
+            .map(|c| {
+                format!(
+                    "#{} term {}{}",
+                    c.index,
+                    c.term,
+                    if c.committed {
+                        " committed"
+                    } else {
+                        " not committed"
+                    }
+                )
+            })
+            .collect();
+        parts.push(format!("log {}", cells.join(", ")));
+    }
+    parts.join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ring_positions_match_the_trigonometry() {
+        for n in 1..=16 {
+            for k in 0..n {
+                let a = std::f64::consts::TAU * k as f64 / n as f64 - std::f64::consts::FRAC_PI_2;
+                let (c, s) = around_from_top(k, n);
+                assert!(
+                    (c - a.cos()).abs() < 1e-9 && (s - a.sin()).abs() < 1e-9,
+                    "k={k} n={n}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn headlines_keep_the_gist_of_a_label() {
+        assert_eq!(
+            headline("heartbeat term 1 (prev #0/t0, commit #0)"),
+            "heartbeat term 1"
+        );
+        assert_eq!(
+            headline("append ok · term 1 · matches up to #1"),
+            "append ok · term 1"
+        );
+        assert_eq!(
+            headline("reply 12: not the leader, try S1"),
+            "reply 12: not the leader"
+        );
+        assert_eq!(
+            headline("AppendEntries term 1 +1 after #0/t0 (commit #0)"),
+            "AppendEntries term 1 +1 after…"
+        );
+    }
+}
