@@ -20,7 +20,7 @@ mkdir -p "$work" "$dist"
 
 # The bundles and which scenarios each holds, as the simulator's registry says.
 cargo build --release --quiet -p coordlab-cli
-./target/release/coordlab bundles --format json >"$work/bundles.json"
+./target/release/coordlab bundles >"$work/bundles.json"
 all_bundles=$(node -e 'const b=require(process.argv[1]); console.log(Object.keys(b.bundles).join(" "))' "$PWD/$work/bundles.json")
 wanted="${BUNDLES:-$all_bundles}"
 

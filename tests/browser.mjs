@@ -53,6 +53,7 @@ export function useBrowser() {
       return route.abort();
     });
     await page.goto(`${origin}/${hash}`);
+    await ready(page);
     return page;
   }
 
@@ -61,6 +62,12 @@ export function useBrowser() {
   }
 
   return { open, shot, origin: () => origin };
+}
+
+/** Waits until the loader has started a bundle and the app has drawn its first view. */
+export async function ready(page) {
+  await page.waitForFunction(() => document.documentElement.dataset.coordlab
+    && document.querySelector('#main > *'));
 }
 
 export const stepLabel = (page) => page.locator('.step-count').textContent();

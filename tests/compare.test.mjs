@@ -14,7 +14,7 @@ test('the library opens Redis failover and the consensus lock side by side', asy
   const page = await open('');
   await page.getByRole('link', { name: /Side by side: Redis failover vs the consensus lock/ }).click();
   await page.waitForURL(/#\/compare\/redis-failover\/consensus-lock/);
-  await assert.doesNotReject(side(page, 'left').locator('svg').waitFor());
+  await assert.doesNotReject(side(page, 'left').locator('svg[role=img]').waitFor());
   assert.match(await side(page, 'left').locator('h2').textContent(), /Redis failover/);
   assert.match(await side(page, 'right').locator('h2').textContent(), /Consensus lock/);
   // Both columns start safe.
@@ -35,7 +35,7 @@ test('the library opens Redis failover and the consensus lock side by side', asy
 
 test('stepping moves both runs through true time together, by keyboard too', async () => {
   const page = await open('#/compare/redis-failover/consensus-lock');
-  await side(page, 'left').locator('svg').waitFor();
+  await side(page, 'left').locator('svg[role=img]').waitFor();
   assert.equal(await stepOf(page), 0);
   await page.locator('body').press('ArrowRight');
   await page.locator('body').press('ArrowRight');
@@ -56,7 +56,7 @@ test('stepping moves both runs through true time together, by keyboard too', asy
 
 test('one fault click forks both runs, and the link brings the same view back', async () => {
   const page = await open('#/compare/redis-failover/consensus-lock');
-  await side(page, 'left').locator('svg').waitFor();
+  await side(page, 'left').locator('svg[role=img]').waitFor();
   for (let i = 0; i < 25; i++) await page.getByRole('button', { name: 'Step forward' }).click();
   await page.getByRole('button', { name: 'Crash worker-b in both runs' }).click();
   await page.waitForURL(/left=\d+%40crash%3A4|left=\d+@crash:4/);
@@ -68,7 +68,7 @@ test('one fault click forks both runs, and the link brings the same view back', 
   }
   const here = await position(page);
   const again = await open(url.slice(origin().length + 1));
-  await side(again, 'left').locator('svg').waitFor();
+  await side(again, 'left').locator('svg[role=img]').waitFor();
   assert.equal(await position(again), here);
   await shot(again, '51-compare-forked');
   await again.close();
@@ -77,7 +77,7 @@ test('one fault click forks both runs, and the link brings the same view back', 
 
 test('a broken compare link falls back to the default pair with a notice', async () => {
   const page = await open('#/compare/redis-failover/no-such?seed=abc');
-  await side(page, 'right').locator('svg').waitFor();
+  await side(page, 'right').locator('svg[role=img]').waitFor();
   assert.match(await page.locator('.notice').textContent(), /does not name two known scenarios/);
   assert.match(await page.locator('.notice').textContent(), /not a whole number/);
   await page.close();

@@ -26,3 +26,5 @@ addEventListener('hashchange', () => {
 const files = BUNDLES[current];
 const bindings = await import(new URL(files.js, import.meta.url).href);
 await bindings.default({ module_or_path: new URL(files.wasm, import.meta.url) });
+// Tests and host pages can wait for this.
+document.documentElement.dataset.coordlab = current;
