@@ -1,0 +1,240 @@
+//! Unit tests of the fenced resource (`protocols/fenced_resource.rs`), the ledger row that
+//! remembers the highest fencing token, one rule each: a write with the token predicate is
+//! accepted at or above the highest token and rejected below it; an unfenced write lands
+//! whatever it carries; a heartbeat mark only raises the highest token; reads of the token
+//! and of the job's progress; what is on disk. Each feeds one input and asserts on the effects.
+
+use coordlab_sim::kernel::ids::{FencingToken, NodeId};
+use coordlab_sim::kernel::participant::{Effect, Participant};
+use coordlab_sim::kernel::testing::{self, narration, persisted, timers_set};
+use coordlab_sim::protocols::fenced_resource::{FencedResource, LedgerIntro, ResourceDurable, WriteRecord};
+use coordlab_sim::protocols::lease_msg::{LeaseMsg, RejectReason, WriteCheck};
+
+const LEDGER: NodeId = NodeId(0);
+const A: NodeId = NodeId(1);
+const B: NodeId = NodeId(2);
+const NAMES: [&str; 3] = ["ledger", "worker-A", "worker-B"];
+
+type Fx = Vec<Effect<FencedResource>>;
+type R = testing::Harness<FencedResource>;
+
+/// A ledger row at ₹100 whose highest token so far is `highest` (0: none yet).
+fn ledger(highest: u64) -> R {
+    let mut durable = FencedResource::initial(100);
+    durable.last_token = FencingToken(highest);
+    let node = <FencedResource as Participant>::recover(&LedgerIntro::RemembersHighest, LEDGER, &durable);
+    testing::Harness::new(LEDGER, node, &NAMES)
+}
+
+fn sent(fx: &Fx) -> Vec<(NodeId, LeaseMsg)> {
+    testing::sent(fx)
+}
+
+fn write(r: &mut R, from: NodeId, step: u32, token: u64, check: WriteCheck) -> Fx {
+    r.deliver(
+        from,
+        LeaseMsg::Write {
+            step,
+            amount: 10,
+            token: FencingToken(token),
+            check,
+        },
+    )
+}
+
+fn fenced(r: &mut R, from: NodeId, step: u32, token: u64) -> Fx {
+    write(r, from, step, token, WriteCheck::TokenPredicate)
+}
+
+fn touch(r: &mut R, from: NodeId, token: u64) -> Fx {
+    r.deliver(
+        from,
+        LeaseMsg::Touch {
+            token: FencingToken(token),
+        },
+    )
+}
+
+fn result(step: u32, token: u64, accepted: bool, reason: Option<RejectReason>) -> LeaseMsg {
+    LeaseMsg::WriteResult {
+        step,
+        token: FencingToken(token),
+        accepted,
+        reason,
+    }
+}
+
+fn only_persisted(fx: &Fx) -> ResourceDurable {
+    let p = persisted(fx);
+    assert_eq!(p.len(), 1, "exactly one persist: {fx:?}");
+    p[0].clone()
+}
+
+#[test]
+fn a_fenced_write_at_exactly_the_highest_token_is_accepted() {
+    let mut r = ledger(33);
+    let fx = fenced(&mut r, A, 1, 33);
+    assert_eq!(sent(&fx), vec![(A, result(1, 33, true, None))]);
+    let d = &r.node.durable;
+    assert_eq!((d.balance, d.last_token, d.steps_done), (90, FencingToken(33), 1));
+    assert_eq!(
+        d.writes,
+        vec![WriteRecord {
+            worker: A,
+            step: 1,
+            token: FencingToken(33),
+            amount: 10,
+            accepted: true,
+            reason: None,
+            highest_before: FencingToken(33),
+        }]
+    );
+    assert_eq!(
+        only_persisted(&fx),
+        r.node.durable,
+        "applied and on disk before the answer"
+    );
+    assert!(timers_set(&fx).is_empty());
+}
+
+#[test]
+fn a_fenced_write_above_the_highest_token_is_accepted_and_raises_it() {
+    let mut r = ledger(33);
+    let fx = fenced(&mut r, B, 1, 34);
+    assert_eq!(sent(&fx), vec![(B, result(1, 34, true, None))]);
+    assert_eq!(r.node.durable.last_token, FencingToken(34));
+    assert_eq!(only_persisted(&fx).last_token, FencingToken(34));
+    assert!(narration(&fx).contains("Highest token seen: 34"));
+}
+
+#[test]
+fn a_fenced_write_below_the_highest_token_is_rejected_and_changes_nothing_but_the_log() {
+    let mut r = ledger(34);
+    let fx = fenced(&mut r, A, 2, 33);
+    let reason = RejectReason::StaleToken {
+        token: FencingToken(33),
+        highest: FencingToken(34),
+    };
+    assert_eq!(sent(&fx), vec![(A, result(2, 33, false, Some(reason.clone())))]);
+    let d = only_persisted(&fx);
+    assert_eq!(
+        (d.balance, d.last_token, d.steps_done),
+        (100, FencingToken(34), 0)
+    );
+    assert_eq!(
+        d.writes
+            .last()
+            .map(|w| (w.accepted, w.reason.clone(), w.highest_before)),
+        Some((false, Some(reason), FencingToken(34)))
+    );
+    assert!(narration(&fx).contains("Rejected: 33 < 34"));
+}
+
+#[test]
+fn an_unfenced_stale_write_lands_anyway_without_lowering_the_highest_token() {
+    let mut r = ledger(34);
+    let fx = write(&mut r, A, 2, 33, WriteCheck::Unfenced);
+    assert_eq!(sent(&fx), vec![(A, result(2, 33, true, None))]);
+    let d = &r.node.durable;
+    assert_eq!((d.balance, d.last_token, d.steps_done), (90, FencingToken(34), 2));
+    // The record shows it was stale: it carried less than the row had seen.
+    let w = d.writes.last().unwrap();
+    assert!(w.accepted && w.token < w.highest_before);
+    assert!(narration(&fx).contains("nothing checks it, so it lands"));
+    assert!(narration(&fx).contains("A stale holder just changed the account"));
+}
+
+#[test]
+fn an_unfenced_write_with_no_token_lands_and_leaves_the_token_alone() {
+    let mut r = ledger(0);
+    let fx = write(&mut r, A, 1, 0, WriteCheck::Unfenced);
+    assert_eq!(sent(&fx), vec![(A, result(1, 0, true, None))]);
+    assert_eq!(r.node.durable.balance, 90);
+    assert_eq!(r.node.durable.last_token, FencingToken(0));
+    assert_eq!(
+        narration(&fx),
+        "The ledger applies worker-A's step 1: balance ₹90."
+    );
+}
+
+#[test]
+fn a_step_applied_twice_is_debited_twice_and_said_so() {
+    let mut r = ledger(0);
+    fenced(&mut r, A, 1, 33);
+    let fx = fenced(&mut r, B, 1, 34);
+    assert_eq!(sent(&fx), vec![(B, result(1, 34, true, None))]);
+    assert_eq!(r.node.durable.balance, 80);
+    assert!(narration(&fx).contains("already been applied by worker-A (token 33)"));
+    assert!(narration(&fx).contains("debited for it twice"));
+}
+
+#[test]
+fn progress_is_the_highest_step_applied_and_rejected_writes_do_not_count() {
+    let mut r = ledger(0);
+    fenced(&mut r, A, 3, 33);
+    fenced(&mut r, A, 2, 33);
+    fenced(&mut r, A, 4, 32);
+    assert_eq!(r.node.durable.steps_done, 3);
+    let fx = r.deliver(B, LeaseMsg::ReadProgress);
+    assert_eq!(sent(&fx), vec![(B, LeaseMsg::Progress { steps_done: 3 })]);
+    assert!(persisted(&fx).is_empty());
+    let fx = r.deliver(B, LeaseMsg::ReadToken);
+    assert_eq!(
+        sent(&fx),
+        vec![(
+            B,
+            LeaseMsg::TokenIs {
+                last_token: FencingToken(33)
+            }
+        )]
+    );
+    assert!(persisted(&fx).is_empty());
+}
+
+#[test]
+fn a_touch_raises_the_highest_token_and_then_fences_out_older_writes() {
+    let mut r = ledger(33);
+    let fx = touch(&mut r, B, 34);
+    assert!(sent(&fx).is_empty(), "a mark gets no answer");
+    assert_eq!(only_persisted(&fx).last_token, FencingToken(34));
+    assert_eq!(r.node.durable.balance, 100, "a mark debits nothing");
+    assert!(r.node.durable.writes.is_empty(), "and is not a write");
+    let fx = fenced(&mut r, A, 1, 33);
+    assert!(matches!(
+        sent(&fx)[..],
+        [(A, LeaseMsg::WriteResult { accepted: false, .. })]
+    ));
+}
+
+#[test]
+fn a_touch_never_lowers_the_highest_token_nor_persists_when_it_changes_nothing() {
+    let mut r = ledger(34);
+    for (token, says) in [(34, "which the row already has"), (33, "older than the 34")] {
+        let fx = touch(&mut r, A, token);
+        assert!(persisted(&fx).is_empty() && sent(&fx).is_empty(), "touch {token}");
+        assert_eq!(r.node.durable.last_token, FencingToken(34), "touch {token}");
+        assert!(narration(&fx).contains(says), "touch {token}: {}", narration(&fx));
+    }
+}
+
+#[test]
+fn a_restart_brings_the_row_back_exactly_as_persisted() {
+    let mut r = ledger(0);
+    fenced(&mut r, A, 1, 33);
+    let on_disk = only_persisted(&fenced(&mut r, A, 2, 33));
+    let mut back = testing::Harness::new(
+        LEDGER,
+        <FencedResource as Participant>::recover(&LedgerIntro::RefusesBelowHighest, LEDGER, &on_disk),
+        &NAMES,
+    );
+    assert_eq!(back.node.durable, r.node.durable);
+    assert_eq!(back.node.intro, LedgerIntro::RefusesBelowHighest);
+    let fx = back.start();
+    assert!(sent(&fx).is_empty() && persisted(&fx).is_empty());
+    assert!(narration(&fx).contains("at ₹80 and refuses any write whose token is below"));
+    // The recovered highest token still fences.
+    assert!(matches!(
+        sent(&fenced(&mut back, B, 3, 32))[..],
+        [(B, LeaseMsg::WriteResult { accepted: false, .. })]
+    ));
+}
