@@ -66,7 +66,7 @@ test('a fault injected from the UI forks the run and its permalink reproduces th
   for (let i = 0; i < 7; i++) await page.getByRole('button', { name: 'Step forward' }).click();
   const before = await page.locator('.event-log .log-row .text').allTextContents();
   await page.locator('.pause-length input').fill('250');
-  await page.getByRole('button', { name: 'Pause worker-2 for 250 ms' }).click();
+  await page.getByRole('button', { name: 'Pause 250 ms (worker-2)' }).click();
   assert.equal(await stepLabel(page), `Step 8 of ${await page.locator('#timeline').getAttribute('max')}`);
   assert.match(await page.locator('.narration .event-text').textContent(), /worker-2 freezes for 250 ms/);
   const after = await page.locator('.event-log .log-row .text').allTextContents();

@@ -54,7 +54,7 @@ test('a GC pause injected from the UI turns a clean run into a zombie write', as
   await log.nth(k).click();
   assert.equal(await stepLabel(page), `Step ${k} of ${await page.locator('#timeline').getAttribute('max')}`);
   await page.locator('.pause-length input').fill('40000');
-  await page.getByRole('button', { name: 'Pause worker-A for 40000 ms' }).click();
+  await page.getByRole('button', { name: 'Pause 40000 ms (worker-A)' }).click();
   assert.match(await page.locator('.narration .event-text').textContent(), /worker-A freezes for 40000 ms/);
   assert.match(page.url(), new RegExp(`actions=${k + 1}@pause:1:40000`));
   await page.getByRole('button', { name: 'Jump to the last step' }).click();

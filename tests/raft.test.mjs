@@ -76,7 +76,7 @@ test('partitioning 2 | 3 by groups: the minority refuses the client\'s write and
   for (const name of ['S1', 'S2', 'client']) {
     await page.locator('.network').getByRole('checkbox', { name, exact: true }).check();
   }
-  await page.getByRole('button', { name: 'Partition S1, S2, client from the rest', exact: true }).click();
+  await page.getByRole('button', { name: '✂ Partition these from the rest (S1, S2, client)', exact: true }).click();
   assert.match(await page.locator('.narration .event-text').textContent(), /network partition cuts off \{S1, S2, client\}/);
   assert.match(decodeURIComponent(page.url()), /actions=\d+@partition:0\+1\+5&/);
   // The client is idle: the input sends its write at once, to S1 (the leader it knows).
@@ -111,7 +111,7 @@ test('cutting one direction of a link draws it, that way only', async () => {
   const net = page.locator('.network');
   await net.getByRole('combobox', { name: 'From' }).selectOption({ label: 'S2' });
   await net.getByRole('combobox', { name: 'To' }).selectOption({ label: 'S3' });
-  await page.getByRole('button', { name: 'Cut the link from S2 to S3, one way', exact: true }).click();
+  await page.getByRole('button', { name: '✂ Cut S2→S3 one way', exact: true }).click();
   assert.match(await page.locator('.narration .event-text').textContent(), /link S2 -> S3 is cut/);
   assert.match(decodeURIComponent(page.url()), /actions=\d+@cut:1:2&/);
   const drawn = page.locator('g.link-state.cut[data-link="S2->S3"]');

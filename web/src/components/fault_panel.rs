@@ -2,6 +2,7 @@
 //! send it one of the inputs it offers (e.g. force a Raft election timeout).
 //! Each click forks the run — the steps before stay, the rest is simulated again.
 
+use super::fault_button::{fault_button, on_fault_click};
 use crate::state::{Action, Player};
 use coordlab_sim::kernel::faults::{Action as ScriptAction, FaultKind, MAX_FAULT_MS};
 use coordlab_sim::trace::{NodeStatus, Snapshot, Trace};
@@ -30,10 +31,7 @@ pub fn fault_panel(props: &FaultPanelProps) -> Html {
             pause_ms.set(e.target_unchecked_into::<HtmlInputElement>().value())
         })
     };
-    let inject = |fault: Fault| {
-        let d = props.dispatch.clone();
-        Callback::from(move |_: MouseEvent| d.dispatch(Action::Inject(fault.clone())))
-    };
+    let ms = pause_value.unwrap_or(DEFAULT_PAUSE_MS);
     let rows = props.trace.nodes.iter().filter(|n| !n.faults.is_empty()).map(|n| {
         let view = &props.snapshot.nodes[n.id.index()];
         let status = view.status;
@@ -45,35 +43,24 @@ pub fn fault_panel(props: &FaultPanelProps) -> Html {
                 // Buttons wrap under each other, never under the next node's name.
                 <span class="fault-buttons">
                 if allows(FaultKind::Crash) {
-                    <button onclick={inject(Fault::Crash { node: n.id })} disabled={crashed}
-                        aria-label={format!("Crash {}", n.name)}>{ "Crash" }</button>
+                    { fault_button(&Fault::Crash { node: n.id }, "Crash", &n.name, crashed) }
                 }
                 if allows(FaultKind::Restart) {
-                    <button onclick={inject(Fault::Restart { node: n.id })} disabled={!crashed}
-                        aria-label={format!("Restart {}", n.name)}>{ "Restart" }</button>
+                    { fault_button(&Fault::Restart { node: n.id }, "Restart", &n.name, !crashed) }
                 }
                 if allows(FaultKind::Pause) {
-                    <button onclick={inject(Fault::Pause { node: n.id, duration_ms: pause_value.unwrap_or(DEFAULT_PAUSE_MS) })}
-                        disabled={crashed || pause_value.is_none()}
-                        aria-label={format!("Pause {} for {} ms", n.name, pause_value.unwrap_or(DEFAULT_PAUSE_MS))}>
-                        { format!("Pause {} ms", pause_value.unwrap_or(DEFAULT_PAUSE_MS)) }
-                    </button>
+                    { fault_button(&Fault::Pause { node: n.id, duration_ms: ms }, &format!("Pause {ms} ms"),
+                        &format!("({})", n.name), crashed || pause_value.is_none()) }
                 }
                 if allows(FaultKind::Network) {
-                    <button onclick={inject(Fault::SlowNode { node: n.id, extra_ms: pause_value.unwrap_or(DEFAULT_PAUSE_MS) })}
-                        disabled={crashed || pause_value.is_none()}
-                        aria-label={format!("Slow {}'s replies by {} ms", n.name, pause_value.unwrap_or(DEFAULT_PAUSE_MS))}>
-                        { format!("Slow +{} ms", pause_value.unwrap_or(DEFAULT_PAUSE_MS)) }
-                    </button>
-                    <button onclick={inject(Fault::SlowNode { node: n.id, extra_ms: 0 })} disabled={crashed}
-                        aria-label={format!("{} at normal speed", n.name)}>{ "Normal speed" }</button>
+                    { fault_button(&Fault::SlowNode { node: n.id, extra_ms: ms }, &format!("Slow +{ms} ms"),
+                        &format!("({}'s replies)", n.name), crashed || pause_value.is_none()) }
+                    { fault_button(&Fault::SlowNode { node: n.id, extra_ms: 0 }, "Normal speed", &format!("({})", n.name), crashed) }
                 }
                 if allows(FaultKind::Input) {
                     // Only the inputs the node takes in its state now (none while it is down).
-                    { for view.inputs.iter().map(|input| html! {
-                        <button class="input" onclick={inject(Fault::Input { node: n.id, input: input.code.clone() })}
-                            aria-label={format!("{} ({})", input.label, n.name)}>{ &input.label }</button>
-                    }) }
+                    { for view.inputs.iter().map(|input| fault_button(
+                        &Fault::Input { node: n.id, input: input.code.clone() }, &input.label, &format!("({})", n.name), false)) }
                 }
                 </span>
             </li>
@@ -96,8 +83,9 @@ pub fn fault_panel(props: &FaultPanelProps) -> Html {
                 if let Some(r) = props.trace.refused_actions.iter().find(|r| r.action == *a) {
                     <em class="never-ran">{ format!(" — no effect: {}", r.reason) }</em>
                 }
-                <button class="remove" onclick={Callback::from(move |_| d.dispatch(Action::RemoveFault(i)))}
-                    aria-label={format!("Remove fault {}", i + 1)}>{ "Remove" }</button>
+                <button class="remove" onclick={Callback::from(move |_| d.dispatch(Action::RemoveFault(i)))}>
+                    { "Remove" }<span class="visually-hidden">{ format!(" fault {}", i + 1) }</span>
+                </button>
             </li>
         }
     });
@@ -115,7 +103,7 @@ pub fn fault_panel(props: &FaultPanelProps) -> Html {
             if pause_value.is_none() {
                 <span class="field-error" role="alert">{ format!("Pause length must be a whole number from 1 to {MAX_FAULT_MS} ms.") }</span>
             }
-            <ul class="fault-nodes">{ for rows }</ul>
+            <ul class="fault-nodes" onclick={on_fault_click(&props.dispatch)}>{ for rows }</ul>
             if !props.actions.is_empty() {
                 <div class="script">
                     <h3>{ "Your faults" }</h3>

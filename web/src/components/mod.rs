@@ -4,6 +4,7 @@
 pub mod compare_view;
 pub mod controls;
 pub mod event_log;
+pub mod fault_button;
 pub mod fault_panel;
 pub mod inspector;
 pub mod library;

@@ -2,7 +2,8 @@
 //! and act on a message in flight (drop it, hold its link, release a held link). Like every
 //! fault, each click forks the run right after the step on screen.
 
-use crate::state::{Action, Player};
+use super::fault_button::{fault_button, on_fault_click};
+use crate::state::Player;
 use coordlab_sim::kernel::faults::FaultKind;
 use coordlab_sim::kernel::time::format_time;
 use coordlab_sim::trace::{NodeInfo, Snapshot, Trace};
@@ -59,10 +60,6 @@ pub fn network_panel(props: &NetworkPanelProps) -> Html {
     let cut_from = use_state(|| first);
     let cut_to = use_state(|| second);
     let name = |id: NodeId| trace.node_name(id).to_string();
-    let inject = |fault: Fault| {
-        let d = props.dispatch.clone();
-        Callback::from(move |_: MouseEvent| d.dispatch(Action::Inject(fault.clone())))
-    };
 
     // Partition by groups.
     let toggles = nodes.iter().map(|n| {
@@ -92,9 +89,9 @@ pub fn network_panel(props: &NetworkPanelProps) -> Html {
     let side_names: Vec<String> = side.iter().map(|id| name(*id)).collect();
     let can_split = !side.is_empty() && side.len() < trace.nodes.len();
     let partition_label = if side.is_empty() {
-        "Partition the chosen nodes from the rest".to_string()
+        String::new()
     } else {
-        format!("Partition {} from the rest", side_names.join(", "))
+        format!("({})", side_names.join(", "))
     };
 
     // One direction of one link.
@@ -133,10 +130,8 @@ pub fn network_panel(props: &NetworkPanelProps) -> Html {
                     <span class="link-name">{ format!("{} → {}", name(l.from), name(l.to)) }</span>
                     <span>{ format!(" {state} ") }</span>
                     if l.held {
-                        <button onclick={inject(Fault::ReleaseLink { from: l.from, to: l.to })}
-                            aria-label={format!("Release the held link {} to {}", name(l.from), name(l.to))}>
-                            { "Release" }
-                        </button>
+                        { fault_button(&Fault::ReleaseLink { from: l.from, to: l.to }, "Release",
+                            &format!("the held link {} to {}", name(l.from), name(l.to)), false) }
                     }
                 </li>
             }
@@ -158,16 +153,15 @@ pub fn network_panel(props: &NetworkPanelProps) -> Html {
                 <span class="msg-label">{ &m.label }</span>
                 <span class="msg-when">{ when }</span>
                 <span class="msg-actions">
-                    <button onclick={inject(Fault::DropMessage { msg: m.id })}
-                        aria-label={format!("Drop message {} from {f} to {t}: {}", m.id, m.label)}>{ "Drop" }</button>
+                    { fault_button(&Fault::DropMessage { msg: m.id }, "Drop", &format!("message {} from {f} to {t}: {}", m.id, m.label), false) }
                     if m.deliver_us.is_none() {
-                        <button onclick={inject(Fault::ReleaseLink { from: m.from, to: m.to })}
-                            aria-label={format!("Release message {} and everything held from {f} to {t}", m.id)}>{ "Release" }</button>
+                        { fault_button(&Fault::ReleaseLink { from: m.from, to: m.to }, "Release",
+                            &format!("message {} and everything held from {f} to {t}", m.id), false) }
                     } else {
-                        <button onclick={inject(Fault::HoldMessage { msg: m.id })}
-                            aria-label={format!("Hold message {} from {f} to {t} where it is: {}", m.id, m.label)}>{ "Hold" }</button>
-                        <button onclick={inject(Fault::HoldLink { from: m.from, to: m.to })} disabled={held_link}
-                            aria-label={format!("Hold the link {f} to {t}: later messages on it wait")}>{ "Hold link" }</button>
+                        { fault_button(&Fault::HoldMessage { msg: m.id }, "Hold",
+                            &format!("message {} from {f} to {t} where it is: {}", m.id, m.label), false) }
+                        { fault_button(&Fault::HoldLink { from: m.from, to: m.to }, "Hold link",
+                            &format!("{f} to {t}: later messages on it wait"), held_link) }
                     }
                 </span>
             </li>
@@ -175,14 +169,13 @@ pub fn network_panel(props: &NetworkPanelProps) -> Html {
     });
 
     html! {
-        <section class="network" aria-labelledby="network-title">
+        <section class="network" aria-labelledby="network-title" onclick={on_fault_click(&props.dispatch)}>
             <h2 id="network-title">{ "Network: cut, hold or heal after this step" }</h2>
             <div class="net-row">
                 <fieldset class="partition">
                     <legend>{ "Partition by groups" }</legend>
                     <div class="node-checks">{ for toggles }</div>
-                    <button onclick={inject(Fault::Partition { side: side.clone() })} disabled={!can_split}
-                        aria-label={partition_label.clone()}>{ "✂ Partition these from the rest" }</button>
+                    { fault_button(&Fault::Partition { side: side.clone() }, "✂ Partition these from the rest", &partition_label, !can_split) }
                     if !can_split {
                         <span class="hint">{ " Tick one side of the split (not every node)." }</span>
                     }
@@ -192,14 +185,8 @@ pub fn network_panel(props: &NetworkPanelProps) -> Html {
                     { node_select("From", &nodes, from.0, cut_from.clone()) }
                     { node_select("To", &nodes, to.0, cut_to.clone()) }
                     <div class="link-buttons">
-                        <button onclick={inject(Fault::CutLink { from, to })} disabled={same || already_cut}
-                            aria-label={format!("Cut the link from {} to {}, one way", name(from), name(to))}>
-                            { format!("✂ Cut {}→{}", name(from), name(to)) }
-                        </button>
-                        <button onclick={inject(Fault::HoldLink { from, to })} disabled={same || already_held}
-                            aria-label={format!("Hold the link from {} to {}", name(from), name(to))}>
-                            { format!("‖ Hold {}→{}", name(from), name(to)) }
-                        </button>
+                        { fault_button(&Fault::CutLink { from, to }, &format!("✂ Cut {}→{}", name(from), name(to)), "one way", same || already_cut) }
+                        { fault_button(&Fault::HoldLink { from, to }, &format!("‖ Hold {}→{}", name(from), name(to)), "", same || already_held) }
                     </div>
                     if same {
                         <span class="hint">{ "Choose two different nodes." }</span>
@@ -207,7 +194,7 @@ pub fn network_panel(props: &NetworkPanelProps) -> Html {
                 </fieldset>
             </div>
             <div class="links-now">
-                <button onclick={inject(Fault::Heal)} disabled={!any_cut}>{ "Heal all cut links" }</button>
+                { fault_button(&Fault::Heal, "Heal all cut links", "", !any_cut) }
                 if snap.links.is_empty() {
                     <span class="hint">{ " Every link works normally." }</span>
                 } else {
