@@ -6,7 +6,7 @@
 //! scenarios stack participants in rows by kind — authorities on top, workers in the middle,
 //! what they write to at the bottom.
 
-use crate::svg::{escape, n, px, Svg};
+use crate::markup::{escape, n, px, Markup};
 use coordlab_sim::kernel::time::{format_signed_ms, format_time, MS_US};
 use coordlab_sim::trace::{Gauge, LinkView, LogCell, NodeInfo, NodeStatus, NodeView, Trace};
 
@@ -236,7 +236,7 @@ pub fn messages(trace: &Trace, cursor: usize, layout: &Layout) -> Vec<MessageMar
 }
 
 /// Draws one message mark (the browser draws the same marks itself, to animate them).
-fn message_svg(s: &mut Svg, m: &MessageMark) {
+fn message_svg(s: &mut Markup, m: &MessageMark) {
     let class = match (m.reply, m.held) {
         (_, true) => "msg held",
         (true, false) => "msg reply",
@@ -273,7 +273,7 @@ pub fn svg(trace: &Trace, cursor: usize, options: TopologyOptions) -> String {
     };
     let lay = layout(&trace.nodes);
     let pos = &lay.pos;
-    let mut s = Svg::default();
+    let mut s = Markup::default();
     s.open(
         "svg",
         &[
@@ -346,7 +346,7 @@ pub fn svg(trace: &Trace, cursor: usize, options: TopologyOptions) -> String {
     s.out
 }
 
-fn defs(s: &mut Svg) {
+fn defs(s: &mut Markup) {
     s.out.push_str(concat!(
         r#"<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z"/></marker>"#,
         r#"<marker id="link-arrow" class="link-arrow" viewBox="0 0 10 10" refX="5" refY="5" markerWidth="5" markerHeight="5" orient="auto"><path d="M 0 0 L 10 5 L 0 10 z"/></marker>"#,
@@ -359,7 +359,7 @@ fn defs(s: &mut Svg) {
 /// centred line; a one-way break sits on its direction's side of the link with an arrowhead
 /// halfway, so the picture shows which way is broken. Labels only while few links are broken:
 /// a partition breaks many at once and the red lines say it better.
-fn broken_links(s: &mut Svg, trace: &Trace, links: &[LinkView], pos: &[(f64, f64)], height: f64) {
+fn broken_links(s: &mut Markup, trace: &Trace, links: &[LinkView], pos: &[(f64, f64)], height: f64) {
     let same_back = |l: &LinkView| {
         links
             .iter()
@@ -428,7 +428,7 @@ fn broken_links(s: &mut Svg, trace: &Trace, links: &[LinkView], pos: &[(f64, f64
     }
 }
 
-fn card(s: &mut Svg, info: &NodeInfo, node: &NodeView, lay: &Layout, acting: bool) {
+fn card(s: &mut Markup, info: &NodeInfo, node: &NodeView, lay: &Layout, acting: bool) {
     let (x, y) = lay.pos[node.id.index()];
     let (status, badge) = match node.status {
         NodeStatus::Up => ("up", None),
@@ -555,7 +555,7 @@ fn card(s: &mut Svg, info: &NodeInfo, node: &NodeView, lay: &Layout, acting: boo
 /// The election timer as a ring that empties as time runs out, with the time left in words
 /// beside it: the arc's length carries the meaning, not its colour. A `compact` gauge (on a
 /// narrow card outside the ring) leaves the words to its tooltip.
-fn gauge(s: &mut Svg, g: &Gauge, right: f64, top: f64, compact: bool) {
+fn gauge(s: &mut Markup, g: &Gauge, right: f64, top: f64, compact: bool) {
     let left_ms = g.remaining_us / MS_US;
     // Whole percent of a `pathLength` of 100: the arc needs no float formatting.
     let pct = (g.remaining_us.min(g.total_us) * 100 / g.total_us.max(1)).min(100);
@@ -609,7 +609,7 @@ fn gauge(s: &mut Svg, g: &Gauge, right: f64, top: f64, compact: bool) {
 
 /// The log as a row of cells, newest last: the term inside each, its index under it;
 /// committed entries are solid with a ✓, the rest dashed.
-fn log_strip(s: &mut Svg, cells: &[LogCell], left: f64, top: f64, width: f64) {
+fn log_strip(s: &mut Markup, cells: &[LogCell], left: f64, top: f64, width: f64) {
     let room = ((width - 24.0 + CELL_GAP) / (CELL_W + CELL_GAP)) as usize;
     if cells.is_empty() {
         s.text(

@@ -1,4 +1,4 @@
-//! Writing SVG text: escaping, whole-pixel numbers, and a small element writer.
+//! Writing SVG and HTML text: escaping, whole-pixel numbers, and a small element writer.
 
 use std::fmt::Write;
 
@@ -23,13 +23,13 @@ pub fn px(v: f64) -> i64 {
     v.round() as i64
 }
 
-/// SVG text being written.
+/// SVG or HTML text being written.
 #[derive(Default)]
-pub struct Svg {
+pub struct Markup {
     pub out: String,
 }
 
-impl Svg {
+impl Markup {
     /// `<tag attrs…>`: `attrs` are written as given (values must already be escaped).
     pub fn open(&mut self, tag: &str, attrs: &[(&str, &str)]) {
         self.out.push('<');
@@ -83,7 +83,7 @@ mod tests {
 
     #[test]
     fn writes_elements() {
-        let mut s = Svg::default();
+        let mut s = Markup::default();
         s.open("g", &[("class", "node")]);
         s.leaf("rect", &[("x", "1")]);
         s.text("text", &[], "a<b");
