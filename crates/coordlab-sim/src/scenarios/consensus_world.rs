@@ -6,6 +6,7 @@ use super::lock_service_common::{
     fence_monotonic, ledger_outcome, ledger_row, ledger_tables, name, GrantLog, HolderCount, LockProperty,
 };
 use super::raft_world::{RaftView, RaftWorld};
+use crate::kernel::collections::VecSet;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::time::MS_US;
 use crate::kernel::world::{Nodes, World};
@@ -17,7 +18,7 @@ use crate::protocols::lock_store::LockEvent;
 use crate::protocols::raft::{RaftServer, Role, ServerDurable};
 use crate::trace::TableView;
 use serde_json::{json, Value};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 const LOCK_PROPERTIES: [LockProperty; 3] = [
     LockProperty::OneHolderPerStore,
@@ -52,9 +53,9 @@ pub struct ConsensusWorld {
     pub raft: RaftWorld,
     pub grants: GrantLog,
     /// Revisions whose release or expiry some server has applied.
-    pub ended: BTreeSet<u64>,
+    pub ended: VecSet<u64>,
     /// Revisions that ended by the leader's expiry rather than a release.
-    pub expired: BTreeSet<u64>,
+    pub expired: VecSet<u64>,
     pub holders: HolderCount,
     raft_verdicts: Vec<bool>,
 }
@@ -69,8 +70,8 @@ impl ConsensusWorld {
             key: key.to_string(),
             raft,
             grants: GrantLog::new(),
-            ended: BTreeSet::new(),
-            expired: BTreeSet::new(),
+            ended: VecSet::new(),
+            expired: VecSet::new(),
             holders: HolderCount::default(),
             raft_verdicts: Vec::new(),
         }

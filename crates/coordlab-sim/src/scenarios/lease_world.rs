@@ -2,6 +2,7 @@
 //! the inspector tables, the outcome fields and the "unsafe window" highlight. The world only
 //! reads the participants [`super::lease_setup::build`] put in place.
 
+use crate::kernel::collections::{VecMap, VecSet};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::Participant;
 use crate::kernel::time::MS_US;
@@ -15,7 +16,7 @@ use crate::protocols::lease_worker::LeaseWorker;
 use crate::protocols::payment_rail::{PaymentRail, RailDurable};
 use crate::trace::TableView;
 use serde_json::json;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// The checks a lease scenario can declare.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -172,7 +173,7 @@ impl LeaseWorld {
                     .all(|w| !w.accepted || w.token >= w.highest_before)
             }),
             LeaseProperty::TokensIncrease => self.store_durable(nodes).is_none_or(|d| {
-                let mut last: BTreeMap<&str, FencingToken> = BTreeMap::new();
+                let mut last: VecMap<&str, FencingToken> = VecMap::new();
                 d.grants.iter().all(|g| {
                     let ok = match (g.kind, last.get(g.lease.as_str())) {
                         (_, None) => true,
@@ -187,7 +188,7 @@ impl LeaseWorld {
                 .resource(nodes)
                 .is_none_or(|r| r.balance >= self.opening_balance - self.job_total),
             LeaseProperty::NoDoublePayment => self.rail(nodes).is_none_or(|r| {
-                let mut paid_steps = BTreeSet::new();
+                let mut paid_steps = VecSet::new();
                 Self::paid_total(r) <= self.job_total
                     && r.payments
                         .iter()
@@ -532,10 +533,10 @@ pub fn grant(worker: &str, token: u64, kind: &str) -> serde_json::Value {
 }
 
 /// Acquire requests per time bucket (index = time / bucket width).
-fn buckets(requests_us: &[u64], bucket_ms: u64) -> BTreeMap<u64, u32> {
-    let mut buckets: BTreeMap<u64, u32> = BTreeMap::new();
+fn buckets(requests_us: &[u64], bucket_ms: u64) -> VecMap<u64, u32> {
+    let mut buckets: VecMap<u64, u32> = VecMap::new();
     for t in requests_us {
-        *buckets.entry(t / (bucket_ms * MS_US)).or_default() += 1;
+        *buckets.get_or_insert_with(t / (bucket_ms * MS_US), Default::default) += 1;
     }
     buckets
 }

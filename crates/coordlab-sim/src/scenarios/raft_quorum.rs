@@ -11,6 +11,7 @@
 use super::raft_common::{bug, PROPERTIES};
 use super::raft_common::{build, common_params, num, servers_param, ClusterPlan, RaftWorld};
 use super::{Expectation, Params, ScenarioInfo};
+use crate::kernel::collections::VecMap;
 use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
@@ -139,7 +140,7 @@ pub struct QuorumWorld {
     was_up: Vec<bool>,
     crashes: u32,
     /// For each write the client started, how many servers were down at that moment.
-    started_with_down: BTreeMap<u32, u32>,
+    started_with_down: VecMap<u32, u32>,
     counted: usize,
     /// Writes committed, indexed by the number of servers down when each was started.
     committed_by_down: Vec<u64>,
@@ -154,7 +155,7 @@ impl QuorumWorld {
             notes: Vec::new(),
             was_up: vec![true; n as usize],
             crashes: 0,
-            started_with_down: BTreeMap::new(),
+            started_with_down: VecMap::new(),
             counted: 0,
             committed_by_down: vec![0; n as usize + 1],
             told_stuck: false,
@@ -189,7 +190,7 @@ impl QuorumWorld {
             return;
         };
         if let Some(id) = c.outstanding {
-            self.started_with_down.entry(id).or_insert(down);
+            self.started_with_down.get_or_insert_with(id, || down);
         }
         for (id, _) in c.committed.iter().skip(self.counted) {
             let k = self.started_with_down.get(id).copied().unwrap_or(down);

@@ -2,6 +2,7 @@
 //! node, its inspector tables and outcome fields), the property specs, and the unsafe-window
 //! bookkeeping.
 
+use crate::kernel::collections::VecMap;
 use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::Participant;
@@ -58,7 +59,7 @@ pub fn finished_by<P: Participant<Durable = JobDurable>>(nodes: &Nodes<'_>, ids:
 }
 
 /// The lock key's value and the time it has left by the node's clock, for a table.
-pub fn lock_cells(data: &BTreeMap<String, KeyEntry>, key: &str, local_now_us: u64) -> (String, String) {
+pub fn lock_cells(data: &VecMap<String, KeyEntry>, key: &str, local_now_us: u64) -> (String, String) {
     match data.get(key) {
         Some(e) => (
             e.value.clone(),
@@ -191,9 +192,9 @@ pub fn ledger_outcome(nodes: &Nodes<'_>, row: &ResourceDurable, out: &mut BTreeM
     let write = |w: &WriteRecord| json!({"worker": nodes.name(w.worker), "token": w.token.0, "step": w.step});
     let accepted: Vec<Value> = row.writes.iter().filter(|w| w.accepted).map(write).collect();
     let rejected: Vec<Value> = row.writes.iter().filter(|w| !w.accepted).map(write).collect();
-    let mut per_step: BTreeMap<u32, u32> = BTreeMap::new();
+    let mut per_step: VecMap<u32, u32> = VecMap::new();
     for w in row.writes.iter().filter(|w| w.accepted) {
-        *per_step.entry(w.step).or_default() += 1;
+        *per_step.get_or_insert_with(w.step, Default::default) += 1;
     }
     out.insert("accepted_writes".into(), json!(accepted));
     out.insert("rejected_writes".into(), json!(rejected));

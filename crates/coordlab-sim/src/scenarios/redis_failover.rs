@@ -14,6 +14,7 @@ use super::redis_common::{
     STORE_FAULTS,
 };
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
+use crate::kernel::collections::VecMap;
 use crate::kernel::faults::{Fault, FaultKind};
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
@@ -197,7 +198,7 @@ pub fn setup_with_crash_at(params: &Params, crash_ms: u64) -> Setup {
         replication_lag_ms: lag_ms(params),
     };
     // The counter has been used before: it sits at 41 on every node.
-    let data = BTreeMap::from([(
+    let data = VecMap::from([(
         FENCE_KEY.to_string(),
         KeyEntry {
             value: FENCE_START.to_string(),
@@ -437,7 +438,7 @@ impl FailoverWorld {
     fn stream_table(nodes: &Nodes<'_>) -> TableView {
         // Entries are told apart by the primary that wrote them: after a failover two
         // primaries may each have written a different #5.
-        let mut entries: BTreeMap<(u64, NodeId), String> = BTreeMap::new();
+        let mut entries: VecMap<(u64, NodeId), String> = VecMap::new();
         let streams: Vec<Option<(&Vec<_>, Option<&RedisNode>)>> = STORES
             .iter()
             .map(

@@ -9,6 +9,7 @@ use super::redis_common::{
     ledger_tables, lock_cells, one_holder_spec, HolderWindow, STORE_FAULTS,
 };
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
+use crate::kernel::collections::VecMap;
 use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
@@ -207,7 +208,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             "store",
             &STORE_FAULTS,
             config,
-            RedisDurable::fresh(Role::Primary, BTreeMap::new()),
+            RedisDurable::fresh(Role::Primary, VecMap::new()),
         );
     }
     let plan = |short: &str, start_at_ms: u64| RedlockPlan {
