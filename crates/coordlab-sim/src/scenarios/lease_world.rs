@@ -437,11 +437,11 @@ impl World for LeaseWorld {
                 r.writes.iter().partition(|w| w.accepted);
             out.insert(
                 "accepted_writes".into(),
-                json!(accepted.into_iter().map(write).collect::<Vec<_>>()),
+                serde_json::Value::Array(accepted.into_iter().map(write).collect()),
             );
             out.insert(
                 "rejected_writes".into(),
-                json!(rejected.into_iter().map(write).collect::<Vec<_>>()),
+                serde_json::Value::Array(rejected.into_iter().map(write).collect()),
             );
             out.insert("balance".into(), json!(r.balance));
         }
@@ -469,7 +469,7 @@ impl World for LeaseWorld {
                     grant(nodes.name(g.owner), g.token.0, kind)
                 })
                 .collect();
-            out.insert("grants".into(), json!(grants));
+            out.insert("grants".into(), serde_json::Value::Array(grants));
             out.insert("overlapping_grants".into(), json!(store.overlapping_grants));
         }
         match self.jobs(nodes) {
@@ -487,7 +487,7 @@ impl World for LeaseWorld {
             .filter(|w| Self::finished(nodes, **w))
             .map(|w| nodes.name(*w))
             .collect();
-        out.insert("finished_by".into(), json!(finished));
+        out.insert("finished_by".into(), serde_json::Value::from(finished));
         out.insert("max_concurrent_holders".into(), json!(self.holders.max));
         out.insert(
             "unsafe_window_ms".into(),

@@ -91,15 +91,18 @@ impl GrantLog {
     }
 
     pub fn json(&self, nodes: &Nodes<'_>) -> Value {
-        json!(self
-            .grants
-            .iter()
-            .map(|g| json!({
-                "worker": name(nodes, g.worker),
-                "token_or_revision": g.token.0,
-                "granted_by": name(nodes, g.granted_by),
-            }))
-            .collect::<Vec<_>>())
+        Value::Array(
+            self.grants
+                .iter()
+                .map(|g| {
+                    json!({
+                        "worker": name(nodes, g.worker),
+                        "token_or_revision": g.token.0,
+                        "granted_by": name(nodes, g.granted_by),
+                    })
+                })
+                .collect(),
+        )
     }
 
     pub fn table(&self, nodes: &Nodes<'_>) -> TableView {
@@ -231,11 +234,11 @@ pub fn ledger_outcome(nodes: &Nodes<'_>, ledger: &ResourceDurable, out: &mut BTr
         ledger.writes.iter().partition(|w| w.accepted);
     out.insert(
         "accepted_writes".into(),
-        json!(accepted.into_iter().map(write).collect::<Vec<_>>()),
+        Value::Array(accepted.into_iter().map(write).collect()),
     );
     out.insert(
         "rejected_writes".into(),
-        json!(rejected.into_iter().map(write).collect::<Vec<_>>()),
+        Value::Array(rejected.into_iter().map(write).collect()),
     );
     out.insert("balance".into(), json!(ledger.balance));
 }

@@ -370,7 +370,7 @@ impl World for QuorumWorld {
         out.insert("crashes".into(), json!(self.crashes));
         let by_down: Vec<u64> =
             self.committed_by_down[..=(self.crashes as usize).min(self.n as usize)].to_vec();
-        out.insert("writes_committed_by_failures".into(), json!(by_down));
+        out.insert("writes_committed_by_failures".into(), Value::from(by_down));
         let last = self.committed_by_down.iter().rposition(|w| *w > 0);
         out.insert(
             "crashes_until_writes_stopped".into(),

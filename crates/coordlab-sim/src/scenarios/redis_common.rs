@@ -55,7 +55,7 @@ pub fn finished_by<P: Participant<Durable = JobDurable>>(nodes: &Nodes<'_>, ids:
         .filter(|id| nodes.durable::<P>(**id).is_some_and(|d| d.finished))
         .map(|id| nodes.name(*id))
         .collect();
-    json!(finished)
+    Value::from(finished)
 }
 
 /// The lock key's value and the time it has left by the node's clock, for a table.
@@ -196,8 +196,8 @@ pub fn ledger_outcome(nodes: &Nodes<'_>, row: &ResourceDurable, out: &mut BTreeM
     for w in row.writes.iter().filter(|w| w.accepted) {
         *per_step.get_or_insert_with(w.step, Default::default) += 1;
     }
-    out.insert("accepted_writes".into(), json!(accepted));
-    out.insert("rejected_writes".into(), json!(rejected));
+    out.insert("accepted_writes".into(), Value::Array(accepted));
+    out.insert("rejected_writes".into(), Value::Array(rejected));
     out.insert("balance".into(), json!(row.balance));
     out.insert(
         "steps_applied_twice".into(),

@@ -637,7 +637,7 @@ impl World for FailoverWorld {
                 })
             })
             .collect();
-        out.insert("grants".into(), json!(grants));
+        out.insert("grants".into(), Value::Array(grants));
         out.insert("tokens_reissued".into(), json!(self.tokens_reissued));
         out.insert("lock_lost".into(), json!(self.lock_lost_at_us.is_some()));
         out.insert(
@@ -650,20 +650,21 @@ impl World for FailoverWorld {
         );
         out.insert(
             "foreign_releases".into(),
-            json!(self
+            Value::Array(self
                 .foreign_releases
                 .iter()
                 .map(|(by, owner, on)| json!({"by": nodes.name(*by), "deleted_lock_of": nodes.name(*owner), "on": nodes.name(*on)}))
-                .collect::<Vec<_>>()),
+                .collect()),
         );
         if let Some(s) = nodes.live::<Sentinel>(SENTINEL) {
             out.insert(
                 "failovers".into(),
-                json!(s
-                    .failovers
-                    .iter()
-                    .map(|f| json!({"from": nodes.name(f.from), "to": nodes.name(f.to)}))
-                    .collect::<Vec<_>>()),
+                Value::Array(
+                    s.failovers
+                        .iter()
+                        .map(|f| json!({"from": nodes.name(f.from), "to": nodes.name(f.to)}))
+                        .collect(),
+                ),
             );
             out.insert("final_primary".into(), json!(nodes.name(s.primary)));
         }

@@ -418,7 +418,7 @@ impl World for RedlockWorld {
                 })
             })
             .collect();
-        out.insert("grants".into(), json!(grants));
+        out.insert("grants".into(), Value::Array(grants));
         out.insert("locks_rejected_for_time".into(), json!(self.rejected_total));
         out.insert(
             "unsafe_window_ms".into(),

@@ -154,7 +154,7 @@ impl World for ZkWorld {
                 "max_wakeups_per_release".into(),
                 json!(per_release.iter().copied().max().unwrap_or(0)),
             );
-            out.insert("wakeups_per_release".into(), json!(per_release));
+            out.insert("wakeups_per_release".into(), Value::from(per_release));
             out.insert("wakeups_on_create".into(), json!(s.create_wakeups));
             out.insert(
                 "first_holder_session_expired".into(),
