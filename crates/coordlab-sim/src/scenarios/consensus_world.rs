@@ -16,7 +16,7 @@ use crate::protocols::lock_client::LockClient;
 use crate::protocols::lock_service::LockServer;
 use crate::protocols::lock_store::LockEvent;
 use crate::protocols::raft::{RaftServer, Role, ServerDurable};
-use crate::trace::TableView;
+use crate::trace::{columns, TableView};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -170,9 +170,7 @@ impl ConsensusWorld {
             .collect();
         TableView {
             title: format!("{} on each server (as applied from its log)", self.key),
-            columns: ["server", "role", "holder", "revision", "lease left"]
-                .map(String::from)
-                .to_vec(),
+            columns: columns(&["server", "role", "holder", "revision", "lease left"]),
             rows,
         }
     }
@@ -211,15 +209,13 @@ impl ConsensusWorld {
             .collect();
         TableView {
             title: "what each worker believes".into(),
-            columns: [
+            columns: columns(&[
                 "worker",
                 "holds it?",
                 "revision",
                 "still valid in the cluster?",
                 "doing",
-            ]
-            .map(String::from)
-            .to_vec(),
+            ]),
             rows,
         }
     }

@@ -14,7 +14,7 @@ use crate::protocols::lease_msg::{seconds, RejectReason};
 use crate::protocols::lease_store::{GrantKind, LeaseStore, StoreDurable};
 use crate::protocols::lease_worker::LeaseWorker;
 use crate::protocols::payment_rail::{PaymentRail, RailDurable};
-use crate::trace::TableView;
+use crate::trace::{columns, TableView};
 use serde_json::json;
 use std::collections::BTreeMap;
 
@@ -235,16 +235,14 @@ impl LeaseWorld {
         }
         TableView {
             title: "lease".into(),
-            columns: [
+            columns: columns(&[
                 "name",
                 "owner",
                 "fence_token",
                 "acquired_at",
                 "expires_at",
                 "TTL left",
-            ]
-            .map(String::from)
-            .to_vec(),
+            ]),
             rows,
         }
     }
@@ -252,9 +250,7 @@ impl LeaseWorld {
     fn beliefs_table(&self, nodes: &Nodes<'_>) -> TableView {
         let mut beliefs = TableView {
             title: "what each worker believes".into(),
-            columns: ["worker", "holds it?", "token", "left by its clock", "doing"]
-                .map(String::from)
-                .to_vec(),
+            columns: columns(&["worker", "holds it?", "token", "left by its clock", "doing"]),
             rows: Vec::new(),
         };
         for w in &self.workers {
@@ -292,9 +288,7 @@ impl LeaseWorld {
     fn ledger_tables(nodes: &Nodes<'_>, r: &ResourceDurable) -> [TableView; 2] {
         let account = TableView {
             title: "account_state".into(),
-            columns: ["account_id", "balance", "last_token", "steps done"]
-                .map(String::from)
-                .to_vec(),
+            columns: columns(&["account_id", "balance", "last_token", "steps done"]),
             rows: vec![vec![
                 "42".into(),
                 format!("₹{}", r.balance),
@@ -304,7 +298,7 @@ impl LeaseWorld {
         };
         let writes = TableView {
             title: "writes".into(),
-            columns: ["worker", "step", "token", "result"].map(String::from).to_vec(),
+            columns: columns(&["worker", "step", "token", "result"]),
             rows: r
                 .writes
                 .iter()
@@ -331,9 +325,7 @@ impl LeaseWorld {
     fn payments_table(nodes: &Nodes<'_>, r: &RailDurable) -> TableView {
         TableView {
             title: "payments".into(),
-            columns: ["from", "step", "amount", "idempotency key", "result"]
-                .map(String::from)
-                .to_vec(),
+            columns: columns(&["from", "step", "amount", "idempotency key", "result"]),
             rows: r
                 .payments
                 .iter()
@@ -376,7 +368,7 @@ impl LeaseWorld {
         }
         TableView {
             title: "job table".into(),
-            columns: vec!["row".into(), "state".into()],
+            columns: columns(&["row", "state"]),
             rows,
         }
     }
@@ -565,7 +557,7 @@ fn histogram(requests_us: &[u64], bucket_ms: u64) -> TableView {
         .collect();
     TableView {
         title: format!("acquire requests per {} ms", bucket_ms),
-        columns: vec!["window".into(), "requests".into(), "".into()],
+        columns: columns(&["window", "requests", ""]),
         rows,
     }
 }

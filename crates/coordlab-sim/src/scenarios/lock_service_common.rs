@@ -7,7 +7,7 @@ use crate::kernel::time::MS_US;
 use crate::kernel::world::Nodes;
 use crate::properties::{PropertyKind, PropertySpec};
 use crate::protocols::fenced_resource::{FencedResource, ResourceDurable, WriteRecord};
-use crate::trace::TableView;
+use crate::trace::{columns, TableView};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -108,7 +108,7 @@ impl GrantLog {
     pub fn table(&self, nodes: &Nodes<'_>) -> TableView {
         TableView {
             title: "grants (token = what the ledger checks)".into(),
-            columns: ["worker", "token", "granted by", "at"].map(String::from).to_vec(),
+            columns: columns(&["worker", "token", "granted by", "at"]),
             rows: self
                 .grants
                 .iter()
@@ -191,7 +191,7 @@ pub fn ledger_tables(nodes: &Nodes<'_>, ledger: &ResourceDurable) -> Vec<TableVi
     vec![
         TableView {
             title: "account_state".into(),
-            columns: ["account_id", "balance", "last_token"].map(String::from).to_vec(),
+            columns: columns(&["account_id", "balance", "last_token"]),
             rows: vec![vec![
                 "42".into(),
                 format!("₹{}", ledger.balance),
@@ -200,7 +200,7 @@ pub fn ledger_tables(nodes: &Nodes<'_>, ledger: &ResourceDurable) -> Vec<TableVi
         },
         TableView {
             title: "writes".into(),
-            columns: ["worker", "step", "token", "result"].map(String::from).to_vec(),
+            columns: columns(&["worker", "step", "token", "result"]),
             rows: ledger
                 .writes
                 .iter()

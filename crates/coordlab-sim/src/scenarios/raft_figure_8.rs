@@ -36,7 +36,7 @@ use crate::kernel::setup::Setup;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::{PropertySpec, Verdict};
 use crate::protocols::raft::{ClientConfig, Entry, LogIndex, RaftClient, RaftServer, Role, Term};
-use crate::trace::TableView;
+use crate::trace::{columns, TableView};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -634,9 +634,7 @@ impl World for Figure8World {
             .collect();
         tables.push(TableView {
             title: "Index #2 on each server".into(),
-            columns: ["server", "entry at #2", "its term", "status", "last log term"]
-                .map(String::from)
-                .to_vec(),
+            columns: columns(&["server", "entry at #2", "its term", "status", "last log term"]),
             rows,
         });
         tables

@@ -18,7 +18,7 @@ use crate::kernel::setup::Setup;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::{PropertySpec, Verdict};
 use crate::protocols::raft::{RaftBug, RaftClient, RaftServer, Role, MAX_SERVERS};
-use crate::trace::TableView;
+use crate::trace::{columns, TableView};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -314,14 +314,12 @@ impl World for QuorumWorld {
         let m = majority(self.n);
         tables.push(TableView {
             title: "Quorum now".into(),
-            columns: [
+            columns: columns(&[
                 "servers up",
                 "majority needed",
                 "crashed so far",
                 "can elect and commit",
-            ]
-            .map(String::from)
-            .to_vec(),
+            ]),
             rows: vec![vec![
                 format!("{up} of {}", self.n),
                 m.to_string(),
@@ -348,14 +346,12 @@ impl World for QuorumWorld {
             .collect();
         tables.push(TableView {
             title: "Cluster size and failures tolerated".into(),
-            columns: [
+            columns: columns(&[
                 "servers N",
                 "majority ⌊N/2⌋+1",
                 "failures tolerated ⌊(N−1)/2⌋",
                 "",
-            ]
-            .map(String::from)
-            .to_vec(),
+            ]),
             rows,
         });
         tables

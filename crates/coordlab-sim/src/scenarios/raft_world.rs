@@ -13,7 +13,7 @@ use crate::kernel::world::{Nodes, World};
 use crate::properties::Verdict;
 use crate::properties::{PropertyKind, PropertySpec};
 use crate::protocols::raft::{Entry, LogIndex, RaftBug, RaftClient, RaftServer, Role, ServerDurable, Term};
-use crate::trace::TableView;
+use crate::trace::{columns, TableView};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -429,7 +429,7 @@ impl RaftWorld {
         }
         tables.push(TableView {
             title: "Servers".into(),
-            columns: [
+            columns: columns(&[
                 "server",
                 "role",
                 "term",
@@ -437,9 +437,7 @@ impl RaftWorld {
                 "log length",
                 "commit index",
                 "last applied",
-            ]
-            .map(String::from)
-            .to_vec(),
+            ]),
             rows,
         });
         let mut log_rows = Vec::new();
@@ -465,9 +463,7 @@ impl RaftWorld {
         }
         tables.push(TableView {
             title: "Logs".into(),
-            columns: ["server", "index", "term", "command", "status"]
-                .map(String::from)
-                .to_vec(),
+            columns: columns(&["server", "index", "term", "command", "status"]),
             rows: log_rows,
         });
         if let Some(leader) = self.current_leaders(view).first() {
@@ -484,9 +480,7 @@ impl RaftWorld {
                 .collect();
             tables.push(TableView {
                 title: format!("Leader {}'s progress (term {})", name(leader.id), leader.term),
-                columns: ["follower", "next index", "match index"]
-                    .map(String::from)
-                    .to_vec(),
+                columns: columns(&["follower", "next index", "match index"]),
                 rows,
             });
         }

@@ -13,7 +13,7 @@ use crate::properties::{PropertyKind, PropertySpec};
 use crate::protocols::fenced_resource::{FencedResource, LedgerIntro, ResourceDurable, WriteRecord};
 use crate::protocols::redis_job::JobDurable;
 use crate::protocols::redis_msg::{tenths, KeyEntry};
-use crate::trace::TableView;
+use crate::trace::{columns, TableView};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -168,9 +168,7 @@ pub fn ledger_tables(nodes: &Nodes<'_>, row: &ResourceDurable) -> Vec<TableView>
     vec![
         TableView {
             title: "account_state".into(),
-            columns: ["account_id", "balance", "last_token", "steps done"]
-                .map(String::from)
-                .to_vec(),
+            columns: columns(&["account_id", "balance", "last_token", "steps done"]),
             rows: vec![vec![
                 "42".into(),
                 format!("₹{}", row.balance),
@@ -180,7 +178,7 @@ pub fn ledger_tables(nodes: &Nodes<'_>, row: &ResourceDurable) -> Vec<TableView>
         },
         TableView {
             title: "ledger writes".into(),
-            columns: ["worker", "step", "token", "result"].map(String::from).to_vec(),
+            columns: columns(&["worker", "step", "token", "result"]),
             rows: writes,
         },
     ]

@@ -28,7 +28,7 @@ use crate::protocols::redis_job::{JobDurable, JobPlan};
 use crate::protocols::redis_msg::KeyEntry;
 use crate::protocols::redis_sentinel::{Sentinel, SentinelConfig, SentinelDurable};
 use crate::protocols::redis_worker::{RedisWorker, WorkerPlan};
-use crate::trace::TableView;
+use crate::trace::{columns, TableView};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -490,9 +490,7 @@ impl FailoverWorld {
             .collect();
         TableView {
             title: "replication stream".into(),
-            columns: ["#", "from", "write", "store-1", "store-2", "store-3"]
-                .map(String::from)
-                .to_vec(),
+            columns: columns(&["#", "from", "write", "store-1", "store-2", "store-3"]),
             rows,
         }
     }
@@ -537,9 +535,7 @@ impl FailoverWorld {
             .collect();
         TableView {
             title: "what each worker believes".into(),
-            columns: ["worker", "holds it?", "token", "granted by", "talks to", "doing"]
-                .map(String::from)
-                .to_vec(),
+            columns: columns(&["worker", "holds it?", "token", "granted by", "talks to", "doing"]),
             rows,
         }
     }
@@ -602,16 +598,14 @@ impl World for FailoverWorld {
         let mut tables = vec![
             TableView {
                 title: "the lock on every node (TTL by that node's clock)".into(),
-                columns: [
+                columns: columns(&[
                     "node",
                     "role",
                     "lock value",
                     "TTL left",
                     FENCE_KEY,
                     "stream offset",
-                ]
-                .map(String::from)
-                .to_vec(),
+                ]),
                 rows: Self::store_rows(nodes),
             },
             Self::stream_table(nodes),

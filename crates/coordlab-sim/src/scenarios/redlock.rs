@@ -21,7 +21,7 @@ use crate::protocols::redis::{RedisConfig, RedisDurable, RedisNode, Role};
 use crate::protocols::redis_job::{JobDurable, JobPlan};
 use crate::protocols::redis_msg::tenths;
 use crate::protocols::redlock_client::{RedlockClient, RedlockPlan};
-use crate::trace::TableView;
+use crate::trace::{columns, TableView};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -379,22 +379,18 @@ impl World for RedlockWorld {
         let mut tables = vec![
             TableView {
                 title: "the lock on each master (TTL by that master's clock)".into(),
-                columns: ["master", "lock value", "TTL left", "clock offset"]
-                    .map(String::from)
-                    .to_vec(),
+                columns: columns(&["master", "lock value", "TTL left", "clock offset"]),
                 rows: masters,
             },
             TableView {
                 title: "what each client believes".into(),
-                columns: [
+                columns: columns(&[
                     "client",
                     "holds it?",
                     "granted by",
                     "validity left (own clock)",
                     "doing",
-                ]
-                .map(String::from)
-                .to_vec(),
+                ]),
                 rows: clients,
             },
         ];
