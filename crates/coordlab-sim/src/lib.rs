@@ -9,8 +9,10 @@
 //! - This crate depends on no web crate and never reads a clock, the OS's randomness or any
 //!   global state. All randomness comes from seeded ChaCha8 streams ([`kernel::rng`]).
 //! - Same inputs ⇒ byte-identical trace, natively and on wasm32 (tests prove it with
-//!   [`trace::Trace::fingerprint`]). Only ordered collections (`Vec`, `BTreeMap`) in simulation state; no
-//!   floating point in any decision.
+//!   [`trace::Trace::fingerprint`]). Only ordered collections in simulation state (`Vec`, and
+//!   [`kernel::collections::VecMap`]/`VecSet` rather than `BTreeMap`/`BTreeSet`, whose code
+//!   every distinct type would add to the browser bundles anew); no floating point in any
+//!   decision.
 //! - Participants are pure state machines ([`kernel::participant::Participant`]); they emit
 //!   effects, the kernel applies them. Persisted state is separate from volatile state.
 //! - Faults are data ([`kernel::faults::Fault`]): scripted and injected faults take one path.

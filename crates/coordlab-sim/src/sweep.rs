@@ -6,6 +6,7 @@
 //! reported seed always rebuilds the same request — and the request itself (parameters,
 //! seed, action script) is what the report prints.
 
+use crate::kernel::collections::{sort_by_key, VecMap};
 use crate::kernel::faults::{Action, Fault, FaultKind, MAX_FAULT_MS};
 use crate::kernel::ids::NodeId;
 use crate::properties::{PropertyKind, Verdict};
@@ -14,7 +15,6 @@ use crate::trace::NodeInfo;
 use crate::{Limits, Recording};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::collections::BTreeMap;
 
 /// The longest pause a sweep draws, in ms (a minute: long enough to outlive most leases).
 const MAX_SWEEP_PAUSE_MS: u64 = 60_000;
@@ -31,7 +31,7 @@ pub struct SweepReport {
     pub runs: u64,
     /// Always-properties checked, by name.
     pub checked: Vec<String>,
-    pub findings: BTreeMap<String, Finding>,
+    pub findings: VecMap<String, Finding>,
 }
 
 /// Builds the request for one sweep seed: the user's fixed parameters stay, every other
@@ -114,7 +114,7 @@ pub fn random_request(base: &RunRequest, steps: u32, seed: u64) -> Result<RunReq
             _ => {}
         }
     }
-    actions.sort_by_key(|a| a.at_step);
+    sort_by_key(&mut actions, |a| a.at_step);
     Ok(RunRequest {
         scenario: base.scenario.clone(),
         params,
@@ -152,7 +152,7 @@ pub fn sweep(
     let mut report = SweepReport {
         runs: 0,
         checked: checked.clone(),
-        findings: BTreeMap::new(),
+        findings: VecMap::new(),
     };
     for seed in seeds {
         let request = random_request(base, steps, seed)?;
@@ -163,14 +163,16 @@ pub fn sweep(
             .iter()
             .filter(|p| p.verdict == Verdict::Violated && checked.contains(&p.name))
         {
-            report
-                .findings
-                .entry(p.name.clone())
-                .and_modify(|f| f.violations += 1)
-                .or_insert_with(|| Finding {
-                    violations: 1,
-                    first: request.clone(),
-                });
+            match report.findings.get_mut(&p.name) {
+                Some(f) => f.violations += 1,
+                None => {
+                    let first = Finding {
+                        violations: 1,
+                        first: request.clone(),
+                    };
+                    report.findings.insert(p.name.clone(), first);
+                }
+            }
         }
     }
     Ok(report)

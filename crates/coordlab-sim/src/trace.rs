@@ -141,6 +141,12 @@ pub struct TableView {
     pub rows: Vec<Vec<String>>,
 }
 
+/// A table's column headings from string literals: one shared function, where
+/// `[..].map(String::from).to_vec()` or `vec![..into()]` put the copying at every call site.
+pub fn columns(names: &[&str]) -> Vec<String> {
+    names.iter().map(|n| n.to_string()).collect()
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Snapshot {
     pub time_us: u64,

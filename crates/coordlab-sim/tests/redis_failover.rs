@@ -262,7 +262,7 @@ fn lone_node(role: Role) -> Harness<RedisNode> {
         persistence: false,
         replication_lag_ms: 100,
     };
-    let node = RedisNode::recover(config, &RedisDurable::fresh(role, BTreeMap::new()));
+    let node = RedisNode::recover(config, &RedisDurable::fresh(role, Default::default()));
     Harness::new(NodeId(0), node, &["node", "peer", "client"])
 }
 

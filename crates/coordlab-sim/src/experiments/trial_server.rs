@@ -8,6 +8,7 @@
 //! [`DowntimeWorld`] watches every step and records the first moment a leader of some term is
 //! acknowledged by every other surviving server: the end of the downtime.
 
+use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Participant, ViewCtx};
 use crate::kernel::world::{Nodes, World};
@@ -142,7 +143,7 @@ pub struct DowntimeWorld {
     /// The old leader, crashed and never restarted.
     pub crashed: NodeId,
     /// Every leader ever seen, by term (the first one seen).
-    pub leaders: BTreeMap<Term, NodeId>,
+    pub leaders: VecMap<Term, NodeId>,
     two_leaders: bool,
     pub recovered: Option<Recovery>,
 }
@@ -151,7 +152,7 @@ impl DowntimeWorld {
     pub fn new(crashed: NodeId) -> DowntimeWorld {
         DowntimeWorld {
             crashed,
-            leaders: BTreeMap::new(),
+            leaders: VecMap::new(),
             two_leaders: false,
             recovered: None,
         }
@@ -196,7 +197,7 @@ impl World for DowntimeWorld {
     fn evaluate(&mut self, nodes: &Nodes<'_>, out: &mut Vec<bool>) {
         for (id, n) in trial_servers(nodes) {
             let s = &n.server;
-            if s.role == Role::Leader && *self.leaders.entry(s.term).or_insert(id) != id {
+            if s.role == Role::Leader && *self.leaders.get_or_insert_with(s.term, || id) != id {
                 self.two_leaders = true;
             }
         }

@@ -10,9 +10,10 @@
 
 use serde::{Serialize, Serializer};
 use std::borrow::Borrow;
+use std::fmt;
 
 /// A map kept as a `Vec` sorted by key: `BTreeMap`'s order and semantics for small maps.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct VecMap<K, V> {
     items: Vec<(K, V)>,
 }
@@ -131,6 +132,11 @@ impl<K: Ord, V> VecMap<K, V> {
         self.items.last().map(|(k, v)| (k, v))
     }
 
+    /// The keys in order, consuming the map.
+    pub fn into_keys(self) -> impl DoubleEndedIterator<Item = K> + ExactSizeIterator {
+        self.items.into_iter().map(|(k, _)| k)
+    }
+
     /// Entries whose key is at least `from`, in key order.
     pub fn iter_from<Q: Ord + ?Sized>(&self, from: &Q) -> impl DoubleEndedIterator<Item = (&K, &V)>
     where
@@ -175,6 +181,30 @@ impl<'a, K: Ord, V> IntoIterator for &'a VecMap<K, V> {
     }
 }
 
+/// Like `BTreeMap`'s: the entries in key order, after their keys.
+impl<K: Ord, V, const N: usize> From<[(K, V); N]> for VecMap<K, V> {
+    fn from(entries: [(K, V); N]) -> Self {
+        entries.into_iter().collect()
+    }
+}
+
+/// `map[&key]`: the value at `key`; panics if there is none, like `BTreeMap`'s.
+impl<K: Ord + Borrow<Q>, Q: Ord + ?Sized, V> std::ops::Index<&Q> for VecMap<K, V> {
+    type Output = V;
+    fn index(&self, key: &Q) -> &V {
+        self.get(key).expect("no entry found for key")
+    }
+}
+
+/// Printed like `BTreeMap`: `{k: v, ...}`.
+impl<K: fmt::Debug, V: fmt::Debug> fmt::Debug for VecMap<K, V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map()
+            .entries(self.items.iter().map(|(k, v)| (k, v)))
+            .finish()
+    }
+}
+
 /// Serialised as a map, like `BTreeMap` (so traces keep their JSON form).
 impl<K: Serialize, V: Serialize> Serialize for VecMap<K, V> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -183,7 +213,7 @@ impl<K: Serialize, V: Serialize> Serialize for VecMap<K, V> {
 }
 
 /// A set kept as a sorted `Vec`: `BTreeSet`'s order and semantics for small sets.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct VecSet<T> {
     items: Vec<T>,
 }
@@ -294,6 +324,20 @@ impl<'a, T> IntoIterator for &'a VecSet<T> {
     }
 }
 
+impl<T: Ord, const N: usize> From<[T; N]> for VecSet<T> {
+    fn from(items: [T; N]) -> Self {
+        items.into_iter().collect()
+    }
+}
+
+/// Printed like `BTreeSet`: `{a, b, ...}`.
+impl<T: fmt::Debug> fmt::Debug for VecSet<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.items.iter()).finish()
+    }
+}
+
+/// Serialised as a sequence, like `BTreeSet`.
 impl<T: Serialize> Serialize for VecSet<T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_seq(self.items.iter())
@@ -363,6 +407,34 @@ mod tests {
         assert!(ours.iter().eq(theirs.iter()));
         assert!(set.iter().eq(bset.iter()));
         assert!(ours.iter_from(&30).eq(theirs.range(30..)));
+    }
+
+    /// Construction from arrays (a repeated key: the last value wins), indexing, consuming
+    /// the keys and `{:?}` match the standard collections.
+    #[test]
+    fn the_helpers_match_the_btree_collections() {
+        let pairs = [(3, "c"), (1, "a"), (2, "b"), (1, "z")];
+        let ours = VecMap::from(pairs);
+        let theirs = BTreeMap::from(pairs);
+        assert!(ours.iter().eq(theirs.iter()));
+        assert_eq!(ours[&1], theirs[&1]);
+        assert_eq!(format!("{ours:?}"), format!("{theirs:?}"));
+        assert!(ours.clone().into_keys().eq(theirs.clone().into_keys()));
+        let names: VecMap<String, u32> = VecMap::from([("b".to_string(), 2), ("a".to_string(), 1)]);
+        assert_eq!(names["a"], 1);
+        let set = VecSet::from([5, 1, 3, 1]);
+        let bset = BTreeSet::from([5, 1, 3, 1]);
+        assert!(set.iter().eq(bset.iter()));
+        assert_eq!(format!("{set:?}"), format!("{bset:?}"));
+        let empty: VecSet<u8> = VecSet::new();
+        assert_eq!(format!("{empty:?}"), format!("{:?}", BTreeSet::<u8>::new()));
+    }
+
+    #[test]
+    #[should_panic(expected = "no entry found for key")]
+    fn indexing_a_missing_key_panics_like_btree_map() {
+        let map: VecMap<u32, u32> = VecMap::from([(1, 1)]);
+        let _ = map[&2];
     }
 
     #[test]

@@ -7,9 +7,9 @@
 //! release" a distributed lock has to rebuild by hand.
 
 use super::sql::{rupees, SqlMsg, SqlReply, SqlRequest, ACCOUNT_ID};
+use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, NoTimer, Participant, ViewCtx};
-use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AccountRow {
@@ -33,7 +33,7 @@ pub struct OpenTxn {
 pub struct AccountDb {
     pub durable: DbDurable,
     /// Open transactions by connection (worker).
-    pub txns: BTreeMap<NodeId, OpenTxn>,
+    pub txns: VecMap<NodeId, OpenTxn>,
     /// Exclusive holder of row 42, if any.
     pub lock_holder: Option<NodeId>,
     /// Connections blocked in `SELECT … FOR UPDATE`, oldest first.
@@ -56,7 +56,7 @@ impl AccountDb {
     pub fn recover(durable: &DbDurable) -> AccountDb {
         AccountDb {
             durable: durable.clone(),
-            txns: BTreeMap::new(),
+            txns: VecMap::new(),
             lock_holder: None,
             lock_waiters: Vec::new(),
             lock_waits: 0,
@@ -73,7 +73,8 @@ impl AccountDb {
         let who = ctx.name(from);
         match request {
             SqlRequest::Select { for_update: false } => {
-                self.txns.entry(from).or_insert(OpenTxn { staged_balance: None });
+                self.txns
+                    .get_or_insert_with(from, || OpenTxn { staged_balance: None });
                 ctx.note(format!(
                     "The database returns {} to {who}. A plain SELECT takes no lock, so nothing stops another worker reading the same value right now.",
                     rupees(self.durable.row.balance)
@@ -81,7 +82,8 @@ impl AccountDb {
                 ctx.send(from, self.row_reply());
             }
             SqlRequest::Select { for_update: true } => {
-                self.txns.entry(from).or_insert(OpenTxn { staged_balance: None });
+                self.txns
+                    .get_or_insert_with(from, || OpenTxn { staged_balance: None });
                 match self.lock_holder {
                     None => {
                         self.lock_holder = Some(from);

@@ -2,16 +2,16 @@
 //! a conditional update moves one job from pending to running exactly once.
 
 use super::lease_msg::LeaseMsg;
+use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, NoTimer, Participant, ViewCtx};
-use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JobDurable {
     /// Rows of `job_run`, keyed by job key: who inserted it.
-    pub runs: BTreeMap<String, NodeId>,
+    pub runs: VecMap<String, NodeId>,
     /// `job.state` by key: `pending` until claimed, then `running by <node>`.
-    pub claimed_by: BTreeMap<String, NodeId>,
+    pub claimed_by: VecMap<String, NodeId>,
     pub conflicts: u32,
 }
 
@@ -24,8 +24,8 @@ impl JobTable {
     /// The tables before anything is claimed.
     pub fn initial() -> JobDurable {
         JobDurable {
-            runs: BTreeMap::new(),
-            claimed_by: BTreeMap::new(),
+            runs: VecMap::new(),
+            claimed_by: VecMap::new(),
             conflicts: 0,
         }
     }

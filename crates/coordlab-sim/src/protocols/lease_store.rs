@@ -7,10 +7,10 @@
 //! deletes, so they only ever grow.
 
 use super::lease_msg::{seconds, LeaseMsg, ReleaseMode};
+use crate::kernel::collections::VecMap;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::MS_US;
-use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LeaseRow {
@@ -42,9 +42,9 @@ pub struct Grant {
 /// The table lives on disk: all of it survives a crash.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoreDurable {
-    pub rows: BTreeMap<String, LeaseRow>,
+    pub rows: VecMap<String, LeaseRow>,
     /// The last token issued per lease name (a sequence; deletes do not reset it).
-    pub last_token: BTreeMap<String, FencingToken>,
+    pub last_token: VecMap<String, FencingToken>,
     pub grants: Vec<Grant>,
     /// Grants made while another owner's earlier grant was still unexpired and not released
     /// by that owner: two legitimate holders at once.
@@ -64,7 +64,7 @@ pub struct LeaseStore {
     pub durable: StoreDurable,
     /// Live grants per lease as the owners were told: owner and store-clock expiry. A naive
     /// delete by someone else removes the row but not the owner's grant.
-    pub live_grants: BTreeMap<String, (NodeId, u64)>,
+    pub live_grants: VecMap<String, (NodeId, u64)>,
     /// Store-clock times of every acquire request, for the stampede histogram.
     pub acquire_requests_us: Vec<u64>,
 }
@@ -85,9 +85,9 @@ impl Label for ExpiryTimer {
 impl LeaseStore {
     /// An empty table. `first_tokens` sets the sequence per lease, e.g. `{"account-42": 32}`
     /// so the next grant is 33.
-    pub fn initial(first_tokens: BTreeMap<String, FencingToken>) -> StoreDurable {
+    pub fn initial(first_tokens: VecMap<String, FencingToken>) -> StoreDurable {
         StoreDurable {
-            rows: BTreeMap::new(),
+            rows: VecMap::new(),
             last_token: first_tokens,
             grants: Vec::new(),
             overlapping_grants: 0,
@@ -95,7 +95,7 @@ impl LeaseStore {
     }
 
     pub fn recover(config: StoreConfig, durable: &StoreDurable) -> LeaseStore {
-        let mut live_grants = BTreeMap::new();
+        let mut live_grants = VecMap::new();
         for (lease, row) in &durable.rows {
             live_grants.insert(lease.clone(), (row.owner, row.expires_at_us));
         }
@@ -344,7 +344,7 @@ mod tests {
         let config = StoreConfig {
             renewal_increments_token,
         };
-        let first = BTreeMap::from([("l".to_string(), FencingToken(32))]);
+        let first = VecMap::from([("l".to_string(), FencingToken(32))]);
         let node = LeaseStore::recover(config, &LeaseStore::initial(first));
         Harness::new(NodeId(0), node, &["store", "A", "B"])
     }

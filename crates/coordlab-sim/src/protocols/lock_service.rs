@@ -15,11 +15,11 @@
 use super::lease_msg::seconds;
 use super::lock_store::{LockOp, LockRecord};
 use super::raft::{Command, LogIndex, RaftMsg, RaftServer, RaftTimer, Role, ServerConfig, ServerDurable};
+use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::MS_US;
 use crate::kernel::view::{Gauge, InputSpec, LogCell};
-use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LockServerTimer {
@@ -55,7 +55,7 @@ pub struct Countdown {
 pub struct LockServer {
     pub server: RaftServer,
     /// Leader only: the lease countdowns (volatile, gone on a crash or a step-down).
-    pub countdowns: BTreeMap<String, Countdown>,
+    pub countdowns: VecMap<String, Countdown>,
     /// Whether it was leader after the last event it handled.
     led: bool,
 }
@@ -64,7 +64,7 @@ impl LockServer {
     pub fn new(server: RaftServer) -> LockServer {
         LockServer {
             server,
-            countdowns: BTreeMap::new(),
+            countdowns: VecMap::new(),
             led: false,
         }
     }

@@ -10,9 +10,9 @@
 //! own clock that a lease ran out and proposes an [`LockOp::Expire`] entry; the lock is free
 //! only once that entry commits.
 
+use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::fmt;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -147,7 +147,7 @@ pub enum LockEvent {
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LockTable {
-    pub locks: BTreeMap<String, LockRecord>,
+    pub locks: VecMap<String, LockRecord>,
     /// Grants and ends in the order they were applied (rebuilt after a restart by
     /// re-applying the log).
     pub history: Vec<LockEvent>,

@@ -2,9 +2,9 @@
 //! recognise a replay by an idempotency key, if the sender supplies one.
 
 use super::lease_msg::LeaseMsg;
+use crate::kernel::collections::VecSet;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, NoTimer, Participant, ViewCtx};
-use std::collections::BTreeSet;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Payment {
@@ -17,7 +17,7 @@ pub struct Payment {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RailDurable {
-    pub seen_keys: BTreeSet<String>,
+    pub seen_keys: VecSet<String>,
     pub payments: Vec<Payment>,
 }
 
@@ -30,7 +30,7 @@ impl PaymentRail {
     /// A rail that has paid nothing yet.
     pub fn initial() -> RailDurable {
         RailDurable {
-            seen_keys: BTreeSet::new(),
+            seen_keys: VecSet::new(),
             payments: Vec::new(),
         }
     }

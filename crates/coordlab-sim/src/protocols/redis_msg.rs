@@ -2,9 +2,9 @@
 //! compare-and-delete script, `WAIT`), the primary → replica stream, the failover monitor's
 //! pings and reconfigurations. (The ledger speaks its own protocol, [`super::lease_msg`].)
 
+use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::Label;
-use std::collections::BTreeMap;
 
 crate::inbox!(RedisMsg);
 
@@ -109,7 +109,7 @@ pub enum RedisMsg {
     },
     /// Primary → replica: the whole data set as of `offset`.
     FullSync {
-        data: BTreeMap<String, KeyEntry>,
+        data: VecMap<String, KeyEntry>,
         offset: u64,
         stream: Vec<StreamEntry>,
     },

@@ -8,10 +8,10 @@
 //! happens. Nothing in it makes the replicas agree on the data first — which is the point.
 
 use super::redis_msg::{tenths, RedisMsg};
+use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::MS_US;
-use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SentinelConfig {
@@ -56,15 +56,15 @@ pub struct Sentinel {
     pub config: SentinelConfig,
     pub primary: NodeId,
     pub epoch: u64,
-    last_pong_us: BTreeMap<NodeId, u64>,
+    last_pong_us: VecMap<NodeId, u64>,
     /// The stream offset each node reported in its last PONG.
-    pub offsets: BTreeMap<NodeId, u64>,
+    pub offsets: VecMap<NodeId, u64>,
     pub failovers: Vec<Failover>,
     /// Promoted, but not yet confirmed by the new primary: clients are told once it is.
     announce_pending: bool,
     /// When each node was last given a role, so that answers still in flight from before
     /// an order do not trigger the same order again.
-    ordered_at_us: BTreeMap<NodeId, u64>,
+    ordered_at_us: VecMap<NodeId, u64>,
     stopped: bool,
 }
 
@@ -74,11 +74,11 @@ impl Sentinel {
             config: config.clone(),
             primary: d.primary,
             epoch: d.epoch,
-            last_pong_us: BTreeMap::new(),
-            offsets: BTreeMap::new(),
+            last_pong_us: VecMap::new(),
+            offsets: VecMap::new(),
             failovers: Vec::new(),
             announce_pending: false,
-            ordered_at_us: BTreeMap::new(),
+            ordered_at_us: VecMap::new(),
             stopped: false,
         }
     }

@@ -11,11 +11,11 @@
 use super::lease_msg::{LeaseMsg, WriteCheck};
 use super::redis_job::{ClientMsg, Job, JobDurable, JobPlan, Next};
 use super::redis_msg::{tenths, RedisMsg};
+use crate::kernel::collections::VecMap;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
-use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RedlockPlan {
@@ -102,7 +102,7 @@ pub struct RedlockClient {
     /// Its clock reading when this attempt's requests went out.
     started_local_us: u64,
     /// Each master's answer this attempt: `Some(ok)`, or `None` for a timeout.
-    replies: BTreeMap<NodeId, Option<bool>>,
+    replies: VecMap<NodeId, Option<bool>>,
     pub held: Option<QuorumLock>,
     /// Every lock it took, with the masters that granted it.
     pub acquisitions: Vec<Vec<NodeId>>,
@@ -117,7 +117,7 @@ impl RedlockClient {
             phase: if d.finished { Phase::Done } else { Phase::Idle },
             job: Job::recover(d),
             started_local_us: 0,
-            replies: BTreeMap::new(),
+            replies: VecMap::new(),
             held: None,
             acquisitions: Vec::new(),
             rejected_for_time: 0,

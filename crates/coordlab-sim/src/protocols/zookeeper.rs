@@ -8,10 +8,10 @@
 //! Every deletion of a child of a watched parent is recorded as a [`Release`] with the
 //! number of *other* sessions its watches woke, so a scenario can show the herd effect.
 
+use crate::kernel::collections::{VecMap, VecSet};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::MS_US;
-use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 crate::inbox!(ZkMsg);
@@ -239,13 +239,13 @@ pub struct ZkService {
     pub lock_path: String,
     pub zxid: Zxid,
     next_session: u64,
-    pub sessions: BTreeMap<SessionId, Session>,
-    pub nodes: BTreeMap<String, Znode>,
+    pub sessions: VecMap<SessionId, Session>,
+    pub nodes: VecMap<String, Znode>,
     /// Per parent: how many times its children changed. A sequential child takes this
     /// number, so sequence numbers only grow (with gaps where children were deleted).
-    pub cversion: BTreeMap<String, u64>,
-    child_watches: BTreeMap<String, BTreeSet<SessionId>>,
-    exists_watches: BTreeMap<String, BTreeSet<SessionId>>,
+    pub cversion: VecMap<String, u64>,
+    child_watches: VecMap<String, VecSet<SessionId>>,
+    exists_watches: VecMap<String, VecSet<SessionId>>,
     pub releases: Vec<Release>,
     /// Watch notifications sent for creations (the herd wakes on those too).
     pub create_wakeups: u32,
@@ -255,23 +255,23 @@ impl ZkService {
     /// A fresh ensemble: no sessions, and the lock's parent node as the only znode.
     pub fn new(config: &ZkConfig) -> ZkService {
         let lock_path = config.lock_path.clone();
-        let nodes = BTreeMap::from([(
+        let nodes = VecMap::from([(
             lock_path.clone(),
             Znode {
                 owner: None,
                 czxid: Zxid(0),
             },
         )]);
-        let cversion = BTreeMap::from([(lock_path.clone(), 0)]);
+        let cversion = VecMap::from([(lock_path.clone(), 0)]);
         ZkService {
             lock_path,
             zxid: Zxid(0),
             next_session: 1,
-            sessions: BTreeMap::new(),
+            sessions: VecMap::new(),
             nodes,
             cversion,
-            child_watches: BTreeMap::new(),
-            exists_watches: BTreeMap::new(),
+            child_watches: VecMap::new(),
+            exists_watches: VecMap::new(),
             releases: Vec::new(),
             create_wakeups: 0,
         }
@@ -288,7 +288,7 @@ impl ZkService {
 
     /// Who is registered to be woken: (exists watchers of `path`, child watchers of `path`).
     pub fn watchers(&self, path: &str) -> (Vec<NodeId>, Vec<NodeId>) {
-        let clients = |m: &BTreeMap<String, BTreeSet<SessionId>>| -> Vec<NodeId> {
+        let clients = |m: &VecMap<String, VecSet<SessionId>>| -> Vec<NodeId> {
             m.get(path)
                 .map(|s| {
                     s.iter()
@@ -356,7 +356,7 @@ impl ZkService {
                 let seq = self.cversion.get(&parent).copied().unwrap_or(0);
                 let path = format!("{prefix}{seq:010}");
                 let zxid = self.next_zxid();
-                *self.cversion.entry(parent.clone()).or_default() += 1;
+                *self.cversion.get_or_insert_with(parent.clone(), Default::default) += 1;
                 self.nodes.insert(
                     path.clone(),
                     Znode {
@@ -374,8 +374,7 @@ impl ZkService {
             ZkMsg::GetChildren { session, path, watch } => {
                 if watch {
                     self.child_watches
-                        .entry(path.clone())
-                        .or_default()
+                        .get_or_insert_with(path.clone(), Default::default)
                         .insert(session);
                 }
                 let children = self.children(&path);
@@ -387,8 +386,7 @@ impl ZkService {
                 // are never reused, so the model only keeps watches on nodes that exist.
                 if watch && exists {
                     self.exists_watches
-                        .entry(path.clone())
-                        .or_default()
+                        .get_or_insert_with(path.clone(), Default::default)
                         .insert(session);
                 }
                 ctx.send(from, ZkMsg::ExistsReply { path, exists });
@@ -467,7 +465,7 @@ impl ZkService {
         };
         self.next_zxid();
         let parent = parent_of(path).to_string();
-        *self.cversion.entry(parent.clone()).or_default() += 1;
+        *self.cversion.get_or_insert_with(parent.clone(), Default::default) += 1;
         let owner_client = node.owner.and_then(|s| self.sessions.get(&s)).map(|s| s.client);
         let skip = node.owner;
         let mut wakeups = self.fire(ctx, path, WatchEvent::NodeDeleted, skip);

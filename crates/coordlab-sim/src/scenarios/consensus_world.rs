@@ -6,6 +6,7 @@ use super::lock_service_common::{
     fence_monotonic, ledger_outcome, ledger_row, ledger_tables, name, GrantLog, HolderCount, LockProperty,
 };
 use super::raft_world::{RaftView, RaftWorld};
+use crate::kernel::collections::VecSet;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::time::MS_US;
 use crate::kernel::world::{Nodes, World};
@@ -15,9 +16,9 @@ use crate::protocols::lock_client::LockClient;
 use crate::protocols::lock_service::LockServer;
 use crate::protocols::lock_store::LockEvent;
 use crate::protocols::raft::{RaftServer, Role, ServerDurable};
-use crate::trace::TableView;
+use crate::trace::{columns, TableView};
 use serde_json::{json, Value};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 const LOCK_PROPERTIES: [LockProperty; 3] = [
     LockProperty::OneHolderPerStore,
@@ -52,9 +53,9 @@ pub struct ConsensusWorld {
     pub raft: RaftWorld,
     pub grants: GrantLog,
     /// Revisions whose release or expiry some server has applied.
-    pub ended: BTreeSet<u64>,
+    pub ended: VecSet<u64>,
     /// Revisions that ended by the leader's expiry rather than a release.
-    pub expired: BTreeSet<u64>,
+    pub expired: VecSet<u64>,
     pub holders: HolderCount,
     raft_verdicts: Vec<bool>,
 }
@@ -69,8 +70,8 @@ impl ConsensusWorld {
             key: key.to_string(),
             raft,
             grants: GrantLog::new(),
-            ended: BTreeSet::new(),
-            expired: BTreeSet::new(),
+            ended: VecSet::new(),
+            expired: VecSet::new(),
             holders: HolderCount::default(),
             raft_verdicts: Vec::new(),
         }
@@ -169,9 +170,7 @@ impl ConsensusWorld {
             .collect();
         TableView {
             title: format!("{} on each server (as applied from its log)", self.key),
-            columns: ["server", "role", "holder", "revision", "lease left"]
-                .map(String::from)
-                .to_vec(),
+            columns: columns(&["server", "role", "holder", "revision", "lease left"]),
             rows,
         }
     }
@@ -210,15 +209,13 @@ impl ConsensusWorld {
             .collect();
         TableView {
             title: "what each worker believes".into(),
-            columns: [
+            columns: columns(&[
                 "worker",
                 "holds it?",
                 "revision",
                 "still valid in the cluster?",
                 "doing",
-            ]
-            .map(String::from)
-            .to_vec(),
+            ]),
             rows,
         }
     }

@@ -8,6 +8,7 @@
 use super::common::WORKER_FAULTS;
 use super::lease_world::{HolderCount, LeaseProperty, LeaseWorld};
 use super::{ChoiceOption, ParamKind, ParamSpec, Params};
+use crate::kernel::collections::VecMap;
 use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::network::LinkConfig;
@@ -19,7 +20,6 @@ use crate::protocols::job_table::JobTable;
 use crate::protocols::lease_store::{LeaseStore, StoreConfig};
 use crate::protocols::lease_worker::{LeaseWorker, Sink, WorkerConfig, WorkerDurable, WorkerPlan};
 use crate::protocols::payment_rail::PaymentRail;
-use std::collections::BTreeMap;
 
 /// Account 42's balance when a lease scenario starts.
 pub const OPENING_BALANCE: i64 = 100;
@@ -158,7 +158,7 @@ fn add_store(setup: &mut Setup, plan: &StorePlan, lease: &str) -> NodeId {
     if plan.clock_faults {
         faults.push(FaultKind::Clock);
     }
-    let mut issued = BTreeMap::new();
+    let mut issued = VecMap::new();
     if plan.tokens_issued > 0 {
         issued.insert(lease.to_string(), FencingToken(plan.tokens_issued));
     }

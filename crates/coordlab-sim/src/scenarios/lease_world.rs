@@ -2,6 +2,7 @@
 //! the inspector tables, the outcome fields and the "unsafe window" highlight. The world only
 //! reads the participants [`super::lease_setup::build`] put in place.
 
+use crate::kernel::collections::{VecMap, VecSet};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::Participant;
 use crate::kernel::time::MS_US;
@@ -13,9 +14,9 @@ use crate::protocols::lease_msg::{seconds, RejectReason};
 use crate::protocols::lease_store::{GrantKind, LeaseStore, StoreDurable};
 use crate::protocols::lease_worker::LeaseWorker;
 use crate::protocols::payment_rail::{PaymentRail, RailDurable};
-use crate::trace::TableView;
+use crate::trace::{columns, TableView};
 use serde_json::json;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// The checks a lease scenario can declare.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -172,7 +173,7 @@ impl LeaseWorld {
                     .all(|w| !w.accepted || w.token >= w.highest_before)
             }),
             LeaseProperty::TokensIncrease => self.store_durable(nodes).is_none_or(|d| {
-                let mut last: BTreeMap<&str, FencingToken> = BTreeMap::new();
+                let mut last: VecMap<&str, FencingToken> = VecMap::new();
                 d.grants.iter().all(|g| {
                     let ok = match (g.kind, last.get(g.lease.as_str())) {
                         (_, None) => true,
@@ -187,7 +188,7 @@ impl LeaseWorld {
                 .resource(nodes)
                 .is_none_or(|r| r.balance >= self.opening_balance - self.job_total),
             LeaseProperty::NoDoublePayment => self.rail(nodes).is_none_or(|r| {
-                let mut paid_steps = BTreeSet::new();
+                let mut paid_steps = VecSet::new();
                 Self::paid_total(r) <= self.job_total
                     && r.payments
                         .iter()
@@ -234,16 +235,14 @@ impl LeaseWorld {
         }
         TableView {
             title: "lease".into(),
-            columns: [
+            columns: columns(&[
                 "name",
                 "owner",
                 "fence_token",
                 "acquired_at",
                 "expires_at",
                 "TTL left",
-            ]
-            .map(String::from)
-            .to_vec(),
+            ]),
             rows,
         }
     }
@@ -251,9 +250,7 @@ impl LeaseWorld {
     fn beliefs_table(&self, nodes: &Nodes<'_>) -> TableView {
         let mut beliefs = TableView {
             title: "what each worker believes".into(),
-            columns: ["worker", "holds it?", "token", "left by its clock", "doing"]
-                .map(String::from)
-                .to_vec(),
+            columns: columns(&["worker", "holds it?", "token", "left by its clock", "doing"]),
             rows: Vec::new(),
         };
         for w in &self.workers {
@@ -291,9 +288,7 @@ impl LeaseWorld {
     fn ledger_tables(nodes: &Nodes<'_>, r: &ResourceDurable) -> [TableView; 2] {
         let account = TableView {
             title: "account_state".into(),
-            columns: ["account_id", "balance", "last_token", "steps done"]
-                .map(String::from)
-                .to_vec(),
+            columns: columns(&["account_id", "balance", "last_token", "steps done"]),
             rows: vec![vec![
                 "42".into(),
                 format!("₹{}", r.balance),
@@ -303,7 +298,7 @@ impl LeaseWorld {
         };
         let writes = TableView {
             title: "writes".into(),
-            columns: ["worker", "step", "token", "result"].map(String::from).to_vec(),
+            columns: columns(&["worker", "step", "token", "result"]),
             rows: r
                 .writes
                 .iter()
@@ -330,9 +325,7 @@ impl LeaseWorld {
     fn payments_table(nodes: &Nodes<'_>, r: &RailDurable) -> TableView {
         TableView {
             title: "payments".into(),
-            columns: ["from", "step", "amount", "idempotency key", "result"]
-                .map(String::from)
-                .to_vec(),
+            columns: columns(&["from", "step", "amount", "idempotency key", "result"]),
             rows: r
                 .payments
                 .iter()
@@ -375,7 +368,7 @@ impl LeaseWorld {
         }
         TableView {
             title: "job table".into(),
-            columns: vec!["row".into(), "state".into()],
+            columns: columns(&["row", "state"]),
             rows,
         }
     }
@@ -436,11 +429,11 @@ impl World for LeaseWorld {
                 r.writes.iter().partition(|w| w.accepted);
             out.insert(
                 "accepted_writes".into(),
-                json!(accepted.into_iter().map(write).collect::<Vec<_>>()),
+                serde_json::Value::Array(accepted.into_iter().map(write).collect()),
             );
             out.insert(
                 "rejected_writes".into(),
-                json!(rejected.into_iter().map(write).collect::<Vec<_>>()),
+                serde_json::Value::Array(rejected.into_iter().map(write).collect()),
             );
             out.insert("balance".into(), json!(r.balance));
         }
@@ -468,7 +461,7 @@ impl World for LeaseWorld {
                     grant(nodes.name(g.owner), g.token.0, kind)
                 })
                 .collect();
-            out.insert("grants".into(), json!(grants));
+            out.insert("grants".into(), serde_json::Value::Array(grants));
             out.insert("overlapping_grants".into(), json!(store.overlapping_grants));
         }
         match self.jobs(nodes) {
@@ -486,7 +479,7 @@ impl World for LeaseWorld {
             .filter(|w| Self::finished(nodes, **w))
             .map(|w| nodes.name(*w))
             .collect();
-        out.insert("finished_by".into(), json!(finished));
+        out.insert("finished_by".into(), serde_json::Value::from(finished));
         out.insert("max_concurrent_holders".into(), json!(self.holders.max));
         out.insert(
             "unsafe_window_ms".into(),
@@ -532,10 +525,10 @@ pub fn grant(worker: &str, token: u64, kind: &str) -> serde_json::Value {
 }
 
 /// Acquire requests per time bucket (index = time / bucket width).
-fn buckets(requests_us: &[u64], bucket_ms: u64) -> BTreeMap<u64, u32> {
-    let mut buckets: BTreeMap<u64, u32> = BTreeMap::new();
+fn buckets(requests_us: &[u64], bucket_ms: u64) -> VecMap<u64, u32> {
+    let mut buckets: VecMap<u64, u32> = VecMap::new();
     for t in requests_us {
-        *buckets.entry(t / (bucket_ms * MS_US)).or_default() += 1;
+        *buckets.get_or_insert_with(t / (bucket_ms * MS_US), Default::default) += 1;
     }
     buckets
 }
@@ -564,7 +557,7 @@ fn histogram(requests_us: &[u64], bucket_ms: u64) -> TableView {
         .collect();
     TableView {
         title: format!("acquire requests per {} ms", bucket_ms),
-        columns: vec!["window".into(), "requests".into(), "".into()],
+        columns: columns(&["window", "requests", ""]),
         rows,
     }
 }

@@ -7,7 +7,7 @@ use crate::kernel::time::MS_US;
 use crate::kernel::world::Nodes;
 use crate::properties::{PropertyKind, PropertySpec};
 use crate::protocols::fenced_resource::{FencedResource, ResourceDurable, WriteRecord};
-use crate::trace::TableView;
+use crate::trace::{columns, TableView};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -91,21 +91,24 @@ impl GrantLog {
     }
 
     pub fn json(&self, nodes: &Nodes<'_>) -> Value {
-        json!(self
-            .grants
-            .iter()
-            .map(|g| json!({
-                "worker": name(nodes, g.worker),
-                "token_or_revision": g.token.0,
-                "granted_by": name(nodes, g.granted_by),
-            }))
-            .collect::<Vec<_>>())
+        Value::Array(
+            self.grants
+                .iter()
+                .map(|g| {
+                    json!({
+                        "worker": name(nodes, g.worker),
+                        "token_or_revision": g.token.0,
+                        "granted_by": name(nodes, g.granted_by),
+                    })
+                })
+                .collect(),
+        )
     }
 
     pub fn table(&self, nodes: &Nodes<'_>) -> TableView {
         TableView {
             title: "grants (token = what the ledger checks)".into(),
-            columns: ["worker", "token", "granted by", "at"].map(String::from).to_vec(),
+            columns: columns(&["worker", "token", "granted by", "at"]),
             rows: self
                 .grants
                 .iter()
@@ -188,7 +191,7 @@ pub fn ledger_tables(nodes: &Nodes<'_>, ledger: &ResourceDurable) -> Vec<TableVi
     vec![
         TableView {
             title: "account_state".into(),
-            columns: ["account_id", "balance", "last_token"].map(String::from).to_vec(),
+            columns: columns(&["account_id", "balance", "last_token"]),
             rows: vec![vec![
                 "42".into(),
                 format!("₹{}", ledger.balance),
@@ -197,7 +200,7 @@ pub fn ledger_tables(nodes: &Nodes<'_>, ledger: &ResourceDurable) -> Vec<TableVi
         },
         TableView {
             title: "writes".into(),
-            columns: ["worker", "step", "token", "result"].map(String::from).to_vec(),
+            columns: columns(&["worker", "step", "token", "result"]),
             rows: ledger
                 .writes
                 .iter()
@@ -231,11 +234,11 @@ pub fn ledger_outcome(nodes: &Nodes<'_>, ledger: &ResourceDurable, out: &mut BTr
         ledger.writes.iter().partition(|w| w.accepted);
     out.insert(
         "accepted_writes".into(),
-        json!(accepted.into_iter().map(write).collect::<Vec<_>>()),
+        Value::Array(accepted.into_iter().map(write).collect()),
     );
     out.insert(
         "rejected_writes".into(),
-        json!(rejected.into_iter().map(write).collect::<Vec<_>>()),
+        Value::Array(rejected.into_iter().map(write).collect()),
     );
     out.insert("balance".into(), json!(ledger.balance));
 }

@@ -17,7 +17,7 @@ use crate::properties::{PropertyKind, PropertySpec, Verdict};
 use crate::protocols::account_db::{AccountDb, DbDurable};
 use crate::protocols::debit_worker::{DebitPlan, DebitStrategy, DebitWorker, Phase, WorkerDurable};
 use crate::protocols::sql::{rupees, ACCOUNT_ID};
-use crate::trace::TableView;
+use crate::trace::{columns, TableView};
 use serde_json::json;
 use std::collections::BTreeMap;
 
@@ -121,12 +121,7 @@ impl World for LostUpdateWorld {
         let db = Self::db(nodes);
         let accounts = TableView {
             title: "accounts".to_string(),
-            columns: vec![
-                "id".into(),
-                "balance".into(),
-                "version".into(),
-                "debits committed".into(),
-            ],
+            columns: columns(&["id", "balance", "version", "debits committed"]),
             rows: vec![vec![
                 ACCOUNT_ID.to_string(),
                 rupees(db.row.balance),
@@ -152,7 +147,7 @@ impl World for LostUpdateWorld {
         };
         let locks = TableView {
             title: "lock manager".to_string(),
-            columns: vec!["row".into(), "held by".into(), "mode".into(), "waiting".into()],
+            columns: columns(&["row", "held by", "mode", "waiting"]),
             rows: vec![vec![
                 format!("accounts#{ACCOUNT_ID}"),
                 holder.clone(),
@@ -166,12 +161,7 @@ impl World for LostUpdateWorld {
         };
         let mut txns = TableView {
             title: "workers".to_string(),
-            columns: vec![
-                "worker".into(),
-                "believes balance".into(),
-                "will write".into(),
-                "state".into(),
-            ],
+            columns: columns(&["worker", "believes balance", "will write", "state"]),
             rows: Vec::new(),
         };
         for w in WORKERS {

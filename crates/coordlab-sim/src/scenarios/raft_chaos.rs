@@ -8,6 +8,7 @@ use super::raft_common::promised_verdicts;
 use super::raft_common::CONVERGES_AFTER_HEAL;
 use super::raft_common::{bug, build, common_params, int_param, num, servers_param, ClusterPlan};
 use super::{Expectation, Params, ScenarioInfo};
+use crate::kernel::collections::{sort, sort_by_key, VecSet};
 use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
@@ -18,7 +19,6 @@ use crate::properties::Verdict;
 use crate::protocols::raft::RaftBug;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::collections::BTreeSet;
 
 pub const ID: &str = "raft-chaos";
 /// Time the cluster gets after the heal before the servers stop: long enough for the
@@ -107,11 +107,11 @@ pub fn storm(seed: u64, servers: u32, fault_count: u64, chaos_ms: u64) -> Vec<(u
     rng.set_stream(CHAOS_STREAM);
     let ids: Vec<NodeId> = (0..servers).map(NodeId).collect();
     let mut times: Vec<u64> = (0..fault_count).map(|_| rng.gen_range(100..chaos_ms)).collect();
-    times.sort_unstable();
+    sort(&mut times);
     let mut out = Vec::new();
     // Until when each server is down (restarts are placed when the crash is drawn).
     let mut down_until: Vec<Option<u64>> = vec![None; servers as usize];
-    let mut held: BTreeSet<(NodeId, NodeId)> = BTreeSet::new();
+    let mut held: VecSet<(NodeId, NodeId)> = VecSet::new();
     let pick = |rng: &mut ChaCha8Rng| ids[rng.gen_range(0..servers) as usize];
     for at in times {
         for d in down_until.iter_mut() {
@@ -193,7 +193,7 @@ pub fn storm(seed: u64, servers: u32, fault_count: u64, chaos_ms: u64) -> Vec<(u
         }
     }
     // Stable: faults at the same time keep the order they were drawn in.
-    out.sort_by_key(|(at, _)| *at);
+    sort_by_key(&mut out, |(at, _)| *at);
     out
 }
 
@@ -229,6 +229,7 @@ pub fn setup(params: &Params, seed: u64) -> Setup {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
 
     #[test]
     fn the_storm_is_a_function_of_the_seed() {

@@ -29,15 +29,16 @@
 
 use super::raft_common::{build, ClusterPlan, RaftWorld, CLIENT_FAULTS, PROPERTIES};
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
+use crate::kernel::collections::VecSet;
 use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::{PropertySpec, Verdict};
 use crate::protocols::raft::{ClientConfig, Entry, LogIndex, RaftClient, RaftServer, Role, Term};
-use crate::trace::TableView;
+use crate::trace::{columns, TableView};
 use serde_json::{json, Value};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 pub const ID: &str = "raft-figure-8";
 pub const STOP_AT_MS: u64 = 2_400;
@@ -276,7 +277,7 @@ pub struct Figure8World {
     rule: CommitRule,
     /// Narration for the step just evaluated.
     notes: Vec<String>,
-    said: BTreeSet<&'static str>,
+    said: VecSet<&'static str>,
     first_commit: Option<FirstCommit>,
     s5_elected_after_commit: bool,
     was_up: Vec<bool>,
@@ -290,7 +291,7 @@ impl Figure8World {
             inner,
             rule,
             notes: Vec::new(),
-            said: BTreeSet::new(),
+            said: VecSet::new(),
             first_commit: None,
             s5_elected_after_commit: false,
             was_up: vec![true; SERVERS as usize],
@@ -633,9 +634,7 @@ impl World for Figure8World {
             .collect();
         tables.push(TableView {
             title: "Index #2 on each server".into(),
-            columns: ["server", "entry at #2", "its term", "status", "last log term"]
-                .map(String::from)
-                .to_vec(),
+            columns: columns(&["server", "entry at #2", "its term", "status", "last log term"]),
             rows,
         });
         tables

@@ -11,13 +11,14 @@
 use super::raft_common::{bug, PROPERTIES};
 use super::raft_common::{build, common_params, num, servers_param, ClusterPlan, RaftWorld};
 use super::{Expectation, Params, ScenarioInfo};
+use crate::kernel::collections::VecMap;
 use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::{PropertySpec, Verdict};
 use crate::protocols::raft::{RaftBug, RaftClient, RaftServer, Role, MAX_SERVERS};
-use crate::trace::TableView;
+use crate::trace::{columns, TableView};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -139,7 +140,7 @@ pub struct QuorumWorld {
     was_up: Vec<bool>,
     crashes: u32,
     /// For each write the client started, how many servers were down at that moment.
-    started_with_down: BTreeMap<u32, u32>,
+    started_with_down: VecMap<u32, u32>,
     counted: usize,
     /// Writes committed, indexed by the number of servers down when each was started.
     committed_by_down: Vec<u64>,
@@ -154,7 +155,7 @@ impl QuorumWorld {
             notes: Vec::new(),
             was_up: vec![true; n as usize],
             crashes: 0,
-            started_with_down: BTreeMap::new(),
+            started_with_down: VecMap::new(),
             counted: 0,
             committed_by_down: vec![0; n as usize + 1],
             told_stuck: false,
@@ -189,7 +190,7 @@ impl QuorumWorld {
             return;
         };
         if let Some(id) = c.outstanding {
-            self.started_with_down.entry(id).or_insert(down);
+            self.started_with_down.get_or_insert_with(id, || down);
         }
         for (id, _) in c.committed.iter().skip(self.counted) {
             let k = self.started_with_down.get(id).copied().unwrap_or(down);
@@ -313,14 +314,12 @@ impl World for QuorumWorld {
         let m = majority(self.n);
         tables.push(TableView {
             title: "Quorum now".into(),
-            columns: [
+            columns: columns(&[
                 "servers up",
                 "majority needed",
                 "crashed so far",
                 "can elect and commit",
-            ]
-            .map(String::from)
-            .to_vec(),
+            ]),
             rows: vec![vec![
                 format!("{up} of {}", self.n),
                 m.to_string(),
@@ -347,14 +346,12 @@ impl World for QuorumWorld {
             .collect();
         tables.push(TableView {
             title: "Cluster size and failures tolerated".into(),
-            columns: [
+            columns: columns(&[
                 "servers N",
                 "majority ⌊N/2⌋+1",
                 "failures tolerated ⌊(N−1)/2⌋",
                 "",
-            ]
-            .map(String::from)
-            .to_vec(),
+            ]),
             rows,
         });
         tables
@@ -369,7 +366,7 @@ impl World for QuorumWorld {
         out.insert("crashes".into(), json!(self.crashes));
         let by_down: Vec<u64> =
             self.committed_by_down[..=(self.crashes as usize).min(self.n as usize)].to_vec();
-        out.insert("writes_committed_by_failures".into(), json!(by_down));
+        out.insert("writes_committed_by_failures".into(), Value::from(by_down));
         let last = self.committed_by_down.iter().rposition(|w| *w > 0);
         out.insert(
             "crashes_until_writes_stopped".into(),

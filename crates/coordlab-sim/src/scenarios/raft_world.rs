@@ -7,12 +7,13 @@
 //! server (the consensus lock's) can offer the same view of its nodes and reuse every check.
 
 use super::raft_common::Watch;
+use crate::kernel::collections::{sort_by_key, VecMap};
 use crate::kernel::ids::NodeId;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::Verdict;
 use crate::properties::{PropertyKind, PropertySpec};
 use crate::protocols::raft::{Entry, LogIndex, RaftBug, RaftClient, RaftServer, Role, ServerDurable, Term};
-use crate::trace::TableView;
+use crate::trace::{columns, TableView};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -131,21 +132,21 @@ pub struct RaftWorld {
     pub client: Option<NodeId>,
     watch: Option<Watch>,
     /// Every leader ever seen, by term (first one seen).
-    pub leaders: BTreeMap<Term, NodeId>,
+    pub leaders: VecMap<Term, NodeId>,
     /// Whether any term ever had two leaders.
     two_leaders: bool,
     /// The log each leader had the last time we looked, by (term, leader).
-    leader_logs: BTreeMap<(Term, NodeId), Vec<Entry>>,
+    leader_logs: VecMap<(Term, NodeId), Vec<Entry>>,
     append_only_ok: bool,
     /// Every entry ever known committed: index → (entry, term of the committing view).
-    pub committed: BTreeMap<LogIndex, (Entry, Term)>,
+    pub committed: VecMap<LogIndex, (Entry, Term)>,
     /// Every entry ever applied: index → entry.
-    applied: BTreeMap<LogIndex, Entry>,
+    applied: VecMap<LogIndex, Entry>,
     state_machine_ok: bool,
     completeness_ok: bool,
     max_term: Vec<Term>,
     terms_ok: bool,
-    votes: BTreeMap<(NodeId, Term), NodeId>,
+    votes: VecMap<(NodeId, Term), NodeId>,
     votes_ok: bool,
     commit_majority_ok: bool,
     // Outcome counters.
@@ -173,17 +174,17 @@ impl RaftWorld {
             servers,
             client,
             watch,
-            leaders: BTreeMap::new(),
+            leaders: VecMap::new(),
             two_leaders: false,
-            leader_logs: BTreeMap::new(),
+            leader_logs: VecMap::new(),
             append_only_ok: true,
-            committed: BTreeMap::new(),
-            applied: BTreeMap::new(),
+            committed: VecMap::new(),
+            applied: VecMap::new(),
             state_machine_ok: true,
             completeness_ok: true,
             max_term: vec![Term(0); n],
             terms_ok: true,
-            votes: BTreeMap::new(),
+            votes: VecMap::new(),
             votes_ok: true,
             commit_majority_ok: true,
             last_role: vec![None; n],
@@ -206,7 +207,7 @@ impl RaftWorld {
             .filter_map(|id| view.server(*id))
             .filter(|s| s.role == Role::Leader)
             .collect();
-        out.sort_by_key(|s| std::cmp::Reverse(s.term));
+        sort_by_key(&mut out, |s| std::cmp::Reverse(s.term));
         out
     }
 
@@ -274,8 +275,7 @@ impl RaftWorld {
             for k in 1..=s.commit_index.0.min(s.log.len() as u64) {
                 let entry = &s.log[k as usize - 1];
                 self.committed
-                    .entry(LogIndex(k))
-                    .or_insert_with(|| (entry.clone(), s.term));
+                    .get_or_insert_with(LogIndex(k), || (entry.clone(), s.term));
             }
             for k in 1..=s.last_applied.0.min(s.log.len() as u64) {
                 let entry = &s.log[k as usize - 1];
@@ -429,7 +429,7 @@ impl RaftWorld {
         }
         tables.push(TableView {
             title: "Servers".into(),
-            columns: [
+            columns: columns(&[
                 "server",
                 "role",
                 "term",
@@ -437,9 +437,7 @@ impl RaftWorld {
                 "log length",
                 "commit index",
                 "last applied",
-            ]
-            .map(String::from)
-            .to_vec(),
+            ]),
             rows,
         });
         let mut log_rows = Vec::new();
@@ -465,9 +463,7 @@ impl RaftWorld {
         }
         tables.push(TableView {
             title: "Logs".into(),
-            columns: ["server", "index", "term", "command", "status"]
-                .map(String::from)
-                .to_vec(),
+            columns: columns(&["server", "index", "term", "command", "status"]),
             rows: log_rows,
         });
         if let Some(leader) = self.current_leaders(view).first() {
@@ -484,9 +480,7 @@ impl RaftWorld {
                 .collect();
             tables.push(TableView {
                 title: format!("Leader {}'s progress (term {})", name(leader.id), leader.term),
-                columns: ["follower", "next index", "match index"]
-                    .map(String::from)
-                    .to_vec(),
+                columns: columns(&["follower", "next index", "match index"]),
                 rows,
             });
         }

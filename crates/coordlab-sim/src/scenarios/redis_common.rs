@@ -2,6 +2,7 @@
 //! node, its inspector tables and outcome fields), the property specs, and the unsafe-window
 //! bookkeeping.
 
+use crate::kernel::collections::VecMap;
 use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::Participant;
@@ -12,7 +13,7 @@ use crate::properties::{PropertyKind, PropertySpec};
 use crate::protocols::fenced_resource::{FencedResource, LedgerIntro, ResourceDurable, WriteRecord};
 use crate::protocols::redis_job::JobDurable;
 use crate::protocols::redis_msg::{tenths, KeyEntry};
-use crate::trace::TableView;
+use crate::trace::{columns, TableView};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -54,11 +55,11 @@ pub fn finished_by<P: Participant<Durable = JobDurable>>(nodes: &Nodes<'_>, ids:
         .filter(|id| nodes.durable::<P>(**id).is_some_and(|d| d.finished))
         .map(|id| nodes.name(*id))
         .collect();
-    json!(finished)
+    Value::from(finished)
 }
 
 /// The lock key's value and the time it has left by the node's clock, for a table.
-pub fn lock_cells(data: &BTreeMap<String, KeyEntry>, key: &str, local_now_us: u64) -> (String, String) {
+pub fn lock_cells(data: &VecMap<String, KeyEntry>, key: &str, local_now_us: u64) -> (String, String) {
     match data.get(key) {
         Some(e) => (
             e.value.clone(),
@@ -167,9 +168,7 @@ pub fn ledger_tables(nodes: &Nodes<'_>, row: &ResourceDurable) -> Vec<TableView>
     vec![
         TableView {
             title: "account_state".into(),
-            columns: ["account_id", "balance", "last_token", "steps done"]
-                .map(String::from)
-                .to_vec(),
+            columns: columns(&["account_id", "balance", "last_token", "steps done"]),
             rows: vec![vec![
                 "42".into(),
                 format!("₹{}", row.balance),
@@ -179,7 +178,7 @@ pub fn ledger_tables(nodes: &Nodes<'_>, row: &ResourceDurable) -> Vec<TableView>
         },
         TableView {
             title: "ledger writes".into(),
-            columns: ["worker", "step", "token", "result"].map(String::from).to_vec(),
+            columns: columns(&["worker", "step", "token", "result"]),
             rows: writes,
         },
     ]
@@ -191,12 +190,12 @@ pub fn ledger_outcome(nodes: &Nodes<'_>, row: &ResourceDurable, out: &mut BTreeM
     let write = |w: &WriteRecord| json!({"worker": nodes.name(w.worker), "token": w.token.0, "step": w.step});
     let accepted: Vec<Value> = row.writes.iter().filter(|w| w.accepted).map(write).collect();
     let rejected: Vec<Value> = row.writes.iter().filter(|w| !w.accepted).map(write).collect();
-    let mut per_step: BTreeMap<u32, u32> = BTreeMap::new();
+    let mut per_step: VecMap<u32, u32> = VecMap::new();
     for w in row.writes.iter().filter(|w| w.accepted) {
-        *per_step.entry(w.step).or_default() += 1;
+        *per_step.get_or_insert_with(w.step, Default::default) += 1;
     }
-    out.insert("accepted_writes".into(), json!(accepted));
-    out.insert("rejected_writes".into(), json!(rejected));
+    out.insert("accepted_writes".into(), Value::Array(accepted));
+    out.insert("rejected_writes".into(), Value::Array(rejected));
     out.insert("balance".into(), json!(row.balance));
     out.insert(
         "steps_applied_twice".into(),

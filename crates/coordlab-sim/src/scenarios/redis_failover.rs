@@ -14,6 +14,7 @@ use super::redis_common::{
     STORE_FAULTS,
 };
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
+use crate::kernel::collections::VecMap;
 use crate::kernel::faults::{Fault, FaultKind};
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
@@ -27,7 +28,7 @@ use crate::protocols::redis_job::{JobDurable, JobPlan};
 use crate::protocols::redis_msg::KeyEntry;
 use crate::protocols::redis_sentinel::{Sentinel, SentinelConfig, SentinelDurable};
 use crate::protocols::redis_worker::{RedisWorker, WorkerPlan};
-use crate::trace::TableView;
+use crate::trace::{columns, TableView};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -197,7 +198,7 @@ pub fn setup_with_crash_at(params: &Params, crash_ms: u64) -> Setup {
         replication_lag_ms: lag_ms(params),
     };
     // The counter has been used before: it sits at 41 on every node.
-    let data = BTreeMap::from([(
+    let data = VecMap::from([(
         FENCE_KEY.to_string(),
         KeyEntry {
             value: FENCE_START.to_string(),
@@ -437,7 +438,7 @@ impl FailoverWorld {
     fn stream_table(nodes: &Nodes<'_>) -> TableView {
         // Entries are told apart by the primary that wrote them: after a failover two
         // primaries may each have written a different #5.
-        let mut entries: BTreeMap<(u64, NodeId), String> = BTreeMap::new();
+        let mut entries: VecMap<(u64, NodeId), String> = VecMap::new();
         let streams: Vec<Option<(&Vec<_>, Option<&RedisNode>)>> = STORES
             .iter()
             .map(
@@ -489,9 +490,7 @@ impl FailoverWorld {
             .collect();
         TableView {
             title: "replication stream".into(),
-            columns: ["#", "from", "write", "store-1", "store-2", "store-3"]
-                .map(String::from)
-                .to_vec(),
+            columns: columns(&["#", "from", "write", "store-1", "store-2", "store-3"]),
             rows,
         }
     }
@@ -536,9 +535,7 @@ impl FailoverWorld {
             .collect();
         TableView {
             title: "what each worker believes".into(),
-            columns: ["worker", "holds it?", "token", "granted by", "talks to", "doing"]
-                .map(String::from)
-                .to_vec(),
+            columns: columns(&["worker", "holds it?", "token", "granted by", "talks to", "doing"]),
             rows,
         }
     }
@@ -601,16 +598,14 @@ impl World for FailoverWorld {
         let mut tables = vec![
             TableView {
                 title: "the lock on every node (TTL by that node's clock)".into(),
-                columns: [
+                columns: columns(&[
                     "node",
                     "role",
                     "lock value",
                     "TTL left",
                     FENCE_KEY,
                     "stream offset",
-                ]
-                .map(String::from)
-                .to_vec(),
+                ]),
                 rows: Self::store_rows(nodes),
             },
             Self::stream_table(nodes),
@@ -636,7 +631,7 @@ impl World for FailoverWorld {
                 })
             })
             .collect();
-        out.insert("grants".into(), json!(grants));
+        out.insert("grants".into(), Value::Array(grants));
         out.insert("tokens_reissued".into(), json!(self.tokens_reissued));
         out.insert("lock_lost".into(), json!(self.lock_lost_at_us.is_some()));
         out.insert(
@@ -649,20 +644,21 @@ impl World for FailoverWorld {
         );
         out.insert(
             "foreign_releases".into(),
-            json!(self
+            Value::Array(self
                 .foreign_releases
                 .iter()
                 .map(|(by, owner, on)| json!({"by": nodes.name(*by), "deleted_lock_of": nodes.name(*owner), "on": nodes.name(*on)}))
-                .collect::<Vec<_>>()),
+                .collect()),
         );
         if let Some(s) = nodes.live::<Sentinel>(SENTINEL) {
             out.insert(
                 "failovers".into(),
-                json!(s
-                    .failovers
-                    .iter()
-                    .map(|f| json!({"from": nodes.name(f.from), "to": nodes.name(f.to)}))
-                    .collect::<Vec<_>>()),
+                Value::Array(
+                    s.failovers
+                        .iter()
+                        .map(|f| json!({"from": nodes.name(f.from), "to": nodes.name(f.to)}))
+                        .collect(),
+                ),
             );
             out.insert("final_primary".into(), json!(nodes.name(s.primary)));
         }

@@ -9,6 +9,7 @@ use super::redis_common::{
     ledger_tables, lock_cells, one_holder_spec, HolderWindow, STORE_FAULTS,
 };
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
+use crate::kernel::collections::VecMap;
 use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
@@ -20,7 +21,7 @@ use crate::protocols::redis::{RedisConfig, RedisDurable, RedisNode, Role};
 use crate::protocols::redis_job::{JobDurable, JobPlan};
 use crate::protocols::redis_msg::tenths;
 use crate::protocols::redlock_client::{RedlockClient, RedlockPlan};
-use crate::trace::TableView;
+use crate::trace::{columns, TableView};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -207,7 +208,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             "store",
             &STORE_FAULTS,
             config,
-            RedisDurable::fresh(Role::Primary, BTreeMap::new()),
+            RedisDurable::fresh(Role::Primary, VecMap::new()),
         );
     }
     let plan = |short: &str, start_at_ms: u64| RedlockPlan {
@@ -378,22 +379,18 @@ impl World for RedlockWorld {
         let mut tables = vec![
             TableView {
                 title: "the lock on each master (TTL by that master's clock)".into(),
-                columns: ["master", "lock value", "TTL left", "clock offset"]
-                    .map(String::from)
-                    .to_vec(),
+                columns: columns(&["master", "lock value", "TTL left", "clock offset"]),
                 rows: masters,
             },
             TableView {
                 title: "what each client believes".into(),
-                columns: [
+                columns: columns(&[
                     "client",
                     "holds it?",
                     "granted by",
                     "validity left (own clock)",
                     "doing",
-                ]
-                .map(String::from)
-                .to_vec(),
+                ]),
                 rows: clients,
             },
         ];
@@ -417,7 +414,7 @@ impl World for RedlockWorld {
                 })
             })
             .collect();
-        out.insert("grants".into(), json!(grants));
+        out.insert("grants".into(), Value::Array(grants));
         out.insert("locks_rejected_for_time".into(), json!(self.rejected_total));
         out.insert(
             "unsafe_window_ms".into(),

@@ -12,7 +12,7 @@ use crate::properties::PropertySpec;
 use crate::protocols::lease_msg::seconds;
 use crate::protocols::zk_lock_worker::ZkLockWorker;
 use crate::protocols::zookeeper::{base_name, ReleaseCause, ZkService};
-use crate::trace::TableView;
+use crate::trace::{columns, TableView};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -154,7 +154,7 @@ impl World for ZkWorld {
                 "max_wakeups_per_release".into(),
                 json!(per_release.iter().copied().max().unwrap_or(0)),
             );
-            out.insert("wakeups_per_release".into(), json!(per_release));
+            out.insert("wakeups_per_release".into(), Value::from(per_release));
             out.insert("wakeups_on_create".into(), json!(s.create_wakeups));
             out.insert(
                 "first_holder_session_expired".into(),
@@ -233,9 +233,7 @@ fn children_table(s: &ZkService, nodes: &Nodes<'_>) -> TableView {
                     .join(", ")
             }
         ),
-        columns: ["node", "owner", "state", "watched by"]
-            .map(String::from)
-            .to_vec(),
+        columns: columns(&["node", "owner", "state", "watched by"]),
         rows,
     }
 }
@@ -244,9 +242,7 @@ fn children_table(s: &ZkService, nodes: &Nodes<'_>) -> TableView {
 fn sessions_table(s: &ZkService, nodes: &Nodes<'_>, now_us: u64) -> TableView {
     TableView {
         title: "sessions (by ZooKeeper's clock)".into(),
-        columns: ["session", "client", "last heard", "state"]
-            .map(String::from)
-            .to_vec(),
+        columns: columns(&["session", "client", "last heard", "state"]),
         rows: s
             .sessions
             .iter()
@@ -270,9 +266,7 @@ fn sessions_table(s: &ZkService, nodes: &Nodes<'_>, now_us: u64) -> TableView {
 fn releases_table(s: &ZkService, nodes: &Nodes<'_>) -> TableView {
     TableView {
         title: "wake-ups per release".into(),
-        columns: ["release", "node", "why", "still queued", "waiters woken", ""]
-            .map(String::from)
-            .to_vec(),
+        columns: columns(&["release", "node", "why", "still queued", "waiters woken", ""]),
         rows: s
             .releases
             .iter()

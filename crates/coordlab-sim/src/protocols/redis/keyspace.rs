@@ -3,11 +3,11 @@
 //! expiry judged by the node's own clock. Every write it applies goes to `replication` next.
 
 use super::node::{RedisNode, StoreTimer};
+use crate::kernel::collections::{sort_by_key, VecMap};
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::Ctx;
 use crate::kernel::time::MS_US;
 use crate::protocols::redis_msg::{tenths, KeyEntry, RedisMsg, ReplOp};
-use std::collections::BTreeMap;
 
 /// A successful `SET NX`: what the world reads to list grants.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -266,9 +266,9 @@ impl RedisNode {
 
 /// The keys as a card shows them — keys with a TTL (locks) first — with the time left by
 /// the node's own clock.
-pub fn key_lines(data: &BTreeMap<String, KeyEntry>, local_now_us: u64) -> Vec<String> {
+pub fn key_lines(data: &VecMap<String, KeyEntry>, local_now_us: u64) -> Vec<String> {
     let mut keys: Vec<(&String, &KeyEntry)> = data.iter().collect();
-    keys.sort_by_key(|(_, e)| e.expires_at_us.is_none());
+    sort_by_key(&mut keys, |(_, e)| e.expires_at_us.is_none());
     // In this chapter the keys with a TTL are the locks: say so when there is none.
     let no_lock = keys.iter().all(|(_, e)| e.expires_at_us.is_none());
     no_lock

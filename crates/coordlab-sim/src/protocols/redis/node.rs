@@ -4,10 +4,10 @@
 
 use super::keyspace::{key_lines, Deletion, Grant};
 use super::replication::PendingWait;
+use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::protocols::redis_msg::{KeyEntry, RedisMsg, StreamEntry};
-use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
@@ -31,14 +31,14 @@ pub struct RedisConfig {
 pub struct RedisDurable {
     pub role: Role,
     pub epoch: u64,
-    pub data: BTreeMap<String, KeyEntry>,
+    pub data: VecMap<String, KeyEntry>,
     pub offset: u64,
     pub stream: Vec<StreamEntry>,
 }
 
 impl RedisDurable {
     /// A node before its first start: its role, and the data set it loads when it starts.
-    pub fn fresh(role: Role, data: BTreeMap<String, KeyEntry>) -> RedisDurable {
+    pub fn fresh(role: Role, data: VecMap<String, KeyEntry>) -> RedisDurable {
         RedisDurable {
             role,
             epoch: 0,
@@ -76,7 +76,7 @@ pub struct RedisNode {
     pub role: Role,
     /// The newest failover epoch this node was told about; older orders are ignored.
     pub epoch: u64,
-    pub data: BTreeMap<String, KeyEntry>,
+    pub data: VecMap<String, KeyEntry>,
     /// Position in the replication stream: how many writes this node has applied.
     pub offset: u64,
     /// The last few stream entries this node applied, oldest first.
@@ -88,14 +88,14 @@ pub struct RedisNode {
     /// Replica: pings seen since it last asked for a copy (it asks again after two).
     pub(super) pings_since_sync: u32,
     /// Primary: the replicas that connected, with the offset each last acknowledged.
-    pub replicas: BTreeMap<NodeId, u64>,
+    pub replicas: VecMap<NodeId, u64>,
     /// Primary: writes applied and acknowledged but not yet sent down the stream.
     pub unsent: Vec<StreamEntry>,
     pub(super) flush_pending: bool,
     pub(super) waits: Vec<PendingWait>,
     pub(super) next_wait: u64,
     /// The stream offset of each client's latest write (what its `WAIT` waits for).
-    pub(super) last_write: BTreeMap<NodeId, u64>,
+    pub(super) last_write: VecMap<NodeId, u64>,
     pub grants: Vec<Grant>,
     pub deletions: Vec<Deletion>,
 }
@@ -113,12 +113,12 @@ impl RedisNode {
             synced: false,
             link_down: false,
             pings_since_sync: 0,
-            replicas: BTreeMap::new(),
+            replicas: VecMap::new(),
             unsent: Vec::new(),
             flush_pending: false,
             waits: Vec::new(),
             next_wait: 1,
-            last_write: BTreeMap::new(),
+            last_write: VecMap::new(),
             grants: Vec::new(),
             deletions: Vec::new(),
         }
@@ -130,7 +130,7 @@ impl RedisNode {
         RedisDurable {
             role: self.role,
             epoch: self.epoch,
-            data: if keep { self.data.clone() } else { BTreeMap::new() },
+            data: if keep { self.data.clone() } else { VecMap::new() },
             offset: if keep { self.offset } else { 0 },
             stream: if keep { self.stream.clone() } else { Vec::new() },
         }

@@ -4,11 +4,11 @@
 //! replica it asks for a copy, applies the stream in order, and starts over on a gap.
 
 use super::node::{RedisNode, Role, StoreTimer};
+use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::Ctx;
 use crate::kernel::time::MS_US;
 use crate::protocols::redis_msg::{KeyEntry, RedisMsg, ReplOp, StreamEntry};
-use std::collections::BTreeMap;
 
 /// How many recent stream entries a node keeps for the inspector.
 pub const STREAM_KEEP: usize = 12;
@@ -76,7 +76,7 @@ impl RedisNode {
         &mut self,
         ctx: &mut Ctx<'_, Self>,
         from: NodeId,
-        data: BTreeMap<String, KeyEntry>,
+        data: VecMap<String, KeyEntry>,
         offset: u64,
         stream: Vec<StreamEntry>,
     ) {
@@ -136,7 +136,7 @@ impl RedisNode {
         if !self.is_primary() {
             return;
         }
-        let acked = self.replicas.entry(from).or_insert(0);
+        let acked = self.replicas.get_or_insert_with(from, || 0);
         *acked = (*acked).max(offset);
         self.answer_waits(ctx);
     }

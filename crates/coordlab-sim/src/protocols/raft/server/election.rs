@@ -2,13 +2,13 @@
 //! candidacies, votes and the step to leader.
 
 use super::{RaftServer, RaftTimer};
+use crate::kernel::collections::VecSet;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::Ctx;
 use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
 use crate::protocols::raft::msg::RaftMsg;
 use crate::protocols::raft::types::{LogIndex, RaftBug, Role, Term};
-use std::collections::BTreeSet;
 
 impl RaftServer {
     pub(super) fn reset_election_timer(&mut self, ctx: &mut Ctx<'_, Self>) {
@@ -74,8 +74,8 @@ impl RaftServer {
         self.role = Role::Candidate;
         self.voted_for = Some(self.id);
         self.leader_hint = None;
-        self.votes = BTreeSet::from([self.id]);
-        self.answered = BTreeSet::from([self.id]);
+        self.votes = VecSet::from([self.id]);
+        self.answered = VecSet::from([self.id]);
         self.persist(ctx);
         let why = if forced {
             "'s election timer is forced to run out now, whatever it has heard"

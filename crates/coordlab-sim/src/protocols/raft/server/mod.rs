@@ -12,12 +12,12 @@ mod replication;
 use super::cells::cells;
 use super::msg::RaftMsg;
 use super::types::{Entry, LogIndex, RaftBug, Role, Term};
+use crate::kernel::collections::{VecMap, VecSet};
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::MS_US;
 use crate::kernel::view::{Gauge, InputSpec, LogCell};
 use crate::protocols::lock_store::LockTable;
-use std::collections::{BTreeMap, BTreeSet};
 
 /// Fixed settings of one server: its configuration, which the scenario gives once.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -86,16 +86,16 @@ pub struct RaftServer {
     pub leader_hint: Option<NodeId>,
     pub commit_index: LogIndex,
     pub last_applied: LogIndex,
-    pub kv: BTreeMap<String, u32>,
+    pub kv: VecMap<String, u32>,
     /// The lock table, applied from the log like `kv` (volatile: rebuilt after a restart).
     pub locks: LockTable,
-    pub votes: BTreeSet<NodeId>,
+    pub votes: VecSet<NodeId>,
     /// Peers that answered this candidacy, yes or no (the others are asked again).
-    pub answered: BTreeSet<NodeId>,
-    pub next_index: BTreeMap<NodeId, LogIndex>,
-    pub match_index: BTreeMap<NodeId, LogIndex>,
+    pub answered: VecSet<NodeId>,
+    pub next_index: VecMap<NodeId, LogIndex>,
+    pub match_index: VecMap<NodeId, LogIndex>,
     /// Client requests waiting for their entry to commit: index → (client, request id).
-    pub pending: BTreeMap<LogIndex, (NodeId, u32)>,
+    pub pending: VecMap<LogIndex, (NodeId, u32)>,
     /// When the election timer fires, by this server's clock (for the timer display).
     pub election_deadline_us: Option<u64>,
     /// The length of the timeout drawn last, by this server's clock (the gauge's full turn).
@@ -128,13 +128,13 @@ impl RaftServer {
             leader_hint: None,
             commit_index: LogIndex(0),
             last_applied: LogIndex(0),
-            kv: BTreeMap::new(),
+            kv: VecMap::new(),
             locks: LockTable::default(),
-            votes: BTreeSet::new(),
-            answered: BTreeSet::new(),
-            next_index: BTreeMap::new(),
-            match_index: BTreeMap::new(),
-            pending: BTreeMap::new(),
+            votes: VecSet::new(),
+            answered: VecSet::new(),
+            next_index: VecMap::new(),
+            match_index: VecMap::new(),
+            pending: VecMap::new(),
             election_deadline_us: None,
             election_timeout_us: 0,
             first_timeout_ms: None,

@@ -230,11 +230,11 @@ impl RaftServer {
             return;
         }
         if success {
-            let m = self.match_index.entry(from).or_default();
+            let m = self.match_index.get_or_insert_with(from, Default::default);
             if index > *m {
                 *m = index;
             }
-            let next = self.next_index.entry(from).or_insert(LogIndex(1));
+            let next = self.next_index.get_or_insert_with(from, || LogIndex(1));
             if index.next() > *next {
                 *next = index.next();
             }
@@ -243,7 +243,7 @@ impl RaftServer {
                 self.send_append(ctx, from);
             }
         } else {
-            let next = self.next_index.entry(from).or_insert(LogIndex(1));
+            let next = self.next_index.get_or_insert_with(from, || LogIndex(1));
             let stepped = next.prev().min(index.next()).max(LogIndex(1));
             *next = stepped;
             ctx.note(format!(
