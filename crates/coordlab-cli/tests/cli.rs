@@ -343,7 +343,7 @@ fn bad_actions_are_a_usage_error() {
 fn unknown_command_is_a_usage_error_listing_commands() {
     let err = usage_error(&["frobnicate"]);
     assert!(
-        err.contains("frobnicate") && err.contains("list, describe, run, check"),
+        err.contains("frobnicate") && err.contains("list, bundles, describe, run, check"),
         "{err}"
     );
 }
