@@ -31,7 +31,7 @@ impl Side {
         let trace =
             scenarios::run(&request, Limits::default(), Recording::Full).map_err(|e| e.to_string())?;
         Ok(Side {
-            info: (def.info)(),
+            info: def.info(),
             actions: actions.to_vec(),
             trace: Rc::new(trace),
         })

@@ -6,12 +6,15 @@
 mod compare_state;
 mod components;
 mod route;
+#[cfg(feature = "player")]
 mod state;
 mod transport;
 
 #[cfg(feature = "compare")]
 use components::compare_view::CompareView;
+#[cfg(feature = "library")]
 use components::library::Library;
+#[cfg(feature = "player")]
 use components::player::PlayerView;
 use route::{Parsed, Route};
 use wasm_bindgen::closure::Closure;
@@ -52,12 +55,16 @@ fn app() -> Html {
             </header>
             <main id="main">
                 { match route {
+                    #[cfg(feature = "library")]
                     Route::Library => html! { <Library notices={notices} /> },
-                    Route::Play(play) if !route::runnable_here(&play.scenario) => loading(),
-                    Route::Play(play) => {
+                    #[cfg(not(feature = "library"))]
+                    Route::Library => loading(),
+                    #[cfg(feature = "player")]
+                    Route::Play(play) if route::runnable_here(&play.scenario) => {
                         let key = play.scenario.clone();
                         html! { <PlayerView key={key} route={play} notices={notices} /> }
                     }
+                    Route::Play(_) => loading(),
                     #[cfg(feature = "compare")]
                     Route::Compare(compare) => html! { <CompareView route={compare} notices={notices} /> },
                     #[cfg(not(feature = "compare"))]

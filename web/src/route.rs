@@ -23,6 +23,7 @@ pub struct CompareRoute {
 }
 
 /// Whether this bundle holds `id`'s simulation (another chapter's bundle may hold it).
+#[cfg(feature = "player")]
 pub fn runnable_here(id: &str) -> bool {
     scenarios::find(id).is_ok_and(scenarios::runnable)
 }
@@ -197,7 +198,7 @@ pub fn parse(hash: &str) -> Parsed {
             notices,
         };
     };
-    let info = (def.info)();
+    let info = def.info();
     let mut params = Params::new();
     let mut seed = DEFAULT_SEED;
     let mut actions = Vec::new();
@@ -267,7 +268,7 @@ pub fn format(route: &Route) -> String {
         Route::Play(p) => {
             let mut parts = Vec::new();
             if let Ok(def) = scenarios::find(&p.scenario) {
-                for spec in (def.info)().params {
+                for spec in def.info().params {
                     if let Some(v) = p.params.get(spec.key) {
                         if v != spec.default {
                             parts.push(format!("{}={}", spec.key, encode(v)));

@@ -57,7 +57,7 @@ fn simulate(scenario: &str, params: &Params, seed: u64, actions: &[ScriptAction]
 impl Player {
     /// Builds a player from a route; bad parts are dropped with a notice.
     pub fn from_route(route: &PlayRoute, mut notices: Vec<String>) -> Option<Player> {
-        let info = (scenarios::find(&route.scenario).ok()?.info)();
+        let info = scenarios::find(&route.scenario).ok()?.info();
         let (trace, actions) = match simulate(&route.scenario, &route.params, route.seed, &route.actions) {
             Ok(t) => (t, route.actions.clone()),
             Err(e) => {
@@ -204,7 +204,7 @@ mod tests {
         let mut route = default_route("lost-update");
         route.params.insert("lock".into(), lock.into());
         route.params =
-            scenarios::resolve_params(&(scenarios::find("lost-update").unwrap().info)(), &route.params)
+            scenarios::resolve_params(&scenarios::find("lost-update").unwrap().info(), &route.params)
                 .unwrap();
         Rc::new(Player::from_route(&route, vec![]).unwrap())
     }

@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 pub fn describe(id: &str) -> Result<String, SimError> {
     let def = find(id)?;
-    let info = (def.info)();
+    let info = def.info();
     let defaults = resolve_params(&info, &Params::new())?;
     let mut out = String::new();
     let _ = writeln!(out, "{} — {}", info.id, info.title);

@@ -33,14 +33,14 @@ pub fn list() -> String {
 }
 
 /// `coordlab bundles`: the browser build's bundles. Each scenario bundle is a cargo feature
-/// of the simulator and holds the scenarios registered under it; `compare` holds the
+/// of the simulator and holds the scenarios registered under it (the first, the home
+/// bundle, also the library page); `compare` holds the
 /// side-by-side view with both scenarios of its pair. `home` serves the pages that name no
 /// scenario (the library); `routes` sends whole routes to a bundle.
 pub fn bundles() -> String {
-    let bundle_of = |id: &str| registry().iter().find(|d| (d.info)().id == id).map(|d| d.bundle);
     let scenarios: serde_json::Map<String, serde_json::Value> = registry()
         .iter()
-        .map(|d| ((d.info)().id.to_string(), json!(d.bundle)))
+        .map(|d| (d.id.to_string(), json!(d.bundle)))
         .collect();
     let mut bundles: serde_json::Map<String, serde_json::Value> = BUNDLES
         .iter()
@@ -48,20 +48,21 @@ pub fn bundles() -> String {
             let ids: Vec<&str> = registry()
                 .iter()
                 .filter(|d| d.bundle == *name)
-                .map(|d| (d.info)().id)
+                .map(|d| d.id)
                 .collect();
-            (name.to_string(), json!({"features": [name], "scenarios": ids}))
+            // The home bundle also shows the library.
+            let features = if *name == BUNDLES[0] {
+                json!([name, "library"])
+            } else {
+                json!([name])
+            };
+            (name.to_string(), json!({"features": features, "scenarios": ids}))
         })
         .collect();
-    let mut pair_features: Vec<&str> = [COMPARE_PAIR.0, COMPARE_PAIR.1]
-        .iter()
-        .filter_map(|id| bundle_of(id))
-        .collect();
-    pair_features.dedup();
-    pair_features.push("compare");
+    // The side-by-side view names the simulator features of its pair itself (web/Cargo.toml).
     bundles.insert(
         "compare".into(),
-        json!({"features": pair_features, "scenarios": [COMPARE_PAIR.0, COMPARE_PAIR.1]}),
+        json!({"features": ["compare"], "scenarios": [COMPARE_PAIR.0, COMPARE_PAIR.1]}),
     );
     let out = json!({
         "home": BUNDLES[0],

@@ -39,7 +39,7 @@ pub struct SweepReport {
 /// restart, pause, a held link later released) are placed at random steps.
 pub fn random_request(base: &RunRequest, steps: u32, seed: u64) -> Result<RunRequest, SimError> {
     let def = scenarios::find(&base.scenario)?;
-    let info = (def.info)();
+    let info = def.info();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     rng.set_stream(0x5eed);
     let mut params = base.params.clone();

@@ -8,7 +8,7 @@ use coordlab_sim::scenarios::{registry, resolve_params, ParamKind, Params};
 fn every_scenario_and_variant_declares_an_expectation() {
     let mut empty = Vec::new();
     for def in registry() {
-        let info = (def.info)();
+        let info = def.info();
         let mut variants: Vec<Params> = vec![Params::new()];
         for p in &info.params {
             if let ParamKind::Choice { options } = &p.kind {

@@ -15,7 +15,7 @@ pub fn library(props: &LibraryProps) -> Html {
     let scenarios = catalog();
     // The side-by-side card sits with the left scenario of the pair, if both exist.
     let compare_chapter = match (scenarios::find(DEFAULT_PAIR.0), scenarios::find(DEFAULT_PAIR.1)) {
-        (Ok(left), Ok(_)) => (left.info)().chapter,
+        (Ok(left), Ok(_)) => left.info().chapter,
         _ => 0,
     };
     html! {

@@ -302,7 +302,10 @@ pub type SetupFn = fn(&Params, u64) -> Setup;
 /// One registered scenario: what it is, what it promises, and how to set up a run. The
 /// registry builds and runs the engine; a scenario never does.
 pub struct ScenarioDef {
-    pub info: fn() -> ScenarioInfo,
+    pub id: &'static str,
+    /// `None` in a browser bundle that neither simulates this scenario nor shows the library
+    /// (see [`ScenarioDef::info`]).
+    pub info_fn: Option<fn() -> ScenarioInfo>,
     pub expectation: fn(&Params) -> Expectation,
     /// `None` in a build without this scenario's bundle (see [`bundles`]).
     pub setup: Option<SetupFn>,
@@ -314,15 +317,20 @@ pub struct ScenarioDef {
 /// build without that bundle's feature the setup is left out, and with it every participant
 /// and world only that setup reaches.
 macro_rules! scenario {
-    ($bundle:literal, $module:ident) => {
+    ($bundle:literal, $module:ident $(, also $extra:literal)?) => {
         ScenarioDef {
-            info: $module::info,
+            id: $module::ID,
+            info_fn: if cfg!(any(feature = "catalog", feature = $bundle $(, feature = $extra)?)) {
+                Some($module::info)
+            } else {
+                None
+            },
             expectation: if cfg!(feature = "expectations") {
                 $module::expectation
             } else {
                 no_expectation
             },
-            setup: if cfg!(feature = $bundle) {
+            setup: if cfg!(any(feature = $bundle $(, feature = $extra)?)) {
                 Some($module::setup)
             } else {
                 None
@@ -330,6 +338,24 @@ macro_rules! scenario {
             bundle: $bundle,
         }
     };
+}
+
+impl ScenarioDef {
+    /// What the scenario is: its id, chapter, title and parameters. A browser bundle of another
+    /// chapter knows only the id (and loads the right bundle to show the rest).
+    pub fn info(&self) -> ScenarioInfo {
+        match self.info_fn {
+            Some(info) => info(),
+            None => ScenarioInfo {
+                id: self.id,
+                chapter: 0,
+                sections: "",
+                title: self.id,
+                summary: "",
+                params: Vec::new(),
+            },
+        }
+    }
 }
 
 /// Stands in for every scenario's expectation in a build without the `expectations` feature
@@ -361,8 +387,8 @@ static REGISTRY: &[ScenarioDef] = &[
     scenario!("raft", raft_quorum),
     scenario!("raft", raft_chaos),
     scenario!("zk", zookeeper_lock),
-    scenario!("consensus", consensus_lock),
-    scenario!("redis", redis_failover),
+    scenario!("consensus", consensus_lock, also "pair"),
+    scenario!("redis", redis_failover, also "pair"),
     scenario!("redis", redlock),
 ];
 
@@ -385,16 +411,16 @@ pub fn runnable(def: &ScenarioDef) -> bool {
 }
 
 pub fn catalog() -> Vec<ScenarioInfo> {
-    registry().iter().map(|d| (d.info)()).collect()
+    registry().iter().map(ScenarioDef::info).collect()
 }
 
 pub fn find(id: &str) -> Result<&'static ScenarioDef, SimError> {
     registry()
         .iter()
-        .find(|d| (d.info)().id == id)
+        .find(|d| d.id == id)
         .ok_or_else(|| SimError::UnknownScenario {
             id: id.to_string(),
-            valid: registry().iter().map(|d| (d.info)().id).collect(),
+            valid: registry().iter().map(|d| d.id).collect(),
         })
 }
 
@@ -439,7 +465,7 @@ pub fn participants(request: &RunRequest) -> Result<Vec<NodeInfo>, SimError> {
 
 fn prepare(request: &RunRequest) -> Result<(ScenarioInfo, Params, Setup), SimError> {
     let def = find(&request.scenario)?;
-    let info = (def.info)();
+    let info = def.info();
     let mut params = resolve_params(&info, &request.params)?;
     let setup = def.setup.ok_or(SimError::NotInThisBuild {
         id: info.id,
@@ -453,6 +479,6 @@ fn prepare(request: &RunRequest) -> Result<(ScenarioInfo, Params, Setup), SimErr
 /// The declared expectation of a request's scenario and parameters.
 pub fn expectation_for(request: &RunRequest) -> Result<Expectation, SimError> {
     let def = find(&request.scenario)?;
-    let params = resolve_params(&(def.info)(), &request.params)?;
+    let params = resolve_params(&def.info(), &request.params)?;
     Ok((def.expectation)(&params))
 }
