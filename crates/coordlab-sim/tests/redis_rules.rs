@@ -457,6 +457,28 @@ fn wait_answers_only_once_enough_replicas_acknowledged_the_client_s_last_write()
 }
 
 #[test]
+fn an_acknowledgement_from_a_node_this_primary_never_synced_counts_for_nothing() {
+    // A primary back from a restart without persistence has synced nobody yet; a late ack
+    // from before the crash must not make WAIT believe R1 has the new write.
+    let mut n = primary(0);
+    connect(&mut n, R2);
+    set_nx(&mut n, CA, "a-1");
+    assert!(n.deliver(R1, RedisMsg::ReplAck { offset: 5 }).is_empty());
+    assert!(!n.node.replicas.contains_key(&R1), "R1 never asked for a copy");
+    let fx = n.deliver(
+        CA,
+        RedisMsg::Wait {
+            replicas: 1,
+            timeout_ms: 1_000,
+        },
+    );
+    assert!(
+        sent(&fx).is_empty(),
+        "no replica has the write yet: WAIT must hold its answer"
+    );
+}
+
+#[test]
 fn wait_times_out_with_the_count_it_has_and_takes_nothing_back() {
     let mut n = primary(0);
     connect(&mut n, R1);

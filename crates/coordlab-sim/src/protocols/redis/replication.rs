@@ -136,7 +136,12 @@ impl RedisNode {
         if !self.is_primary() {
             return;
         }
-        let acked = self.replicas.get_or_insert_with(from, || 0);
+        // Only a replica this primary synced counts: an acknowledgement that arrives late from a
+        // node it never sent a copy to (one still in flight across this primary's restart, or a
+        // held message released) says nothing about what that node has of this primary's data.
+        let Some(acked) = self.replicas.get_mut(&from) else {
+            return;
+        };
         *acked = (*acked).max(offset);
         self.answer_waits(ctx);
     }
