@@ -65,6 +65,10 @@ fn summary(trace: &Trace, mismatches: &[String]) -> Value {
         "actions": script_code(&trace.actions),
         "outcome": trace.outcome,
         "properties": properties,
+        "beats": trace
+            .reached_beats()
+            .map(|(seq, b)| json!({"seq": seq, "key": b.key, "title": b.title}))
+            .collect::<Vec<_>>(),
         "expected": { "met": mismatches.is_empty(), "mismatches": mismatches },
         "stop": trace.stop,
         "event_count": trace.event_count,

@@ -9,6 +9,14 @@ pub fn render(trace: &Trace, expectation: &Expectation, mismatches: &[String]) -
     let mut out = String::new();
     for e in &trace.entries {
         let _ = writeln!(out, "{}", e.line());
+        for (n, b) in trace
+            .beats
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.seq == Some(e.seq))
+        {
+            let _ = writeln!(out, "  * beat {}: {} — {}", n + 1, b.title, b.text);
+        }
         for note in &e.notes {
             let _ = writeln!(out, "  | {note}");
         }

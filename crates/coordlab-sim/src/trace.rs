@@ -2,6 +2,7 @@
 //! text form, the narration for that step, the properties that broke there, and the state
 //! snapshot after it — the view model the UI renders. Everything here is plain data.
 
+pub use crate::kernel::beats::{Beat, Question};
 use crate::kernel::faults::{Action, Fault, FaultKind};
 use crate::kernel::ids::{MsgId, NodeId};
 use crate::kernel::time::format_ms;
@@ -202,6 +203,9 @@ pub struct Trace {
     pub nodes: Vec<NodeInfo>,
     pub entries: Vec<TraceEntry>,
     pub properties: Vec<PropertyReport>,
+    /// The story's beats in order, each with the step where it happened (if it did).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub beats: Vec<Beat>,
     pub outcome: BTreeMap<String, serde_json::Value>,
     pub stop: StopReason,
     /// How many events the run processed (equals `entries.len()` unless entries were not kept).
@@ -209,6 +213,11 @@ pub struct Trace {
 }
 
 impl Trace {
+    /// The beats that happened, in order, with their steps.
+    pub fn reached_beats(&self) -> impl Iterator<Item = (u32, &Beat)> {
+        self.beats.iter().filter_map(|b| b.seq.map(|s| (s, b)))
+    }
+
     pub fn node_name(&self, id: NodeId) -> &str {
         self.nodes.get(id.index()).map(|n| n.name.as_str()).unwrap_or("?")
     }

@@ -2,6 +2,7 @@
 //! participant contract and the one engine that runs every scenario. It knows no protocol:
 //! everything here is shared by every scenario.
 
+pub mod beats;
 pub mod clock;
 pub mod collections;
 pub mod engine;

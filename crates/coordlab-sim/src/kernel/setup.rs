@@ -2,12 +2,13 @@
 //! display names, kinds, allowed faults and configuration; the network; faults the scenario
 //! scripts itself; and the world that checks it.
 
+use super::beats::{BeatSpec, Step};
 use super::faults::{Fault, FaultKind};
 use super::hosted::{Hosted, Slot};
 use super::ids::NodeId;
 use super::network::LinkConfig;
 use super::participant::Participant;
-use super::world::{QuietWorld, World};
+use super::world::{Nodes, QuietWorld, World};
 use crate::trace::NodeInfo;
 use std::collections::BTreeMap;
 
@@ -22,6 +23,8 @@ pub struct Setup {
     pub(crate) scripted: Vec<(u64, Fault)>,
     /// Parameters the scenario derived from others, recorded in the trace with the rest.
     pub(crate) derived_params: BTreeMap<String, String>,
+    /// The story's beats, in order.
+    pub(crate) beats: Vec<BeatSpec>,
 }
 
 impl Setup {
@@ -34,6 +37,7 @@ impl Setup {
             links: Vec::new(),
             scripted: Vec::new(),
             derived_params: BTreeMap::new(),
+            beats: Vec::new(),
         }
     }
 
@@ -106,5 +110,24 @@ impl Setup {
     /// the maximum equal the minimum), so the trace shows what the run really used.
     pub fn derive_param(&mut self, key: &str, value: impl Into<String>) {
         self.derived_params.insert(key.to_string(), value.into());
+    }
+
+    /// Declares the next beat of the story: it happens at the first step (after the beats
+    /// declared before it) where `when` holds. Returns it, to attach a question.
+    pub fn beat(
+        &mut self,
+        key: &'static str,
+        title: &str,
+        text: &str,
+        when: impl FnMut(&Nodes<'_>, &Step<'_>) -> bool + 'static,
+    ) -> &mut BeatSpec {
+        self.beats.push(BeatSpec {
+            key,
+            title: title.to_string(),
+            text: text.to_string(),
+            question: None,
+            when: Box::new(when),
+        });
+        self.beats.last_mut().expect("just pushed")
     }
 }

@@ -228,5 +228,117 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         setup.add::<DebitWorker>(name, "worker", &faults, plan, WorkerDurable { done: false });
     }
     setup.set_world(LostUpdateWorld);
+    beats(&mut setup, strategy(params));
     setup
+}
+
+/// How many debits the database has committed.
+fn committed(nodes: &Nodes<'_>) -> u32 {
+    LostUpdateWorld::db(nodes).committed_debits
+}
+
+/// Whether worker `id` has read the balance and not yet committed.
+fn holds_a_read(nodes: &Nodes<'_>, id: NodeId) -> bool {
+    nodes.live::<DebitWorker>(id).is_some_and(|w| {
+        matches!(
+            w.phase,
+            Phase::Computing { .. } | Phase::Writing { .. } | Phase::Committing { .. }
+        )
+    })
+}
+
+/// The story of each variant, told by the database's and the workers' state.
+fn beats(setup: &mut Setup, strategy: DebitStrategy) {
+    match strategy {
+        DebitStrategy::ReadThenWrite => {
+            setup.beat(
+                "first-read",
+                "A worker reads ₹100",
+                "One worker reads the balance with a plain SELECT. Nothing is locked.",
+                |n, _| WORKERS.iter().any(|w| holds_a_read(n, *w)),
+            );
+            setup
+                .beat("both-read", "Both have read ₹100", "The second worker reads the same ₹100 before the first has written anything.", |n, _| {
+                    WORKERS.iter().all(|w| holds_a_read(n, *w)) && committed(n) == 0
+                })
+                .ask(
+                    "Both workers now hold ₹100 and will each write back 100 − 30. What is the balance after both commit?",
+                    &["₹40", "₹70", "₹100"],
+                    1,
+                    "Each writes the number it computed from its own read, ₹70, so the second commit overwrites the first: one debit vanishes.",
+                );
+            setup.beat(
+                "first-commit",
+                "The first debit commits: ₹70",
+                "The first worker's ₹70 is now the committed balance.",
+                |n, _| committed(n) == 1,
+            );
+            setup.beat(
+                "lost",
+                "The second commit writes ₹70 again",
+                "Two debits are recorded, the balance moved once: a lost update.",
+                |n, _| committed(n) == 2,
+            );
+        }
+        DebitStrategy::RowLock => {
+            setup.beat(
+                "locked",
+                "A worker locks the row",
+                "SELECT … FOR UPDATE returns the balance together with an exclusive lock on row 42.",
+                |n, _| n.live::<AccountDb>(DB).is_some_and(|db| db.lock_holder.is_some()),
+            );
+            setup
+                .beat("waits", "The other worker waits", "Its SELECT … FOR UPDATE does not return: it queues behind the lock.", |n, _| {
+                    n.live::<AccountDb>(DB).is_some_and(|db| !db.lock_waiters.is_empty())
+                })
+                .ask(
+                    "The second worker is blocked. When it finally reads, what balance will it see?",
+                    &["₹100", "₹70", "₹40"],
+                    1,
+                    "The lock is released at the first worker's COMMIT, so the second reads the committed ₹70.",
+                );
+            setup.beat(
+                "first-commit",
+                "The first commits and hands over the lock",
+                "₹70 is committed; the waiting SELECT returns ₹70.",
+                |n, _| committed(n) == 1,
+            );
+            setup.beat(
+                "second-commit",
+                "The second commits ₹40",
+                "Both debits count: ₹100 − ₹30 − ₹30.",
+                |n, _| committed(n) == 2,
+            );
+        }
+        DebitStrategy::VersionCheck => {
+            setup.beat(
+                "both-read",
+                "Both read version 1",
+                "Both workers read ₹100 at version 1; nothing is locked.",
+                |n, _| WORKERS.iter().all(|w| holds_a_read(n, *w)) && committed(n) == 0,
+            );
+            setup.beat(
+                "first-commit",
+                "The first conditional write wins",
+                "Its UPDATE … WHERE version = 1 changes one row: ₹70, version 2.",
+                |n, _| committed(n) == 1,
+            );
+            setup
+                .beat("refused", "The stale write changes zero rows", "The second worker's version 1 is out of date, so its write is refused.", |n, _| {
+                    n.live::<AccountDb>(DB).is_some_and(|db| db.version_conflicts > 0)
+                })
+                .ask(
+                    "Its write was refused. What should the worker do now?",
+                    &["Give up: the debit is lost", "Read again and recompute", "Write ₹70 without the check"],
+                    1,
+                    "A refused conditional write means the value moved on: read the new balance and try again.",
+                );
+            setup.beat(
+                "second-commit",
+                "The retry commits ₹40",
+                "It read ₹70 at version 2 and wrote ₹40: both debits count.",
+                |n, _| committed(n) == 2,
+            );
+        }
+    }
 }

@@ -13,6 +13,7 @@ mod events;
 mod faults;
 mod snapshot;
 
+use super::beats::{BeatTracker, Step};
 use super::clock::LocalClock;
 use super::faults::Action;
 use super::hosted::{Call, Input, KernelEffect, Slot};
@@ -134,6 +135,7 @@ pub struct Engine {
     actions: Vec<Action>,
     next_action: usize,
     tracker: PropertyTracker,
+    beats: BeatTracker,
     recording: Recording,
     limits: Limits,
     entries: Vec<TraceEntry>,
@@ -194,6 +196,7 @@ impl Engine {
             actions,
             next_action: 0,
             tracker,
+            beats: BeatTracker::new(setup.beats),
             recording,
             limits,
             entries: Vec::new(),
@@ -265,6 +268,7 @@ impl Engine {
             nodes: self.infos,
             entries: self.entries,
             properties: self.tracker.finish(last_seq),
+            beats: self.beats.finish(),
             outcome,
             stop,
             event_count: self.event_count,
@@ -381,6 +385,16 @@ impl Engine {
         }
         let violations = self.tracker.observe(seq, &self.verdicts);
         let world_notes = self.world.take_notes();
+        self.beats.observe(
+            seq,
+            &nodes,
+            &Step {
+                kind: draft.kind,
+                nodes: &draft.nodes,
+                fault: draft.fault.as_ref(),
+                notes: &draft.notes,
+            },
+        );
         if self.recording == Recording::Summary {
             return;
         }
