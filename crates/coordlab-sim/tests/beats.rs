@@ -6,6 +6,17 @@ use coordlab_sim::{run, Limits, Recording, RunRequest};
 
 const SEEDS: u64 = 200;
 
+/// The scenarios to check: all of them, or those named in `COORDLAB_BEATS_ONLY`
+/// (comma-separated ids), for working on one family's story.
+fn scenarios() -> impl Iterator<Item = &'static coordlab_sim::scenarios::ScenarioDef> {
+    let only: Vec<String> = std::env::var("COORDLAB_BEATS_ONLY")
+        .map(|v| v.split(',').map(|s| s.trim().to_string()).collect())
+        .unwrap_or_default();
+    registry()
+        .iter()
+        .filter(move |d| only.is_empty() || only.iter().any(|o| o == d.id))
+}
+
 fn variants(def: &coordlab_sim::scenarios::ScenarioDef) -> Vec<Params> {
     let info = def.info();
     let mut out = vec![Params::new()];
@@ -21,7 +32,7 @@ fn variants(def: &coordlab_sim::scenarios::ScenarioDef) -> Vec<Params> {
 
 #[test]
 fn every_scenario_declares_a_story_of_beats() {
-    for def in registry() {
+    for def in scenarios() {
         for params in variants(def) {
             let request = RunRequest {
                 scenario: def.id.to_string(),
@@ -56,7 +67,7 @@ fn every_scenario_declares_a_story_of_beats() {
 #[test]
 fn every_beat_happens_in_order_in_every_variant_over_many_seeds() {
     let mut missed = Vec::new();
-    for def in registry() {
+    for def in scenarios() {
         for params in variants(def) {
             for seed in std::iter::once(1).chain(0..SEEDS) {
                 let request = RunRequest {
