@@ -72,3 +72,17 @@ export async function ready(page) {
 
 export const stepLabel = (page) => page.locator('.step-count').textContent();
 export const property = (page, name) => page.locator(`[data-property="${name}"]`);
+/** Opens one of the player's tool tabs (Beats, Parameters, Faults, Network, State, Events). */
+export const tab = (page, name) => page.getByRole('tab', { name, exact: true }).click();
+/** A property's chip in the strip under the story. */
+export const chip = (page, name) => page.locator(`.property-strip [data-chip="${name}"]`);
+
+/** Whether the element's box lies inside the viewport (the first screen, no scrolling). */
+export async function onScreen(page, selector) {
+  return page.locator(selector).first().evaluate((el) => {
+    const r = el.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && r.top >= 0 && r.left >= 0
+      && r.bottom <= window.innerHeight + 1 && r.right <= window.innerWidth + 1;
+  });
+}
+

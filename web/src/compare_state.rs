@@ -3,7 +3,8 @@
 //! cursor walks the two traces merged in true-time order, so each step is the next event of
 //! whichever run has it first and the room sees the same moment in both.
 
-use crate::transport::{self, Move};
+use crate::nav::Nav;
+use crate::transport::{self, Move, Stepping};
 use coordlab_sim::kernel::faults::Action as ScriptAction;
 use coordlab_sim::scenarios::{self, ScenarioInfo};
 use coordlab_sim::{Fault, Limits, Recording, RunRequest, Trace};
@@ -73,6 +74,10 @@ pub struct Compare {
     pub right: Side,
     /// Shared steps: the entry of each side on screen at that step.
     pub steps: Rc<Vec<(usize, usize)>>,
+    /// Where stepping goes over the shared steps.
+    pub nav: Rc<Nav>,
+    pub stepping: Stepping,
+    pub speed: u32,
     pub cursor: usize,
     pub playing: bool,
     pub notices: Vec<String>,
@@ -88,6 +93,9 @@ pub enum CompareAction {
     ClearFaults,
     DismissNotices,
     Load(CompareRoute, Vec<String>),
+    SetAllEvents(bool),
+    ToggleAllEvents,
+    SetSpeed(u32),
 }
 
 impl Compare {
@@ -103,6 +111,7 @@ impl Compare {
         let left = side(&route.left, &route.left_actions, &mut notices)?;
         let right = side(&route.right, &route.right_actions, &mut notices)?;
         let steps = Rc::new(merge(&left.trace, &right.trace));
+        let nav = Rc::new(Nav::merged(&left.trace, &right.trace, &steps));
         let last = steps.len() - 1;
         let cursor = match route.step {
             Some(s) if s as usize > last => {
@@ -120,6 +129,9 @@ impl Compare {
             left,
             right,
             steps,
+            nav,
+            stepping: Stepping::default(),
+            speed: 4,
             cursor,
             playing: false,
             notices,
@@ -168,6 +180,7 @@ impl Compare {
             }
         }
         self.steps = Rc::new(merge(&self.left.trace, &self.right.trace));
+        self.nav = Rc::new(Nav::merged(&self.left.trace, &self.right.trace, &self.steps));
         self.cursor = self.cursor.min(self.last());
     }
 
@@ -218,8 +231,12 @@ impl Reducible for Compare {
                 if m == Move::Tick && !next.playing {
                     return self; // a tick that arrives after a pause changes nothing
                 }
-                (next.cursor, next.playing) = transport::apply(m, next.cursor, next.last(), next.playing);
+                (next.cursor, next.playing) =
+                    transport::apply(m, next.cursor, &next.nav, next.stepping, next.playing);
             }
+            CompareAction::SetAllEvents(all) => next.stepping.all_events = all,
+            CompareAction::ToggleAllEvents => next.stepping.all_events = !next.stepping.all_events,
+            CompareAction::SetSpeed(s) => next.speed = s.clamp(1, 16),
             CompareAction::SetSeed(seed) => {
                 next.seed = seed;
                 let (l, r) = (next.left.actions.clone(), next.right.actions.clone());

@@ -5,6 +5,7 @@
 #[cfg(feature = "compare")]
 mod compare_state;
 mod components;
+mod nav;
 mod route;
 #[cfg(feature = "player")]
 mod state;

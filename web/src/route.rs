@@ -106,6 +106,10 @@ pub struct PlayRoute {
     pub seed: u64,
     pub actions: Vec<Action>,
     pub step: Option<u32>,
+    /// `present=1`: open in presenter mode.
+    pub present: bool,
+    /// `all=1`: step through every event, heartbeats and acks too.
+    pub all_events: bool,
 }
 
 /// A parsed URL and what had to be ignored on the way.
@@ -203,10 +207,14 @@ pub fn parse(hash: &str) -> Parsed {
     let mut seed = DEFAULT_SEED;
     let mut actions = Vec::new();
     let mut step = None;
+    let mut present = false;
+    let mut all_events = false;
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
         let (key, value) = (decode(key), decode(value));
         match key.as_str() {
+            "present" => present = value != "0",
+            "all" => all_events = value != "0",
             "seed" => match value.parse::<u64>() {
                 Ok(s) => seed = s,
                 Err(_) => notices.push(format!(
@@ -256,6 +264,8 @@ pub fn parse(hash: &str) -> Parsed {
             seed,
             actions,
             step,
+            present,
+            all_events,
         }),
         notices,
     }
@@ -282,6 +292,12 @@ pub fn format(route: &Route) -> String {
             }
             if let Some(step) = p.step {
                 parts.push(format!("step={step}"));
+            }
+            if p.all_events {
+                parts.push("all=1".to_string());
+            }
+            if p.present {
+                parts.push("present=1".to_string());
             }
             format!("#/play/{}?{}", encode(&p.scenario), parts.join("&"))
         }
@@ -327,11 +343,13 @@ mod tests {
                 },
             }],
             step: Some(9),
+            present: true,
+            all_events: true,
         });
         let hash = format(&route);
         assert_eq!(
             hash,
-            "#/play/lost-update?lock=row-lock&seed=77&actions=5@pause:1:40&step=9"
+            "#/play/lost-update?lock=row-lock&seed=77&actions=5@pause:1:40&step=9&all=1&present=1"
         );
         assert_eq!(
             parse(&hash),

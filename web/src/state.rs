@@ -2,8 +2,9 @@
 //! `(trace, cursor)`; the run's inputs (scenario, params, seed, actions) are what the URL
 //! stores. The reducer changes the simulation only by asking the simulator for a new trace.
 
+use crate::nav::Nav;
 use crate::route::PlayRoute;
-use crate::transport::{self, Move};
+use crate::transport::{self, Move, Stepping};
 use coordlab_sim::kernel::faults::Action as ScriptAction;
 use coordlab_sim::scenarios::{self, Params, ScenarioInfo};
 use coordlab_sim::{Fault, Limits, Recording, RunRequest, Trace};
@@ -26,6 +27,30 @@ pub struct Player {
     pub playing: bool,
     pub speed: u32,
     pub notices: Vec<String>,
+    /// Where stepping goes in this trace.
+    pub nav: Rc<Nav>,
+    pub stepping: Stepping,
+    /// Presenter mode: the picture and the story fill the screen.
+    pub presenting: bool,
+    /// The list of keys is open.
+    pub help: bool,
+    /// The tab open under the stage.
+    pub tab: Tab,
+    /// The answer picked for a beat's question: (beat index, answer index).
+    pub picked: Option<(usize, u8)>,
+    /// In presenter mode, the beat whose answer the room has been shown.
+    pub revealed: Option<usize>,
+}
+
+/// The tools under the stage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tab {
+    Story,
+    Run,
+    Faults,
+    Network,
+    State,
+    Events,
 }
 
 pub enum Action {
@@ -42,6 +67,18 @@ pub enum Action {
     DismissNotices,
     /// The URL changed underneath us (back button, edited link).
     Load(PlayRoute, Vec<String>),
+    SetAllEvents(bool),
+    ToggleAllEvents,
+    SetStopAtBeats(bool),
+    Present(bool),
+    TogglePresent,
+    Help(bool),
+    ToggleHelp,
+    /// Escape: out of presenter mode, help closed.
+    Leave,
+    Tab(Tab),
+    /// The learner answers the question of beat `.0` with answer `.1`.
+    Pick(usize, u8),
 }
 
 fn simulate(scenario: &str, params: &Params, seed: u64, actions: &[ScriptAction]) -> Result<Trace, String> {
@@ -87,11 +124,21 @@ impl Player {
             params: route.params.clone(),
             seed: route.seed,
             actions,
+            nav: Rc::new(Nav::of(&trace)),
             trace: Rc::new(trace),
             cursor,
             playing: false,
             speed: DEFAULT_SPEED,
             notices,
+            stepping: Stepping {
+                all_events: route.all_events,
+                ..Stepping::default()
+            },
+            presenting: route.present,
+            help: false,
+            tab: Tab::Story,
+            picked: None,
+            revealed: None,
         })
     }
 
@@ -102,7 +149,22 @@ impl Player {
             seed: self.seed,
             actions: self.actions.clone(),
             step: Some(self.cursor as u32),
+            present: self.presenting,
+            all_events: self.stepping.all_events,
         }
+    }
+
+    /// The question of the beat on screen, if the cursor is at a beat that asks one:
+    /// (beat index, question).
+    pub fn question(&self) -> Option<(usize, &coordlab_sim::trace::Question)> {
+        let i = self.nav.beats.iter().position(|s| *s == self.cursor)?;
+        let beat = self.trace.reached_beats().nth(i)?.1;
+        beat.question.as_ref().map(|q| (i, q))
+    }
+
+    /// Whether the answer to beat `i`'s question is on screen.
+    pub fn answered(&self, i: usize) -> bool {
+        self.picked.is_some_and(|(b, _)| b == i) || self.revealed == Some(i)
     }
 
     pub fn last(&self) -> usize {
@@ -112,10 +174,25 @@ impl Player {
     /// Re-simulates after an input changed; keeps the cursor where it was when possible.
     fn rerun(&mut self) {
         match simulate(self.info.id, &self.params, self.seed, &self.actions) {
-            Ok(t) => self.trace = Rc::new(t),
+            Ok(t) => {
+                self.nav = Rc::new(Nav::of(&t));
+                self.trace = Rc::new(t);
+            }
             Err(e) => self.notices.push(e),
         }
         self.cursor = self.cursor.min(self.last());
+    }
+
+    /// In presenter mode, the first step forward from a beat that asks a question shows the
+    /// room the answer instead of moving on.
+    fn reveal_first(&mut self) -> bool {
+        match self.question() {
+            Some((i, _)) if self.presenting && !self.answered(i) => {
+                self.revealed = Some(i);
+                true
+            }
+            _ => false,
+        }
     }
 }
 
@@ -130,8 +207,31 @@ impl Reducible for Player {
                 if m == Move::Tick && !next.playing {
                     return self; // a tick that arrives after a pause changes nothing
                 }
-                (next.cursor, next.playing) = transport::apply(m, next.cursor, next.last(), next.playing);
+                if matches!(m, Move::Forward | Move::NextBeat) && next.reveal_first() {
+                    return Rc::new(next);
+                }
+                (next.cursor, next.playing) =
+                    transport::apply(m, next.cursor, &next.nav, next.stepping, next.playing);
             }
+            Action::SetAllEvents(all) => next.stepping.all_events = all,
+            Action::ToggleAllEvents => next.stepping.all_events = !next.stepping.all_events,
+            Action::SetStopAtBeats(stop) => next.stepping.stop_at_beats = stop,
+            Action::Present(on) => {
+                next.presenting = on;
+                next.help = false;
+            }
+            Action::TogglePresent => {
+                next.presenting = !next.presenting;
+                next.help = false;
+            }
+            Action::Help(open) => next.help = open,
+            Action::ToggleHelp => next.help = !next.help,
+            Action::Leave => {
+                next.presenting = false;
+                next.help = false;
+            }
+            Action::Tab(tab) => next.tab = tab,
+            Action::Pick(beat, answer) => next.picked = Some((beat, answer)),
             Action::SetSpeed(s) => next.speed = if SPEEDS.contains(&s) { s } else { DEFAULT_SPEED },
             Action::SetParam(key, value) => {
                 next.params.insert(key, value);
@@ -197,6 +297,8 @@ mod tests {
             seed: DEFAULT_SEED,
             actions: Vec::new(),
             step: None,
+            present: false,
+            all_events: false,
         }
     }
 
@@ -259,8 +361,31 @@ mod tests {
     }
 
     #[test]
+    fn playback_pauses_at_each_beat_and_goes_on_when_played_again() {
+        let mut p = player("none").reduce(Action::Transport(Move::TogglePlay));
+        let mut stops = Vec::new();
+        for _ in 0..20 {
+            for _ in 0..100 {
+                p = p.reduce(Action::Transport(Move::Tick));
+            }
+            assert!(!p.playing);
+            stops.push(p.cursor);
+            if p.cursor == p.last() {
+                break;
+            }
+            p = p.reduce(Action::Transport(Move::TogglePlay));
+        }
+        let mut want = p.nav.beats.clone();
+        if want.last() != Some(&p.last()) {
+            want.push(p.last());
+        }
+        assert_eq!(stops, want, "one stop per beat, then the end");
+    }
+
+    #[test]
     fn playback_stops_at_the_end() {
         let p = player("none")
+            .reduce(Action::SetStopAtBeats(false))
             .reduce(Action::Transport(Move::Last))
             .reduce(Action::Transport(Move::TogglePlay));
         assert!(p.playing);

@@ -1,6 +1,12 @@
-//! What the player and the side-by-side view share: the transport keys (← → Home End Space)
-//! and how a cursor moves through a run for each transport command.
+//! What the player and the side-by-side view share: the transport commands, how each moves a
+//! cursor through a run, and the keyboard.
+//!
+//! The keys act on the player wherever the focus is, except while typing in a text field:
+//! Space plays even right after a button was clicked (it must not press that button again),
+//! and ← → step even when a drop-down has the focus (they must not change its value). Presenter
+//! clickers send PageDown / PageUp: those move by beat.
 
+use crate::nav::Nav;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
 use web_sys::KeyboardEvent;
@@ -11,58 +17,117 @@ use yew::prelude::*;
 pub enum Move {
     Forward,
     Back,
+    NextBeat,
+    PrevBeat,
     First,
     Last,
     TogglePlay,
-    /// Advance during playback; stops at the end.
+    /// Advance during playback; stops at the end (and at a beat when playback stops there).
     Tick,
 }
 
-/// Applies `m` to a cursor over steps `0..=last`; returns the new cursor and whether playback
-/// runs. Stepping by hand stops playback; playing from the end starts over.
-pub fn apply(m: Move, cursor: usize, last: usize, playing: bool) -> (usize, bool) {
-    match m {
-        Move::Forward => ((cursor + 1).min(last), false),
-        Move::Back => (cursor.saturating_sub(1), false),
-        Move::First => (0, false),
-        Move::Last => (last, false),
-        Move::TogglePlay if !playing && cursor >= last => (0, true),
-        Move::TogglePlay => (cursor, !playing),
-        Move::Tick if !playing => (cursor, false),
-        Move::Tick if cursor >= last => (cursor, false),
-        Move::Tick => (cursor + 1, true),
+/// How the cursor moves: every event or only the narrated ones, and whether playback pauses
+/// at each beat.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stepping {
+    pub all_events: bool,
+    pub stop_at_beats: bool,
+}
+
+impl Default for Stepping {
+    fn default() -> Self {
+        Stepping {
+            all_events: false,
+            stop_at_beats: true,
+        }
     }
 }
 
-/// Listens for the transport keys anywhere on the page, except while typing in a field.
+/// Applies `m` to a cursor; returns the new cursor and whether playback runs. Stepping by
+/// hand stops playback; playing from the end starts over.
+pub fn apply(m: Move, cursor: usize, nav: &Nav, how: Stepping, playing: bool) -> (usize, bool) {
+    match m {
+        Move::Forward => (nav.next(cursor, how.all_events), false),
+        Move::Back => (nav.prev(cursor, how.all_events), false),
+        Move::NextBeat => (nav.next_beat(cursor), false),
+        Move::PrevBeat => (nav.prev_beat(cursor), false),
+        Move::First => (0, false),
+        Move::Last => (nav.last, false),
+        Move::TogglePlay if !playing && cursor >= nav.last => (0, true),
+        Move::TogglePlay => (cursor, !playing),
+        Move::Tick if !playing || cursor >= nav.last => (cursor, false),
+        Move::Tick => {
+            let next = nav.next(cursor, how.all_events);
+            let pause = next >= nav.last || (how.stop_at_beats && nav.is_beat(next));
+            (next, !pause)
+        }
+    }
+}
+
+/// A key the player acts on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Key {
+    Move(Move),
+    /// `f`: presenter mode on or off.
+    Present,
+    /// Escape: leave presenter mode, close the help.
+    Leave,
+    /// `?`: the list of keys.
+    Help,
+    /// `a`: every event, or only the narrated ones.
+    AllEvents,
+}
+
+/// The key a keydown means, given what has the focus (`tag` of the target, and its `type`
+/// for an `INPUT`).
+pub fn key_for(key: &str, tag: &str, input_type: &str) -> Option<Key> {
+    let typing = match tag {
+        "TEXTAREA" => true,
+        "INPUT" => !matches!(input_type, "checkbox" | "radio" | "button" | "submit" | "range"),
+        _ => false,
+    };
+    // A range slider keeps its own arrow keys (they step it, which seeks).
+    let slider = tag == "INPUT" && input_type == "range";
+    if typing && key != "Escape" {
+        return None;
+    }
+    // A checkbox toggles with Space (Enter does not), so Space stays its own there.
+    if key == " " && tag == "INPUT" && matches!(input_type, "checkbox" | "radio") {
+        return None;
+    }
+    Some(match key {
+        "ArrowRight" | "l" if !slider => Key::Move(Move::Forward),
+        "ArrowLeft" | "j" if !slider => Key::Move(Move::Back),
+        "n" | "PageDown" => Key::Move(Move::NextBeat),
+        "p" | "PageUp" => Key::Move(Move::PrevBeat),
+        "Home" if !slider => Key::Move(Move::First),
+        "End" if !slider => Key::Move(Move::Last),
+        " " | "k" => Key::Move(Move::TogglePlay),
+        "f" => Key::Present,
+        "Escape" => Key::Leave,
+        "?" => Key::Help,
+        "a" => Key::AllEvents,
+        _ => return None,
+    })
+}
+
+/// Listens for the player's keys anywhere on the page.
 #[hook]
-pub fn use_transport_keys(on_move: Callback<Move>) {
+pub fn use_player_keys(on_key: Callback<Key>) {
     use_effect_with((), move |_| {
         let listener = Closure::<dyn Fn(KeyboardEvent)>::new(move |e: KeyboardEvent| {
             if e.ctrl_key() || e.meta_key() || e.alt_key() {
                 return;
             }
-            let tag = e
-                .target()
-                .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-                .map(|el| el.tag_name())
+            let target = e.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok());
+            let tag = target.as_ref().map(|el| el.tag_name()).unwrap_or_default();
+            let input_type = target
+                .as_ref()
+                .and_then(|el| el.get_attribute("type"))
                 .unwrap_or_default();
-            if matches!(tag.as_str(), "INPUT" | "SELECT" | "TEXTAREA") {
-                return;
-            }
-            let on_button = tag == "BUTTON" || tag == "A";
-            let m = match e.key().as_str() {
-                "ArrowRight" | "l" => Some(Move::Forward),
-                "ArrowLeft" | "j" => Some(Move::Back),
-                "Home" => Some(Move::First),
-                "End" => Some(Move::Last),
-                // Space on a focused button presses the button instead.
-                " " | "k" if !on_button || e.key() == "k" => Some(Move::TogglePlay),
-                _ => None,
-            };
-            if let Some(m) = m {
+            if let Some(k) = key_for(&e.key(), &tag, &input_type) {
                 e.prevent_default();
-                on_move.emit(m);
+                on_key.emit(k);
             }
         });
         let window = web_sys::window();
@@ -81,26 +146,79 @@ pub fn use_transport_keys(on_move: Callback<Move>) {
 mod tests {
     use super::*;
 
+    fn nav() -> Nav {
+        Nav {
+            narrated: vec![0, 2, 4, 5],
+            beats: vec![2, 4],
+            last: 5,
+        }
+    }
+
     #[test]
-    fn moves_stay_within_the_run_and_playback_stops_at_the_end() {
-        assert_eq!(apply(Move::Back, 0, 5, false), (0, false));
-        assert_eq!(apply(Move::Forward, 5, 5, false), (5, false));
+    fn moves_stay_within_the_run_and_playback_pauses_at_beats_and_the_end() {
+        let n = nav();
+        let how = Stepping::default();
+        assert_eq!(apply(Move::Back, 0, &n, how, false), (0, false));
+        assert_eq!(apply(Move::Forward, 5, &n, how, false), (5, false));
         assert_eq!(
-            apply(Move::Forward, 2, 5, true),
-            (3, false),
+            apply(Move::Forward, 0, &n, how, true),
+            (2, false),
             "a manual step stops playback"
         );
         assert_eq!(
-            apply(Move::TogglePlay, 5, 5, false),
+            apply(Move::TogglePlay, 5, &n, how, false),
             (0, true),
             "playing from the end starts over"
         );
-        assert_eq!(apply(Move::Tick, 4, 5, true), (5, true));
-        assert_eq!(apply(Move::Tick, 5, 5, true), (5, false));
         assert_eq!(
-            apply(Move::Tick, 2, 5, false),
+            apply(Move::Tick, 0, &n, how, true),
+            (2, false),
+            "playback pauses at a beat"
+        );
+        assert_eq!(
+            apply(
+                Move::Tick,
+                0,
+                &n,
+                Stepping {
+                    stop_at_beats: false,
+                    ..how
+                },
+                true
+            ),
+            (2, true)
+        );
+        assert_eq!(apply(Move::Tick, 4, &n, how, true), (5, false), "and at the end");
+        assert_eq!(
+            apply(Move::Tick, 2, &n, how, false),
             (2, false),
             "a late tick after pause does nothing"
         );
+        assert_eq!(apply(Move::NextBeat, 0, &n, how, false), (2, false));
+        assert_eq!(apply(Move::PrevBeat, 4, &n, how, false), (2, false));
+    }
+
+    #[test]
+    fn keys_never_misfire_on_the_focused_control() {
+        assert_eq!(
+            key_for(" ", "BUTTON", ""),
+            Some(Key::Move(Move::TogglePlay)),
+            "Space plays, not clicks again"
+        );
+        assert_eq!(
+            key_for("ArrowRight", "SELECT", ""),
+            Some(Key::Move(Move::Forward)),
+            "← → never change a drop-down"
+        );
+        assert_eq!(key_for("PageDown", "BODY", ""), Some(Key::Move(Move::NextBeat)));
+        assert_eq!(key_for("n", "INPUT", "text"), None, "typing is typing");
+        assert_eq!(key_for("Escape", "INPUT", "number"), Some(Key::Leave));
+        assert_eq!(
+            key_for("ArrowRight", "INPUT", "range"),
+            None,
+            "the slider keeps its arrows"
+        );
+        assert_eq!(key_for(" ", "INPUT", "checkbox"), None, "Space ticks a checkbox");
+        assert_eq!(key_for("?", "BODY", ""), Some(Key::Help));
     }
 }

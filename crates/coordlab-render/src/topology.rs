@@ -7,11 +7,11 @@
 //! what they write to at the bottom.
 
 use crate::markup::{escape, n, px, Markup};
+use coordlab_sim::kernel::collections::VecSet;
 use coordlab_sim::kernel::time::{format_signed_ms, format_time, MS_US};
 use coordlab_sim::trace::{Gauge, LinkView, LogCell, NodeInfo, NodeStatus, NodeView, Trace};
 
 pub const WIDTH: f64 = 800.0;
-const HEIGHT: f64 = 470.0;
 const CARD_W: f64 = 200.0;
 const CARD_H: f64 = 84.0;
 /// A consensus ring is taller: its cards carry a log strip and a timer.
@@ -31,6 +31,31 @@ pub struct Layout {
     /// Whether the servers form a consensus ring.
     pub ring: bool,
     pub height: f64,
+}
+
+impl Layout {
+    /// The part of the 800-wide drawing the picture shows: the cards and a margin, so a
+    /// scenario with few participants is drawn large rather than lost in white space.
+    pub fn view_box(&self, nodes: &[NodeInfo]) -> (i64, i64, i64, i64) {
+        let (mut x0, mut x1) = (f64::MAX, f64::MIN);
+        for (i, n) in nodes.iter().enumerate() {
+            let (w, _) = card_size(&n.kind, self.ring, self.card_w);
+            x0 = x0.min(self.pos[i].0 - w / 2.0);
+            x1 = x1.max(self.pos[i].0 + w / 2.0);
+        }
+        if nodes.is_empty() {
+            return (0, 0, px(WIDTH), px(self.height));
+        }
+        // Room for a badge or a message label at either side.
+        let (x0, x1) = ((x0 - 40.0).max(0.0), (x1 + 40.0).min(WIDTH));
+        (px(x0), 0, px(x1 - x0), px(self.height))
+    }
+
+    /// The `viewBox` attribute for [`Layout::view_box`].
+    pub fn view_box_attr(&self, nodes: &[NodeInfo]) -> String {
+        let (x, y, w, h) = self.view_box(nodes);
+        format!("{x} {y} {w} {h}")
+    }
 }
 
 /// Which row a participant sits in.
@@ -84,6 +109,10 @@ pub fn layout(nodes: &[NodeInfo]) -> Layout {
     }
 }
 
+/// Vertical distance between the rows of the tiered layout, and the margin above the first.
+const ROW_GAP: f64 = 150.0;
+const ROW_MARGIN: f64 = 58.0;
+
 fn layout_in_tiers(nodes: &[NodeInfo]) -> Layout {
     let mut tiers: Vec<usize> = nodes.iter().map(|n| tier(&n.kind)).collect();
     coordlab_sim::kernel::collections::sort(&mut tiers);
@@ -101,11 +130,7 @@ fn layout_in_tiers(nodes: &[NodeInfo]) -> Layout {
         .map(|(i, n)| {
             let t = tier(&n.kind);
             let row = tiers.iter().position(|x| *x == t).unwrap_or(0);
-            let y = if rows == 1 {
-                HEIGHT / 2.0
-            } else {
-                70.0 + (HEIGHT - 140.0) * row as f64 / (rows - 1) as f64
-            };
+            let y = ROW_MARGIN + ROW_GAP * row as f64;
             let peers: Vec<usize> = (0..nodes.len()).filter(|j| tier(&nodes[*j].kind) == t).collect();
             let k = peers.iter().position(|j| *j == i).unwrap_or(0);
             (WIDTH * (k as f64 + 1.0) / (peers.len() as f64 + 1.0), y)
@@ -115,8 +140,27 @@ fn layout_in_tiers(nodes: &[NodeInfo]) -> Layout {
         pos,
         card_w,
         ring: false,
-        height: HEIGHT,
+        // Room under the last row for a badge ("PAUSED until …").
+        height: 2.0 * ROW_MARGIN + 22.0 + ROW_GAP * (rows - 1) as f64,
     }
+}
+
+/// The pairs of participants that exchange messages at some point of the run: the only links
+/// worth drawing (a full mesh hides who really talks to whom).
+pub fn talking_pairs(trace: &Trace) -> VecSet<(u32, u32)> {
+    let pair = |a: u32, b: u32| (a.min(b), a.max(b));
+    let mut pairs = VecSet::new();
+    for e in &trace.entries {
+        for m in e.message.iter().chain(&e.lost) {
+            pairs.insert(pair(m.from.0, m.to.0));
+        }
+        if let Some(s) = &e.snapshot {
+            for m in &s.messages {
+                pairs.insert(pair(m.from.0, m.to.0));
+            }
+        }
+    }
+    pairs
 }
 
 /// Cosine and sine of the `k`th of `n` equal steps around a circle, starting at the top and
@@ -278,7 +322,7 @@ pub fn svg(trace: &Trace, cursor: usize, options: TopologyOptions) -> String {
         "svg",
         &[
             ("xmlns", "http://www.w3.org/2000/svg"),
-            ("viewBox", &format!("0 0 {} {}", px(WIDTH), px(lay.height))),
+            ("viewBox", &lay.view_box_attr(&trace.nodes)),
             ("role", "img"),
             (
                 "aria-label",
@@ -287,9 +331,9 @@ pub fn svg(trace: &Trace, cursor: usize, options: TopologyOptions) -> String {
         ],
     );
     defs(&mut s);
-    for i in 0..pos.len() {
-        for j in (i + 1)..pos.len() {
-            let (a, b) = (pos[i], pos[j]);
+    for &(i, j) in talking_pairs(trace).iter() {
+        let (a, b) = (pos[i as usize], pos[j as usize]);
+        {
             s.leaf(
                 "line",
                 &[
@@ -415,11 +459,12 @@ fn broken_links(s: &mut Markup, trace: &Trace, links: &[LinkView], pos: &[(f64, 
     }
     let cut_count = links.iter().filter(|l| l.cut).count();
     if !label_links && cut_count > 0 {
+        let right = pos.iter().map(|p| p.0).fold(0.0, f64::max) + 90.0;
         s.text(
             "text",
             &[
                 ("class", "cut-legend"),
-                ("x", "790"),
+                ("x", &n(px(right.min(WIDTH - 10.0)))),
                 ("y", &n(px(height - 8.0))),
                 ("text-anchor", "end"),
             ],

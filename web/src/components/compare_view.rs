@@ -6,7 +6,7 @@ use super::notices::Notices;
 use super::topology::Topology;
 use crate::compare_state::{Compare, CompareAction, CompareRoute, Side};
 use crate::route::{self, Route};
-use crate::transport::{use_transport_keys, Move};
+use crate::transport::{use_player_keys, Key, Move};
 use coordlab_sim::kernel::faults::{FaultKind, MAX_FAULT_MS};
 use coordlab_sim::kernel::time::format_time;
 use coordlab_sim::properties::Verdict;
@@ -16,7 +16,8 @@ use gloo_timers::callback::Interval;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
-const STEPS_PER_SECOND: u32 = 4;
+/// Playback speeds of the side-by-side view, in steps per second.
+const SPEEDS: [u32; 5] = [1, 2, 4, 8, 16];
 const DEFAULT_PAUSE_MS: u64 = 40_000;
 
 #[derive(Properties, PartialEq)]
@@ -60,9 +61,9 @@ pub fn compare_view(props: &CompareProps) -> Html {
     });
     {
         let dispatch = dispatch.clone();
-        use_effect_with(state.playing, move |playing| {
+        use_effect_with((state.playing, state.speed), move |(playing, speed)| {
             let interval = playing.then(|| {
-                Interval::new(1_000 / STEPS_PER_SECOND, move || {
+                Interval::new(1_000 / (*speed).max(1), move || {
                     dispatch.dispatch(CompareAction::Transport(Move::Tick))
                 })
             });
@@ -71,8 +72,10 @@ pub fn compare_view(props: &CompareProps) -> Html {
     }
     {
         let dispatch = dispatch.clone();
-        use_transport_keys(Callback::from(move |m| {
-            dispatch.dispatch(CompareAction::Transport(m))
+        use_player_keys(Callback::from(move |k| match k {
+            Key::Move(m) => dispatch.dispatch(CompareAction::Transport(m)),
+            Key::AllEvents => dispatch.dispatch(CompareAction::ToggleAllEvents),
+            Key::Present | Key::Leave | Key::Help => {}
         }));
     }
 
@@ -144,16 +147,45 @@ fn transport(props: &TransportProps) -> Html {
         })
     };
     let at_end = c.cursor >= c.last();
+    let on_speed = {
+        let d = d.clone();
+        Callback::from(move |e: Event| {
+            let v = e.target_unchecked_into::<web_sys::HtmlSelectElement>().value();
+            d.dispatch(CompareAction::SetSpeed(v.parse().unwrap_or(4)));
+        })
+    };
+    let on_all = {
+        let d = d.clone();
+        Callback::from(move |e: Event| {
+            d.dispatch(CompareAction::SetAllEvents(
+                e.target_unchecked_into::<HtmlInputElement>().checked(),
+            ))
+        })
+    };
     html! {
         <div class="controls">
             <div class="transport" role="group" aria-label="Playback of both runs">
-                <button onclick={send(|| CompareAction::Transport(Move::First))} disabled={c.cursor == 0} aria-label="Restart both runs from the first step">{ "|◀ First" }</button>
-                <button onclick={send(|| CompareAction::Transport(Move::Back))} disabled={c.cursor == 0} aria-label="Step back">{ "◀ Back" }</button>
-                <button class="play" onclick={send(|| CompareAction::Transport(Move::TogglePlay))} aria-label={if c.playing { "Pause" } else { "Play" }}>
+                <button onclick={send(|| CompareAction::Transport(Move::First))} disabled={c.cursor == 0} title="First step (Home)">{ "|◀" }<span class="visually-hidden">{ " Restart both runs from the first step" }</span></button>
+                <button onclick={send(|| CompareAction::Transport(Move::PrevBeat))} disabled={c.cursor == 0} title="Previous beat (p, Page Up)">{ "◀◀ Beat" }</button>
+                <button onclick={send(|| CompareAction::Transport(Move::Back))} disabled={c.cursor == 0} title="Step back (←)">{ "◀ Back" }</button>
+                <button class="play" onclick={send(|| CompareAction::Transport(Move::TogglePlay))} title="Play / pause (Space)">
                     { if c.playing { "‖ Pause" } else { "▶ Play" } }
                 </button>
-                <button onclick={send(|| CompareAction::Transport(Move::Forward))} disabled={at_end} aria-label="Step forward">{ "Step ▶" }</button>
-                <button onclick={send(|| CompareAction::Transport(Move::Last))} disabled={at_end} aria-label="Jump to the last step">{ "Last ▶|" }</button>
+                <button onclick={send(|| CompareAction::Transport(Move::Forward))} disabled={at_end} title="Step forward (→)">{ "Step ▶" }</button>
+                <button onclick={send(|| CompareAction::Transport(Move::NextBeat))} disabled={at_end} title="Next beat (n, Page Down)">{ "Beat ▶▶" }</button>
+                <button onclick={send(|| CompareAction::Transport(Move::Last))} disabled={at_end} title="Last step (End)">{ "▶|" }<span class="visually-hidden">{ " Jump to the last step" }</span></button>
+                <label class="speed">
+                    { "Speed " }
+                    <select onchange={on_speed}>
+                        { for SPEEDS.iter().map(|s| html! {
+                            <option value={s.to_string()} selected={*s == c.speed}>{ format!("{s}/s") }</option>
+                        }) }
+                    </select>
+                </label>
+                <label class="all-events" title="Also step through heartbeats and acks (a)">
+                    <input type="checkbox" checked={c.stepping.all_events} onchange={on_all} />
+                    { " All events" }
+                </label>
                 <label class="seed">
                     { "Seed " }
                     <input type="text" inputmode="numeric" value={c.seed.to_string()} onchange={on_seed} aria-label="Seed for both runs" />

@@ -1,15 +1,17 @@
 //! View components. Each renders part of a snapshot or dispatches player actions.
 
+#[cfg(feature = "player")]
+pub mod beat_list;
 #[cfg(feature = "compare")]
 pub mod compare_view;
-#[cfg(feature = "player")]
-pub mod controls;
 #[cfg(feature = "player")]
 pub mod event_log;
 #[cfg(feature = "player")]
 pub mod fault_button;
 #[cfg(feature = "player")]
 pub mod fault_panel;
+#[cfg(feature = "player")]
+pub mod help;
 #[cfg(feature = "player")]
 pub mod inspector;
 #[cfg(feature = "library")]
@@ -22,4 +24,12 @@ pub mod notices;
 pub mod player;
 #[cfg(feature = "player")]
 pub mod property_panel;
+#[cfg(feature = "player")]
+pub mod run_settings;
+#[cfg(feature = "player")]
+pub mod story;
+#[cfg(feature = "player")]
+pub mod timeline;
 pub mod topology;
+#[cfg(feature = "player")]
+pub mod transport_bar;

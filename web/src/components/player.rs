@@ -1,25 +1,53 @@
-//! The scenario player: owns the reducer, the playback timer, the keyboard shortcuts and the
-//! URL sync, and lays out the views.
+//! The scenario player: owns the reducer, the playback timer, the keys, presenter mode and
+//! the URL sync, and lays out the views. The first screen holds what a room looks at — the
+//! picture, the story so far (beat and narration) and the property strip — with the transport
+//! under it; parameters, faults, the network, the state tables and the event log sit in tabs
+//! below.
 
-use super::controls::Controls;
+use super::beat_list::BeatList;
 use super::event_log::EventLog;
 use super::fault_panel::FaultPanel;
+use super::help::Help;
 use super::inspector::Inspector;
-use super::narration::Narration;
 use super::network_panel::{offers_network, NetworkPanel};
 use super::notices::Notices;
 use super::property_panel::PropertyPanel;
+use super::run_settings::RunSettings;
+use super::story::Story;
+use super::timeline::Timeline;
 use super::topology::Topology;
+use super::transport_bar::{ModeButtons, TransportBar};
 use crate::route::{self, PlayRoute, Route};
-use crate::state::{Action, Player};
-use crate::transport::{use_transport_keys, Move};
+use crate::state::{Action, Player, Tab};
+use crate::transport::{use_player_keys, Key};
 use gloo_timers::callback::Interval;
+use std::rc::Rc;
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
 pub struct PlayerProps {
     pub route: PlayRoute,
     pub notices: Vec<String>,
+}
+
+/// Asks the browser for full screen (it may refuse: presenter mode works without it).
+fn enter_fullscreen() {
+    if let Some(root) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.document_element())
+    {
+        let _ = root.request_fullscreen();
+    }
+}
+
+fn leave_fullscreen() {
+    if let Some(doc) = web_sys::window().and_then(|w| w.document()) {
+        if doc.fullscreen_element().is_some() {
+            doc.exit_fullscreen();
+        }
+    }
 }
 
 #[function_component(PlayerView)]
@@ -56,47 +84,132 @@ pub fn player_view(props: &PlayerProps) -> Html {
             let interval = playing.then(|| {
                 let period_ms = 1_000 / (*speed).max(1);
                 Interval::new(period_ms, move || {
-                    dispatch.dispatch(Action::Transport(Move::Tick))
+                    dispatch.dispatch(Action::Transport(crate::transport::Move::Tick))
                 })
             });
             move || drop(interval)
         });
     }
 
+    // Leaving full screen (Escape, the browser's own control) leaves presenter mode.
     {
         let dispatch = dispatch.clone();
-        use_transport_keys(Callback::from(move |m| dispatch.dispatch(Action::Transport(m))));
+        use_effect_with((), move |_| {
+            let listener = Closure::<dyn Fn()>::new(move || {
+                let full = web_sys::window()
+                    .and_then(|w| w.document())
+                    .is_some_and(|d| d.fullscreen_element().is_some());
+                if !full {
+                    dispatch.dispatch(Action::Present(false));
+                }
+            });
+            let doc = web_sys::window().and_then(|w| w.document());
+            if let Some(d) = &doc {
+                let _ =
+                    d.add_event_listener_with_callback("fullscreenchange", listener.as_ref().unchecked_ref());
+            }
+            move || {
+                if let Some(d) = doc {
+                    let _ = d.remove_event_listener_with_callback(
+                        "fullscreenchange",
+                        listener.as_ref().unchecked_ref(),
+                    );
+                }
+            }
+        });
     }
 
-    let entry = &player.trace.entries[player.cursor];
+    // Presenter mode asks for full screen when it starts (a key press or a click just
+    // happened, which browsers require) and gives it back when it ends.
+    use_effect_with(player.presenting, |presenting| {
+        if *presenting {
+            enter_fullscreen();
+        } else {
+            leave_fullscreen();
+        }
+    });
+
+    {
+        // Registered once: each key becomes an action the reducer applies to the state it has.
+        let dispatch = dispatch.clone();
+        use_player_keys(Callback::from(move |k: Key| match k {
+            Key::Move(m) => dispatch.dispatch(Action::Transport(m)),
+            Key::Present => dispatch.dispatch(Action::TogglePresent),
+            Key::Leave => dispatch.dispatch(Action::Leave),
+            Key::Help => dispatch.dispatch(Action::ToggleHelp),
+            Key::AllEvents => dispatch.dispatch(Action::ToggleAllEvents),
+        }));
+    }
+
+    let p: Rc<Player> = Rc::new((*player).clone());
+    let entry = &p.trace.entries[p.cursor];
     let snapshot = entry.snapshot.clone().expect("the player records full snapshots");
     let on_dismiss = {
         let dispatch = dispatch.clone();
         Callback::from(move |_| dispatch.dispatch(Action::DismissNotices))
     };
+    let tab_button = |tab: Tab, label: &'static str| {
+        let d = dispatch.clone();
+        let selected = p.tab == tab;
+        html! {
+            <button role="tab" aria-selected={if selected { "true" } else { "false" }}
+                class={classes!("tab", selected.then_some("selected"))}
+                onclick={Callback::from(move |_| d.dispatch(Action::Tab(tab)))}>{ label }</button>
+        }
+    };
+    let network = offers_network(&p.trace);
+    let tools = match p.tab {
+        Tab::Story => html! { <BeatList player={p.clone()} dispatch={dispatch.clone()} /> },
+        Tab::Run => html! { <RunSettings player={p.clone()} dispatch={dispatch.clone()} /> },
+        Tab::Faults => html! {
+            <FaultPanel trace={p.trace.clone()} snapshot={snapshot.clone()} actions={p.actions.clone()} dispatch={dispatch.clone()} />
+        },
+        Tab::Network if network => html! {
+            <NetworkPanel trace={p.trace.clone()} snapshot={snapshot.clone()} dispatch={dispatch.clone()} />
+        },
+        Tab::Network => html! { <p class="hint">{ "This scenario offers no network faults." }</p> },
+        Tab::State => html! {
+            <div class="state-tab">
+                <PropertyPanel trace={p.trace.clone()} cursor={p.cursor} dispatch={dispatch.clone()} />
+                <Inspector snapshot={snapshot.clone()} />
+            </div>
+        },
+        Tab::Events => html! { <EventLog player={p.clone()} dispatch={dispatch.clone()} /> },
+    };
     html! {
-        <div class="player">
-            <Notices notices={player.notices.clone()} on_dismiss={on_dismiss} />
+        <div class={classes!("player", p.presenting.then_some("presenting"))}>
+            <Notices notices={p.notices.clone()} on_dismiss={on_dismiss} />
             <div class="player-head">
-                <h1>{ player.info.title }</h1>
-                <p class="summary">{ player.info.summary }</p>
+                <h1>{ p.info.title }</h1>
+                <ModeButtons player={p.clone()} dispatch={dispatch.clone()} />
+                <p class="summary">{ p.info.summary }</p>
             </div>
-            <Controls player={std::rc::Rc::new((*player).clone())} dispatch={dispatch.clone()} />
             <div class="stage">
-                <div class="stage-main">
-                    <Topology trace={player.trace.clone()} cursor={player.cursor} />
-                    <Narration trace={player.trace.clone()} cursor={player.cursor} />
-                    <FaultPanel trace={player.trace.clone()} snapshot={snapshot.clone()} actions={player.actions.clone()} dispatch={dispatch.clone()} />
-                    if offers_network(&player.trace) {
-                        <NetworkPanel trace={player.trace.clone()} snapshot={snapshot.clone()} dispatch={dispatch.clone()} />
-                    }
-                </div>
-                <aside class="stage-side">
-                    <PropertyPanel trace={player.trace.clone()} cursor={player.cursor} dispatch={dispatch.clone()} />
-                    <Inspector snapshot={snapshot} />
-                    <EventLog trace={player.trace.clone()} cursor={player.cursor} dispatch={dispatch} />
-                </aside>
+                <Topology trace={p.trace.clone()} cursor={p.cursor} />
+                <Story player={p.clone()} dispatch={dispatch.clone()} />
             </div>
+            <div class="controls">
+                <TransportBar player={p.clone()} dispatch={dispatch.clone()} />
+                <Timeline player={p.clone()} dispatch={dispatch.clone()} />
+            </div>
+            if !p.presenting {
+                <section class="tools" aria-label="Tools">
+                    <div class="tabs" role="tablist" aria-label="Tools">
+                        { tab_button(Tab::Story, "Beats") }
+                        { tab_button(Tab::Run, "Parameters") }
+                        { tab_button(Tab::Faults, "Faults") }
+                        if network {
+                            { tab_button(Tab::Network, "Network") }
+                        }
+                        { tab_button(Tab::State, "State") }
+                        { tab_button(Tab::Events, "Events") }
+                    </div>
+                    <div class="tab-panel" role="tabpanel">{ tools }</div>
+                </section>
+            }
+            if p.help {
+                <Help dispatch={dispatch.clone()} />
+            }
         </div>
     }
 }

@@ -2,7 +2,7 @@
 //! the CLI prints and "Export SVG" saves. Messages in flight are drawn here instead, on a layer
 //! above it, keyed by message id so CSS moves them smoothly from step to step.
 
-use coordlab_render::topology::{self, TopologyOptions, WIDTH};
+use coordlab_render::topology::{self, TopologyOptions};
 use coordlab_sim::trace::Trace;
 use std::rc::Rc;
 use yew::prelude::*;
@@ -31,7 +31,7 @@ pub fn topology(props: &TopologyProps) -> Html {
             { for banner }
             <div class="picture">
                 { Html::from_html_unchecked(picture.into()) }
-                <svg class="messages" viewBox={format!("0 0 {} {}", WIDTH as i64, layout.height as i64)} aria-hidden="true">
+                <svg class="messages" viewBox={layout.view_box_attr(&trace.nodes)} aria-hidden="true">
                     { for messages.iter().map(|m| html! {
                         <g key={m.id.to_string()} data-msg={m.id.to_string()}
                            class={classes!("msg", m.reply.then_some("reply"), m.held.then_some("held"))}

@@ -1,0 +1,141 @@
+// Browser tests for running a class with coordlab: beats, presenter mode, predict-then-see,
+// and keys that cannot misfire. Run: node --test tests/ (after scripts/build-site.sh).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { useBrowser, stepLabel, chip, tab, onScreen } from './browser.mjs';
+
+const { open, shot } = useBrowser();
+const beatNo = (page) => page.locator('.story .beat-no').textContent();
+const beatTitle = (page) => page.locator('.story .beat-title').textContent();
+
+test('n and Page Down go from beat to beat; p and Page Up go back; ticks and the beat list jump', async () => {
+  const page = await open('#/play/lost-update');
+  await page.locator('body').click({ position: { x: 5, y: 5 } });
+  assert.equal(await beatNo(page), 'Before the first beat');
+  await page.keyboard.press('n');
+  assert.equal(await beatNo(page), 'Beat 1 of 4');
+  assert.equal(await beatTitle(page), 'A worker reads ₹100');
+  await page.keyboard.press('PageDown');
+  assert.equal(await beatNo(page), 'Beat 2 of 4');
+  const atTwo = await stepLabel(page);
+  await page.keyboard.press('PageDown');
+  await page.keyboard.press('n');
+  assert.equal(await beatNo(page), 'Beat 4 of 4');
+  assert.match(await chip(page, 'no-lost-update').textContent(), /broke at step/);
+  assert.match(await chip(page, 'no-lost-update').getAttribute('class'), /violated/);
+  await page.keyboard.press('PageUp');
+  await page.keyboard.press('p');
+  assert.equal(await beatNo(page), 'Beat 2 of 4');
+  assert.equal(await stepLabel(page), atTwo);
+  // A tick on the timeline is a labelled button that goes to its beat.
+  await page.getByRole('button', { name: /Go to beat 3:/ }).click();
+  assert.equal(await beatNo(page), 'Beat 3 of 4');
+  // The beat list beside the player does the same.
+  await tab(page, 'Beats');
+  await page.locator('.beats .beat-row button').first().click();
+  assert.equal(await beatNo(page), 'Beat 1 of 4');
+  assert.match(page.url(), /step=\d+/);
+  await page.close();
+});
+
+test('Play stops at the next beat', async () => {
+  const page = await open('#/play/lost-update');
+  await page.getByRole('combobox', { name: /Speed/ }).selectOption({ index: 4 });
+  await page.getByRole('button', { name: 'Play', exact: true }).click();
+  await page.getByRole('button', { name: 'Play', exact: true }).waitFor();
+  assert.equal(await beatNo(page), 'Beat 1 of 4');
+  await page.close();
+});
+
+test('Space after a button click plays; it does not press the button again', async () => {
+  const page = await open('#/play/lost-update?step=8');
+  await tab(page, 'Faults');
+  await page.getByRole('button', { name: 'Crash worker-2' }).click();
+  assert.match(page.url(), /actions=9@crash:2(&|$)/);
+  await page.keyboard.press('Space');
+  await page.getByRole('button', { name: 'Pause', exact: true }).waitFor();
+  await page.keyboard.press('Space');
+  await page.getByRole('button', { name: 'Play', exact: true }).waitFor();
+  assert.match(page.url(), /actions=9@crash:2(&|$)/, 'no second fault was injected');
+  // The same after clicking a transport button.
+  await page.getByRole('button', { name: 'Step back' }).click();
+  const before = await stepLabel(page);
+  await page.keyboard.press('Space');
+  await page.getByRole('button', { name: 'Pause', exact: true }).waitFor();
+  await page.waitForFunction((b) => document.querySelector('.step-count').textContent !== b, before);
+  await page.keyboard.press('Space');
+  const [now, then] = [before, await stepLabel(page)].map((l) => Number(l.match(/Step (\d+)/)[1]));
+  assert.ok(then > now, 'Space played forwards, it did not step back again');
+  await page.close();
+});
+
+test('? lists every key; Escape closes the list', async () => {
+  const page = await open('#/play/lost-update');
+  await page.locator('body').click({ position: { x: 5, y: 5 } });
+  await page.keyboard.press('?');
+  const help = page.getByRole('dialog', { name: 'Keys' });
+  await help.waitFor();
+  const text = await help.textContent();
+  for (const key of ['Page Down', 'Page Up', 'Space', 'Home', 'End', 'Escape']) assert.ok(text.includes(key), key);
+  await page.keyboard.press('Escape');
+  assert.equal(await help.count(), 0);
+  await page.close();
+});
+
+test('a question at a beat: the learner picks an answer, then sees why', async () => {
+  const page = await open('#/play/lost-update');
+  await page.locator('body').click({ position: { x: 5, y: 5 } });
+  await page.keyboard.press('n');
+  await page.keyboard.press('n');
+  const question = page.getByRole('group', { name: 'Question' });
+  await question.waitFor();
+  await question.getByRole('button', { name: '₹100' }).click();
+  assert.match(await question.locator('.answer.wrong').textContent(), /₹100/);
+  assert.match(await question.locator('.answer.right').textContent(), /₹70/);
+  assert.match(await question.locator('.why').textContent(), /overwrites/);
+  await page.close();
+});
+
+test('presenter mode from the URL: the answer shows on the next step, Escape leaves', async () => {
+  const page = await open('#/play/lost-update?present=1');
+  await page.setViewportSize({ width: 853, height: 480 });
+  assert.match(await page.locator('.player').getAttribute('class'), /presenting/);
+  await page.keyboard.press('n');
+  await page.keyboard.press('n');
+  const question = page.getByRole('group', { name: 'Question' });
+  await question.waitFor();
+  const step = await stepLabel(page);
+  assert.equal(await question.locator('.why').count(), 0, 'the answer waits for the room');
+  for (const s of ['.story .beat-title', '.question', '.property-strip', '.topology svg[role=img]', '.transport']) {
+    assert.ok(await onScreen(page, s), `${s} is on the first screen`);
+  }
+  const size = await page.locator('.story .beat-text').evaluate((el) => parseFloat(getComputedStyle(el).fontSize));
+  assert.ok(size >= 17, `beat text is ${size}px at 853×480 (1280×720 at 150%)`);
+  await shot(page, 'presenter-question-853x480');
+  await page.keyboard.press('ArrowRight');
+  await question.locator('.why').waitFor();
+  assert.equal(await stepLabel(page), step, 'revealing the answer does not move the run');
+  await page.keyboard.press('ArrowRight');
+  assert.notEqual(await stepLabel(page), step);
+  await page.keyboard.press('Escape');
+  assert.doesNotMatch(await page.locator('.player').getAttribute('class'), /presenting/);
+  assert.doesNotMatch(page.url(), /present=1/);
+  await page.close();
+});
+
+test('presenter type is at least 24px at 1280×720', async () => {
+  const page = await open('#/play/lost-update?present=1&step=0');
+  await page.setViewportSize({ width: 1280, height: 720 });
+  await page.locator('body').click({ position: { x: 5, y: 5 } });
+  await page.keyboard.press('n');
+  for (const s of ['.story .beat-text', '.story .beat-title']) {
+    const size = await page.locator(s).evaluate((el) => parseFloat(getComputedStyle(el).fontSize));
+    assert.ok(size >= 24, `${s} is ${size}px`);
+  }
+  await page.goto(page.url().replace(/step=\d+/, 'step=9'));
+  await page.locator('.narration .notes p').first().waitFor();
+  const size = await page.locator('.narration .notes p').first().evaluate((el) => parseFloat(getComputedStyle(el).fontSize));
+  assert.ok(size >= 24, `narration is ${size}px`);
+  await shot(page, 'presenter-1280x720');
+  await page.close();
+});

@@ -1,0 +1,123 @@
+//! The transport: first, previous beat, back, play, forward, next beat, last; the speed; and
+//! whether stepping takes every event or only the narrated ones. Each button says its key.
+
+use crate::state::{Action, Player, SPEEDS};
+use crate::transport::Move;
+use coordlab_sim::kernel::time::format_time;
+use std::rc::Rc;
+use web_sys::{HtmlInputElement, HtmlSelectElement};
+use yew::prelude::*;
+
+#[derive(Properties, PartialEq)]
+pub struct TransportBarProps {
+    pub player: Rc<Player>,
+    pub dispatch: UseReducerDispatcher<Player>,
+}
+
+#[function_component(TransportBar)]
+pub fn transport_bar(props: &TransportBarProps) -> Html {
+    let p = &props.player;
+    let d = &props.dispatch;
+    let go = |m: Move| {
+        let d = d.clone();
+        Callback::from(move |_: MouseEvent| d.dispatch(Action::Transport(m)))
+    };
+    let at_start = p.cursor == 0;
+    let at_end = p.cursor >= p.last();
+    html! {
+        <div class="transport" role="group" aria-label="Playback">
+            // Arrows are pictures (hidden from screen readers); the words give every button
+            // its name, shown beside the arrow on a wide screen.
+            <button onclick={go(Move::First)} disabled={at_start} title="First step (Home)">
+                <span aria-hidden="true">{ "|◀" }</span><span class="visually-hidden">{ "Restart from the first step" }</span>
+            </button>
+            <button onclick={go(Move::PrevBeat)} disabled={at_start} title="Previous beat (p, Page Up)">
+                <span aria-hidden="true">{ "◀◀" }</span><span class="visually-hidden">{ "Previous " }</span><span class="label">{ " Beat" }</span>
+            </button>
+            <button onclick={go(Move::Back)} disabled={at_start} title="Step back (←)">
+                <span aria-hidden="true">{ "◀" }</span><span class="visually-hidden">{ "Step " }</span><span class="label">{ " Back" }</span>
+            </button>
+            <button class="play" onclick={go(Move::TogglePlay)} title="Play / pause (Space)">
+                <span aria-hidden="true">{ if p.playing { "‖ " } else { "▶ " } }</span>{ if p.playing { "Pause" } else { "Play" } }
+            </button>
+            <button onclick={go(Move::Forward)} disabled={at_end} title="Step forward (→)">
+                <span class="label">{ "Step " }</span><span class="visually-hidden">{ "forward" }</span><span aria-hidden="true">{ "▶" }</span>
+            </button>
+            <button class="next-beat" onclick={go(Move::NextBeat)} disabled={at_end} title="Next beat (n, Page Down)">
+                <span class="visually-hidden">{ "Next " }</span><span class="label">{ "Beat " }</span><span aria-hidden="true">{ "▶▶" }</span>
+            </button>
+            <button onclick={go(Move::Last)} disabled={at_end} title="Last step (End)">
+                <span aria-hidden="true">{ "▶|" }</span><span class="visually-hidden">{ "Jump to the last step" }</span>
+            </button>
+            <span class="where">
+                <span class="step-count">{ format!("Step {} of {}", p.cursor, p.last()) }</span>
+                <span class="sim-time">{ format!(" · {}", format_time(p.trace.entries[p.cursor].time_us)) }</span>
+                if !p.nav.beats.is_empty() {
+                    <span class="beat-count">{ format!(" · beat {}/{}", p.nav.beat_at_or_before(p.cursor).map_or(0, |i| i + 1), p.nav.beats.len()) }</span>
+                }
+            </span>
+        </div>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+pub struct PositionProps {
+    pub player: Rc<Player>,
+    pub dispatch: UseReducerDispatcher<Player>,
+}
+
+/// How the run plays: its speed, and every event or only the narrated ones.
+#[function_component(Position)]
+pub fn position(props: &PositionProps) -> Html {
+    let p = &props.player;
+    let d = &props.dispatch;
+    let on_speed = {
+        let d = d.clone();
+        Callback::from(move |e: Event| {
+            let v = e.target_unchecked_into::<HtmlSelectElement>().value();
+            d.dispatch(Action::SetSpeed(v.parse().unwrap_or(0)));
+        })
+    };
+    let on_all = {
+        let d = d.clone();
+        Callback::from(move |e: Event| {
+            d.dispatch(Action::SetAllEvents(
+                e.target_unchecked_into::<HtmlInputElement>().checked(),
+            ))
+        })
+    };
+    html! {
+        <span class="playback-options">
+            <label class="speed">
+                { "Speed " }
+                <select onchange={on_speed}>
+                    { for SPEEDS.iter().map(|s| html! {
+                        <option value={s.to_string()} selected={*s == p.speed}>{ format!("{s}/s") }</option>
+                    }) }
+                </select>
+            </label>
+            <label class="all-events" title="Also step through heartbeats and acks (a)">
+                <input type="checkbox" checked={p.stepping.all_events} onchange={on_all} />
+                { " All events" }
+            </label>
+        </span>
+    }
+}
+
+/// Presenter mode and the list of keys: the switches of the whole page.
+#[function_component(ModeButtons)]
+pub fn mode_buttons(props: &PositionProps) -> Html {
+    let p = &props.player;
+    let act = |make: fn() -> Action| {
+        let d = props.dispatch.clone();
+        Callback::from(move |_: MouseEvent| d.dispatch(make()))
+    };
+    html! {
+        <span class="mode-buttons">
+            <button class="present" onclick={act(|| Action::TogglePresent)} title="Presenter mode (f)">
+                { if p.presenting { "Leave presenter mode" } else { "▣ Present" } }
+            </button>
+            <button class="help-button" onclick={act(|| Action::ToggleHelp)} title="Keyboard keys (?)">{ "? Keys" }</button>
+        </span>
+    }
+}
