@@ -7,7 +7,7 @@ import { useBrowser } from './browser.mjs';
 const { open, shot, origin } = useBrowser();
 
 const side = (page, which) => page.locator(`.compare-side[data-side=${which}]`);
-const position = (page) => page.locator('.compare .timeline .position').textContent();
+const position = (page) => page.locator('.compare .position').textContent();
 const stepOf = async (page) => Number((await position(page)).match(/step (\d+) of/)[1]);
 
 test('the library opens Redis failover and the consensus lock side by side', async () => {
@@ -37,6 +37,8 @@ test('stepping moves both runs through true time together, by keyboard too', asy
   const page = await open('#/compare/redis-failover/consensus-lock');
   await side(page, 'left').locator('svg[role=img]').waitFor();
   assert.equal(await stepOf(page), 0);
+  // Every event, one at a time (by default stepping skips heartbeats and acks).
+  await page.getByRole('checkbox', { name: /All events/ }).check();
   await page.locator('body').press('ArrowRight');
   await page.locator('body').press('ArrowRight');
   await page.locator('body').press('ArrowRight');
@@ -57,6 +59,7 @@ test('stepping moves both runs through true time together, by keyboard too', asy
 test('one fault click forks both runs, and the link brings the same view back', async () => {
   const page = await open('#/compare/redis-failover/consensus-lock');
   await side(page, 'left').locator('svg[role=img]').waitFor();
+  await page.getByRole('checkbox', { name: /All events/ }).check();
   for (let i = 0; i < 25; i++) await page.getByRole('button', { name: 'Step forward' }).click();
   await page.getByRole('button', { name: 'Crash worker-b in both runs' }).click();
   await page.waitForURL(/left=\d+%40crash%3A4|left=\d+@crash:4/);

@@ -11,6 +11,8 @@ pub struct Nav {
     pub narrated: Vec<usize>,
     /// The steps where beats happened, in story order.
     pub beats: Vec<usize>,
+    /// The steps where a property breaks.
+    pub violations: Vec<usize>,
     pub last: usize,
 }
 
@@ -30,9 +32,13 @@ impl Nav {
             .map(|(i, _)| i)
             .collect();
         steps.dedup();
+        let violations = (0..trace.entries.len())
+            .filter(|i| !trace.entries[*i].violations.is_empty())
+            .collect();
         Nav {
             narrated: steps,
             beats,
+            violations,
             last,
         }
     }
@@ -46,6 +52,7 @@ impl Nav {
         let mut nav = Nav {
             narrated: vec![0],
             beats: Vec::new(),
+            violations: Vec::new(),
             last,
         };
         for i in 1..steps.len() {
@@ -57,6 +64,9 @@ impl Nav {
             };
             if side.beats.contains(&entry) {
                 nav.beats.push(i);
+            }
+            if side.violations.contains(&entry) {
+                nav.violations.push(i);
             }
             if i == last || side.narrated.binary_search(&entry).is_ok() || side.beats.contains(&entry) {
                 nav.narrated.push(i);
@@ -109,7 +119,13 @@ impl Nav {
             .unwrap_or(0)
     }
 
+    /// The step of the next broken property after `cursor`, if any.
+    pub fn next_violation(&self, cursor: usize) -> Option<usize> {
+        self.violations.iter().copied().find(|s| *s > cursor)
+    }
+
     /// The index (in story order) of the latest beat at or before `cursor`.
+    #[cfg(feature = "player")]
     pub fn beat_at_or_before(&self, cursor: usize) -> Option<usize> {
         self.beats.iter().rposition(|s| *s <= cursor)
     }
@@ -127,6 +143,7 @@ mod tests {
         Nav {
             narrated: vec![0, 3, 7, 9, 12],
             beats: vec![3, 9],
+            violations: vec![7],
             last: 12,
         }
     }
@@ -154,6 +171,8 @@ mod tests {
         assert_eq!(n.next_beat(0), 3);
         assert_eq!(n.next_beat(3), 9);
         assert_eq!(n.next_beat(9), 12, "after the last beat, the end of the run");
+        assert_eq!(n.next_violation(0), Some(7));
+        assert_eq!(n.next_violation(7), None, "no broken property left: stay");
         assert_eq!(n.prev_beat(9), 3);
         assert_eq!(n.prev_beat(3), 0);
         assert_eq!(n.beat_at_or_before(8), Some(0));

@@ -19,6 +19,8 @@ pub enum Move {
     Back,
     NextBeat,
     PrevBeat,
+    /// To the next step where a property breaks (stays put if none is left).
+    NextViolation,
     First,
     Last,
     TogglePlay,
@@ -51,6 +53,7 @@ pub fn apply(m: Move, cursor: usize, nav: &Nav, how: Stepping, playing: bool) ->
         Move::Back => (nav.prev(cursor, how.all_events), false),
         Move::NextBeat => (nav.next_beat(cursor), false),
         Move::PrevBeat => (nav.prev_beat(cursor), false),
+        Move::NextViolation => (nav.next_violation(cursor).unwrap_or(cursor), false),
         Move::First => (0, false),
         Move::Last => (nav.last, false),
         Move::TogglePlay if !playing && cursor >= nav.last => (0, true),
@@ -100,6 +103,7 @@ pub fn key_for(key: &str, tag: &str, input_type: &str) -> Option<Key> {
         "ArrowLeft" | "j" if !slider => Key::Move(Move::Back),
         "n" | "PageDown" => Key::Move(Move::NextBeat),
         "p" | "PageUp" => Key::Move(Move::PrevBeat),
+        "v" => Key::Move(Move::NextViolation),
         "Home" if !slider => Key::Move(Move::First),
         "End" if !slider => Key::Move(Move::Last),
         " " | "k" => Key::Move(Move::TogglePlay),
@@ -150,6 +154,7 @@ mod tests {
         Nav {
             narrated: vec![0, 2, 4, 5],
             beats: vec![2, 4],
+            violations: vec![4],
             last: 5,
         }
     }

@@ -4,6 +4,7 @@
 use super::narration::Narration;
 use super::notices::Notices;
 use super::topology::Topology;
+use super::transport_buttons::TransportButtons;
 use crate::compare_state::{Compare, CompareAction, CompareRoute, Side};
 use crate::route::{self, Route};
 use crate::transport::{use_player_keys, Key, Move};
@@ -94,11 +95,11 @@ pub fn compare_view(props: &CompareProps) -> Html {
                 <p class="summary">{ "The same seed and the same fault clicks go to both runs. Each step is the next event of whichever run has one first, so both columns always show the same moment." }</p>
             </div>
             <Transport state={state.clone()} dispatch={dispatch.clone()} />
-            <SharedFaults state={state.clone()} dispatch={dispatch.clone()} />
             <div class="compare-sides">
                 <SideView side={c.left.clone()} cursor={l} moved={moved == Some(true)} label="left" />
                 <SideView side={c.right.clone()} cursor={r} moved={moved == Some(false)} label="right" />
             </div>
+            <SharedFaults state={state.clone()} dispatch={dispatch.clone()} />
         </div>
     }
 }
@@ -146,7 +147,10 @@ fn transport(props: &TransportProps) -> Html {
             }
         })
     };
-    let at_end = c.cursor >= c.last();
+    let on_move = {
+        let d = d.clone();
+        Callback::from(move |m: Move| d.dispatch(CompareAction::Transport(m)))
+    };
     let on_speed = {
         let d = d.clone();
         Callback::from(move |e: Event| {
@@ -165,40 +169,38 @@ fn transport(props: &TransportProps) -> Html {
     html! {
         <div class="controls">
             <div class="transport" role="group" aria-label="Playback of both runs">
-                <button onclick={send(|| CompareAction::Transport(Move::First))} disabled={c.cursor == 0} title="First step (Home)">{ "|◀" }<span class="visually-hidden">{ " Restart both runs from the first step" }</span></button>
-                <button onclick={send(|| CompareAction::Transport(Move::PrevBeat))} disabled={c.cursor == 0} title="Previous beat (p, Page Up)">{ "◀◀ Beat" }</button>
-                <button onclick={send(|| CompareAction::Transport(Move::Back))} disabled={c.cursor == 0} title="Step back (←)">{ "◀ Back" }</button>
-                <button class="play" onclick={send(|| CompareAction::Transport(Move::TogglePlay))} title="Play / pause (Space)">
-                    { if c.playing { "‖ Pause" } else { "▶ Play" } }
+                <TransportButtons cursor={c.cursor} last={c.last()} playing={c.playing} on_move={on_move} />
+                <button class="next-violation" onclick={send(|| CompareAction::Transport(Move::NextViolation))}
+                    disabled={c.nav.next_violation(c.cursor).is_none()} title="Next broken property (v)">
+                    <span aria-hidden="true">{ "⚠" }</span><span class="label">{ " Next violation" }</span>
                 </button>
-                <button onclick={send(|| CompareAction::Transport(Move::Forward))} disabled={at_end} title="Step forward (→)">{ "Step ▶" }</button>
-                <button onclick={send(|| CompareAction::Transport(Move::NextBeat))} disabled={at_end} title="Next beat (n, Page Down)">{ "Beat ▶▶" }</button>
-                <button onclick={send(|| CompareAction::Transport(Move::Last))} disabled={at_end} title="Last step (End)">{ "▶|" }<span class="visually-hidden">{ " Jump to the last step" }</span></button>
-                <label class="speed">
-                    { "Speed " }
-                    <select onchange={on_speed}>
-                        { for SPEEDS.iter().map(|s| html! {
-                            <option value={s.to_string()} selected={*s == c.speed}>{ format!("{s}/s") }</option>
-                        }) }
-                    </select>
-                </label>
-                <label class="all-events" title="Also step through heartbeats and acks (a)">
-                    <input type="checkbox" checked={c.stepping.all_events} onchange={on_all} />
-                    { " All events" }
-                </label>
-                <label class="seed">
-                    { "Seed " }
-                    <input type="text" inputmode="numeric" value={c.seed.to_string()} onchange={on_seed} aria-label="Seed for both runs" />
-                </label>
+                <span class="where position" aria-live="off">
+                    { format!("step {} of {} · t = {}", c.cursor, c.last(), format_time(c.time_us())) }
+                </span>
             </div>
             if let Some(err) = (*seed_error).clone() {
                 <p class="field-error" role="alert">{ err }</p>
             }
-            <div class="timeline">
+            <div class="timeline slider-row">
                 <input type="range" min="0" max={c.last().to_string()} value={c.cursor.to_string()}
                     oninput={on_seek} aria-label="Shared step" class="scrub" />
-                <span class="position" aria-live="off">
-                    { format!("step {} of {} · t = {}", c.cursor, c.last(), format_time(c.time_us())) }
+                <span class="transport-options">
+                    <label class="speed">
+                        { "Speed " }
+                        <select onchange={on_speed}>
+                            { for SPEEDS.iter().map(|s| html! {
+                                <option value={s.to_string()} selected={*s == c.speed}>{ format!("{s}/s") }</option>
+                            }) }
+                        </select>
+                    </label>
+                    <label class="all-events" title="Also step through heartbeats and acks (a)">
+                        <input type="checkbox" checked={c.stepping.all_events} onchange={on_all} />
+                        { " All events" }
+                    </label>
+                    <label class="seed">
+                        { "Seed " }
+                        <input type="text" inputmode="numeric" value={c.seed.to_string()} onchange={on_seed} aria-label="Seed for both runs" />
+                    </label>
                 </span>
             </div>
         </div>
@@ -306,6 +308,12 @@ fn side_view(props: &SideProps) -> Html {
         .map(|p| p.name.as_str())
         .collect();
     let at_end = props.cursor + 1 >= trace.entries.len();
+    let beats: Vec<_> = trace.reached_beats().collect();
+    let beat = beats
+        .iter()
+        .enumerate()
+        .rev()
+        .find(|(_, (seq, _))| *seq <= entry.seq);
     let holders = trace.outcome.get("max_concurrent_holders").cloned();
     let mut class = classes!("compare-side");
     if props.moved {
@@ -326,6 +334,13 @@ fn side_view(props: &SideProps) -> Html {
                     }
                 }
             </p>
+            if let Some((i, (seq, b))) = beat {
+                <div class={classes!("beat", (*seq == entry.seq).then_some("now"))}>
+                    <p class="beat-no">{ format!("Beat {} of {}", i + 1, beats.len()) }</p>
+                    <h3 class="beat-title">{ &b.title }</h3>
+                    <p class="beat-text">{ &b.text }</p>
+                </div>
+            }
             <Topology trace={trace.clone()} cursor={props.cursor} />
             <Narration trace={trace.clone()} cursor={props.cursor} />
         </section>

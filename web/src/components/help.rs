@@ -14,6 +14,7 @@ const KEYS: &[(&str, &str)] = &[
         "next beat (a presentation clicker sends Page Down)",
     ),
     ("p  or  Page Up", "previous beat"),
+    ("v", "to the next step where a property breaks"),
     ("→  or  l", "step forward (to the next narrated event)"),
     ("←  or  j", "step back"),
     ("Space  or  k", "play / pause (pauses at each beat)"),

@@ -33,3 +33,5 @@ pub mod timeline;
 pub mod topology;
 #[cfg(feature = "player")]
 pub mod transport_bar;
+#[cfg(any(feature = "player", feature = "compare"))]
+pub mod transport_buttons;

@@ -1,6 +1,7 @@
 //! The transport: first, previous beat, back, play, forward, next beat, last; the speed; and
 //! whether stepping takes every event or only the narrated ones. Each button says its key.
 
+use super::transport_buttons::TransportButtons;
 use crate::state::{Action, Player, SPEEDS};
 use crate::transport::Move;
 use coordlab_sim::kernel::time::format_time;
@@ -18,37 +19,13 @@ pub struct TransportBarProps {
 pub fn transport_bar(props: &TransportBarProps) -> Html {
     let p = &props.player;
     let d = &props.dispatch;
-    let go = |m: Move| {
+    let on_move = {
         let d = d.clone();
-        Callback::from(move |_: MouseEvent| d.dispatch(Action::Transport(m)))
+        Callback::from(move |m: Move| d.dispatch(Action::Transport(m)))
     };
-    let at_start = p.cursor == 0;
-    let at_end = p.cursor >= p.last();
     html! {
         <div class="transport" role="group" aria-label="Playback">
-            // Arrows are pictures (hidden from screen readers); the words give every button
-            // its name, shown beside the arrow on a wide screen.
-            <button onclick={go(Move::First)} disabled={at_start} title="First step (Home)">
-                <span aria-hidden="true">{ "|◀" }</span><span class="visually-hidden">{ "Restart from the first step" }</span>
-            </button>
-            <button onclick={go(Move::PrevBeat)} disabled={at_start} title="Previous beat (p, Page Up)">
-                <span aria-hidden="true">{ "◀◀" }</span><span class="visually-hidden">{ "Previous " }</span><span class="label">{ " Beat" }</span>
-            </button>
-            <button onclick={go(Move::Back)} disabled={at_start} title="Step back (←)">
-                <span aria-hidden="true">{ "◀" }</span><span class="visually-hidden">{ "Step " }</span><span class="label">{ " Back" }</span>
-            </button>
-            <button class="play" onclick={go(Move::TogglePlay)} title="Play / pause (Space)">
-                <span aria-hidden="true">{ if p.playing { "‖ " } else { "▶ " } }</span>{ if p.playing { "Pause" } else { "Play" } }
-            </button>
-            <button onclick={go(Move::Forward)} disabled={at_end} title="Step forward (→)">
-                <span class="label">{ "Step " }</span><span class="visually-hidden">{ "forward" }</span><span aria-hidden="true">{ "▶" }</span>
-            </button>
-            <button class="next-beat" onclick={go(Move::NextBeat)} disabled={at_end} title="Next beat (n, Page Down)">
-                <span class="visually-hidden">{ "Next " }</span><span class="label">{ "Beat " }</span><span aria-hidden="true">{ "▶▶" }</span>
-            </button>
-            <button onclick={go(Move::Last)} disabled={at_end} title="Last step (End)">
-                <span aria-hidden="true">{ "▶|" }</span><span class="visually-hidden">{ "Jump to the last step" }</span>
-            </button>
+            <TransportButtons cursor={p.cursor} last={p.last()} playing={p.playing} on_move={on_move} />
             <span class="where">
                 <span class="step-count">{ format!("Step {} of {}", p.cursor, p.last()) }</span>
                 <span class="sim-time">{ format!(" · {}", format_time(p.trace.entries[p.cursor].time_us)) }</span>
