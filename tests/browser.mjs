@@ -86,3 +86,63 @@ export async function onScreen(page, selector) {
   });
 }
 
+
+/** Turns on "all events" (stepping and the log take every event, heartbeats and acks too). */
+export async function allEvents(page) {
+  const box = page.getByRole('checkbox', { name: /All events/ });
+  if (!(await box.isChecked())) await box.check();
+}
+
+/**
+ * Seeks to the first step whose event text satisfies `pred`, by scrolling the event log (it
+ * draws only the rows in view) with every event shown; returns the step. Leaves the Events tab
+ * open.
+ */
+export async function seekTo(page, pred, what) {
+  await allEvents(page);
+  await tab(page, 'Events');
+  const view = page.locator('.event-log .log-view');
+  await view.evaluate((v) => { v.scrollTop = 0; });
+  for (;;) {
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    const rows = (await page.locator('.event-log .log-row:not(.fold)').evaluateAll((els) =>
+      els.map((e) => [Number(e.querySelector('.seq').textContent), e.querySelector('.text').textContent])))
+      .sort((a, b) => a[0] - b[0]);
+    const hit = rows.find(([, text]) => pred(text));
+    if (hit) {
+      await page.locator('.event-log .log-row:not(.fold)', { has: page.locator('.seq', { hasText: new RegExp(`^${hit[0]}$`) }) }).click();
+      return hit[0];
+    }
+    const end = await view.evaluate((v) => {
+      const atEnd = v.scrollTop + v.clientHeight >= v.scrollHeight - 1;
+      v.scrollTop += v.clientHeight - 30;
+      return atEnd;
+    });
+    if (end) assert.fail(`no step where ${what}`);
+  }
+}
+
+/** Every row of the event log as {seq, text, future}, by scrolling it from top to bottom. */
+export async function logRows(page) {
+  await tab(page, 'Events');
+  const view = page.locator('.event-log .log-view');
+  const top = await view.evaluate((v) => v.scrollTop);
+  await view.evaluate((v) => { v.scrollTop = 0; });
+  const seen = new Map();
+  for (;;) {
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    for (const row of await page.locator('.event-log .log-row:not(.fold)').evaluateAll((els) => els.map((e) => ({
+      seq: Number(e.querySelector('.seq').textContent),
+      text: e.querySelector('.text').textContent,
+      future: e.classList.contains('future'),
+    })))) seen.set(row.seq, row);
+    const end = await view.evaluate((v) => {
+      const atEnd = v.scrollTop + v.clientHeight >= v.scrollHeight - 1;
+      v.scrollTop += v.clientHeight - 30;
+      return atEnd;
+    });
+    if (end) break;
+  }
+  await view.evaluate((v, t) => { v.scrollTop = t; }, top);
+  return [...seen.values()].sort((a, b) => a.seq - b.seq);
+}

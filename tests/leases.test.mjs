@@ -2,7 +2,7 @@
 // fence, the unsafe-window band, and a GC pause injected from the UI.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { useBrowser, stepLabel, property } from './browser.mjs';
+import { useBrowser, stepLabel, property, tab, seekTo } from './browser.mjs';
 
 const { open, shot } = useBrowser();
 const writes = (page) => page.locator('table[data-table=writes] tbody tr').allTextContents();
@@ -12,6 +12,7 @@ test('zombie worker without fencing: the stale token-33 write is accepted', asyn
   await page.getByRole('heading', { name: 'Zombie worker', level: 1 }).waitFor();
   assert.equal(await page.locator('.marks .band.unsafe').count(), 1, 'the unsafe window is marked on the timeline');
   await page.getByRole('button', { name: 'Jump to the last step' }).click();
+  await tab(page, 'State');
   const rows = await writes(page);
   const stale = rows.filter((r) => r.includes('worker-A') && r.includes('33'));
   assert.equal(stale.length, 1, rows.join('\n'));
@@ -28,6 +29,7 @@ test('zombie worker without fencing: the stale token-33 write is accepted', asyn
 test('zombie worker with the write predicate: 34 accepted, 33 rejected', async () => {
   const page = await open('#/play/zombie-worker?fencing=write-predicate');
   await page.getByRole('button', { name: 'Jump to the last step' }).click();
+  await tab(page, 'State');
   const rows = await writes(page);
   assert.equal(rows.filter((r) => r.includes('worker-B') && r.includes('34') && r.includes('✓ accepted')).length, 4, rows.join('\n'));
   const a = rows.filter((r) => r.includes('worker-A'));
@@ -43,21 +45,19 @@ test('zombie worker with the write predicate: 34 accepted, 33 rejected', async (
 test('a GC pause injected from the UI turns a clean run into a zombie write', async () => {
   const page = await open('#/play/zombie-worker?fencing=none&pause_ms=0');
   await page.getByRole('button', { name: 'Jump to the last step' }).click();
+  await tab(page, 'State');
   assert.match(await property(page, 'no-double-debit').textContent(), /holds at every step/);
   assert.equal(await page.locator('.marks .band.unsafe').count(), 0, 'no pause, no overlap');
   // Go to the moment A starts its first step, then freeze A for 40 s.
-  await page.getByRole('button', { name: 'Restart from the first step' }).click();
-  const log = page.locator('.event-log .log-row');
-  const texts = await log.locator('.text').allTextContents();
-  const k = texts.findIndex((t) => t.includes('ledger -> worker-A: 0 step(s) done'));
-  assert.ok(k > 0, texts.join('\n'));
-  await log.nth(k).click();
+  const k = await seekTo(page, (t) => t.includes('ledger -> worker-A: 0 step(s) done'), 'A reads its progress');
   assert.equal(await stepLabel(page), `Step ${k} of ${await page.locator('#timeline').getAttribute('max')}`);
+  await tab(page, 'Faults');
   await page.locator('.pause-length input').fill('40000');
   await page.getByRole('button', { name: 'Pause 40000 ms (worker-A)' }).click();
   assert.match(await page.locator('.narration .event-text').textContent(), /worker-A freezes for 40000 ms/);
   assert.match(page.url(), new RegExp(`actions=${k + 1}@pause:1:40000`));
   await page.getByRole('button', { name: 'Jump to the last step' }).click();
+  await tab(page, 'State');
   assert.match(await property(page, 'no-double-debit').textContent(), /violated at step/);
   assert.equal(await page.locator('.marks .band.unsafe').count(), 1, 'the pause opened an unsafe window');
   await shot(page, '12-zombie-injected-pause');

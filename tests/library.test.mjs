@@ -2,7 +2,7 @@
 // its last step without a console error — a smoke test over the whole catalogue.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { useBrowser, stepLabel } from './browser.mjs';
+import { useBrowser, stepLabel, tab } from './browser.mjs';
 
 const { open, shot } = useBrowser();
 
@@ -29,11 +29,15 @@ test('every scenario and variant plays to its last step without errors', async (
   for (const href of links) {
     const page = await open(href);
     await page.locator('.player-head h1').waitFor();
+    await tab(page, 'Parameters');
     const selects = await page.locator('.settings select').evaluateAll((ss) =>
       ss.map((s) => ({ name: s.name, values: [...s.options].map((o) => o.value) })));
     const variants = selects.length ? selects[0].values.map((v) => [selects[0].name, v]) : [[null, null]];
     for (const [name, value] of variants) {
-      if (name) await page.locator(`select[name="${name}"]`).selectOption(value);
+      if (name) {
+        await tab(page, 'Parameters');
+        await page.locator(`select[name="${name}"]`).selectOption(value);
+      }
       const toEnd = page.getByRole('button', { name: 'Jump to the last step' });
       // A shorter variant may already leave the cursor on its last step.
       if (await toEnd.isEnabled()) await toEnd.click();
@@ -41,7 +45,11 @@ test('every scenario and variant plays to its last step without errors', async (
       const [, cur, last] = label.match(/Step (\d+) of (\d+)/);
       assert.equal(cur, last, `${href} ${name}=${value}: not at the end (${label})`);
       assert.ok(Number(last) > 3, `${href} ${name}=${value}: suspiciously short run`);
-      assert.ok((await page.locator('.properties li.property').count()) > 0, `${href}: no properties shown`);
+      assert.ok((await page.locator('.property-strip li.chip').count()) > 0, `${href}: no properties shown`);
+      // Every beat the story declares is reached in this variant (the timeline marks each).
+      const ticks = await page.locator('.timeline .tick').count();
+      const listed = await page.locator('.beat-count').count();
+      if (listed) assert.ok(ticks > 0, `${href} ${name}=${value}: beats declared but none reached`);
     }
     await page.close();
   }

@@ -3,12 +3,13 @@
 // election timeout, and watch the election-timer arcs run down.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { useBrowser, property } from './browser.mjs';
+import { useBrowser, property, tab, seekTo, logRows } from './browser.mjs';
 
 const { open, shot } = useBrowser();
 
 /** Rows of the Servers table as {server, role, term}. */
 async function servers(page) {
+  await tab(page, 'State');
   const rows = await page.locator('table[data-table=Servers] tbody tr').evaluateAll((trs) =>
     trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
   return rows.map(([server, role, term]) => ({ server, role, term: Number(term) }));
@@ -20,10 +21,8 @@ test('crashing the leader from the UI: a new leader in a higher term', async () 
   const before = (await servers(page)).find((s) => s.role === 'LEADER');
   assert.ok(before, 'a leader at the end of the undisturbed run');
   // Go to the new leader's first heartbeat and crash it there.
-  const texts = await page.locator('.event-log .log-row .text').allTextContents();
-  const k = texts.findIndex((t) => t.startsWith(`${before.server} -> `) && t.includes(`heartbeat term ${before.term}`));
-  assert.ok(k > 0, `no heartbeat from ${before.server}`);
-  await page.locator('.event-log .log-row').nth(k).click();
+  await seekTo(page, (t) => t.startsWith(`${before.server} -> `) && t.includes(`heartbeat term ${before.term}`), `${before.server} sends a heartbeat`);
+  await tab(page, 'Faults');
   await page.getByRole('button', { name: `Crash ${before.server}`, exact: true }).click();
   await page.getByRole('button', { name: 'Jump to the last step' }).click();
   const after = await servers(page);
@@ -31,6 +30,7 @@ test('crashing the leader from the UI: a new leader in a higher term', async () 
   assert.ok(leader, `no leader after the crash: ${JSON.stringify(after)}`);
   assert.notEqual(leader.server, before.server);
   assert.ok(leader.term > before.term, `${leader.term} should exceed ${before.term}`);
+  await tab(page, 'State');
   assert.match(await property(page, 'election-safety').textContent(), /holds at every step/);
   await shot(page, '30-raft-crashed-leader');
   await page.close();
@@ -38,14 +38,14 @@ test('crashing the leader from the UI: a new leader in a higher term', async () 
 
 test('a partition: the minority leader cannot commit, and its entries are discarded on heal', async () => {
   const page = await open('#/play/raft-partition');
-  const texts = await page.locator('.event-log .log-row .text').allTextContents();
-  const heal = texts.findIndex((t) => t.includes('the network heals'));
-  assert.ok(heal > 0, 'the scenario heals the partition');
-  await page.locator('.event-log .log-row').nth(heal - 1).click();
+  await seekTo(page, (t) => t.includes('the network heals'), 'the scenario heals the partition');
+  await page.getByRole('button', { name: 'Step back' }).click();
+  await tab(page, 'State');
   const logs = await page.locator('table[data-table=Logs] tbody tr').allTextContents();
   assert.ok(logs.some((r) => r.startsWith('S1') && r.includes('not committed')), logs.join('\n'));
   assert.match(await page.locator('.unsafe-banner').textContent(), /believe they lead/);
   await page.getByRole('button', { name: 'Jump to the last step' }).click();
+  await tab(page, 'State');
   const end = await page.locator('table[data-table=Logs] tbody tr').allTextContents();
   assert.ok(!end.some((r) => r.includes('not committed') && r.startsWith('S1') && r.includes('set z=3')), end.join('\n'));
   assert.match(await page.locator('.outcome').textContent(), /entries discarded: [1-9]/);
@@ -55,17 +55,6 @@ test('a partition: the minority leader cannot commit, and its entries are discar
 
 // ---- The network controls, user inputs and the Raft card (issue 4, "Controls and views") ----
 
-/** The text of every event-log row. */
-const logTexts = (page) => page.locator('.event-log .log-row .text').allTextContents();
-
-/** Seeks to the first step whose event-log text satisfies `pred`; returns its index. */
-async function seekTo(page, pred, what) {
-  const k = (await logTexts(page)).findIndex(pred);
-  assert.ok(k >= 0, `no step where ${what}`);
-  await page.locator('.event-log .log-row').nth(k).click();
-  return k;
-}
-
 const card = (page, name) => page.locator(`g.node[data-node="${name}"]`);
 const remainingUs = async (page, name) => Number(await card(page, name).locator('.gauge').getAttribute('data-remaining-us'));
 
@@ -73,6 +62,7 @@ test('partitioning 2 | 3 by groups: the minority refuses the client\'s write and
   const page = await open('#/play/raft-partition');
   // Right after S1 has won term 1, before the client's first write (0.5 s).
   await seekTo(page, (t) => t.startsWith('S1 -> S2: heartbeat term 1'), 'S1 sends its first heartbeat');
+  await tab(page, 'Network');
   for (const name of ['S1', 'S2', 'client']) {
     await page.locator('.network').getByRole('checkbox', { name, exact: true }).check();
   }
@@ -80,6 +70,7 @@ test('partitioning 2 | 3 by groups: the minority refuses the client\'s write and
   assert.match(await page.locator('.narration .event-text').textContent(), /network partition cuts off \{S1, S2, client\}/);
   assert.match(decodeURIComponent(page.url()), /actions=\d+@partition:0\+1\+5&/);
   // The client is idle: the input sends its write at once, to S1 (the leader it knows).
+  await tab(page, 'Faults');
   await page.getByRole('button', { name: 'Send a client request (client)', exact: true }).click();
   assert.match(await page.locator('.narration').textContent(), /sends request 1 \(set x=1\) to S1/);
   assert.match(await card(page, 'client').textContent(), /0 of 5 writes done/);
@@ -88,7 +79,7 @@ test('partitioning 2 | 3 by groups: the minority refuses the client\'s write and
   await seekTo(page, (t) => t === 'the network heals', 'the network heals');
   await page.getByRole('button', { name: 'Step back' }).click();
   // Only what has happened so far (the log lists the future too, greyed).
-  const texts = await page.locator('.event-log .log-row:not(.future) .text').allTextContents();
+  const texts = (await logRows(page)).filter((r) => !r.future).map((r) => r.text);
   assert.ok(texts.some((t) => /^S2 -> client: reply \d+: not the leader, try S1$/.test(t)),
     'a minority follower turned the write away');
   assert.ok(!texts.some((t) => /-> client: reply \d+: committed/.test(t)), 'no write was confirmed during the split');
@@ -98,6 +89,7 @@ test('partitioning 2 | 3 by groups: the minority refuses the client\'s write and
   assert.ok(await s1.locator('.cell.open').count() >= 1, 'S1 holds an uncommitted entry');
   assert.equal(await s1.locator('.cell.committed').count(), 0);
   assert.doesNotMatch(await s1.locator('.cell.open .cell-term').first().textContent(), /✓/);
+  await tab(page, 'State');
   const logs = await page.locator('table[data-table=Logs] tbody tr').allTextContents();
   assert.ok(logs.some((r) => r.startsWith('S1') && r.includes('set x=1') && r.includes('not committed')), logs.join('\n'));
   assert.ok(!logs.some((r) => r.includes('✓ committed')), `nothing committed anywhere: ${logs.join('\n')}`);
@@ -108,6 +100,7 @@ test('partitioning 2 | 3 by groups: the minority refuses the client\'s write and
 test('cutting one direction of a link draws it, that way only', async () => {
   const page = await open('#/play/raft-election');
   await seekTo(page, (t) => t.startsWith('S1 -> S2: heartbeat term 1'), 'S1 sends its first heartbeat');
+  await tab(page, 'Network');
   const net = page.locator('.network');
   await net.getByRole('combobox', { name: 'From' }).selectOption({ label: 'S2' });
   await net.getByRole('combobox', { name: 'To' }).selectOption({ label: 'S3' });
@@ -127,6 +120,7 @@ test('cutting one direction of a link draws it, that way only', async () => {
 test('dropping a message in flight removes it from the wire and the picture', async () => {
   const page = await open('#/play/raft-election');
   await seekTo(page, (t) => t.startsWith('S1: heartbeat round'), 'S1 sends a heartbeat round');
+  await tab(page, 'Network');
   const rows = page.locator('.network .in-flight li');
   assert.ok(await rows.count() >= 2, 'heartbeats are in flight');
   const id = await rows.first().getAttribute('data-msg');
@@ -146,6 +140,7 @@ test('dropping a message in flight removes it from the wire and the picture', as
 test('holding one message in flight keeps it on the wire until it is released', async () => {
   const page = await open('#/play/raft-election');
   await seekTo(page, (t) => t.startsWith('S1: heartbeat round'), 'S1 sends a heartbeat round');
+  await tab(page, 'Network');
   const rows = page.locator('.network .in-flight li');
   const id = await rows.first().getAttribute('data-msg');
   await rows.first().getByRole('button', { name: /^Hold message m\d+ from S1 to S\d/ }).click();
@@ -172,6 +167,7 @@ test('forcing a timeout on a follower makes it a candidate in a higher term', as
   await seekTo(page, (t) => t.startsWith('S1 -> S3: heartbeat term 1'), 'S1 sends S3 a heartbeat');
   const before = (await servers(page)).find((s) => s.server === 'S3');
   assert.equal(before.role, 'FOLLOWER');
+  await tab(page, 'Faults');
   assert.equal(await page.getByRole('button', { name: 'Force election timeout (S1)' }).count(), 0, 'the leader offers none');
   await page.getByRole('button', { name: 'Force election timeout (S3)', exact: true }).click();
   assert.match(decodeURIComponent(page.url()), /actions=\d+@input:2:timeout&/);
@@ -215,8 +211,10 @@ test('an input the node cannot take is kept in the script, marked as having had 
   // S1 leads from early on; a leader runs no election timer to force.
   const page = await open('#/play/raft-election?actions=30@input:0:timeout&step=30');
   assert.match(await page.locator('.narration').textContent(), /S1 does not act on `timeout`: S1 is the leader/);
+  await tab(page, 'Faults');
   assert.match(await page.locator('.faults .script').textContent(),
     /after step 29: user input `timeout` to S1 — no effect: S1 is the leader/);
+  await tab(page, 'State');
   assert.match(await property(page, 'election-safety').textContent(), /holds/);
   await page.close();
 });
