@@ -190,6 +190,30 @@ fn card_size(kind: &str, ring: bool, card_w: f64) -> (f64, f64) {
     }
 }
 
+/// A card's two text lines: a single long line wraps onto the second at a word; a line still
+/// longer than `chars` keeps up to half as much again (it is drawn narrower) and is cut only
+/// beyond that.
+pub fn card_lines(lines: &[String], chars: usize) -> Vec<String> {
+    let room = chars + chars / 2;
+    let mut out: Vec<String> = lines.iter().take(2).cloned().collect();
+    if out.len() == 1 && out[0].chars().count() > chars {
+        let line = out.remove(0);
+        let cut = line
+            .char_indices()
+            .filter(|(i, c)| *c == ' ' && line[..*i].chars().count() <= chars)
+            .map(|(i, _)| i)
+            .last();
+        match cut {
+            Some(i) => {
+                out.push(line[..i].to_string());
+                out.push(line[i + 1..].to_string());
+            }
+            None => out.push(line),
+        }
+    }
+    out.iter().map(|l| truncate(l, room)).collect()
+}
+
 pub fn truncate(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         s.to_string()
@@ -540,16 +564,19 @@ fn card(s: &mut Markup, info: &NodeInfo, node: &NodeView, lay: &Layout, acting: 
     if let Some(g) = &node.gauge {
         gauge(s, g, left + w, top, !lay.ring);
     }
-    for (i, line) in node.lines.iter().take(2).enumerate() {
-        s.text(
-            "text",
-            &[
-                ("class", "node-line"),
-                ("x", &n(px(left + 12.0))),
-                ("y", &n(px(top + 48.0 + 20.0 * i as f64))),
-            ],
-            &truncate(line, chars),
-        );
+    for (i, line) in card_lines(&node.lines, chars).iter().enumerate() {
+        let y = n(px(top + 48.0 + 20.0 * i as f64));
+        let x = n(px(left + 12.0));
+        // A line a little too long is drawn narrower rather than cut: a room must be able to
+        // read all of it.
+        let squeeze = line.chars().count() > chars;
+        let fit = n(px(w - 24.0));
+        let mut attrs: Vec<(&str, &str)> = vec![("class", "node-line"), ("x", &x), ("y", &y)];
+        if squeeze {
+            attrs.push(("textLength", &fit));
+            attrs.push(("lengthAdjust", "spacingAndGlyphs"));
+        }
+        s.text("text", &attrs, line);
     }
     if info.kind == "raft-server" && lay.ring {
         log_strip(s, &node.log, left, top, w);
@@ -792,6 +819,19 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn card_text_wraps_or_narrows_before_it_is_cut() {
+        let one = vec!["replica of store-1 · copied up to offset 12".to_string()];
+        assert_eq!(
+            card_lines(&one, 28),
+            vec!["replica of store-1 · copied".to_string(), "up to offset 12".to_string()]
+        );
+        let two = vec!["short".to_string(), "primary: store-1 (epoch 2, quorum 2)".to_string()];
+        assert_eq!(card_lines(&two, 28)[1], "primary: store-1 (epoch 2, quorum 2)", "kept whole, drawn narrower");
+        let long = vec!["a".to_string(), "x".repeat(60)];
+        assert_eq!(card_lines(&long, 28)[1].chars().count(), 42, "cut only past 1.5 times the room");
     }
 
     #[test]
