@@ -1,0 +1,65 @@
+// Measures how fast the player draws and steps the largest runs in headless Chromium: the
+// time from navigation to the first drawn picture, and the time for one step forward (the
+// key press until the next frame is painted). Reports medians of 5, also with the CPU
+// throttled 4× (a modest laptop). A report, not a test: timings depend on the machine.
+//
+//   node scripts/ui-timing.mjs [dist]          (after scripts/build-site.sh)
+import { chromium } from 'playwright-core';
+import { serve } from '../tests/serve.mjs';
+
+const dist = process.argv[2] || 'dist';
+const SCENARIOS = ['consensus-lock', 'raft-chaos', 'raft-election', 'zombie-worker'];
+const RUNS = 5;
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+const server = await serve(dist);
+const origin = `http://127.0.0.1:${server.address().port}`;
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+    '--disable-sync', '--no-first-run', '--disable-quic'],
+});
+
+async function measure(id, throttle) {
+  const loads = [];
+  const steps = [];
+  for (let run = 0; run < RUNS; run++) {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('Emulation.setCPUThrottlingRate', { rate: throttle });
+    const t0 = Date.now();
+    await page.goto(`${origin}/#/play/${id}?all=1`);
+    await page.waitForSelector('.topology svg[role=img]');
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    loads.push(Date.now() - t0);
+    await page.getByRole('tab', { name: 'Events', exact: true }).click();
+    await page.locator('body').click({ position: { x: 2, y: 2 } });
+    for (let i = 0; i < 5; i++) {
+      const ms = await page.evaluate(() => new Promise((resolve) => {
+        const before = document.querySelector('.step-count').textContent;
+        const start = performance.now();
+        window.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowRight', bubbles: true }));
+        const wait = () => {
+          if (document.querySelector('.step-count').textContent !== before) {
+            requestAnimationFrame(() => resolve(performance.now() - start));
+          } else requestAnimationFrame(wait);
+        };
+        wait();
+      }));
+      steps.push(ms);
+    }
+    await page.close();
+  }
+  return { load: median(loads), step: median(steps) };
+}
+
+console.log('scenario          first draw   one step   (medians of 5; ms)');
+for (const throttle of [1, 4]) {
+  console.log(throttle === 1 ? '-- this machine' : '-- CPU throttled 4×');
+  for (const id of SCENARIOS) {
+    const r = await measure(id, throttle);
+    console.log(`${id.padEnd(18)}${String(r.load).padStart(8)}   ${r.step.toFixed(1).padStart(8)}`);
+  }
+}
+await browser.close();
+server.close();
