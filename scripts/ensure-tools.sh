@@ -44,8 +44,8 @@ if ! have node || ! have npm; then
   apt_install nodejs npm
 fi
 
-if [ ! -x node_modules/.bin/wasm-opt ] || [ ! -d node_modules/playwright-core ]; then
-  say "installing npm tools (binaryen's wasm-opt, playwright-core)"
+if [ ! -x node_modules/.bin/wasm-opt ] || [ ! -d node_modules/playwright-core ] || [ ! -d node_modules/axe-core ]; then
+  say "installing npm tools (binaryen's wasm-opt, playwright-core, axe-core)"
   npm ci --no-audit --no-fund --loglevel=error
 fi
 

@@ -31,7 +31,7 @@ test('without a lock the run ends at ₹70 with the property violated; row-lock 
   assert.equal(await lost.getAttribute('class'), 'property violated');
   await shot(page, '02-none-end');
 
-  await page.getByRole('button', { name: /Jump to step 17/ }).click();
+  await page.getByRole('button', { name: /Go to step 17/ }).click();
   assert.equal(await stepLabel(page), 'Step 17 of 18');
   assert.match(await page.locator('.narration').textContent(), /violated at this step/);
 

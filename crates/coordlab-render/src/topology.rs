@@ -826,12 +826,26 @@ mod tests {
         let one = vec!["replica of store-1 · copied up to offset 12".to_string()];
         assert_eq!(
             card_lines(&one, 28),
-            vec!["replica of store-1 · copied".to_string(), "up to offset 12".to_string()]
+            vec![
+                "replica of store-1 · copied".to_string(),
+                "up to offset 12".to_string()
+            ]
         );
-        let two = vec!["short".to_string(), "primary: store-1 (epoch 2, quorum 2)".to_string()];
-        assert_eq!(card_lines(&two, 28)[1], "primary: store-1 (epoch 2, quorum 2)", "kept whole, drawn narrower");
+        let two = vec![
+            "short".to_string(),
+            "primary: store-1 (epoch 2, quorum 2)".to_string(),
+        ];
+        assert_eq!(
+            card_lines(&two, 28)[1],
+            "primary: store-1 (epoch 2, quorum 2)",
+            "kept whole, drawn narrower"
+        );
         let long = vec!["a".to_string(), "x".repeat(60)];
-        assert_eq!(card_lines(&long, 28)[1].chars().count(), 42, "cut only past 1.5 times the room");
+        assert_eq!(
+            card_lines(&long, 28)[1].chars().count(),
+            42,
+            "cut only past 1.5 times the room"
+        );
     }
 
     #[test]

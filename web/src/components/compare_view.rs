@@ -271,7 +271,7 @@ fn shared_faults(props: &SharedFaultsProps) -> Html {
                             }
                             if allows(FaultKind::Pause) {
                                 <button onclick={inject(Fault::Pause { node: n.id, duration_ms: pause_ms })} disabled={!up}
-                                    aria-label={format!("Pause {} for {} s in both runs", n.name, pause_ms / 1_000)}>
+                                    aria-label={format!("Pause {} s ({}) in both runs", pause_ms / 1_000, n.name)}>
                                     { format!("Pause {} s", pause_ms / 1_000) }
                                 </button>
                             }

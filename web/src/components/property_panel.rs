@@ -36,7 +36,7 @@ pub fn property_panel(props: &PropertyPanelProps) -> Html {
             let d = props.dispatch.clone();
             html! {
                 <button class="jump" onclick={Callback::from(move |_| d.dispatch(Action::Seek(s as usize)))}
-                    aria-label={format!("Jump to step {s}, where {} fails", p.name)}>{ format!("Go to step {s}") }</button>
+                    aria-label={format!("Go to step {s}, where {} fails", p.name)}>{ format!("Go to step {s}") }</button>
             }
         });
         html! {
