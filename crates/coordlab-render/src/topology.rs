@@ -202,7 +202,7 @@ pub fn card_lines(lines: &[String], chars: usize) -> Vec<String> {
             .char_indices()
             .filter(|(i, c)| *c == ' ' && line[..*i].chars().count() <= chars)
             .map(|(i, _)| i)
-            .last();
+            .next_back();
         match cut {
             Some(i) => {
                 out.push(line[..i].to_string());

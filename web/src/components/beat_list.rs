@@ -5,13 +5,11 @@ use crate::state::{Action, Player};
 use std::rc::Rc;
 use yew::prelude::*;
 
-#[derive(Properties, PartialEq)]
 pub struct BeatListProps {
     pub player: Rc<Player>,
     pub dispatch: UseReducerDispatcher<Player>,
 }
 
-#[function_component(BeatList)]
 pub fn beat_list(props: &BeatListProps) -> Html {
     let p = &props.player;
     let current = p.nav.beat_at_or_before(p.cursor);

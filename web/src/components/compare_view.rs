@@ -1,10 +1,10 @@
 //! Side by side: two scenarios with the same seed and the same fault clicks, stepping
 //! together in true-time order, so a room sees one failure and two outcomes.
 
-use super::narration::Narration;
-use super::notices::Notices;
+use super::narration::{narration, NarrationProps};
+use super::notices::{notices, NoticesProps};
 use super::topology::Topology;
-use super::transport_buttons::TransportButtons;
+use super::transport_buttons::{transport_buttons, TransportButtonsProps};
 use crate::compare_state::{Compare, CompareAction, CompareRoute, Side};
 use crate::route::{self, Route};
 use crate::transport::{use_player_keys, Key, Move};
@@ -89,17 +89,17 @@ pub fn compare_view(props: &CompareProps) -> Html {
     };
     html! {
         <div class="compare">
-            <Notices notices={c.notices.clone()} on_dismiss={on_dismiss} />
+            { notices(&NoticesProps { notices: c.notices.clone(), on_dismiss: Some(on_dismiss) }) }
             <div class="player-head">
                 <h1>{ format!("Side by side: {} · {}", c.left.info.title, c.right.info.title) }</h1>
                 <p class="summary">{ "The same seed and the same fault clicks go to both runs. Each step is the next event of whichever run has one first, so both columns always show the same moment." }</p>
             </div>
             <Transport state={state.clone()} dispatch={dispatch.clone()} />
             <div class="compare-sides">
-                <SideView side={c.left.clone()} cursor={l} moved={moved == Some(true)} label="left" />
-                <SideView side={c.right.clone()} cursor={r} moved={moved == Some(false)} label="right" />
+                { side_view(&SideProps { side: c.left.clone(), cursor: l, moved: moved == Some(true), label: "left" }) }
+                { side_view(&SideProps { side: c.right.clone(), cursor: r, moved: moved == Some(false), label: "right" }) }
             </div>
-            <SharedFaults state={state.clone()} dispatch={dispatch.clone()} />
+            { shared_faults(&SharedFaultsProps { state: state.clone(), dispatch: dispatch.clone() }) }
         </div>
     }
 }
@@ -169,7 +169,7 @@ fn transport(props: &TransportProps) -> Html {
     html! {
         <div class="controls">
             <div class="transport" role="group" aria-label="Playback of both runs">
-                <TransportButtons cursor={c.cursor} last={c.last()} playing={c.playing} on_move={on_move} />
+                { transport_buttons(&TransportButtonsProps { cursor: c.cursor, last: c.last(), playing: c.playing, on_move }) }
                 <button class="next-violation" onclick={send(|| CompareAction::Transport(Move::NextViolation))}
                     disabled={c.nav.next_violation(c.cursor).is_none()} title="Next broken property (v)">
                     <span aria-hidden="true">{ "⚠" }</span><span class="label">{ " Next violation" }</span>
@@ -207,14 +207,12 @@ fn transport(props: &TransportProps) -> Html {
     }
 }
 
-#[derive(Properties, PartialEq)]
 struct SharedFaultsProps {
     state: UseReducerHandle<Compare>,
     dispatch: UseReducerDispatcher<Compare>,
 }
 
 /// Crash, restart and pause for every node both runs have under the same name and id.
-#[function_component(SharedFaults)]
 fn shared_faults(props: &SharedFaultsProps) -> Html {
     let c = &*props.state;
     let (l, r) = c.at();
@@ -289,7 +287,6 @@ fn shared_faults(props: &SharedFaultsProps) -> Html {
     }
 }
 
-#[derive(Properties, PartialEq)]
 struct SideProps {
     side: Side,
     cursor: usize,
@@ -297,7 +294,6 @@ struct SideProps {
     label: &'static str,
 }
 
-#[function_component(SideView)]
 fn side_view(props: &SideProps) -> Html {
     let trace = &props.side.trace;
     let entry = &trace.entries[props.cursor];
@@ -342,7 +338,7 @@ fn side_view(props: &SideProps) -> Html {
                 </div>
             }
             <Topology trace={trace.clone()} cursor={props.cursor} />
-            <Narration trace={trace.clone()} cursor={props.cursor} />
+            { narration(&NarrationProps { trace: trace.clone(), cursor: props.cursor }) }
         </section>
     }
 }

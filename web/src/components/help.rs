@@ -3,7 +3,6 @@
 use crate::state::{Action, Player};
 use yew::prelude::*;
 
-#[derive(Properties, PartialEq)]
 pub struct HelpProps {
     pub dispatch: UseReducerDispatcher<Player>,
 }
@@ -24,7 +23,6 @@ const KEYS: &[(&str, &str)] = &[
     ("?", "this list; Escape closes it"),
 ];
 
-#[function_component(Help)]
 pub fn help(props: &HelpProps) -> Html {
     let close = {
         let d = props.dispatch.clone();

@@ -4,12 +4,10 @@ use coordlab_sim::trace::Snapshot;
 use std::rc::Rc;
 use yew::prelude::*;
 
-#[derive(Properties, PartialEq)]
 pub struct InspectorProps {
     pub snapshot: Rc<Snapshot>,
 }
 
-#[function_component(Inspector)]
 pub fn inspector(props: &InspectorProps) -> Html {
     html! {
         <section class="inspector" aria-labelledby="inspector-title">

@@ -1,6 +1,6 @@
 //! The scenario library, grouped by the curriculum's chapters.
 
-use super::notices::Notices;
+use super::notices::{notices, NoticesProps};
 use crate::route::{self, Route, DEFAULT_PAIR};
 use coordlab_sim::scenarios::{self, catalog, CHAPTERS};
 use yew::prelude::*;
@@ -20,7 +20,7 @@ pub fn library(props: &LibraryProps) -> Html {
     };
     html! {
         <section class="library" aria-labelledby="library-title">
-            <Notices notices={props.notices.clone()} />
+            { notices(&NoticesProps { notices: props.notices.clone(), on_dismiss: None }) }
             <h1 id="library-title">{ "Scenario library" }</h1>
             <p class="lead">
                 { "Every scenario is a deterministic simulation: pick a seed, step forward and back, inject a crash or a pause at any step, and share the exact view as a link." }

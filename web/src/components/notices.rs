@@ -2,14 +2,11 @@
 
 use yew::prelude::*;
 
-#[derive(Properties, PartialEq)]
 pub struct NoticesProps {
     pub notices: Vec<String>,
-    #[prop_or_default]
     pub on_dismiss: Option<Callback<()>>,
 }
 
-#[function_component(Notices)]
 pub fn notices(props: &NoticesProps) -> Html {
     if props.notices.is_empty() {
         return html! {};

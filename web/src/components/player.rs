@@ -4,19 +4,19 @@
 //! under it; parameters, faults, the network, the state tables and the event log sit in tabs
 //! below.
 
-use super::beat_list::BeatList;
+use super::beat_list::{beat_list, BeatListProps};
 use super::event_log::EventLog;
 use super::fault_panel::FaultPanel;
-use super::help::Help;
-use super::inspector::Inspector;
+use super::help::{help, HelpProps};
+use super::inspector::{inspector, InspectorProps};
 use super::network_panel::{offers_network, NetworkPanel};
-use super::notices::Notices;
-use super::property_panel::PropertyPanel;
+use super::notices::{notices, NoticesProps};
+use super::property_panel::{property_panel, PropertyPanelProps};
 use super::run_settings::RunSettings;
-use super::story::Story;
-use super::timeline::Timeline;
+use super::story::{story, StoryProps};
+use super::timeline::{timeline, TimelineProps};
 use super::topology::Topology;
-use super::transport_bar::{ModeButtons, TransportBar};
+use super::transport_bar::{mode_buttons, transport_bar, PositionProps, TransportBarProps};
 use crate::route::{self, PlayRoute, Route};
 use crate::state::{Action, Player, Tab};
 use crate::transport::{use_player_keys, Key};
@@ -159,7 +159,9 @@ pub fn player_view(props: &PlayerProps) -> Html {
     };
     let network = offers_network(&p.trace);
     let tools = match p.tab {
-        Tab::Story => html! { <BeatList player={p.clone()} dispatch={dispatch.clone()} /> },
+        Tab::Story => {
+            html! { { beat_list(&BeatListProps { player: p.clone(), dispatch: dispatch.clone() }) } }
+        }
         Tab::Run => html! { <RunSettings player={p.clone()} dispatch={dispatch.clone()} /> },
         Tab::Faults => html! {
             <FaultPanel trace={p.trace.clone()} snapshot={snapshot.clone()} actions={p.actions.clone()} dispatch={dispatch.clone()} />
@@ -170,27 +172,27 @@ pub fn player_view(props: &PlayerProps) -> Html {
         Tab::Network => html! { <p class="hint">{ "This scenario offers no network faults." }</p> },
         Tab::State => html! {
             <div class="state-tab">
-                <PropertyPanel trace={p.trace.clone()} cursor={p.cursor} dispatch={dispatch.clone()} />
-                <Inspector snapshot={snapshot.clone()} />
+                { property_panel(&PropertyPanelProps { trace: p.trace.clone(), cursor: p.cursor, dispatch: dispatch.clone() }) }
+                { inspector(&InspectorProps { snapshot: snapshot.clone() }) }
             </div>
         },
         Tab::Events => html! { <EventLog player={p.clone()} dispatch={dispatch.clone()} /> },
     };
     html! {
         <div class={classes!("player", p.presenting.then_some("presenting"))}>
-            <Notices notices={p.notices.clone()} on_dismiss={on_dismiss} />
+            { notices(&NoticesProps { notices: p.notices.clone(), on_dismiss: Some(on_dismiss) }) }
             <div class="player-head">
                 <h1>{ p.info.title }</h1>
-                <ModeButtons player={p.clone()} dispatch={dispatch.clone()} />
+                { mode_buttons(&PositionProps { player: p.clone(), dispatch: dispatch.clone() }) }
                 <p class="summary">{ p.info.summary }</p>
             </div>
             <div class="stage">
                 <Topology trace={p.trace.clone()} cursor={p.cursor} />
-                <Story player={p.clone()} dispatch={dispatch.clone()} />
+                { story(&StoryProps { player: p.clone(), dispatch: dispatch.clone() }) }
             </div>
             <div class="controls">
-                <TransportBar player={p.clone()} dispatch={dispatch.clone()} />
-                <Timeline player={p.clone()} dispatch={dispatch.clone()} />
+                { transport_bar(&TransportBarProps { player: p.clone(), dispatch: dispatch.clone() }) }
+                { timeline(&TimelineProps { player: p.clone(), dispatch: dispatch.clone() }) }
             </div>
             if !p.presenting {
                 <section class="tools" aria-label="Tools">
@@ -208,7 +210,7 @@ pub fn player_view(props: &PlayerProps) -> Html {
                 </section>
             }
             if p.help {
-                <Help dispatch={dispatch.clone()} />
+                { help(&HelpProps { dispatch: dispatch.clone() }) }
             }
         </div>
     }

@@ -7,14 +7,12 @@ use coordlab_sim::trace::Trace;
 use std::rc::Rc;
 use yew::prelude::*;
 
-#[derive(Properties, PartialEq)]
 pub struct PropertyPanelProps {
     pub trace: Rc<Trace>,
     pub cursor: usize,
     pub dispatch: UseReducerDispatcher<Player>,
 }
 
-#[function_component(PropertyPanel)]
 pub fn property_panel(props: &PropertyPanelProps) -> Html {
     let cursor = props.cursor as u32;
     let rows = props.trace.properties.iter().map(|p| {

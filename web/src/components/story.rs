@@ -2,13 +2,12 @@
 //! narration of the step on screen, a question for the room at a beat that asks one, and the
 //! properties as a strip that turns red when one breaks.
 
-use super::narration::Narration;
+use super::narration::{narration, NarrationProps};
 use crate::state::{Action, Player};
 use coordlab_sim::properties::{PropertyKind, PropertyReport};
 use std::rc::Rc;
 use yew::prelude::*;
 
-#[derive(Properties, PartialEq)]
 pub struct StoryProps {
     pub player: Rc<Player>,
     pub dispatch: UseReducerDispatcher<Player>,
@@ -25,7 +24,6 @@ pub fn verdict_at(p: &PropertyReport, cursor: u32) -> (&'static str, &'static st
     }
 }
 
-#[function_component(Story)]
 pub fn story(props: &StoryProps) -> Html {
     let p = &props.player;
     let d = &props.dispatch;
@@ -109,7 +107,7 @@ pub fn story(props: &StoryProps) -> Html {
             }
             { for question }
             if narrate {
-                <Narration trace={p.trace.clone()} cursor={p.cursor} />
+                { narration(&NarrationProps { trace: p.trace.clone(), cursor: p.cursor }) }
             }
             <ul class="property-strip" aria-label="Properties">{ for strip }</ul>
         </aside>

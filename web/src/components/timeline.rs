@@ -1,13 +1,12 @@
 //! The timeline: a slider over the run with the beats as labelled ticks (each one a button
 //! that goes there), faults and broken properties as marks, and the unsafe window as a band.
 
-use super::transport_bar::Position;
+use super::transport_bar::{position, PositionProps};
 use crate::state::{Action, Player};
 use std::rc::Rc;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
-#[derive(Properties, PartialEq)]
 pub struct TimelineProps {
     pub player: Rc<Player>,
     pub dispatch: UseReducerDispatcher<Player>,
@@ -20,7 +19,6 @@ fn at(seq: u64, last: u64) -> String {
     format!("left: {}.{}%", permille / 10, permille % 10)
 }
 
-#[function_component(Timeline)]
 pub fn timeline(props: &TimelineProps) -> Html {
     let p = &props.player;
     let d = &props.dispatch;
@@ -86,7 +84,7 @@ pub fn timeline(props: &TimelineProps) -> Html {
                 <input id="timeline" type="range" min="0" max={p.last().to_string()} value={p.cursor.to_string()}
                     oninput={on_seek} aria-label="Timeline"
                     aria-valuetext={format!("step {} of {}: {}", p.cursor, p.last(), entry.text)} />
-                <Position player={p.clone()} dispatch={d.clone()} />
+                { position(&PositionProps { player: p.clone(), dispatch: d.clone() }) }
             </div>
             <div class="marks">
                 <span aria-hidden="true">{ for bands }{ for marks }</span>

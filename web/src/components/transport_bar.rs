@@ -1,7 +1,7 @@
 //! The transport: first, previous beat, back, play, forward, next beat, last; the speed; and
 //! whether stepping takes every event or only the narrated ones. Each button says its key.
 
-use super::transport_buttons::TransportButtons;
+use super::transport_buttons::{transport_buttons, TransportButtonsProps};
 use crate::state::{Action, Player, SPEEDS};
 use crate::transport::Move;
 use coordlab_sim::kernel::time::format_time;
@@ -9,13 +9,11 @@ use std::rc::Rc;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
-#[derive(Properties, PartialEq)]
 pub struct TransportBarProps {
     pub player: Rc<Player>,
     pub dispatch: UseReducerDispatcher<Player>,
 }
 
-#[function_component(TransportBar)]
 pub fn transport_bar(props: &TransportBarProps) -> Html {
     let p = &props.player;
     let d = &props.dispatch;
@@ -25,7 +23,7 @@ pub fn transport_bar(props: &TransportBarProps) -> Html {
     };
     html! {
         <div class="transport" role="group" aria-label="Playback">
-            <TransportButtons cursor={p.cursor} last={p.last()} playing={p.playing} on_move={on_move} />
+            { transport_buttons(&TransportButtonsProps { cursor: p.cursor, last: p.last(), playing: p.playing, on_move }) }
             <span class="where">
                 <span class="step-count">{ format!("Step {} of {}", p.cursor, p.last()) }</span>
                 <span class="sim-time">{ format!(" · {}", format_time(p.trace.entries[p.cursor].time_us)) }</span>
@@ -37,14 +35,12 @@ pub fn transport_bar(props: &TransportBarProps) -> Html {
     }
 }
 
-#[derive(Properties, PartialEq)]
 pub struct PositionProps {
     pub player: Rc<Player>,
     pub dispatch: UseReducerDispatcher<Player>,
 }
 
 /// How the run plays: its speed, and every event or only the narrated ones.
-#[function_component(Position)]
 pub fn position(props: &PositionProps) -> Html {
     let p = &props.player;
     let d = &props.dispatch;
@@ -82,7 +78,6 @@ pub fn position(props: &PositionProps) -> Html {
 }
 
 /// Presenter mode and the list of keys: the switches of the whole page.
-#[function_component(ModeButtons)]
 pub fn mode_buttons(props: &PositionProps) -> Html {
     let p = &props.player;
     let act = |make: fn() -> Action| {

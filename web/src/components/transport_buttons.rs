@@ -6,7 +6,6 @@
 use crate::transport::Move;
 use yew::prelude::*;
 
-#[derive(Properties, PartialEq)]
 pub struct TransportButtonsProps {
     pub cursor: usize,
     pub last: usize,
@@ -14,7 +13,6 @@ pub struct TransportButtonsProps {
     pub on_move: Callback<Move>,
 }
 
-#[function_component(TransportButtons)]
 pub fn transport_buttons(props: &TransportButtonsProps) -> Html {
     let go = |m: Move| props.on_move.reform(move |_: MouseEvent| m);
     let at_start = props.cursor == 0;

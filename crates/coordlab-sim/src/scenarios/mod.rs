@@ -383,13 +383,13 @@ static REGISTRY: &[ScenarioDef] = &[
     scenario!("raft", raft_log_replication),
     scenario!("raft", raft_partition),
     scenario!("raft", raft_stale_leader),
-    scenario!("raft", raft_figure_8),
-    scenario!("raft", raft_quorum),
+    scenario!("quorum", raft_figure_8),
+    scenario!("quorum", raft_quorum),
     scenario!("raft", raft_chaos),
     scenario!("zk", zookeeper_lock),
     scenario!("consensus", consensus_lock, also "pair"),
     scenario!("redis", redis_failover, also "pair"),
-    scenario!("redis", redlock),
+    scenario!("redlock", redlock),
 ];
 
 /// Every scenario, in library order.
@@ -400,7 +400,16 @@ pub fn registry() -> &'static [ScenarioDef] {
 /// The browser build's bundles in library order, each a cargo feature of this crate: the
 /// simulations of a few scenarios that belong together (a chapter, or one lock service). The
 /// first also serves the pages that name no scenario (the library).
-pub const BUNDLES: &[&str] = &["locks", "leases", "raft", "zk", "redis", "consensus"];
+pub const BUNDLES: &[&str] = &[
+    "locks",
+    "leases",
+    "raft",
+    "quorum",
+    "zk",
+    "redis",
+    "redlock",
+    "consensus",
+];
 
 /// The pair the library shows side by side: one failure, two lock services, two outcomes.
 pub const COMPARE_PAIR: (&str, &str) = ("redis-failover", "consensus-lock");
