@@ -390,3 +390,27 @@ fn with_a_planted_raft_bug_the_lock_checker_catches_the_double_grant() {
     assert_eq!(correct.outcome["max_concurrent_holders"], json!(1));
     assert_eq!(correct.outcome["balance"], json!(60));
 }
+
+#[test]
+fn the_story_is_told_in_seven_beats_with_one_question() {
+    let t = trace(&[], 1);
+    let keys: Vec<&str> = t.beats.iter().map(|b| b.key.as_str()).collect();
+    assert_eq!(
+        keys,
+        ["leader", "a-holds", "failover", "freeze", "revoked", "b-holds", "fenced"]
+    );
+    let seq = |key: &str| t.beats.iter().find(|b| b.key == key).unwrap().seq.unwrap() as usize;
+    // Each beat is marked where the model shows it.
+    assert!(seq("a-holds") < at(&t, "store-1 crashes") && at(&t, "store-1 crashes") < seq("failover"));
+    assert_eq!(seq("revoked"), at(&t, "applies the revoke of lease 7a01"));
+    assert_eq!(seq("b-holds"), at(&t, "No key ahead of worker-b's"));
+    assert_eq!(seq("fenced"), at(&t, "Rejected: 2 < 3."));
+    // One question, asked before the failover shows its answer.
+    let asked: Vec<&str> = t
+        .beats
+        .iter()
+        .filter(|b| b.question.is_some())
+        .map(|b| b.key.as_str())
+        .collect();
+    assert_eq!(asked, ["a-holds"]);
+}

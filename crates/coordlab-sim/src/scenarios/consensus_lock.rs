@@ -32,6 +32,9 @@ use crate::protocols::lock_service::LockServer;
 use crate::protocols::raft::{RaftBug, RaftServer, ServerConfig, ServerDurable};
 use serde_json::json;
 
+#[path = "consensus_lock_beats.rs"]
+mod beats;
+
 pub const ID: &str = "consensus-lock";
 pub const STORE_1: NodeId = NodeId(0);
 pub const STORE_2: NodeId = NodeId(1);
@@ -281,5 +284,6 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         LEDGER,
         LOCK_PREFIX,
     ));
+    beats::beats(&mut setup);
     setup
 }
