@@ -67,7 +67,7 @@ pub fn beats(setup: &mut Setup) {
     setup.beat(
         "failover",
         "A new leader still has worker-a's key",
-        "store-1 crashed, and the new leader's store still shows worker-a's key first in line. worker-b, whose key came next (revision 3), keeps watching it.",
+        "store-1 crashed, and the new leader's store still shows worker-a's key first in line. worker-b, whose key came next (revision 3), still waits behind it.",
         |n, _| new_leader_keeps_a(n),
     );
     setup.beat(
