@@ -181,3 +181,46 @@ fn random_faults_never_break_the_lock_or_the_fence() {
         assert!(report.findings.is_empty(), "{watch}: {:?}", report.findings);
     }
 }
+
+#[test]
+fn each_watch_style_tells_its_story_in_beats_with_one_question() {
+    for (watch, keys, wake) in [
+        (
+            "predecessor",
+            &[
+                "first-holds",
+                "queue",
+                "freeze",
+                "expired",
+                "second-holds",
+                "fenced",
+            ][..],
+            1,
+        ),
+        (
+            "lock-node",
+            &[
+                "first-holds",
+                "queue",
+                "freeze",
+                "expired",
+                "second-holds",
+                "herd",
+                "fenced",
+            ][..],
+            2,
+        ),
+    ] {
+        let t = trace(&[("watch", watch)], 1);
+        let got: Vec<&str> = t.beats.iter().map(|b| b.key.as_str()).collect();
+        assert_eq!(got, keys, "{watch}");
+        let seq = |key: &str| t.beats.iter().find(|b| b.key == key).unwrap().seq.unwrap() as usize;
+        assert_eq!(seq("expired"), at(&t, "session 0x101 expires"), "{watch}");
+        assert_eq!(seq("fenced"), at(&t, "Rejected: 0 <"), "{watch}");
+        // One question: how many waiters the expiry wakes (one, or the whole herd).
+        let questions: Vec<_> = t.beats.iter().filter_map(|b| b.question.as_ref()).collect();
+        assert_eq!(questions.len(), 1, "{watch}");
+        assert_eq!(questions[0].correct, wake, "{watch}");
+        assert!(seq("freeze") < seq("expired"));
+    }
+}

@@ -1,32 +1,47 @@
-//! A worker that takes a lock from the consensus-backed lock service and then does a
-//! multi-step job on the fenced ledger, each write carrying the lock's revision as its token.
+//! A worker that takes the lock as etcd's `concurrency.Mutex` does, then does a multi-step job
+//! on the fenced ledger, each write carrying its key's create revision as its token.
 //!
-//! It talks to whichever server it believes leads, follows "not the leader" redirects, and
-//! resends a request that gets no answer (the server may have crashed) to the next server.
-//! A resent request is the same operation: acquiring a lock it already holds answers with the
-//! revision it already has. Found the lock held, it asks again later. Holding it, it renews on
-//! a timer; a renewal answered "not yours any more" means it lost the lock and stops.
+//! 1. It opens a session: a lease (`LeaseGrant`), kept alive every third of its TTL.
+//! 2. It puts its own key `<prefix>/<lease id>` with
+//!    `Txn(If(CreateRevision(key) == 0), Then(Put(key, me, lease)))`. The answer names the
+//!    key first in line (lowest create revision); if that is its own, it holds the lock.
+//! 3. Otherwise it reads which key was created just before its own and watches that one key
+//!    for its deletion — no polling, and a release wakes only the next in line. When it is
+//!    deleted it reads again: no key ahead and its own still there means it holds the lock.
+//!
+//! It talks to whichever server it believes leads, follows "not the leader" answers, and
+//! resends a request that gets no answer (the server may have crashed) to the next server. A
+//! resent acquire is the same transaction: its compare fails and it reads back the key it
+//! already put. A watch lost with its server is set up again elsewhere from the same revision.
+//! A keep-alive answered "lease not found" means its key is gone: holding, it stops; waiting,
+//! it starts again with a new session.
 
-use super::lease_msg::{LeaseMsg, WriteCheck};
-use super::lock_store::{LockOp, LockResult};
+use super::lease_msg::{seconds, LeaseMsg, WriteCheck};
+use super::lock_service::EtcdMsg;
+use super::lock_store::{lock_key, LeaseId, LockOp, LockResult};
 use super::raft::{ClientAnswer, Command, RaftMsg};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::message::{Inbox, Message};
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::MS_US;
 
-/// What a worker takes off the wire: the lock service's replies (Raft's client protocol) and
-/// the ledger's answers.
+/// What a worker takes off the wire: the lock service's replies (writes answer through Raft's
+/// client protocol, the rest through etcd's), and the ledger's answers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LockClientMsg {
     Raft(RaftMsg),
+    Etcd(EtcdMsg),
     Ledger(LeaseMsg),
 }
 
 impl Inbox for LockClientMsg {
     fn accept(msg: Box<dyn Message>) -> Option<Self> {
-        match msg.downcast::<RaftMsg>() {
-            Ok(m) => Some(LockClientMsg::Raft(m)),
+        let msg = match msg.downcast::<RaftMsg>() {
+            Ok(m) => return Some(LockClientMsg::Raft(m)),
+            Err(msg) => msg,
+        };
+        match msg.downcast::<EtcdMsg>() {
+            Ok(m) => Some(LockClientMsg::Etcd(m)),
             Err(msg) => msg.downcast::<LeaseMsg>().ok().map(LockClientMsg::Ledger),
         }
     }
@@ -36,10 +51,10 @@ impl Inbox for LockClientMsg {
 pub enum LockClientTimer {
     /// The job fires.
     Start,
-    /// It asks for the lock again after finding it held.
-    Retry,
-    /// It renews its lease.
+    /// Time to send its lease's keep-alive.
     KeepAlive,
+    /// Its keep-alive got no answer in time (or was redirected): send it again.
+    KeepAliveResend,
     /// Its request got no answer in time (or was redirected): send it again.
     Resend,
     StepDone {
@@ -51,8 +66,8 @@ impl Label for LockClientTimer {
     fn label(&self) -> String {
         match self {
             LockClientTimer::Start => "the job fires".into(),
-            LockClientTimer::Retry => "asks for the lock again".into(),
-            LockClientTimer::KeepAlive => "time to renew the lease".into(),
+            LockClientTimer::KeepAlive => "time for a keep-alive".into(),
+            LockClientTimer::KeepAliveResend => "no answer to the keep-alive: resend".into(),
             LockClientTimer::Resend => "no answer yet: resend".into(),
             LockClientTimer::StepDone { step } => format!("finishes the work of step {step}"),
         }
@@ -65,11 +80,11 @@ pub struct LockClientPlan {
     /// The server it asks first.
     pub first_guess: NodeId,
     pub ledger: NodeId,
-    pub key: String,
+    /// The mutex's prefix: each contender's key is `<prefix>/<lease id>`.
+    pub prefix: String,
     pub ttl_ms: u64,
     pub keepalive_ms: u64,
     pub start_ms: u64,
-    pub retry_ms: u64,
     pub request_timeout_ms: u64,
     pub steps: u32,
     pub step_ms: u64,
@@ -81,9 +96,14 @@ pub struct LockClientPlan {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ClientPhase {
     Idle,
+    /// Asking for a lease (its session).
+    Granting,
+    /// The acquire transaction is on its way.
     Acquiring,
-    /// The lock was held by someone else; it asks again later.
-    Waiting,
+    /// Reading which key is just ahead of its own.
+    Looking,
+    /// Watching the key just ahead of its own.
+    Watching,
     ReadingProgress,
     Working {
         step: u32,
@@ -93,7 +113,7 @@ pub enum ClientPhase {
     },
     Releasing,
     Done,
-    /// A renewal said the lock is no longer its own.
+    /// Its lease is gone, and its key with it.
     Lost,
     /// The ledger refused a write: a newer holder exists.
     Fenced,
@@ -102,8 +122,18 @@ pub enum ClientPhase {
 /// What the worker believes it holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HeldLock {
+    /// Its key's create revision: its fencing token.
     pub revision: u64,
+    /// The server whose answer told it so.
     pub granted_by: NodeId,
+}
+
+/// The watch it holds: on which server, on which key, from which revision.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WatchOn {
+    pub server: NodeId,
+    pub key: String,
+    pub from: u64,
 }
 
 /// Survives a crash. (Its plan is its configuration, kept by the engine.)
@@ -114,19 +144,44 @@ pub struct LockClientDurable {
     pub next_id: u32,
 }
 
+/// A request on its way; it is resent as it is until answered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Request {
+    /// A write, through the Raft log.
+    Write(LockOp),
+    /// The mutex's read: the key created last before `below`, and whether `mine` exists.
+    Read {
+        below: u64,
+        mine: String,
+    },
+    KeepAlive(LeaseId),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InFlight {
+    pub id: u32,
+    pub request: Request,
+    /// The last answer was "not the leader": the resend goes where it pointed.
+    redirected: bool,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LockClient {
     pub plan: LockClientPlan,
     pub phase: ClientPhase,
+    /// Its session's lease.
+    pub lease: Option<LeaseId>,
+    /// Its key's create revision, once the acquire transaction answered.
+    pub my_revision: Option<u64>,
     pub held: Option<HeldLock>,
+    pub watching: Option<WatchOn>,
     pub guess: NodeId,
-    /// The request in flight and what it asked for.
-    pub outstanding: Option<(u32, LockOp)>,
+    /// The acquire, read or release on its way.
+    pub outstanding: Option<InFlight>,
+    /// The keep-alive on its way.
+    pub keepalive: Option<InFlight>,
     next_id: u32,
-    redirected: bool,
     pub finished: bool,
-    /// How often it found the lock held.
-    pub refusals: u32,
 }
 
 impl LockClient {
@@ -149,36 +204,63 @@ impl LockClient {
         ctx.local_now_us >= self.plan.stop_at_ms * MS_US
     }
 
-    /// Sends `op` as a new request to the server it believes leads.
-    fn request(&mut self, ctx: &mut Ctx<'_, Self>, op: LockOp) {
+    fn my_key(&self) -> Option<String> {
+        self.lease.map(|l| lock_key(&self.plan.prefix, l))
+    }
+
+    /// Sends `request` under a new id to the server it believes leads.
+    fn request(&mut self, ctx: &mut Ctx<'_, Self>, request: Request) {
         let id = self.next_id;
         self.next_id += 1;
         ctx.persist(self.durable());
-        self.outstanding = Some((id, op));
-        self.redirected = false;
-        self.send(ctx);
+        let flight = InFlight {
+            id,
+            request,
+            redirected: false,
+        };
+        if matches!(flight.request, Request::KeepAlive(_)) {
+            self.keepalive = Some(flight);
+            self.send(ctx, true);
+        } else {
+            self.outstanding = Some(flight);
+            self.send(ctx, false);
+        }
     }
 
-    fn send(&mut self, ctx: &mut Ctx<'_, Self>) {
-        let Some((id, op)) = self.outstanding.clone() else {
-            return;
+    /// Sends (again) the keep-alive or the other request on its way.
+    fn send(&mut self, ctx: &mut Ctx<'_, Self>, keepalive: bool) {
+        let (slot, timer) = if keepalive {
+            (&mut self.keepalive, LockClientTimer::KeepAliveResend)
+        } else {
+            (&mut self.outstanding, LockClientTimer::Resend)
         };
-        if self.over(ctx) {
-            self.outstanding = None;
+        let Some(flight) = slot.clone() else { return };
+        if ctx.local_now_us >= self.plan.stop_at_ms * MS_US {
+            *slot = None;
             ctx.note(format!("The demo is over; {} stops asking.", ctx.me()));
             return;
         }
-        ctx.send(
-            self.guess,
-            RaftMsg::ClientRequest {
-                id,
-                command: Command::Lock(op),
-            },
-        );
-        ctx.set_timer(
-            LockClientTimer::Resend,
-            self.plan.request_timeout_ms.max(1) * MS_US,
-        );
+        let id = flight.id;
+        match flight.request {
+            Request::Write(op) => ctx.send(
+                self.guess,
+                RaftMsg::ClientRequest {
+                    id,
+                    command: Command::Lock(op),
+                },
+            ),
+            Request::Read { below, mine } => ctx.send(
+                self.guess,
+                EtcdMsg::Range {
+                    id,
+                    prefix: self.plan.prefix.clone(),
+                    below,
+                    mine,
+                },
+            ),
+            Request::KeepAlive(lease) => ctx.send(self.guess, EtcdMsg::KeepAlive { id, lease }),
+        }
+        ctx.set_timer(timer, self.plan.request_timeout_ms.max(1) * MS_US);
     }
 
     fn rotate(&mut self) {
@@ -190,59 +272,91 @@ impl LockClient {
         self.guess = s[(pos + 1) % s.len()];
     }
 
+    /// A request got no answer in time, or was redirected: send it again.
+    fn resend(&mut self, ctx: &mut Ctx<'_, Self>, keepalive: bool) {
+        let slot = if keepalive {
+            &mut self.keepalive
+        } else {
+            &mut self.outstanding
+        };
+        let Some(flight) = slot.as_mut() else { return };
+        let redirected = std::mem::take(&mut flight.redirected);
+        if !redirected {
+            let silent = self.guess;
+            self.rotate();
+            ctx.note(format!(
+                "{} heard nothing back from {}; it sends the same request to {}.",
+                ctx.me(),
+                ctx.name(silent),
+                ctx.name(self.guess)
+            ));
+        }
+        self.send(ctx, keepalive);
+    }
+
+    /// "Not the leader": resend shortly where it points (or to the next server).
+    fn redirect(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, leader: Option<NodeId>, keepalive: bool) {
+        match leader {
+            Some(l) if l != from => self.guess = l,
+            _ => self.rotate(),
+        }
+        let (slot, timer) = if keepalive {
+            (&mut self.keepalive, LockClientTimer::KeepAliveResend)
+        } else {
+            (&mut self.outstanding, LockClientTimer::Resend)
+        };
+        if let Some(f) = slot.as_mut() {
+            f.redirected = true;
+        }
+        ctx.set_timer(timer, 10 * MS_US);
+    }
+
+    /// Takes the answer to request `id` off the slot it belongs to, if it is the one on its
+    /// way; `None` for an answer to a request it has moved on from.
+    fn answer_to(&mut self, ctx: &mut Ctx<'_, Self>, id: u32) -> Option<Request> {
+        if self.keepalive.as_ref().is_some_and(|f| f.id == id) {
+            ctx.cancel_timer(LockClientTimer::KeepAliveResend);
+            return self.keepalive.take().map(|f| f.request);
+        }
+        if self.outstanding.as_ref().is_some_and(|f| f.id == id) {
+            ctx.cancel_timer(LockClientTimer::Resend);
+            return self.outstanding.take().map(|f| f.request);
+        }
+        None
+    }
+
+    fn is_keepalive(&self, id: u32) -> bool {
+        self.keepalive.as_ref().is_some_and(|f| f.id == id)
+    }
+
     fn timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: LockClientTimer) {
         match timer {
             LockClientTimer::Start if self.phase == ClientPhase::Idle => {
                 ctx.note(format!(
-                    "{}'s job fires. It asks the lock service for {} before doing anything.",
+                    "{}'s job fires. Before anything else it opens a session with the lock service: a lease of {}.",
                     ctx.me(),
-                    self.plan.key
+                    seconds(self.plan.ttl_ms)
                 ));
-                self.acquire(ctx);
+                self.open_session(ctx);
             }
-            LockClientTimer::Retry if self.phase == ClientPhase::Waiting => {
-                if self.over(ctx) {
-                    ctx.note(format!("The demo is over; {} gives up waiting.", ctx.me()));
-                    return;
-                }
-                self.acquire(ctx);
-            }
-            LockClientTimer::Resend if self.outstanding.is_some() => {
-                if !self.redirected {
-                    let silent = self.guess;
-                    self.rotate();
-                    ctx.note(format!(
-                        "{} heard nothing back from {}; it sends the same request to {}.",
-                        ctx.me(),
-                        ctx.name(silent),
-                        ctx.name(self.guess)
-                    ));
-                }
-                self.redirected = false;
-                self.send(ctx);
-            }
+            LockClientTimer::Resend => self.resend(ctx, false),
+            LockClientTimer::KeepAliveResend => self.resend(ctx, true),
             LockClientTimer::KeepAlive => {
-                let Some(h) = self.held else { return };
+                let Some(lease) = self.lease else { return };
                 if self.over(ctx) {
                     return;
                 }
-                // A renewal in flight is replaced: only the newest answer counts.
-                self.request(
-                    ctx,
-                    LockOp::KeepAlive {
-                        key: self.plan.key.clone(),
-                        owner: ctx.node,
-                        revision: h.revision,
-                    },
-                );
+                // A keep-alive still on its way is replaced: only the newest answer counts.
+                self.request(ctx, Request::KeepAlive(lease));
                 ctx.set_timer(LockClientTimer::KeepAlive, self.plan.keepalive_ms * MS_US);
             }
             LockClientTimer::StepDone { step } if self.phase == (ClientPhase::Working { step }) => {
                 let Some(h) = self.held else { return };
                 self.phase = ClientPhase::Writing { step };
                 ctx.note(format!(
-                    "{} has done step {step}'s work and sends the debit; revision {} is its token, part of the write's WHERE clause.",
-                    ctx.me(), h.revision
+                    "{} has done step {step}'s work and sends the debit; its key's create revision {} is its token, part of the write's WHERE clause.",
+                    ctx.me(),
+                    h.revision
                 ));
                 ctx.send(
                     self.plan.ledger,
@@ -258,46 +372,248 @@ impl LockClient {
         }
     }
 
-    fn acquire(&mut self, ctx: &mut Ctx<'_, Self>) {
-        self.phase = ClientPhase::Acquiring;
-        let op = LockOp::Acquire {
-            key: self.plan.key.clone(),
+    /// Asks for a new lease: the start of a session (a restart, or a lost one, starts over).
+    fn open_session(&mut self, ctx: &mut Ctx<'_, Self>) {
+        self.phase = ClientPhase::Granting;
+        self.lease = None;
+        self.my_revision = None;
+        self.watching = None;
+        ctx.cancel_timer(LockClientTimer::KeepAlive);
+        self.keepalive = None;
+        let op = LockOp::LeaseGrant {
+            ttl_ms: self.plan.ttl_ms,
             owner: ctx.node,
             owner_name: ctx.me().to_string(),
-            ttl_ms: self.plan.ttl_ms,
         };
-        self.request(ctx, op);
+        self.request(ctx, Request::Write(op));
     }
 
     fn message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LockClientMsg) {
         match msg {
-            LockClientMsg::Raft(RaftMsg::ClientReply { id, answer }) => {
-                let Some((want, op)) = self.outstanding.clone() else {
-                    return;
-                };
-                if want != id {
-                    return; // an answer to a request it has moved on from
+            LockClientMsg::Raft(RaftMsg::ClientReply { id, answer }) => match answer {
+                ClientAnswer::NotLeader { leader } => {
+                    if self.outstanding.as_ref().is_some_and(|f| f.id == id) {
+                        self.redirect(ctx, from, leader, false);
+                    }
                 }
-                match answer {
-                    ClientAnswer::NotLeader { leader } => {
-                        match leader {
-                            Some(l) if l != from => self.guess = l,
-                            _ => self.rotate(),
-                        }
-                        self.redirected = true;
-                        ctx.set_timer(LockClientTimer::Resend, 10 * MS_US);
+                ClientAnswer::Committed { .. } => {}
+                ClientAnswer::Locked { result, .. } => {
+                    if let Some(Request::Write(op)) = self.answer_to(ctx, id) {
+                        self.written(ctx, from, &op, result);
                     }
-                    ClientAnswer::Committed { .. } => {}
-                    ClientAnswer::Locked { result, .. } => {
-                        self.outstanding = None;
-                        ctx.cancel_timer(LockClientTimer::Resend);
-                        self.answered(ctx, from, &op, result);
-                    }
+                }
+            },
+            LockClientMsg::Etcd(m) => self.etcd(ctx, from, m),
+            LockClientMsg::Ledger(m) => self.ledger(ctx, m),
+            _ => {}
+        }
+    }
+
+    fn etcd(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: EtcdMsg) {
+        match msg {
+            EtcdMsg::NotLeader { id, leader } => {
+                let keepalive = self.is_keepalive(id);
+                if keepalive || self.outstanding.as_ref().is_some_and(|f| f.id == id) {
+                    self.redirect(ctx, from, leader, keepalive);
                 }
             }
-            LockClientMsg::Ledger(LeaseMsg::Progress { steps_done })
-                if self.phase == ClientPhase::ReadingProgress =>
+            EtcdMsg::KeepAliveReply { id, ttl_ms, lease } => {
+                if self.answer_to(ctx, id).is_none() || ttl_ms > 0 || self.lease != Some(lease) {
+                    return;
+                }
+                self.lease_gone(ctx, lease);
+            }
+            EtcdMsg::RangeReply {
+                id,
+                header,
+                ahead,
+                mine_exists,
+            } => {
+                if self.answer_to(ctx, id).is_none() || self.phase != ClientPhase::Looking {
+                    return;
+                }
+                self.looked(ctx, from, header, ahead, mine_exists);
+            }
+            EtcdMsg::Deleted { key, revision } => {
+                if self.phase != ClientPhase::Watching || self.watching.as_ref().is_none_or(|w| w.key != key)
+                {
+                    return;
+                }
+                self.watching = None;
+                ctx.note(format!(
+                    "{} hears that {key} was deleted at revision {revision}. A key ahead may remain, so it reads again before it believes anything (etcd's mutex loops the same way).",
+                    ctx.me()
+                ));
+                self.look(ctx);
+            }
+            _ => {}
+        }
+    }
+
+    /// Its lease is gone: its key went with it.
+    fn lease_gone(&mut self, ctx: &mut Ctx<'_, Self>, lease: LeaseId) {
+        match self.phase {
+            ClientPhase::Granting | ClientPhase::Acquiring | ClientPhase::Looking | ClientPhase::Watching => {
+                ctx.note(format!(
+                    "{}'s lease {lease} is gone, and its key with it: it has lost its place in line. It starts again with a new session.",
+                    ctx.me()
+                ));
+                self.open_session(ctx);
+            }
+            _ if self.held.is_some() => {
+                ctx.note(format!(
+                    "{}'s keep-alive finds lease {lease} gone: its key was deleted with it, so the lock is no longer its own. It stops.",
+                    ctx.me()
+                ));
+                self.stop(ctx, ClientPhase::Lost);
+            }
+            _ => {}
+        }
+    }
+
+    /// The answer to a write it sent through the log.
+    fn written(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, op: &LockOp, result: LockResult) {
+        match (op, result) {
+            (LockOp::LeaseGrant { .. }, LockResult::LeaseGranted { lease, header, .. })
+                if self.phase == ClientPhase::Granting =>
             {
+                self.lease = Some(lease);
+                ctx.set_timer(LockClientTimer::KeepAlive, self.plan.keepalive_ms * MS_US);
+                let key = lock_key(&self.plan.prefix, lease);
+                ctx.note(format!(
+                    "{} has lease {lease}; it will send a keep-alive every {}. The grant went through the log but changed no key, so the store's revision stays {header}. Now it puts its own key, {key}, only if that key does not exist yet.",
+                    ctx.me(),
+                    seconds(self.plan.keepalive_ms)
+                ));
+                self.phase = ClientPhase::Acquiring;
+                let op = LockOp::Acquire {
+                    prefix: self.plan.prefix.clone(),
+                    lease,
+                    owner: ctx.node,
+                    owner_name: ctx.me().to_string(),
+                };
+                self.request(ctx, Request::Write(op));
+            }
+            (
+                LockOp::Acquire { .. },
+                LockResult::Acquired {
+                    put,
+                    create_revision,
+                    first_key,
+                    first_revision,
+                    ..
+                },
+            ) if self.phase == ClientPhase::Acquiring => {
+                self.my_revision = Some(create_revision);
+                let how = if put {
+                    format!("The put created its key at revision {create_revision}")
+                } else {
+                    format!(
+                        "Its key already existed (a retried request), created at revision {create_revision}"
+                    )
+                };
+                if first_revision == create_revision {
+                    ctx.note(format!(
+                        "{how}, and no key under the prefix is older: {} holds the lock. Its token is that create revision — assigned by the store, committed on a majority before {} answered.",
+                        ctx.me(),
+                        ctx.name(from)
+                    ));
+                    self.hold(ctx, from, create_revision);
+                } else {
+                    ctx.note(format!(
+                        "{how}; {first_key} (revision {first_revision}) is older and holds the lock. {} does not poll: it looks up the key created just before its own and waits for that one to go.",
+                        ctx.me()
+                    ));
+                    self.look(ctx);
+                }
+            }
+            (LockOp::Acquire { .. }, LockResult::LeaseNotFound { lease })
+                if self.phase == ClientPhase::Acquiring =>
+            {
+                self.lease_gone(ctx, lease);
+            }
+            (LockOp::LeaseRevoke { .. }, _) if self.phase == ClientPhase::Releasing => {
+                ctx.note(format!("{} has let go of the lock.", ctx.me()));
+                self.phase = ClientPhase::Done;
+            }
+            _ => {}
+        }
+    }
+
+    /// Reads which key is just ahead of its own.
+    fn look(&mut self, ctx: &mut Ctx<'_, Self>) {
+        let (Some(below), Some(mine)) = (self.my_revision, self.my_key()) else {
+            return;
+        };
+        self.phase = ClientPhase::Looking;
+        self.request(ctx, Request::Read { below, mine });
+    }
+
+    fn looked(
+        &mut self,
+        ctx: &mut Ctx<'_, Self>,
+        from: NodeId,
+        header: u64,
+        ahead: Option<(String, u64)>,
+        mine_exists: bool,
+    ) {
+        let Some(mine) = self.my_revision else { return };
+        match ahead {
+            Some((key, rev)) => {
+                ctx.note(format!(
+                    "{} watches {key} (revision {rev}), the key just ahead of its own (revision {mine}), from revision {header}: it will hear of its deletion, even one that happened a moment ago.",
+                    ctx.me()
+                ));
+                self.phase = ClientPhase::Watching;
+                self.watch(
+                    ctx,
+                    WatchOn {
+                        server: self.guess,
+                        key,
+                        from: header,
+                    },
+                );
+            }
+            None if mine_exists => {
+                ctx.note(format!(
+                    "No key ahead of {}'s, and its own is still there: it holds the lock. Its token is its key's create revision, {mine}.",
+                    ctx.me()
+                ));
+                self.hold(ctx, from, mine);
+            }
+            None => {
+                let lease = self.lease.unwrap_or_default();
+                self.lease_gone(ctx, lease);
+            }
+        }
+    }
+
+    fn watch(&mut self, ctx: &mut Ctx<'_, Self>, on: WatchOn) {
+        if self.over(ctx) {
+            return;
+        }
+        ctx.send(
+            on.server,
+            EtcdMsg::Watch {
+                key: on.key.clone(),
+                from: on.from,
+            },
+        );
+        self.watching = Some(on);
+    }
+
+    fn hold(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, revision: u64) {
+        self.held = Some(HeldLock {
+            revision,
+            granted_by: from,
+        });
+        self.phase = ClientPhase::ReadingProgress;
+        ctx.send(self.plan.ledger, LeaseMsg::ReadProgress);
+    }
+
+    fn ledger(&mut self, ctx: &mut Ctx<'_, Self>, msg: LeaseMsg) {
+        match msg {
+            LeaseMsg::Progress { steps_done } if self.phase == ClientPhase::ReadingProgress => {
                 if steps_done >= self.plan.steps {
                     ctx.note(format!(
                         "The ledger already records all {} steps: the job is done, so {} only releases the lock.",
@@ -316,12 +632,12 @@ impl LockClient {
                     self.work(ctx, steps_done + 1);
                 }
             }
-            LockClientMsg::Ledger(LeaseMsg::WriteResult {
+            LeaseMsg::WriteResult {
                 step,
                 accepted,
                 reason,
                 ..
-            }) => {
+            } => {
                 if self.phase != (ClientPhase::Writing { step }) {
                     return;
                 }
@@ -344,90 +660,44 @@ impl LockClient {
         }
     }
 
-    fn answered(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, op: &LockOp, result: LockResult) {
-        match (op, result) {
-            (
-                LockOp::Acquire { .. },
-                LockResult::Granted { revision } | LockResult::AlreadyYours { revision },
-            ) if self.phase == ClientPhase::Acquiring => {
-                self.held = Some(HeldLock {
-                    revision,
-                    granted_by: from,
-                });
-                ctx.note(format!(
-                    "{} holds {} with revision {revision}: the log index of the entry that granted it, committed on a majority before {} said yes. That number is its fencing token.",
-                    ctx.me(),
-                    self.plan.key,
-                    ctx.name(from)
-                ));
-                ctx.set_timer(LockClientTimer::KeepAlive, self.plan.keepalive_ms * MS_US);
-                self.phase = ClientPhase::ReadingProgress;
-                ctx.send(self.plan.ledger, LeaseMsg::ReadProgress);
-            }
-            (
-                LockOp::Acquire { .. },
-                LockResult::Held {
-                    owner_name, revision, ..
-                },
-            ) if self.phase == ClientPhase::Acquiring => {
-                self.refusals += 1;
-                self.phase = ClientPhase::Waiting;
-                ctx.note(format!(
-                    "{} tells {} that {} is held by {owner_name} (revision {revision}); it waits and asks again in {}.",
-                    ctx.name(from),
-                    ctx.me(),
-                    self.plan.key,
-                    super::lease_msg::seconds(self.plan.retry_ms)
-                ));
-                ctx.set_timer(LockClientTimer::Retry, self.plan.retry_ms * MS_US);
-            }
-            (LockOp::KeepAlive { .. }, LockResult::Renewed { .. }) => {}
-            (LockOp::KeepAlive { revision, .. }, LockResult::NotHeld) if self.held.is_some() => {
-                ctx.note(format!(
-                    "{}'s renewal of revision {revision} is refused: the lock is no longer its own. It stops.",
-                    ctx.me()
-                ));
-                self.stop(ctx, ClientPhase::Lost);
-            }
-            (LockOp::Release { .. }, _) if self.phase == ClientPhase::Releasing => {
-                ctx.note(format!("{} has let go of {}.", ctx.me(), self.plan.key));
-                self.phase = ClientPhase::Done;
-            }
-            _ => {}
-        }
-    }
-
     fn work(&mut self, ctx: &mut Ctx<'_, Self>, step: u32) {
         self.phase = ClientPhase::Working { step };
         ctx.set_timer(LockClientTimer::StepDone { step }, self.plan.step_ms * MS_US);
     }
 
+    /// The job is done: it closes its session, and the revoke deletes its key.
     fn finish(&mut self, ctx: &mut Ctx<'_, Self>) {
         self.finished = true;
-        ctx.cancel_timer(LockClientTimer::KeepAlive);
-        let Some(h) = self.held.take() else { return };
+        self.stop_keepalives(ctx);
+        let (Some(h), Some(lease)) = (self.held.take(), self.lease) else {
+            return;
+        };
         ctx.note(format!(
-            "{} has finished the job and releases {} (revision {}).",
+            "{} has finished the job and closes its session: revoking lease {lease} deletes its key (revision {}), which lets the next in line go.",
             ctx.me(),
-            self.plan.key,
             h.revision
         ));
         self.phase = ClientPhase::Releasing;
         self.request(
             ctx,
-            LockOp::Release {
-                key: self.plan.key.clone(),
-                owner: ctx.node,
-                revision: h.revision,
-            },
+            Request::Write(LockOp::LeaseRevoke {
+                lease,
+                expired: false,
+            }),
         );
+    }
+
+    fn stop_keepalives(&mut self, ctx: &mut Ctx<'_, Self>) {
+        ctx.cancel_timer(LockClientTimer::KeepAlive);
+        ctx.cancel_timer(LockClientTimer::KeepAliveResend);
+        self.keepalive = None;
     }
 
     fn stop(&mut self, ctx: &mut Ctx<'_, Self>, phase: ClientPhase) {
         if let ClientPhase::Working { step } = self.phase {
             ctx.cancel_timer(LockClientTimer::StepDone { step });
         }
-        ctx.cancel_timer(LockClientTimer::KeepAlive);
+        self.stop_keepalives(ctx);
         self.held = None;
         if !matches!(self.phase, ClientPhase::Fenced | ClientPhase::Lost) {
             self.phase = phase;
@@ -439,14 +709,19 @@ impl LockClient {
     pub fn doing<'n>(&self, name: impl Fn(NodeId) -> &'n str) -> String {
         match &self.phase {
             ClientPhase::Idle => "waiting for the job".to_string(),
-            ClientPhase::Acquiring => format!("asking {}", name(self.guess)),
-            ClientPhase::Waiting => format!("lock held elsewhere · refused {}×", self.refusals),
+            ClientPhase::Granting => format!("asking {} for a lease", name(self.guess)),
+            ClientPhase::Acquiring => format!("putting its key via {}", name(self.guess)),
+            ClientPhase::Looking => "reading which key is ahead".into(),
+            ClientPhase::Watching => match &self.watching {
+                Some(w) => format!("watching {}", w.key),
+                None => "watching".into(),
+            },
             ClientPhase::ReadingProgress => "checking the job's progress".into(),
             ClientPhase::Working { step } => format!("step {step}: working"),
             ClientPhase::Writing { step } => format!("step {step}: writing"),
             ClientPhase::Releasing => "releasing".into(),
             ClientPhase::Done => "done".into(),
-            ClientPhase::Lost => "stopped: lock lost".into(),
+            ClientPhase::Lost => "stopped: lease lost".into(),
             ClientPhase::Fenced => "stopped: write rejected".into(),
         }
     }
@@ -474,6 +749,31 @@ impl Participant for LockClient {
         self.timer(ctx, timer);
     }
 
+    /// Its watch lives on one server: if that server crashes, it watches again from another,
+    /// from the same revision.
+    fn watches(&self, peer: NodeId) -> bool {
+        self.watching.as_ref().is_some_and(|w| w.server == peer)
+    }
+
+    fn on_peer_down(&mut self, ctx: &mut Ctx<'_, Self>, peer: NodeId) {
+        let Some(mut on) = self.watching.take().filter(|w| w.server == peer) else {
+            return;
+        };
+        if self.guess == peer {
+            self.rotate();
+        }
+        on.server = self.guess;
+        ctx.note(format!(
+            "{}'s watch went down with {}. It watches {} again on {}, from the same revision {}, so it misses no deletion.",
+            ctx.me(),
+            ctx.name(peer),
+            on.key,
+            ctx.name(on.server),
+            on.from
+        ));
+        self.watch(ctx, on);
+    }
+
     fn recover(plan: &LockClientPlan, _id: NodeId, d: &LockClientDurable) -> Self {
         LockClient {
             plan: plan.clone(),
@@ -482,13 +782,15 @@ impl Participant for LockClient {
             } else {
                 ClientPhase::Idle
             },
+            lease: None,
+            my_revision: None,
             held: None,
+            watching: None,
             guess: plan.first_guess,
             outstanding: None,
+            keepalive: None,
             next_id: d.next_id.max(1),
-            redirected: false,
             finished: d.finished,
-            refusals: 0,
         }
     }
 
@@ -500,6 +802,8 @@ impl Participant for LockClient {
                 h.revision,
                 view.name(h.granted_by)
             ));
+        } else if let (Some(lease), Some(rev)) = (self.lease, self.my_revision) {
+            lines.push(format!("lease {lease} · key rev {rev}"));
         }
         lines
     }

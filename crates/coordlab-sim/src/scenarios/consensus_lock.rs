@@ -1,11 +1,17 @@
-//! `consensus-lock` (curriculum §6–7): the failure of `redis-failover` against a lock held
-//! in a consensus store. store-1, the Raft leader, grants worker-a's lock and crashes at the
-//! same moment as the Redis primary does in `redis-failover`. The grant was committed on a
-//! majority before worker-a heard yes, so the new leader still knows worker-a holds it:
-//! worker-b waits, and revision 2 is never handed out again. Then worker-a freezes in a GC
-//! pause past its lease: the leader expires it through the log and grants worker-b a higher
-//! revision — and the ledger still has to refuse worker-a's late write. Consensus fences the
-//! store's own leader; only the token fences the worker.
+//! `consensus-lock` (curriculum §6–7): the failure of `redis-failover` against an etcd-style
+//! lock — etcd's `concurrency.Mutex` on a store that Raft replicates. store-1, the Raft leader,
+//! commits worker-a's key and crashes at the same moment as the Redis primary does in
+//! `redis-failover`. The key was committed on a majority before worker-a heard yes, so the new
+//! leader still has it: worker-b, whose own key came later, waits by watching it, and
+//! revision 2 is never handed out again. Then worker-a freezes in a GC pause past its lease:
+//! the leader revokes the lease through the log, which deletes worker-a's key, and worker-b
+//! holds with its own key's higher create revision — and the ledger still has to refuse
+//! worker-a's late write. Consensus fences the store's own leader; only the token fences the
+//! worker.
+//!
+//! The revision counts changes to keys only: worker-a's put is 2, worker-b's 3, the revoke
+//! that deletes worker-a's key 4, worker-b's release 5. Keep-alives and reads are answered
+//! without a log entry; lease grants and revokes are entries.
 //!
 //! Node ids and names match `redis-failover` so the two can run side by side with the same
 //! fault clicks: store-1..3 are nodes 0..2, worker-a 3, worker-b 4, the ledger 5.
@@ -26,6 +32,9 @@ use crate::protocols::lock_service::LockServer;
 use crate::protocols::raft::{RaftBug, RaftServer, ServerConfig, ServerDurable};
 use serde_json::json;
 
+#[path = "consensus_lock_beats.rs"]
+mod beats;
+
 pub const ID: &str = "consensus-lock";
 pub const STORE_1: NodeId = NodeId(0);
 pub const STORE_2: NodeId = NodeId(1);
@@ -34,7 +43,8 @@ pub const WORKER_A: NodeId = NodeId(3);
 pub const WORKER_B: NodeId = NodeId(4);
 pub const LEDGER: NodeId = NodeId(5);
 const STORES: [NodeId; 3] = [STORE_1, STORE_2, STORE_3];
-pub const LOCK_KEY: &str = "lock/account-42";
+/// The mutex's prefix: each worker's key is `/lock/account-42/<lease id>`.
+pub const LOCK_PREFIX: &str = "/lock/account-42";
 /// The same moments as `redis-failover`: A's job fires, B's job fires, store-1 crashes
 /// (the default of `crash_at_ms`).
 pub const A_START_MS: u64 = 200;
@@ -48,7 +58,6 @@ const STEPS: u32 = 4;
 const STEP_MS: u64 = 500;
 const AMOUNT: i64 = 10;
 const OPENING: i64 = 100;
-const RETRY_MS: u64 = 1_000;
 const REQUEST_TIMEOUT_MS: u64 = 300;
 /// The demo runs at least this long, and at least this much past the end of A's pause.
 const MIN_RUN_MS: u64 = 15_000;
@@ -59,7 +68,7 @@ pub fn info() -> ScenarioInfo {
         int_param(
             "crash_at_ms",
             "store-1 crashes at",
-            "When store-1, the first leader, crashes: 250 ms is just after it granted worker-a's lock, the same moment as in redis-failover. 0: it never crashes.",
+            "When store-1, the first leader, crashes: 250 ms is just after it committed worker-a's key, the same moment as in redis-failover. 0: it never crashes.",
             "250",
             0,
             5_000,
@@ -68,7 +77,7 @@ pub fn info() -> ScenarioInfo {
         int_param(
             "ttl_ms",
             "Lease TTL",
-            "How long a lease lasts without a keep-alive, counted by the leader's clock. Workers renew every third of it.",
+            "How long a lease lasts without a keep-alive, counted by the leader's clock. Workers send a keep-alive every third of it; the leader answers from memory, with no log entry.",
             "10000",
             3_000,
             60_000,
@@ -89,8 +98,8 @@ pub fn info() -> ScenarioInfo {
         id: ID,
         chapter: 6,
         sections: "§6–7",
-        title: "Consensus lock: the grant survives the leader's crash",
-        summary: "The redis-failover failure against a Raft-replicated lock store: store-1 grants worker-a's lock and crashes a moment later. The grant was committed on a majority before worker-a was told, so the new leader still knows worker-a holds it; worker-b waits and revision 2 is never handed out again. Then worker-a freezes past its lease: the leader expires it through the log, worker-b gets a higher revision — and the ledger still has to refuse worker-a's late write. Compare with redis-failover.",
+        title: "Consensus lock (etcd): the grant survives the leader's crash",
+        summary: "The redis-failover failure against an etcd-style lock on a Raft-replicated store. Each worker puts its own key under /lock/account-42/ with Txn(If(CreateRevision(key) == 0), Then(Put(key, me, lease))); the oldest key holds, and its create revision is the fencing token. store-1 commits worker-a's key (revision 2) and crashes a moment later: the new leader still has it, so worker-b (revision 3) waits, watching worker-a's key. Then worker-a freezes past its lease: the leader revokes it through the log, worker-a's key is deleted, worker-b holds — and the ledger still has to refuse worker-a's late write. The revision counts changes to keys only; keep-alives need no log entry. Compare with redis-failover.",
         params,
     }
 }
@@ -112,8 +121,8 @@ pub fn stop_at_ms(params: &Params) -> u64 {
 }
 
 /// Whether the Raft timing is the chapter's default, which the story's timeline assumes:
-/// store-1 leads before worker-a's job fires, crashes after it told worker-b the lock is held
-/// (by 235 ms) and before worker-a freezes, and a new leader is elected within 0.35 s.
+/// store-1 leads before worker-a's job fires, crashes after it committed worker-a's key (by
+/// about 225 ms) and before worker-a freezes, and a new leader is elected within 0.35 s.
 fn default_timing(params: &Params) -> bool {
     (240..=PAUSE_AT_MS).contains(&crash_at_ms(params))
         && num(params, "election_timeout_ms_min", 150) == 150
@@ -123,13 +132,14 @@ fn default_timing(params: &Params) -> bool {
 
 /// worker-a's lease surely runs out during the pause, and worker-b has taken over and
 /// written before worker-a wakes. (The new leader restarts the count within 0.4 s of the
-/// crash; worker-b asks once a second and needs a step's work for its first write.)
+/// crash; worker-b hears of the deletion at once through its watch, reads once, and needs a
+/// step's work for its first write.)
 fn zombie_story(params: &Params) -> bool {
     let ttl = ttl_ms(params);
     // worker-a does not renew before it freezes: with a TTL of at least 3 s its first
     // keep-alive is due after 1.2 s.
     let expiry_by = crash_at_ms(params) + 400 + ttl;
-    PAUSE_AT_MS + pause_ms(params) > expiry_by + RETRY_MS + STEP_MS + 500
+    PAUSE_AT_MS + pause_ms(params) > expiry_by + STEP_MS + 1_000
 }
 
 /// worker-a surely wakes with its lease still valid and finishes the job itself. (Its first
@@ -222,11 +232,10 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         servers: STORES.to_vec(),
         first_guess: STORE_1,
         ledger: LEDGER,
-        key: LOCK_KEY.into(),
+        prefix: LOCK_PREFIX.into(),
         ttl_ms: ttl,
         keepalive_ms: (ttl / 3).max(1),
         start_ms,
-        retry_ms: RETRY_MS,
         request_timeout_ms: REQUEST_TIMEOUT_MS,
         steps: STEPS,
         step_ms: STEP_MS,
@@ -273,7 +282,8 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         STORES.to_vec(),
         vec![WORKER_A, WORKER_B],
         LEDGER,
-        LOCK_KEY,
+        LOCK_PREFIX,
     ));
+    beats::beats(&mut setup);
     setup
 }

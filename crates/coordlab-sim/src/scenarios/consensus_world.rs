@@ -49,7 +49,8 @@ pub struct ConsensusWorld {
     pub servers: Vec<NodeId>,
     pub workers: Vec<NodeId>,
     pub ledger: NodeId,
-    pub key: String,
+    /// The mutex's prefix.
+    pub prefix: String,
     pub raft: RaftWorld,
     pub grants: GrantLog,
     /// Revisions whose release or expiry some server has applied.
@@ -61,13 +62,13 @@ pub struct ConsensusWorld {
 }
 
 impl ConsensusWorld {
-    pub fn new(servers: Vec<NodeId>, workers: Vec<NodeId>, ledger: NodeId, key: &str) -> Self {
+    pub fn new(servers: Vec<NodeId>, workers: Vec<NodeId>, ledger: NodeId, prefix: &str) -> Self {
         let raft = RaftWorld::new(servers.clone(), None, None);
         ConsensusWorld {
             servers,
             workers,
             ledger,
-            key: key.to_string(),
+            prefix: prefix.to_string(),
             raft,
             grants: GrantLog::new(),
             ended: VecSet::new(),
@@ -111,7 +112,7 @@ impl ConsensusWorld {
             .collect()
     }
 
-    /// Records every grant and every end of a lease that a live server has applied.
+    /// Records every change of holder that a live server has applied.
     fn observe_history(&mut self, nodes: &Nodes<'_>) {
         for (id, r) in self.live_servers(nodes) {
             for e in &r.locks.history {
@@ -133,7 +134,8 @@ impl ConsensusWorld {
         }
     }
 
-    /// The lock as each server has applied it, and its lease as the leader counts it.
+    /// The store as each server has applied it: its revision, the keys in line (the first
+    /// holds the lock), and each lease as the leader counts it.
     fn servers_table(&self, nodes: &Nodes<'_>) -> TableView {
         let rows = self
             .servers
@@ -149,28 +151,54 @@ impl ConsensusWorld {
                     ];
                 };
                 let r = &s.server;
+                let store = &r.locks;
                 let now = nodes.local_now_us[id.index()];
-                let lock = r.locks.locks.get(&self.key);
+                let line: Vec<String> = store
+                    .line(&self.prefix)
+                    .iter()
+                    .map(|(_, kv)| format!("{} {}", name(nodes, kv.owner), kv.create_revision))
+                    .collect();
+                let leases: Vec<String> = store
+                    .leases
+                    .iter()
+                    .map(|(lease, l)| {
+                        let count = match s.countdowns.get(lease) {
+                            Some(c) if c.expiring => "revoke proposed".into(),
+                            Some(c) => seconds(c.deadline_us.saturating_sub(now) / MS_US),
+                            None => "not counted".into(),
+                        };
+                        format!("{lease} ({}): {count}", name(nodes, l.owner))
+                    })
+                    .collect();
                 vec![
                     name(nodes, *id),
                     format!("{} · applied to {}", r.role.label(), r.last_applied.0),
-                    lock.map_or("free".into(), |l| name(nodes, l.owner)),
-                    lock.map_or("—".into(), |l| l.revision.to_string()),
-                    match (lock, s.countdowns.get(&self.key)) {
-                        (Some(_), Some(c)) if c.expiring => "expiry proposed".into(),
-                        (Some(_), Some(c)) => format!(
-                            "{} (its own count)",
-                            seconds(c.deadline_us.saturating_sub(now) / MS_US)
-                        ),
-                        (Some(_), None) => "not counted (only the leader counts)".into(),
-                        (None, _) => "—".into(),
+                    store.revision.to_string(),
+                    if line.is_empty() {
+                        "—".into()
+                    } else {
+                        line.join(", ")
+                    },
+                    if leases.is_empty() {
+                        "—".into()
+                    } else {
+                        leases.join(", ")
                     },
                 ]
             })
             .collect();
         TableView {
-            title: format!("{} on each server (as applied from its log)", self.key),
-            columns: columns(&["server", "role", "holder", "revision", "lease left"]),
+            title: format!(
+                "keys under {}/ on each server (first created holds; only the leader counts leases)",
+                self.prefix
+            ),
+            columns: columns(&[
+                "server",
+                "role",
+                "store revision",
+                "in line (create revision)",
+                "leases (time left)",
+            ]),
             rows,
         }
     }
@@ -212,7 +240,7 @@ impl ConsensusWorld {
             columns: columns(&[
                 "worker",
                 "holds it?",
-                "revision",
+                "token (create revision)",
                 "still valid in the cluster?",
                 "doing",
             ]),
@@ -273,7 +301,7 @@ impl World for ConsensusWorld {
             let rev = |w: &LockClient| w.held.map(|h| h.revision).unwrap_or(0);
             if let (Some((now_id, now)), Some((zombie_id, zombie))) = (current.first(), stale.first()) {
                 return Some(format!(
-                    "{} still acts on revision {}, but the cluster committed its expiry; {} holds revision {} now — only the ledger's check on the revision keeps them apart",
+                    "{} still acts on revision {}, but the cluster has revoked its lease and deleted its key; {} holds with revision {} now — only the ledger's check on the revision keeps them apart",
                     nodes.name(*zombie_id),
                     rev(zombie),
                     nodes.name(*now_id),
@@ -284,11 +312,11 @@ impl World for ConsensusWorld {
             return Some(format!(
                 "{} each believe they hold {}",
                 who.join(" and "),
-                self.key
+                self.prefix
             ));
         }
         (!self.has_leader(nodes)).then(|| {
-            "No leader: nothing can be granted, renewed or expired until the servers elect one".to_string()
+            "No leader: no lease can be granted, kept alive or revoked, and no key put, until the servers elect one".to_string()
         })
     }
 
@@ -310,6 +338,13 @@ impl World for ConsensusWorld {
         self.holders.insert_outcome(&mut out, nodes.now_us);
         out.insert("grants".into(), self.grants.json(nodes));
         out.insert("grants_made".into(), json!(self.grants.grants.len()));
+        // The store's revision at the end: one per change of keys, however long the log.
+        let revision = self
+            .live_servers(nodes)
+            .iter()
+            .map(|(_, s)| s.locks.revision)
+            .max();
+        out.insert("store_revision".into(), json!(revision));
         let g = &self.grants.grants;
         let reissued = g.iter().enumerate().any(|(i, a)| {
             g[i + 1..]

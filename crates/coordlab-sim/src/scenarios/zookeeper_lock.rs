@@ -21,6 +21,9 @@ use crate::protocols::zk_lock_worker::{WatchMode, ZkLockWorker, ZkWorkerDurable,
 use crate::protocols::zookeeper::{ZkConfig, ZkService};
 use serde_json::json;
 
+#[path = "zookeeper_lock_beats.rs"]
+mod beats;
+
 pub const ID: &str = "zookeeper-lock";
 pub const LOCK_PATH: &str = "/lock";
 const OPENING: i64 = 1_000;
@@ -215,6 +218,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             },
         );
     }
+    beats::beats(&mut setup, service, ledger, &workers, watch);
     setup.set_world(ZkWorld::new(service, ledger, workers));
     setup
 }
