@@ -166,6 +166,36 @@ fn the_margin_variant_is_safe_and_finishes_at_the_default_clock() {
     }
 }
 
+/// Every beat of the story a run declares happens, in order.
+fn all_beats_happen(r: &RunRequest) {
+    let t = run(r, Limits::default(), Recording::Summary).unwrap();
+    assert!(t.beats.len() >= 3, "{r:?}");
+    let missed: Vec<&str> = t
+        .beats
+        .iter()
+        .filter(|b| b.seq.is_none())
+        .map(|b| b.title.as_str())
+        .collect();
+    assert!(missed.is_empty(), "{}: {missed:?}", r.to_line());
+}
+
+#[test]
+fn the_other_stories_are_told_in_beats_too() {
+    // An exaggerated drift (the fence refuses A's late write), a correct clock (A stops by
+    // its own clock), a step forward, and a step back with the margin.
+    for (margin, offset, drift) in [
+        ("none", "0", "-200000"),
+        ("none", "0", "0"),
+        ("none", "5000", "-100"),
+        ("10s", "-10000", "100"),
+        ("10s", "0", "0"),
+    ] {
+        for seed in 0..100 {
+            all_beats_happen(&with_margin(margin, offset, drift, seed));
+        }
+    }
+}
+
 fn trace(offset_ms: &str, drift_ppm: &str, seed: u64, recording: Recording) -> Trace {
     run(&request(offset_ms, drift_ppm, seed), Limits::default(), recording).unwrap()
 }

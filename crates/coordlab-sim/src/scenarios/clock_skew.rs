@@ -25,6 +25,7 @@
 //! "my reading when I asked + 30 s" on one clock, so a constant offset cancels out. Only a
 //! different rate, or a step between asking and checking, changes what A concludes.
 
+use super::clock_skew_beats;
 use super::lease_setup::{build, choice, holds_if, int, worker, LeasePlan, StorePlan, OPENING_BALANCE};
 use super::lease_world::LeaseProperty::*;
 use super::{Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
@@ -399,7 +400,22 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         };
         setup.script(CLOCK_STEP_AT_MS * MS_US, jump);
     }
+    let story = Story {
+        offset_ms,
+        drift_ppm,
+        margin_ms,
+        forecast: forecast(offset_ms, drift_ppm, margin_ms),
+    };
+    clock_skew_beats::beats(&mut setup, &story);
     setup
+}
+
+/// What the beats need to know to tell this run's story.
+pub struct Story {
+    pub offset_ms: i64,
+    pub drift_ppm: i64,
+    pub margin_ms: Option<u64>,
+    pub forecast: Forecast,
 }
 
 #[cfg(test)]
