@@ -1,23 +1,198 @@
-//! `clock-skew`: every variant the scenario decides meets its expectation for many seeds, the
-//! unsafe window exists only when A's clock is wrong and lies between B's takeover and A's
-//! discovery, and the fence catches the late write only when B has already written.
+//! `clock-skew`: every variant the scenario decides meets its expectation for many seeds; the
+//! default run's danger is a clock step at a real drift; the worker with a margin stays safe
+//! through thousands of random clock steps; the unsafe window exists only when A's clock is
+//! wrong and lies between B's takeover and A's discovery; and the fence catches the late
+//! write only when B has already written.
 
-use coordlab_sim::properties::Verdict;
+use coordlab_sim::kernel::faults::Action;
+use coordlab_sim::properties::{PropertyKind, Verdict};
+use coordlab_sim::scenarios::clock_skew::{forecast, info, MARGIN_MS, REAL_DRIFT_PPM};
 use coordlab_sim::scenarios::{expectation_for, Params};
 use coordlab_sim::trace::EventKind;
 use coordlab_sim::{run, Fault, Limits, NodeId, Recording, RunRequest, Trace};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 
+const A: NodeId = NodeId(1);
+
 fn request(offset_ms: &str, drift_ppm: &str, seed: u64) -> RunRequest {
-    let params: Params = [("offset_ms", offset_ms), ("drift_ppm", drift_ppm)]
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+    with_margin("none", offset_ms, drift_ppm, seed)
+}
+
+fn with_margin(margin: &str, offset_ms: &str, drift_ppm: &str, seed: u64) -> RunRequest {
+    let params: Params = [
+        ("margin", margin),
+        ("offset_ms", offset_ms),
+        ("drift_ppm", drift_ppm),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
     RunRequest {
         scenario: "clock-skew".into(),
         params,
         seed,
         actions: vec![],
+    }
+}
+
+fn defaults(seed: u64) -> RunRequest {
+    RunRequest {
+        scenario: "clock-skew".into(),
+        params: Params::new(),
+        seed,
+        actions: vec![],
+    }
+}
+
+fn faults(t: &Trace) -> Vec<(u64, Fault)> {
+    t.entries
+        .iter()
+        .filter(|e| e.kind == EventKind::Fault)
+        .map(|e| (e.time_us, e.fault.clone().unwrap()))
+        .collect()
+}
+
+fn default_of(key: &str) -> i64 {
+    info()
+        .params
+        .iter()
+        .find(|p| p.key == key)
+        .unwrap()
+        .default
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn the_default_run_s_danger_is_a_clock_step_at_a_real_drift() {
+    // The default drift is what real quartz does, and says so.
+    let drift = default_of("drift_ppm");
+    assert!(drift != 0 && drift.abs() <= REAL_DRIFT_PPM, "{drift}");
+    let help = info().params.iter().find(|p| p.key == "drift_ppm").unwrap().help;
+    assert!(help.contains("±100 ppm"), "{help}");
+    // The default steps A's clock back by seconds, through the kernel's clock-step fault.
+    let step = default_of("offset_ms");
+    assert!(step <= -1_000, "{step}");
+    for seed in 0..100 {
+        let t = run(&defaults(seed), Limits::default(), Recording::Lines).unwrap();
+        assert_eq!(
+            faults(&t),
+            vec![
+                (
+                    0,
+                    Fault::ClockDrift {
+                        node: A,
+                        drift_ppm: drift
+                    }
+                ),
+                (
+                    16_000_000,
+                    Fault::ClockJump {
+                        node: A,
+                        delta_ms: step
+                    }
+                ),
+            ],
+            "seed {seed}"
+        );
+        assert_eq!(t.outcome["max_concurrent_holders"], json!(2), "seed {seed}");
+        assert_eq!(verdict(&t, "no-double-debit"), Verdict::Violated, "seed {seed}");
+        assert_eq!(verdict(&t, "fence-monotonic"), Verdict::Holds, "seed {seed}");
+        // The same run without the step is safe: the drift alone does nothing.
+        let no_step = request("0", &drift.to_string(), seed);
+        let t = run(&no_step, Limits::default(), Recording::Summary).unwrap();
+        assert_eq!(t.outcome["max_concurrent_holders"], json!(1), "seed {seed}");
+        assert_eq!(verdict(&t, "no-double-debit"), Verdict::Holds, "seed {seed}");
+    }
+}
+
+/// Random clock steps on worker A, injected as user actions at random steps, with a random
+/// real drift: how many runs end with two holders or a violated safety property.
+fn clock_step_sweep(margin: &str, seeds: std::ops::Range<u64>) -> (u64, u64) {
+    let (mut two_holders, mut violated) = (0, 0);
+    for seed in seeds {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let drift = rng.gen_range(-REAL_DRIFT_PPM..=REAL_DRIFT_PPM);
+        let delta_ms = rng.gen_range(-(MARGIN_MS as i64)..=MARGIN_MS as i64);
+        let at_step = rng.gen_range(0..50u32);
+        let mut r = with_margin(margin, "0", &drift.to_string(), seed);
+        r.actions = vec![Action {
+            at_step,
+            fault: Fault::ClockJump { node: A, delta_ms },
+        }];
+        let t = run(&r, Limits::default(), Recording::Summary).unwrap();
+        if t.outcome["max_concurrent_holders"] != json!(1) {
+            two_holders += 1;
+        }
+        if t.properties
+            .iter()
+            .any(|p| p.kind == PropertyKind::Always && p.verdict == Verdict::Violated)
+        {
+            violated += 1;
+        }
+    }
+    (two_holders, violated)
+}
+
+#[test]
+fn with_a_10_s_margin_3000_random_clock_steps_of_up_to_10_s_leave_one_holder() {
+    assert_eq!(clock_step_sweep("10s", 0..3_000), (0, 0));
+    // Without the margin the same sweep finds both dangers, so it can fail.
+    let (two_holders, violated) = clock_step_sweep("none", 0..3_000);
+    assert!(two_holders > 300 && violated > 300, "{two_holders} {violated}");
+}
+
+#[test]
+fn the_margin_variant_is_safe_and_finishes_at_the_default_clock() {
+    let mut margin = Params::new();
+    margin.insert("margin".into(), "10s".into());
+    for seed in 0..200 {
+        let r = RunRequest {
+            params: margin.clone(),
+            ..defaults(seed)
+        };
+        let t = run(&r, Limits::default(), Recording::Summary).unwrap();
+        assert_eq!(t.outcome["max_concurrent_holders"], json!(1), "seed {seed}");
+        assert_eq!(t.outcome["balance"], json!(40), "seed {seed}");
+        assert_eq!(t.outcome["finished_by"], json!(["worker-B"]), "seed {seed}");
+        assert!(expectation_for(&r).unwrap().mismatches(&t).is_empty());
+    }
+    // The forecast agrees for the whole step range at real drift.
+    for offset in [-10_000, -5_000, 0, 5_000, 10_000] {
+        let f = forecast(offset, -REAL_DRIFT_PPM, Some(MARGIN_MS));
+        assert_eq!((f.holders, f.double_debit), (Some(1), Some(false)), "{offset}");
+    }
+}
+
+/// Every beat of the story a run declares happens, in order.
+fn all_beats_happen(r: &RunRequest) {
+    let t = run(r, Limits::default(), Recording::Summary).unwrap();
+    assert!(t.beats.len() >= 3, "{r:?}");
+    let missed: Vec<&str> = t
+        .beats
+        .iter()
+        .filter(|b| b.seq.is_none())
+        .map(|b| b.title.as_str())
+        .collect();
+    assert!(missed.is_empty(), "{}: {missed:?}", r.to_line());
+}
+
+#[test]
+fn the_other_stories_are_told_in_beats_too() {
+    // An exaggerated drift (the fence refuses A's late write), a correct clock (A stops by
+    // its own clock), a step forward, and a step back with the margin.
+    for (margin, offset, drift) in [
+        ("none", "0", "-200000"),
+        ("none", "0", "0"),
+        ("none", "5000", "-100"),
+        ("10s", "-10000", "100"),
+        ("10s", "0", "0"),
+    ] {
+        for seed in 0..100 {
+            all_beats_happen(&with_margin(margin, offset, drift, seed));
+        }
     }
 }
 
@@ -40,9 +215,11 @@ fn at(t: &Trace, needle: &str) -> u64 {
 
 #[test]
 fn every_decided_variant_meets_its_expectation_across_seeds() {
-    // (offset_ms, drift_ppm): the default, a correct clock, slower and faster clocks, and
-    // clock steps both ways.
+    // (offset_ms, drift_ppm): the default, real drift alone, a correct clock, exaggerated
+    // slower and faster clocks, and clock steps both ways.
     let variants = [
+        ("-5000", "-100"),
+        ("0", "100"),
         ("0", "-200000"),
         ("0", "0"),
         ("0", "-100000"),
@@ -54,8 +231,12 @@ fn every_decided_variant_meets_its_expectation_across_seeds() {
         ("10000", "-200000"),
         ("-5000", "-200000"),
     ];
-    for (offset, drift) in variants {
-        let expected = expectation_for(&request(offset, drift, 0)).unwrap();
+    let margins = ["none", "10s"];
+    for (margin, (offset, drift)) in margins
+        .iter()
+        .flat_map(|m| variants.iter().map(move |v| (*m, *v)))
+    {
+        let expected = expectation_for(&with_margin(margin, offset, drift, 0)).unwrap();
         // These variants are all decidable: the test must not pass on an empty promise.
         assert!(
             expected
@@ -63,15 +244,13 @@ fn every_decided_variant_meets_its_expectation_across_seeds() {
                 .iter()
                 .any(|(k, _)| k == "max_concurrent_holders")
                 && expected.verdicts.iter().any(|(k, _)| k == "no-double-debit"),
-            "offset={offset} drift={drift}: {expected:?}"
+            "margin={margin} offset={offset} drift={drift}: {expected:?}"
         );
-        for seed in 0..200 {
-            let t = trace(offset, drift, seed, Recording::Summary);
+        for seed in 0..100 {
+            let r = with_margin(margin, offset, drift, seed);
+            let t = run(&r, Limits::default(), Recording::Summary).unwrap();
             let miss = expected.mismatches(&t);
-            assert!(
-                miss.is_empty(),
-                "offset={offset} drift={drift} seed={seed}: {miss:?}"
-            );
+            assert!(miss.is_empty(), "{} : {miss:?}", r.to_line());
         }
     }
 }

@@ -489,6 +489,47 @@ fn the_own_clock_check_counts_the_lease_from_when_the_acquire_was_sent() {
 }
 
 #[test]
+fn with_a_margin_a_step_starts_only_if_it_ends_more_than_the_margin_before_the_lease() {
+    let plan = WorkerPlan {
+        check_clock_before_step: true,
+        finish_margin_ms: Some(10_000),
+        release_in_finally: true,
+        ..leased()
+    };
+    // Asked at 0 s: the lease ends at 30 s by its own clock. A 4 s step and a 10 s margin
+    // leave room to start only before 16 s.
+    let at = |progress_at_ms: u64| {
+        let mut w = worker(plan.clone());
+        w.fire(LeaseTimer::Start);
+        grant(&mut w, 7);
+        w.now_us = progress_at_ms * MS_US;
+        let fx = w.deliver(LEDGER, LeaseMsg::Progress { steps_done: 0 });
+        (w, fx)
+    };
+    let (w, fx) = at(15_999);
+    assert_eq!(
+        timers_set(&fx),
+        vec![(LeaseTimer::StepDone { step: 1 }, 4_000 * MS_US)]
+    );
+    assert!(
+        narration(&fx).contains("would end 10.001 s before the lease does, more than its 10 s safety margin")
+    );
+    assert!(w.node.believes_it_holds());
+
+    let (w, fx) = at(16_000);
+    assert!(timers_set(&fx).is_empty());
+    assert!(
+        narration(&fx).contains("would end only 10 s before the lease does, inside its 10 s safety margin")
+    );
+    assert_eq!(sent(&fx), vec![(STORE, release_msg())]);
+    assert_eq!(w.node.phase, Phase::Releasing);
+
+    let (w, fx) = at(27_000);
+    assert!(narration(&fx).contains("step 1 (4 s) would not end in time"));
+    assert!(!w.node.believes_it_holds());
+}
+
+#[test]
 fn a_fresh_grant_onto_a_finished_job_records_it_done_and_only_releases() {
     let mut w = worker(leased());
     w.fire(LeaseTimer::Start);

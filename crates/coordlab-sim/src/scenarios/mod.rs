@@ -3,6 +3,7 @@
 //! the validation of everything a user can type.
 
 pub mod clock_skew;
+mod clock_skew_beats;
 pub mod common;
 pub mod consensus_lock;
 pub mod consensus_world;

@@ -30,6 +30,8 @@ use crate::kernel::time::MS_US;
 pub enum StopReason {
     LostLease,
     ExpiredByOwnClock,
+    /// Too little of the lease left, by its own clock, to finish a step with its margin.
+    MarginReached,
     Rejected,
     AppCheckCaught,
     NotMine,
@@ -220,6 +222,7 @@ pub fn stop_text(r: &StopReason) -> &'static str {
     match r {
         StopReason::LostLease => "lease lost",
         StopReason::ExpiredByOwnClock => "expired by own clock",
+        StopReason::MarginReached => "safety margin reached",
         StopReason::Rejected => "write rejected",
         StopReason::AppCheckCaught => "app check caught it",
         StopReason::NotMine => "not my partition",

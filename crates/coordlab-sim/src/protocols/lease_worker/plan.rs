@@ -92,6 +92,10 @@ pub struct WorkerPlan {
     pub touch_on_heartbeat: bool,
     /// Judge the lease by the worker's own clock before each step.
     pub check_clock_before_step: bool,
+    /// With `check_clock_before_step`: `None` starts a step while any of the lease is left;
+    /// `Some(m)` starts one only if, by its own clock, the step would end more than `m` ms
+    /// before the lease does (a safety margin for its clock being wrong).
+    pub finish_margin_ms: Option<u64>,
     /// After a fresh grant, ask the sink how far the job got and continue from there
     /// (taking over a half-finished job, or finding it already done).
     pub check_progress: bool,
@@ -123,6 +127,7 @@ impl WorkerPlan {
             release_in_finally: false,
             touch_on_heartbeat: false,
             check_clock_before_step: false,
+            finish_margin_ms: None,
             check_progress: true,
         }
     }

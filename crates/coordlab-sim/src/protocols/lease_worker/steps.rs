@@ -12,21 +12,28 @@ use crate::protocols::lease_msg::{seconds, LeaseMsg, RejectReason, WriteCheck};
 impl LeaseWorker {
     pub(super) fn start_step(&mut self, ctx: &mut Ctx<'_, Self>, step: u32) {
         let Some(belief) = self.belief else { return };
-        if self.plan.check_clock_before_step && ctx.local_now_us >= belief.expires_local_us {
+        let margin = self
+            .plan
+            .finish_margin_ms
+            .filter(|_| self.plan.check_clock_before_step);
+        if let Some(margin_ms) = margin {
+            if !self.room_for_step(ctx, step, belief.expires_local_us, margin_ms) {
+                return;
+            }
+        } else if self.plan.check_clock_before_step && ctx.local_now_us >= belief.expires_local_us {
             ctx.note(format!(
                 "By {}'s own clock its lease has run out, so it stops before step {step}.",
                 ctx.me()
             ));
             self.stop(ctx, StopReason::ExpiredByOwnClock);
             return;
-        }
-        if self.plan.check_clock_before_step && self.plan.coordination == Coordination::Lease {
+        } else if self.plan.check_clock_before_step && self.plan.coordination == Coordination::Lease {
             ctx.note(format!(
                 "By {}'s own clock {} of its lease remain, so it starts step {step}.",
                 ctx.me(),
                 seconds((belief.expires_local_us - ctx.local_now_us) / MS_US)
             ));
-        } else {
+        } else if margin.is_none() {
             ctx.note(format!("{} starts step {step}.", ctx.me()));
         }
         if self.plan.fencing == Fencing::AppCheck && self.plan.coordination == Coordination::Lease {
@@ -35,6 +42,43 @@ impl LeaseWorker {
         } else {
             self.compute(ctx, step, belief.token);
         }
+    }
+
+    /// The margin rule: start `step` only if, by the worker's own clock, it would end more
+    /// than `margin_ms` before the lease does; otherwise stop and leave the job to whoever
+    /// holds the lease next. Says which, with the numbers.
+    fn room_for_step(
+        &mut self,
+        ctx: &mut Ctx<'_, Self>,
+        step: u32,
+        expires_local_us: u64,
+        margin_ms: u64,
+    ) -> bool {
+        let left_us = expires_local_us.saturating_sub(ctx.local_now_us);
+        let step_us = self.plan.step_ms * MS_US;
+        let (me, left, took) = (ctx.me(), seconds(left_us / MS_US), seconds(self.plan.step_ms));
+        let margin = seconds(margin_ms);
+        let spare_us = left_us.saturating_sub(step_us);
+        if left_us > step_us && spare_us > margin_ms * MS_US {
+            ctx.note(format!(
+                "By {me}'s own clock {left} of its lease remain: step {step} ({took}) would end {} before the lease does, more than its {margin} safety margin, so it starts.",
+                seconds(spare_us / MS_US)
+            ));
+            return true;
+        }
+        let why = if left_us <= step_us {
+            "would not end in time".to_string()
+        } else {
+            format!(
+                "would end only {} before the lease does, inside its {margin} safety margin",
+                seconds(spare_us / MS_US)
+            )
+        };
+        ctx.note(format!(
+            "By {me}'s own clock {left} of its lease remain: step {step} ({took}) {why}, so {me} stops and leaves the rest to the next holder."
+        ));
+        self.stop(ctx, StopReason::MarginReached);
+        false
     }
 
     /// The answer to an application-code token check: the ledger's highest token.
