@@ -8,24 +8,28 @@
 //! token 1 and the ledger refuses it (every write carries the token in its predicate). A
 //! aborts, and its `finally` block releases the lease — the row that is B's now.
 //!
-//! With `release=naive-delete` the delete removes B's row. Worker C's job fires at 16.5 s,
-//! finds no row, and is granted token 3 while B's grant still has 5 s to run: two holders.
-//! C does step 2 quickly (1 s); B's own step 2 arrives later with token 2 and is refused, so
-//! the fence keeps the account right even though the lease did not. With
-//! `release=compare-and-delete` A's delete matches nothing, C is told B holds the lease and
-//! waits, B finishes and releases, and C later finds the job complete.
+//! The token counter lives on the lease row, and a release deletes the row. With
+//! `release=naive-delete` A's delete removes B's row, and B's counter with it. Worker C's job
+//! fires at 16.5 s, finds no row, and its insert starts again at token 1 while B's grant
+//! still has 5 s to run: two holders, and the newer one has the lower number. C does step 2
+//! quickly (1 s), but the ledger has seen B's 2 and refuses C's 1; C aborts, and its own
+//! finally block deletes its row. B's step 2 arrives later with token 2 and lands. The account
+//! ends right, but only because the fence happened to side with B: numbers no longer follow
+//! the order of the grants. With `release=compare-and-delete` A's delete matches nothing, C
+//! is told B holds the lease and waits, B finishes and deletes its own row, and C later
+//! inserts afresh (token 1 again) and finds the job complete.
 //!
 //! The speeds differ on purpose: A is stuck, B's steps take 4 s, C's 1 s. That makes C's
-//! first write land before B's next one for every seed, so the only thing that changes
-//! between the variants is who held the lease, not whether the account was right.
+//! first write land before B's next one for every seed.
 
-use super::lease_setup::{build, choice, holds_if, worker, LeasePlan, OPENING_BALANCE};
+use super::lease_setup::{build, choice, holds_if, worker, LeasePlan, StorePlan, OPENING_BALANCE};
 use super::lease_world::LeaseProperty::*;
 use super::lease_world::{accepted, rejected};
 use super::{Expectation, Params, ScenarioInfo};
 use crate::kernel::setup::Setup;
 use crate::properties::Verdict;
 use crate::protocols::lease_msg::ReleaseMode;
+use crate::protocols::lease_store::ReleaseStyle;
 use crate::protocols::lease_worker::WorkerPlan;
 use serde_json::json;
 
@@ -67,7 +71,7 @@ pub fn info() -> ScenarioInfo {
         chapter: 2,
         sections: "§3–4",
         title: "Releasing the wrong lease",
-        summary: "A's lease expires while it is stuck; B takes over. When A gives up, its finally block deletes the lease — B's lease, unless the delete checks the owner. Then C walks in.",
+        summary: "A's lease expires while it is stuck; B takes over. When A gives up, its finally block deletes the lease row — B's row, unless the delete checks the owner. Then C walks in, and its insert starts the token counter again at 1.",
         params: vec![choice(
             "release",
             "Release",
@@ -102,13 +106,13 @@ pub fn expectation(params: &Params) -> Expectation {
         outcome.extend([
             (
                 "accepted_writes".to_string(),
-                json!([accepted(b, 2, 1), accepted(c, 3, 2)]),
+                json!([accepted(b, 2, 1), accepted(b, 2, 2)]),
             ),
             (
                 "rejected_writes".to_string(),
-                json!([rejected(a, 1, 1, 2), rejected(b, 2, 2, 3)]),
+                json!([rejected(a, 1, 1, 2), rejected(c, 1, 2, 2)]),
             ),
-            ("finished_by".to_string(), json!([c])),
+            ("finished_by".to_string(), json!([b])),
         ]);
     } else {
         outcome.extend([
@@ -146,6 +150,11 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         ..WorkerPlan::leased("account-42")
     };
     build(LeasePlan {
+        // The curriculum's release: delete the row (and, with it, its token counter).
+        store: Some(StorePlan {
+            release: ReleaseStyle::Delete,
+            ..StorePlan::default()
+        }),
         workers: ROLES.iter().map(|role| worker(role.name, plan(role))).collect(),
         properties: vec![NoOverlappingGrants, FenceMonotonic, NoDoubleDebit, JobCompletes],
         ..LeasePlan::default()
