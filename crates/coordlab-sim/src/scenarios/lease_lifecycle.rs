@@ -241,5 +241,6 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     });
     setup.script(CRASH_A_MS * MS_US, Fault::Crash { node: A });
     setup.script(RESTART_A_MS * MS_US, Fault::Restart { node: A });
+    super::lease_table_beats::lifecycle(&mut setup, increments(params), store_rules(params));
     setup
 }
