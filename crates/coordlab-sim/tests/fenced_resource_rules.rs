@@ -301,3 +301,30 @@ fn a_restart_brings_the_row_back_exactly_as_persisted() {
         [(B, LeaseMsg::WriteResult { accepted: false, .. })]
     ));
 }
+
+#[test]
+fn a_run_whose_writes_carry_no_token_never_says_token_0() {
+    use coordlab_sim::{run, Limits, Recording, RunRequest};
+    let request = RunRequest {
+        scenario: "duplicate-job".into(),
+        params: Default::default(),
+        seed: 1,
+        actions: vec![],
+    };
+    let t = run(&request, Limits::default(), Recording::Full).unwrap();
+    let said = |needle: &str| {
+        t.entries
+            .iter()
+            .any(|e| e.text.contains(needle) || e.notes.iter().any(|n| n.contains(needle)))
+    };
+    assert!(said("step 1, ₹30, no token: UPDATE account_state"));
+    assert!(said("which carries no token"));
+    assert!(!said("token 0"));
+    let last = t.entries.iter().rev().find_map(|e| e.snapshot.as_ref()).unwrap();
+    let writes = last.tables.iter().find(|t| t.title == "writes").unwrap();
+    assert!(
+        writes.rows.iter().all(|r| r[2] == "no token"),
+        "{:?}",
+        writes.rows
+    );
+}

@@ -224,3 +224,33 @@ fn expiring_the_row_or_a_sequence_per_name_keeps_the_counter_growing() {
         "VALUES ('account-42', 'worker-A', nextval('fence_seq_account_42'), now()",
     );
 }
+
+#[test]
+fn the_state_panel_shows_the_last_statement_with_its_values_bound() {
+    let t = run(&request("keeps-token", 1), Limits::default(), Recording::Full).unwrap();
+    let takeover = first(&t, "worker-B takes it over and the CASE adds 1");
+    let snapshot = t.entries[takeover].snapshot.as_ref().expect("a full recording");
+    let table = snapshot
+        .tables
+        .iter()
+        .find(|t| t.title == "last statement on lease")
+        .expect("the statement table");
+    let text: Vec<&str> = table.rows.iter().map(|r| r[0].as_str()).collect();
+    assert!(
+        text.contains(&"VALUES ('account-42', 'worker-B', 1, now(), now() + interval '9 s')"),
+        "{text:#?}"
+    );
+    assert!(
+        text.contains(&" WHERE lease.expires_at < now() OR lease.owner = 'worker-B'"),
+        "{text:#?}"
+    );
+    assert!(
+        text.last()
+            .unwrap()
+            .starts_with("→ fence_token 2 (takeover) — now() = "),
+        "{text:#?}"
+    );
+    // The ledger's writes table says "no token" only for writes without one; here all have one.
+    let writes = snapshot.tables.iter().find(|t| t.title == "writes").unwrap();
+    assert!(writes.rows.iter().all(|r| r[2] != "no token" && r[2] != "0"));
+}
