@@ -5,7 +5,7 @@
 //! and of the job's progress; what is on disk. Each feeds one input and asserts on the effects.
 
 use coordlab_sim::kernel::ids::{FencingToken, NodeId};
-use coordlab_sim::kernel::participant::{Effect, Participant};
+use coordlab_sim::kernel::participant::{Effect, Label, Participant};
 use coordlab_sim::kernel::testing::{self, narration, persisted, timers_set};
 use coordlab_sim::protocols::fenced_resource::{FencedResource, LedgerIntro, ResourceDurable, WriteRecord};
 use coordlab_sim::protocols::lease_msg::{LeaseMsg, RejectReason, WriteCheck};
@@ -87,6 +87,7 @@ fn a_fenced_write_at_exactly_the_highest_token_is_accepted() {
             accepted: true,
             reason: None,
             highest_before: FencingToken(33),
+            checked: true,
         }]
     );
     assert_eq!(
@@ -104,7 +105,7 @@ fn a_fenced_write_above_the_highest_token_is_accepted_and_raises_it() {
     assert_eq!(sent(&fx), vec![(B, result(1, 34, true, None))]);
     assert_eq!(r.node.durable.last_token, FencingToken(34));
     assert_eq!(only_persisted(&fx).last_token, FencingToken(34));
-    assert!(narration(&fx).contains("Highest token seen: 34"));
+    assert!(narration(&fx).contains("UPDATE 1: balance ₹90, last_token 34"));
 }
 
 #[test]
@@ -127,7 +128,8 @@ fn a_fenced_write_below_the_highest_token_is_rejected_and_changes_nothing_but_th
             .map(|w| (w.accepted, w.reason.clone(), w.highest_before)),
         Some((false, Some(reason), FencingToken(34)))
     );
-    assert!(narration(&fx).contains("Rejected: 33 < 34"));
+    assert!(narration(&fx).contains("34 <= 33 is false"));
+    assert!(narration(&fx).contains("UPDATE 0: the balance stays ₹100"));
 }
 
 #[test]
@@ -153,8 +155,11 @@ fn an_unfenced_write_with_no_token_lands_and_leaves_the_token_alone() {
     assert_eq!(r.node.durable.last_token, FencingToken(0));
     assert_eq!(
         narration(&fx),
-        "The ledger applies worker-A's step 1: balance ₹90."
+        "The ledger applies worker-A's step 1, which carries no token: balance ₹90."
     );
+    let w = r.node.durable.writes.last().unwrap();
+    assert!(w.carries_no_token() && !w.checked);
+    assert_eq!(w.token_text(), "no token");
 }
 
 #[test]
@@ -164,8 +169,65 @@ fn a_step_applied_twice_is_debited_twice_and_said_so() {
     let fx = fenced(&mut r, B, 1, 34);
     assert_eq!(sent(&fx), vec![(B, result(1, 34, true, None))]);
     assert_eq!(r.node.durable.balance, 80);
-    assert!(narration(&fx).contains("already been applied by worker-A (token 33)"));
+    assert!(narration(&fx).contains("already been applied by worker-A with token 33"));
     assert!(narration(&fx).contains("debited for it twice"));
+}
+
+#[test]
+fn writes_without_a_token_say_no_token_never_token_0() {
+    let mut r = ledger(0);
+    let msg = LeaseMsg::Write {
+        step: 1,
+        amount: 10,
+        token: FencingToken(0),
+        check: WriteCheck::Unfenced,
+    };
+    assert_eq!(
+        msg.label(),
+        "step 1, ₹10, no token: UPDATE account_state SET balance_minor = balance_minor - 1000 WHERE account_id = 42"
+    );
+    write(&mut r, A, 1, 0, WriteCheck::Unfenced);
+    let fx = write(&mut r, B, 1, 0, WriteCheck::Unfenced);
+    let said = narration(&fx);
+    assert!(
+        said.contains("already been applied by worker-A with no token"),
+        "{said}"
+    );
+    assert!(!said.contains("token 0"), "{said}");
+    // A checked write may carry a real token 0 (ZooKeeper's first sequence number).
+    let checked = LeaseMsg::Write {
+        step: 1,
+        amount: 10,
+        token: FencingToken(0),
+        check: WriteCheck::TokenPredicate,
+    };
+    assert!(checked.label().contains("token 0: "), "{}", checked.label());
+}
+
+#[test]
+fn the_fenced_write_is_one_whole_statement_and_says_why_it_is_less_or_equal() {
+    let msg = LeaseMsg::Write {
+        step: 2,
+        amount: 10,
+        token: FencingToken(33),
+        check: WriteCheck::TokenPredicate,
+    };
+    assert_eq!(
+        msg.label(),
+        "step 2, ₹10, token 33: UPDATE account_state SET balance_minor = balance_minor - 1000, last_token = 33 WHERE account_id = 42 AND last_token <= 33"
+    );
+    let mut r = ledger(0);
+    let first = fenced(&mut r, A, 1, 33);
+    assert!(!narration(&first).contains("Why <="));
+    let second = fenced(&mut r, A, 2, 33);
+    assert!(narration(&second).contains("33 <= 33, so the row matches"));
+    assert!(
+        narration(&second).contains("Why <= where the curriculum writes <"),
+        "{}",
+        narration(&second)
+    );
+    // Said once, not at every equal write.
+    assert!(!narration(&fenced(&mut r, A, 3, 33)).contains("Why <="));
 }
 
 #[test]
@@ -231,10 +293,38 @@ fn a_restart_brings_the_row_back_exactly_as_persisted() {
     assert_eq!(back.node.intro, LedgerIntro::RefusesBelowHighest);
     let fx = back.start();
     assert!(sent(&fx).is_empty() && persisted(&fx).is_empty());
-    assert!(narration(&fx).contains("at ₹80 and refuses any write whose token is below"));
+    assert!(narration(&fx)
+        .contains("at ₹80 (balance_minor 8000, in paise) and refuses any write whose token is below"));
     // The recovered highest token still fences.
     assert!(matches!(
         sent(&fenced(&mut back, B, 3, 32))[..],
         [(B, LeaseMsg::WriteResult { accepted: false, .. })]
     ));
+}
+
+#[test]
+fn a_run_whose_writes_carry_no_token_never_says_token_0() {
+    use coordlab_sim::{run, Limits, Recording, RunRequest};
+    let request = RunRequest {
+        scenario: "duplicate-job".into(),
+        params: Default::default(),
+        seed: 1,
+        actions: vec![],
+    };
+    let t = run(&request, Limits::default(), Recording::Full).unwrap();
+    let said = |needle: &str| {
+        t.entries
+            .iter()
+            .any(|e| e.text.contains(needle) || e.notes.iter().any(|n| n.contains(needle)))
+    };
+    assert!(said("step 1, ₹30, no token: UPDATE account_state"));
+    assert!(said("which carries no token"));
+    assert!(!said("token 0"));
+    let last = t.entries.iter().rev().find_map(|e| e.snapshot.as_ref()).unwrap();
+    let writes = last.tables.iter().find(|t| t.title == "writes").unwrap();
+    assert!(
+        writes.rows.iter().all(|r| r[2] == "no token"),
+        "{:?}",
+        writes.rows
+    );
 }

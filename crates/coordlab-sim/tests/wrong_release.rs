@@ -1,6 +1,7 @@
 //! `wrong-release`: both release statements reach their declared outcome for many seeds; a
-//! naive delete hands the lease to C while B still holds it, a compare-and-delete does not,
-//! and the fence keeps the account right either way.
+//! naive delete hands the lease to C while B still holds it, and, because deleting the row
+//! threw its counter away, C's token is 1, below B's 2: the fence refuses the newer holder. A
+//! compare-and-delete does not hand the lease over, and the account ends right either way.
 
 use coordlab_sim::properties::Verdict;
 use coordlab_sim::scenarios::{expectation_for, Params};
@@ -49,16 +50,26 @@ fn every_variant_meets_its_expectation_across_seeds() {
 fn a_naive_delete_by_a_lets_c_in_while_b_still_holds_the_lease() {
     for seed in [1, 5, 99] {
         let t = trace("naive-delete", seed, Recording::Full);
-        let a_deletes = first(&t, "worker-A -> lease-store: DELETE lease account-42");
+        let a_deletes = first(&t, "worker-A -> lease-store: release account-42, any owner");
         assert!(t.entries[a_deletes]
             .notes
             .iter()
             .any(|n| n.contains("the row is worker-B's now")));
-        let c_granted = first(&t, "lease-store -> worker-C: granted account-42, token 3");
-        let b_rejected = first(&t, "ledger -> worker-B: step 2: UPDATE 0 (rejected)");
-        assert!(a_deletes < c_granted && c_granted < b_rejected, "seed {seed}");
-        // Between C's grant and B's rejection both believe they hold the lease.
-        let both = t.entries[c_granted..b_rejected].iter().any(|e| {
+        assert!(t.entries[a_deletes]
+            .notes
+            .iter()
+            .any(|n| n == "DELETE FROM lease WHERE name = 'account-42' → DELETE 1"));
+        // The row and its counter are gone: C's insert starts again at 1, below B's 2.
+        let c_granted = first(&t, "lease-store -> worker-C: granted account-42, token 1");
+        let c_rejected = first(&t, "ledger -> worker-C: step 2: UPDATE 0 (rejected)");
+        assert!(a_deletes < c_granted && c_granted < c_rejected, "seed {seed}");
+        let inverted = first(
+            &t,
+            "the newer holder is worker-C: its grant came after worker-B's",
+        );
+        assert!(c_granted < inverted && inverted <= c_rejected, "seed {seed}");
+        // Between C's grant and C's rejection both believe they hold the lease.
+        let both = t.entries[c_granted..c_rejected].iter().any(|e| {
             e.snapshot
                 .as_ref()
                 .and_then(|s| s.highlight.as_deref())
@@ -80,10 +91,11 @@ fn compare_and_delete_refuses_a_and_c_waits_until_b_has_released() {
         );
         assert!(t.entries[refused + 1]
             .text
-            .contains("lease-store -> worker-A: DELETE 0"));
+            .contains("lease-store -> worker-A: released nothing: 0 rows"));
         let c_denied = first(&t, "worker-C asks for account-42, but worker-B holds it");
-        let b_releases = first(&t, "worker-B releases account-42; the row is deleted");
-        let c_granted = first(&t, "lease-store -> worker-C: granted account-42, token 3");
+        let b_releases = first(&t, "worker-B releases account-42: the row is deleted");
+        // B deleted its own row, so C's insert starts the counter again at 1.
+        let c_granted = first(&t, "lease-store -> worker-C: granted account-42, token 1");
         assert!(
             refused < c_denied && c_denied < b_releases && b_releases < c_granted,
             "seed {seed}"
@@ -105,7 +117,7 @@ fn the_fence_keeps_the_account_right_in_both_variants() {
             assert_eq!(t.outcome["balance"], json!(80), "{release} seed {seed}");
             assert_eq!(verdict(&t, "no-double-debit"), Verdict::Holds);
             assert_eq!(verdict(&t, "fence-monotonic"), Verdict::Holds);
-            // A's stale step 1 bounced in both; in the naive variant B's step 2 did too.
+            // A's stale step 1 bounced in both; in the naive variant C's step 2 did too.
             let rejected = t.outcome["rejected_writes"].as_array().unwrap();
             assert_eq!(rejected[0]["worker"], json!("worker-A"));
             assert_eq!(rejected.len(), if release == "naive-delete" { 2 } else { 1 });

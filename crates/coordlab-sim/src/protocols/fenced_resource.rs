@@ -1,7 +1,14 @@
 //! The protected resource: an account row that remembers the highest fencing token that has
-//! written to it. A fenced write applies the check in the same atomic step as the write —
-//! `WHERE last_token <= :token` — so a stale holder's write simply does not land. An
-//! unfenced write lands whatever it carries.
+//! written to it. A fenced write is one statement, the check part of the write:
+//!
+//! ```sql
+//! UPDATE account_state SET balance_minor = balance_minor - :amount, last_token = :token
+//!  WHERE account_id = 42 AND last_token <= :token
+//! ```
+//!
+//! so a stale holder's write simply matches no row. The curriculum writes `<`; this is `<=`
+//! because a holder's second write carries the same token as its first. An unfenced write
+//! lands whatever it carries; one that carries no token at all is shown as "no token".
 
 use super::lease_msg::{LeaseMsg, RejectReason, WriteCheck};
 use crate::kernel::ids::{FencingToken, NodeId};
@@ -18,6 +25,24 @@ pub struct WriteRecord {
     pub reason: Option<RejectReason>,
     /// The highest token the resource had seen before this write.
     pub highest_before: FencingToken,
+    /// Whether the write's statement checked its token (`AND last_token <= :token`).
+    pub checked: bool,
+}
+
+impl WriteRecord {
+    /// Whether the write carried no token at all (unchecked, token 0).
+    pub fn carries_no_token(&self) -> bool {
+        !self.checked && self.token.0 == 0
+    }
+
+    /// The token as a table shows it: `no token`, `33`, or `33 (unchecked)`.
+    pub fn token_text(&self) -> String {
+        match (self.checked, self.carries_no_token()) {
+            (_, true) => "no token".to_string(),
+            (false, false) => format!("{} (unchecked)", self.token),
+            (true, false) => self.token.to_string(),
+        }
+    }
 }
 
 /// Everything here is the row on disk.
@@ -70,40 +95,58 @@ impl FencedResource {
             } => {
                 let highest = self.durable.last_token;
                 let stale = token < highest;
-                let accepted = !(stale && check == WriteCheck::TokenPredicate);
+                let checked = check == WriteCheck::TokenPredicate;
+                let accepted = !(stale && checked);
                 let reason = (!accepted).then_some(RejectReason::StaleToken { token, highest });
+                let balance_before = self.durable.balance;
                 if accepted {
                     self.durable.balance -= amount;
                     self.durable.last_token = highest.max(token);
                     self.durable.steps_done = self.durable.steps_done.max(step);
                 }
+                let balance = self.durable.balance;
                 ctx.note(match (accepted, stale) {
-                    (true, false) if token.0 == 0 && check == WriteCheck::Unfenced => format!(
-                        "The ledger applies {who}'s step {step}: balance ₹{}.",
-                        self.durable.balance
+                    _ if check.no_token(token) => format!(
+                        "The ledger applies {who}'s step {step}, which carries no token: balance ₹{balance}."
+                    ),
+                    (true, false) if checked => format!(
+                        "The ledger applies {who}'s step {step}: last_token was {highest}, and {highest} <= {token}, so the row matches. UPDATE 1: balance ₹{balance}, last_token {token}."
                     ),
                     (true, false) => format!(
-                        "The ledger applies {who}'s step {step} (token {token}): balance ₹{}. Highest token seen: {}.",
-                        self.durable.balance, self.durable.last_token
+                        "The ledger applies {who}'s step {step}. It carries token {token}, but the statement does not check it: balance ₹{balance}, last_token {}.",
+                        self.durable.last_token
                     ),
                     (true, true) => format!(
-                        "{who}'s write carries token {token}, older than {highest} — but nothing checks it, so it lands: balance ₹{}. A stale holder just changed the account.",
-                        self.durable.balance
+                        "{who}'s write carries token {token}, older than {highest} — but nothing checks it, so it lands: balance ₹{balance}. A stale holder just changed the account."
                     ),
                     (false, _) => format!(
-                        "Rejected: {token} < {highest}. The predicate is part of the write, so {who}'s stale step {step} changes nothing. Zero rows updated."
+                        "The ledger refuses {who}'s step {step}: last_token is {highest}, and {highest} <= {token} is false, so the statement matches no row. UPDATE 0: the balance stays ₹{balance_before}."
                     ),
                 });
+                // The first time `<=` rather than `<` is what lets a write through, say why.
+                let first_equal = !self
+                    .durable
+                    .writes
+                    .iter()
+                    .any(|w| w.checked && w.accepted && w.token == w.highest_before && w.token.0 > 0);
+                if accepted && checked && token == highest && token.0 > 0 && first_equal {
+                    ctx.note(format!(
+                        "Why <= where the curriculum writes <: the row's last_token is already {token}, put there by this holder's own mark or earlier write, and the write carries {token} again. With < a holder would lock itself out after its first write; <= still refuses every older token."
+                    ));
+                }
                 let earlier = self
                     .durable
                     .writes
                     .iter()
                     .find(|w| w.accepted && w.step == step);
                 if let (true, Some(earlier)) = (accepted, earlier) {
+                    let carried = match earlier.carries_no_token() {
+                        true => "with no token".to_string(),
+                        false => format!("with token {}", earlier.token),
+                    };
                     ctx.note(format!(
-                        "Step {step} had already been applied by {} (token {}): the account is now debited for it twice.",
-                        ctx.name(earlier.worker),
-                        earlier.token
+                        "Step {step} had already been applied by {} {carried}: the account is now debited for it twice.",
+                        ctx.name(earlier.worker)
                     ));
                 }
                 self.durable.writes.push(WriteRecord {
@@ -114,6 +157,7 @@ impl FencedResource {
                     accepted,
                     reason: reason.clone(),
                     highest_before: highest,
+                    checked,
                 });
                 ctx.persist(self.durable.clone());
                 ctx.send(
@@ -127,17 +171,18 @@ impl FencedResource {
                 );
             }
             LeaseMsg::Touch { token } if token > self.durable.last_token => {
+                let before = self.durable.last_token;
                 self.durable.last_token = token;
                 ctx.persist(self.durable.clone());
                 ctx.note(format!(
-                    "{who}'s heartbeat mark raises the row's highest token to {token}."
+                    "{who}'s heartbeat mark raises the row's last_token from {before} to {token}."
                 ));
             }
             LeaseMsg::Touch { token } => ctx.note(if token == self.durable.last_token {
-                format!("{who}'s heartbeat mark carries token {token}, which the row already has: nothing changes.")
+                format!("{who}'s heartbeat mark carries token {token}, which the row already has: UPDATE 0, nothing changes.")
             } else {
                 format!(
-                    "{who}'s heartbeat mark carries token {token}, older than the {} the row has seen: it changes nothing.",
+                    "{who}'s heartbeat mark carries token {token}, older than the {} the row has seen: UPDATE 0, it changes nothing.",
                     self.durable.last_token
                 )
             }),
@@ -166,7 +211,10 @@ impl FencedResource {
     pub fn summary(&self) -> Vec<String> {
         vec![
             format!("balance ₹{}", self.durable.balance),
-            format!("highest token {}", self.durable.last_token),
+            match self.durable.last_token.0 {
+                0 => "no token yet".to_string(),
+                _ => format!("highest token {}", self.durable.last_token),
+            },
         ]
     }
 }
@@ -186,18 +234,24 @@ impl Participant for FencedResource {
         };
         ctx.note(match self.intro {
             LedgerIntro::RemembersHighest => format!(
-                "The ledger holds account 42 at ₹{}. It remembers the highest fencing token any write has carried ({highest}).",
-                d.balance
+                "The ledger holds account 42 at ₹{} (balance_minor {}, in paise). It remembers the highest fencing token any write has carried ({highest}).",
+                d.balance,
+                d.balance * 100
             ),
             LedgerIntro::RefusesStaleOrUnchecked => format!(
-                "The ledger holds account 42 at ₹{}. It refuses a debit whose token is lower than the highest it has seen ({highest}); a debit without a token it cannot check at all.",
-                d.balance
+                "The ledger holds account 42 at ₹{} (balance_minor {}, in paise). It refuses a debit whose token is lower than the highest it has seen ({highest}); a debit without a token it cannot check at all.",
+                d.balance,
+                d.balance * 100
             ),
             LedgerIntro::RefusesBelowHighest => format!(
-                "The ledger holds account 42 at ₹{} and refuses any write whose token is below the highest it has seen.",
-                d.balance
+                "The ledger holds account 42 at ₹{} (balance_minor {}, in paise) and refuses any write whose token is below the highest it has seen.",
+                d.balance,
+                d.balance * 100
             ),
         });
+        ctx.note(
+            "A fenced debit is one statement: UPDATE account_state SET balance_minor = balance_minor - :amount, last_token = :token WHERE account_id = 42 AND last_token <= :token. Zero rows updated means a newer holder exists.",
+        );
     }
 
     fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {

@@ -6,22 +6,57 @@ use crate::kernel::participant::Label;
 
 crate::inbox!(LeaseMsg);
 
-/// How a worker releases a lease when it is done.
+/// How a worker releases a lease when it is done: whether its statement checks the owner.
+/// What the statement does to the row — delete it, or expire it and keep its counter — is
+/// the lease store's [`super::lease_store::ReleaseStyle`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReleaseMode {
-    /// `DELETE FROM lease WHERE name = :name` — whoever holds it now.
+    /// `… WHERE name = :name` — whoever holds it now.
     NaiveDelete,
-    /// `DELETE … WHERE name = :name AND owner = :me`, one atomic step.
+    /// `… WHERE name = :name AND owner = :me`, one atomic step.
     CompareAndDelete,
 }
 
 /// Whether a write asks the resource to check its token.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WriteCheck {
-    /// `UPDATE … WHERE account_id = 42` — applied whatever the token.
+    /// `UPDATE … WHERE account_id = 42` — applied whatever the token. A write that carries
+    /// token 0 this way carries no token at all.
     Unfenced,
     /// `UPDATE … WHERE account_id = 42 AND last_token <= :token` — the check is the write.
     TokenPredicate,
+}
+
+impl WriteCheck {
+    /// Whether a write with `token` and this check carries no token at all: unfenced and
+    /// token 0 (a checked write may carry a real token 0, e.g. ZooKeeper's first sequence
+    /// number).
+    pub fn no_token(self, token: FencingToken) -> bool {
+        self == WriteCheck::Unfenced && token.0 == 0
+    }
+}
+
+/// The statement a step's debit runs on the ledger, with its values bound: amounts are in
+/// paise (`balance_minor`), so ₹10 is `1000`.
+pub fn debit_sql(amount: i64, token: FencingToken, check: WriteCheck) -> String {
+    let set = format!(
+        "UPDATE account_state SET balance_minor = balance_minor - {}",
+        amount * 100
+    );
+    match check {
+        WriteCheck::TokenPredicate => {
+            format!("{set}, last_token = {token} WHERE account_id = 42 AND last_token <= {token}")
+        }
+        _ if check.no_token(token) => format!("{set} WHERE account_id = 42"),
+        WriteCheck::Unfenced => {
+            format!("{set}, last_token = GREATEST(last_token, {token}) WHERE account_id = 42")
+        }
+    }
+}
+
+/// The statement of a heartbeat mark, with its value bound.
+pub fn mark_sql(token: FencingToken) -> String {
+    format!("UPDATE account_state SET last_token = {token} WHERE account_id = 42 AND last_token < {token}")
 }
 
 /// Why a fenced resource refused a write.
@@ -45,7 +80,8 @@ impl RejectReason {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LeaseMsg {
-    /// The insert-or-take-over statement: take the lease if absent, expired or already mine.
+    /// The insert-or-take-over statement (`INSERT … ON CONFLICT (name) DO UPDATE … WHERE …
+    /// RETURNING fence_token`): take the lease if absent, expired or already mine.
     Acquire {
         lease: String,
         ttl_ms: u64,
@@ -63,6 +99,8 @@ pub enum LeaseMsg {
         lease: String,
         mode: ReleaseMode,
     },
+    /// `deleted`: whether the release changed a row — deleted it, or set it to expire now,
+    /// as the store's release style says.
     Released {
         lease: String,
         deleted: bool,
@@ -129,38 +167,30 @@ impl Label for LeaseMsg {
             LeaseMsg::Release {
                 lease,
                 mode: ReleaseMode::NaiveDelete,
-            } => format!("DELETE lease {lease}"),
+            } => format!("release {lease}, any owner"),
             LeaseMsg::Release {
                 lease,
                 mode: ReleaseMode::CompareAndDelete,
-            } => {
-                format!("DELETE lease {lease} WHERE owner = me")
-            }
-            LeaseMsg::Released { deleted: true, .. } => "DELETE 1".to_string(),
-            LeaseMsg::Released { deleted: false, .. } => "DELETE 0".to_string(),
+            } => format!("release {lease} WHERE owner = me"),
+            LeaseMsg::Released { deleted: true, .. } => "released: 1 row".to_string(),
+            LeaseMsg::Released { deleted: false, .. } => "released nothing: 0 rows".to_string(),
             LeaseMsg::Write {
                 step,
                 amount,
                 token,
-                check: WriteCheck::TokenPredicate,
+                check,
             } => {
-                format!("step {step}: debit ₹{amount} WHERE last_token <= {token}")
+                let carries = match check {
+                    _ if check.no_token(*token) => "no token".to_string(),
+                    WriteCheck::TokenPredicate => format!("token {token}"),
+                    WriteCheck::Unfenced => format!("token {token} unchecked"),
+                };
+                format!(
+                    "step {step}, ₹{amount}, {carries}: {}",
+                    debit_sql(*amount, *token, *check)
+                )
             }
-            LeaseMsg::Write {
-                step,
-                amount,
-                token,
-                check: WriteCheck::Unfenced,
-            } if token.0 == 0 => format!("step {step}: debit ₹{amount}"),
-            LeaseMsg::Write {
-                step,
-                amount,
-                token,
-                check: WriteCheck::Unfenced,
-            } => {
-                format!("step {step}: debit ₹{amount} (token {token}, unchecked)")
-            }
-            LeaseMsg::Touch { token } => format!("heartbeat mark, token {token}"),
+            LeaseMsg::Touch { token } => format!("heartbeat mark, token {token}: {}", mark_sql(*token)),
             LeaseMsg::WriteResult {
                 step, accepted: true, ..
             } => format!("step {step}: UPDATE 1"),

@@ -1,20 +1,31 @@
-//! `lease-lifecycle` (curriculum §3, the lease table and its renewal rule): one lease row
-//! from birth to reuse, with two workers and a two-step job on account 42.
+//! `lease-lifecycle` (curriculum §3 and §5, the lease table, its renewal rule and where the
+//! token comes from): one lease row from birth to reuse, with two workers and a two-step job
+//! on account 42.
 //!
-//! Worker A inserts the row (token 1), reads how far the job got, and renews on a heartbeat
-//! every 3 s against a 9 s TTL; each renewal also marks the ledger row with A's current
-//! token. A finishes step 1 and is killed during step 2, so its heartbeats stop. Worker B,
-//! whose copy of the job fires at about 11 s, is told the lease is held and waits 5 s. By
-//! then A's lease has expired by the store's clock; B takes it over (token 2), finds step 1
-//! recorded and does step 2, renewing once, then releases with a compare-and-delete. At
-//! 24 s A is restarted; its job fires again, it inserts a fresh row (token 3 — the sequence
-//! survives deletes), finds the job complete and releases.
+//! Worker A's acquisition statement inserts the row with fence_token 1, A reads how far the
+//! job got, and renews on a heartbeat every 3 s against a 9 s TTL; each renewal also marks
+//! the ledger row with A's current token. A finishes step 1 and is killed during step 2, so
+//! its heartbeats stop. Worker B, whose copy of the job fires at about 11 s, gets zero rows
+//! and waits 5 s. By then A's lease has expired by the store's clock; the same statement
+//! lets B take the row over and its CASE makes the token 2. B finds step 1 recorded, does
+//! step 2, renewing once, and releases. At 24 s A is restarted; its job fires again, it
+//! acquires, finds the job complete and releases.
 //!
-//! With `renewal=increments-token` the store gives a new token on every renewal. The worker's
-//! heartbeat mark raises the ledger's highest token to the new value while the step in
-//! progress still carries the token it started with, so the worker's own write is refused:
-//! it fences itself out. Every holder does the same at its first renewal, and the job never
-//! completes.
+//! What A gets at 24 s depends on the release (`release`):
+//! - `expire` (default): B's release sets `expires_at = now()` and keeps the row, so A takes
+//!   it over and the CASE gives it token 3.
+//! - `delete`: B's release deletes the row, and the counter with it. A's insert starts again
+//!   at 1, below the 2 the ledger has already seen: `tokens-increase` breaks, and any write
+//!   A made under that token would be refused. (Here the job is already complete; in
+//!   `wrong-release` a holder's write is refused this way.)
+//! - `sequence`: the row is deleted, but tokens come from `nextval` of one sequence per name,
+//!   which every run of the statement advances, renewals and refusals included. A gets 7.
+//!
+//! With `renewal=increments-token` the store's statement has no CASE and gives a new token on
+//! every renewal. The worker's heartbeat mark raises the ledger's highest token to the new
+//! value while the step in progress still carries the token it started with, so the worker's
+//! own write is refused: it fences itself out, aborts and releases. Every holder does the same
+//! at its first renewal, and the job never completes.
 
 use super::lease_setup::{build, choice, chosen, worker, LeasePlan, StorePlan, OPENING_BALANCE};
 use super::lease_world::LeaseProperty::*;
@@ -25,6 +36,7 @@ use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
+use crate::protocols::lease_store::{ReleaseStyle, TokenSource};
 use crate::protocols::lease_worker::WorkerPlan;
 use serde_json::json;
 
@@ -49,18 +61,30 @@ pub fn info() -> ScenarioInfo {
     ScenarioInfo {
         id: ID,
         chapter: 2,
-        sections: "§3",
+        sections: "§3, §5",
         title: "Lease lifecycle",
-        summary: "Acquire, heartbeat, crash, expiry, takeover, a clean compare-and-delete release and a fresh acquisition — one lease row and its fencing token through all of it. Switch the renewal rule to see a worker fence itself out.",
-        params: vec![choice(
-            "renewal",
-            "Renewal rule",
-            "What the store does to the token when the owner renews.",
-            &[
-                ("keeps-token", "keeps token — CASE WHEN owner = me THEN fence_token"),
-                ("increments-token", "increments token — every grant adds 1, renewals too (the bug)"),
-            ],
-        )],
+        summary: "Acquire, heartbeat, crash, expiry, takeover, a clean release and a fresh acquisition — one lease row, its acquisition statement and its fencing token through all of it. Release by deleting the row to see the token counter start over at 1; switch the renewal rule to see a worker fence itself out.",
+        params: vec![
+            choice(
+                "renewal",
+                "Renewal rule",
+                "What the store's statement does to the token when the owner renews.",
+                &[
+                    ("keeps-token", "keeps token — CASE WHEN owner = me THEN fence_token"),
+                    ("increments-token", "increments token — no CASE: every grant adds 1, renewals too (the bug)"),
+                ],
+            ),
+            choice(
+                "release",
+                "Release",
+                "What the release does to the lease row, and so where the next holder's token comes from.",
+                &[
+                    ("expire", "expire — UPDATE lease SET expires_at = now() … AND owner = me: the row and its counter stay"),
+                    ("delete", "delete — DELETE … AND owner = me: the counter goes with the row, the next insert starts at 1"),
+                    ("sequence", "sequence — delete the row, take tokens from nextval of a sequence per name"),
+                ],
+            ),
+        ],
     }
 }
 
@@ -68,27 +92,63 @@ fn increments(params: &Params) -> bool {
     chosen(params, "renewal", "increments-token")
 }
 
+/// The store's release style and token source for the `release` parameter.
+fn store_rules(params: &Params) -> (ReleaseStyle, TokenSource) {
+    if chosen(params, "release", "delete") {
+        (ReleaseStyle::Delete, TokenSource::Row)
+    } else if chosen(params, "release", "sequence") {
+        (ReleaseStyle::Delete, TokenSource::Sequence)
+    } else {
+        (ReleaseStyle::Expire, TokenSource::Row)
+    }
+}
+
 pub fn expectation(params: &Params) -> Expectation {
     let (a, b) = ("worker-A", "worker-B");
+    let rules = store_rules(params);
     if increments(params) {
+        // Each holder's first renewal raises the token, its mark raises the ledger's, and its
+        // step-1 write (with the old token) bounces; it aborts and releases.
+        let (grants, rejects) = match rules {
+            (ReleaseStyle::Expire, _) => (
+                json!([
+                    grant(a, 1, "new"),
+                    grant(a, 2, "renewal"),
+                    grant(b, 3, "takeover"),
+                    grant(b, 4, "renewal"),
+                    grant(a, 5, "takeover"),
+                    grant(a, 6, "renewal"),
+                ]),
+                json!([rejected(a, 1, 1, 2), rejected(b, 3, 1, 4), rejected(a, 5, 1, 6)]),
+            ),
+            (_, TokenSource::Row) => (
+                json!([
+                    grant(a, 1, "new"),
+                    grant(a, 2, "renewal"),
+                    grant(b, 1, "new"),
+                    grant(b, 2, "renewal"),
+                    grant(a, 1, "new"),
+                    grant(a, 2, "renewal"),
+                ]),
+                json!([rejected(a, 1, 1, 2), rejected(b, 1, 1, 2), rejected(a, 1, 1, 2)]),
+            ),
+            (_, TokenSource::Sequence) => (
+                json!([
+                    grant(a, 1, "new"),
+                    grant(a, 2, "renewal"),
+                    grant(b, 3, "new"),
+                    grant(b, 4, "renewal"),
+                    grant(a, 5, "new"),
+                    grant(a, 6, "renewal"),
+                ]),
+                json!([rejected(a, 1, 1, 2), rejected(b, 3, 1, 4), rejected(a, 5, 1, 6)]),
+            ),
+        };
         Expectation {
             outcome: vec![
-                (
-                    "grants".to_string(),
-                    json!([
-                        grant(a, 1, "new"),
-                        grant(a, 2, "renewal"),
-                        grant(b, 3, "new"),
-                        grant(b, 4, "renewal"),
-                        grant(a, 5, "new"),
-                        grant(a, 6, "renewal"),
-                    ]),
-                ),
+                ("grants".to_string(), grants),
                 ("accepted_writes".to_string(), json!([])),
-                (
-                    "rejected_writes".to_string(),
-                    json!([rejected(a, 1, 1, 2), rejected(b, 3, 1, 4), rejected(a, 5, 1, 6)]),
-                ),
+                ("rejected_writes".to_string(), rejects),
                 ("balance".to_string(), json!(OPENING_BALANCE)),
                 ("finished_by".to_string(), json!([])),
             ],
@@ -99,6 +159,16 @@ pub fn expectation(params: &Params) -> Expectation {
             ],
         }
     } else {
+        // B's token, and what A gets after B's release: a takeover of the kept row, a fresh
+        // insert at 1, or a fresh insert with the sequence's next value. With a sequence every
+        // run of the statement draws a number: A's insert and two renewals (1-3), B's refused
+        // ask (4), B's takeover (5) and renewal (6), A's insert (7).
+        let (b_token, a_again) = match rules {
+            (ReleaseStyle::Expire, _) => (2, grant(a, 3, "takeover")),
+            (_, TokenSource::Row) => (2, grant(a, 1, "new")),
+            (_, TokenSource::Sequence) => (5, grant(a, 7, "new")),
+        };
+        let counter_restarts = rules == (ReleaseStyle::Delete, TokenSource::Row);
         Expectation {
             outcome: vec![
                 (
@@ -107,14 +177,14 @@ pub fn expectation(params: &Params) -> Expectation {
                         grant(a, 1, "new"),
                         grant(a, 1, "renewal"),
                         grant(a, 1, "renewal"),
-                        grant(b, 2, "takeover"),
-                        grant(b, 2, "renewal"),
-                        grant(a, 3, "new"),
+                        grant(b, b_token, "takeover"),
+                        grant(b, b_token, "renewal"),
+                        a_again,
                     ]),
                 ),
                 (
                     "accepted_writes".to_string(),
-                    json!([accepted(a, 1, 1), accepted(b, 2, 2)]),
+                    json!([accepted(a, 1, 1), accepted(b, b_token, 2)]),
                 ),
                 ("rejected_writes".to_string(), json!([])),
                 (
@@ -125,7 +195,14 @@ pub fn expectation(params: &Params) -> Expectation {
                 ("max_concurrent_holders".to_string(), json!(1)),
             ],
             verdicts: vec![
-                ("tokens-increase".to_string(), Verdict::Holds),
+                (
+                    "tokens-increase".to_string(),
+                    if counter_restarts {
+                        Verdict::Violated
+                    } else {
+                        Verdict::Holds
+                    },
+                ),
                 ("fence-monotonic".to_string(), Verdict::Holds),
                 ("job-completes".to_string(), Verdict::Holds),
             ],
@@ -154,6 +231,8 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     let mut setup = build(LeasePlan {
         store: Some(StorePlan {
             renewal_increments_token: increments(params),
+            release: store_rules(params).0,
+            tokens: store_rules(params).1,
             ..StorePlan::default()
         }),
         workers: vec![worker("worker-A", a), worker("worker-B", b)],
@@ -162,5 +241,6 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     });
     setup.script(CRASH_A_MS * MS_US, Fault::Crash { node: A });
     setup.script(RESTART_A_MS * MS_US, Fault::Restart { node: A });
+    super::lease_table_beats::lifecycle(&mut setup, increments(params), store_rules(params));
     setup
 }

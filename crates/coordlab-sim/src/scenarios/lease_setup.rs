@@ -17,7 +17,7 @@ use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
 use crate::protocols::fenced_resource::{FencedResource, LedgerIntro};
 use crate::protocols::job_table::JobTable;
-use crate::protocols::lease_store::{LeaseStore, StoreConfig};
+use crate::protocols::lease_store::{LeaseStore, ReleaseStyle, StoreConfig, TokenSource};
 use crate::protocols::lease_worker::{LeaseWorker, Sink, WorkerConfig, WorkerDurable, WorkerPlan};
 use crate::protocols::payment_rail::PaymentRail;
 
@@ -39,9 +39,15 @@ const SINK_FAULTS: [FaultKind; 2] = [FaultKind::Pause, FaultKind::Network];
 pub struct StorePlan {
     /// The renewal bug: a renewal by the owner increments the token as if it were a takeover.
     pub renewal_increments_token: bool,
-    /// How many tokens the store issued for the lease before the story starts: the first
-    /// grant gets the next one (32 makes it 33).
+    /// How many tokens the store issued for the lease before the story starts: the table
+    /// starts with an earlier run's expired row at this `fence_token`, so the first grant
+    /// takes it over with the next one (32 makes it 33).
     pub tokens_issued: u64,
+    /// Where tokens come from: the row's counter (the default) or a sequence per name.
+    pub tokens: TokenSource,
+    /// What a release does to the row: expire it, keeping its counter (the default), or
+    /// delete it.
+    pub release: ReleaseStyle,
     /// Whether a user may also step or skew the store's clock.
     pub clock_faults: bool,
 }
@@ -149,6 +155,8 @@ pub fn build(plan: LeasePlan) -> Setup {
         // The alternatives are compared by their conflicts, partitioning (no table) included.
         report_conflicts: job.coordination.is_alternative(),
         holders: HolderCount::default(),
+        writes_seen: 0,
+        notes: Vec::new(),
     });
     setup
 }
@@ -164,6 +172,8 @@ fn add_store(setup: &mut Setup, plan: &StorePlan, lease: &str) -> NodeId {
     }
     let config = StoreConfig {
         renewal_increments_token: plan.renewal_increments_token,
+        tokens: plan.tokens,
+        release: plan.release,
     };
     setup.add::<LeaseStore>(
         "lease-store",

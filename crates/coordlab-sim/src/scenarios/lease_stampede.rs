@@ -16,10 +16,13 @@
 //! and then land in the same 100 ms by chance, so the scenario declares no peak for jitter on.
 
 use super::lease_setup::{build, choice, chosen, int, worker, LeasePlan};
+use super::lease_table_beats::{grants, released, STORE};
 use super::lease_world::LeaseProperty::*;
 use super::{Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
+use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::properties::Verdict;
+use crate::protocols::lease_store::LeaseStore;
 use crate::protocols::lease_worker::WorkerPlan;
 use serde_json::json;
 
@@ -118,10 +121,71 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     };
     let mut workers = vec![worker("holder", holder)];
     workers.extend((1..=waiters(params)).map(|i| worker(format!("waiter-{i}"), waiter.clone())));
-    build(LeasePlan {
+    let mut setup = build(LeasePlan {
         workers,
         properties: vec![NoOverlappingGrants, TokensIncrease, JobCompletes],
         histogram_bucket_ms: Some(BUCKET_MS),
         ..LeasePlan::default()
-    })
+    });
+    beats(&mut setup, jitter(params), waiters(params));
+    setup
+}
+
+/// The story, with and without jitter. Nodes: the store, the holder, then the waiters.
+fn beats(setup: &mut Setup, jitter: bool, waiters: u32) {
+    const HOLDER: NodeId = NodeId(1);
+    const LEASE: &str = "job:nightly-sweep";
+    setup.beat(
+        "holder",
+        "The holder takes the lease",
+        "Its job takes 2.5 s under a 9 s lease. The other copies of the job fire too, and find the lease held.",
+        |n, _| !grants(n).is_empty(),
+    );
+    if !jitter {
+        let requests = 1 + waiters as usize;
+        setup
+            .beat(
+                "burst",
+                &format!("All {waiters} waiters ask in the same instant"),
+                "Their jobs fired together at 1 s: every request reaches the store within a few milliseconds, and every one is refused.",
+                move |n, _| n.live::<LeaseStore>(STORE).is_some_and(|s| s.acquire_requests_us.len() >= requests),
+            )
+            .ask(
+                "Each refused waiter retries exactly 2 s later, and the holder lets go at about 2.5 s. What happens at 3 s?",
+                &["They arrive one by one", "They all arrive together again: one wins", "Nobody retries"],
+                1,
+                "Same start, same fixed wait: the burst repeats, and only one request in it can win.",
+            );
+    }
+    setup.beat(
+        "released",
+        "The holder finishes and releases",
+        "Its release sets expires_at = now(): the row stays, free for the next holder, with its counter.",
+        |n, _| released(n, LEASE),
+    );
+    setup.beat(
+        "next",
+        "A waiter takes over and finds the job done",
+        if jitter {
+            "The first waiter to ask after the release takes the row over with the next token, and has nothing left to do."
+        } else {
+            "One request of the burst wins the row with the next token; the others are refused together, again."
+        },
+        |n, _| grants(n).iter().any(|g| g.owner != HOLDER),
+    );
+    setup.beat(
+        "all",
+        "Every waiter took a turn, for a job already done",
+        if jitter {
+            "Spread out by jitter, the requests rarely collide: fewer are refused, and fewer are sent at all."
+        } else {
+            "Round after round the waiters hit the store together. Compare the request histogram with jitter on."
+        },
+        move |n, _| {
+            let mut owners: Vec<NodeId> = grants(n).iter().map(|g| g.owner).collect();
+            owners.sort_by_key(|o| o.0);
+            owners.dedup();
+            owners.len() > waiters as usize
+        },
+    );
 }

@@ -11,7 +11,9 @@ use crate::properties::{PropertyKind, PropertySpec};
 use crate::protocols::fenced_resource::{FencedResource, ResourceDurable, WriteRecord};
 use crate::protocols::job_table::{JobDurable, JobTable};
 use crate::protocols::lease_msg::{seconds, RejectReason};
-use crate::protocols::lease_store::{GrantKind, LeaseStore, StoreDurable};
+use crate::protocols::lease_store::{
+    sequence_name, GrantKind, LeaseStore, StoreDurable, TokenSource, EARLIER_OWNER,
+};
 use crate::protocols::lease_worker::LeaseWorker;
 use crate::protocols::payment_rail::{PaymentRail, RailDurable};
 use crate::trace::{columns, TableView};
@@ -83,6 +85,10 @@ pub struct LeaseWorld {
     /// compare field by field.
     pub report_conflicts: bool,
     pub holders: HolderCount,
+    /// How many of the ledger's writes the world has looked at, for its own narration.
+    pub writes_seen: usize,
+    /// The world's narration for the step just evaluated.
+    pub notes: Vec<String>,
 }
 
 /// How many workers at once believed they held the lease, followed step by step.
@@ -202,25 +208,70 @@ impl LeaseWorld {
         }
     }
 
+    /// A refused write whose writer was granted the lease after the holder of the higher
+    /// token: the numbers no longer follow the order of the grants (a deleted row restarted
+    /// the counter), so the fence refused the newer holder. Says so at the refusal.
+    fn narrate_inverted_refusals(&mut self, nodes: &Nodes<'_>) {
+        let (Some(r), Some(store)) = (self.resource(nodes), self.store_durable(nodes)) else {
+            return;
+        };
+        for w in r.writes.iter().skip(self.writes_seen) {
+            let Some(RejectReason::StaleToken { token, highest }) = &w.reason else {
+                continue;
+            };
+            let Some(mine) = store
+                .grants
+                .iter()
+                .rev()
+                .find(|g| g.token == *token && g.owner == w.worker)
+            else {
+                continue;
+            };
+            // Its own renewal raised the token: it fenced itself out, a different story.
+            let own_higher = store
+                .grants
+                .iter()
+                .any(|g| g.owner == w.worker && g.token == *highest && g.at_us >= mine.at_us);
+            let theirs = store
+                .grants
+                .iter()
+                .rev()
+                .find(|g| g.token == *highest && g.owner != w.worker);
+            if let (false, Some(theirs)) = (own_higher, theirs) {
+                if theirs.at_us < mine.at_us {
+                    self.notes.push(format!(
+                        "The refusal says {token} < {highest}, \"a newer holder exists\", but here the newer holder is {}: its grant came after {}'s. A deleted row restarted the counter, so the numbers no longer follow the order of the grants, and the fence sided with the older holder.",
+                        nodes.name(w.worker),
+                        nodes.name(theirs.owner)
+                    ));
+                }
+            }
+        }
+        self.writes_seen = r.writes.len();
+    }
+
     fn lease_table(&self, nodes: &Nodes<'_>, store: &StoreDurable) -> TableView {
         let store_now = self.store.map(|s| nodes.local_now_us[s.index()]).unwrap_or(0);
         let mut rows: Vec<Vec<String>> = store
             .rows
             .iter()
             .map(|(name, r)| {
-                let left = if r.expires_at_us > store_now {
+                let left = if r.released {
+                    "released".to_string()
+                } else if r.expires_at_us > store_now {
                     seconds((r.expires_at_us - store_now) / MS_US)
                 } else {
                     "expired".to_string()
                 };
-                vec![
-                    name.clone(),
-                    nodes.name(r.owner).to_string(),
-                    r.token.to_string(),
-                    seconds(r.acquired_at_us / MS_US),
-                    seconds(r.expires_at_us / MS_US),
-                    left,
-                ]
+                let (owner, acquired, expires) = match r.owner {
+                    Some(o) => (
+                        nodes.name(o).to_string(),
+                        seconds(r.acquired_at_us / MS_US),
+                        seconds(r.expires_at_us / MS_US),
+                    ),
+                    None => (EARLIER_OWNER.to_string(), "earlier".into(), "earlier".into()),
+                };
+                vec![name.clone(), owner, r.token.to_string(), acquired, expires, left]
             })
             .collect();
         if rows.is_empty() {
@@ -245,6 +296,28 @@ impl LeaseWorld {
             ]),
             rows,
         }
+    }
+
+    /// The last statement the store ran, with its values bound, and, with a sequence, the
+    /// sequence's last value.
+    fn statement_table(store: &LeaseStore) -> Option<TableView> {
+        let last = store.last_statement.as_ref()?;
+        let mut rows: Vec<Vec<String>> = last.sql.iter().map(|line| vec![line.clone()]).collect();
+        rows.push(vec![format!(
+            "{} — now() = {} by the store's clock",
+            last.result,
+            seconds(last.at_us / MS_US)
+        )]);
+        if store.config.tokens == TokenSource::Sequence {
+            for (lease, value) in &store.durable.sequences {
+                rows.push(vec![format!("{}: last value {value}", sequence_name(lease))]);
+            }
+        }
+        Some(TableView {
+            title: "last statement on lease".into(),
+            columns: columns(&["SQL, values bound"]),
+            rows,
+        })
     }
 
     fn beliefs_table(&self, nodes: &Nodes<'_>) -> TableView {
@@ -305,6 +378,7 @@ impl LeaseWorld {
                 .map(|w| {
                     let result = match (&w.reason, w.accepted, w.token < w.highest_before) {
                         (Some(reason), _, _) => format!("✗ rejected: {}", reason.text()),
+                        (None, true, _) if w.carries_no_token() => "✓ accepted — no token to check".into(),
                         (None, true, true) => {
                             format!("✓ accepted — STALE ({} < {})", w.token, w.highest_before)
                         }
@@ -313,7 +387,7 @@ impl LeaseWorld {
                     vec![
                         nodes.name(w.worker).to_string(),
                         w.step.to_string(),
-                        w.token.to_string(),
+                        w.token_text(),
                         result,
                     ]
                 })
@@ -380,11 +454,16 @@ impl World for LeaseWorld {
     }
 
     fn evaluate(&mut self, nodes: &Nodes<'_>, out: &mut Vec<bool>) {
+        self.narrate_inverted_refusals(nodes);
         let holders = self.believers(nodes).len() as u32;
         self.holders.observe(holders, nodes.now_us);
         for p in &self.properties {
             out.push(self.check(*p, nodes));
         }
+    }
+
+    fn take_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notes)
     }
 
     fn highlight(&self, nodes: &Nodes<'_>) -> Option<String> {
@@ -403,6 +482,9 @@ impl World for LeaseWorld {
         let mut tables = Vec::new();
         if let Some(store) = self.store_durable(nodes) {
             tables.push(self.lease_table(nodes, store));
+        }
+        if let Some(statement) = self.live_store(nodes).and_then(Self::statement_table) {
+            tables.push(statement);
         }
         tables.push(self.beliefs_table(nodes));
         if let Some(r) = self.resource(nodes) {

@@ -11,6 +11,7 @@ pub mod duplicate_job;
 pub mod lease_lifecycle;
 pub mod lease_setup;
 pub mod lease_stampede;
+mod lease_table_beats;
 pub mod lease_world;
 pub mod lock_alternatives;
 pub mod lock_service_common;

@@ -11,19 +11,25 @@
 //! money a second time.
 
 use super::lease_setup::{build, choice, chosen, holds_if, worker, LeasePlan, StorePlan};
+use super::lease_table_beats::{granted_to, grants};
 use super::lease_world::LeaseProperty::*;
 use super::{Expectation, Params, ScenarioInfo};
 use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
+use crate::kernel::world::Nodes;
 use crate::properties::Verdict;
 use crate::protocols::lease_worker::{Fencing, Sink, WorkerPlan};
+use crate::protocols::payment_rail::{Payment, PaymentRail};
+use crate::trace::EventKind;
 use serde_json::json;
 
 pub const ID: &str = "unfenceable-resource";
 /// Worker A: the first node after the lease store.
 const A: NodeId = NodeId(1);
+/// The payment rail: after the store and the two workers.
+const RAIL: NodeId = NodeId(3);
 const AMOUNT: i64 = 10;
 /// B polls every 10 s: its fourth request, at about 30.5 s, is the first after the expiry.
 const RETRY_MS: u64 = 10_000;
@@ -104,5 +110,86 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         duration_ms: PAUSE_MS,
     };
     setup.script(PAUSE_AT_MS * MS_US, pause);
+    beats(&mut setup, keyed(params));
     setup
+}
+
+/// The rail's payments so far.
+fn payments<'a>(n: &Nodes<'a>) -> &'a [Payment] {
+    n.durable::<PaymentRail>(RAIL).map_or(&[], |d| &d.payments)
+}
+
+/// The story, with and without the key. Nodes: the store, A, B, then the rail.
+fn beats(setup: &mut Setup, keyed: bool) {
+    const B: NodeId = NodeId(2);
+    setup.beat(
+        "a-holds",
+        "A takes the lease: token 33",
+        "A's statement takes over the row an earlier run left at 32. A now owns payout-42 for 30 s.",
+        |n, _| !grants(n).is_empty(),
+    );
+    setup.beat(
+        "a-freezes",
+        "A freezes before its first payment",
+        "A stop-the-world pause of 40 s: no instruction, no renewal. A's lease runs out while it sleeps.",
+        |_, step| matches!(step.fault, Some(Fault::Pause { node, .. }) if *node == A),
+    );
+    setup.beat(
+        "b-takes-over",
+        "The lease expires; B takes over: token 34",
+        "B's retry finds the row expired by the store's clock and takes it over with the next token.",
+        |n, _| granted_to(n, B, None),
+    );
+    setup.beat(
+        "b-pays",
+        "B pays step 1",
+        if keyed {
+            "The instruction carries the key payout-42#1, and the rail remembers it."
+        } else {
+            "The instruction is just an amount: the rail knows nothing of leases or tokens."
+        },
+        |n, _| payments(n).iter().any(|p| p.from == B && p.applied),
+    );
+    let (correct, why) = if keyed {
+        (
+            2,
+            "A's key, payout-42#1, is the one B's step 1 already used: the rail pays nothing.",
+        )
+    } else {
+        (
+            1,
+            "The rail has no token to compare, and no key: every instruction is a new payment.",
+        )
+    };
+    setup
+        .beat(
+            "a-wakes",
+            "A wakes, sure it still holds the lease",
+            "Its pause is over. Nothing told A the lease moved on, so it sends its step-1 instruction.",
+            |_, step| step.kind == EventKind::Resume && step.acted(A),
+        )
+        .ask(
+            "A's step-1 instruction reaches the rail. What does the rail do?",
+            &[
+                "Refuses it: token 33 < 34",
+                "Pays step 1 a second time",
+                "Recognises a replay and pays nothing",
+            ],
+            correct,
+            why,
+        );
+    let (title, text) = if keyed {
+        (
+            "The rail recognises the replay",
+            "Same job, same step, same key: one payment. Where a token cannot be checked, a deterministic key can.",
+        )
+    } else {
+        (
+            "The rail pays step 1 twice",
+            "₹10 went out a second time. A resource that cannot check a token needs an idempotency key.",
+        )
+    };
+    setup.beat("a-lands", title, text, |n, _| {
+        payments(n).iter().any(|p| p.from == A)
+    });
 }

@@ -8,24 +8,30 @@
 //! token 1 and the ledger refuses it (every write carries the token in its predicate). A
 //! aborts, and its `finally` block releases the lease — the row that is B's now.
 //!
-//! With `release=naive-delete` the delete removes B's row. Worker C's job fires at 16.5 s,
-//! finds no row, and is granted token 3 while B's grant still has 5 s to run: two holders.
-//! C does step 2 quickly (1 s); B's own step 2 arrives later with token 2 and is refused, so
-//! the fence keeps the account right even though the lease did not. With
-//! `release=compare-and-delete` A's delete matches nothing, C is told B holds the lease and
-//! waits, B finishes and releases, and C later finds the job complete.
+//! The token counter lives on the lease row, and a release deletes the row. With
+//! `release=naive-delete` A's delete removes B's row, and B's counter with it. Worker C's job
+//! fires at 16.5 s, finds no row, and its insert starts again at token 1 while B's grant
+//! still has 5 s to run: two holders, and the newer one has the lower number. C does step 2
+//! quickly (1 s), but the ledger has seen B's 2 and refuses C's 1; C aborts, and its own
+//! finally block deletes its row. B's step 2 arrives later with token 2 and lands. The account
+//! ends right, but only because the fence happened to side with B: numbers no longer follow
+//! the order of the grants. With `release=compare-and-delete` A's delete matches nothing, C
+//! is told B holds the lease and waits, B finishes and deletes its own row, and C later
+//! inserts afresh (token 1 again) and finds the job complete.
 //!
 //! The speeds differ on purpose: A is stuck, B's steps take 4 s, C's 1 s. That makes C's
-//! first write land before B's next one for every seed, so the only thing that changes
-//! between the variants is who held the lease, not whether the account was right.
+//! first write land before B's next one for every seed.
 
-use super::lease_setup::{build, choice, holds_if, worker, LeasePlan, OPENING_BALANCE};
+use super::lease_setup::{build, choice, holds_if, worker, LeasePlan, StorePlan, OPENING_BALANCE};
+use super::lease_table_beats::{granted_to, grants, last_statement, refused, row, writes};
 use super::lease_world::LeaseProperty::*;
 use super::lease_world::{accepted, rejected};
 use super::{Expectation, Params, ScenarioInfo};
+use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::properties::Verdict;
 use crate::protocols::lease_msg::ReleaseMode;
+use crate::protocols::lease_store::ReleaseStyle;
 use crate::protocols::lease_worker::WorkerPlan;
 use serde_json::json;
 
@@ -67,7 +73,7 @@ pub fn info() -> ScenarioInfo {
         chapter: 2,
         sections: "§3–4",
         title: "Releasing the wrong lease",
-        summary: "A's lease expires while it is stuck; B takes over. When A gives up, its finally block deletes the lease — B's lease, unless the delete checks the owner. Then C walks in.",
+        summary: "A's lease expires while it is stuck; B takes over. When A gives up, its finally block deletes the lease row — B's row, unless the delete checks the owner. Then C walks in, and its insert starts the token counter again at 1.",
         params: vec![choice(
             "release",
             "Release",
@@ -102,13 +108,13 @@ pub fn expectation(params: &Params) -> Expectation {
         outcome.extend([
             (
                 "accepted_writes".to_string(),
-                json!([accepted(b, 2, 1), accepted(c, 3, 2)]),
+                json!([accepted(b, 2, 1), accepted(b, 2, 2)]),
             ),
             (
                 "rejected_writes".to_string(),
-                json!([rejected(a, 1, 1, 2), rejected(b, 2, 2, 3)]),
+                json!([rejected(a, 1, 1, 2), rejected(c, 1, 2, 2)]),
             ),
-            ("finished_by".to_string(), json!([c])),
+            ("finished_by".to_string(), json!([b])),
         ]);
     } else {
         outcome.extend([
@@ -145,9 +151,122 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         release_in_finally: true,
         ..WorkerPlan::leased("account-42")
     };
-    build(LeasePlan {
+    let mut setup = build(LeasePlan {
+        // The curriculum's release: delete the row (and, with it, its token counter).
+        store: Some(StorePlan {
+            release: ReleaseStyle::Delete,
+            ..StorePlan::default()
+        }),
         workers: ROLES.iter().map(|role| worker(role.name, plan(role))).collect(),
         properties: vec![NoOverlappingGrants, FenceMonotonic, NoDoubleDebit, JobCompletes],
         ..LeasePlan::default()
-    })
+    });
+    beats(&mut setup, mode(params));
+    setup
+}
+
+/// The story, per release statement. Nodes: the store, A, B, C, then the ledger.
+fn beats(setup: &mut Setup, mode: ReleaseMode) {
+    const A: NodeId = NodeId(1);
+    const B: NodeId = NodeId(2);
+    const C: NodeId = NodeId(3);
+    const LEDGER: NodeId = NodeId(4);
+    const LEASE: &str = "account-42";
+    let naive = mode == ReleaseMode::NaiveDelete;
+    setup.beat(
+        "a-holds",
+        "A takes the lease: token 1",
+        "No row yet: A's INSERT creates it with fence_token 1. Then A gets stuck in step 1.",
+        |n, _| !grants(n).is_empty(),
+    );
+    setup.beat(
+        "b-takes-over",
+        "A's lease runs out; B takes over: token 2",
+        "By the store's clock A's row has expired, so B's statement takes it over and the CASE adds 1.",
+        |n, _| granted_to(n, B, None),
+    );
+    let (prompt, correct, why) = if naive {
+        (
+            "A's finally block runs DELETE FROM lease WHERE name = 'account-42'. What does it delete?",
+            1,
+            "The statement names the lease, not the owner, so it deletes whatever row is there: B's.",
+        )
+    } else {
+        (
+            "A's finally block runs DELETE FROM lease WHERE name = 'account-42' AND owner = 'worker-A'. What does it delete?",
+            0,
+            "The row's owner is B, so the WHERE matches nothing: DELETE 0.",
+        )
+    };
+    setup
+        .beat(
+            "a-refused",
+            "A's late write is refused",
+            "A's step 1 carries 1 and the ledger has seen 2: UPDATE 0. A aborts, and its finally block releases the lease.",
+            |n, _| refused(n, LEDGER, A),
+        )
+        .ask(prompt, &["Nothing: the row is B's", "B's row, and its counter with it"], correct, why);
+    if naive {
+        setup.beat(
+            "deleted",
+            "A's release deletes B's row",
+            "B still believes it holds the lease, and the counter that gave it 2 is gone with the row.",
+            |n, _| row(n, LEASE).is_none(),
+        );
+        setup
+            .beat(
+                "c-inserts",
+                "C's insert starts again at token 1",
+                "No row, so the INSERT gives 1 while B's grant still runs: two holders, and the newer one has the lower number.",
+                |n, _| granted_to(n, C, None),
+            )
+            .ask(
+                "C writes step 2 with token 1. The ledger has seen B's 2. What happens?",
+                &["It lands: C is the newest holder", "It is refused: 2 <= 1 is false", "The ledger asks the lease store"],
+                1,
+                "The fence compares numbers only; it cannot know that C's grant came after B's.",
+            );
+        setup.beat(
+            "c-refused",
+            "The fence refuses C, the newer holder",
+            "Deleting the row restarted the counter, so the numbers no longer follow the order of the grants.",
+            |n, _| refused(n, LEDGER, C),
+        );
+        setup.beat(
+            "b-finishes",
+            "B's step 2 lands: right only by luck",
+            "The account ends at ₹80 because the fence happened to side with B. Check the owner on release, and keep the counter.",
+            |n, _| writes(n, LEDGER).iter().any(|w| w.worker == B && w.step == 2 && w.accepted),
+        );
+    } else {
+        setup.beat(
+            "a-no-match",
+            "A's release matches no row",
+            "AND owner = 'worker-A' matches nothing: DELETE 0. B's row and its lease survive.",
+            |n, _| last_statement(n, "worker-A", "→ DELETE 0"),
+        );
+        setup.beat(
+            "c-waits",
+            "C is told B holds the lease",
+            "C's statement returns zero rows: B's grant has time left. C backs off and asks again later.",
+            |n, _| last_statement(n, "worker-C", "→ 0 rows"),
+        );
+        setup.beat(
+            "b-releases",
+            "B finishes and deletes its own row",
+            "Both steps are done. B's release names B as owner, so it matches: DELETE 1.",
+            |n, _| {
+                writes(n, LEDGER)
+                    .iter()
+                    .any(|w| w.worker == B && w.step == 2 && w.accepted)
+                    && row(n, LEASE).is_none()
+            },
+        );
+        setup.beat(
+            "c-done",
+            "C takes the lease and finds the job done",
+            "One holder at a time. C's insert starts at 1 again, since B deleted the row, but C has nothing left to write.",
+            |n, _| granted_to(n, C, None),
+        );
+    }
 }

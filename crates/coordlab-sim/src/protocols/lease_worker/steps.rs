@@ -164,7 +164,7 @@ impl LeaseWorker {
                 check: WriteCheck::TokenPredicate,
                 ..
             } => format!("sends the debit; token {token} is part of the write's WHERE clause"),
-            _ if token.0 == 0 => "sends the debit".to_string(),
+            _ if token.0 == 0 => "sends the debit, which carries no token".to_string(),
             _ => format!(
                 "sends the debit carrying token {token}, but the write does not ask the ledger to check it"
             ),
