@@ -7,6 +7,12 @@
 //! is told the lease is held and backs off for good (no retry), so the debit happens once
 //! (₹100 → ₹70). The job takes far longer than the spread of start times, so the second
 //! copy always asks while the first still holds the lease — whichever copy wins.
+//!
+//! A lease only stops the runs from overlapping. A copy that fires late, after the first has
+//! finished and let go (`--actions '2@pause:2:5000'` freezes replica-B for 5 s), finds the
+//! lease free and runs the job again. `lease-and-run-key` adds the real fix: after the
+//! lease, each copy inserts the run's key (the job and its date) into a job table whose
+//! unique constraint lets one insert per run win, so the late copy finds the run taken.
 
 use super::lease_setup::{build, choice, chosen, holds_if, worker, LeasePlan, OPENING_BALANCE};
 use super::lease_world::LeaseProperty::*;
@@ -18,6 +24,8 @@ use serde_json::json;
 
 pub const ID: &str = "duplicate-job";
 const DEBIT: i64 = 30;
+/// The run's key: the job and the date it runs for.
+const RUN_KEY: &str = "nightly-debit:2025-03-14";
 
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
@@ -25,7 +33,7 @@ pub fn info() -> ScenarioInfo {
         chapter: 2,
         sections: "§1, §3",
         title: "Duplicate 2am job",
-        summary: "Two replicas of a service both run the nightly job that debits ₹30. With nothing in between, the account is debited twice; with a lease, the copy that asks second is turned away.",
+        summary: "Two replicas of a service both run the nightly job that debits ₹30. With nothing in between, the account is debited twice; with a lease, the copy that asks second is turned away — but only while the first holds it. A copy that fires after the first let go runs the job again, unless each run also claims a key of its own.",
         params: vec![choice(
             "lock",
             "Coordination",
@@ -33,13 +41,17 @@ pub fn info() -> ScenarioInfo {
             &[
                 ("none", "none — each copy just runs the job"),
                 ("lease", "lease — insert the lease row first; if it exists, back off"),
+                (
+                    "lease-and-run-key",
+                    "lease and run key — also insert the run's key; a conflict means it already ran",
+                ),
             ],
         )],
     }
 }
 
 fn uses_lease(params: &Params) -> bool {
-    chosen(params, "lock", "lease")
+    !chosen(params, "lock", "none")
 }
 
 pub fn expectation(params: &Params) -> Expectation {
@@ -75,11 +87,13 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         // Fencing is the subject of a later chapter; here the lease alone decides.
         fencing: Fencing::None,
         check_progress: false,
+        run_key: chosen(params, "lock", "lease-and-run-key").then(|| RUN_KEY.to_string()),
         ..WorkerPlan::leased("job:nightly-debit")
     };
     build(LeasePlan {
         workers: vec![worker("replica-A", plan.clone()), worker("replica-B", plan)],
         properties: vec![NoDoubleDebit, JobCompletes],
+        explain_double_runs: true,
         ..LeasePlan::default()
     })
 }
