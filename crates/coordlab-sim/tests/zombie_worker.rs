@@ -268,3 +268,73 @@ fn the_unsafe_window_is_highlighted_while_both_believe() {
         "{flagged:?}"
     );
 }
+
+/// A trainer pressing `n` from the first step: each press jumps to the next beat. The zombie's
+/// write is a beat of its own in every variant, reached in a few presses, with the question
+/// about it asked one beat before.
+#[test]
+fn pressing_next_beat_from_the_start_reaches_the_zombie_s_write() {
+    for fencing in [
+        "none",
+        "write-predicate",
+        "app-check",
+        "first-write-only",
+        "retry-after-reject",
+        "fence-on-takeover",
+    ] {
+        for seed in [1, 7, 42] {
+            let t = trace(&[("fencing", fencing)], seed);
+            let mut at = 0u32;
+            let mut presses = 0;
+            let landing = loop {
+                let next = t
+                    .beats
+                    .iter()
+                    .filter_map(|b| b.seq.map(|s| (s, b)))
+                    .find(|(s, _)| *s > at)
+                    .unwrap_or_else(|| panic!("{fencing}: no beat after step {at}"));
+                presses += 1;
+                at = next.0;
+                if next.1.key == "a-write" {
+                    break next;
+                }
+            };
+            assert!(presses <= 8, "{fencing}: {presses} presses");
+            let entry = &t.entries[landing.0 as usize];
+            assert!(
+                entry.text.starts_with("worker-A -> ledger: step 2"),
+                "{fencing} seed {seed}: the beat is where the zombie's write reaches the ledger, not {}",
+                entry.text
+            );
+            let refused = t.outcome["rejected_writes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|w| w["worker"] == "worker-A" && w["step"] == 2);
+            let safe = matches!(
+                fencing,
+                "write-predicate" | "retry-after-reject" | "fence-on-takeover"
+            );
+            assert_eq!(
+                landing.1.title.contains("refused"),
+                safe,
+                "{fencing}: {}",
+                landing.1.title
+            );
+            assert_eq!(
+                refused, safe,
+                "{fencing} seed {seed}: {}",
+                t.outcome["rejected_writes"]
+            );
+            let wakes = t.beats.iter().find(|b| b.key == "a-wakes").unwrap();
+            let q = wakes.question.as_ref().expect("a question before the answer");
+            assert!(q.prompt.contains("token 33"));
+            assert_eq!(
+                q.answers[q.correct as usize].starts_with("Refuses"),
+                safe,
+                "{fencing}"
+            );
+            assert!(wakes.seq.unwrap() < landing.0);
+        }
+    }
+}

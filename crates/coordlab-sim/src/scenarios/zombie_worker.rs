@@ -155,5 +155,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         };
         setup.script(int::<u64>(params, "pause_start_ms") * MS_US, pause);
     }
+    let variant = params.get("fencing").map_or("none", String::as_str);
+    super::zombie_worker_beats::beats(&mut setup, variant);
     setup
 }
