@@ -1,6 +1,9 @@
-//! `duplicate-job`: both variants reach their declared outcome for many seeds; without a lock
-//! both replicas debit, with a lease exactly one does and the other backs off for good.
+//! `duplicate-job`: every variant reaches its declared outcome for many seeds; without a lock
+//! both replicas debit, with a lease exactly one does and the other backs off for good — as
+//! long as the second asks while the first holds the lease. A replica that fires after the
+//! first let go runs the job again, unless the run's key is claimed too.
 
+use coordlab_sim::kernel::faults::parse_script;
 use coordlab_sim::properties::Verdict;
 use coordlab_sim::scenarios::{expectation_for, Params};
 use coordlab_sim::{run, Limits, Recording, RunRequest, Trace};
@@ -15,6 +18,15 @@ fn request(lock: &str, seed: u64) -> RunRequest {
         seed,
         actions: vec![],
     }
+}
+
+/// replica-B frozen for 5 s before its timer fires: it asks after replica-A has finished.
+fn late_b(lock: &str, seed: u64) -> Trace {
+    let req = RunRequest {
+        actions: parse_script("2@pause:2:5000").unwrap(),
+        ..request(lock, seed)
+    };
+    run(&req, Limits::default(), Recording::Lines).unwrap()
 }
 
 fn trace(lock: &str, seed: u64) -> Trace {
@@ -33,7 +45,7 @@ fn acquires_by(t: &Trace, worker: &str) -> usize {
 
 #[test]
 fn every_variant_meets_its_expectation_across_seeds() {
-    for lock in ["none", "lease"] {
+    for lock in ["none", "lease", "lease-and-run-key"] {
         for seed in 0..200 {
             let req = request(lock, seed);
             let t = run(&req, Limits::default(), Recording::Summary).unwrap();
@@ -106,7 +118,7 @@ fn with_a_lease_exactly_one_replica_runs_and_the_other_asks_once_and_backs_off()
 
 #[test]
 fn every_step_is_narrated() {
-    for lock in ["none", "lease"] {
+    for lock in ["none", "lease", "lease-and-run-key"] {
         for seed in 0..20 {
             let t = trace(lock, seed);
             let silent: Vec<String> = t
@@ -117,5 +129,45 @@ fn every_step_is_narrated() {
                 .collect();
             assert!(silent.is_empty(), "lock={lock} seed={seed}: {silent:#?}");
         }
+    }
+}
+
+#[test]
+fn a_lease_does_not_stop_a_replica_that_fires_after_the_first_run_finished() {
+    for seed in 0..20 {
+        let t = late_b("lease", seed);
+        let grants = t.outcome["grants"].as_array().unwrap();
+        assert_eq!(
+            grants.len(),
+            2,
+            "seed {seed}: both get the lease, one after the other"
+        );
+        assert_eq!(t.outcome["max_concurrent_holders"], json!(1), "seed {seed}");
+        assert_eq!(t.outcome["balance"], json!(40), "seed {seed}");
+        assert_eq!(verdict(&t, "no-double-debit"), Verdict::Violated);
+        let grant_b = t
+            .entries
+            .iter()
+            .find(|e| e.text.starts_with("lease-store -> replica-B: granted"))
+            .unwrap();
+        assert!(
+            grant_b.notes.iter().any(|n| n
+                .contains("A lease keeps copies from overlapping; it does not remember that a run happened")),
+            "seed {seed}: {:?}",
+            grant_b.notes
+        );
+    }
+}
+
+#[test]
+fn with_a_run_key_the_late_replica_finds_the_run_taken_and_does_nothing() {
+    for seed in 0..20 {
+        let t = late_b("lease-and-run-key", seed);
+        assert_eq!(t.outcome["balance"], json!(70), "seed {seed}");
+        assert_eq!(t.outcome["conflicts"], json!(1), "seed {seed}");
+        assert_eq!(t.outcome["finished_by"], json!(["replica-A"]), "seed {seed}");
+        assert_eq!(verdict(&t, "no-double-debit"), Verdict::Holds);
+        assert!(t.entries.iter().any(|e| e.text == "job-db -> replica-B: 0 row(s)"
+            && e.notes.iter().any(|n| n.contains("The run key is taken"))));
     }
 }

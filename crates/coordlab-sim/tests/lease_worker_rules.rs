@@ -2,7 +2,8 @@
 //! acquiring and backing off, renewing on the heartbeat, the token on every step, stopping on
 //! an empty renewal, what a rejected write does (abort, or the planted mistake of getting the
 //! lease back and carrying on), the check of its own clock, the `finally` release, and the
-//! progress read after a fresh grant. Each feeds one input and asserts on the effects. (The
+//! progress read after a fresh grant, the stamp before it (fence on takeover) and the run
+//! key claimed after the lease. Each feeds one input and asserts on the effects. (The
 //! inline tests there cover the happy path of one step, giving up without retries and the
 //! partition alternative; these do not repeat them.)
 
@@ -20,7 +21,8 @@ const STORE: NodeId = NodeId(0);
 const ME: NodeId = NodeId(1);
 const LEDGER: NodeId = NodeId(2);
 const OTHER: NodeId = NodeId(3);
-const NAMES: [&str; 4] = ["store", "worker-A", "ledger", "worker-B"];
+const JOBS: NodeId = NodeId(4);
+const NAMES: [&str; 5] = ["store", "worker-A", "ledger", "worker-B", "job-db"];
 
 type Fx = Vec<Effect<LeaseWorker>>;
 type W = testing::Harness<LeaseWorker>;
@@ -29,6 +31,7 @@ fn worker_with(plan: WorkerPlan, finished: bool) -> W {
     let config = WorkerConfig {
         plan,
         authority: Some(STORE),
+        job_table: Some(JOBS),
         sink_node: LEDGER,
     };
     let w = LeaseWorker::recover(&config, &WorkerDurable { finished });
@@ -550,4 +553,142 @@ fn a_fresh_grant_onto_a_finished_job_records_it_done_and_only_releases() {
         },
     );
     assert_eq!(w.node.phase, Phase::Done);
+}
+
+fn stamping() -> WorkerPlan {
+    WorkerPlan {
+        stamp_before_progress: true,
+        ..leased()
+    }
+}
+
+fn token_is(w: &mut W, token: u64) -> Fx {
+    w.deliver(
+        LEDGER,
+        LeaseMsg::TokenIs {
+            last_token: FencingToken(token),
+        },
+    )
+}
+
+fn stamp_msgs(token: u64) -> Vec<(NodeId, LeaseMsg)> {
+    vec![(
+        LEDGER,
+        LeaseMsg::Stamp {
+            token: FencingToken(token),
+        },
+    )]
+}
+
+#[test]
+fn fencing_on_takeover_stamps_the_row_and_sees_the_stamp_before_reading_progress() {
+    let mut w = worker(stamping());
+    w.fire(LeaseTimer::Start);
+    let fx = grant(&mut w, 34);
+    assert_eq!(
+        sent(&fx),
+        stamp_msgs(34),
+        "the stamp, which answers with the row's token"
+    );
+    assert_eq!(w.node.phase, Phase::Stamping);
+    assert!(w.node.believes_it_holds());
+    // A row still below its token: stamp again, still no progress read.
+    let fx = token_is(&mut w, 33);
+    assert_eq!(sent(&fx), stamp_msgs(34));
+    assert!(narration(&fx).contains("stamps again"));
+    // A progress answer from before the stamp is not taken.
+    w.deliver(LEDGER, LeaseMsg::Progress { steps_done: 1 });
+    assert_eq!(w.node.phase, Phase::Stamping);
+    let fx = token_is(&mut w, 34);
+    assert_eq!(sent(&fx), vec![(LEDGER, LeaseMsg::ReadProgress)]);
+    assert_eq!(w.node.phase, Phase::ReadingProgress);
+    let fx = w.deliver(LEDGER, LeaseMsg::Progress { steps_done: 1 });
+    assert_eq!(
+        timers_set(&fx),
+        vec![(LeaseTimer::StepDone { step: 2 }, 4_000 * MS_US)]
+    );
+}
+
+#[test]
+fn a_stamp_that_finds_a_newer_token_stops_the_worker_without_a_write() {
+    let mut w = worker(stamping());
+    w.fire(LeaseTimer::Start);
+    grant(&mut w, 34);
+    let fx = token_is(&mut w, 35);
+    assert!(sent(&fx).is_empty());
+    assert_eq!(w.node.phase, Phase::Stopped(StopReason::Rejected));
+    assert!(!w.node.believes_it_holds());
+    assert!(narration(&fx).contains("a newer holder owns the job"));
+}
+
+#[test]
+fn with_fencing_on_takeover_a_renewal_with_a_new_token_is_a_takeover_stamp_and_read_again() {
+    let mut w = worker(stamping());
+    w.fire(LeaseTimer::Start);
+    grant(&mut w, 34);
+    token_is(&mut w, 34);
+    w.deliver(LEDGER, LeaseMsg::Progress { steps_done: 0 });
+    w.fire(LeaseTimer::Heartbeat);
+    // The lease lapsed and came back with 36: someone may have held 35 meanwhile.
+    let fx = grant(&mut w, 36);
+    assert_eq!(cancelled(&fx), vec![LeaseTimer::StepDone { step: 1 }]);
+    assert_eq!(sent(&fx), stamp_msgs(36));
+    assert_eq!(w.node.phase, Phase::Stamping);
+    assert_eq!(w.node.belief.map(|b| b.token), Some(FencingToken(36)));
+    // The step under way is not written with either token.
+    assert!(sent(&w.fire(LeaseTimer::StepDone { step: 1 })).is_empty());
+}
+
+fn with_run_key() -> WorkerPlan {
+    WorkerPlan {
+        run_key: Some("job:2025-03-14".into()),
+        check_progress: false,
+        ..leased()
+    }
+}
+
+#[test]
+fn with_a_run_key_the_worker_claims_the_run_after_the_lease_and_works_if_the_insert_wins() {
+    let mut w = worker(with_run_key());
+    w.fire(LeaseTimer::Start);
+    let fx = grant(&mut w, 1);
+    assert_eq!(
+        sent(&fx),
+        vec![(
+            JOBS,
+            LeaseMsg::InsertJobRow {
+                key: "job:2025-03-14".into()
+            }
+        )]
+    );
+    assert_eq!(w.node.phase, Phase::ClaimingRun);
+    // Only the job table's answer counts.
+    w.deliver(LEDGER, LeaseMsg::RowsChanged { rows: 1 });
+    assert_eq!(w.node.phase, Phase::ClaimingRun);
+    let fx = w.deliver(JOBS, LeaseMsg::RowsChanged { rows: 1 });
+    assert_eq!(
+        timers_set(&fx),
+        vec![(LeaseTimer::StepDone { step: 1 }, 4_000 * MS_US)]
+    );
+}
+
+#[test]
+fn with_a_run_key_a_conflict_means_the_run_happened_so_the_worker_lets_go_without_writing() {
+    let mut w = worker(with_run_key());
+    w.fire(LeaseTimer::Start);
+    grant(&mut w, 2);
+    let fx = w.deliver(JOBS, LeaseMsg::RowsChanged { rows: 0 });
+    assert_eq!(sent(&fx), vec![(STORE, release_msg())]);
+    assert_eq!(cancelled(&fx), vec![LeaseTimer::Heartbeat]);
+    assert!(narration(&fx).contains("The run key is taken"));
+    assert!(!w.node.believes_it_holds());
+    w.deliver(
+        STORE,
+        LeaseMsg::Released {
+            lease: "l".into(),
+            deleted: true,
+        },
+    );
+    assert_eq!(w.node.phase, Phase::Stopped(StopReason::AlreadyRun));
+    assert!(!w.node.finished);
 }

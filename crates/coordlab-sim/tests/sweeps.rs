@@ -1,6 +1,8 @@
 //! Sweeps with random GC pauses (start and length), crashes, held links and parameters:
 //! the fence must hold wherever it is in place, and the sweep must find the violation where
-//! it is missing — which proves the checker can fail.
+//! it is missing — which proves the checker can fail. The write predicate alone still lets
+//! a step be debited twice (the takeover gap); stamping the row on takeover closes it. A
+//! lease alone lets a late replica repeat the nightly job; a run key does not.
 
 use coordlab_sim::properties::Verdict;
 use coordlab_sim::scenarios::Params;
@@ -28,6 +30,59 @@ fn with_the_write_predicate_no_stale_write_is_accepted_in_5000_random_runs() {
     .unwrap();
     assert_eq!(report.runs, 5_000);
     assert!(report.findings.is_empty(), "{:?}", report.findings);
+}
+
+#[test]
+fn with_the_write_predicate_alone_the_sweep_finds_the_gap_and_its_seed_reproduces_it() {
+    let report = sweep(&zombie("write-predicate"), 0..2_000, &[]).unwrap();
+    assert!(!report.findings.contains_key("fence-monotonic"));
+    let finding = report
+        .findings
+        .get("no-double-debit")
+        .expect("the predicate alone leaves the takeover gap");
+    assert!(finding.violations > 50, "{}", finding.violations);
+    let again = run(&finding.first, Limits::default(), Recording::Summary).unwrap();
+    let p = again
+        .properties
+        .iter()
+        .find(|p| p.name == "no-double-debit")
+        .unwrap();
+    assert_eq!(p.verdict, Verdict::Violated);
+}
+
+#[test]
+fn fencing_on_takeover_breaks_no_property_in_5000_random_runs() {
+    let report = sweep(&zombie("fence-on-takeover"), 0..5_000, &[]).unwrap();
+    assert_eq!(report.runs, 5_000);
+    assert_eq!(
+        report.checked,
+        ["fence-monotonic", "tokens-increase", "no-double-debit"]
+    );
+    assert!(report.findings.is_empty(), "{:?}", report.findings);
+}
+
+fn duplicate_job(lock: &str) -> RunRequest {
+    let mut params = Params::new();
+    params.insert("lock".into(), lock.into());
+    RunRequest {
+        scenario: "duplicate-job".into(),
+        params,
+        seed: 1,
+        actions: vec![],
+    }
+}
+
+#[test]
+fn a_lease_lets_a_late_replica_run_the_nightly_job_again_and_a_run_key_does_not() {
+    let lease = sweep(&duplicate_job("lease"), 0..5_000, &[]).unwrap();
+    let finding = lease
+        .findings
+        .get("no-double-debit")
+        .expect("a replica that fires after the first let go runs the job again");
+    assert!(finding.violations > 50, "{}", finding.violations);
+    let with_key = sweep(&duplicate_job("lease-and-run-key"), 0..5_000, &[]).unwrap();
+    assert_eq!(with_key.runs, 5_000);
+    assert!(with_key.findings.is_empty(), "{:?}", with_key.findings);
 }
 
 #[test]

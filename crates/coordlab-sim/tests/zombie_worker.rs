@@ -35,6 +35,7 @@ fn every_variant_meets_its_expectation_across_seeds() {
         "app-check",
         "first-write-only",
         "retry-after-reject",
+        "fence-on-takeover",
     ] {
         for seed in 0..200 {
             let req = request(&[("fencing", fencing)], seed);
@@ -45,17 +46,36 @@ fn every_variant_meets_its_expectation_across_seeds() {
     }
 }
 
+/// The index of the first entry whose text contains `needle`.
+fn position(t: &Trace, needle: &str) -> usize {
+    t.entries
+        .iter()
+        .position(|e| e.text.contains(needle))
+        .unwrap_or_else(|| panic!("no entry with `{needle}`"))
+}
+
+/// The step (entry index) where property `name` was first violated.
+fn violated_at(t: &Trace, name: &str) -> usize {
+    let p = t.properties.iter().find(|p| p.name == name).unwrap();
+    p.first_violation_seq.expect("violated") as usize
+}
+
 #[test]
 fn with_the_write_predicate_b_34_is_accepted_and_a_33_is_rejected() {
     let t = trace(&[("fencing", "write-predicate")], 1);
-    let accepted = t.outcome["accepted_writes"].as_array().unwrap();
-    assert!(accepted
-        .iter()
-        .all(|w| w["worker"] == "worker-B" && w["token"] == 34));
-    assert_eq!(accepted.len(), 4);
+    // A wrote step 1 before it froze; B took over at step 2.
+    assert_eq!(
+        t.outcome["accepted_writes"],
+        json!([
+            {"worker": "worker-A", "token": 33, "step": 1},
+            {"worker": "worker-B", "token": 34, "step": 2},
+            {"worker": "worker-B", "token": 34, "step": 3},
+            {"worker": "worker-B", "token": 34, "step": 4},
+        ])
+    );
     assert_eq!(
         t.outcome["rejected_writes"],
-        json!([{"worker": "worker-A", "token": 33, "step": 1, "reason": "token 33 < 34: a newer holder exists"}])
+        json!([{"worker": "worker-A", "token": 33, "step": 2, "reason": "token 33 < 34: a newer holder exists"}])
     );
     assert_eq!(t.outcome["balance"], json!(60));
     assert_eq!(t.outcome["max_concurrent_holders"], json!(2));
@@ -74,30 +94,20 @@ fn the_story_follows_the_curriculum_timeline() {
         grants[1],
         json!({"worker": "worker-B", "token": 34, "kind": "takeover"})
     );
-    let at = |needle: &str| {
-        t.entries
-            .iter()
-            .find(|e| e.text.contains(needle))
-            .unwrap_or_else(|| panic!("{needle}"))
-            .time_us
-    };
+    let at = |needle: &str| t.entries[position(&t, needle)].time_us;
+    let a_step_1 = at("worker-A -> ledger: step 1");
+    let freeze = at("worker-A freezes");
     let expiry = at("(token 33) reaches its expiry");
     let takeover = at("granted account-42, token 34");
     let wake = at("worker-A resumes");
+    assert!(a_step_1 < freeze, "A writes step 1, then freezes");
+    assert_eq!(freeze, 5_000_000);
     assert!((30_000_000..30_200_000).contains(&expiry), "{expiry}");
     assert!(takeover > expiry && takeover < wake);
     assert_eq!(wake, 41_000_000);
-    // Without fencing the zombie's write lands after B's.
-    let a_write = t
-        .entries
-        .iter()
-        .position(|e| e.text.contains("worker-A -> ledger: step 1"))
-        .unwrap();
-    let b_write = t
-        .entries
-        .iter()
-        .position(|e| e.text.contains("worker-B -> ledger: step 1"))
-        .unwrap();
+    // B carries on from step 2; without fencing the zombie's step 2 lands after B's.
+    let b_write = position(&t, "worker-B -> ledger: step 2");
+    let a_write = position(&t, "worker-A -> ledger: step 2");
     assert!(b_write < a_write);
     assert_eq!(verdict(&t, "fence-monotonic"), Verdict::Violated);
 }
@@ -105,21 +115,10 @@ fn the_story_follows_the_curriculum_timeline() {
 #[test]
 fn app_check_passes_before_the_pause_and_the_stale_write_lands_after() {
     let t = trace(&[("fencing", "app-check")], 1);
-    let check = t
-        .entries
-        .iter()
-        .position(|e| e.text.contains("ledger -> worker-A: last_token = 0"))
-        .expect("A checked");
-    let b_write = t
-        .entries
-        .iter()
-        .position(|e| e.text.contains("worker-B -> ledger: step 1"))
-        .unwrap();
-    let a_write = t
-        .entries
-        .iter()
-        .position(|e| e.text.contains("worker-A -> ledger: step 1"))
-        .unwrap();
+    // A checks the token for step 2 right after its step 1, before it freezes.
+    let check = position(&t, "ledger -> worker-A: last_token = 33");
+    let b_write = position(&t, "worker-B -> ledger: step 2");
+    let a_write = position(&t, "worker-A -> ledger: step 2");
     assert!(
         check < b_write && b_write < a_write,
         "B's write slips between A's check and A's write"
@@ -128,27 +127,42 @@ fn app_check_passes_before_the_pause_and_the_stale_write_lands_after() {
 }
 
 #[test]
-fn first_write_only_blocks_the_zombie_at_step_one_but_not_later() {
+fn first_write_only_lets_the_zombie_s_later_step_through_by_default() {
+    let free = trace(&[("fencing", "first-write-only")], 4);
+    let accepted = free.outcome["accepted_writes"].as_array().unwrap();
+    // Step 1 went through the predicate; A's unfenced step 2 lands over B's.
+    assert!(free
+        .entries
+        .iter()
+        .any(|e| e.text == "worker-A -> ledger: step 1: debit ₹10 WHERE last_token <= 33"));
+    assert!(
+        accepted
+            .iter()
+            .any(|w| w["worker"] == "worker-A" && w["step"] == 2),
+        "A's unfenced step 2 lands: {accepted:?}"
+    );
+    assert_eq!(verdict(&free, "fence-monotonic"), Verdict::Violated);
+    assert_eq!(verdict(&free, "no-double-debit"), Verdict::Violated);
+    assert_eq!(free.outcome["balance"], json!(50));
+    let a_write = position(&free, "worker-A: finishes the work of step 2");
+    assert!(
+        free.entries[a_write].notes[0].contains("Only step 1's write asked the ledger to check the token")
+    );
+    // Frozen before its first write, the same zombie is refused at step 1.
     let blocked = trace(&[("fencing", "first-write-only"), ("pause_start_ms", "1000")], 4);
     assert_eq!(verdict(&blocked, "no-double-debit"), Verdict::Holds);
-    let free = trace(&[("fencing", "first-write-only"), ("pause_start_ms", "5000")], 4);
-    assert_eq!(verdict(&free, "no-double-debit"), Verdict::Violated);
-    let stale = free.outcome["accepted_writes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|w| w["worker"] == "worker-A" && w["step"] == 2);
-    assert!(
-        stale,
-        "A's unfenced step 2 lands: {}",
-        free.outcome["accepted_writes"]
+    assert_eq!(
+        blocked.outcome["rejected_writes"][0]["step"],
+        json!(1),
+        "{}",
+        blocked.outcome["rejected_writes"]
     );
 }
 
 #[test]
 fn retrying_after_a_rejection_runs_the_job_twice() {
     let t = trace(&[("fencing", "retry-after-reject")], 1);
-    assert_eq!(t.outcome["balance"], json!(20));
+    assert_eq!(t.outcome["balance"], json!(30));
     assert_eq!(
         verdict(&t, "fence-monotonic"),
         Verdict::Holds,
@@ -159,6 +173,68 @@ fn retrying_after_a_rejection_runs_the_job_twice() {
         .unwrap()
         .iter()
         .any(|g| g["worker"] == "worker-A" && g["token"] == 35));
+}
+
+/// A wakes at 32 s: after B took over and read the progress, before B's first write.
+const IN_THE_GAP: (&str, &str) = ("pause_ms", "27000");
+
+#[test]
+fn the_write_predicate_leaves_a_gap_between_the_new_holder_s_progress_read_and_its_first_write() {
+    for seed in 0..50 {
+        let t = trace(&[("fencing", "write-predicate"), IN_THE_GAP], seed);
+        assert_eq!(verdict(&t, "fence-monotonic"), Verdict::Holds, "seed {seed}");
+        assert_eq!(verdict(&t, "no-double-debit"), Verdict::Violated, "seed {seed}");
+        assert_eq!(t.outcome["balance"], json!(50), "seed {seed}");
+        let a_write = position(&t, "worker-A -> ledger: step 2");
+        assert!(
+            t.entries[a_write]
+                .notes
+                .iter()
+                .any(|n| n.contains("worker-B holds 34, but 34 has not reached the ledger yet")),
+            "seed {seed}: the gap is narrated where A's write lands: {:?}",
+            t.entries[a_write].notes
+        );
+    }
+}
+
+#[test]
+fn fencing_on_takeover_closes_the_gap() {
+    for seed in 0..50 {
+        let t = trace(&[("fencing", "fence-on-takeover"), IN_THE_GAP], seed);
+        assert_eq!(verdict(&t, "no-double-debit"), Verdict::Holds, "seed {seed}");
+        assert_eq!(t.outcome["balance"], json!(60), "seed {seed}");
+        assert_eq!(
+            t.outcome["rejected_writes"],
+            json!([{"worker": "worker-A", "token": 33, "step": 2, "reason": "token 33 < 34: a newer holder exists"}]),
+            "seed {seed}"
+        );
+        // B's stamp reached the row before B read the progress.
+        let stamp = position(&t, "worker-B -> ledger: stamp: SET last_token = 34");
+        let seen = position(&t, "ledger -> worker-B: last_token = 34");
+        let read = position(&t, "worker-B -> ledger: how far has the job got?");
+        assert!(stamp < seen && seen < read, "seed {seed}");
+    }
+}
+
+#[test]
+fn no_double_debit_breaks_at_the_write_that_debits_a_step_twice() {
+    for (fencing, extra) in [
+        ("none", None),
+        ("app-check", None),
+        ("first-write-only", None),
+        ("retry-after-reject", None),
+        ("write-predicate", Some(IN_THE_GAP)),
+    ] {
+        let mut pairs = vec![("fencing", fencing)];
+        pairs.extend(extra);
+        let t = trace(&pairs, 1);
+        let twice = t
+            .entries
+            .iter()
+            .position(|e| e.notes.iter().any(|n| n.contains("debited for it twice")))
+            .unwrap_or_else(|| panic!("{fencing}: no step debited twice"));
+        assert_eq!(violated_at(&t, "no-double-debit"), twice, "fencing={fencing}");
+    }
 }
 
 #[test]
@@ -192,4 +268,74 @@ fn the_unsafe_window_is_highlighted_while_both_believe() {
         flagged.iter().all(|&us| (30_000_000..=41_100_000).contains(&us)),
         "{flagged:?}"
     );
+}
+
+/// A trainer pressing `n` from the first step: each press jumps to the next beat. The zombie's
+/// write is a beat of its own in every variant, reached in a few presses, with the question
+/// about it asked one beat before.
+#[test]
+fn pressing_next_beat_from_the_start_reaches_the_zombie_s_write() {
+    for fencing in [
+        "none",
+        "write-predicate",
+        "app-check",
+        "first-write-only",
+        "retry-after-reject",
+        "fence-on-takeover",
+    ] {
+        for seed in [1, 7, 42] {
+            let t = trace(&[("fencing", fencing)], seed);
+            let mut at = 0u32;
+            let mut presses = 0;
+            let landing = loop {
+                let next = t
+                    .beats
+                    .iter()
+                    .filter_map(|b| b.seq.map(|s| (s, b)))
+                    .find(|(s, _)| *s > at)
+                    .unwrap_or_else(|| panic!("{fencing}: no beat after step {at}"));
+                presses += 1;
+                at = next.0;
+                if next.1.key == "a-write" {
+                    break next;
+                }
+            };
+            assert!(presses <= 8, "{fencing}: {presses} presses");
+            let entry = &t.entries[landing.0 as usize];
+            assert!(
+                entry.text.starts_with("worker-A -> ledger: step 2"),
+                "{fencing} seed {seed}: the beat is where the zombie's write reaches the ledger, not {}",
+                entry.text
+            );
+            let refused = t.outcome["rejected_writes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|w| w["worker"] == "worker-A" && w["step"] == 2);
+            let safe = matches!(
+                fencing,
+                "write-predicate" | "retry-after-reject" | "fence-on-takeover"
+            );
+            assert_eq!(
+                landing.1.title.contains("refused"),
+                safe,
+                "{fencing}: {}",
+                landing.1.title
+            );
+            assert_eq!(
+                refused, safe,
+                "{fencing} seed {seed}: {}",
+                t.outcome["rejected_writes"]
+            );
+            let wakes = t.beats.iter().find(|b| b.key == "a-wakes").unwrap();
+            let q = wakes.question.as_ref().expect("a question before the answer");
+            assert!(q.prompt.contains("token 33"));
+            assert_eq!(
+                q.answers[q.correct as usize].starts_with("Refuses"),
+                safe,
+                "{fencing}"
+            );
+            assert!(wakes.seq.unwrap() < landing.0);
+        }
+    }
 }

@@ -87,6 +87,18 @@ impl FencedResource {
     pub fn handle(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {
         let who = ctx.name(from);
         match msg {
+            LeaseMsg::Stamp { token } => {
+                let before = self.durable.last_token;
+                if token >= before {
+                    self.durable.last_token = token;
+                    ctx.persist(self.durable.clone());
+                    ctx.note(format!("{who} stamps the row: last_token goes from {before} to {token}. A write with an older token now matches no row."));
+                } else {
+                    ctx.note(format!("{who}'s stamp carries {token}, older than the row's {before}: UPDATE 0."));
+                }
+                let last_token = self.durable.last_token;
+                ctx.send(from, LeaseMsg::TokenIs { last_token });
+            }
             LeaseMsg::Write {
                 step,
                 amount,

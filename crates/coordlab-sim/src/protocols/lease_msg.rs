@@ -116,6 +116,11 @@ pub enum LeaseMsg {
     Touch {
         token: FencingToken,
     },
+    /// A new holder's stamp on taking over: raise the row's token to `token` if it is not
+    /// higher already, and answer with the row's token (`TokenIs`), in one statement.
+    Stamp {
+        token: FencingToken,
+    },
     WriteResult {
         step: u32,
         token: FencingToken,
@@ -199,6 +204,9 @@ impl Label for LeaseMsg {
                 accepted: false,
                 ..
             } => format!("step {step}: UPDATE 0 (rejected)"),
+            LeaseMsg::Stamp { token } => {
+                format!("stamp: SET last_token = {token} WHERE last_token <= {token} RETURNING last_token")
+            }
             LeaseMsg::ReadToken => "SELECT last_token".to_string(),
             LeaseMsg::ReadProgress => "how far has the job got?".to_string(),
             LeaseMsg::Progress { steps_done } => format!("{steps_done} step(s) done"),

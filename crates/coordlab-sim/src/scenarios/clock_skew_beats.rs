@@ -51,7 +51,7 @@ fn store_expired_a(n: &Nodes<'_>) -> bool {
         s.durable
             .rows
             .values()
-            .any(|r| r.owner == A && store_now >= r.expires_at_us)
+            .any(|r| r.owner == Some(A) && store_now >= r.expires_at_us)
     })
 }
 

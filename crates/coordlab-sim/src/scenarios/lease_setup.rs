@@ -6,7 +6,7 @@
 //! parameters and its plan; the small helpers at the end serve its info and expectation.
 
 use super::common::WORKER_FAULTS;
-use super::lease_world::{HolderCount, LeaseProperty, LeaseWorld};
+use super::lease_world::{Explainer, HolderCount, LeaseProperty, LeaseWorld};
 use super::{ChoiceOption, ParamKind, ParamSpec, Params};
 use crate::kernel::collections::VecMap;
 use crate::kernel::faults::FaultKind;
@@ -77,6 +77,9 @@ pub struct LeasePlan {
     pub properties: Vec<LeaseProperty>,
     /// Bucket width (ms) of the acquire-request histogram; `None` to hide it.
     pub histogram_bucket_ms: Option<u64>,
+    /// Whether the world explains the double runs a lease lets through where they happen
+    /// (see [`LeaseWorld::explain_double_runs`]).
+    pub explain_double_runs: bool,
 }
 
 impl Default for LeasePlan {
@@ -90,6 +93,7 @@ impl Default for LeasePlan {
             opening_balance: OPENING_BALANCE,
             properties: Vec::new(),
             histogram_bucket_ms: None,
+            explain_double_runs: false,
         }
     }
 }
@@ -109,13 +113,22 @@ pub fn build(plan: LeasePlan) -> Setup {
     let count = plan.workers.len() as u32;
     let workers: Vec<NodeId> = (first..first + count).map(NodeId).collect();
     let sink_node = NodeId(first + count);
-    let needs_jobs = plan.workers.iter().any(|(_, p)| p.coordination.needs_job_table());
+    let needs_jobs = plan
+        .workers
+        .iter()
+        .any(|(_, p)| p.coordination.needs_job_table() || p.run_key.is_some());
     let jobs = needs_jobs.then_some(NodeId(first + count + 1));
-    let authority = jobs.or(store);
     for (name, worker_plan) in plan.workers {
+        // A claim in the job table replaces the lease; a run key comes on top of it.
+        let authority = if worker_plan.coordination.needs_job_table() {
+            jobs
+        } else {
+            store
+        };
         let config = WorkerConfig {
             plan: worker_plan,
             authority,
+            job_table: jobs,
             sink_node,
         };
         let fresh = WorkerDurable { finished: false };
@@ -157,6 +170,8 @@ pub fn build(plan: LeasePlan) -> Setup {
         holders: HolderCount::default(),
         writes_seen: 0,
         notes: Vec::new(),
+        explain_double_runs: plan.explain_double_runs,
+        explainer: Explainer::default(),
     });
     setup
 }

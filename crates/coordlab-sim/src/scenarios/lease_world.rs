@@ -14,7 +14,7 @@ use crate::protocols::lease_msg::{seconds, RejectReason};
 use crate::protocols::lease_store::{
     sequence_name, GrantKind, LeaseStore, StoreDurable, TokenSource, EARLIER_OWNER,
 };
-use crate::protocols::lease_worker::LeaseWorker;
+use crate::protocols::lease_worker::{Coordination, Fencing, LeaseWorker, Phase};
 use crate::protocols::payment_rail::{PaymentRail, RailDurable};
 use crate::trace::{columns, TableView};
 use serde_json::json;
@@ -89,6 +89,21 @@ pub struct LeaseWorld {
     pub writes_seen: usize,
     /// The world's narration for the step just evaluated.
     pub notes: Vec<String>,
+    /// Explain, where they happen, the double runs a lease does not prevent: an older
+    /// holder's write landing after the new holder read the progress, and a copy that runs
+    /// the job again after another copy finished it.
+    pub explain_double_runs: bool,
+    pub explainer: Explainer,
+}
+
+/// What the world has already explained, and the notes for the step it just evaluated.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Explainer {
+    /// Ledger writes already looked at.
+    writes_seen: usize,
+    /// Who believed they held the lease after the previous step.
+    believers: Vec<NodeId>,
+    notes: Vec<String>,
 }
 
 /// How many workers at once believed they held the lease, followed step by step.
@@ -190,9 +205,15 @@ impl LeaseWorld {
                     ok
                 })
             }),
-            LeaseProperty::NoDoubleDebit => self
-                .resource(nodes)
-                .is_none_or(|r| r.balance >= self.opening_balance - self.job_total),
+            LeaseProperty::NoDoubleDebit => self.resource(nodes).is_none_or(|r| {
+                // Checked at the write that repeats a step, not only once the total is exceeded.
+                let mut debited = VecSet::new();
+                r.balance >= self.opening_balance - self.job_total
+                    && r.writes
+                        .iter()
+                        .filter(|w| w.accepted && w.amount != 0)
+                        .all(|w| debited.insert(w.step))
+            }),
             LeaseProperty::NoDoublePayment => self.rail(nodes).is_none_or(|r| {
                 let mut paid_steps = VecSet::new();
                 Self::paid_total(r) <= self.job_total
@@ -248,6 +269,72 @@ impl LeaseWorld {
             }
         }
         self.writes_seen = r.writes.len();
+    }
+
+    /// Notes on what the last step did that the participants cannot see themselves.
+    fn explain(&mut self, nodes: &Nodes<'_>, believers: &[NodeId]) {
+        let writes = self.resource(nodes).map_or(&[][..], |r| &r.writes[..]);
+        for w in &writes[self.explainer.writes_seen.min(writes.len())..] {
+            if let Some(note) = self.fencing_gap(nodes, w) {
+                self.explainer.notes.push(note);
+            }
+        }
+        self.explainer.writes_seen = writes.len();
+        for b in believers {
+            if !self.explainer.believers.contains(b) {
+                if let Some(note) = self.repeat_run(nodes, *b) {
+                    self.explainer.notes.push(note);
+                }
+            }
+        }
+        self.explainer.believers = believers.to_vec();
+    }
+
+    /// A fenced write that passes only because the newer holder's token has not reached
+    /// the ledger yet, while that holder already works on this step: it will be done twice.
+    fn fencing_gap(&self, nodes: &Nodes<'_>, w: &WriteRecord) -> Option<String> {
+        let plan = &nodes.config::<LeaseWorker>(w.worker)?.plan;
+        let fenced = match plan.fencing {
+            Fencing::WritePredicate => true,
+            Fencing::FirstWriteOnly => w.step == 1,
+            _ => false,
+        };
+        if !w.accepted || !fenced || w.token < w.highest_before {
+            return None;
+        }
+        self.workers.iter().find_map(|&other| {
+            let o = nodes.live::<LeaseWorker>(other)?;
+            let newer = o.belief.filter(|b| b.token > w.token)?.token;
+            let step = match o.phase {
+                Phase::Checking { step } | Phase::Computing { step, .. } | Phase::Writing { step, .. } => step,
+                _ => return None,
+            };
+            (o.believes_it_holds() && step <= w.step).then(|| {
+                let (writer, holder) = (nodes.name(w.worker), nodes.name(other));
+                format!(
+                    "The predicate lets {writer}'s token {} through: {holder} holds {newer}, but {newer} has not reached the ledger yet. {holder} read the job's progress before this write landed, so it will do step {} again. This is the gap between a new holder's progress read and its first write.",
+                    w.token, w.step
+                )
+            })
+        })
+    }
+
+    /// A worker that just got the lease, will not ask how far the job got, and has no run
+    /// key, while another copy already finished the job: it runs the job again.
+    fn repeat_run(&self, nodes: &Nodes<'_>, worker: NodeId) -> Option<String> {
+        let plan = &nodes.config::<LeaseWorker>(worker)?.plan;
+        if plan.coordination != Coordination::Lease || plan.check_progress || plan.run_key.is_some() {
+            return None;
+        }
+        let done = self
+            .workers
+            .iter()
+            .find(|&&o| o != worker && Self::finished(nodes, o))?;
+        Some(format!(
+            "{} already finished this job and let go of the lease, so the lease is free and {} runs the job a second time. A lease keeps copies from overlapping; it does not remember that a run happened.",
+            nodes.name(*done),
+            nodes.name(worker)
+        ))
     }
 
     fn lease_table(&self, nodes: &Nodes<'_>, store: &StoreDurable) -> TableView {
@@ -455,15 +542,20 @@ impl World for LeaseWorld {
 
     fn evaluate(&mut self, nodes: &Nodes<'_>, out: &mut Vec<bool>) {
         self.narrate_inverted_refusals(nodes);
-        let holders = self.believers(nodes).len() as u32;
-        self.holders.observe(holders, nodes.now_us);
+        let believers = self.believers(nodes);
+        self.holders.observe(believers.len() as u32, nodes.now_us);
+        if self.explain_double_runs {
+            self.explain(nodes, &believers);
+        }
         for p in &self.properties {
             out.push(self.check(*p, nodes));
         }
     }
 
     fn take_notes(&mut self) -> Vec<String> {
-        std::mem::take(&mut self.notes)
+        let mut notes = std::mem::take(&mut self.notes);
+        notes.append(&mut self.explainer.notes);
+        notes
     }
 
     fn highlight(&self, nodes: &Nodes<'_>) -> Option<String> {

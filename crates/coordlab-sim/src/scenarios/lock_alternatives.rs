@@ -17,9 +17,12 @@ use super::lease_setup::{build, choice, worker, LeasePlan, OPENING_BALANCE};
 use super::lease_world::LeaseProperty::*;
 use super::{Expectation, Params, ScenarioInfo};
 use crate::kernel::faults::FaultKind;
+use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
+use crate::kernel::world::Nodes;
 use crate::properties::Verdict;
-use crate::protocols::lease_worker::{Coordination, WorkerPlan};
+use crate::protocols::job_table::{JobDurable, JobTable};
+use crate::protocols::lease_worker::{Coordination, LeaseWorker, Phase, StopReason, WorkerPlan};
 use serde_json::json;
 
 pub const ID: &str = "lock-alternatives";
@@ -112,7 +115,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     // No lease store; the job table (after the ledger) only for the two methods that need
     // an arbiter. With partitioning there is nothing that could conflict: the world reports
     // zero conflicts so the three methods compare field by field.
-    build(LeasePlan {
+    let mut setup = build(LeasePlan {
         store: None,
         workers: vec![
             worker("replica-A", plan(coordination(true))),
@@ -121,5 +124,104 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         worker_faults: &CLOCKLESS_WORKER_FAULTS,
         properties: vec![NoDoubleDebit, JobCompletes],
         ..LeasePlan::default()
-    })
+    });
+    beats(&mut setup, method);
+    setup
+}
+
+/// replica-A and replica-B; the job table comes after the ledger.
+const REPLICAS: [NodeId; 2] = [NodeId(0), NodeId(1)];
+const JOBS: NodeId = NodeId(3);
+
+fn replica<'a>(n: &Nodes<'a>, id: NodeId) -> Option<&'a LeaseWorker> {
+    n.live::<LeaseWorker>(id)
+}
+
+fn jobs<'a>(n: &Nodes<'a>) -> Option<&'a JobDurable> {
+    n.live::<JobTable>(JOBS).map(|j| &j.durable)
+}
+
+fn done_once(n: &Nodes<'_>) -> bool {
+    REPLICAS
+        .iter()
+        .any(|&r| replica(n, r).is_some_and(|w| w.finished))
+}
+
+fn beats(setup: &mut Setup, method: Method) {
+    setup.beat(
+        "fire",
+        "2am: the job fires on both replicas",
+        "Both copies of the service start the same job within a tenth of a second. There is no lease store.",
+        |n, _| {
+            REPLICAS
+                .iter()
+                .all(|&r| replica(n, r).is_some_and(|w| w.phase != Phase::Idle))
+        },
+    );
+    let (moral, moral_text) = (
+        "The job runs once: ₹60",
+        "Two steps of ₹20, debited by one copy only. No lock was needed.",
+    );
+    match method {
+        Method::UniqueConstraint => {
+            setup
+                .beat("insert", "One INSERT of the job's key wins", "The first insert into job_run creates the row for 2am-debit:account-42. That copy runs the job.", |n, _| {
+                    jobs(n).is_some_and(|j| !j.runs.is_empty())
+                })
+                .ask(
+                    "The other copy inserts the same key a moment later. What does the database answer?",
+                    &["A duplicate-key error", "A second row for the same job", "It waits until the first copy finishes"],
+                    0,
+                    "The key is the primary key of job_run, so a second row with it cannot exist.",
+                );
+            setup.beat(
+                "conflict",
+                "The second INSERT conflicts",
+                "The primary key turns the late insert away; that copy does nothing.",
+                |n, _| jobs(n).is_some_and(|j| j.conflicts > 0),
+            );
+        }
+        Method::ConditionalUpdate => {
+            setup
+                .beat("claim", "One UPDATE moves the job to running", "UPDATE job SET state = 'running' WHERE state = 'pending' changes one row for the first copy.", |n, _| {
+                    jobs(n).is_some_and(|j| !j.claimed_by.is_empty())
+                })
+                .ask(
+                    "The other copy runs the same UPDATE a moment later. How many rows does it change?",
+                    &["One: it overwrites the first claim", "None: the state is no longer pending", "It blocks until the job is done"],
+                    1,
+                    "The WHERE clause is checked against the current row, which now says running.",
+                );
+            setup.beat(
+                "zero-rows",
+                "The second UPDATE changes no row",
+                "Zero rows means another copy has the job, so this one does nothing.",
+                |n, _| jobs(n).is_some_and(|j| j.conflicts > 0),
+            );
+        }
+        Method::Partitioning => {
+            setup
+                .beat("routed", "Only replica-A owns account 42", "Account 42 hashes to replica-A's partition. replica-B sees that the work is not its own and stops.", |n, _| {
+                    REPLICAS.iter().any(|&r| {
+                        replica(n, r).is_some_and(|w| w.phase == Phase::Stopped(StopReason::NotMine))
+                    })
+                })
+                .ask(
+                    "With no table to arbitrate, what keeps the two copies from both debiting?",
+                    &["Luck in the timing", "Only one of them is ever given this account's work", "The ledger rejects the second debit"],
+                    1,
+                    "Each account belongs to exactly one partition, so there is never a second candidate.",
+                );
+            setup.beat(
+                "works",
+                "replica-A runs the job alone",
+                "Nothing is claimed and nothing conflicts: replica-A simply starts.",
+                |n, _| {
+                    replica(n, REPLICAS[0])
+                        .is_some_and(|w| matches!(w.phase, Phase::Computing { .. } | Phase::Writing { .. }))
+                },
+            );
+        }
+    }
+    setup.beat("once", moral, moral_text, |n, _| done_once(n));
 }

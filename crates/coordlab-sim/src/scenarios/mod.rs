@@ -32,6 +32,7 @@ pub mod redlock;
 pub mod unfenceable_resource;
 pub mod wrong_release;
 pub mod zombie_worker;
+mod zombie_worker_beats;
 pub mod zookeeper_lock;
 pub mod zookeeper_world;
 

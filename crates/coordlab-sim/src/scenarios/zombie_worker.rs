@@ -1,8 +1,15 @@
 //! `zombie-worker` (curriculum §4–5): worker A takes the lease on account 42 with token 33
-//! and a 30 s TTL, then freezes in a 40 s stop-the-world pause. At 30 s the lease expires by
-//! the store's clock; worker B takes over with token 34 and starts writing. A wakes at 41 s
-//! still believing it holds the lease and writes with 33. Whether that write lands depends
-//! only on where the token is checked.
+//! and a 30 s TTL, writes step 1 of its four-step job, and 5 s in freezes in a 36 s
+//! stop-the-world pause. At 30 s the lease expires by the store's clock; worker B takes over
+//! with token 34, reads that one step is done and carries on from step 2. A wakes at 41 s
+//! still believing it holds the lease and writes its step 2 with 33. Whether that write
+//! lands depends only on where the token is checked: with the check in the write's predicate
+//! it is refused; with the predicate on step 1 only, it lands.
+//!
+//! The predicate alone still leaves a gap: if A wakes after B has read the progress but
+//! before B's first write has brought 34 to the ledger, A's write passes the predicate and
+//! B does the same step again (`--set pause_ms=27000`). `fence-on-takeover` closes it: the
+//! new holder stamps the row with its token and reads it back before reading the progress.
 
 use super::lease_setup::{
     build, choice, holds_if, int, millis, worker, LeasePlan, StorePlan, OPENING_BALANCE,
@@ -27,7 +34,7 @@ pub fn info() -> ScenarioInfo {
         chapter: 3,
         sections: "§4–5",
         title: "Zombie worker",
-        summary: "A's lease expires while it is frozen in a GC pause; B takes over with a higher token. When A wakes it writes anyway — only a check at the ledger stops it.",
+        summary: "A's lease expires while it is frozen in a GC pause; B takes over with a higher token. When A wakes it writes anyway — only a check at the ledger stops it, and only if B's token reached the ledger before B read how far the job got.",
         params: vec![
             choice(
                 "fencing",
@@ -39,11 +46,18 @@ pub fn info() -> ScenarioInfo {
                     ("app-check", "app check — read last_token, compare in code, then write"),
                     ("first-write-only", "first write only — steps 2–4 unfenced"),
                     ("retry-after-reject", "retry after reject — re-acquire and carry on"),
+                    ("fence-on-takeover", "fence on takeover — stamp the row with the new token before reading progress"),
                 ],
             ),
             millis("ttl_ms", "Lease TTL", "How long a grant lasts by the store's clock.", "30000", (1_000, 120_000)),
-            millis("pause_start_ms", "Pause starts at", "When A freezes (GC).", "1000", (0, 120_000)),
-            millis("pause_ms", "Pause length", "How long A stays frozen; 0 for no pause.", "40000", (0, 300_000)),
+            millis(
+                "pause_start_ms",
+                "Pause starts at",
+                "When A freezes (GC). By default 5 s in, after A has written step 1; at 1000 A freezes before its first write.",
+                "5000",
+                (0, 120_000),
+            ),
+            millis("pause_ms", "Pause length", "How long A stays frozen; 0 for no pause.", "36000", (0, 300_000)),
             millis("heartbeat_ms", "Heartbeat interval", "How often each worker renews; 0 for never.", "10000", (0, 60_000)),
         ],
     }
@@ -51,8 +65,9 @@ pub fn info() -> ScenarioInfo {
 
 /// Worker A's plan: four steps of 4 s, ₹10 each, on lease `account-42`.
 fn plan(params: &Params) -> WorkerPlan {
-    let (fencing, on_reject) = match params.get("fencing").map(String::as_str) {
-        Some("write-predicate") => (Fencing::WritePredicate, OnReject::Abort),
+    let variant = params.get("fencing").map(String::as_str);
+    let (fencing, on_reject) = match variant {
+        Some("write-predicate" | "fence-on-takeover") => (Fencing::WritePredicate, OnReject::Abort),
         Some("app-check") => (Fencing::AppCheck, OnReject::Abort),
         Some("first-write-only") => (Fencing::FirstWriteOnly, OnReject::Abort),
         Some("retry-after-reject") => (Fencing::WritePredicate, OnReject::ReacquireAndContinue),
@@ -63,6 +78,7 @@ fn plan(params: &Params) -> WorkerPlan {
         heartbeat_ms: int(params, "heartbeat_ms"),
         fencing,
         on_reject,
+        stamp_before_progress: variant == Some("fence-on-takeover"),
         ..WorkerPlan::leased("account-42")
     }
 }
@@ -110,6 +126,10 @@ pub fn expectation(params: &Params) -> Expectation {
                 outcome.push(("balance".to_string(), json!(OPENING_BALANCE - job.job_total())));
             }
         }
+    } else if job.stamp_before_progress {
+        // With the gap closed no timing lets a stale write land, in the story or out of it.
+        verdicts.push(("fence-monotonic".to_string(), Verdict::Holds));
+        verdicts.push(("no-double-debit".to_string(), Verdict::Holds));
     }
     Expectation { outcome, verdicts }
 }
@@ -124,6 +144,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         store: Some(StorePlan::with_tokens_issued(32)),
         workers: vec![worker("worker-A", a), worker("worker-B", b)],
         properties: vec![FenceMonotonic, TokensIncrease, NoDoubleDebit, JobCompletes],
+        explain_double_runs: true,
         ..LeasePlan::default()
     });
     let pause_ms = int(params, "pause_ms");
@@ -134,5 +155,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         };
         setup.script(int::<u64>(params, "pause_start_ms") * MS_US, pause);
     }
+    let variant = params.get("fencing").map_or("none", String::as_str);
+    super::zombie_worker_beats::beats(&mut setup, variant);
     setup
 }

@@ -122,7 +122,18 @@ impl LeaseWorker {
                     token,
                     expires_local_us,
                 });
-                if old.token != token {
+                if old.token != token && self.plan.stamp_before_progress {
+                    ctx.note(format!(
+                        "{}'s renewal came back with token {token} instead of {}: the lease lapsed and was granted again, so another worker may have held it meanwhile. {} treats this as a takeover: it drops the step under way, stamps the row with {token} and reads the progress again.",
+                        ctx.me(),
+                        old.token,
+                        ctx.me()
+                    ));
+                    if let Phase::Computing { step, .. } = self.phase {
+                        ctx.cancel_timer(LeaseTimer::StepDone { step });
+                    }
+                    self.stamp(ctx, token);
+                } else if old.token != token {
                     ctx.note(format!(
                         "{}'s renewal came back with token {token} instead of {}.",
                         ctx.me(),
@@ -158,23 +169,112 @@ impl LeaseWorker {
                 if self.plan.heartbeat_ms > 0 {
                     ctx.set_timer(LeaseTimer::Heartbeat, self.plan.heartbeat_ms * MS_US);
                 }
-                let continuing = std::mem::take(&mut self.resuming);
-                if self.plan.check_progress && !continuing {
-                    self.phase = Phase::ReadingProgress;
-                    ctx.send(self.sink_node, LeaseMsg::ReadProgress);
-                } else {
-                    if continuing {
-                        ctx.note(format!(
-                            "{} has the lease again (token {token}) and resumes its own job at step {} — without asking what happened meanwhile.",
-                            ctx.me(),
-                            self.next_step
-                        ));
-                    }
+                if std::mem::take(&mut self.resuming) {
+                    ctx.note(format!(
+                        "{} has the lease again (token {token}) and resumes its own job at step {} — without asking what happened meanwhile.",
+                        ctx.me(),
+                        self.next_step
+                    ));
                     let step = self.next_step;
                     self.start_step(ctx, step);
+                } else if let Some(key) = self.plan.run_key.clone() {
+                    self.claim_run(ctx, key);
+                } else {
+                    self.stamp_or_read_progress(ctx, token);
                 }
             }
             _ => {}
+        }
+    }
+
+    /// With a run key: the lease only keeps two copies from running at once, so claim this
+    /// run's key too. The job table's unique constraint lets one claim per run win.
+    fn claim_run(&mut self, ctx: &mut Ctx<'_, Self>, key: String) {
+        ctx.note(format!(
+            "The lease only keeps copies from running at the same time. {} also inserts the run key {key}: a unique constraint lets one insert per run win, however late a copy comes.",
+            ctx.me()
+        ));
+        self.phase = Phase::ClaimingRun;
+        if let Some(table) = self.job_table {
+            ctx.send(table, LeaseMsg::InsertJobRow { key });
+        }
+    }
+
+    /// The job table's answer to the run-key insert.
+    pub(super) fn run_claimed(&mut self, ctx: &mut Ctx<'_, Self>, rows: u32) {
+        let Some(belief) = self.belief else { return };
+        if rows == 1 {
+            ctx.note(format!(
+                "{}'s insert went in: this run is its own to do.",
+                ctx.me()
+            ));
+            self.stamp_or_read_progress(ctx, belief.token);
+            return;
+        }
+        ctx.note(format!(
+            "The run key is taken: this run already happened or is under way. {} does nothing and lets go of the lease.",
+            ctx.me()
+        ));
+        self.belief = None;
+        ctx.cancel_timer(LeaseTimer::Heartbeat);
+        self.stop_reason = Some(StopReason::AlreadyRun);
+        if self.releases() {
+            self.release(ctx);
+        } else {
+            self.phase = Phase::Stopped(StopReason::AlreadyRun);
+        }
+    }
+
+    /// After a fresh grant: stamp the row first if the plan fences on takeover, then read the
+    /// progress if it checks it, then work.
+    fn stamp_or_read_progress(&mut self, ctx: &mut Ctx<'_, Self>, token: FencingToken) {
+        if self.plan.stamp_before_progress {
+            ctx.note(format!(
+                "Before asking how far the job got, {} stamps the ledger row with token {token}. Once the row carries {token}, no older holder's write can land after the progress read.",
+                ctx.me()
+            ));
+            self.stamp(ctx, token);
+        } else {
+            self.read_progress_or_start(ctx);
+        }
+    }
+
+    /// Stamps the row with `token` in one statement that answers with the row's token.
+    fn stamp(&mut self, ctx: &mut Ctx<'_, Self>, token: FencingToken) {
+        self.phase = Phase::Stamping;
+        ctx.send(self.sink_node, LeaseMsg::Stamp { token });
+    }
+
+    /// The row's token, as the stamp left it.
+    pub(super) fn stamp_read(&mut self, ctx: &mut Ctx<'_, Self>, last_token: FencingToken) {
+        let Some(belief) = self.belief else { return };
+        let me = ctx.me();
+        let mine = belief.token;
+        if last_token == mine {
+            ctx.note(format!(
+                "The row carries token {mine}: every older holder is fenced out, so the progress {me} reads now cannot change behind its back."
+            ));
+            self.read_progress_or_start(ctx);
+        } else if last_token < mine {
+            ctx.note(format!(
+                "The row shows token {last_token}, not {mine}: the stamp did not take. {me} stamps again."
+            ));
+            self.stamp(ctx, mine);
+        } else {
+            ctx.note(format!(
+                "The row already carries token {last_token}, newer than {me}'s {mine}: a newer holder owns the job. {me} stops."
+            ));
+            self.stop(ctx, StopReason::Rejected);
+        }
+    }
+
+    fn read_progress_or_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        if self.plan.check_progress {
+            self.phase = Phase::ReadingProgress;
+            ctx.send(self.sink_node, LeaseMsg::ReadProgress);
+        } else {
+            let step = self.next_step;
+            self.start_step(ctx, step);
         }
     }
 
@@ -204,7 +304,7 @@ impl LeaseWorker {
         } else if self.phase == Phase::Acquiring {
             if self.plan.retry_ms == 0 {
                 ctx.note(format!(
-                    "{} backs off: another copy is already running the job.",
+                    "{} backs off: another copy holds the lease, so it is running the job right now.",
                     ctx.me()
                 ));
                 self.phase = Phase::GaveUp;

@@ -35,6 +35,8 @@ pub enum StopReason {
     Rejected,
     AppCheckCaught,
     NotMine,
+    /// The run key was already claimed: this run happened, or is under way, elsewhere.
+    AlreadyRun,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,10 +44,22 @@ pub enum Phase {
     Idle,
     Acquiring,
     BackingOff,
+    /// Claiming the run key in the job table.
+    ClaimingRun,
+    /// Stamping the ledger row with a fresh token before reading progress.
+    Stamping,
     ReadingProgress,
-    Checking { step: u32 },
-    Computing { step: u32, token: FencingToken },
-    Writing { step: u32, token: FencingToken },
+    Checking {
+        step: u32,
+    },
+    Computing {
+        step: u32,
+        token: FencingToken,
+    },
+    Writing {
+        step: u32,
+        token: FencingToken,
+    },
     Releasing,
     Done,
     Stopped(StopReason),
@@ -91,6 +105,8 @@ pub struct LeaseWorker {
     pub plan: WorkerPlan,
     /// The lease store or job table it asks; `None` when it asks nobody.
     pub authority: Option<NodeId>,
+    /// The job table it claims its run key in.
+    pub job_table: Option<NodeId>,
     /// Where its writes go.
     pub sink_node: NodeId,
     pub phase: Phase,
@@ -112,6 +128,7 @@ impl LeaseWorker {
         LeaseWorker {
             plan: config.plan.clone(),
             authority: config.authority,
+            job_table: config.job_table,
             sink_node: config.sink_node,
             phase: if d.finished { Phase::Done } else { Phase::Idle },
             belief: None,
@@ -129,7 +146,9 @@ impl LeaseWorker {
         self.belief.is_some()
             && matches!(
                 self.phase,
-                Phase::ReadingProgress
+                Phase::ClaimingRun
+                    | Phase::Stamping
+                    | Phase::ReadingProgress
                     | Phase::Checking { .. }
                     | Phase::Computing { .. }
                     | Phase::Writing { .. }
@@ -169,6 +188,9 @@ impl LeaseWorker {
         match msg {
             LeaseMsg::Granted { token, ttl_ms, .. } if from_authority => self.granted(ctx, token, ttl_ms),
             LeaseMsg::Denied { holder, .. } if from_authority => self.denied(ctx, holder),
+            LeaseMsg::TokenIs { last_token } if self.phase == Phase::Stamping => {
+                self.stamp_read(ctx, last_token)
+            }
             LeaseMsg::TokenIs { last_token } => self.token_read(ctx, last_token),
             LeaseMsg::WriteResult {
                 step,
@@ -181,6 +203,11 @@ impl LeaseWorker {
             }
             LeaseMsg::PayResult { step, applied } => self.pay_result(ctx, step, applied),
             LeaseMsg::RowsChanged { rows } if self.phase == Phase::Acquiring => self.claimed(ctx, rows),
+            LeaseMsg::RowsChanged { rows }
+                if self.phase == Phase::ClaimingRun && Some(from) == self.job_table =>
+            {
+                self.run_claimed(ctx, rows)
+            }
             LeaseMsg::Released { deleted, .. } if self.phase == Phase::Releasing => {
                 self.released(ctx, deleted)
             }
@@ -194,6 +221,8 @@ impl LeaseWorker {
             Phase::Idle => "waiting for the job".to_string(),
             Phase::Acquiring => "asking for the lease".to_string(),
             Phase::BackingOff => "backing off".to_string(),
+            Phase::ClaimingRun => "claiming the run key".to_string(),
+            Phase::Stamping => "stamping the row with its token".to_string(),
             Phase::ReadingProgress => "checking the job's progress".to_string(),
             Phase::Checking { step } => format!("step {step}: checking token"),
             Phase::Computing { step, .. } => format!("step {step}: working"),
@@ -226,6 +255,7 @@ pub fn stop_text(r: &StopReason) -> &'static str {
         StopReason::Rejected => "write rejected",
         StopReason::AppCheckCaught => "app check caught it",
         StopReason::NotMine => "not my partition",
+        StopReason::AlreadyRun => "run already claimed",
     }
 }
 
@@ -280,6 +310,7 @@ mod tests {
         let config = WorkerConfig {
             plan,
             authority,
+            job_table: None,
             sink_node: LEDGER,
         };
         let w = LeaseWorker::recover(&config, &WorkerDurable { finished: false });

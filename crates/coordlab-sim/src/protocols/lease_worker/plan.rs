@@ -99,12 +99,21 @@ pub struct WorkerPlan {
     /// After a fresh grant, ask the sink how far the job got and continue from there
     /// (taking over a half-finished job, or finding it already done).
     pub check_progress: bool,
+    /// Fence on takeover: after a fresh grant, first stamp the ledger row with the new token
+    /// and read it back, and only then read the progress. Without it an older holder's write
+    /// can still land between the progress read and this worker's first write.
+    pub stamp_before_progress: bool,
+    /// After the lease, claim this run's key (e.g. the job and its date) in the job table,
+    /// whose unique constraint lets one claim win per run; a conflict means the run already
+    /// happened, and the worker lets go without running it.
+    pub run_key: Option<String>,
 }
 
 impl WorkerPlan {
-    /// A worker that does the job under lease `lease`, the correct way: a 30 s lease renewed
-    /// every 10 s, the token in every write's predicate, a refusal taken as final, progress
-    /// read before starting, and a compare-and-delete release at the end. Its job fires in
+    /// A worker that does the job under lease `lease` the way the lease chapter teaches: a
+    /// 30 s lease renewed every 10 s, the token in every write's predicate, a refusal taken
+    /// as final, progress read before starting (without stamping the row first: see
+    /// [`WorkerPlan::stamp_before_progress`]), and a compare-and-delete release at the end. Its job fires in
     /// the first 100 ms, polls every 5 s while the lease is held elsewhere, and is four steps
     /// of 4 s that debit ₹10 each. The job is known by the lease's name.
     pub fn leased(lease: &str) -> WorkerPlan {
@@ -129,6 +138,8 @@ impl WorkerPlan {
             check_clock_before_step: false,
             finish_margin_ms: None,
             check_progress: true,
+            stamp_before_progress: false,
+            run_key: None,
         }
     }
 
@@ -163,6 +174,8 @@ pub struct WorkerConfig {
     /// The authority it coordinates through: the lease store, or the job table for a unique
     /// insert or a conditional claim. `None` when it asks nobody (a partition).
     pub authority: Option<NodeId>,
+    /// The job table it claims its run key in, when its plan has one.
+    pub job_table: Option<NodeId>,
     /// Where the job's writes go: the ledger or the rail.
     pub sink_node: NodeId,
 }

@@ -165,6 +165,9 @@ impl LeaseWorker {
                 ..
             } => format!("sends the debit; token {token} is part of the write's WHERE clause"),
             _ if token.0 == 0 => "sends the debit, which carries no token".to_string(),
+            _ if self.plan.fencing == Fencing::FirstWriteOnly => format!(
+                "sends the debit carrying token {token}. Only step 1's write asked the ledger to check the token; this one does not"
+            ),
             _ => format!(
                 "sends the debit carrying token {token}, but the write does not ask the ledger to check it"
             ),

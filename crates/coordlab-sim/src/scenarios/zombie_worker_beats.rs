@@ -1,0 +1,172 @@
+//! `zombie-worker`'s story in beats: A acquires (33) → A freezes → the lease expires → B
+//! takes over (34) → B writes → A wakes (a question: what does the ledger do?) → A's write
+//! is refused or lands. Each fencing variant tells its own ending.
+
+use crate::kernel::faults::Fault;
+use crate::kernel::ids::NodeId;
+use crate::kernel::setup::Setup;
+use crate::kernel::world::Nodes;
+use crate::protocols::fenced_resource::{FencedResource, ResourceDurable};
+use crate::protocols::lease_worker::{LeaseWorker, Phase};
+use crate::trace::EventKind;
+
+const STORE: NodeId = NodeId(0);
+const A: NodeId = NodeId(1);
+const B: NodeId = NodeId(2);
+const LEDGER: NodeId = NodeId(3);
+
+/// The token `worker` believes it holds, if any.
+fn token(n: &Nodes<'_>, worker: NodeId) -> Option<u64> {
+    n.live::<LeaseWorker>(worker)?.belief.map(|b| b.token.0)
+}
+
+fn ledger<'a>(n: &Nodes<'a>) -> Option<&'a ResourceDurable> {
+    n.live::<FencedResource>(LEDGER).map(|r| &r.durable)
+}
+
+/// How many of A's writes have reached the ledger.
+fn writes_by_a(n: &Nodes<'_>) -> usize {
+    ledger(n).map_or(0, |r| r.writes.iter().filter(|w| w.worker == A).count())
+}
+
+/// Whether some step has been applied twice.
+fn a_step_debited_twice(n: &Nodes<'_>) -> bool {
+    ledger(n).is_some_and(|r| {
+        let applied: Vec<u32> = r.writes.iter().filter(|w| w.accepted).map(|w| w.step).collect();
+        applied.iter().enumerate().any(|(i, s)| applied[..i].contains(s))
+    })
+}
+
+pub(super) fn beats(setup: &mut Setup, variant: &str) {
+    let refuses = matches!(
+        variant,
+        "write-predicate" | "fence-on-takeover" | "retry-after-reject"
+    );
+    setup.beat(
+        "a-acquires",
+        "A takes the lease with token 33",
+        "The store grants account-42 to worker A for 30 s, with fencing token 33. A starts the four-step job.",
+        |n, _| token(n, A).is_some(),
+    );
+    setup.beat(
+        "a-freezes",
+        "A freezes in a GC pause",
+        "A stop-the-world pause halts A after step 1. It cannot renew, and it still believes it holds the lease.",
+        |_, step| matches!(step.fault, Some(Fault::Pause { node, .. }) if *node == A),
+    );
+    setup.beat(
+        "expires",
+        "The lease expires by the store's clock",
+        "30 s after the grant the store lets token 33 lapse. Nobody tells A: it is still frozen.",
+        |_, step| step.kind == EventKind::Timer && step.acted(STORE),
+    );
+    let takeover = match variant {
+        "write-predicate" => "The store gives account-42 to B with token 34. B reads that step 1 is done and starts step 2. Until B's first write lands, the ledger has only seen 33.",
+        "fence-on-takeover" => "The store gives account-42 to B with token 34. Before asking how far the job got, B stamps the ledger row with 34.",
+        _ => "The store gives account-42 to B with token 34. B reads that step 1 is done and carries on from step 2.",
+    };
+    setup.beat("b-takes-over", "B takes over with token 34", takeover, |n, _| {
+        token(n, B).is_some()
+    });
+    if variant == "fence-on-takeover" {
+        setup.beat(
+            "b-stamps",
+            "The ledger row now carries 34",
+            "B's stamp has raised the row's token to 34, and B has seen the answer. Only now does it read the progress: no write with 33 can land after this.",
+            |n, _| {
+                ledger(n).is_some_and(|r| r.last_token.0 > 33)
+                    && n.live::<LeaseWorker>(B).is_some_and(|w| w.phase == Phase::ReadingProgress)
+            },
+        );
+    }
+    let b_writes = if variant == "first-write-only" {
+        "B debits step 2. Its write carries 34 but asks for no check: only step 1's write was fenced."
+    } else {
+        "B debits step 2 with token 34 in the write. The ledger applies it."
+    };
+    setup.beat("b-writes", "B writes step 2", b_writes, |n, _| {
+        ledger(n).is_some_and(|r| r.writes.iter().any(|w| w.worker == B && w.accepted))
+    });
+    let why = match variant {
+        "none" => "The write carries 33, but nothing compares it: the ledger never asks who holds the lease.",
+        "app-check" => {
+            "A compared tokens in its own code before it froze. The write itself has no condition."
+        }
+        "first-write-only" => {
+            "Only step 1's write has the token predicate. Step 2's write is applied as it is."
+        }
+        _ => "The token is in the write's WHERE clause, and 33 < 34, so no row matches.",
+    };
+    setup
+        .beat(
+            "a-wakes",
+            "A wakes up, still sure it holds the lease",
+            "The pause ends. A finishes step 2 and sends its debit with token 33, the token of a lease that expired 11 s ago.",
+            |_, step| step.kind == EventKind::Resume && step.acted(A),
+        )
+        .ask(
+            "A wakes and writes step 2 with token 33. What does the ledger do?",
+            &[
+                "Refuses it: the row already carries 34",
+                "Applies it: step 2 is debited a second time",
+                "Asks the lease store whether A still holds the lease",
+            ],
+            if refuses { 0 } else { 1 },
+            why,
+        );
+    let (title, text) = match variant {
+        "none" => (
+            "A's write lands: step 2 is debited twice",
+            "Nothing checks token 33, so the ledger applies A's step 2 on top of B's. One step, two debits.",
+        ),
+        "app-check" => (
+            "A's write lands: its check is 37 s old",
+            "A's check passed before the pause; the write checks nothing. The ledger applies step 2 a second time.",
+        ),
+        "first-write-only" => (
+            "A's step 2 lands: only step 1 was fenced",
+            "Had this been step 1, the predicate would have refused 33. Step 2 has no predicate, so it is applied twice.",
+        ),
+        "retry-after-reject" => (
+            "A's write with token 33 is refused",
+            "The fence works: the row holds 34. But A takes the refusal for a passing error and will try again.",
+        ),
+        _ => (
+            "A's write with token 33 is refused",
+            "WHERE last_token <= 33 matches no row: the ledger holds 34. A aborts, and the account is safe.",
+        ),
+    };
+    // A's first write to reach the ledger after it woke, refused or applied.
+    let mut before_waking = None;
+    setup.beat("a-write", title, text, move |n, _| {
+        let written = writes_by_a(n);
+        written > *before_waking.get_or_insert(written)
+    });
+    if variant == "retry-after-reject" {
+        setup.beat(
+            "a-reacquires",
+            "A gets the lease back with token 35",
+            "Once B has finished and let go, A's retry wins the lease again. It resumes at step 2 without asking what happened.",
+            |n, _| token(n, A).is_some_and(|t| t > 34),
+        );
+        setup.beat(
+            "twice",
+            "The job runs twice",
+            "A's token 35 is the newest, so the fence lets every write through: B's steps are debited again.",
+            |n, _| {
+                ledger(n).is_some_and(|r| {
+                    r.writes
+                        .iter()
+                        .any(|w| w.worker == A && w.accepted && w.token.0 > 34)
+                }) && a_step_debited_twice(n)
+            },
+        );
+    } else if refuses {
+        setup.beat(
+            "b-finishes",
+            "B finishes the job: ₹60",
+            "Four steps, four debits of ₹10: the stale write changed nothing.",
+            |n, _| n.durable::<LeaseWorker>(B).is_some_and(|d| d.finished),
+        );
+    }
+}
