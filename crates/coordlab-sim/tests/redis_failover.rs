@@ -584,6 +584,38 @@ fn the_random_fault_sweep_finds_two_holders_with_wait_as_well() {
         .any(|a| a["acked"].as_u64() >= Some(1)));
 }
 
+/// The side-by-side view (beside consensus-lock) must reach the double grant in a few key
+/// presses: "Two holders" is at most the sixth beat of the default story, and the room is
+/// asked what the promoted replica will say before the failover happens.
+#[test]
+fn the_default_story_reaches_two_holders_within_six_beats_after_a_question() {
+    for seed in 0..50 {
+        let t = trace(&[], seed, Recording::Summary);
+        let two = t
+            .beats
+            .iter()
+            .position(|b| b.title == "Two holders")
+            .expect("a Two holders beat");
+        assert!(two < 6, "seed {seed}: Two holders is beat {}", two + 1);
+        let crash = t.beats.iter().position(|b| b.key == "crash").unwrap();
+        let promoted = t.beats.iter().position(|b| b.key == "promoted").unwrap();
+        assert!(crash < promoted && promoted < two);
+        let q = t.beats[crash].question.as_ref().expect("a question at the crash");
+        assert_eq!(
+            q.prompt,
+            "The primary dies before the replica has the lock key. What will the promoted replica say to B?"
+        );
+        assert!(q.answers[q.correct as usize].contains("token 42"));
+        // The beat falls at the step where one-holder-per-store breaks.
+        let broke = t
+            .properties
+            .iter()
+            .find(|p| p.name == "one-holder-per-store")
+            .unwrap();
+        assert_eq!(broke.first_violation_seq, t.beats[two].seq, "seed {seed}");
+    }
+}
+
 #[test]
 fn same_inputs_give_the_same_trace() {
     let a = trace(&[("wait", "wait-1"), ("release", "del")], 7, Recording::Full);

@@ -20,6 +20,7 @@ use super::redis_common::{
     ledger_tables, lock_cells, one_holder_spec, releases_own_spec, tokens_increase_spec, HolderWindow,
     STORE_FAULTS,
 };
+use super::redis_failover_beats::{beats, Story};
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
 use crate::kernel::collections::{sort_by_key, VecMap};
 use crate::kernel::faults::{Fault, FaultKind};
@@ -378,6 +379,14 @@ fn setup_without_faults(params: &Params) -> Setup {
         );
     }
     setup.set_world(FailoverWorld::new());
+    beats(
+        &mut setup,
+        Story {
+            wait: waits(params),
+            other_replica: other_replica_promoted(params),
+            naive_delete: release(params) == ReleaseMode::NaiveDelete,
+        },
+    );
     setup
 }
 
