@@ -159,6 +159,10 @@ fn wait_succeeds_and_a_paused_holder_still_overlaps_after_the_key_expires() {
     let expired = at(&t, "store-2: lock reaches its expiry time");
     let b_confirmed = at(&t, "store-2 -> worker-b: WAIT: 1 replica(s) have it");
     assert!(a_confirmed < frozen && frozen < expired && expired < b_confirmed);
+    assert!(t.entries[expired]
+        .notes
+        .iter()
+        .any(|n| n.contains("Nobody tells the client that set it")));
     let acks = t.outcome["wait_acks"].as_array().unwrap();
     assert!(acks.contains(&json!({"worker": "worker-a", "acked": 1})));
     assert!(acks.contains(&json!({"worker": "worker-b", "acked": 1})));

@@ -127,7 +127,7 @@ pub fn info() -> ScenarioInfo {
             ParamSpec {
                 key: "failure",
                 label: "What fails",
-                help: "primary-crash: store-1 crashes 50 ms after A's job fires, before its stream carries A's lock anywhere. other-replica-promoted: the link from store-1 to store-3 is cut first; store-2 gets A's lock and confirms it (WAIT 1 returns 1); then store-1 crashes while store-2 is frozen for 1.4 s, so the sentinels promote store-3, which never got the lock.",
+                help: "primary-crash: store-1 crashes 50 ms after A's job fires, before its stream carries A's lock anywhere. other-replica-promoted: the link from store-1 to store-3 is cut first; store-2 gets A's lock and acknowledges it (with wait=wait-1, A's WAIT 1 returns 1); then store-1 crashes while store-2 is frozen for 1.4 s, so the sentinels promote store-3, which never got the lock.",
                 default: "primary-crash",
                 kind: ParamKind::Choice {
                     options: vec![
