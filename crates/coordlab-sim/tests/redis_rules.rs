@@ -8,7 +8,9 @@ use coordlab_sim::kernel::ids::NodeId;
 use coordlab_sim::kernel::participant::{Effect, Participant};
 use coordlab_sim::kernel::testing::{self, narration, persisted, timers_set};
 use coordlab_sim::kernel::time::MS_US;
-use coordlab_sim::protocols::redis::{Grant, RedisConfig, RedisDurable, RedisNode, Role, StoreTimer};
+use coordlab_sim::protocols::redis::{
+    Grant, RedisConfig, RedisDurable, RedisNode, Role, StoreTimer, SYNC_RETRY_MS,
+};
 use coordlab_sim::protocols::redis_msg::{KeyEntry, RedisMsg, ReplOp, StreamEntry};
 
 const P: NodeId = NodeId(0);
@@ -410,7 +412,8 @@ fn a_replica_refuses_writes_and_never_expires_a_key_by_itself() {
 }
 
 #[test]
-fn a_replica_whose_link_dropped_asks_for_a_fresh_copy_on_the_second_ping() {
+fn a_replica_whose_link_dropped_asks_for_a_fresh_copy_on_a_ping_once_the_retry_interval_passed() {
+    // Started (and asked for its first copy) at 0 ms on its clock.
     let mut r = synced_replica(R1);
     assert!(r.node.watches(P) && !r.node.watches(R2));
     r.peer_down(P);
@@ -420,14 +423,19 @@ fn a_replica_whose_link_dropped_asks_for_a_fresh_copy_on_the_second_ping() {
         replica_of: Some(P),
         offset: 0,
     };
+    // However many sentinels ping it, it asks at most once per retry interval.
+    r.now_us = (SYNC_RETRY_MS - 1) * MS_US;
     assert_eq!(
         sent(&r.deliver(SENTINEL, RedisMsg::Ping)),
         vec![(SENTINEL, pong.clone())]
     );
+    r.now_us = SYNC_RETRY_MS * MS_US;
     assert_eq!(
         sent(&r.deliver(SENTINEL, RedisMsg::Ping)),
-        vec![(SENTINEL, pong), (P, RedisMsg::Sync { have: 0 })]
+        vec![(SENTINEL, pong.clone()), (P, RedisMsg::Sync { have: 0 })]
     );
+    r.now_us = (SYNC_RETRY_MS + 1) * MS_US;
+    assert_eq!(sent(&r.deliver(SENTINEL, RedisMsg::Ping)), vec![(SENTINEL, pong)]);
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! The wire vocabulary of the Redis chapter: client commands (`SET … NX PX`, `DEL`, a
-//! compare-and-delete script, `WAIT`), the primary → replica stream, the failover monitor's
-//! pings and reconfigurations. (The ledger speaks its own protocol, [`super::lease_msg`].)
+//! compare-and-delete script, `WAIT`), the primary → replica stream, the sentinels' pings and
+//! reconfigurations, and what the sentinels say to each other (is the primary down, a vote,
+//! the configuration they agreed on). (The ledger speaks its own protocol,
+//! [`super::lease_msg`].)
 
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
@@ -90,8 +92,9 @@ pub enum RedisMsg {
         key: String,
         deleted: bool,
     },
-    /// `WAIT replicas timeout`: block until that many replicas acknowledged this client's
-    /// writes, or the timeout passes. Reports a count; undoes nothing.
+    /// `WAIT replicas timeout`: delay the answer until that many replicas acknowledged this
+    /// client's writes, or the timeout passes. Reports a count; undoes nothing, and makes no
+    /// write safe from a failover that promotes a replica without it.
     Wait {
         replicas: u32,
         timeout_ms: u64,
@@ -121,26 +124,55 @@ pub enum RedisMsg {
     ReplAck {
         offset: u64,
     },
-    /// Failover monitor → node.
+    /// Sentinel → node.
     Ping,
     Pong {
         primary: bool,
         replica_of: Option<NodeId>,
         offset: u64,
     },
-    /// Failover monitor → node: `REPLICAOF NO ONE` (`primary: None`) or `REPLICAOF <primary>`.
+    /// Sentinel → node: `REPLICAOF NO ONE` (`primary: None`) or `REPLICAOF <primary>`.
     ReplicaOf {
         primary: Option<(NodeId, String)>,
         epoch: u64,
     },
-    /// Failover monitor → client: where the primary is now.
+    /// Sentinel → client: where the primary is now.
     PrimaryIs {
         primary: NodeId,
         name: String,
         epoch: u64,
     },
-    /// Client → failover monitor.
+    /// Client → sentinel.
     WhoIsPrimary,
+    /// Sentinel → sentinel (`SENTINEL is-master-down-by-addr`): do you also find `primary`
+    /// down? With a `candidate`, also: vote for it to perform the failover in `epoch`.
+    IsPrimaryDown {
+        primary: NodeId,
+        name: String,
+        epoch: u64,
+        candidate: Option<NodeId>,
+    },
+    /// The answer: the sender's own judgement, and (when asked) its vote.
+    PrimaryDownReply {
+        primary: NodeId,
+        name: String,
+        down: bool,
+        vote: Option<Vote>,
+    },
+    /// Sentinel → sentinel: the configuration it holds, with the epoch it was made in.
+    Hello {
+        primary: NodeId,
+        name: String,
+        epoch: u64,
+    },
+}
+
+/// A sentinel's vote: the sentinel it chose to perform the failover, and the epoch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Vote {
+    pub leader: NodeId,
+    pub name: String,
+    pub epoch: u64,
 }
 
 impl Label for RedisMsg {
@@ -207,6 +239,26 @@ impl Label for RedisMsg {
             } => format!("REPLICAOF {name}"),
             RedisMsg::PrimaryIs { name, .. } => format!("the primary is {name}"),
             RedisMsg::WhoIsPrimary => "which node is the primary?".to_string(),
+            RedisMsg::IsPrimaryDown {
+                name,
+                candidate: None,
+                ..
+            } => format!("is {name} down?"),
+            RedisMsg::IsPrimaryDown { name, epoch, .. } => {
+                format!("is {name} down? vote for me in epoch {epoch}")
+            }
+            RedisMsg::PrimaryDownReply { name, down, vote, .. } => {
+                let judgement = if *down {
+                    format!("{name} is down")
+                } else {
+                    format!("{name} is not down to me")
+                };
+                match vote {
+                    Some(v) => format!("{judgement}; my vote in epoch {}: {}", v.epoch, v.name),
+                    None => judgement,
+                }
+            }
+            RedisMsg::Hello { name, epoch, .. } => format!("hello: the primary is {name} (epoch {epoch})"),
         }
     }
 }

@@ -2,10 +2,12 @@
 //! ledger. It acquires with the acquire script (`SET lock <random value> NX PX ttl` plus an
 //! `INCR` of a counter in the same step, whose result is its fencing token), optionally
 //! follows with `WAIT`, writes each step carrying the token, and releases with `DEL` or with
-//! the compare-and-delete script. It learns where the primary is from the failover monitor.
+//! the compare-and-delete script. It learns where the primary is from the sentinels.
 //!
 //! It trusts its lock from the moment it trusts the answer: nothing afterwards tells it the
-//! key has vanished from the store.
+//! key has vanished from the store. `WAIT` changes only when it starts trusting: once a
+//! replica has a copy. A failover that promotes another replica, or a TTL that runs out while
+//! it works, takes the lock away all the same.
 
 use super::lease_msg::{LeaseMsg, ReleaseMode, WriteCheck};
 use super::redis_job::{ClientMsg, Job, JobDurable, JobPlan, Next};
@@ -24,7 +26,8 @@ pub struct WorkerPlan {
     pub wait: Option<(u32, u64)>,
     pub release: ReleaseMode,
     pub request_timeout_ms: u64,
-    pub sentinel: NodeId,
+    /// The sentinels it asks where the primary is, one after another.
+    pub sentinels: Vec<NodeId>,
     pub first_primary: NodeId,
 }
 
@@ -86,6 +89,12 @@ pub struct RedisWorker {
     pub phase: Phase,
     /// Where it sends commands.
     pub primary: NodeId,
+    /// The sentinels' epoch of that news: older news is ignored.
+    pub epoch: u64,
+    /// How many times it has asked a sentinel (it asks the next one each time).
+    asked: usize,
+    /// Every answer to its `WAIT`s: how many replicas had the write.
+    pub wait_acks: Vec<u32>,
     /// Its connection to `primary` dropped, or a request went unanswered.
     pub primary_down: bool,
     /// Its attempts, this attempt's lock value, and whether the job is done.
@@ -99,6 +108,9 @@ impl RedisWorker {
             plan: plan.clone(),
             phase: if d.finished { Phase::Done } else { Phase::Idle },
             primary: plan.first_primary,
+            epoch: 0,
+            asked: 0,
+            wait_acks: Vec::new(),
             primary_down: false,
             job: Job::recover(d),
             held: None,
@@ -126,8 +138,8 @@ impl RedisWorker {
         match (timer, &self.phase) {
             (WorkerTimer::JobStart, Phase::Idle) | (WorkerTimer::Retry, Phase::BackingOff) => {
                 if self.primary_down {
-                    // Ask the monitor first; its answer (or the next retry) moves things on.
-                    ctx.send(self.plan.sentinel, RedisMsg::WhoIsPrimary);
+                    // Ask a sentinel first; its answer (or the next retry) moves things on.
+                    self.ask_sentinel(ctx);
                     self.back_off(ctx);
                 } else {
                     self.acquire(ctx);
@@ -137,7 +149,7 @@ impl RedisWorker {
                 if attempt == self.job.attempt =>
             {
                 ctx.note(format!(
-                    "{} gets no answer from {}. It cannot tell whether its lock was set, so it treats it as not held and asks the sentinel where the primary is.",
+                    "{} gets no answer from {}. It cannot tell whether its lock was set, so it treats it as not held and asks a sentinel where the primary is.",
                     ctx.me(),
                     ctx.name(self.primary)
                 ));
@@ -228,9 +240,10 @@ impl RedisWorker {
                 match self.plan.wait {
                     Some((replicas, timeout_ms)) => {
                         ctx.note(format!(
-                            "{} got OK and token {token} from {}. Before trusting it, it sends WAIT {replicas} {timeout_ms} to hear that a replica has the lock too.",
+                            "{} got OK and token {token} from {}. The key is set and visible there already; {} sends WAIT {replicas} {timeout_ms}, which only delays its answer until {replicas} replica(s) have the write (or {timeout_ms} ms pass).",
                             ctx.me(),
-                            ctx.name(from)
+                            ctx.name(from),
+                            ctx.me()
                         ));
                         self.phase = Phase::Confirming;
                         ctx.send(from, RedisMsg::Wait { replicas, timeout_ms });
@@ -254,12 +267,14 @@ impl RedisWorker {
             }
             RedisMsg::WaitReply { acked } if self.phase == Phase::Confirming && from == self.primary => {
                 self.cancel_request_timeout(ctx);
+                self.wait_acks.push(acked);
                 let needed = self.plan.wait.map_or(0, |w| w.0);
                 if acked >= needed {
                     ctx.note(format!(
-                        "WAIT says {acked} replica(s) have the write: {} trusts its lock (token {}) and starts the job.",
+                        "WAIT says {acked} replica(s) have the write, so {} starts the job (token {}). That makes the lock harder to lose, not safe: a failover may still promote a replica without it, and the key still expires after {} whether the job is done or not.",
                         ctx.me(),
-                        self.held.as_ref().map_or(0, |h| h.token)
+                        self.held.as_ref().map_or(0, |h| h.token),
+                        tenths(self.plan.job.ttl_ms)
                     ));
                     self.read_progress(ctx);
                 } else {
@@ -275,18 +290,18 @@ impl RedisWorker {
             }
             RedisMsg::Error { text } if from == self.primary => {
                 ctx.note(format!(
-                    "{} answers {text}: it is not the primary. {} asks the sentinel.",
+                    "{} answers {text}: it is not the primary. {} asks a sentinel.",
                     ctx.name(from),
                     ctx.me()
                 ));
                 self.cancel_request_timeout(ctx);
                 if matches!(self.phase, Phase::Acquiring | Phase::Confirming) {
                     self.held = None;
-                    ctx.send(self.plan.sentinel, RedisMsg::WhoIsPrimary);
+                    self.ask_sentinel(ctx);
                     self.back_off(ctx);
                 }
             }
-            RedisMsg::PrimaryIs { primary, name, .. } => self.primary_is(ctx, primary, &name),
+            RedisMsg::PrimaryIs { primary, name, epoch } => self.primary_is(ctx, primary, &name, epoch),
             RedisMsg::DelReply { deleted, .. } if self.phase == Phase::Releasing => {
                 ctx.note(if deleted {
                     format!("{}'s release removed a key; it is done.", ctx.me())
@@ -299,8 +314,12 @@ impl RedisWorker {
         }
     }
 
-    /// The failover monitor says where the primary is.
-    fn primary_is(&mut self, ctx: &mut Ctx<'_, Self>, primary: NodeId, name: &str) {
+    /// A sentinel says where the primary is.
+    fn primary_is(&mut self, ctx: &mut Ctx<'_, Self>, primary: NodeId, name: &str, epoch: u64) {
+        if epoch < self.epoch {
+            return; // a sentinel that has not heard of the latest failover
+        }
+        self.epoch = epoch;
         let changed = primary != self.primary;
         self.primary = primary;
         self.primary_down = false;
@@ -362,7 +381,7 @@ impl RedisWorker {
         match self.phase {
             Phase::Confirming => {
                 ctx.note(format!(
-                    "{me}'s connection to {primary} drops while its WAIT is still blocked. Its lock was set, and visible to every client of {primary}, from the moment of the OK; WAIT only reports how far replication got and could never have taken it back. Did a replica get it? {me} cannot know, so it does not act on it."
+                    "{me}'s connection to {primary} drops while its WAIT is still waiting. Its lock was set, and visible to every client of {primary}, from the moment of the OK; WAIT only reports how far replication got and could never have taken it back. Did a replica get it? {me} cannot know, so it does not act on it."
                 ));
                 self.cancel_request_timeout(ctx);
                 self.lose_connection(ctx);
@@ -387,8 +406,19 @@ impl RedisWorker {
     fn lose_connection(&mut self, ctx: &mut Ctx<'_, Self>) {
         self.held = None;
         self.primary_down = true;
-        ctx.send(self.plan.sentinel, RedisMsg::WhoIsPrimary);
+        self.ask_sentinel(ctx);
         self.back_off(ctx);
+    }
+
+    /// Asks the next sentinel in its list where the primary is.
+    fn ask_sentinel(&mut self, ctx: &mut Ctx<'_, Self>) {
+        let sentinels = &self.plan.sentinels;
+        if sentinels.is_empty() {
+            return;
+        }
+        let to = sentinels[self.asked % sentinels.len()];
+        self.asked += 1;
+        ctx.send(to, RedisMsg::WhoIsPrimary);
     }
 
     fn back_off(&mut self, ctx: &mut Ctx<'_, Self>) {
@@ -552,7 +582,7 @@ mod tests {
             wait: None,
             release: ReleaseMode::CompareAndDelete,
             request_timeout_ms: 300,
-            sentinel: SENTINEL,
+            sentinels: vec![SENTINEL],
             first_primary: STORE,
         };
         let w = RedisWorker::recover(&plan, &JobDurable { finished: false });

@@ -1,11 +1,18 @@
 //! `redis-failover` (curriculum §4–6): worker A's lock is acknowledged by the Redis
 //! primary, which crashes before its replication stream carries the write to either replica.
-//! The failover monitor promotes a replica that never heard of the lock — nor of the token
-//! counter's last increment — and worker B's `SET NX` succeeds with the same token A got.
+//! Three sentinels agree that it is down (a quorum of 2), elect one of themselves to fail it
+//! over (a majority of 2), and that one promotes a replica that never heard of the lock — nor
+//! of the token counter's last increment — so worker B's `SET NX` succeeds with the same token
+//! A got.
+//!
+//! `WAIT 1` only delays a worker's start until a replica has its write. With
+//! `failure=other-replica-promoted` it returns 1, and the lock is lost all the same: the
+//! replica that confirmed is frozen when the primary dies, and the sentinels promote the one
+//! that never got the write.
 //!
 //! Node ids and names match `consensus-lock`, so the pair can run side by side with the same
 //! seed and the same fault clicks: 0 `store-1` (the primary), 1 `store-2`, 2 `store-3`,
-//! 3 `worker-a`, 4 `worker-b`, 5 `ledger`, and here 6 `sentinel`.
+//! 3 `worker-a`, 4 `worker-b`, 5 `ledger`, and here 6–8 `sentinel-1`…`sentinel-3`.
 
 use super::common::WORKER_FAULTS;
 use super::redis_common::{
@@ -13,8 +20,9 @@ use super::redis_common::{
     ledger_tables, lock_cells, one_holder_spec, releases_own_spec, tokens_increase_spec, HolderWindow,
     STORE_FAULTS,
 };
+use super::redis_failover_beats::{beats, Story};
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
-use crate::kernel::collections::VecMap;
+use crate::kernel::collections::{sort_by_key, VecMap};
 use crate::kernel::faults::{Fault, FaultKind};
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
@@ -39,9 +47,14 @@ pub const STORE_3: NodeId = NodeId(2);
 pub const WORKER_A: NodeId = NodeId(3);
 pub const WORKER_B: NodeId = NodeId(4);
 pub const LEDGER: NodeId = NodeId(5);
-pub const SENTINEL: NodeId = NodeId(6);
+pub const SENTINEL_1: NodeId = NodeId(6);
+pub const SENTINEL_2: NodeId = NodeId(7);
+pub const SENTINEL_3: NodeId = NodeId(8);
 const STORES: [NodeId; 3] = [STORE_1, STORE_2, STORE_3];
 const WORKERS: [NodeId; 2] = [WORKER_A, WORKER_B];
+pub const SENTINELS: [NodeId; 3] = [SENTINEL_1, SENTINEL_2, SENTINEL_3];
+/// Sentinels that must find the primary down before it is objectively down.
+pub const QUORUM: u32 = 2;
 
 pub const LOCK_KEY: &str = "lock";
 pub const FENCE_KEY: &str = "fence";
@@ -54,6 +67,14 @@ pub const A_START_MS: u64 = 200;
 pub const B_START_MS: u64 = 220;
 /// The scripted failure: the primary that granted A's lock crashes (true time).
 pub const CRASH_AT_MS: u64 = 250;
+/// `failure=other-replica-promoted`: the link store-1 → store-3 is cut at this time (true
+/// time), before A's job fires, so store-3 silently falls behind.
+pub const CUT_AT_MS: u64 = 100;
+/// … store-1 crashes this long after it streamed A's write: store-2 has confirmed it, and
+/// A's WAIT has had its answer …
+pub const CRASH_AFTER_STREAM_MS: u64 = 100;
+/// … and at the same moment store-2 freezes for this long, through the sentinels' failover.
+pub const FREEZE_MS: u64 = 1_400;
 pub const LATENCY_MIN_MS: u64 = 1;
 pub const LATENCY_MAX_MS: u64 = 3;
 const STEPS: u32 = 4;
@@ -63,6 +84,7 @@ const AMOUNT: i64 = 10;
 const WAIT_TIMEOUT_MS: u64 = 1_000;
 const PING_MS: u64 = 200;
 const DOWN_AFTER_MS: u64 = 1_000;
+const FAILOVER_TIMEOUT_MS: u64 = 1_000;
 const STOP_AT_MS: u64 = 6_000;
 
 pub fn info() -> ScenarioInfo {
@@ -71,12 +93,12 @@ pub fn info() -> ScenarioInfo {
         chapter: 6,
         sections: "§4–6",
         title: "Redis failover loses the lock",
-        summary: "Worker A's lock (and its fencing token, an INCR in the same script) is acknowledged by the Redis primary, which crashes before streaming the write to its replicas. The sentinel promotes a replica with no record of either; worker B's SET NX succeeds and gets the very same token. Two holders, one token, and a ledger that cannot tell them apart. Compare with consensus-lock.",
+        summary: "Worker A's lock (and its fencing token, an INCR in the same script) is acknowledged by the Redis primary, which crashes before streaming the write to its replicas. Three sentinels agree it is down (quorum 2) and elect one of themselves (a majority) to promote a replica, which has no record of either; worker B's SET NX succeeds and gets the very same token. Two holders, one token, and a ledger that cannot tell them apart. WAIT 1 only delays a worker's start until one replica has the write; it does not make Redis consistent. A failover can still promote a replica without the write (failure=other-replica-promoted: WAIT returns 1 and the lock is lost all the same), and a holder paused past the TTL still overlaps the next one. Compare with consensus-lock.",
         params: vec![
             ParamSpec {
                 key: "replication_lag_ms",
                 label: "Replication lag",
-                help: "How long the primary buffers a write before streaming it to the replicas. The primary crashes 50 ms after A's job fires; a write still buffered then is lost.",
+                help: "How long the primary buffers a write before streaming it to the replicas. With failure=primary-crash the primary crashes 50 ms after A's job fires; a write still buffered then is lost.",
                 default: "100",
                 kind: ParamKind::Int {
                     min: 0,
@@ -87,7 +109,7 @@ pub fn info() -> ScenarioInfo {
             ParamSpec {
                 key: "wait",
                 label: "WAIT after acquiring",
-                help: "Whether a worker sends WAIT 1 1000 after its lock is granted and acts only once a replica confirms.",
+                help: "Whether a worker sends WAIT 1 1000 after its lock is granted and starts only once a replica has the write. WAIT delays the answer; it does not make Redis consistent: a failover can still promote a replica without the write, and the key still expires under a holder that is paused or slow.",
                 default: "off",
                 kind: ParamKind::Choice {
                     options: vec![
@@ -97,7 +119,25 @@ pub fn info() -> ScenarioInfo {
                         },
                         ChoiceOption {
                             value: "wait-1",
-                            label: "wait-1 — WAIT 1 1000, act only if a replica confirms",
+                            label: "wait-1 — WAIT 1 1000, start only once a replica has the write",
+                        },
+                    ],
+                },
+            },
+            ParamSpec {
+                key: "failure",
+                label: "What fails",
+                help: "primary-crash: store-1 crashes 50 ms after A's job fires, before its stream carries A's lock anywhere. other-replica-promoted: the link from store-1 to store-3 is cut first; store-2 gets A's lock and acknowledges it (with wait=wait-1, A's WAIT 1 returns 1); then store-1 crashes while store-2 is frozen for 1.4 s, so the sentinels promote store-3, which never got the lock.",
+                default: "primary-crash",
+                kind: ParamKind::Choice {
+                    options: vec![
+                        ChoiceOption {
+                            value: "primary-crash",
+                            label: "primary-crash — store-1 dies with A's lock still unsent",
+                        },
+                        ChoiceOption {
+                            value: "other-replica-promoted",
+                            label: "other-replica-promoted — store-2 confirms A's lock, but store-3, which never got it, is promoted",
                         },
                     ],
                 },
@@ -135,6 +175,19 @@ fn waits(params: &Params) -> bool {
     params.get("wait").is_some_and(|w| w == "wait-1")
 }
 
+/// Whether the sentinels promote the replica that missed A's write
+/// (`failure=other-replica-promoted`).
+fn other_replica_promoted(params: &Params) -> bool {
+    params
+        .get("failure")
+        .is_some_and(|f| f == "other-replica-promoted")
+}
+
+/// `failure=other-replica-promoted`: when store-1 crashes and store-2 freezes (true time).
+pub fn crash_after_confirm_ms(lag_ms: u64) -> u64 {
+    A_START_MS + lag_ms + CRASH_AFTER_STREAM_MS
+}
+
 fn release(params: &Params) -> ReleaseMode {
     match params.get("release").map(String::as_str) {
         Some("del") => ReleaseMode::NaiveDelete,
@@ -153,25 +206,51 @@ pub fn write_certainly_kept(lag_ms: u64) -> bool {
     A_START_MS + LATENCY_MAX_MS + lag_ms < CRASH_AT_MS
 }
 
+/// What a run promises. `fence-monotonic` holds whatever fails: the ledger takes no lower
+/// token. Everything else is what this failure does to the lock; none of it is a promise that
+/// WAIT makes the lock safe, because it does not (`coordlab sweep` finds two holders with
+/// `wait=wait-1` too).
 pub fn expectation(params: &Params) -> Expectation {
     let lag = lag_ms(params);
+    let del = release(params) == ReleaseMode::NaiveDelete;
     let v = |ok: bool| if ok { Verdict::Holds } else { Verdict::Violated };
     let mut verdicts = vec![("fence-monotonic".to_string(), Verdict::Holds)];
     let mut outcome = Vec::new();
-    if write_certainly_lost(lag) {
-        // Without WAIT both work under the lock; with it A never acts on the lost grant —
-        // but the token it was handed is handed out again either way.
-        let two = !waits(params);
-        let foreign_delete = two && release(params) == ReleaseMode::NaiveDelete;
-        outcome.push((
-            "max_concurrent_holders".to_string(),
-            json!(if two { 2 } else { 1 }),
-        ));
-        outcome.push(("lock_lost".to_string(), json!(two)));
+    if other_replica_promoted(params) {
+        // store-2 has A's lock (with WAIT: and said so), but store-3 is promoted: both work
+        // under the lock with the same token, WAIT or not.
+        outcome.push(("max_concurrent_holders".to_string(), json!(2)));
+        outcome.push(("lock_lost".to_string(), json!(true)));
         outcome.push(("tokens_reissued".to_string(), json!(1)));
-        verdicts.push(("one-holder-per-store".to_string(), v(!two)));
+        outcome.push(("final_primary".to_string(), json!("store-3")));
+        if waits(params) {
+            outcome.push((
+                "wait_acks".to_string(),
+                json!([{"worker": "worker-a", "acked": 1}, {"worker": "worker-b", "acked": 1}]),
+            ));
+        }
+        verdicts.push(("one-holder-per-store".to_string(), Verdict::Violated));
         verdicts.push(("tokens-increase".to_string(), Verdict::Violated));
-        verdicts.push(("releases-only-own-lock".to_string(), v(!foreign_delete)));
+        if !del {
+            // With DEL, whose key A's release finds depends on who finishes first.
+            verdicts.push(("releases-only-own-lock".to_string(), Verdict::Holds));
+        }
+    } else if write_certainly_lost(lag) {
+        // The token A was handed is handed out again, WAIT or not.
+        outcome.push(("tokens_reissued".to_string(), json!(1)));
+        verdicts.push(("tokens-increase".to_string(), Verdict::Violated));
+        if waits(params) {
+            // A's WAIT gets no answer, so A never starts on this grant. That is all WAIT did:
+            // no promise about holders here.
+            if !del {
+                verdicts.push(("releases-only-own-lock".to_string(), Verdict::Holds));
+            }
+        } else {
+            outcome.push(("max_concurrent_holders".to_string(), json!(2)));
+            outcome.push(("lock_lost".to_string(), json!(true)));
+            verdicts.push(("one-holder-per-store".to_string(), Verdict::Violated));
+            verdicts.push(("releases-only-own-lock".to_string(), v(!del)));
+        }
     } else if write_certainly_kept(lag) {
         outcome.push(("max_concurrent_holders".to_string(), json!(1)));
         outcome.push(("lock_lost".to_string(), json!(false)));
@@ -184,11 +263,38 @@ pub fn expectation(params: &Params) -> Expectation {
 }
 
 pub fn setup(params: &Params, _seed: u64) -> Setup {
-    setup_with_crash_at(params, CRASH_AT_MS)
+    if !other_replica_promoted(params) {
+        return setup_with_crash_at(params, CRASH_AT_MS);
+    }
+    let mut setup = setup_without_faults(params);
+    let crash_ms = crash_after_confirm_ms(lag_ms(params));
+    setup.script(
+        CUT_AT_MS * MS_US,
+        Fault::CutLink {
+            from: STORE_1,
+            to: STORE_3,
+        },
+    );
+    setup.script(crash_ms * MS_US, Fault::Crash { node: STORE_1 });
+    setup.script(
+        crash_ms * MS_US,
+        Fault::Pause {
+            node: STORE_2,
+            duration_ms: FREEZE_MS,
+        },
+    );
+    setup
 }
 
 /// The scenario with the primary's scripted crash at `crash_ms` (true time) instead.
 pub fn setup_with_crash_at(params: &Params, crash_ms: u64) -> Setup {
+    let mut setup = setup_without_faults(params);
+    setup.script(crash_ms * MS_US, Fault::Crash { node: STORE_1 });
+    setup
+}
+
+/// The nodes, the network and the world, with no failure scripted.
+fn setup_without_faults(params: &Params) -> Setup {
     let mut setup = Setup::new(LinkConfig::reliable(
         LATENCY_MIN_MS * MS_US,
         LATENCY_MAX_MS * MS_US,
@@ -236,7 +342,7 @@ pub fn setup_with_crash_at(params: &Params, crash_ms: u64) -> Setup {
         wait: waits(params).then_some((1, WAIT_TIMEOUT_MS)),
         release: release(params),
         request_timeout_ms: 300,
-        sentinel: SENTINEL,
+        sentinels: SENTINELS.to_vec(),
         first_primary: STORE_1,
     };
     for (name, short, start_at_ms) in [("worker-a", "a", A_START_MS), ("worker-b", "b", B_START_MS)] {
@@ -249,29 +355,38 @@ pub fn setup_with_crash_at(params: &Params, crash_ms: u64) -> Setup {
         );
     }
     add_ledger(&mut setup);
-    setup.add::<Sentinel>(
-        "sentinel",
-        "sentinel",
-        &[
-            FaultKind::Crash,
-            FaultKind::Restart,
-            FaultKind::Pause,
-            FaultKind::Network,
-        ],
-        SentinelConfig {
-            nodes: STORES.to_vec(),
-            clients: WORKERS.to_vec(),
-            ping_ms: PING_MS,
-            down_after_ms: DOWN_AFTER_MS,
-            stop_at_ms: STOP_AT_MS,
-        },
-        SentinelDurable {
-            primary: STORE_1,
-            epoch: 0,
+    for name in ["sentinel-1", "sentinel-2", "sentinel-3"] {
+        setup.add::<Sentinel>(
+            name,
+            "sentinel",
+            &[
+                FaultKind::Crash,
+                FaultKind::Restart,
+                FaultKind::Pause,
+                FaultKind::Network,
+            ],
+            SentinelConfig {
+                nodes: STORES.to_vec(),
+                sentinels: SENTINELS.to_vec(),
+                clients: WORKERS.to_vec(),
+                quorum: QUORUM,
+                ping_ms: PING_MS,
+                down_after_ms: DOWN_AFTER_MS,
+                failover_timeout_ms: FAILOVER_TIMEOUT_MS,
+                stop_at_ms: STOP_AT_MS,
+            },
+            SentinelDurable::fresh(STORE_1),
+        );
+    }
+    setup.set_world(FailoverWorld::new());
+    beats(
+        &mut setup,
+        Story {
+            wait: waits(params),
+            other_replica: other_replica_promoted(params),
+            naive_delete: release(params) == ReleaseMode::NaiveDelete,
         },
     );
-    setup.script(crash_ms * MS_US, Fault::Crash { node: STORE_1 });
-    setup.set_world(FailoverWorld::new());
     setup
 }
 
@@ -295,6 +410,9 @@ pub struct FailoverWorld {
     /// Releases that deleted another worker's value: (who released, whose value, where).
     pub foreign_releases: Vec<(NodeId, NodeId, NodeId)>,
     lock_lost_at_us: Option<u64>,
+    /// Every answer a worker's `WAIT` got: (worker, replicas that had the write).
+    pub wait_acks: Vec<(NodeId, u32)>,
+    seen_wait_acks: Vec<usize>,
 }
 
 impl Default for FailoverWorld {
@@ -314,6 +432,8 @@ impl FailoverWorld {
             tokens_reissued: 0,
             foreign_releases: Vec::new(),
             lock_lost_at_us: None,
+            wait_acks: Vec::new(),
+            seen_wait_acks: vec![0; WORKERS.len()],
         }
     }
 
@@ -326,13 +446,19 @@ impl FailoverWorld {
             .collect()
     }
 
-    /// The node the failover monitor currently calls primary.
+    /// The node the sentinels currently call primary: the view with the newest epoch.
     fn primary(nodes: &Nodes<'_>) -> NodeId {
-        nodes
-            .live::<Sentinel>(SENTINEL)
-            .map(|s| s.primary)
-            .or_else(|| nodes.durable::<Sentinel>(SENTINEL).map(|d| d.primary))
-            .unwrap_or(STORE_1)
+        let mut best = (0, STORE_1);
+        for id in SENTINELS {
+            let view = nodes
+                .live::<Sentinel>(id)
+                .map(|s| (s.config_epoch, s.primary))
+                .or_else(|| nodes.durable::<Sentinel>(id).map(|d| (d.config_epoch, d.primary)));
+            if let Some(view) = view.filter(|v| v.0 > best.0) {
+                best = view;
+            }
+        }
+        best.1
     }
 
     /// Whether the value is set, unexpired, on store `id` if it is up.
@@ -373,6 +499,16 @@ impl FailoverWorld {
     }
 
     fn observe(&mut self, nodes: &Nodes<'_>) {
+        for (i, id) in WORKERS.iter().enumerate() {
+            let Some(w) = nodes.live::<RedisWorker>(*id) else {
+                self.seen_wait_acks[i] = 0;
+                continue;
+            };
+            for acked in w.wait_acks.iter().skip(self.seen_wait_acks[i]) {
+                self.wait_acks.push((*id, *acked));
+            }
+            self.seen_wait_acks[i] = w.wait_acks.len();
+        }
         for (i, id) in STORES.iter().enumerate() {
             let Some(store) = nodes.live::<RedisNode>(*id) else {
                 // A restarted node starts new lists; begin counting from scratch.
@@ -650,18 +786,31 @@ impl World for FailoverWorld {
                 .map(|(by, owner, on)| json!({"by": nodes.name(*by), "deleted_lock_of": nodes.name(*owner), "on": nodes.name(*on)}))
                 .collect()),
         );
-        if let Some(s) = nodes.live::<Sentinel>(SENTINEL) {
-            out.insert(
-                "failovers".into(),
-                Value::Array(
-                    s.failovers
-                        .iter()
-                        .map(|f| json!({"from": nodes.name(f.from), "to": nodes.name(f.to)}))
-                        .collect(),
-                ),
-            );
-            out.insert("final_primary".into(), json!(nodes.name(s.primary)));
+        let mut failovers: Vec<(u64, Value)> = Vec::new();
+        for id in SENTINELS {
+            for f in nodes.live::<Sentinel>(id).iter().flat_map(|s| &s.failovers) {
+                let by = nodes.name(id);
+                failovers.push((
+                    f.epoch,
+                    json!({"from": nodes.name(f.from), "to": nodes.name(f.to), "by": by}),
+                ));
+            }
         }
+        sort_by_key(&mut failovers, |(epoch, _)| *epoch);
+        out.insert(
+            "failovers".into(),
+            Value::Array(failovers.into_iter().map(|(_, f)| f).collect()),
+        );
+        out.insert("final_primary".into(), json!(nodes.name(Self::primary(nodes))));
+        out.insert(
+            "wait_acks".into(),
+            Value::Array(
+                self.wait_acks
+                    .iter()
+                    .map(|(w, acked)| json!({"worker": nodes.name(*w), "acked": acked}))
+                    .collect(),
+            ),
+        );
         if let Some(row) = ledger_row(nodes, LEDGER) {
             ledger_outcome(nodes, row, &mut out);
         }

@@ -8,6 +8,7 @@ use super::redis_common::{
     add_ledger, fence_monotonic, fence_monotonic_spec, finished_by, ledger_outcome, ledger_row,
     ledger_tables, lock_cells, one_holder_spec, HolderWindow, STORE_FAULTS,
 };
+use super::redlock_beats::beats;
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
 use crate::kernel::collections::VecMap;
 use crate::kernel::faults::Fault;
@@ -242,6 +243,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         setup.script(at_us, fault);
     }
     setup.set_world(RedlockWorld::new());
+    beats(&mut setup, fault);
     setup
 }
 

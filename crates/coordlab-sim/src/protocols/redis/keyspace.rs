@@ -257,7 +257,7 @@ impl RedisNode {
             ctx.note(if on_access {
                 format!("By {me}'s own clock {key} ({value}) has already expired, so it is gone before the command runs.")
             } else {
-                format!("By {me}'s own clock {key} ({value}) has expired: {me} deletes it.")
+                format!("By {me}'s own clock {key} ({value}) has expired: {me} deletes it. Nobody tells the client that set it, which may still be at work.")
             });
             self.write(ctx, ReplOp::Del { key: key.to_string() });
         }

@@ -10,7 +10,7 @@
 //! their primary whenever they (re)connect to it.
 //!
 //! One job per file, all on [`RedisNode`]:
-//! - `node`: the participant — its role and the failover monitor's orders, what it keeps on
+//! - `node`: the participant — its role and the sentinels' orders, what it keeps on
 //!   disk, how it starts, and its card;
 //! - `keyspace`: the key-value commands and key expiry by the node's own clock;
 //! - `replication`: the stream to the replicas, full copies, acknowledgements and `WAIT`.
@@ -20,5 +20,5 @@ mod node;
 mod replication;
 
 pub use keyspace::{key_lines, Deletion, Grant};
-pub use node::{RedisConfig, RedisDurable, RedisNode, Role, StoreTimer};
+pub use node::{RedisConfig, RedisDurable, RedisNode, Role, StoreTimer, SYNC_RETRY_MS};
 pub use replication::STREAM_KEEP;

@@ -1,4 +1,4 @@
-//! The Redis node as a participant: its role and the failover monitor's orders (`PING`,
+//! The Redis node as a participant: its role and the sentinels' orders (`PING`,
 //! `REPLICAOF`), what it keeps on disk, how it starts and restarts, and its card. The
 //! commands it serves are in `keyspace`, the stream to its replicas in `replication`.
 
@@ -7,7 +7,11 @@ use super::replication::PendingWait;
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::time::MS_US;
 use crate::protocols::redis_msg::{KeyEntry, RedisMsg, StreamEntry};
+
+/// How often a replica without a copy asks its primary again (on the next ping after this).
+pub const SYNC_RETRY_MS: u64 = 400;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
@@ -25,8 +29,8 @@ pub struct RedisConfig {
     pub replication_lag_ms: u64,
 }
 
-/// What a node keeps across a crash: its configuration file always (the role the failover
-/// monitor last gave it), the data only with persistence on.
+/// What a node keeps across a crash: its configuration file always (the role the sentinels
+/// last gave it), the data only with persistence on.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RedisDurable {
     pub role: Role,
@@ -85,8 +89,9 @@ pub struct RedisNode {
     pub synced: bool,
     /// Replica: its connection to the primary dropped; it keeps its copy and reconnects.
     pub link_down: bool,
-    /// Replica: pings seen since it last asked for a copy (it asks again after two).
-    pub(super) pings_since_sync: u32,
+    /// Replica: when it last asked its primary for a copy (its clock); it asks again on a
+    /// ping once `SYNC_RETRY_MS` have passed.
+    pub(super) asked_sync_us: u64,
     /// Primary: the replicas that connected, with the offset each last acknowledged.
     pub replicas: VecMap<NodeId, u64>,
     /// Primary: writes applied and acknowledged but not yet sent down the stream.
@@ -112,7 +117,7 @@ impl RedisNode {
             stream: d.stream.clone(),
             synced: false,
             link_down: false,
-            pings_since_sync: 0,
+            asked_sync_us: 0,
             replicas: VecMap::new(),
             unsent: Vec::new(),
             flush_pending: false,
@@ -235,7 +240,7 @@ impl RedisNode {
         }
     }
 
-    /// Answers the failover monitor with its role and offset.
+    /// Answers a sentinel with its role and offset.
     fn ping(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId) {
         let replica_of = match self.role {
             Role::Replica { of } => Some(of),
@@ -252,14 +257,13 @@ impl RedisNode {
         // A replica that has no copy yet keeps asking, as a real one retries its
         // connection on a timer.
         if let (Some(of), true) = (replica_of, !self.synced || self.link_down) {
-            self.pings_since_sync += 1;
-            if self.pings_since_sync >= 2 {
+            if ctx.local_now_us >= self.asked_sync_us + SYNC_RETRY_MS * MS_US {
                 self.request_sync(ctx, of);
             }
         }
     }
 
-    /// `REPLICAOF NO ONE` or `REPLICAOF <primary>` from the failover monitor.
+    /// `REPLICAOF NO ONE` or `REPLICAOF <primary>` from a sentinel.
     fn reconfigure(
         &mut self,
         ctx: &mut Ctx<'_, Self>,
@@ -282,7 +286,7 @@ impl RedisNode {
                     "{me} is promoted: it is the primary now, with the data it had at #{}. Any write that never reached it is simply not there.",
                     self.offset
                 ));
-                // The answer to REPLICAOF NO ONE: the monitor waits for it before telling clients.
+                // The answer to REPLICAOF NO ONE: the sentinel waits for it before telling clients.
                 ctx.send(
                     from,
                     RedisMsg::Pong {

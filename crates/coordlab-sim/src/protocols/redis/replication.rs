@@ -45,7 +45,7 @@ impl RedisNode {
 
     /// Replica: (re)connect to `primary` and ask it for a copy.
     pub(super) fn request_sync(&mut self, ctx: &mut Ctx<'_, Self>, primary: NodeId) {
-        self.pings_since_sync = 0;
+        self.asked_sync_us = ctx.local_now_us;
         ctx.send(primary, RedisMsg::Sync { have: self.offset });
     }
 
@@ -83,18 +83,29 @@ impl RedisNode {
         if self.role != (Role::Replica { of: from }) {
             return;
         }
+        // Keys it had that the copy lacks, or holds with another value, are gone for good.
+        let discarded: Vec<String> = self
+            .data
+            .iter()
+            .filter(|(k, e)| data.get(*k).is_none_or(|d| d.value != e.value))
+            .map(|(k, e)| format!("{k} = {}", e.value))
+            .collect();
         self.data = data;
         self.offset = offset;
         self.stream = stream;
         self.synced = true;
         self.link_down = false;
         self.persist(ctx);
-        ctx.note(format!(
-            "{} now holds {}'s data as of #{offset}: {} key(s).",
-            ctx.me(),
-            ctx.name(from),
-            self.data.len()
-        ));
+        let (me, primary) = (ctx.me(), ctx.name(from));
+        let keys = self.data.len();
+        ctx.note(if discarded.is_empty() {
+            format!("{me} now holds {primary}'s data as of #{offset}: {keys} key(s).")
+        } else {
+            format!(
+                "{me} now holds {primary}'s data as of #{offset}: {keys} key(s). What it had of its own ({}) is replaced: {primary} never had it.",
+                discarded.join(", ")
+            )
+        });
         ctx.send(from, RedisMsg::ReplAck { offset });
     }
 
