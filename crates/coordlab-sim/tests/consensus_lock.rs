@@ -254,7 +254,7 @@ fn the_zombie_write_is_refused_by_the_ledger() {
     let b_write = at(&t, "worker-b -> ledger: step");
     let a_late = at(&t, "worker-a -> ledger: step 2");
     assert!(b_write < a_late);
-    at(&t, "Rejected: 2 < 3.");
+    at(&t, "The ledger refuses worker-a's step 2");
     assert_eq!(verdict(&t, "fence-monotonic"), Verdict::Holds);
 }
 
@@ -404,7 +404,7 @@ fn the_story_is_told_in_seven_beats_with_one_question() {
     assert!(seq("a-holds") < at(&t, "store-1 crashes") && at(&t, "store-1 crashes") < seq("failover"));
     assert_eq!(seq("revoked"), at(&t, "applies the revoke of lease 7a01"));
     assert_eq!(seq("b-holds"), at(&t, "No key ahead of worker-b's"));
-    assert_eq!(seq("fenced"), at(&t, "Rejected: 2 < 3."));
+    assert_eq!(seq("fenced"), at(&t, "The ledger refuses worker-a's step 2"));
     // One question, asked before the failover shows its answer.
     let asked: Vec<&str> = t
         .beats

@@ -216,7 +216,7 @@ fn each_watch_style_tells_its_story_in_beats_with_one_question() {
         assert_eq!(got, keys, "{watch}");
         let seq = |key: &str| t.beats.iter().find(|b| b.key == key).unwrap().seq.unwrap() as usize;
         assert_eq!(seq("expired"), at(&t, "session 0x101 expires"), "{watch}");
-        assert_eq!(seq("fenced"), at(&t, "Rejected: 0 <"), "{watch}");
+        assert_eq!(seq("fenced"), at(&t, "The ledger refuses"), "{watch}");
         // One question: how many waiters the expiry wakes (one, or the whole herd).
         let questions: Vec<_> = t.beats.iter().filter_map(|b| b.question.as_ref()).collect();
         assert_eq!(questions.len(), 1, "{watch}");
