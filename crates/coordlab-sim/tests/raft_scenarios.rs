@@ -217,7 +217,10 @@ fn violated(t: &Trace, property: &str) -> bool {
 /// no actions) of the scenario that carries it, and the narration names the rule skipped.
 #[test]
 fn each_planted_bug_breaks_safety_in_its_scenarios_default_run() {
-    let cases: [(&str, (&str, &str), &[&str], &[&str]); 3] = [
+    /// Scenario, the parameter that plants the bug, the properties it breaks, what the
+    /// narration says.
+    type Case<'a> = (&'a str, (&'a str, &'a str), &'a [&'a str], &'a [&'a str]);
+    let cases: [Case; 3] = [
         (
             "raft-partition",
             ("bug", "skip-up-to-date-check"),
