@@ -260,7 +260,7 @@ fn each_planted_bug_breaks_safety_in_its_scenarios_default_run() {
         }
     }
     // The same bugs promise a violation for many seeds, not only the default one.
-    for seed in 0..40 {
+    for seed in 0..300 {
         for (scenario, pair) in [
             ("raft-partition", ("bug", "skip-up-to-date-check")),
             ("raft-election", ("bug", "forget-vote-on-restart")),

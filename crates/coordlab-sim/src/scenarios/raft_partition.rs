@@ -21,7 +21,7 @@ pub const SPLIT_MS: u64 = 700;
 pub const HEAL_MS: u64 = 1_800;
 pub const STOP_AT_MS: u64 = 3_500;
 /// With `bug=skip-up-to-date-check`: when S2, cut off alone since the heal, is back.
-pub const S2_BACK_MS: u64 = 2_600;
+pub const S2_BACK_MS: u64 = 2_900;
 
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
