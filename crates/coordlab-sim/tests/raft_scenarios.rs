@@ -202,3 +202,163 @@ fn inspector_shows_roles_logs_and_leader_progress() {
         last.nodes[0].lines
     );
 }
+
+fn notes_of(t: &Trace) -> Vec<String> {
+    t.entries.iter().flat_map(|e| e.notes.clone()).collect()
+}
+
+fn violated(t: &Trace, property: &str) -> bool {
+    t.properties
+        .iter()
+        .any(|p| p.name == property && p.verdict == coordlab_sim::properties::Verdict::Violated)
+}
+
+/// Issue 10, item 6: each planted bug breaks a safety property in the default run (seed 1,
+/// no actions) of the scenario that carries it, and the narration names the rule skipped.
+#[test]
+fn each_planted_bug_breaks_safety_in_its_scenarios_default_run() {
+    /// Scenario, the parameter that plants the bug, the properties it breaks, what the
+    /// narration says.
+    type Case<'a> = (&'a str, (&'a str, &'a str), &'a [&'a str], &'a [&'a str]);
+    let cases: [Case; 3] = [
+        (
+            "raft-partition",
+            ("bug", "skip-up-to-date-check"),
+            &["leader-completeness", "state-machine-safety"],
+            &[
+                "without checking that S2's log is at least as up to date",
+                "(§5.4.1)",
+            ],
+        ),
+        (
+            "raft-election",
+            ("bug", "forget-vote-on-restart"),
+            &["election-safety", "one-vote-per-term"],
+            &[
+                "was not kept on disk",
+                "writes the term and the vote to disk before it replies",
+            ],
+        ),
+        (
+            "raft-figure-8",
+            ("commit_rule", "count-replicas"),
+            &["leader-completeness", "state-machine-safety"],
+            &["count copies only of its own term's entries (§5.4.2), and the planted bug skips that rule"],
+        ),
+    ];
+    for (scenario, pair, broken, said) in cases {
+        let t = lines(scenario, &[pair], 1);
+        for p in broken {
+            assert!(violated(&t, p), "{scenario} {pair:?}: {p} holds");
+        }
+        let text = notes_of(&t);
+        for s in said {
+            assert!(
+                text.iter().any(|n| n.contains(s)),
+                "{scenario} {pair:?}: no note says {s:?}"
+            );
+        }
+    }
+    // The same bugs promise a violation for many seeds, not only the default one.
+    for seed in 0..300 {
+        for (scenario, pair) in [
+            ("raft-partition", ("bug", "skip-up-to-date-check")),
+            ("raft-election", ("bug", "forget-vote-on-restart")),
+        ] {
+            let req = request(scenario, &[pair], seed);
+            let t = run(&req, Limits::default(), Recording::Summary).unwrap();
+            let e = expectation_for(&req).unwrap();
+            assert!(
+                e.verdicts
+                    .iter()
+                    .any(|(_, v)| *v == coordlab_sim::properties::Verdict::Violated),
+                "{scenario} {pair:?} promises no violation"
+            );
+            assert!(e.mismatches(&t).is_empty(), "{scenario} {pair:?} seed {seed}");
+        }
+    }
+}
+
+/// Issue 10, items 6 and 10: the election tells why S1's first timeout is short, and a
+/// restarted server says it kept its term and vote on disk.
+#[test]
+fn election_explains_the_early_boot_and_what_survives_a_restart() {
+    let text = notes_of(&lines("raft-election", &[], 1));
+    assert!(text
+        .iter()
+        .any(|n| n.starts_with("S1 booted before the others") && n.contains("150–300 ms")));
+    assert!(text.iter().any(
+        |n| n.starts_with("S1 comes back with what it wrote to disk: term 1")
+            && n.contains("writes its term and vote to disk before it replies")
+    ));
+}
+
+/// Issue 10, item 10: what the stale-leader summary says happens, in that order — S1 steps
+/// down on reading the newer term, and the followers reject its old-term AppendEntries.
+#[test]
+fn stale_leader_steps_down_on_the_newer_term_and_its_old_appends_are_rejected() {
+    let info = coordlab_sim::scenarios::catalog()
+        .into_iter()
+        .find(|i| i.id == "raft-stale-leader")
+        .unwrap();
+    assert!(info
+        .summary
+        .contains("the first one stamped with the newer term makes S1 step down"));
+    for seed in 0..30 {
+        let text = notes_of(&lines("raft-stale-leader", &[], seed));
+        let down = text
+            .iter()
+            .position(|n| n.starts_with("S1 sees term 2") && n.contains("steps down"))
+            .unwrap_or_else(|| panic!("seed {seed}: S1 never steps down"));
+        let rejected = text
+            .iter()
+            .position(|n| n.contains("rejects AppendEntries from S1"))
+            .unwrap_or_else(|| panic!("seed {seed}: nothing rejected"));
+        assert!(down < rejected, "seed {seed}");
+    }
+}
+
+/// Issue 10, item 10: the quorum arithmetic the summary mentions is in the narration and in
+/// the table it names.
+#[test]
+fn quorum_tells_its_arithmetic_and_shows_the_table_it_names() {
+    let t = run(
+        &request("raft-quorum", &[], 1),
+        Limits::default(),
+        Recording::Full,
+    )
+    .unwrap();
+    assert!(notes_of(&t)
+        .iter()
+        .any(|n| n.starts_with("Quorum arithmetic: 5 servers need 3 up")));
+    let info = coordlab_sim::scenarios::catalog()
+        .into_iter()
+        .find(|i| i.id == "raft-quorum")
+        .unwrap();
+    let snap = t.entries.last().unwrap().snapshot.clone().unwrap();
+    let table = snap
+        .tables
+        .iter()
+        .find(|x| info.summary.contains(&format!("\"{}\"", x.title)))
+        .expect("the summary names a table the state panel shows");
+    assert_eq!(table.rows.len(), 7);
+}
+
+/// Issue 11: from the start of `raft-election`, the beat announcing the new leader after the
+/// crash is at most 12 presses of `n` away; heartbeats never make beats.
+#[test]
+fn election_reaches_the_new_leader_within_twelve_beats() {
+    for seed in std::iter::once(1).chain(0..50) {
+        let t = run(
+            &request("raft-election", &[], seed),
+            Limits::default(),
+            Recording::Summary,
+        )
+        .unwrap();
+        let at = |key: &str| t.beats.iter().position(|b| b.key == key).unwrap();
+        let (crash, new) = (at("leader-crashes"), at("new-leader"));
+        assert!(crash < new && new < 12, "seed {seed}: beat {}", new + 1);
+        assert!(t.beats[new].seq > t.beats[crash].seq, "seed {seed}");
+        assert!(t.beats.iter().all(|b| !b.title.contains("heartbeat")));
+    }
+}

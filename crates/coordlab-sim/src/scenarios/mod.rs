@@ -16,6 +16,7 @@ pub mod lease_world;
 pub mod lock_alternatives;
 pub mod lock_service_common;
 pub mod lost_update;
+pub mod raft_beats;
 pub mod raft_chaos;
 pub mod raft_common;
 pub mod raft_election;

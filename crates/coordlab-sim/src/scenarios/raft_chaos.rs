@@ -223,6 +223,7 @@ pub fn setup(params: &Params, seed: u64) -> Setup {
     };
     world.converge_after_us = Some(chaos_ms * MS_US);
     setup.set_world(world);
+    super::raft_beats::chaos(&mut setup, chaos_ms * MS_US, bug(params) != RaftBug::None);
     setup
 }
 

@@ -96,7 +96,7 @@ pub fn common_params() -> Vec<ParamSpec> {
         ParamSpec {
             key: "bug",
             label: "Planted bug",
-            help: "Break one rule of the paper on purpose, to see the safety checker catch it.",
+            help: "Break one rule of the paper on purpose, to see the safety checker catch it. raft-partition is scripted to show skip-up-to-date-check and raft-election forget-vote-on-restart; raft-figure-8 shows the third through its commit rule. Elsewhere a bug shows only under faults you add, or in a sweep.",
             default: "none",
             kind: ParamKind::Choice {
                 options: vec![
@@ -145,8 +145,11 @@ pub struct ClusterPlan {
     pub scripted: Vec<(u64, Fault)>,
     /// Nodes whose side of a partition is watched for commits, and when.
     pub watch: Option<Watch>,
-    /// Whether S1 boots first (a shorter first timeout), giving a predictable first leader.
+    /// Whether S1 boots before the others (its first timeout is short), giving a predictable
+    /// first leader. The narration says so when S1 starts.
     pub stagger_first: bool,
+    /// Whether the narration says what a restarted server brings back from disk.
+    pub narrate_restarts: bool,
     /// Each server's own election timeout range (ms), by id, instead of the parameters' one.
     pub timeouts_ms: Vec<(u64, u64)>,
 }
@@ -201,8 +204,9 @@ pub fn build(params: &Params, plan: ClusterPlan) -> (Setup, RaftWorld) {
         }
         let durable = ServerDurable::default();
         let mut server = RaftServer::recover(&config, *id, &durable);
-        // Servers boot one after another: the first one up times out first, which gives every
-        // scenario a predictable first leader to crash, cut off or freeze.
+        // S1 boots before the others: when they start, its first timer has less than the
+        // minimum left, so it times out first. That gives every scenario a predictable first
+        // leader to crash, cut off or freeze.
         if id.0 == 0 && plan.stagger_first {
             server.first_timeout_ms = Some((min / 2, min / 2 + 10));
         }
@@ -227,7 +231,10 @@ pub fn build(params: &Params, plan: ClusterPlan) -> (Setup, RaftWorld) {
             setup.script(ms * MS_US, fault);
         }
     }
-    (setup, RaftWorld::new(cluster, client, plan.watch))
+    let mut world = RaftWorld::new(cluster, client, plan.watch);
+    world.early_boot = plan.stagger_first.then_some(NodeId(0));
+    world.narrate_restarts = plan.narrate_restarts;
+    (setup, world)
 }
 
 /// [`build`] for a scenario that needs no world of its own: the plain [`RaftWorld`], with the

@@ -2,13 +2,14 @@
 //! new one in a higher term; the old leader restarts with its stale term and falls in line
 //! as soon as it hears the new leader.
 
+use super::raft_beats;
 use super::raft_common::{bug, build_with_world, common_params, num, servers_param, ClusterPlan, PROPERTIES};
 use super::{Expectation, Params, ScenarioInfo};
 use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::properties::Verdict;
-use crate::protocols::raft::RaftBug;
+use crate::protocols::raft::{RaftBug, MAX_SERVERS};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -39,7 +40,19 @@ pub fn expectation(params: &Params) -> Expectation {
             .map(|(n, _)| (n.to_string(), Verdict::Holds))
             .collect();
     }
-    if story(params) {
+    if forget_vote_story(params) {
+        // Two leaders of term 1, made by second votes; no client, so the logs stay empty.
+        verdicts = PROPERTIES
+            .iter()
+            .map(|(n, _)| {
+                let broken = *n == "election-safety" || *n == "one-vote-per-term";
+                let v = if broken { Verdict::Violated } else { Verdict::Holds };
+                (n.to_string(), v)
+            })
+            .collect();
+        outcome.push(("first_leader".to_string(), json!("S1")));
+        outcome.push(("restarted_leader_follows".to_string(), json!(true)));
+    } else if story(params) {
         outcome.push(("first_leader".to_string(), json!("S1")));
         outcome.push(("restarted_leader_follows".to_string(), json!(true)));
         outcome.push(("new_leader_in_higher_term".to_string(), json!(true)));
@@ -55,22 +68,67 @@ fn story(params: &Params) -> bool {
     hb * 2 < min && max <= 400 && min >= 100
 }
 
+/// With `bug=forget-vote-on-restart` and timing like the default, the run is scripted to
+/// show the bug: two leaders of term 1.
+fn forget_vote_story(params: &Params) -> bool {
+    bug(params) == RaftBug::ForgetVoteOnRestart
+        && story(params)
+        && num(params, "election_timeout_ms_min", 150) > 120
+}
+
+/// The faults that make a server vote twice in term 1, at true times (ms). S1's messages to
+/// the last server are lost, so that server never hears of term 1 and later stands in it
+/// too. Meanwhile the servers whose votes it needs (S2 … S⌊N/2⌋+1, all of which voted for
+/// S1) crash and restart before its timer can run out — with the bug, without their votes.
+fn forget_vote_faults(n: u32, min_ms: u64) -> Vec<(u64, Fault)> {
+    let majority = n / 2 + 1;
+    let mut out = vec![(
+        0,
+        Fault::CutLink {
+            from: NodeId(0),
+            to: NodeId(n - 1),
+        },
+    )];
+    for v in 1..majority {
+        out.push((min_ms * 2 / 3, Fault::Crash { node: NodeId(v) }));
+    }
+    for v in 1..majority {
+        out.push((min_ms * 5 / 6, Fault::Restart { node: NodeId(v) }));
+    }
+    out.push((FORGET_VOTE_HEAL_MS, Fault::Heal));
+    out
+}
+
+/// When the link from S1 is repaired in the forget-vote story (term 1 has two leaders by then).
+pub const FORGET_VOTE_HEAL_MS: u64 = 500;
+
 pub fn setup(params: &Params, _seed: u64) -> Setup {
     let leader = NodeId(0);
-    build_with_world(
+    let n = num(params, "servers", 5) as u32;
+    let mut scripted = Vec::new();
+    if forget_vote_story(params) {
+        scripted = forget_vote_faults(n, num(params, "election_timeout_ms_min", 150));
+    }
+    scripted.push((CRASH_MS, Fault::Crash { node: leader }));
+    scripted.push((RESTART_MS, Fault::Restart { node: leader }));
+    let mut setup = build_with_world(
         params,
         ClusterPlan {
-            servers: num(params, "servers", 5) as u32,
+            servers: n,
             stop_at_ms: STOP_AT_MS,
-            scripted: vec![
-                (CRASH_MS, Fault::Crash { node: leader }),
-                (RESTART_MS, Fault::Restart { node: leader }),
-            ],
+            scripted,
             stagger_first: true,
+            narrate_restarts: true,
             ..ClusterPlan::default()
         },
         Some(derive_outcome),
-    )
+    );
+    if forget_vote_story(params) {
+        raft_beats::election_forgets_votes(&mut setup);
+    } else {
+        raft_beats::election(&mut setup, n.clamp(1, MAX_SERVERS));
+    }
+    setup
 }
 
 /// Derived facts for the story, from the run's own outcome: a leader other than S1 won a

@@ -257,6 +257,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         setup.add::<RaftClient>(plan.name, "raft-client", &CLIENT_FAULTS, config, ());
     }
     setup.set_world(Figure8World::new(world, rule));
+    super::raft_beats::figure_8(&mut setup, rule == CommitRule::CountReplicas);
     setup
 }
 
@@ -591,6 +592,8 @@ impl World for Figure8World {
     }
 
     fn take_notes(&mut self) -> Vec<String> {
+        // This world tells the story of index 2 itself, the broken properties included.
+        self.inner.take_notes();
         std::mem::take(&mut self.notes)
     }
 

@@ -2,13 +2,14 @@
 //! commits once a majority stores it. One follower is slow and another crashes for a while;
 //! neither holds the client up, and the crashed one catches up after it restarts.
 
+use super::raft_beats;
 use super::raft_common::promised_verdicts;
 use super::raft_common::{bug, build_with_world, common_params, int_param, num, servers_param, ClusterPlan};
 use super::{Expectation, Params, ScenarioInfo};
 use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
-use crate::protocols::raft::RaftBug;
+use crate::protocols::raft::{RaftBug, MAX_SERVERS};
 use serde_json::json;
 
 pub const ID: &str = "raft-log-replication";
@@ -80,7 +81,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             },
         ));
     }
-    build_with_world(
+    let mut setup = build_with_world(
         params,
         ClusterPlan {
             servers,
@@ -92,5 +93,11 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             ..ClusterPlan::default()
         },
         None,
-    )
+    );
+    raft_beats::log_replication(
+        &mut setup,
+        servers.clamp(1, MAX_SERVERS),
+        num(params, "writes", 6),
+    );
+    setup
 }

@@ -3,6 +3,7 @@
 //! carries on. When the network heals, the old leader steps down and the entries it took
 //! during the split, never committed, are discarded.
 
+use super::raft_beats;
 use super::raft_common::promised_verdicts;
 use super::raft_common::{bug, build_with_world, common_params, num, ClusterPlan, Watch};
 use super::{Expectation, Params, ScenarioInfo};
@@ -10,6 +11,7 @@ use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
+use crate::properties::Verdict;
 use crate::protocols::raft::RaftBug;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -18,6 +20,8 @@ pub const ID: &str = "raft-partition";
 pub const SPLIT_MS: u64 = 700;
 pub const HEAL_MS: u64 = 1_800;
 pub const STOP_AT_MS: u64 = 3_500;
+/// With `bug=skip-up-to-date-check`: when S2, cut off alone since the heal, is back.
+pub const S2_BACK_MS: u64 = 2_900;
 
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
@@ -30,20 +34,36 @@ pub fn info() -> ScenarioInfo {
     }
 }
 
+/// Timing like the default: timeouts well above the heartbeat, and short enough for the
+/// majority to elect a leader well inside the split.
+fn story(params: &Params) -> bool {
+    let min = num(params, "election_timeout_ms_min", 150);
+    let hb = num(params, "heartbeat_ms", 50);
+    hb * 2 < min && num(params, "election_timeout_ms_max", 300) <= 400
+}
+
+/// With `bug=skip-up-to-date-check` the run is scripted to show the bug: S2 stays cut off
+/// after the heal, and comes back with a higher term and a log that lacks committed writes.
+fn stale_voter_story(params: &Params) -> bool {
+    bug(params) == RaftBug::SkipUpToDateCheck && story(params)
+}
+
 pub fn expectation(params: &Params) -> Expectation {
-    let verdicts = promised_verdicts(bug(params));
+    let mut verdicts = promised_verdicts(bug(params));
     let mut outcome = Vec::new();
-    if bug(params) == RaftBug::None {
-        let min = num(params, "election_timeout_ms_min", 150);
-        let hb = num(params, "heartbeat_ms", 50);
-        if hb * 2 < min && num(params, "election_timeout_ms_max", 300) <= 400 {
-            outcome.push(("first_leader".to_string(), json!("S1")));
-            outcome.push(("watched_side_commits".to_string(), json!(0)));
-            outcome.push(("old_leader_stepped_down".to_string(), json!(true)));
-            outcome.push(("minority_entries_discarded".to_string(), json!(true)));
-            outcome.push(("writes_committed".to_string(), json!(4)));
-            outcome.push(("logs_converged".to_string(), json!(true)));
-        }
+    if stale_voter_story(params) {
+        verdicts.push(("leader-completeness".to_string(), Verdict::Violated));
+        verdicts.push(("state-machine-safety".to_string(), Verdict::Violated));
+        outcome.push(("first_leader".to_string(), json!("S1")));
+        outcome.push(("watched_side_commits".to_string(), json!(0)));
+    }
+    if bug(params) == RaftBug::None && story(params) {
+        outcome.push(("first_leader".to_string(), json!("S1")));
+        outcome.push(("watched_side_commits".to_string(), json!(0)));
+        outcome.push(("old_leader_stepped_down".to_string(), json!(true)));
+        outcome.push(("minority_entries_discarded".to_string(), json!(true)));
+        outcome.push(("writes_committed".to_string(), json!(4)));
+        outcome.push(("logs_converged".to_string(), json!(true)));
     }
     Expectation { outcome, verdicts }
 }
@@ -51,17 +71,29 @@ pub fn expectation(params: &Params) -> Expectation {
 pub fn setup(params: &Params, _seed: u64) -> Setup {
     let client = NodeId(5);
     let minority = vec![NodeId(0), NodeId(1), client];
-    build_with_world(
+    let mut scripted = vec![
+        (SPLIT_MS, Fault::Partition { side: minority }),
+        (HEAL_MS, Fault::Heal),
+    ];
+    if stale_voter_story(params) {
+        // S2 stays cut off a while longer: it misses the writes the new leader commits after
+        // the heal, and its election timer keeps running out, raising its term each time.
+        scripted.push((
+            HEAL_MS,
+            Fault::Partition {
+                side: vec![NodeId(1)],
+            },
+        ));
+        scripted.push((S2_BACK_MS, Fault::Heal));
+    }
+    let mut setup = build_with_world(
         params,
         ClusterPlan {
             servers: 5,
             writes: 4,
             client_start_ms: 500,
             stop_at_ms: STOP_AT_MS,
-            scripted: vec![
-                (SPLIT_MS, Fault::Partition { side: minority }),
-                (HEAL_MS, Fault::Heal),
-            ],
+            scripted,
             watch: Some(Watch {
                 side: vec![NodeId(0), NodeId(1)],
                 from_us: SPLIT_MS * MS_US,
@@ -71,7 +103,9 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             ..ClusterPlan::default()
         },
         Some(derive_outcome),
-    )
+    );
+    raft_beats::partition(&mut setup, stale_voter_story(params));
+    setup
 }
 
 /// Whether S1 ended as a follower after stepping down, and whether entries were discarded.

@@ -70,7 +70,7 @@ pub fn info() -> ScenarioInfo {
         chapter: 5,
         sections: "§6",
         title: "Raft: how many failures a quorum survives",
-        summary: "S1 leads and a client writes all the time. From 0.6 s a follower crashes every 0.6 s. While a majority is up, every write commits; once one more server is down than the cluster can spare, the leader still appends the client's write but never gets enough copies, and the client waits for ever. Then the leader crashes too and nobody can be elected. The table beside it shows why 4 servers survive no more failures than 3.",
+        summary: "S1 leads and a client writes all the time. From 0.6 s a follower crashes every 0.6 s. While a majority is up, every write commits; once one more server is down than the cluster can spare, the leader still appends the client's write but never gets enough copies, and the client waits for ever. Then the leader crashes too and nobody can be elected. A cluster of N needs ⌊N/2⌋+1 servers up to elect and commit, so it survives ⌊(N−1)/2⌋ failures: 4 servers survive 1, no more than 3 do. The player's State panel lists sizes 1 to 7 in the table \"Cluster size and failures tolerated\".",
         params,
     }
 }
@@ -127,6 +127,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         },
     );
     setup.set_world(QuorumWorld::new(world, n));
+    super::raft_beats::quorum(&mut setup, n);
     setup
 }
 
@@ -145,6 +146,7 @@ pub struct QuorumWorld {
     /// Writes committed, indexed by the number of servers down when each was started.
     committed_by_down: Vec<u64>,
     told_stuck: bool,
+    told_arithmetic: bool,
 }
 
 impl QuorumWorld {
@@ -159,6 +161,7 @@ impl QuorumWorld {
             counted: 0,
             committed_by_down: vec![0; n as usize + 1],
             told_stuck: false,
+            told_arithmetic: false,
         }
     }
 
@@ -197,6 +200,20 @@ impl QuorumWorld {
             self.committed_by_down[k as usize] += 1;
         }
         self.counted = c.committed.len();
+    }
+
+    /// The arithmetic of this cluster, told once at the start.
+    fn arithmetic(&self) -> String {
+        let (n, m, f) = (self.n, majority(self.n), tolerated(self.n));
+        let failures = if f == 1 { "failure" } else { "failures" };
+        let servers = if n == 1 { "server needs" } else { "servers need" };
+        let mut text = format!(
+            "Quorum arithmetic: {n} {servers} {m} up for a majority, so the cluster survives {f} {failures} (⌊(N−1)/2⌋)."
+        );
+        if n % 2 == 0 {
+            text.push_str(&format!(" {} servers would survive as many.", n - 1));
+        }
+        text
     }
 
     /// Narration for each crash: how many are left against the majority needed.
@@ -287,6 +304,11 @@ impl World for QuorumWorld {
             }
         }
         self.track_writes(nodes);
+        if !self.told_arithmetic {
+            self.told_arithmetic = true;
+            let text = self.arithmetic();
+            self.notes.push(text);
+        }
         self.narrate_crashes(nodes);
         for i in 0..self.n {
             self.was_up[i as usize] = self.live(nodes, NodeId(i)).is_some();
@@ -294,7 +316,9 @@ impl World for QuorumWorld {
     }
 
     fn take_notes(&mut self) -> Vec<String> {
-        std::mem::take(&mut self.notes)
+        let mut notes = self.inner.take_notes();
+        notes.append(&mut self.notes);
+        notes
     }
 
     fn highlight(&self, nodes: &Nodes<'_>) -> Option<String> {

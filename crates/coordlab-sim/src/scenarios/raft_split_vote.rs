@@ -4,6 +4,7 @@
 //! With randomized timeouts one server usually times out first and wins before the others
 //! wake up.
 
+use super::raft_beats;
 use super::raft_common::{bug, build_with_world, common_params, num, servers_param, ClusterPlan, PROPERTIES};
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
 use crate::kernel::setup::Setup;
@@ -89,6 +90,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         },
         Some(derive_outcome),
     );
+    raft_beats::split_vote(&mut setup, identical_max.is_some());
     if let Some(min) = identical_max {
         // Identical timeouts: every server waits exactly the minimum.
         setup.derive_param("election_timeout_ms_max", min);

@@ -1,8 +1,11 @@
 //! `raft-stale-leader` (curriculum §6): terms as fencing tokens. The leader freezes in a
 //! stop-the-world pause; the others elect a new leader in a higher term. When the old
-//! leader wakes it still believes it leads and sends AppendEntries with its old term — and
-//! every server that has moved on rejects them, which also tells it to step down.
+//! leader wakes it still believes it leads: its overdue heartbeat fires first and sends
+//! AppendEntries with its old term. Then it reads what piled up during the pause; the first
+//! message stamped with the newer term makes it step down. Its stale AppendEntries still
+//! arrive, and every server that has moved on rejects them.
 
+use super::raft_beats;
 use super::raft_common::promised_verdicts;
 use super::raft_common::{bug, build_with_world, common_params, int_param, num, servers_param, ClusterPlan};
 use super::{Expectation, Params, ScenarioInfo};
@@ -36,7 +39,7 @@ pub fn info() -> ScenarioInfo {
         chapter: 5,
         sections: "§6",
         title: "Raft: the term fences a stale leader",
-        summary: "S1 leads, then freezes in a GC pause at 0.8 s. The others hear nothing, elect a new leader in a higher term and move on. S1 wakes, still sure it leads, and sends AppendEntries stamped with its old term: each follower rejects them, and the answers carry the newer term that makes S1 step down.",
+        summary: "S1 leads, then freezes in a GC pause at 0.8 s. The others hear nothing, elect a new leader in a higher term and move on. S1 wakes still sure it leads: its overdue heartbeat fires first and sends AppendEntries stamped with its old term. Then S1 reads the messages that piled up while it was frozen; the first one stamped with the newer term makes S1 step down. Its stale AppendEntries reach the others anyway, and each one rejects them: the term works as a fencing token.",
         params,
     }
 }
@@ -59,7 +62,7 @@ pub fn expectation(params: &Params) -> Expectation {
 }
 
 pub fn setup(params: &Params, _seed: u64) -> Setup {
-    build_with_world(
+    let mut setup = build_with_world(
         params,
         ClusterPlan {
             servers: num(params, "servers", 5) as u32,
@@ -75,7 +78,9 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             ..ClusterPlan::default()
         },
         Some(derive_outcome),
-    )
+    );
+    raft_beats::stale_leader(&mut setup);
+    setup
 }
 
 /// Whether a stale AppendEntries was refused, and whether S1 ended as a follower after

@@ -164,6 +164,15 @@ pub struct RaftWorld {
     /// Outcome fields a scenario derives from the shared ones (e.g. whether the old leader
     /// stepped down), added once they are all in.
     pub derive_outcome: Option<fn(&mut BTreeMap<String, Value>)>,
+    /// A server that booted before the others (its first timeout is short): explained once,
+    /// when it starts.
+    pub early_boot: Option<NodeId>,
+    /// Whether to say what a restarted server brings back from disk.
+    pub narrate_restarts: bool,
+    /// Whether each server was up at the last step (None: not seen up yet).
+    was_up: Vec<Option<bool>>,
+    /// Narration for the step just evaluated.
+    notes: Vec<String>,
 }
 
 impl RaftWorld {
@@ -196,6 +205,50 @@ impl RaftWorld {
             watch_commit: None,
             converge_after_us: None,
             derive_outcome: None,
+            early_boot: None,
+            narrate_restarts: false,
+            was_up: vec![None; n],
+            notes: Vec::new(),
+        }
+    }
+
+    /// The world's own narration: why the early server times out first, and what a restarted
+    /// server brings back from disk.
+    fn narrate<V: RaftView + ?Sized>(&mut self, view: &V) {
+        if let Some(id) = self.early_boot {
+            if let Some(s) = view.server(id).filter(|s| s.election_deadline_us.is_some()) {
+                self.early_boot = None;
+                self.notes.push(format!(
+                    "{me} booted before the others: as they start, its first election timer has only {} left, while each of theirs runs a full {}–{} ms. So {me} times out first and stands for election alone.",
+                    ms(s.election_timeout_us),
+                    s.config.election_timeout_ms_min,
+                    s.config.election_timeout_ms_max.max(s.config.election_timeout_ms_min),
+                    me = view.name(id)
+                ));
+            }
+        }
+        for &id in &self.servers {
+            let up = view.server(id);
+            let was = self.was_up[id.index()];
+            if self.narrate_restarts && was == Some(false) {
+                if let Some(s) = up.filter(|s| s.forgotten_vote.is_none()) {
+                    self.notes.push(format!(
+                        "{} comes back with what it wrote to disk: term {}, its vote in that term ({}) and {} log entr{}. A Raft server writes its term and vote to disk before it replies to anyone, so after a crash it never goes back a term and never votes twice in one.",
+                        view.name(id),
+                        s.term,
+                        match s.voted_for {
+                            None => "none",
+                            Some(v) if v == id => "for itself",
+                            Some(v) => view.name(v),
+                        },
+                        s.log.len(),
+                        if s.log.len() == 1 { "y" } else { "ies" }
+                    ));
+                }
+            }
+            if up.is_some() || was.is_some() {
+                self.was_up[id.index()] = Some(up.is_some());
+            }
         }
     }
 
@@ -308,7 +361,17 @@ impl RaftWorld {
     /// backed by a majority, and every earlier committed entry in its log.
     fn observe_leader<V: RaftView + ?Sized>(&mut self, view: &V, id: NodeId, s: &RaftServer) {
         match self.leaders.get(&s.term) {
-            Some(l) if *l != id => self.two_leaders = true,
+            Some(l) if *l != id => {
+                if !self.two_leaders {
+                    self.notes.push(format!(
+                        "{} leads term {}, which {} already leads: two leaders in one term. Election safety (§5.2) is broken.",
+                        view.name(id),
+                        s.term,
+                        view.name(*l)
+                    ));
+                }
+                self.two_leaders = true;
+            }
             Some(_) => {}
             None => {
                 self.leaders.insert(s.term, id);
@@ -333,10 +396,20 @@ impl RaftWorld {
             }
         }
         // Leader completeness: everything committed in an earlier term is here.
-        for (idx, (entry, term)) in &self.committed {
-            if *term < s.term && s.log.get(idx.0 as usize - 1) != Some(entry) {
-                self.completeness_ok = false;
-            }
+        let missing: Vec<String> = self
+            .committed
+            .iter()
+            .filter(|(idx, (entry, term))| *term < s.term && s.log.get(idx.0 as usize - 1) != Some(entry))
+            .map(|(idx, _)| idx.to_string())
+            .collect();
+        if !missing.is_empty() && self.completeness_ok {
+            self.completeness_ok = false;
+            self.notes.push(format!(
+                "{} leads term {} without {}, committed before its term: leader completeness (§5.4) is broken.",
+                view.name(id),
+                s.term,
+                and_list(&missing)
+            ));
         }
     }
 
@@ -553,6 +626,21 @@ impl RaftWorld {
     }
 }
 
+/// `#3`, `#3 and #4`, `#3, #4 and #5`.
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// `80.9 ms`.
+fn ms(us: u64) -> String {
+    let tenths = (us + 50) / 100;
+    format!("{}.{} ms", tenths / 10, tenths % 10)
+}
+
 impl World for RaftWorld {
     fn properties(&self) -> Vec<PropertySpec> {
         let mut specs: Vec<PropertySpec> = PROPERTIES
@@ -575,6 +663,11 @@ impl World for RaftWorld {
 
     fn evaluate(&mut self, nodes: &Nodes<'_>, out: &mut Vec<bool>) {
         self.evaluate_view(nodes, out);
+        self.narrate(nodes);
+    }
+
+    fn take_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notes)
     }
 
     fn highlight(&self, nodes: &Nodes<'_>) -> Option<String> {

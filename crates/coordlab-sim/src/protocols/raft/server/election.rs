@@ -161,17 +161,34 @@ impl RaftServer {
             return;
         }
         let (my_term, my_len) = (self.last_term(), self.last_index());
-        let up_to_date = last_log_term > my_term || (last_log_term == my_term && last_log_index >= my_len);
-        let up_to_date = up_to_date || self.config.bug == RaftBug::SkipUpToDateCheck;
+        let really_up_to_date =
+            last_log_term > my_term || (last_log_term == my_term && last_log_index >= my_len);
+        let skipped = !really_up_to_date && self.config.bug == RaftBug::SkipUpToDateCheck;
+        let up_to_date = really_up_to_date || skipped;
         let free = self.voted_for.is_none() || self.voted_for == Some(from);
         let granted = free && up_to_date;
         if granted {
             self.voted_for = Some(from);
             self.persist(ctx);
             self.reset_election_timer(ctx);
-            ctx.note(format!(
-                "{me} votes for {candidate} in term {term}: it has not voted for anyone else this term and {candidate}'s log is at least as up to date as its own."
-            ));
+            if skipped {
+                ctx.note(format!(
+                    "{me} grants its vote to {candidate} in term {term} without checking that {candidate}'s log is at least as up to date as its own (§5.4.1) — the planted bug. {candidate}'s log ends at {last_log_index} in term {last_log_term}, {me}'s at {my_len} in term {my_term}: {candidate} may lack entries that are already committed."
+                ));
+            } else if let Some((_, first)) = self.forgotten_vote.filter(|(t, v)| *t == term && *v != from) {
+                let first = if first == self.id {
+                    "itself"
+                } else {
+                    ctx.name(first)
+                };
+                ctx.note(format!(
+                    "{me} votes for {candidate} in term {term}, its second vote in this term: the vote it gave {first} before its crash was not kept on disk (the planted bug), so it finds none on record. Raft writes the term and the vote to disk before it replies to a candidate, so that a restart can never free a vote (§5.2)."
+                ));
+            } else {
+                ctx.note(format!(
+                    "{me} votes for {candidate} in term {term}: it has not voted for anyone else this term and {candidate}'s log is at least as up to date as its own."
+                ));
+            }
         } else if !free {
             ctx.note(format!(
                 "{me} refuses {candidate}: it already voted for {} in term {term}, and a server votes once per term.",

@@ -102,6 +102,9 @@ pub struct RaftServer {
     pub election_timeout_us: u64,
     /// The first election timeout after the very first start, if the scenario staggers boots.
     pub first_timeout_ms: Option<(u64, u64)>,
+    /// With [`RaftBug::ForgetVoteOnRestart`]: the vote (term, candidate) the last restart
+    /// lost, for the narration of a second vote in that term.
+    pub forgotten_vote: Option<(Term, NodeId)>,
     /// Counters for the world's outcome (volatile; the world adds up increases).
     pub stale_appends_rejected: u64,
     pub entries_discarded: u64,
@@ -138,6 +141,7 @@ impl RaftServer {
             election_deadline_us: None,
             election_timeout_us: 0,
             first_timeout_ms: None,
+            forgotten_vote: None,
             stale_appends_rejected: 0,
             entries_discarded: 0,
         }
@@ -202,6 +206,13 @@ impl Participant for RaftServer {
             ctx.me(),
             self.term
         ));
+        if let Some((term, v)) = self.forgotten_vote {
+            let whom = if v == self.id { "itself" } else { ctx.name(v) };
+            ctx.note(format!(
+                "{} comes back with no vote on record: its vote for {whom} in term {term} was never kept on disk (the planted bug forget-vote-on-restart).",
+                ctx.me()
+            ));
+        }
         self.reset_election_timer(ctx);
     }
 
@@ -255,7 +266,7 @@ impl Participant for RaftServer {
     fn recover(config: &ServerConfig, id: NodeId, durable: &ServerDurable) -> Self {
         let mut s = RaftServer::restore(config, id, durable);
         if config.bug == RaftBug::ForgetVoteOnRestart {
-            s.voted_for = None;
+            s.forgotten_vote = s.voted_for.take().map(|v| (s.term, v));
         }
         s
     }

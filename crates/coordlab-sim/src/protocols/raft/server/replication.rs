@@ -93,6 +93,14 @@ impl RaftServer {
                         String::new()
                     }
                 ));
+                if !own_term {
+                    ctx.note(format!(
+                        "But {n} was written in term {t}, not in {}'s term {}: the paper lets a leader count copies only of its own term's entries (§5.4.2), and the planted bug skips that rule. Unless a leader of term {t} already committed it, a server whose log ends in a later term can still be elected without {n}.",
+                        ctx.me(),
+                        self.term,
+                        t = self.term_at(n).unwrap_or_default(),
+                    ));
+                }
                 break;
             }
             n = n.prev();
@@ -152,6 +160,12 @@ impl RaftServer {
                 "{me} hears from {leader}, leader of its own term {}, and goes back to follower.",
                 self.term
             ));
+        } else if self.role == Role::Leader {
+            // Only a planted bug gets here: one vote per term allows one leader per term.
+            ctx.note(format!(
+                "{me} hears from {leader}, another leader of its own term {}. Two leaders in one term: one vote per term should have made that impossible. {me} gives way and follows {leader}.",
+                self.term
+            ));
         }
         if self.role != Role::Follower {
             ctx.cancel_timer(RaftTimer::Heartbeat);
@@ -184,10 +198,18 @@ impl RaftServer {
                     let dropped = self.log.len() as u64 - index.0 + 1;
                     self.entries_discarded += dropped;
                     self.log.truncate(index.0 as usize - 1);
-                    ctx.note(format!(
-                        "{me} drops {dropped} entr{} from {index} on: they conflict with the leader's log and were never committed.",
-                        if dropped == 1 { "y" } else { "ies" }
-                    ));
+                    let entries = if dropped == 1 { "entry" } else { "entries" };
+                    if index <= self.commit_index {
+                        // Only a leader elected without a committed entry asks for this.
+                        ctx.note(format!(
+                            "{me} drops {dropped} {entries} from {index} on because {leader}'s log differs there — yet {me} knows entries up to {} are committed. A leader of a correct cluster holds every committed entry (§5.4); {leader} was elected without them, and committed writes are lost.",
+                            self.commit_index
+                        ));
+                    } else {
+                        ctx.note(format!(
+                            "{me} drops {dropped} {entries} from {index} on: they conflict with the leader's log and were never committed."
+                        ));
+                    }
                     self.log.push(entry.clone());
                 }
                 None => self.log.push(entry.clone()),
