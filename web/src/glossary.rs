@@ -6,7 +6,7 @@
 //! closes it. Space plays the run, as everywhere in the player (see `transport.rs`).
 
 use crate::nav::Nav;
-use coordlab_sim::glossary::{add_terms, first_uses, TermSet, TERMS};
+use coordlab_sim::glossary::{first_uses, TermSet, TERMS};
 use coordlab_sim::trace::Trace;
 use std::cell::Cell;
 use std::rc::Rc;
@@ -48,9 +48,9 @@ impl FirstUses {
                 continue;
             }
             let mut here = TermSet::default();
-            add_terms(&e.text, &mut here);
+            first_uses(&e.text, &mut here);
             for n in &e.notes {
-                add_terms(n, &mut here);
+                first_uses(n, &mut here);
             }
             for (t, f) in first.iter_mut().enumerate() {
                 if !here.contains(t) {
@@ -84,8 +84,16 @@ impl FirstUses {
     }
 }
 
-/// `text` with the first use of each term not yet in `introduced` as a [`TermButton`].
-pub fn linked(text: &str, introduced: &mut TermSet, step: usize) -> Html {
+/// What the narration's terms need to draw: the step on screen, which term's definition is
+/// open, a prefix that keeps ids unique when two narrations share a page, and what a click does.
+pub struct Terms<'a> {
+    pub open: Option<usize>,
+    pub uid: usize,
+    pub toggle: &'a Callback<usize>,
+}
+
+/// `text` with the first use of each term not yet in `introduced` as a term button.
+pub fn linked(text: &str, introduced: &mut TermSet, terms: &Terms) -> Html {
     let uses = first_uses(text, introduced);
     if uses.is_empty() {
         return html! { { text.to_string() } };
@@ -94,87 +102,25 @@ pub fn linked(text: &str, introduced: &mut TermSet, step: usize) -> Html {
     let mut parts = Vec::with_capacity(2 * uses.len() + 1);
     for u in uses {
         parts.push(html! { { text[at..u.start].to_string() } });
-        parts.push(html! {
-            <TermButton term={u.term} label={AttrValue::from(text[u.start..u.end].to_string())} step={step} />
-        });
+        parts.push(term_button(u.term, &text[u.start..u.end], terms));
         at = u.end;
     }
     parts.push(html! { { text[at..].to_string() } });
     parts.into_iter().collect::<Html>()
 }
 
-thread_local! {
-    static NEXT_ID: Cell<usize> = const { Cell::new(0) };
-}
-
-#[derive(Properties, PartialEq)]
-pub struct TermButtonProps {
-    /// Index into [`TERMS`].
-    pub term: usize,
-    /// The words as the narration wrote them.
-    pub label: AttrValue,
-    /// The step on screen: moving to another step closes the definition.
-    pub step: usize,
-}
-
-/// A term in the narration: a button that shows its definition beside it.
-#[function_component(TermButton)]
-pub fn term_button(props: &TermButtonProps) -> Html {
-    let open = use_state_eq(|| false);
-    let id = use_memo((), |_| {
-        NEXT_ID.with(|n| {
-            n.set(n.get() + 1);
-            format!("term-pop-{}", n.get())
-        })
-    });
-    let wrapper = use_node_ref();
-    let button = use_node_ref();
-    {
-        let open = open.clone();
-        use_effect_with((props.term, props.step), move |_| open.set(false));
-    }
-    let term = &TERMS[props.term];
-    let toggle = {
-        let open = open.clone();
-        Callback::from(move |_: MouseEvent| open.set(!*open))
-    };
-    // Escape closes the definition and nothing else (not presenter mode, not the help).
-    let onkeydown = {
-        let (open, button) = (open.clone(), button.clone());
-        Callback::from(move |e: KeyboardEvent| {
-            if e.key() == "Escape" && *open {
-                e.stop_propagation();
-                e.prevent_default();
-                open.set(false);
-                if let Some(b) = button.cast::<web_sys::HtmlElement>() {
-                    let _ = b.focus();
-                }
-            }
-        })
-    };
-    let onfocusout = {
-        let (open, wrapper) = (open.clone(), wrapper.clone());
-        Callback::from(move |e: FocusEvent| {
-            let to = e
-                .related_target()
-                .and_then(|t| t.dyn_into::<web_sys::Node>().ok());
-            let inside = match (wrapper.cast::<web_sys::Node>(), to) {
-                (Some(w), Some(to)) => w.contains(Some(&to)),
-                _ => false,
-            };
-            if !inside {
-                open.set(false);
-            }
-        })
-    };
+/// A term in the narration: a button, and its definition in the text flow under it.
+fn term_button(t: usize, label: &str, terms: &Terms) -> Html {
+    let term = &TERMS[t];
+    let id = format!("term-{}-{t}", terms.uid);
+    let open = terms.open == Some(t);
     html! {
-        <span class="term" ref={wrapper} {onkeydown} {onfocusout}>
-            <button type="button" class="term-link" ref={button} onclick={toggle}
-                aria-expanded={(*open).to_string()} aria-controls={(*id).clone()}
-                title="What does this mean? (Enter)">
-                { props.label.clone() }
+        <span class="term">
+            <button type="button" class="term-link" onclick={terms.toggle.reform(move |_: MouseEvent| t)}
+                aria-expanded={if open { "true" } else { "false" }} aria-controls={id.clone()}>
+                { label.to_string() }
             </button>
-            <span class="term-pop" id={(*id).clone()} role="dialog" aria-label={term.name} hidden={!*open}>
+            <span class="term-pop" id={id} role="dialog" aria-label={term.name} hidden={!open}>
                 <strong class="term-name">{ term.name }</strong>
                 <span class="term-def">{ term.definition }</span>
                 <a class="term-more" href="#/glossary">{ "All terms →" }</a>
@@ -183,11 +129,67 @@ pub fn term_button(props: &TermButtonProps) -> Html {
     }
 }
 
+thread_local! {
+    static NEXT_ID: Cell<usize> = const { Cell::new(0) };
+}
+
+/// A number unique on the page, for ids.
+pub fn next_uid() -> usize {
+    NEXT_ID.with(|n| {
+        n.set(n.get() + 1);
+        n.get()
+    })
+}
+
+/// The `.term` a DOM node is in, if any.
+fn term_of(node: Option<web_sys::EventTarget>) -> Option<web_sys::Element> {
+    node?.dyn_into::<web_sys::Element>().ok()?.closest(".term").ok()?
+}
+
+/// Escape closes an open definition, and nothing else (not presenter mode, not the help):
+/// the player's keys listen on the window, and this stops the key on its way there. The
+/// focus returns to the term.
+pub fn on_escape(close: Callback<()>) -> Callback<KeyboardEvent> {
+    Callback::from(move |e: KeyboardEvent| {
+        if e.key() != "Escape" {
+            return;
+        }
+        let Some(term) = term_of(e.target()) else { return };
+        if term
+            .query_selector(".term-pop:not([hidden])")
+            .ok()
+            .flatten()
+            .is_none()
+        {
+            return;
+        }
+        e.stop_propagation();
+        e.prevent_default();
+        close.emit(());
+        if let Some(b) = term
+            .query_selector(".term-link")
+            .ok()
+            .flatten()
+            .and_then(|b| b.dyn_into::<web_sys::HtmlElement>().ok())
+        {
+            let _ = b.focus();
+        }
+    })
+}
+
+/// Moving the focus out of a term (its button and its definition) closes the definition.
+pub fn on_focus_out(close: Callback<()>) -> Callback<FocusEvent> {
+    Callback::from(move |e: FocusEvent| {
+        let from = term_of(e.target());
+        if from.is_some() && from != term_of(e.related_target()) {
+            close.emit(());
+        }
+    })
+}
+
 /// `#/glossary`: every term, alphabetically, with its definition and the scenario that shows it.
 #[cfg(feature = "library")]
-#[function_component(GlossaryPage)]
-pub fn glossary_page() -> Html {
-    use coordlab_sim::glossary::slug;
+pub fn page() -> Html {
     use coordlab_sim::scenarios;
     html! {
         <section class="glossary" aria-labelledby="glossary-title">
@@ -198,14 +200,10 @@ pub fn glossary_page() -> Html {
             </p>
             <dl class="terms">
                 { for TERMS.iter().map(|t| {
-                    let title = scenarios::find(t.scenario).map(|d| d.info().title).unwrap_or(t.scenario);
-                    let href = if t.params.is_empty() {
-                        format!("#/play/{}", t.scenario)
-                    } else {
-                        format!("#/play/{}?{}", t.scenario, t.params)
-                    };
+                    let title = scenarios::find(t.scenario()).map_or(t.scenario(), |d| d.info().title);
+                    let href = format!("#/play/{}", t.shows);
                     html! {
-                        <div class="gloss" id={slug(t)}>
+                        <div class="gloss">
                             <dt>{ t.name }</dt>
                             <dd>
                                 { t.definition }

@@ -62,7 +62,7 @@ fn app() -> Html {
                     #[cfg(not(feature = "library"))]
                     Route::Library => loading(),
                     #[cfg(feature = "library")]
-                    Route::Glossary => html! { <glossary::GlossaryPage /> },
+                    Route::Glossary => glossary::page(),
                     #[cfg(not(feature = "library"))]
                     Route::Glossary => loading(),
                     #[cfg(feature = "player")]

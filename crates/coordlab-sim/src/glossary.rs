@@ -8,36 +8,48 @@
 //! written, so the Redis command `WAIT` is not the verb "wait".
 //!
 //! This module ships in every browser bundle: a static table and a scan that allocates only
-//! the list of matches it returns.
+//! the list of first uses it returns.
 
 /// One glossary entry.
 #[derive(Debug)]
 pub struct Term {
     /// The term as the glossary page titles it.
     pub name: &'static str,
-    /// What matches it in narration (see the module doc for the case rule).
-    pub words: &'static [&'static str],
+    /// What matches it in narration, `|`-separated (see the module doc for the case rule).
+    pub words: &'static str,
     /// One line, in our words.
     pub definition: &'static str,
-    /// The scenario that shows it best.
-    pub scenario: &'static str,
-    /// Parameters for that scenario (`key=value&…`, empty for the defaults).
-    pub params: &'static str,
+    /// The scenario that shows it best, with parameters if not the defaults:
+    /// `id` or `id?key=value&…`.
+    pub shows: &'static str,
+}
+
+impl Term {
+    /// What matches the term, longest first where one contains another.
+    pub fn words(&self) -> impl Iterator<Item = &'static str> {
+        self.words.split('|')
+    }
+    /// The scenario's id.
+    pub fn scenario(&self) -> &'static str {
+        self.shows.split('?').next().unwrap_or(self.shows)
+    }
+    /// The scenario's parameters, `key=value&…` (empty for the defaults).
+    pub fn params(&self) -> &'static str {
+        self.shows.split_once('?').map_or("", |(_, p)| p)
+    }
 }
 
 const fn term(
     name: &'static str,
-    words: &'static [&'static str],
+    words: &'static str,
     definition: &'static str,
-    scenario: &'static str,
-    params: &'static str,
+    shows: &'static str,
 ) -> Term {
     Term {
         name,
         words,
         definition,
-        scenario,
-        params,
+        shows,
     }
 }
 
@@ -45,248 +57,213 @@ const fn term(
 pub static TERMS: &[Term] = &[
     term(
         "AppendEntries",
-        &["AppendEntries", "append entries"],
-        "The Raft leader's one message to followers: new log entries (or none, as a heartbeat), checked against the entry just before them, plus how far the log is committed.",
+        "AppendEntries|append entries",
+        "The Raft leader's message to followers: new log entries (none for a heartbeat), checked against the entry before them, and how far the log is committed.",
         "raft-log-replication",
-        "",
     ),
     term(
         "Back off",
-        &["back off", "backs off", "backoff"],
+        "back off|backs off|backoff",
         "Wait a while before asking again, so that many waiting clients do not hammer a busy server all at once.",
         "lease-stampede",
-        "",
     ),
     term(
         "Candidate",
-        &["candidate", "candidates"],
+        "candidate|candidates",
         "A Raft server standing for election: it has moved to a new term, voted for itself and asks the others for their votes.",
         "raft-election",
-        "",
     ),
     term(
         "Clock drift",
-        &["clock drift", "drift", "drifts"],
+        "clock drift|drift|drifts",
         "A clock running a little fast or slow, so two machines' ideas of \"30 seconds from now\" come apart over time.",
         "clock-skew",
-        "",
     ),
     term(
         "Commit (Raft)",
-        &["commits up to"],
+        "commits up to",
         "A Raft entry is committed once the leader knows a majority of servers store it; from then on no later leader can lose it, so it is safe to apply.",
         "raft-log-replication",
-        "",
     ),
     term(
         "Election timeout",
-        &["election timeout", "election timeouts"],
-        "How long a Raft follower waits without hearing a leader before it stands for election itself; each server picks its own at random so they rarely tie.",
+        "election timeout|election timeouts",
+        "How long a Raft follower waits without hearing a leader before standing for election; each server draws its own at random, so ties are rare.",
         "raft-election",
-        "",
     ),
     term(
         "Ephemeral sequential node",
-        &["ephemeral sequential", "ephemeral", "sequential"],
-        "A ZooKeeper node that gets a numbered name in creation order and vanishes by itself when its owner's session ends: a queue of lock waiters that cleans up after the dead.",
+        "ephemeral sequential|ephemeral|sequential",
+        "A ZooKeeper node named with a number in creation order that vanishes when its owner's session ends: a queue of lock waiters that cleans up after the dead.",
         "zookeeper-lock",
-        "",
     ),
     term(
         "Failover",
-        &["failover", "failovers"],
+        "failover|failovers",
         "Replacing a primary that seems dead by promoting one of its replicas; whatever the replica had not yet received is lost.",
         "redis-failover",
-        "",
     ),
     term(
         "Fencing token",
-        &["fencing token", "fencing tokens", "token", "tokens"],
+        "fencing token|fencing tokens|token|tokens",
         "A number that grows with every grant of a lock or lease; the protected resource refuses any write carrying a smaller number than one it has seen.",
         "zombie-worker",
-        "",
     ),
     term(
         "Follower",
-        &["follower", "followers"],
+        "follower|followers",
         "The normal, passive Raft role: answer the leader and candidates, and stand for election only if the leader goes quiet.",
         "raft-election",
-        "",
     ),
     term(
         "Heartbeat",
-        &["heartbeat", "heartbeats"],
+        "heartbeat|heartbeats",
         "A small message sent on a timer only to say \"I'm still here\" — a Raft leader's empty AppendEntries, or a lease holder's renewal.",
         "raft-election",
-        "",
     ),
     term(
         "Leader",
-        &["leader", "leaders"],
+        "leader|leaders",
         "The one Raft server of a term that accepts requests and decides the order of the log; the others copy it.",
         "raft-election",
-        "",
     ),
     term(
         "Lease",
-        &["lease", "leases"],
+        "lease|leases",
         "A lock that lapses on its own after a set time unless renewed, so a holder that dies cannot block everyone forever.",
         "lease-lifecycle",
-        "",
     ),
     term(
         "Lost update",
-        &["lost update", "lost updates"],
+        "lost update|lost updates",
         "Two read-modify-write cycles overlap and the second write replaces the first, as if the first had never happened.",
         "lost-update",
-        "",
     ),
     term(
         "Majority (quorum)",
-        &["majority", "quorum", "quorums"],
+        "majority|quorum|quorums",
         "More than half of the servers. Any two majorities share at least one server, which is what lets a cluster agree without hearing from everyone.",
         "raft-quorum",
-        "",
     ),
     term(
         "Network partition",
-        &["partition", "partitions"],
+        "partition|partitions",
         "The network splits into groups that cannot reach each other, while every machine keeps running.",
         "raft-partition",
-        "",
     ),
     term(
         "PSYNC",
-        &["PSYNC"],
+        "PSYNC",
         "A Redis replica's request to its primary: send me what I am missing since this point, or a full copy if that is too far back.",
         "redis-failover",
-        "",
     ),
     term(
         "Redlock",
-        &["redlock"],
-        "A Redis locking recipe that takes the same lock on a majority of independent masters and trusts it only for a time budget measured on the client's clock.",
         "redlock",
-        "",
+        "A Redis lock taken on a majority of independent masters, trusted only for a time budget measured on the client's own clock.",
+        "redlock",
     ),
     term(
         "Renewal",
-        &["renew", "renews", "renewal", "renewals", "renewed"],
+        "renew|renews|renewal|renewals|renewed",
         "The holder of a lease extending it before it runs out; if renewals stop arriving, the lease lapses.",
         "lease-lifecycle",
-        "",
     ),
     term(
         "REPLCONF ACK",
-        &["REPLCONF"],
+        "REPLCONF",
         "A Redis replica's periodic note to its primary saying how far through the replication stream it has got.",
         "redis-failover",
-        "",
     ),
     term(
         "Replica",
-        &["replica", "replicas"],
+        "replica|replicas",
         "A copy of a primary's data, kept up to date by a stream of the primary's writes — usually a little behind.",
         "redis-failover",
-        "",
     ),
     term(
         "RequestVote",
-        &["RequestVote", "request vote"],
+        "RequestVote|request vote",
         "A Raft candidate's ballot request, carrying its term and how far its log goes, so a voter can refuse a candidate that is behind.",
         "raft-election",
-        "",
     ),
     term(
         "Revision (etcd)",
-        &["revision", "revisions"],
+        "revision|revisions",
         "A number etcd stamps on every change, increasing across the whole store; the revision that granted a lock serves as its fencing token.",
         "consensus-lock",
-        "",
     ),
     term(
         "Row lock (SELECT … FOR UPDATE)",
-        &["FOR UPDATE"],
+        "FOR UPDATE",
         "A read that also locks the row until the transaction ends, so a second reader waits instead of reading a value about to change.",
-        "lost-update",
-        "lock=row-lock",
+        "lost-update?lock=row-lock",
     ),
     term(
         "Sentinel",
-        &["sentinel", "sentinels"],
+        "sentinel|sentinels",
         "The Redis process that watches a primary and, if it stops answering, promotes a replica and tells clients where to go.",
         "redis-failover",
-        "",
     ),
     term(
         "Session (ZooKeeper)",
-        &["session", "sessions"],
+        "session|sessions",
         "A client's connection to ZooKeeper, kept alive by pings; when it expires, every ephemeral node the client made is deleted.",
         "zookeeper-lock",
-        "",
     ),
     term(
         "SET NX",
-        &["SET NX", "NX"],
+        "SET NX|NX",
         "The Redis way to take a lock: write the key only if it does not exist yet (usually with an expiry, PX).",
         "redis-failover",
-        "",
     ),
     term(
         "Stop-the-world pause",
-        &["stop-the-world pause", "stop-the-world", "GC pause"],
+        "stop-the-world pause|stop-the-world|GC pause",
         "A process frozen as a whole (a garbage collector, a swapped-out VM): it does nothing, then carries on as if no time had passed.",
         "zombie-worker",
-        "",
     ),
     term(
         "Term (Raft)",
-        &["term", "terms"],
+        "term|terms",
         "Raft's election counter. Every election starts a new term; a message from an older term is refused, which fences off a deposed leader.",
         "raft-election",
-        "",
     ),
     term(
         "Transaction",
-        &["transaction", "transactions"],
+        "transaction|transactions",
         "A group of database reads and writes that takes effect all at once at COMMIT, or not at all.",
         "lost-update",
-        "",
     ),
     term(
         "TTL",
-        &["ttl"],
+        "ttl",
         "Time to live: how long a lease or key lasts before it expires on its own.",
         "lease-lifecycle",
-        "",
     ),
     term(
         "Up-to-date log",
-        &["up to date", "up-to-date"],
-        "Raft's voting rule: a server votes only for a candidate whose last log entry has a later term, or the same term and at least as many entries, as its own.",
+        "up to date|up-to-date",
+        "Raft's voting rule: vote only for a candidate whose last log entry has a later term than yours, or the same term and an index at least as high.",
         "raft-election",
-        "",
     ),
     term(
         "Version check (optimistic concurrency)",
-        &["version", "versions", "version number"],
+        "version|versions|version number",
         "Read a row's version number, then write only if it is unchanged; a write that lost the race fails instead of overwriting, and can retry.",
-        "lost-update",
-        "lock=conditional-update",
+        "lost-update?lock=conditional-update",
     ),
     term(
         "WAIT",
-        &["WAIT"],
-        "A Redis command that blocks until a given number of replicas confirm the writes so far — it reports how far replication got, it cannot undo a write.",
-        "redis-failover",
-        "wait=wait-1",
+        "WAIT",
+        "A Redis command that blocks until N replicas confirm the writes so far. It reports how far replication got; it cannot undo a write.",
+        "redis-failover?wait=wait-1",
     ),
     term(
         "Watch (ZooKeeper)",
-        &["its watch", "a watch"],
+        "its watch|a watch",
         "A one-time request to ZooKeeper to be told when a node changes or disappears; a lock waiter watches only the node just ahead of it.",
         "zookeeper-lock",
-        "",
     ),
 ];
 
@@ -337,7 +314,7 @@ fn matches_at(text: &[u8], at: usize, pattern: &str) -> bool {
 fn longest_at(text: &[u8], at: usize) -> Option<(usize, usize)> {
     let mut best: Option<(usize, usize)> = None;
     for (t, term) in TERMS.iter().enumerate() {
-        for w in term.words {
+        for w in term.words() {
             if best.is_none_or(|(_, end)| at + w.len() > end) && matches_at(text, at, w) {
                 best = Some((t, at + w.len()));
             }
@@ -375,42 +352,6 @@ pub fn first_uses(text: &str, introduced: &mut TermSet) -> Vec<Use> {
         }
     }
     uses
-}
-
-/// Adds every term `text` uses to `set`, without allocating.
-pub fn add_terms(text: &str, set: &mut TermSet) {
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() && !set.is_full() {
-        if is_word(bytes[i]) && (i == 0 || !is_word(bytes[i - 1])) {
-            if let Some((term, end)) = longest_at(bytes, i) {
-                set.insert(term);
-                i = end;
-                continue;
-            }
-            while i < bytes.len() && is_word(bytes[i]) {
-                i += 1;
-            }
-        } else {
-            i += 1;
-        }
-    }
-}
-
-/// The anchor-friendly id of a term on the glossary page, e.g. `term-fencing-token`.
-pub fn slug(term: &Term) -> String {
-    let mut out = String::from("term-");
-    let mut dash = false;
-    for c in term.name.chars() {
-        if c.is_ascii_alphanumeric() {
-            out.push(c.to_ascii_lowercase());
-            dash = false;
-        } else if !dash && !out.ends_with('-') {
-            out.push('-');
-            dash = true;
-        }
-    }
-    out.trim_end_matches('-').to_string()
 }
 
 #[cfg(test)]
@@ -462,10 +403,6 @@ mod tests {
         assert_eq!(uses.len(), 1, "only the lease is new");
         assert_eq!(uses[0].term, index("Lease"));
         assert!(seen.contains(index("Leader")) && seen.contains(index("Lease")));
-        let mut set = TermSet::default();
-        add_terms(first, &mut set);
-        add_terms(second, &mut set);
-        assert_eq!(set, seen, "add_terms finds the same terms");
     }
 
     #[test]
@@ -480,23 +417,23 @@ mod tests {
             );
         }
         for t in TERMS {
-            assert!(!t.words.is_empty(), "{}", t.name);
+            assert!(
+                !t.words.is_empty() && t.words().all(|w| !w.is_empty()),
+                "{}",
+                t.name
+            );
             assert!(t.definition.len() <= 200, "{} has a one-line definition", t.name);
-            assert!(t.words.iter().all(|w| w.is_ascii() && !w.is_empty()));
+            assert!(t.words.is_ascii(), "{}", t.name);
         }
-        assert_eq!(
-            slug(&TERMS[index("Row lock (SELECT … FOR UPDATE)")]),
-            "term-row-lock-select-for-update"
-        );
     }
 
     #[test]
     fn every_terms_scenario_exists() {
         for t in TERMS {
-            let def = scenarios::find(t.scenario)
-                .unwrap_or_else(|_| panic!("{}: no scenario {}", t.name, t.scenario));
+            let def = scenarios::find(t.scenario())
+                .unwrap_or_else(|_| panic!("{}: no scenario {}", t.name, t.scenario()));
             let info = def.info();
-            for pair in t.params.split('&').filter(|p| !p.is_empty()) {
+            for pair in t.params().split('&').filter(|p| !p.is_empty()) {
                 let (k, v) = pair.split_once('=').unwrap();
                 let mut one = Params::new();
                 one.insert(k.into(), v.into());
@@ -515,12 +452,12 @@ mod tests {
         for (i, t) in TERMS.iter().enumerate() {
             let any_entry = ONLY_IN_ALL_EVENTS.contains(&t.name);
             let mut params = Params::new();
-            for pair in t.params.split('&').filter(|p| !p.is_empty()) {
+            for pair in t.params().split('&').filter(|p| !p.is_empty()) {
                 let (k, v) = pair.split_once('=').unwrap();
                 params.insert(k.into(), v.into());
             }
             let request = RunRequest {
-                scenario: t.scenario.into(),
+                scenario: t.scenario().into(),
                 params,
                 seed: 1,
                 actions: Vec::new(),
@@ -531,18 +468,12 @@ mod tests {
                 if !any_entry && e.notes.is_empty() && e.fault.is_none() && e.violations.is_empty() {
                     continue;
                 }
-                add_terms(&e.text, &mut seen);
+                first_uses(&e.text, &mut seen);
                 for n in &e.notes {
-                    add_terms(n, &mut seen);
+                    first_uses(n, &mut seen);
                 }
             }
-            assert!(
-                seen.contains(i),
-                "“{}” is never narrated in {} {}",
-                t.name,
-                t.scenario,
-                t.params
-            );
+            assert!(seen.contains(i), "“{}” is never narrated in {}", t.name, t.shows);
         }
     }
 }
