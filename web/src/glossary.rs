@@ -109,7 +109,8 @@ pub fn linked(text: &str, introduced: &mut TermSet, terms: &Terms) -> Html {
     parts.into_iter().collect::<Html>()
 }
 
-/// A term in the narration: a button, and its definition in the text flow under it.
+/// A term in the narration: a button, and its definition beside it (anchored to the button
+/// where the browser can, else in the text flow under it).
 fn term_button(t: usize, label: &str, terms: &Terms) -> Html {
     let term = &TERMS[t];
     let id = format!("term-{}-{t}", terms.uid);
@@ -117,10 +118,12 @@ fn term_button(t: usize, label: &str, terms: &Terms) -> Html {
     html! {
         <span class="term">
             <button type="button" class="term-link" onclick={terms.toggle.reform(move |_: MouseEvent| t)}
+                style={format!("anchor-name:--{id}")}
                 aria-expanded={if open { "true" } else { "false" }} aria-controls={id.clone()}>
                 { label.to_string() }
             </button>
-            <span class="term-pop" id={id} role="dialog" aria-label={term.name} hidden={!open}>
+            <span class="term-pop" style={format!("position-anchor:--{id}")} id={id} role="dialog"
+                aria-label={term.name} hidden={!open}>
                 <strong class="term-name">{ term.name }</strong>
                 <span class="term-def">{ term.definition }</span>
                 <a class="term-more" href="#/glossary">{ "All terms →" }</a>
@@ -196,7 +199,7 @@ pub fn page() -> Html {
             <p class="back"><a href="#/">{ "← Scenario library" }</a></p>
             <h1 id="glossary-title">{ "Glossary" }</h1>
             <p class="lead">
-                { "The words the scenarios use, one line each. In the player, the first time a run uses one of them it is a button: Tab to it, press Enter (or click) for the definition, Escape to close it. Space still plays the run." }
+                { "In the player, a term's first use in a run is a button: Enter or a click shows its definition, Escape closes it. Space plays the run." }
             </p>
             <dl class="terms">
                 { for TERMS.iter().map(|t| {

@@ -58,7 +58,7 @@ pub static TERMS: &[Term] = &[
     term(
         "AppendEntries",
         "AppendEntries|append entries",
-        "The Raft leader's message to followers: new log entries (none for a heartbeat), checked against the entry before them, and how far the log is committed.",
+        "The Raft leader's message to followers: new log entries (none in a heartbeat) and how far the log is committed.",
         "raft-log-replication",
     ),
     term(
@@ -82,19 +82,19 @@ pub static TERMS: &[Term] = &[
     term(
         "Commit (Raft)",
         "commits up to",
-        "A Raft entry is committed once the leader knows a majority of servers store it; from then on no later leader can lose it, so it is safe to apply.",
+        "A Raft entry is committed once its leader sees a majority store it: no later leader can lose it, so it is safe to apply.",
         "raft-log-replication",
     ),
     term(
         "Election timeout",
         "election timeout|election timeouts",
-        "How long a Raft follower waits without hearing a leader before standing for election; each server draws its own at random, so ties are rare.",
+        "How long a Raft follower waits without hearing a leader before it stands for election; drawn at random per server.",
         "raft-election",
     ),
     term(
         "Ephemeral sequential node",
         "ephemeral sequential|ephemeral|sequential",
-        "A ZooKeeper node named with a number in creation order that vanishes when its owner's session ends: a queue of lock waiters that cleans up after the dead.",
+        "A ZooKeeper node numbered in creation order that vanishes when its owner's session ends: a queue of lock waiters.",
         "zookeeper-lock",
     ),
     term(
@@ -106,7 +106,7 @@ pub static TERMS: &[Term] = &[
     term(
         "Fencing token",
         "fencing token|fencing tokens|token|tokens",
-        "A number that grows with every grant of a lock or lease; the protected resource refuses any write carrying a smaller number than one it has seen.",
+        "A number that grows with every grant of a lock; the resource refuses a write whose number is below one it has seen.",
         "zombie-worker",
     ),
     term(
@@ -118,7 +118,7 @@ pub static TERMS: &[Term] = &[
     term(
         "Heartbeat",
         "heartbeat|heartbeats",
-        "A small message sent on a timer only to say \"I'm still here\" — a Raft leader's empty AppendEntries, or a lease holder's renewal.",
+        "A small message sent on a timer just to say \"still here\", like a Raft leader's empty AppendEntries.",
         "raft-election",
     ),
     term(
@@ -142,7 +142,7 @@ pub static TERMS: &[Term] = &[
     term(
         "Majority (quorum)",
         "majority|quorum|quorums",
-        "More than half of the servers. Any two majorities share at least one server, which is what lets a cluster agree without hearing from everyone.",
+        "More than half of the servers. Any two majorities share a server, so a cluster can agree without hearing from all.",
         "raft-quorum",
     ),
     term(
@@ -190,7 +190,7 @@ pub static TERMS: &[Term] = &[
     term(
         "Revision (etcd)",
         "revision|revisions",
-        "A number etcd stamps on every change, increasing across the whole store; the revision that granted a lock serves as its fencing token.",
+        "A number etcd stamps on every change to the store; the revision that granted a lock serves as its fencing token.",
         "consensus-lock",
     ),
     term(
@@ -226,7 +226,7 @@ pub static TERMS: &[Term] = &[
     term(
         "Term (Raft)",
         "term|terms",
-        "Raft's election counter. Every election starts a new term; a message from an older term is refused, which fences off a deposed leader.",
+        "Raft's election counter: each election starts a new term, and messages from an older term are refused.",
         "raft-election",
     ),
     term(
@@ -244,25 +244,25 @@ pub static TERMS: &[Term] = &[
     term(
         "Up-to-date log",
         "up to date|up-to-date",
-        "Raft's voting rule: vote only for a candidate whose last log entry has a later term than yours, or the same term and an index at least as high.",
+        "Raft's voting rule: vote only for a candidate whose log ends in a later term than yours, or the same term and at least as long.",
         "raft-election",
     ),
     term(
         "Version check (optimistic concurrency)",
         "version|versions|version number",
-        "Read a row's version number, then write only if it is unchanged; a write that lost the race fails instead of overwriting, and can retry.",
+        "Write only if the row's version is still the one you read; a write that lost the race fails instead of overwriting.",
         "lost-update?lock=conditional-update",
     ),
     term(
         "WAIT",
         "WAIT",
-        "A Redis command that blocks until N replicas confirm the writes so far. It reports how far replication got; it cannot undo a write.",
+        "A Redis command that waits until N replicas confirm the writes so far. It reports; it cannot undo a write.",
         "redis-failover?wait=wait-1",
     ),
     term(
         "Watch (ZooKeeper)",
         "its watch|a watch",
-        "A one-time request to ZooKeeper to be told when a node changes or disappears; a lock waiter watches only the node just ahead of it.",
+        "A one-time request to be told when a ZooKeeper node changes or goes; a lock waiter watches the node just ahead.",
         "zookeeper-lock",
     ),
 ];
