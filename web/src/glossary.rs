@@ -1,6 +1,6 @@
 //! The glossary in the browser: the first use of a term in a run becomes a button that opens
-//! its one-line definition ([`TermButton`]), and `#/glossary` lists every term
-//! ([`GlossaryPage`], in the bundle with the library).
+//! its one-line definition ([`linked`], drawn by the narration, which holds which one is
+//! open), and `#/glossary` lists every term (`page`, in the bundle with the library).
 //!
 //! Keys: Tab reaches a term, Enter (or a click) opens it, Escape or moving the focus away
 //! closes it. Space plays the run, as everywhere in the player (see `transport.rs`).
@@ -41,10 +41,10 @@ impl FirstUses {
         let (mut in_narrated, mut in_any) = (TermSet::default(), TermSet::default());
         for (i, e) in trace.entries.iter().enumerate() {
             let is_narrated = narrated.binary_search(&i).is_ok();
-            if in_any.is_full() && (in_narrated.is_full() || !is_narrated) {
-                if in_narrated.is_full() {
-                    break;
-                }
+            if in_any.is_full() && in_narrated.is_full() {
+                break;
+            }
+            if in_any.is_full() && !is_narrated {
                 continue;
             }
             let mut here = TermSet::default();
@@ -84,8 +84,8 @@ impl FirstUses {
     }
 }
 
-/// What the narration's terms need to draw: the step on screen, which term's definition is
-/// open, a prefix that keeps ids unique when two narrations share a page, and what a click does.
+/// What the narration's terms need to draw: which term's definition is open, a number that
+/// keeps ids unique when two narrations share a page, and what a click does.
 pub struct Terms<'a> {
     pub open: Option<usize>,
     pub uid: usize,
