@@ -5,6 +5,7 @@
 #[cfg(feature = "compare")]
 mod compare_state;
 mod components;
+mod glossary;
 mod nav;
 mod route;
 #[cfg(feature = "player")]
@@ -60,6 +61,10 @@ fn app() -> Html {
                     Route::Library => html! { <Library notices={notices} /> },
                     #[cfg(not(feature = "library"))]
                     Route::Library => loading(),
+                    #[cfg(feature = "library")]
+                    Route::Glossary => glossary::page(),
+                    #[cfg(not(feature = "library"))]
+                    Route::Glossary => loading(),
                     #[cfg(feature = "player")]
                     Route::Play(play) if route::runnable_here(&play.scenario) => {
                         let key = play.scenario.clone();

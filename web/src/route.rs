@@ -31,6 +31,8 @@ pub fn runnable_here(id: &str) -> bool {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Route {
     Library,
+    /// `#/glossary`: every term the narration explains.
+    Glossary,
     Play(PlayRoute),
     Compare(CompareRoute),
 }
@@ -171,6 +173,12 @@ pub fn parse(hash: &str) -> Parsed {
             notices,
         };
     }
+    if path == "glossary" {
+        return Parsed {
+            route: Route::Glossary,
+            notices,
+        };
+    }
     if let Some(pair) = path
         .strip_prefix("compare/")
         .or(if path == "compare" { Some("") } else { None })
@@ -275,6 +283,7 @@ pub fn parse(hash: &str) -> Parsed {
 pub fn format(route: &Route) -> String {
     match route {
         Route::Library => "#/".to_string(),
+        Route::Glossary => "#/glossary".to_string(),
         Route::Play(p) => {
             let mut parts = Vec::new();
             if let Ok(def) = scenarios::find(&p.scenario) {
@@ -358,6 +367,15 @@ mod tests {
                 notices: vec![]
             }
         );
+    }
+
+    #[test]
+    fn the_glossary_route_round_trips() {
+        assert_eq!(format(&Route::Glossary), "#/glossary");
+        for hash in ["#/glossary", "#glossary", "#/glossary/", "/glossary?x=1"] {
+            assert_eq!(parse(hash).route, Route::Glossary, "{hash}");
+        }
+        assert_eq!(parse(&format(&Route::Glossary)).notices, Vec::<String>::new());
     }
 
     #[test]

@@ -21,6 +21,7 @@
 //! - Every run is bounded ([`kernel::engine::Limits`]).
 
 pub mod experiments;
+pub mod glossary;
 pub mod kernel;
 pub mod properties;
 pub mod protocols;

@@ -1,5 +1,7 @@
-//! The narration pane: what this step means, announced once per step to screen readers.
+//! The narration pane: what this step means, announced once per step to screen readers. The
+//! first use of a glossary term in the run is a button that shows its definition.
 
+use crate::glossary::{linked, next_uid, on_escape, on_focus_out, FirstUses, SameTrace, Terms};
 use coordlab_sim::trace::Trace;
 use std::rc::Rc;
 use yew::prelude::*;
@@ -11,12 +13,44 @@ pub struct NarrationProps {
 
 pub fn narration(props: &NarrationProps) -> Html {
     let entry = &props.trace.entries[props.cursor];
+    let firsts = use_memo(SameTrace(props.trace.clone()), |t| FirstUses::of(&t.0));
+    let uid = use_memo((), |_| next_uid());
+    // The term whose definition is open, and at which step (another step closes it).
+    let open = use_state_eq(|| None::<(usize, usize)>);
+    let cursor = props.cursor;
+    let toggle = {
+        let open = open.clone();
+        Callback::from(move |t: usize| {
+            open.set(if *open == Some((cursor, t)) {
+                None
+            } else {
+                Some((cursor, t))
+            })
+        })
+    };
+    let close = {
+        let open = open.clone();
+        Callback::from(move |()| open.set(None))
+    };
+    let terms = Terms {
+        open: (*open).filter(|(step, _)| *step == cursor).map(|(_, t)| t),
+        uid: *uid,
+        toggle: &toggle,
+    };
+    let mut introduced = firsts.introduced_before(cursor);
+    let text = linked(&entry.text, &mut introduced, &terms);
+    let notes: Vec<Html> = entry
+        .notes
+        .iter()
+        .map(|n| html! { <p>{ linked(n, &mut introduced, &terms) }</p> })
+        .collect();
     html! {
         // Labelled by text, not by an id: the side-by-side view shows two narrations.
-        <section class="narration" aria-label="What is happening">
-            <p class="event-text"><span class="step-no">{ format!("Step {}", entry.seq) }</span>{ &entry.text }</p>
+        <section class="narration" aria-label="What is happening"
+            onkeydown={on_escape(close.clone())} onfocusout={on_focus_out(close)}>
+            <p class="event-text"><span class="step-no">{ format!("Step {}", entry.seq) }</span>{ text }</p>
             <div aria-live="polite" aria-atomic="true" class="notes">
-                { for entry.notes.iter().map(|n| html! { <p>{ n }</p> }) }
+                { for notes }
                 { for entry.violations.iter().map(|v| html! {
                     <p class="violation-note" role="status">{ format!("⚠ Property “{v}” is violated at this step.") }</p>
                 }) }
