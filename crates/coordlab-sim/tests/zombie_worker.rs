@@ -131,11 +131,10 @@ fn first_write_only_lets_the_zombie_s_later_step_through_by_default() {
     let free = trace(&[("fencing", "first-write-only")], 4);
     let accepted = free.outcome["accepted_writes"].as_array().unwrap();
     // Step 1 went through the predicate; A's unfenced step 2 lands over B's.
-    assert!(free
-        .entries
-        .iter()
-        .any(|e| e.text.starts_with("worker-A -> ledger: step 1, ₹10, token 33: UPDATE")
-            && e.text.ends_with("AND last_token <= 33")));
+    assert!(free.entries.iter().any(|e| e
+        .text
+        .starts_with("worker-A -> ledger: step 1, ₹10, token 33: UPDATE")
+        && e.text.ends_with("AND last_token <= 33")));
     assert!(
         accepted
             .iter()

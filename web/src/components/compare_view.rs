@@ -1,7 +1,7 @@
 //! Side by side: two scenarios with the same seed and the same fault clicks, stepping
 //! together in true-time order, so a room sees one failure and two outcomes.
 
-use super::narration::{narration, NarrationProps};
+use super::narration::Narration;
 use super::notices::{notices, NoticesProps};
 use super::topology::Topology;
 use super::transport_buttons::{transport_buttons, TransportButtonsProps};
@@ -338,7 +338,7 @@ fn side_view(props: &SideProps) -> Html {
                 </div>
             }
             <Topology trace={trace.clone()} cursor={props.cursor} />
-            { narration(&NarrationProps { trace: trace.clone(), cursor: props.cursor }) }
+            <Narration trace={trace.clone()} cursor={props.cursor} />
         </section>
     }
 }

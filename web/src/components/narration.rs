@@ -6,11 +6,13 @@ use coordlab_sim::trace::Trace;
 use std::rc::Rc;
 use yew::prelude::*;
 
+#[derive(Properties, PartialEq)]
 pub struct NarrationProps {
     pub trace: Rc<Trace>,
     pub cursor: usize,
 }
 
+#[function_component(Narration)]
 pub fn narration(props: &NarrationProps) -> Html {
     let entry = &props.trace.entries[props.cursor];
     let firsts = use_memo(SameTrace(props.trace.clone()), |t| FirstUses::of(&t.0));

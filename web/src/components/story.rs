@@ -2,7 +2,7 @@
 //! narration of the step on screen, a question for the room at a beat that asks one, and the
 //! properties as a strip that turns red when one breaks.
 
-use super::narration::{narration, NarrationProps};
+use super::narration::Narration;
 use crate::state::{Action, Player};
 use coordlab_sim::properties::{PropertyKind, PropertyReport};
 use std::rc::Rc;
@@ -107,7 +107,7 @@ pub fn story(props: &StoryProps) -> Html {
             }
             { for question }
             if narrate {
-                { narration(&NarrationProps { trace: p.trace.clone(), cursor: p.cursor }) }
+                <Narration trace={p.trace.clone()} cursor={p.cursor} />
             }
             <ul class="property-strip" aria-label="Properties">{ for strip }</ul>
         </aside>
