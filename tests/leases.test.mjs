@@ -20,8 +20,9 @@ test('zombie worker without fencing: the stale token-33 write is accepted', asyn
   assert.match(stale[0], /✓ accepted — STALE \(33 < 34\)/);
   assert.match(await property(page, 'fence-monotonic').textContent(), /violated at step \d+/);
   assert.match(await property(page, 'no-double-debit').textContent(), /violated at step \d+/);
-  // Inside the window the banner names both believers.
-  await page.getByRole('button', { name: /Go to step \d+, where fence-monotonic fails/ }).click();
+  // Inside the window — A has woken and still believes it holds the lease — the banner
+  // names both believers.
+  await page.getByRole('button', { name: /Go to beat \d+: A wakes/ }).click();
   assert.match(await page.locator('.unsafe-banner').textContent(), /worker-A and worker-B each believe they own account-42/);
   await shot(page, '10-zombie-none');
   await page.close();

@@ -67,7 +67,7 @@ test('partitioning 2 | 3 by groups: the minority refuses the client\'s write and
     await page.locator('.network').getByRole('checkbox', { name, exact: true }).check();
   }
   await page.getByRole('button', { name: '✂ Partition these from the rest (S1, S2, client)', exact: true }).click();
-  assert.match(await page.locator('.narration .event-text').textContent(), /network partition cuts off \{S1, S2, client\}/);
+  assert.match(await page.locator('.narration .event-text').innerText(), /network partition cuts off \{S1, S2, client\}/);
   assert.match(decodeURIComponent(page.url()), /actions=\d+@partition:0\+1\+5&/);
   // The client is idle: the input sends its write at once, to S1 (the leader it knows).
   await tab(page, 'Faults');

@@ -139,3 +139,73 @@ test('presenter type is at least 24px at 1280×720', async () => {
   await shot(page, 'presenter-1280x720');
   await page.close();
 });
+
+test('a session on zombie-worker by keyboard alone, in presenter mode at 853×480', async () => {
+  const page = await open('#/play/zombie-worker');
+  await page.setViewportSize({ width: 853, height: 480 });
+  await page.locator('body').click({ position: { x: 2, y: 2 } });
+  await page.keyboard.press('f');
+  await page.locator('.player.presenting').waitFor();
+  const titles = [];
+  for (let presses = 1; presses <= 12; presses++) {
+    await page.keyboard.press('n');
+    const title = await beatTitle(page);
+    titles.push(title);
+    for (const s of ['.topology svg[role=img]', '.story .beat-title', '.property-strip']) {
+      assert.ok(await onScreen(page, s), `beat “${title}”: ${s} is on the first screen`);
+    }
+    // A beat that asks a question shows the answer on the next press: press again to move on.
+    if (await page.getByRole('group', { name: 'Question' }).count()) {
+      await page.keyboard.press('n');
+      await page.locator('.question .why').waitFor();
+      await page.keyboard.press('n');
+      titles.push(await beatTitle(page));
+    }
+    if (/A's write/.test(titles.at(-1))) break;
+  }
+  assert.match(titles.at(-1), /A's write lands/, titles.join(' → '));
+  assert.match(await chip(page, 'no-double-debit').getAttribute('class'), /violated/, 'the strip turns red');
+  assert.ok(await onScreen(page, '.property-strip .chip.violated'));
+  await shot(page, 'presenter-zombie-853x480');
+  await page.close();
+});
+
+test('the side-by-side double grant is reached in at most 8 key presses', async () => {
+  const page = await open('#/compare/redis-failover/consensus-lock');
+  await page.locator('.compare-side[data-side=left] svg[role=img]').waitFor();
+  await page.locator('body').click({ position: { x: 2, y: 2 } });
+  const left = page.locator('.compare-side[data-side=left]');
+  // v: to the next step where a property breaks (the token is reissued, then the lock is
+  // held twice).
+  let presses = 0;
+  while (presses < 8 && !/one-holder-per-store/.test(await left.locator('.side-status').textContent())) {
+    await page.keyboard.press('v');
+    presses++;
+  }
+  assert.match(await left.locator('.side-status').textContent(), /violated: .*one-holder-per-store/, `after ${presses} presses`);
+  assert.equal(await left.locator('.beat.now .beat-title').textContent(), 'Two holders');
+  assert.match(await page.locator('.compare-side[data-side=right] .side-status').textContent(), /every property holds so far/);
+  // Beat by beat (both runs' beats, in time order) tells the story up to it.
+  await page.keyboard.press('Home');
+  const titles = [];
+  for (let presses = 0; presses < 12 && !titles.includes('Two holders'); presses++) {
+    await page.keyboard.press('n');
+    if (await left.locator('.beat.now').count()) titles.push(await left.locator('.beat.now .beat-title').textContent());
+  }
+  assert.ok(titles.includes('Two holders'), titles.join(' → '));
+  await shot(page, 'compare-double-grant');
+  await page.close();
+});
+
+test('raft-election: the new leader after the crash is reached in at most 12 presses of n', async () => {
+  const page = await open('#/play/raft-election');
+  await page.locator('body').click({ position: { x: 2, y: 2 } });
+  let crashed = false;
+  for (let presses = 1; presses <= 12; presses++) {
+    await page.keyboard.press('n');
+    const title = await beatTitle(page);
+    if (/crash/i.test(title)) crashed = true;
+    if (crashed && /new leader|wins/i.test(title)) return page.close();
+  }
+  assert.fail('no new-leader beat after the crash within 12 presses');
+});
