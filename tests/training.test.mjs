@@ -193,6 +193,10 @@ test('the side-by-side double grant is reached in at most 8 key presses', async 
     if (await left.locator('.beat.now').count()) titles.push(await left.locator('.beat.now .beat-title').textContent());
   }
   assert.ok(titles.includes('Two holders'), titles.join(' → '));
+  // The shared timeline shows both runs' beats as ticks that go there.
+  await page.keyboard.press('Home');
+  await page.getByRole('button', { name: /Go to beat \d+: Redis failover.*: Two holders/ }).click();
+  assert.equal(await left.locator('.beat.now .beat-title').textContent(), 'Two holders');
   await shot(page, 'compare-double-grant');
   await page.close();
 });

@@ -177,13 +177,6 @@ fn transport(props: &TransportProps) -> Html {
                 <span class="where position" aria-live="off">
                     { format!("step {} of {} · t = {}", c.cursor, c.last(), format_time(c.time_us())) }
                 </span>
-            </div>
-            if let Some(err) = (*seed_error).clone() {
-                <p class="field-error" role="alert">{ err }</p>
-            }
-            <div class="timeline slider-row">
-                <input type="range" min="0" max={c.last().to_string()} value={c.cursor.to_string()}
-                    oninput={on_seek} aria-label="Shared step" class="scrub" />
                 <span class="transport-options">
                     <label class="speed">
                         { "Speed " }
@@ -203,8 +196,49 @@ fn transport(props: &TransportProps) -> Html {
                     </label>
                 </span>
             </div>
+            if let Some(err) = (*seed_error).clone() {
+                <p class="field-error" role="alert">{ err }</p>
+            }
+            <div class="timeline slider-row">
+                <input type="range" min="0" max={c.last().to_string()} value={c.cursor.to_string()}
+                    oninput={on_seek} aria-label="Shared step" class="scrub" />
+            </div>
+            <div class="marks">
+                <span role="group" aria-label="Beats of both runs">{ for beat_ticks(c, d) }</span>
+            </div>
         </div>
     }
+}
+
+/// The beats of both runs as labelled ticks on the shared timeline, each a button that goes
+/// there; a tick names its run ("Redis failover: Two holders").
+fn beat_ticks(c: &Compare, d: &UseReducerDispatcher<Compare>) -> Vec<Html> {
+    let last = c.last().max(1) as u64;
+    c.nav
+        .beats
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| {
+            let (now, before) = (c.steps[i], c.steps[i.saturating_sub(1)]);
+            let (side, entry) = if now.0 != before.0 { (&c.left, now.0) } else { (&c.right, now.1) };
+            let seq = side.trace.entries[entry].seq;
+            let title = side
+                .trace
+                .reached_beats()
+                .find(|(s, _)| *s == seq)
+                .map_or(String::new(), |(_, b)| format!("{}: {}", side.info.title, b.title));
+            let permille = i as u64 * 1000 / last;
+            let d = d.clone();
+            html! {
+                <button class={classes!("tick", (i <= c.cursor).then_some("past"), (i == c.cursor).then_some("current"))}
+                    style={format!("left: {}.{}%", permille / 10, permille % 10)} title={title.clone()}
+                    onclick={Callback::from(move |_| d.dispatch(CompareAction::Seek(i)))}>
+                    <span class="tick-no">{ k + 1 }</span>
+                    <span class="visually-hidden">{ format!(" Go to beat {}: {title}", k + 1) }</span>
+                </button>
+            }
+        })
+        .collect()
 }
 
 struct SharedFaultsProps {
