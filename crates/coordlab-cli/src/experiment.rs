@@ -532,6 +532,17 @@ mod tests {
     }
 
     #[test]
+    fn milliseconds_parse_with_up_to_three_decimals() {
+        assert_eq!(parse_ms("12"), Some(12_000));
+        assert_eq!(parse_ms("0.5"), Some(500));
+        assert_eq!(parse_ms("1.25"), Some(1_250));
+        assert_eq!(parse_ms("0"), Some(0));
+        for bad in ["", ".5", "1.2345", "-1", "1e3", "x"] {
+            assert_eq!(parse_ms(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
     fn buckets_follow_the_series_up_to_the_cap() {
         let edges = bucket_edges_ms(60_000);
         assert_eq!(&edges[..8], &[10, 15, 20, 30, 50, 70, 100, 150]);
