@@ -18,7 +18,8 @@ USAGE:
     coordlab run <scenario> [--seed N] [--set KEY=VALUE]... [--actions SCRIPT] [--format text|jsonl|mermaid]
     coordlab check <scenario> --seeds A..B [--set KEY=VALUE]... [--actions SCRIPT]
     coordlab sweep <scenario> --seeds A..B [--set KEY=VALUE]... [--property NAME]...
-    coordlab experiment election-downtime --timeout-ms MIN-MAX --trials N [--seed S] [--format text|json]
+    coordlab experiment election-downtime --timeout-ms MIN-MAX --trials N [--seed S]
+        [--latency-ms MIN-MAX] [--durable-ms D] [--jitter-ms J] [--format text|json]
     coordlab help
 
 COMMANDS:

@@ -3,7 +3,7 @@
 
 use crate::args::UsageError;
 use coordlab_sim::experiments::election_downtime::{
-    run, DowntimeConfig, DowntimeReport, START_TERM, TIMEOUT_MS_MAX, TIMEOUT_MS_MIN, TRIALS_MAX,
+    ms_text, run, DowntimeConfig, DowntimeReport, START_TERM, TIMEOUT_MS_MAX, TIMEOUT_MS_MIN, TRIALS_MAX,
 };
 use serde_json::{json, Value};
 use std::fmt::Write;
@@ -13,14 +13,21 @@ coordlab experiment election-downtime — how long a Raft cluster has no leader 
 leader crashes (the setup of the Raft paper's election measurement, §9.3 / Figure 16)
 
 USAGE:
-    coordlab experiment election-downtime --timeout-ms MIN-MAX --trials N [--seed S] [--format text|json]
+    coordlab experiment election-downtime --timeout-ms MIN-MAX --trials N [--seed S]
+        [--latency-ms MIN-MAX] [--durable-ms D] [--jitter-ms J] [--format text|json]
 
 OPTIONS:
     --timeout-ms MIN-MAX  the election timeout range in ms, each bound 10..=10000, MIN <= MAX;
                           150-150 means no randomness at all
     --trials N            how many independent trials, 1..=100000
     --seed S              the experiment's seed (default 1); trial i is a pure function of
-                          (S, i, MIN-MAX), so the same command prints the same numbers
+                          (S, i, the timeout range and the timing), so the same command
+                          prints the same numbers
+    --latency-ms MIN-MAX  one-way network delay, uniform per message (default 1-2 ms)
+    --durable-ms D        one durable write, paid before a server sends what follows it
+                          (default 12 ms)
+    --jitter-ms J         how late a timer may fire, uniform in 0..=J (default 1 ms)
+                          (these three take ms with up to 3 decimals, each at most 1000)
     --format FORMAT       text (default): a summary table, a histogram with cumulative
                           percentages, and every trial; json: one object with `trials_ms`
                           (one entry per trial, null if it elected nobody) and `summary`
@@ -37,16 +44,25 @@ THE MODEL (what one trial simulates, and what it leaves out):
       half the minimum election timeout (in whole ms). It stays down. Until the crash it
       does not act on the answers to its heartbeat: otherwise it would send S4 and S5
       their missing entry and the logs would no longer differ.
-    - Every message takes between 5 and 10 ms (uniform, drawn per message). That delay
-      covers the network and the receiver's write to disk, which the simulated server
-      itself does instantly, so a request plus its answer take 15 ms on average: the
-      paper's broadcast time. There is no message loss.
-    - Clocks are perfect and timers fire exactly when due. On real machines timers
-      jitter a little, and that eventually breaks a tie between identical timeouts. Here
-      nothing does: the heartbeat reaches the followers at most 5 ms apart and a vote
-      request needs at least 5 ms, so with MIN = MAX every server has stood for election
-      itself before anyone's request reaches it, and the vote splits term after term
-      until the cap.
+    - Time is spent in three places, each modelled separately by the simulator's kernel:
+      * the network: every message takes 1-2 ms one way (uniform, drawn per message; a
+        LAN hop plus the RPC stack). No message is lost.
+      * the disk: a server writes to disk before it answers with anything new: a voter
+        its vote before granting it, a follower new entries before acknowledging them,
+        either one a newer term it just learned. One write takes 12 ms (a synchronous
+        write), one per message handled however much it writes. A refusal in the same
+        term, or a heartbeat with nothing new, writes nothing. A candidate sends its vote
+        requests at once and writes its new term and self-vote while they travel (the
+        write ends long before an answer can arrive). The server keeps handling other
+        messages during a write.
+      * the timers: each fires late by a uniform 0-1 ms, as a real timer wakes a thread the
+        scheduler runs a little later. Clocks themselves run at the right rate.
+      A vote request and its answer therefore take 1.5 + 12 + 1.5 = 15 ms on average: the
+      paper's broadcast time (\"roughly 15 ms\"). The jitter is what lets identical
+      timeouts (150-150) elect at all: each round it moves the servers' timers apart by a
+      little, until one runs out a full write and a hop ahead of the others.
+    - The model before this one put the whole 15 ms on the wire (5-10 ms each way, no disk
+      write, exact timers): --latency-ms 5-10 --durable-ms 0 --jitter-ms 0 reproduces it.
     - Downtime runs from the crash until every surviving server has accepted an
       AppendEntries from the leader of one new term, i.e. received its first heartbeat.
     - A trial with no such leader 60 s (simulated) after the crash, or after a million
@@ -78,7 +94,15 @@ pub enum ExperimentCommand {
 }
 
 const EXPERIMENTS: &str = "election-downtime";
-const OPTIONS: &[&str] = &["--timeout-ms", "--trials", "--seed", "--format"];
+const OPTIONS: &[&str] = &[
+    "--timeout-ms",
+    "--trials",
+    "--seed",
+    "--format",
+    "--latency-ms",
+    "--durable-ms",
+    "--jitter-ms",
+];
 
 /// Parses what follows `coordlab experiment`.
 pub fn parse(rest: &[String]) -> Result<ExperimentCommand, UsageError> {
@@ -99,6 +123,9 @@ pub fn parse(rest: &[String]) -> Result<ExperimentCommand, UsageError> {
     let mut trials = None;
     let mut seed = None;
     let mut format = None;
+    let mut latency = None;
+    let mut durable = None;
+    let mut jitter = None;
     let mut args = rest.iter();
     while let Some(arg) = args.next() {
         let (key, inline) = match arg.split_once('=') {
@@ -122,6 +149,9 @@ pub fn parse(rest: &[String]) -> Result<ExperimentCommand, UsageError> {
             "--timeout-ms" => &mut timeout,
             "--trials" => &mut trials,
             "--seed" => &mut seed,
+            "--latency-ms" => &mut latency,
+            "--durable-ms" => &mut durable,
+            "--jitter-ms" => &mut jitter,
             _ => &mut format,
         };
         if slot.replace(value).is_some() {
@@ -163,7 +193,47 @@ pub fn parse(rest: &[String]) -> Result<ExperimentCommand, UsageError> {
         }
     };
     let config = DowntimeConfig::new(min, max, trials, seed).map_err(UsageError)?;
+    let latency_us = match latency {
+        None => (config.latency_min_us, config.latency_max_us),
+        Some(text) => {
+            let bad = |why: &str| {
+                UsageError(format!(
+                    "bad --latency-ms `{text}`: {why}; expected MIN-MAX in ms, e.g. 1-2 or 0.5-1.5"
+                ))
+            };
+            let (a, b) = text.split_once('-').ok_or_else(|| bad("no `-`"))?;
+            let lo = parse_ms(a).ok_or_else(|| bad("not a number of ms"))?;
+            let hi = parse_ms(b).ok_or_else(|| bad("not a number of ms"))?;
+            (lo, hi)
+        }
+    };
+    let one = |key: &str, value: Option<String>, default: u64| match value {
+        None => Ok(default),
+        Some(text) => parse_ms(&text).ok_or_else(|| {
+            UsageError(format!(
+                "bad {key} `{text}`; expected a number of ms (up to 3 decimals), e.g. 12 or 0.5"
+            ))
+        }),
+    };
+    let durable_us = one("--durable-ms", durable, config.durable_write_us)?;
+    let jitter_us = one("--jitter-ms", jitter, config.timer_jitter_us)?;
+    let config = config
+        .with_timing(latency_us, durable_us, jitter_us)
+        .map_err(UsageError)?;
     Ok(ExperimentCommand::ElectionDowntime { config, format })
+}
+
+/// Milliseconds with up to three decimals (`12`, `0.5`, `1.25`) as whole microseconds.
+fn parse_ms(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let (whole, frac) = text.split_once('.').unwrap_or((text, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() || frac.len() > 3 || !digits(whole) || !digits(frac) {
+        return None;
+    }
+    let whole: u64 = whole.parse().ok()?;
+    let frac: u64 = format!("{frac:0<3}").parse().ok()?;
+    whole.checked_mul(1_000)?.checked_add(frac)
 }
 
 /// `MIN-MAX` in whole milliseconds.
@@ -214,12 +284,6 @@ fn ms(us: u64) -> String {
     format!("{}.{:03}", us / 1_000, us % 1_000)
 }
 
-/// Milliseconds without trailing zeros: `5`, `7.5`.
-fn ms_short(us: u64) -> String {
-    let text = ms(us);
-    text.trim_end_matches('0').trim_end_matches('.').to_string()
-}
-
 fn ms_or(us: Option<u64>, unknown: &str) -> String {
     us.map_or_else(|| unknown.to_string(), ms)
 }
@@ -237,6 +301,9 @@ fn json_report(report: &DowntimeReport) -> Value {
         "timeout_ms": {"min": c.timeout_ms_min, "max": c.timeout_ms_max},
         "heartbeat_ms": c.heartbeat_ms(),
         "latency_ms": {"min": ms_json(Some(c.latency_min_us)), "max": ms_json(Some(c.latency_max_us))},
+        "durable_write_ms": ms_json(Some(c.durable_write_us)),
+        "timer_jitter_ms": ms_json(Some(c.timer_jitter_us)),
+        "broadcast_time_ms": ms_json(Some(c.broadcast_time_us())),
         "servers": 5,
         "seed": c.seed,
         "trials": c.trials,
@@ -287,13 +354,20 @@ fn text(report: &DowntimeReport) -> String {
     );
     let _ = writeln!(
         out,
-        "election timeout {}-{} ms · heartbeat {} ms · latency {}-{} ms one way · seed {}",
+        "election timeout {}-{} ms · heartbeat {} ms · seed {}",
         c.timeout_ms_min,
         c.timeout_ms_max,
         c.heartbeat_ms(),
-        ms_short(c.latency_min_us),
-        ms_short(c.latency_max_us),
         c.seed
+    );
+    let _ = writeln!(
+        out,
+        "timing           latency {}-{} ms one way · durable write {} ms · timers up to {} ms late · broadcast time {} ms",
+        ms_text(c.latency_min_us),
+        ms_text(c.latency_max_us),
+        ms_text(c.durable_write_us),
+        ms_text(c.timer_jitter_us),
+        ms_text(c.broadcast_time_us())
     );
     let _ = writeln!(
         out,
@@ -455,6 +529,17 @@ mod tests {
         assert_eq!(format, ReportFormat::Text);
         assert!(parse(&args(&["election-downtime", "--trials", "5"])).is_err());
         assert!(parse(&args(&["nope"])).is_err());
+    }
+
+    #[test]
+    fn milliseconds_parse_with_up_to_three_decimals() {
+        assert_eq!(parse_ms("12"), Some(12_000));
+        assert_eq!(parse_ms("0.5"), Some(500));
+        assert_eq!(parse_ms("1.25"), Some(1_250));
+        assert_eq!(parse_ms("0"), Some(0));
+        for bad in ["", ".5", "1.2345", "-1", "1e3", "x"] {
+            assert_eq!(parse_ms(bad), None, "{bad}");
+        }
     }
 
     #[test]

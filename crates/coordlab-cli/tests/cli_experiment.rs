@@ -39,7 +39,11 @@ fn usage_error(extra: &[&str]) -> String {
 }
 
 fn json_report(range: &str, trials: &str, seed: &str) -> Value {
-    let out = downtime(&[
+    json_report_with(range, trials, seed, &[])
+}
+
+fn json_report_with(range: &str, trials: &str, seed: &str, timing: &[&str]) -> Value {
+    let mut args = vec![
         "--timeout-ms",
         range,
         "--trials",
@@ -48,7 +52,9 @@ fn json_report(range: &str, trials: &str, seed: &str) -> Value {
         seed,
         "--format",
         "json",
-    ]);
+    ];
+    args.extend_from_slice(timing);
+    let out = downtime(&args);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     assert_eq!(text.lines().count(), 1, "json is one object on one line");
@@ -78,18 +84,50 @@ fn json_has_one_downtime_per_trial_and_every_summary_key() {
 }
 
 #[test]
-fn identical_timeouts_can_leave_trials_without_a_leader() {
-    // Perfect timers in lockstep: the JSON marks such trials null instead of inventing a
-    // number, and the unknown tail of the summary is null too.
-    let report = json_report("150-150", "2", "1");
+fn identical_timeouts_with_exact_timers_leave_trials_without_a_leader() {
+    // The old model's perfect timers stay in lockstep: the JSON marks such trials null
+    // instead of inventing a number, and the unknown tail of the summary is null too.
+    let old = ["--latency-ms", "5-10", "--durable-ms", "0", "--jitter-ms", "0"];
+    let report = json_report_with("150-150", "2", "1", &old);
     let trials = report["trials_ms"].as_array().unwrap();
     assert_eq!(trials.len(), 2);
-    let unknown = trials.iter().filter(|t| t.is_null()).count() as u64;
-    assert_eq!(report["no_leader"].as_u64(), Some(unknown));
-    if unknown > 0 {
-        assert!(report["summary"]["max"].is_null());
-        assert!(report["summary"]["mean"].is_null());
-    }
+    assert!(trials.iter().all(|t| t.is_null()), "{report}");
+    assert_eq!(report["no_leader"].as_u64(), Some(2));
+    assert!(report["summary"]["max"].is_null());
+    assert!(report["summary"]["mean"].is_null());
+    // Timers up to 1 ms late (the default) break the tie, slowly.
+    let jitter = json_report("150-150", "5", "1");
+    assert_eq!(jitter["no_leader"], 0, "{jitter}");
+}
+
+#[test]
+fn timing_flags_reach_the_report() {
+    let report = json_report("150-300", "3", "1");
+    assert_eq!(report["latency_ms"]["min"], 1.0);
+    assert_eq!(report["latency_ms"]["max"], 2.0);
+    assert_eq!(report["durable_write_ms"], 12.0);
+    assert_eq!(report["timer_jitter_ms"], 1.0);
+    assert_eq!(report["broadcast_time_ms"], 15.0, "the paper's broadcast time");
+    let set = [
+        "--latency-ms",
+        "0.5-1.5",
+        "--durable-ms",
+        "8",
+        "--jitter-ms",
+        "0.25",
+    ];
+    let report = json_report_with("150-300", "3", "1", &set);
+    assert_eq!(report["latency_ms"]["min"], 0.5);
+    assert_eq!(report["durable_write_ms"], 8.0);
+    assert_eq!(report["timer_jitter_ms"], 0.25);
+    assert_eq!(report["broadcast_time_ms"], 10.0);
+    let text = stdout(&downtime(&["--timeout-ms", "150-300", "--trials", "2"]));
+    assert!(
+        text.contains(
+            "latency 1-2 ms one way · durable write 12 ms · timers up to 1 ms late · broadcast time 15 ms"
+        ),
+        "{text}"
+    );
 }
 
 #[test]
@@ -133,6 +171,11 @@ fn help_describes_the_model() {
         "15 ms",
         "60 s",
         "--timeout-ms",
+        "--latency-ms",
+        "--durable-ms",
+        "--jitter-ms",
+        "durable write",
+        "late",
     ] {
         assert!(
             text.to_lowercase().contains(&fact.to_lowercase()),
@@ -177,6 +220,23 @@ fn bad_requests_exit_2_with_a_message() {
         "5",
     ]);
     assert!(twice.contains("twice"), "{twice}");
+    let latency = usage_error(&["--timeout-ms", "150-300", "--trials", "5", "--latency-ms", "2-1"]);
+    assert!(latency.contains("MIN <= MAX"), "{latency}");
+    let latency = usage_error(&["--timeout-ms", "150-300", "--trials", "5", "--latency-ms", "2"]);
+    assert!(latency.contains("MIN-MAX"), "{latency}");
+    let durable = usage_error(&["--timeout-ms", "150-300", "--trials", "5", "--durable-ms", "x"]);
+    assert!(durable.contains("--durable-ms"), "{durable}");
+    let durable = usage_error(&["--timeout-ms", "150-300", "--trials", "5", "--durable-ms", "5000"]);
+    assert!(durable.contains("out of range"), "{durable}");
+    let jitter = usage_error(&[
+        "--timeout-ms",
+        "150-300",
+        "--trials",
+        "5",
+        "--jitter-ms",
+        "0.0001",
+    ]);
+    assert!(jitter.contains("3 decimals"), "{jitter}");
     let out = coordlab(&["experiment", "leader-lottery"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("election-downtime"));

@@ -20,8 +20,12 @@ pub(crate) struct Call<'a> {
     pub out: &'a mut Vec<KernelEffect>,
 }
 
-/// An effect as the engine applies it. Persisted state never leaves the slot.
+/// An effect as the engine applies it. Persisted state never leaves the slot; only the fact
+/// that the handler wrote it does ([`KernelEffect::DurableWrite`], where it wrote it among
+/// its sends).
 pub(crate) enum KernelEffect {
+    /// The handler persisted here: what it sends after this waits for the write.
+    DurableWrite,
     Send {
         to: NodeId,
         msg: Box<dyn Message>,
@@ -117,7 +121,10 @@ impl<P: Participant> Slot for Hosted<P> {
         };
         for effect in effects.drain(..) {
             match effect {
-                Effect::Persist(d) => self.durable = d,
+                Effect::Persist(d) => {
+                    self.durable = d;
+                    call.out.push(KernelEffect::DurableWrite);
+                }
                 Effect::Send { to, msg } => call.out.push(KernelEffect::Send { to, msg }),
                 Effect::SetTimer {
                     timer,

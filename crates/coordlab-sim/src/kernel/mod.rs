@@ -17,5 +17,6 @@ pub mod rng;
 pub mod setup;
 pub mod testing;
 pub mod time;
+pub mod timing;
 pub mod view;
 pub mod world;

@@ -16,6 +16,8 @@ pub type SimRng = ChaCha8Rng;
 pub enum Stream {
     Network,
     Workload,
+    /// Timer lateness ([`super::timing::Timing::timer_jitter_us`]); drawn only when it is on.
+    Timers,
     Node(NodeId),
 }
 
@@ -24,6 +26,7 @@ impl Stream {
         match self {
             Stream::Network => 1,
             Stream::Workload => 2,
+            Stream::Timers => 3,
             Stream::Node(id) => 1_000 + u64::from(id.0),
         }
     }

@@ -8,6 +8,7 @@ use super::hosted::{Hosted, Slot};
 use super::ids::NodeId;
 use super::network::LinkConfig;
 use super::participant::Participant;
+use super::timing::Timing;
 use super::world::{Nodes, QuietWorld, World};
 use crate::trace::NodeInfo;
 use std::collections::BTreeMap;
@@ -19,6 +20,8 @@ pub struct Setup {
     /// Every link's configuration, unless [`Setup::link`] overrides one direction.
     pub link: LinkConfig,
     pub(crate) links: Vec<(NodeId, NodeId, LinkConfig)>,
+    /// Durable writes and timer lateness; none unless the scenario sets them.
+    pub timing: Timing,
     /// Faults the scenario itself scripts, at true times.
     pub(crate) scripted: Vec<(u64, Fault)>,
     /// Parameters the scenario derived from others, recorded in the trace with the rest.
@@ -35,6 +38,7 @@ impl Setup {
             slots: Vec::new(),
             link,
             links: Vec::new(),
+            timing: Timing::default(),
             scripted: Vec::new(),
             derived_params: BTreeMap::new(),
             beats: Vec::new(),

@@ -22,8 +22,9 @@ use super::message::Message;
 use super::message::TimerKey;
 use super::network::{Network, SendOutcome};
 use super::queue::EventQueue;
-use super::rng::{stream, SimRng, Stream};
+use super::rng::{between_us, stream, SimRng, Stream};
 use super::setup::Setup;
+use super::timing::Timing;
 use super::world::{Nodes, World};
 use crate::properties::PropertyTracker;
 use crate::trace::{
@@ -126,6 +127,9 @@ pub struct Engine {
     rngs: Vec<SimRng>,
     net: Network<Wire>,
     net_rng: SimRng,
+    timing: Timing,
+    /// Timer lateness; drawn from only when [`Timing::timer_jitter_us`] is not zero.
+    timer_rng: SimRng,
     queue: EventQueue<Event>,
     timers: Vec<Vec<(Box<dyn TimerKey>, u64)>>,
     waiting: Vec<Vec<Waiting>>,
@@ -187,6 +191,8 @@ impl Engine {
             rngs: (0..n).map(|i| stream(seed, Stream::Node(NodeId(i)))).collect(),
             net,
             net_rng: stream(seed, Stream::Network),
+            timing: setup.timing,
+            timer_rng: stream(seed, Stream::Timers),
             queue: EventQueue::default(),
             timers: (0..n).map(|_| Vec::new()).collect(),
             waiting: (0..n).map(|_| Vec::new()).collect(),
@@ -300,16 +306,25 @@ impl Engine {
             out: &mut effects,
         };
         let result = self.slots[i].handle(call, input);
+        // Sends after the handler's first durable write leave once the write is done.
+        let mut depart_us = self.now_us;
         for effect in effects.drain(..) {
-            self.apply_effect(node, effect, draft);
+            if let KernelEffect::DurableWrite = effect {
+                depart_us = self.now_us + self.timing.durable_write_us;
+                continue;
+            }
+            self.apply_effect(node, effect, depart_us, draft);
         }
         self.effects = effects;
         result
     }
 
-    fn apply_effect(&mut self, node: NodeId, effect: KernelEffect, draft: &mut Draft) {
+    /// Applies one effect of `node`'s handler; a send leaves the node at `depart_us` (now, or
+    /// after a durable write). The link's state (cut, held) is read when the handler ran.
+    fn apply_effect(&mut self, node: NodeId, effect: KernelEffect, depart_us: u64, draft: &mut Draft) {
         let i = node.index();
         match effect {
+            KernelEffect::DurableWrite => {}
             KernelEffect::Send { to, msg } => {
                 assert!(
                     to.0 < self.infos.len() as u32,
@@ -321,7 +336,7 @@ impl Engine {
                     msg,
                     label: label.clone(),
                 };
-                let (id, outcome) = self.net.send(self.now_us, node, to, wire, &mut self.net_rng);
+                let (id, outcome) = self.net.send(depart_us, node, to, wire, &mut self.net_rng);
                 for (copy, deliver_us) in self.net.take_copies() {
                     if let Some(at) = deliver_us {
                         self.queue.push(at, Event::Deliver(copy));
@@ -336,7 +351,7 @@ impl Engine {
                             from: node,
                             to,
                             label: label.as_deref().unwrap_or_default().to_string(),
-                            sent_us: self.now_us,
+                            sent_us: depart_us,
                         });
                     }
                 }
@@ -346,7 +361,11 @@ impl Engine {
                 after_local_us,
             } => {
                 let generation = self.bump_generation();
-                let at = self.now_us + self.clocks[i].true_duration_us(after_local_us);
+                let late_us = match self.timing.timer_jitter_us {
+                    0 => 0, // no draw: runs without jitter keep their random sequences
+                    jitter => between_us(&mut self.timer_rng, 0, jitter),
+                };
+                let at = self.now_us + self.clocks[i].true_duration_us(after_local_us) + late_us;
                 let pending = &mut self.timers[i];
                 pending.retain(|(t, _)| !t.same(timer.as_ref()));
                 pending.push((timer, generation));

@@ -76,7 +76,6 @@ impl RaftServer {
         self.leader_hint = None;
         self.votes = VecSet::from([self.id]);
         self.answered = VecSet::from([self.id]);
-        self.persist(ctx);
         let why = if forced {
             "'s election timer is forced to run out now, whatever it has heard"
         } else {
@@ -89,10 +88,16 @@ impl RaftServer {
         ));
         self.reset_election_timer(ctx);
         if self.votes.len() >= self.config.majority() {
+            self.persist(ctx);
             self.become_leader(ctx);
             return;
         }
         self.ask_for_votes(ctx);
+        // The requests go out first and the new term and self-vote are written while they
+        // travel (with a durable-write cost, only what is sent after a persist waits for it):
+        // the write ends long before any answer can come back, and a candidate that crashed
+        // before it would only lose a candidacy nobody else has counted.
+        self.persist(ctx);
         if self.before_horizon(ctx) {
             ctx.set_timer(RaftTimer::Heartbeat, self.heartbeat_us());
         }
