@@ -24,6 +24,16 @@ pub struct CompareRoute {
 
 /// Whether this bundle holds `id`'s simulation (another chapter's bundle may hold it).
 #[cfg(feature = "player")]
+/// A seed typed by hand: a whole number, or the message saying what a seed is.
+pub fn parse_seed(text: &str) -> Result<u64, String> {
+    text.trim().parse::<u64>().map_err(|_| {
+        format!(
+            "“{text}” is not a seed: use a whole number from 0 to {}.",
+            u64::MAX
+        )
+    })
+}
+
 pub fn runnable_here(id: &str) -> bool {
     scenarios::find(id).is_ok_and(scenarios::runnable)
 }

@@ -136,14 +136,12 @@ fn transport(props: &TransportProps) -> Html {
         let seed_error = seed_error.clone();
         Callback::from(move |e: Event| {
             let v = e.target_unchecked_into::<HtmlInputElement>().value();
-            match v.trim().parse::<u64>() {
+            match crate::route::parse_seed(&v) {
                 Ok(seed) => {
                     seed_error.set(None);
                     d.dispatch(CompareAction::SetSeed(seed));
                 }
-                Err(_) => seed_error.set(Some(format!(
-                    "“{v}” is not a seed: use a whole number from 0 to 18446744073709551615."
-                ))),
+                Err(message) => seed_error.set(Some(message)),
             }
         })
     };
