@@ -22,8 +22,6 @@ pub struct CompareRoute {
     pub step: Option<u32>,
 }
 
-/// Whether this bundle holds `id`'s simulation (another chapter's bundle may hold it).
-#[cfg(feature = "player")]
 /// A seed typed by hand: a whole number, or the message saying what a seed is.
 pub fn parse_seed(text: &str) -> Result<u64, String> {
     text.trim().parse::<u64>().map_err(|_| {
@@ -34,6 +32,8 @@ pub fn parse_seed(text: &str) -> Result<u64, String> {
     })
 }
 
+/// Whether this bundle holds `id`'s simulation (another chapter's bundle may hold it).
+#[cfg(feature = "player")]
 pub fn runnable_here(id: &str) -> bool {
     scenarios::find(id).is_ok_and(scenarios::runnable)
 }
