@@ -299,7 +299,7 @@ pub fn format(route: &Route) -> String {
             if let Ok(def) = scenarios::find(&p.scenario) {
                 for spec in def.info().params {
                     if let Some(v) = p.params.get(spec.key) {
-                        if v != spec.default {
+                        if v != spec.default_given(&p.params) {
                             parts.push(format!("{}={}", spec.key, encode(v)));
                         }
                     }
@@ -377,6 +377,34 @@ mod tests {
                 notices: vec![]
             }
         );
+    }
+
+    #[test]
+    fn links_leave_out_a_variant_s_own_defaults_and_keep_the_user_s_values() {
+        let info = scenarios::find("zombie-worker").unwrap().info();
+        let mut given = Params::new();
+        given.insert("fencing".into(), "first-write-only".into());
+        let variant = scenarios::resolve_params(&info, &given).unwrap();
+        let route = |params: Params| {
+            Route::Play(PlayRoute {
+                scenario: "zombie-worker".into(),
+                params,
+                seed: 1,
+                actions: vec![],
+                step: None,
+                present: false,
+                all_events: false,
+            })
+        };
+        let hash = format(&route(variant.clone()));
+        assert_eq!(hash, "#/play/zombie-worker?fencing=first-write-only&seed=1");
+        assert_eq!(parse(&hash).route, route(variant));
+        // The scenario's plain default differs from the variant's, so it must be written out.
+        given.insert("pause_start_ms".into(), "5000".into());
+        let mine = scenarios::resolve_params(&info, &given).unwrap();
+        let hash = format(&route(mine.clone()));
+        assert!(hash.contains("pause_start_ms=5000"), "{hash}");
+        assert_eq!(parse(&hash).route, route(mine));
     }
 
     #[test]

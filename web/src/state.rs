@@ -234,8 +234,7 @@ impl Reducible for Player {
             Action::Pick(beat, answer) => next.picked = Some((beat, answer)),
             Action::SetSpeed(s) => next.speed = if SPEEDS.contains(&s) { s } else { DEFAULT_SPEED },
             Action::SetParam(key, value) => {
-                next.params.insert(key, value);
-                match scenarios::resolve_params(&next.info, &next.params) {
+                match scenarios::set_param(&next.info, &next.params, &key, &value) {
                     Ok(p) => {
                         next.params = p;
                         next.rerun();

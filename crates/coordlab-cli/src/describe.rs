@@ -2,7 +2,7 @@
 
 use crate::list::chapter_text;
 use crate::util::{expectation_text, params_code};
-use coordlab_sim::scenarios::{find, resolve_params, ParamKind, Params};
+use coordlab_sim::scenarios::{find, resolve_params, set_param, ParamKind, Params};
 use coordlab_sim::{Limits, Recording, RunRequest, SimError};
 use std::fmt::Write;
 
@@ -45,6 +45,9 @@ pub fn describe(id: &str) -> Result<String, SimError> {
     for p in &info.params {
         let _ = writeln!(out, "  {} — {}", p.key, p.label);
         let _ = writeln!(out, "    default: {}", p.default);
+        for d in p.variant_defaults {
+            let _ = writeln!(out, "      ({} with {}={})", d.value, d.when.0, d.when.1);
+        }
         let _ = writeln!(out, "    allowed: {}", p.allowed());
         if let ParamKind::Choice { options } = &p.kind {
             for o in options {
@@ -70,8 +73,8 @@ pub fn describe(id: &str) -> Result<String, SimError> {
     for p in &info.params {
         if let ParamKind::Choice { options } = &p.kind {
             for o in options.iter().filter(|o| o.value != p.default) {
-                let mut params = defaults.clone();
-                params.insert(p.key.to_string(), o.value.to_string());
+                // The variant's own defaults apply (see `variant_defaults`).
+                let params = set_param(&info, &defaults, p.key, o.value)?;
                 let _ = writeln!(
                     out,
                     "  {}={}: {}",

@@ -126,36 +126,64 @@ fn app_check_passes_before_the_pause_and_the_stale_write_lands_after() {
     assert_eq!(verdict(&t, "no-double-debit"), Verdict::Violated);
 }
 
+/// The curriculum's "blocked at step one, free at step four" in the variant's default run:
+/// A, frozen before its first write, is refused at step 1 and lands step 2 unchecked.
 #[test]
-fn first_write_only_lets_the_zombie_s_later_step_through_by_default() {
-    let free = trace(&[("fencing", "first-write-only")], 4);
-    let accepted = free.outcome["accepted_writes"].as_array().unwrap();
-    // Step 1 went through the predicate; A's unfenced step 2 lands over B's.
-    assert!(free.entries.iter().any(|e| e
-        .text
-        .starts_with("worker-A -> ledger: step 1, ₹10, token 33: UPDATE")
-        && e.text.ends_with("AND last_token <= 33")));
-    assert!(
-        accepted
+fn first_write_only_refuses_the_zombie_at_step_1_and_lets_step_2_through_by_default() {
+    for seed in [1, 4, 42] {
+        let t = trace(&[("fencing", "first-write-only")], seed);
+        assert_eq!(
+            t.params["pause_start_ms"], "2000",
+            "the variant brings its own defaults"
+        );
+        assert_eq!(t.params["heartbeat_ms"], "0");
+        let rejected = t.outcome["rejected_writes"].as_array().unwrap();
+        assert!(
+            rejected
+                .iter()
+                .any(|w| w["worker"] == "worker-A" && w["step"] == 1),
+            "seed {seed}: A's fenced step 1 is refused: {rejected:?}"
+        );
+        let accepted = t.outcome["accepted_writes"].as_array().unwrap();
+        assert!(
+            accepted
+                .iter()
+                .any(|w| w["worker"] == "worker-A" && w["step"] == 2),
+            "seed {seed}: A's unfenced step 2 lands: {accepted:?}"
+        );
+        let refusal = position(&t, "worker-A -> ledger: step 1");
+        let landing = position(&t, "worker-A -> ledger: step 2");
+        assert!(refusal < landing);
+        assert!(t.entries[refusal].text.ends_with("AND last_token <= 33"));
+        assert!(t.entries[landing].text.contains("token 33 unchecked"));
+        assert_eq!(verdict(&t, "fence-monotonic"), Verdict::Violated);
+        assert_eq!(verdict(&t, "no-double-debit"), Verdict::Violated);
+        assert_eq!(
+            t.outcome["balance"],
+            json!(30),
+            "B's four steps and A's steps 2–4"
+        );
+        let moves_on = &t.entries[refusal..landing];
+        assert!(moves_on.iter().any(|e| e
+            .notes
             .iter()
-            .any(|w| w["worker"] == "worker-A" && w["step"] == 2),
-        "A's unfenced step 2 lands: {accepted:?}"
+            .any(|n| n.contains("logs step 1 as failed and goes on to the next step"))));
+    }
+    // Frozen after step 1 (the scenario's other default), the same code lets step 2 through
+    // without ever being refused.
+    let late = trace(
+        &[
+            ("fencing", "first-write-only"),
+            ("pause_start_ms", "5000"),
+            ("heartbeat_ms", "10000"),
+        ],
+        4,
     );
-    assert_eq!(verdict(&free, "fence-monotonic"), Verdict::Violated);
-    assert_eq!(verdict(&free, "no-double-debit"), Verdict::Violated);
-    assert_eq!(free.outcome["balance"], json!(50));
-    let a_write = position(&free, "worker-A: finishes the work of step 2");
+    assert!(late.outcome["rejected_writes"].as_array().unwrap().is_empty());
+    assert_eq!(verdict(&late, "no-double-debit"), Verdict::Violated);
+    let a_write = position(&late, "worker-A: finishes the work of step 2");
     assert!(
-        free.entries[a_write].notes[0].contains("Only step 1's write asked the ledger to check the token")
-    );
-    // Frozen before its first write, the same zombie is refused at step 1.
-    let blocked = trace(&[("fencing", "first-write-only"), ("pause_start_ms", "1000")], 4);
-    assert_eq!(verdict(&blocked, "no-double-debit"), Verdict::Holds);
-    assert_eq!(
-        blocked.outcome["rejected_writes"][0]["step"],
-        json!(1),
-        "{}",
-        blocked.outcome["rejected_writes"]
+        late.entries[a_write].notes[0].contains("Only step 1's write asked the ledger to check the token")
     );
 }
 
@@ -302,8 +330,12 @@ fn pressing_next_beat_from_the_start_reaches_the_zombie_s_write() {
             };
             assert!(presses <= 8, "{fencing}: {presses} presses");
             let entry = &t.entries[landing.0 as usize];
+            // Frozen before its first write, the first-write-only zombie first writes step 1.
+            let a_step = if fencing == "first-write-only" { 1 } else { 2 };
             assert!(
-                entry.text.starts_with("worker-A -> ledger: step 2"),
+                entry
+                    .text
+                    .starts_with(&format!("worker-A -> ledger: step {a_step}")),
                 "{fencing} seed {seed}: the beat is where the zombie's write reaches the ledger, not {}",
                 entry.text
             );
@@ -311,10 +343,10 @@ fn pressing_next_beat_from_the_start_reaches_the_zombie_s_write() {
                 .as_array()
                 .unwrap()
                 .iter()
-                .any(|w| w["worker"] == "worker-A" && w["step"] == 2);
+                .any(|w| w["worker"] == "worker-A" && w["step"] == a_step);
             let safe = matches!(
                 fencing,
-                "write-predicate" | "retry-after-reject" | "fence-on-takeover"
+                "write-predicate" | "retry-after-reject" | "fence-on-takeover" | "first-write-only"
             );
             assert_eq!(
                 landing.1.title.contains("refused"),

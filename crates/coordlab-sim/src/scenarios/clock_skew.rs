@@ -82,6 +82,7 @@ pub fn info() -> ScenarioInfo {
                 ],
             ),
             ParamSpec {
+                variant_defaults: &[],
                 key: "offset_ms",
                 label: "A's clock step at 16 s",
                 help: "At 16 s worker-A's clock is stepped by this much (negative: back), as an NTP correction or a VM resumed on another host can do: seconds at once. A constant offset would change nothing: A times its lease on its own clock. Any clock can also be stepped at any step with a clock-jump:N:MS action.",
@@ -93,6 +94,7 @@ pub fn info() -> ScenarioInfo {
                 },
             },
             ParamSpec {
+                variant_defaults: &[],
                 key: "drift_ppm",
                 label: "A's clock rate",
                 help: "How fast worker-A's clock runs from the start, in parts per million (negative: slow). Real quartz stays within about ±100 ppm, 3 ms over this 30 s lease. Larger values are exaggerations that show what rate alone would do: -200000 is 20% slow. The store's and B's clocks are correct.",

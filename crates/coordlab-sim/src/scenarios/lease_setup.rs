@@ -212,6 +212,7 @@ pub fn choice(
     options: &[(&'static str, &'static str)],
 ) -> ParamSpec {
     ParamSpec {
+        variant_defaults: &[],
         key,
         label,
         help,
@@ -234,6 +235,7 @@ pub fn millis(
     (min, max): (i64, i64),
 ) -> ParamSpec {
     ParamSpec {
+        variant_defaults: &[],
         key,
         label,
         help,

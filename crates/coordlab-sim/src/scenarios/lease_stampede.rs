@@ -59,6 +59,7 @@ pub fn info() -> ScenarioInfo {
                 ],
             ),
             ParamSpec {
+                variant_defaults: &[],
                 key: "waiters",
                 label: "Waiters",
                 help: "How many workers poll for the lease while it is held.",

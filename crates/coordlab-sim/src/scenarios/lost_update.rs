@@ -35,6 +35,7 @@ pub fn info() -> ScenarioInfo {
         title: "Lost update",
         summary: "Two workers each take ₹30 from a ₹100 balance. Without a lock one debit vanishes; a row lock or a version-checked write keeps both.",
         params: vec![ParamSpec {
+            variant_defaults: &[],
             key: "lock",
             label: "Protection",
             help: "How each worker guards its read-modify-write of the balance.",

@@ -106,9 +106,32 @@ pub struct ParamSpec {
     pub help: &'static str,
     pub default: &'static str,
     pub kind: ParamKind,
+    /// Defaults that depend on a variant, so that picking the variant shows its story
+    /// without further settings. The first whose condition holds wins over `default`.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub variant_defaults: &'static [VariantDefault],
+}
+
+/// While choice parameter `when.0` has value `when.1`, a parameter defaults to `value`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct VariantDefault {
+    pub when: (&'static str, &'static str),
+    pub value: &'static str,
 }
 
 impl ParamSpec {
+    /// This parameter's default alongside the other parameters `params`.
+    pub fn default_given(&self, params: &Params) -> &'static str {
+        self.variant_defaults
+            .iter()
+            .find(|d| params.get(d.when.0).is_some_and(|v| v == d.when.1))
+            .map_or(self.default, |d| d.value)
+    }
+
+    fn is_choice(&self) -> bool {
+        matches!(self.kind, ParamKind::Choice { .. })
+    }
+
     /// The allowed values in words, for error messages and `describe`.
     pub fn allowed(&self) -> String {
         match &self.kind {
@@ -451,16 +474,35 @@ pub fn resolve_params(info: &ScenarioInfo, given: &Params) -> Result<Params, Sim
         }
     }
     let mut out = Params::new();
-    for spec in &info.params {
-        let value = given.get(spec.key).map(String::as_str).unwrap_or(spec.default);
-        spec.validate(value).map_err(|allowed| SimError::BadValue {
-            key: spec.key,
-            value: value.to_string(),
-            allowed,
-        })?;
-        out.insert(spec.key.to_string(), value.to_string());
+    // Choices first: another parameter's default may depend on one (a variant default).
+    for choices in [true, false] {
+        for spec in info.params.iter().filter(|s| s.is_choice() == choices) {
+            let value = given
+                .get(spec.key)
+                .map_or_else(|| spec.default_given(&out), String::as_str);
+            spec.validate(value).map_err(|allowed| SimError::BadValue {
+                key: spec.key,
+                value: value.to_string(),
+                allowed,
+            })?;
+            out.insert(spec.key.to_string(), value.to_string());
+        }
     }
     Ok(out)
+}
+
+/// `params` (already resolved) with `key` set to `value`. Parameters left at the default the
+/// old values implied move to the default the new ones imply, so switching variant brings
+/// that variant's defaults while keeping what the user chose.
+pub fn set_param(info: &ScenarioInfo, params: &Params, key: &str, value: &str) -> Result<Params, SimError> {
+    let mut next = params.clone();
+    next.insert(key.to_string(), value.to_string());
+    for spec in info.params.iter().filter(|s| s.key != key) {
+        if params.get(spec.key).map(String::as_str) == Some(spec.default_given(params)) {
+            next.insert(spec.key.to_string(), spec.default_given(&next).to_string());
+        }
+    }
+    resolve_params(info, &next)
 }
 
 /// Runs a request: validates it, sets the scenario up, simulates, and returns the trace.

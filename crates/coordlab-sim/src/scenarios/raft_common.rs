@@ -26,6 +26,7 @@ pub fn int_param(
     unit: &'static str,
 ) -> ParamSpec {
     ParamSpec {
+        variant_defaults: &[],
         key,
         label,
         help,
@@ -48,6 +49,7 @@ pub fn servers_param(min: u32) -> ParamSpec {
     ];
     const VALUES: [&str; 7] = ["1", "2", "3", "4", "5", "6", "7"];
     ParamSpec {
+        variant_defaults: &[],
         key: "servers",
         label: "Servers",
         help: "How many Raft servers form the cluster; a majority is needed to elect and to commit.",
@@ -94,6 +96,7 @@ pub fn common_params() -> Vec<ParamSpec> {
             "ms",
         ),
         ParamSpec {
+            variant_defaults: &[],
             key: "bug",
             label: "Planted bug",
             help: "Break one rule of the paper on purpose, to see the safety checker catch it. raft-partition is scripted to show skip-up-to-date-check and raft-election forget-vote-on-restart; raft-figure-8 shows the third through its commit rule. Elsewhere a bug shows only under faults you add, or in a sweep.",

@@ -19,6 +19,7 @@ pub const STOP_AT_MS: u64 = 2_000;
 pub fn info() -> ScenarioInfo {
     let mut params = vec![
         ParamSpec {
+            variant_defaults: &[],
             key: "timeouts",
             label: "Election timeouts",
             help: "Whether each server draws its timeout at random from the range, or all use the minimum.",

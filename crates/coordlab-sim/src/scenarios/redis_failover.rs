@@ -96,6 +96,7 @@ pub fn info() -> ScenarioInfo {
         summary: "Worker A's lock (and its fencing token, an INCR in the same script) is acknowledged by the Redis primary, which crashes before streaming the write to its replicas. Three sentinels agree it is down (quorum 2) and elect one of themselves (a majority) to promote a replica, which has no record of either; worker B's SET NX succeeds and gets the very same token. Two holders, one token, and a ledger that cannot tell them apart. WAIT 1 only delays a worker's start until one replica has the write; it does not make Redis consistent. A failover can still promote a replica without the write (failure=other-replica-promoted: WAIT returns 1 and the lock is lost all the same), and a holder paused past the TTL still overlaps the next one. Compare with consensus-lock.",
         params: vec![
             ParamSpec {
+                variant_defaults: &[],
                 key: "replication_lag_ms",
                 label: "Replication lag",
                 help: "How long the primary buffers a write before streaming it to the replicas. With failure=primary-crash the primary crashes 50 ms after A's job fires; a write still buffered then is lost.",
@@ -107,6 +108,7 @@ pub fn info() -> ScenarioInfo {
                 },
             },
             ParamSpec {
+                variant_defaults: &[],
                 key: "wait",
                 label: "WAIT after acquiring",
                 help: "Whether a worker sends WAIT 1 1000 after its lock is granted and starts only once a replica has the write. WAIT delays the answer; it does not make Redis consistent: a failover can still promote a replica without the write, and the key still expires under a holder that is paused or slow.",
@@ -125,6 +127,7 @@ pub fn info() -> ScenarioInfo {
                 },
             },
             ParamSpec {
+                variant_defaults: &[],
                 key: "failure",
                 label: "What fails",
                 help: "primary-crash: store-1 crashes 50 ms after A's job fires, before its stream carries A's lock anywhere. other-replica-promoted: the link from store-1 to store-3 is cut first; store-2 gets A's lock and acknowledges it (with wait=wait-1, A's WAIT 1 returns 1); then store-1 crashes while store-2 is frozen for 1.4 s, so the sentinels promote store-3, which never got the lock.",
@@ -143,6 +146,7 @@ pub fn info() -> ScenarioInfo {
                 },
             },
             ParamSpec {
+                variant_defaults: &[],
                 key: "release",
                 label: "Release",
                 help: "How a worker gives the lock back when its job is done.",

@@ -93,6 +93,7 @@ pub fn info() -> ScenarioInfo {
         title: "Redlock: five masters and a bet on time",
         summary: "Two clients take a lock across five independent Redis masters: three OKs, and validity = TTL − time spent acquiring − drift allowance, or unlock all five and retry. Redlock hands out no fencing token. Pick the fault: some the algorithm survives, others leave both clients holding a majority.",
         params: vec![ParamSpec {
+            variant_defaults: &[],
             key: "fault",
             label: "Fault",
             help: "Which timing assumption breaks. In the clock and restart variants client-a cannot reach redis-4 and redis-5, so its lock rests on redis-1..3.",

@@ -15,7 +15,7 @@ use super::lease_setup::{
     build, choice, holds_if, int, millis, worker, LeasePlan, StorePlan, OPENING_BALANCE,
 };
 use super::lease_world::LeaseProperty::*;
-use super::{Expectation, Params, ScenarioInfo};
+use super::{Expectation, ParamSpec, Params, ScenarioInfo, VariantDefault};
 use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
@@ -50,15 +50,37 @@ pub fn info() -> ScenarioInfo {
                 ],
             ),
             millis("ttl_ms", "Lease TTL", "How long a grant lasts by the store's clock.", "30000", (1_000, 120_000)),
-            millis(
-                "pause_start_ms",
-                "Pause starts at",
-                "When A freezes (GC). By default 5 s in, after A has written step 1; at 1000 A freezes before its first write.",
-                "5000",
-                (0, 120_000),
-            ),
+            ParamSpec {
+                // Frozen before its first write, A is refused at step 1 and, moving on, lands
+                // step 2 unchecked: the variant's whole lesson in its default run.
+                variant_defaults: &[VariantDefault {
+                    when: ("fencing", "first-write-only"),
+                    value: "2000",
+                }],
+                ..millis(
+                    "pause_start_ms",
+                    "Pause starts at",
+                    "When A freezes (GC). By default 5 s in, after A has written step 1 (with fencing=first-write-only: 2 s in, before it). Below about 4000 A freezes before its first write.",
+                    "5000",
+                    (0, 120_000),
+                )
+            },
             millis("pause_ms", "Pause length", "How long A stays frozen; 0 for no pause.", "36000", (0, 300_000)),
-            millis("heartbeat_ms", "Heartbeat interval", "How often each worker renews; 0 for never.", "10000", (0, 60_000)),
+            ParamSpec {
+                // A renewal refused on waking would stop A before its unchecked step lands;
+                // this variant's team trusts the 30 s TTL to cover a 16 s job instead.
+                variant_defaults: &[VariantDefault {
+                    when: ("fencing", "first-write-only"),
+                    value: "0",
+                }],
+                ..millis(
+                    "heartbeat_ms",
+                    "Heartbeat interval",
+                    "How often each worker renews; 0 for never (the default with fencing=first-write-only, whose team counts on a 30 s TTL covering a 16 s job).",
+                    "10000",
+                    (0, 60_000),
+                )
+            },
         ],
     }
 }
@@ -69,7 +91,7 @@ fn plan(params: &Params) -> WorkerPlan {
     let (fencing, on_reject) = match variant {
         Some("write-predicate" | "fence-on-takeover") => (Fencing::WritePredicate, OnReject::Abort),
         Some("app-check") => (Fencing::AppCheck, OnReject::Abort),
-        Some("first-write-only") => (Fencing::FirstWriteOnly, OnReject::Abort),
+        Some("first-write-only") => (Fencing::FirstWriteOnly, OnReject::SkipStep),
         Some("retry-after-reject") => (Fencing::WritePredicate, OnReject::ReacquireAndContinue),
         _ => (Fencing::None, OnReject::Abort),
     };
@@ -105,6 +127,8 @@ fn account_safe(params: &Params, job: &WorkerPlan) -> Option<bool> {
         (_, OnReject::ReacquireAndContinue) => Some(false),
         (Fencing::WritePredicate, _) => Some(true),
         (Fencing::None | Fencing::AppCheck, _) => Some(false),
+        // Refused at step 1 or not, A goes on to steps that carry no check.
+        (Fencing::FirstWriteOnly, OnReject::SkipStep) => Some(false),
         (Fencing::FirstWriteOnly, _) if start + 300 < a_first_write_ms => Some(true),
         (Fencing::FirstWriteOnly, _) if start > a_first_write_ms + 300 => Some(false),
         (Fencing::FirstWriteOnly, _) => None,

@@ -1,6 +1,7 @@
 //! `zombie-worker`'s story in beats: A acquires (33) → A freezes → the lease expires → B
 //! takes over (34) → B writes → A wakes (a question: what does the ledger do?) → A's write
-//! is refused or lands. Each fencing variant tells its own ending.
+//! is refused or lands. Each fencing variant tells its own ending; `first-write-only` freezes
+//! A before its first write, so its fenced step 1 is refused and its unfenced step 2 lands.
 
 use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
@@ -38,20 +39,28 @@ fn a_step_debited_twice(n: &Nodes<'_>) -> bool {
 }
 
 pub(super) fn beats(setup: &mut Setup, variant: &str) {
+    let first_only = variant == "first-write-only";
     let refuses = matches!(
         variant,
-        "write-predicate" | "fence-on-takeover" | "retry-after-reject"
+        "write-predicate" | "fence-on-takeover" | "retry-after-reject" | "first-write-only"
     );
+    // The step A writes on waking: with first-write-only it froze before writing step 1.
+    let a_step = if first_only { 1 } else { 2 };
     setup.beat(
         "a-acquires",
         "A takes the lease with token 33",
         "The store grants account-42 to worker A for 30 s, with fencing token 33. A starts the four-step job.",
         |n, _| token(n, A).is_some(),
     );
+    let freezes = if first_only {
+        "A stop-the-world pause halts A before its first write. It cannot renew, and it still believes it holds the lease."
+    } else {
+        "A stop-the-world pause halts A after step 1. It cannot renew, and it still believes it holds the lease."
+    };
     setup.beat(
         "a-freezes",
         "A freezes in a GC pause",
-        "A stop-the-world pause halts A after step 1. It cannot renew, and it still believes it holds the lease.",
+        freezes,
         |_, step| matches!(step.fault, Some(Fault::Pause { node, .. }) if *node == A),
     );
     setup.beat(
@@ -63,6 +72,7 @@ pub(super) fn beats(setup: &mut Setup, variant: &str) {
     let takeover = match variant {
         "write-predicate" => "The store gives account-42 to B with token 34. B reads that step 1 is done and starts step 2. Until B's first write lands, the ledger has only seen 33.",
         "fence-on-takeover" => "The store gives account-42 to B with token 34. Before asking how far the job got, B stamps the ledger row with 34.",
+        "first-write-only" => "The store gives account-42 to B with token 34. B reads that no step is done and starts from step 1.",
         _ => "The store gives account-42 to B with token 34. B reads that step 1 is done and carries on from step 2.",
     };
     setup.beat("b-takes-over", "B takes over with token 34", takeover, |n, _| {
@@ -79,12 +89,18 @@ pub(super) fn beats(setup: &mut Setup, variant: &str) {
             },
         );
     }
-    let b_writes = if variant == "first-write-only" {
-        "B debits step 2. Its write carries 34 but asks for no check: only step 1's write was fenced."
+    let (b_title, b_writes) = if first_only {
+        (
+            "B writes step 1",
+            "B debits step 1 with the token predicate, the one fenced write of its job. The row now carries 34.",
+        )
     } else {
-        "B debits step 2 with token 34 in the write. The ledger applies it."
+        (
+            "B writes step 2",
+            "B debits step 2 with token 34 in the write. The ledger applies it.",
+        )
     };
-    setup.beat("b-writes", "B writes step 2", b_writes, |n, _| {
+    setup.beat("b-writes", b_title, b_writes, |n, _| {
         ledger(n).is_some_and(|r| r.writes.iter().any(|w| w.worker == B && w.accepted))
     });
     let why = match variant {
@@ -93,22 +109,28 @@ pub(super) fn beats(setup: &mut Setup, variant: &str) {
             "A compared tokens in its own code before it froze. The write itself has no condition."
         }
         "first-write-only" => {
-            "Only step 1's write has the token predicate. Step 2's write is applied as it is."
+            "Step 1 is the one write with the token predicate, and 33 < 34, so no row matches. The steps after it carry no check."
         }
         _ => "The token is in the write's WHERE clause, and 33 < 34, so no row matches.",
     };
+    let wakes = format!(
+        "The pause ends. A finishes step {a_step} and sends its debit with token 33, the token of a lease that expired {} s ago.",
+        if first_only { 8 } else { 11 }
+    );
+    let question = format!("A wakes and writes step {a_step} with token 33. What does the ledger do?");
+    let twice = format!("Applies it: step {a_step} is debited a second time");
     setup
         .beat(
             "a-wakes",
             "A wakes up, still sure it holds the lease",
-            "The pause ends. A finishes step 2 and sends its debit with token 33, the token of a lease that expired 11 s ago.",
+            &wakes,
             |_, step| step.kind == EventKind::Resume && step.acted(A),
         )
         .ask(
-            "A wakes and writes step 2 with token 33. What does the ledger do?",
+            &question,
             &[
                 "Refuses it: the row already carries 34",
-                "Applies it: step 2 is debited a second time",
+                &twice,
                 "Asks the lease store whether A still holds the lease",
             ],
             if refuses { 0 } else { 1 },
@@ -124,8 +146,8 @@ pub(super) fn beats(setup: &mut Setup, variant: &str) {
             "A's check passed before the pause; the write checks nothing. The ledger applies step 2 a second time.",
         ),
         "first-write-only" => (
-            "A's step 2 lands: only step 1 was fenced",
-            "Had this been step 1, the predicate would have refused 33. Step 2 has no predicate, so it is applied twice.",
+            "A's step 1 is refused",
+            "The predicate on step 1 stops 33. But A's job loop logs the step as failed and moves on to step 2.",
         ),
         "retry-after-reject" => (
             "A's write with token 33 is refused",
@@ -160,6 +182,13 @@ pub(super) fn beats(setup: &mut Setup, variant: &str) {
                         .any(|w| w.worker == A && w.accepted && w.token.0 > 34)
                 }) && a_step_debited_twice(n)
             },
+        );
+    } else if first_only {
+        setup.beat(
+            "a-step-2-lands",
+            "A's step 2 lands: only step 1 was fenced",
+            "Step 2's write has no predicate, so the ledger applies 33 on top of 34: B's step 2 is debited again. Blocked at step one, free at the next.",
+            |n, _| a_step_debited_twice(n),
         );
     } else if refuses {
         setup.beat(

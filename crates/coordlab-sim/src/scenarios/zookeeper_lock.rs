@@ -45,6 +45,7 @@ pub fn info() -> ScenarioInfo {
         summary: "Workers queue for a lock as numbered ephemeral nodes under /lock; the lowest number holds it and uses that number as its fencing token. worker-1 freezes mid-job, its session expires, its node is deleted and the next in line takes over with a higher number; worker-1's late debit is refused by the ledger. Switch the watch to the lock node to see every release wake the whole queue.",
         params: vec![
             ParamSpec {
+                variant_defaults: &[],
                 key: "watch",
                 label: "What each waiter watches",
                 help: "The node just ahead of its own, or the lock node itself (every change wakes every waiter).",
@@ -63,6 +64,7 @@ pub fn info() -> ScenarioInfo {
                 },
             },
             ParamSpec {
+                variant_defaults: &[],
                 key: "waiters",
                 label: "Waiters",
                 help: "How many workers queue behind worker-1.",
@@ -74,6 +76,7 @@ pub fn info() -> ScenarioInfo {
                 },
             },
             ParamSpec {
+                variant_defaults: &[],
                 key: "session_timeout_ms",
                 label: "Session timeout",
                 help: "How long ZooKeeper waits, by its own clock, without hearing from a client before it expires the session. Clients ping every third of it.",
@@ -85,6 +88,7 @@ pub fn info() -> ScenarioInfo {
                 },
             },
             ParamSpec {
+                variant_defaults: &[],
                 key: "pause_ms",
                 label: "worker-1's pause",
                 help: "How long worker-1 freezes (a GC pause) from 1.5 s, in the middle of its job; 0 for no pause.",

@@ -51,6 +51,9 @@ pub enum OnReject {
     Abort,
     /// The mistake: get the lease back and carry on from the rejected step.
     ReacquireAndContinue,
+    /// Another mistake: count the step as failed, log it, and go on to the next one, as a
+    /// batch job does with steps it thinks are independent.
+    SkipStep,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

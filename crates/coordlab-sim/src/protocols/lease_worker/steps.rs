@@ -221,6 +221,12 @@ impl LeaseWorker {
                 ));
                 self.resume_later(ctx, step);
             }
+            OnReject::SkipStep => {
+                ctx.note(format!(
+                    "{me}'s write was refused ({why}). Its job loop logs step {step} as failed and goes on to the next step, as if the refusal were about that one write rather than about who owns the job."
+                ));
+                self.step_finished(ctx, step);
+            }
         }
     }
 
