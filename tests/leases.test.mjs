@@ -66,3 +66,44 @@ test('a GC pause injected from the UI turns a clean run into a zombie write', as
   await shot(page, '12-zombie-injected-pause');
   await page.close();
 });
+
+test('a clock step injected from the UI makes A outlive its lease', async () => {
+  // Without the scenario's own clock step, A stops in time and B works alone.
+  const page = await open('#/play/clock-skew?offset_ms=0');
+  await page.getByRole('button', { name: 'Jump to the last step' }).click();
+  await tab(page, 'State');
+  assert.match(await property(page, 'no-double-debit').textContent(), /holds at every step/);
+  // Right after A learns how far the job got, step its clock back 5 s.
+  const k = await seekTo(page, (t) => t.includes('ledger -> worker-A: 0 step(s) done'), 'A reads its progress');
+  await tab(page, 'Faults');
+  await page.locator('.pause-length input').fill('5000');
+  await page.getByRole('button', { name: "Clock −5000 ms (worker-A's clock steps back)" }).click();
+  assert.match(page.url(), new RegExp(`actions=${k + 1}@clock-jump:1:-5000`));
+  assert.match(await page.locator('.faults .script').textContent(), /worker-A/);
+  await page.getByRole('button', { name: 'Jump to the last step' }).click();
+  await tab(page, 'State');
+  assert.match(await property(page, 'no-double-debit').textContent(), /violated at step/);
+  assert.equal(await page.locator('.marks .band.unsafe').count(), 1, 'A and B both believed they held the lease');
+  await page.close();
+});
+
+test('picking first-write-only brings its own timings: refused at step 1, through at step 2', async () => {
+  const page = await open('#/play/zombie-worker');
+  await tab(page, 'Parameters');
+  assert.equal(await page.locator('input[name=pause_start_ms]').inputValue(), '5000');
+  await page.locator('select[name=fencing]').selectOption('first-write-only');
+  await page.waitForFunction(() => document.querySelector('input[name=pause_start_ms]').value === '2000');
+  assert.equal(await page.locator('input[name=heartbeat_ms]').inputValue(), '0');
+  // The variant's own defaults stay out of the link, which opens the same run.
+  assert.match(page.url(), /#\/play\/zombie-worker\?fencing=first-write-only&seed=1/);
+  assert.doesNotMatch(page.url(), /pause_start_ms|heartbeat_ms/);
+  await page.getByRole('button', { name: 'Jump to the last step' }).click();
+  await tab(page, 'State');
+  const cells = await page.locator('table[data-table=writes] tbody tr')
+    .evaluateAll((rows) => rows.map((r) => [...r.cells].map((c) => c.textContent).join(' | ')));
+  const a = cells.filter((r) => r.startsWith('worker-A'));
+  assert.match(a[0], /^worker-A \| 1 \| 33 \| ✗ rejected: token 33 < 34/, a.join('\n'));
+  assert.match(a[1], /^worker-A \| 2 \| 33 \(unchecked\) \| ✓ accepted — STALE \(33 < 34\)/, a.join('\n'));
+  assert.match(await property(page, 'no-double-debit').textContent(), /violated at step/);
+  await page.close();
+});

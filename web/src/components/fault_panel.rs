@@ -1,5 +1,6 @@
-//! Fault controls: crash, restart or pause a participant right after the step on screen, or
-//! send it one of the inputs it offers (e.g. force a Raft election timeout).
+//! Fault controls: crash, restart or pause a participant right after the step on screen, step
+//! its clock (an NTP correction, a VM moved to another host), or send it one of the inputs it
+//! offers (e.g. force a Raft election timeout).
 //! Each click forks the run — the steps before stay, the rest is simulated again.
 
 use super::fault_button::{fault_button, on_fault_click};
@@ -57,6 +58,12 @@ pub fn fault_panel(props: &FaultPanelProps) -> Html {
                         &format!("({}'s replies)", n.name), crashed || pause_value.is_none()) }
                     { fault_button(&Fault::SlowNode { node: n.id, extra_ms: 0 }, "Normal speed", &format!("({})", n.name), crashed) }
                 }
+                if allows(FaultKind::Clock) {
+                    { fault_button(&Fault::ClockJump { node: n.id, delta_ms: -(ms as i64) }, &format!("Clock −{ms} ms"),
+                        &format!("({}'s clock steps back)", n.name), crashed || pause_value.is_none()) }
+                    { fault_button(&Fault::ClockJump { node: n.id, delta_ms: ms as i64 }, &format!("Clock +{ms} ms"),
+                        &format!("({}'s clock steps forward)", n.name), crashed || pause_value.is_none()) }
+                }
                 if allows(FaultKind::Input) {
                     // Only the inputs the node takes in its state now (none while it is down).
                     { for view.inputs.iter().map(|input| fault_button(
@@ -97,11 +104,11 @@ pub fn fault_panel(props: &FaultPanelProps) -> Html {
         <section class="faults" aria-labelledby="faults-title">
             <h2 id="faults-title">{ if offers_input { "Inject a fault or send an input after this step" } else { "Inject a fault after this step" } }</h2>
             <label class="pause-length">
-                { "Duration for pause / slow-down (ms) " }
+                { "Duration for pause / slow-down / clock step (ms) " }
                 <input type="number" min="1" max={MAX_FAULT_MS.to_string()} value={(*pause_ms).clone()} oninput={on_pause_input} />
             </label>
             if pause_value.is_none() {
-                <span class="field-error" role="alert">{ format!("Pause length must be a whole number from 1 to {MAX_FAULT_MS} ms.") }</span>
+                <span class="field-error" role="alert">{ format!("The duration must be a whole number from 1 to {MAX_FAULT_MS} ms.") }</span>
             }
             <ul class="fault-nodes" onclick={on_fault_click(&props.dispatch)}>{ for rows }</ul>
             if !props.actions.is_empty() {
