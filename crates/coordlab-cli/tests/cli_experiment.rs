@@ -103,10 +103,10 @@ fn identical_timeouts_with_exact_timers_leave_trials_without_a_leader() {
 #[test]
 fn timing_flags_reach_the_report() {
     let report = json_report("150-300", "3", "1");
-    assert_eq!(report["latency_ms"]["min"], 1.0);
-    assert_eq!(report["latency_ms"]["max"], 2.0);
-    assert_eq!(report["durable_write_ms"], 12.0);
-    assert_eq!(report["timer_jitter_ms"], 1.0);
+    assert_eq!(report["latency_ms"]["min"], 2.0);
+    assert_eq!(report["latency_ms"]["max"], 3.0);
+    assert_eq!(report["durable_write_ms"], 10.0);
+    assert_eq!(report["timer_jitter_ms"], 0.5);
     assert_eq!(report["broadcast_time_ms"], 15.0, "the paper's broadcast time");
     let set = [
         "--latency-ms",
@@ -124,7 +124,7 @@ fn timing_flags_reach_the_report() {
     let text = stdout(&downtime(&["--timeout-ms", "150-300", "--trials", "2"]));
     assert!(
         text.contains(
-            "latency 1-2 ms one way · durable write 12 ms · timers up to 1 ms late · broadcast time 15 ms"
+            "latency 2-3 ms one way · durable write 10 ms · timers up to 0.5 ms late · broadcast time 15 ms"
         ),
         "{text}"
     );

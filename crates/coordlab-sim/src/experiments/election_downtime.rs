@@ -18,14 +18,14 @@
 //!
 //! Time is spent in three places, each modelled by the kernel on its own (see [`Timing`]):
 //! - the wire: each message takes a one-way delay drawn uniformly from
-//!   [`LATENCY_MIN_US`]`..=`[`LATENCY_MAX_US`] (1–2 ms), independently per message;
+//!   [`LATENCY_MIN_US`]`..=`[`LATENCY_MAX_US`] (2–3 ms), independently per message;
 //! - the disk: a server that persists before it answers (a voter its vote, a follower new
 //!   entries, either a newer term) sends the answer only after a durable write of
-//!   [`DURABLE_WRITE_US`] (12 ms); a candidate sends its vote requests first and writes its
+//!   [`DURABLE_WRITE_US`] (10 ms); a candidate sends its vote requests first and writes its
 //!   new term and self-vote while they travel;
 //! - the timers: each fires late by up to [`TIMER_JITTER_US`] (uniform).
 //!
-//! A vote request and its answer then take 1.5 + 12 + 1.5 = 15 ms on average: the paper's
+//! A vote request and its answer then take 2.5 + 10 + 2.5 = 15 ms on average: the paper's
 //! broadcast time ("roughly 15 ms", a round trip plus the receiver's disk write). The earlier
 //! model put the whole 15 ms on the wire (5–10 ms each way, no disk, exact timers); a
 //! [`DowntimeConfig`] with those settings still reproduces it.
@@ -59,15 +59,18 @@ pub const OLD_LEADER: NodeId = NodeId(0);
 /// The term the old leader leads when the trial starts.
 pub const START_TERM: Term = Term(2);
 /// Shortest one-way delay of a message on the wire (a LAN hop plus the RPC stack).
-pub const LATENCY_MIN_US: u64 = MS_US;
-/// Longest one-way delay; a round trip takes 3 ms on average.
-pub const LATENCY_MAX_US: u64 = 2 * MS_US;
-/// One durable write (an fsync of the term, vote or entries): 12 ms, which with a 3 ms round
-/// trip makes the paper's 15 ms broadcast time.
-pub const DURABLE_WRITE_US: u64 = 12 * MS_US;
-/// How late a timer may fire: up to 1 ms, uniform. Without any lateness timers with identical
-/// timeouts stay in lockstep for ever; see the README for how the results depend on it.
-pub const TIMER_JITTER_US: u64 = MS_US;
+pub const LATENCY_MIN_US: u64 = 2 * MS_US;
+/// Longest one-way delay; a round trip takes 5 ms on average.
+pub const LATENCY_MAX_US: u64 = 3 * MS_US;
+/// One durable write (an fsync of the term, vote or entries): 10 ms, which with a 5 ms round
+/// trip makes the paper's 15 ms broadcast time. How the 15 ms is split matters: a longer hop
+/// lets more followers time out before a candidate's request reaches them (more split votes).
+/// 2–3 ms and 10 ms put the paper's three stated results within a few percent (README).
+pub const DURABLE_WRITE_US: u64 = 10 * MS_US;
+/// How late a timer may fire: up to 0.5 ms, uniform. Without any lateness timers with
+/// identical timeouts stay in lockstep for ever; see the README for how the results depend
+/// on it.
+pub const TIMER_JITTER_US: u64 = MS_US / 2;
 /// Bounds on the timing a user may set, in µs.
 pub const LATENCY_US_MAX: u64 = 1_000 * MS_US;
 pub const DURABLE_WRITE_US_MAX: u64 = 1_000 * MS_US;
@@ -467,19 +470,20 @@ mod tests {
         assert!(c.with_timing((MS_US, MS_US), 0, 2_000 * MS_US).is_err());
     }
 
-    /// §9.3, Figure 16: with identical timeouts the paper's cluster still elected, slowly,
-    /// because real timers are never exactly on time. The old model's exact timers never did.
+    /// §9.3, Figure 16: with identical timeouts the paper's cluster still elected, but "consistently
+    /// took longer than 10 seconds", because real timers are never exactly on time. The old
+    /// model's exact timers never elected.
     #[test]
     fn section_9_3_identical_timeouts_elect_slowly_thanks_to_jitter() {
         let paper = run(&DowntimeConfig {
-            cap_ms: 20_000,
+            cap_ms: 60_000,
             ..config(150, 150, 30)
         });
         let elected = paper.summary.trials - paper.summary.censored;
         assert!(elected >= 27, "{:?}", paper.summary);
         assert!(
-            paper.summary.median_us.is_none_or(|m| m > 400 * MS_US),
-            "slowly: {:?}",
+            paper.summary.median_us.is_none_or(|m| m > 5 * SEC_US),
+            "slowly, seconds rather than milliseconds: {:?}",
             paper.summary
         );
         let old = run(&DowntimeConfig {
@@ -494,14 +498,30 @@ mod tests {
     }
 
     /// §9.3: "just 5 ms of randomness" gives the paper a median downtime of 287 ms; the
-    /// paper-like timing lands near it, where the old model was four times slower.
+    /// paper-like timing lands within about 15% of it (297 ms over 1000 trials), where the old
+    /// model was four times slower and the first kernel timing (1–2 ms hops, 12 ms writes)
+    /// twice as fast.
     #[test]
     fn section_9_3_five_ms_of_randomness_is_near_the_papers_287_ms() {
-        let report = run(&config(150, 155, 200));
+        let report = run(&config(150, 155, 300));
         let median = report.summary.median_us.expect("most trials elect");
         assert!(
-            (150 * MS_US..=500 * MS_US).contains(&median),
+            (245 * MS_US..=330 * MS_US).contains(&median),
             "median {median} µs: {:?}",
+            report.summary
+        );
+    }
+
+    /// §9.3: "with 50 ms of randomness the worst-case completion time (over 1000 trials) was
+    /// 513 ms".
+    #[test]
+    fn section_9_3_fifty_ms_of_randomness_has_a_worst_case_near_the_papers_513_ms() {
+        let report = run(&config(150, 200, 1000));
+        assert_eq!(report.summary.censored, 0);
+        let max = report.summary.max_us.expect("every trial elects");
+        assert!(
+            (400 * MS_US..=650 * MS_US).contains(&max),
+            "worst case {max} µs: {:?}",
             report.summary
         );
     }
