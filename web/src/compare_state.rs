@@ -4,6 +4,7 @@
 //! whichever run has it first and the room sees the same moment in both.
 
 use crate::nav::Nav;
+use crate::same_trace::SameTrace;
 use crate::transport::{self, Move, Stepping};
 use coordlab_sim::kernel::faults::Action as ScriptAction;
 use coordlab_sim::scenarios::{self, ScenarioInfo};
@@ -17,7 +18,7 @@ pub use crate::route::CompareRoute;
 pub struct Side {
     pub info: ScenarioInfo,
     pub actions: Vec<ScriptAction>,
-    pub trace: Rc<Trace>,
+    pub trace: SameTrace,
 }
 
 impl Side {
@@ -34,7 +35,7 @@ impl Side {
         Ok(Side {
             info: def.info(),
             actions: actions.to_vec(),
-            trace: Rc::new(trace),
+            trace: SameTrace::new(trace),
         })
     }
 

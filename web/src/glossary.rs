@@ -9,19 +9,8 @@ use crate::nav::Nav;
 use coordlab_sim::glossary::{first_uses, TermSet, TERMS};
 use coordlab_sim::trace::Trace;
 use std::cell::Cell;
-use std::rc::Rc;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
-
-/// A trace compared by identity: memos keyed by it never compare whole traces.
-#[derive(Clone)]
-pub struct SameTrace(pub Rc<Trace>);
-
-impl PartialEq for SameTrace {
-    fn eq(&self, other: &Self) -> bool {
-        Rc::ptr_eq(&self.0, &other.0)
-    }
-}
 
 const NEVER: usize = usize::MAX;
 

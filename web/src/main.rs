@@ -8,6 +8,7 @@ mod components;
 mod glossary;
 mod nav;
 mod route;
+mod same_trace;
 #[cfg(feature = "player")]
 mod state;
 mod transport;

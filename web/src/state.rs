@@ -4,6 +4,7 @@
 
 use crate::nav::Nav;
 use crate::route::PlayRoute;
+use crate::same_trace::SameTrace;
 use crate::transport::{self, Move, Stepping};
 use coordlab_sim::kernel::faults::Action as ScriptAction;
 use coordlab_sim::scenarios::{self, Params, ScenarioInfo};
@@ -21,7 +22,7 @@ pub struct Player {
     pub params: Params,
     pub seed: u64,
     pub actions: Vec<ScriptAction>,
-    pub trace: Rc<Trace>,
+    pub trace: SameTrace,
     /// Index of the entry on screen.
     pub cursor: usize,
     pub playing: bool,
@@ -125,7 +126,7 @@ impl Player {
             seed: route.seed,
             actions,
             nav: Rc::new(Nav::of(&trace)),
-            trace: Rc::new(trace),
+            trace: SameTrace::new(trace),
             cursor,
             playing: false,
             speed: DEFAULT_SPEED,
@@ -176,7 +177,7 @@ impl Player {
         match simulate(self.info.id, &self.params, self.seed, &self.actions) {
             Ok(t) => {
                 self.nav = Rc::new(Nav::of(&t));
-                self.trace = Rc::new(t);
+                self.trace = SameTrace::new(t);
             }
             Err(e) => self.notices.push(e),
         }

@@ -4,9 +4,10 @@
 //! Each click forks the run — the steps before stay, the rest is simulated again.
 
 use super::fault_button::{fault_button, on_fault_click};
+use crate::same_trace::SameTrace;
 use crate::state::{Action, Player};
 use coordlab_sim::kernel::faults::{Action as ScriptAction, FaultKind, MAX_FAULT_MS};
-use coordlab_sim::trace::{NodeStatus, Snapshot, Trace};
+use coordlab_sim::trace::{NodeStatus, Snapshot};
 use coordlab_sim::Fault;
 use std::rc::Rc;
 use web_sys::HtmlInputElement;
@@ -16,7 +17,7 @@ const DEFAULT_PAUSE_MS: u64 = 100;
 
 #[derive(Properties, PartialEq)]
 pub struct FaultPanelProps {
-    pub trace: Rc<Trace>,
+    pub trace: SameTrace,
     pub snapshot: Rc<Snapshot>,
     pub actions: Vec<ScriptAction>,
     pub dispatch: UseReducerDispatcher<Player>,

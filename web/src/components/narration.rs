@@ -1,21 +1,20 @@
 //! The narration pane: what this step means, announced once per step to screen readers. The
 //! first use of a glossary term in the run is a button that shows its definition.
 
-use crate::glossary::{linked, next_uid, on_escape, on_focus_out, FirstUses, SameTrace, Terms};
-use coordlab_sim::trace::Trace;
-use std::rc::Rc;
+use crate::glossary::{linked, next_uid, on_escape, on_focus_out, FirstUses, Terms};
+use crate::same_trace::SameTrace;
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
 pub struct NarrationProps {
-    pub trace: Rc<Trace>,
+    pub trace: SameTrace,
     pub cursor: usize,
 }
 
 #[function_component(Narration)]
 pub fn narration(props: &NarrationProps) -> Html {
     let entry = &props.trace.entries[props.cursor];
-    let firsts = use_memo(SameTrace(props.trace.clone()), |t| FirstUses::of(&t.0));
+    let firsts = use_memo(props.trace.clone(), |t| FirstUses::of(t));
     let uid = use_memo((), |_| next_uid());
     // The term whose definition is open, and at which step (another step closes it).
     let open = use_state_eq(|| None::<(usize, usize)>);

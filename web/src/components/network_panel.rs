@@ -3,6 +3,7 @@
 //! fault, each click forks the run right after the step on screen.
 
 use super::fault_button::{fault_button, on_fault_click};
+use crate::same_trace::SameTrace;
 use crate::state::Player;
 use coordlab_sim::kernel::faults::FaultKind;
 use coordlab_sim::kernel::time::format_time;
@@ -15,7 +16,7 @@ use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
 pub struct NetworkPanelProps {
-    pub trace: Rc<Trace>,
+    pub trace: SameTrace,
     pub snapshot: Rc<Snapshot>,
     pub dispatch: UseReducerDispatcher<Player>,
 }

@@ -1,14 +1,13 @@
 //! Properties at this step — holding, not yet, or violated at step N (a button that jumps
 //! there) — and the run's outcome.
 
+use crate::same_trace::SameTrace;
 use crate::state::{Action, Player};
 use coordlab_sim::properties::PropertyKind;
-use coordlab_sim::trace::Trace;
-use std::rc::Rc;
 use yew::prelude::*;
 
 pub struct PropertyPanelProps {
-    pub trace: Rc<Trace>,
+    pub trace: SameTrace,
     pub cursor: usize,
     pub dispatch: UseReducerDispatcher<Player>,
 }

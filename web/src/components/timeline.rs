@@ -2,6 +2,7 @@
 //! that goes there), faults and broken properties as marks, and the unsafe window as a band.
 
 use super::transport_bar::{position, PositionProps};
+use crate::same_trace::SameTrace;
 use crate::state::{Action, Player};
 use std::rc::Rc;
 use web_sys::HtmlInputElement;
@@ -46,7 +47,36 @@ pub fn timeline(props: &TimelineProps) -> Html {
             </button>
         }
     });
-    let marks = p.trace.entries.iter().filter_map(|e| {
+    html! {
+        <div class="timeline">
+            <div class="slider-row">
+                <input id="timeline" type="range" min="0" max={p.last().to_string()} value={p.cursor.to_string()}
+                    oninput={on_seek} aria-label="Timeline"
+                    aria-valuetext={format!("step {} of {}: {}", p.cursor, p.last(), entry.text)} />
+                { position(&PositionProps { player: p.clone(), dispatch: d.clone() }) }
+            </div>
+            <div class="marks">
+                <Marks trace={p.trace.clone()} />
+                if !p.nav.beats.is_empty() {
+                    <span role="group" aria-label="Beats">{ for beats }</span>
+                }
+            </div>
+        </div>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+struct MarksProps {
+    trace: SameTrace,
+}
+
+/// Faults, broken properties and unsafe windows along the slider. They depend on the run
+/// only, so a step does not redraw them (a component with the trace as its one prop; the
+/// trace compares by identity).
+#[function_component(Marks)]
+fn marks(props: &MarksProps) -> Html {
+    let last = props.trace.entries.len().saturating_sub(1) as u64;
+    let marks = props.trace.entries.iter().filter_map(|e| {
         if !e.violations.is_empty() {
             Some(html! { <span class="mark violation" style={at(u64::from(e.seq), last)} title={format!("step {}: {} violated", e.seq, e.violations.join(", "))}>{ "!" }</span> })
         } else if e.fault.is_some() {
@@ -58,7 +88,7 @@ pub fn timeline(props: &TimelineProps) -> Html {
     // Bands over runs of steps where the world raises a warning (the unsafe window).
     let mut bands = Vec::new();
     let mut start: Option<(u32, String)> = None;
-    for e in &p.trace.entries {
+    for e in &props.trace.entries {
         let warning = e.snapshot.as_ref().and_then(|s| s.highlight.clone());
         match (warning, &start) {
             (Some(text), None) => start = Some((e.seq, text)),
@@ -78,20 +108,5 @@ pub fn timeline(props: &TimelineProps) -> Html {
         let style = format!("left: {}.{}%; width: {}.{}%", l / 10, l % 10, (r - l) / 10, (r - l) % 10);
         html! { <span class="band unsafe" style={style} title={format!("steps {a}–{b}: {text}")}>{ format!("⚠ {text}") }</span> }
     });
-    html! {
-        <div class="timeline">
-            <div class="slider-row">
-                <input id="timeline" type="range" min="0" max={p.last().to_string()} value={p.cursor.to_string()}
-                    oninput={on_seek} aria-label="Timeline"
-                    aria-valuetext={format!("step {} of {}: {}", p.cursor, p.last(), entry.text)} />
-                { position(&PositionProps { player: p.clone(), dispatch: d.clone() }) }
-            </div>
-            <div class="marks">
-                <span aria-hidden="true">{ for bands }{ for marks }</span>
-                if !p.nav.beats.is_empty() {
-                    <span role="group" aria-label="Beats">{ for beats }</span>
-                }
-            </div>
-        </div>
-    }
+    html! { <span aria-hidden="true">{ for bands }{ for marks }</span> }
 }

@@ -2,14 +2,13 @@
 //! the CLI prints and "Export SVG" saves. Messages in flight are drawn here instead, on a layer
 //! above it, keyed by message id so CSS moves them smoothly from step to step.
 
+use crate::same_trace::SameTrace;
 use coordlab_render::topology::{self, TopologyOptions};
-use coordlab_sim::trace::Trace;
-use std::rc::Rc;
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
 pub struct TopologyProps {
-    pub trace: Rc<Trace>,
+    pub trace: SameTrace,
     pub cursor: usize,
 }
 
