@@ -4,11 +4,11 @@
 //! whichever run has it first and the room sees the same moment in both.
 
 use crate::nav::Nav;
-use crate::same_trace::SameTrace;
+use crate::same_trace::{self, SameTrace, States};
 use crate::transport::{self, Move, Stepping};
 use coordlab_sim::kernel::faults::Action as ScriptAction;
 use coordlab_sim::scenarios::{self, ScenarioInfo};
-use coordlab_sim::{Fault, Limits, Recording, RunRequest, Trace};
+use coordlab_sim::{Fault, RunRequest, Trace};
 use std::rc::Rc;
 use yew::Reducible;
 
@@ -19,23 +19,24 @@ pub struct Side {
     pub info: ScenarioInfo,
     pub actions: Vec<ScriptAction>,
     pub trace: SameTrace,
+    /// The state after each step, computed when first shown.
+    pub states: States,
 }
 
 impl Side {
     fn simulate(id: &str, seed: u64, actions: &[ScriptAction]) -> Result<Side, String> {
         let def = scenarios::find(id).map_err(|e| e.to_string())?;
-        let request = RunRequest {
+        let (trace, states) = same_trace::simulate(&RunRequest {
             scenario: id.to_string(),
             params: Default::default(),
             seed,
             actions: actions.to_vec(),
-        };
-        let trace =
-            scenarios::run(&request, Limits::default(), Recording::Full).map_err(|e| e.to_string())?;
+        })?;
         Ok(Side {
             info: def.info(),
             actions: actions.to_vec(),
-            trace: SameTrace::new(trace),
+            trace,
+            states,
         })
     }
 

@@ -4,11 +4,12 @@
 
 use crate::nav::Nav;
 use crate::route::PlayRoute;
-use crate::same_trace::SameTrace;
+use crate::same_trace::{self, SameTrace, States};
 use crate::transport::{self, Move, Stepping};
 use coordlab_sim::kernel::faults::Action as ScriptAction;
 use coordlab_sim::scenarios::{self, Params, ScenarioInfo};
-use coordlab_sim::{Fault, Limits, Recording, RunRequest, Trace};
+use coordlab_sim::trace::Snapshot;
+use coordlab_sim::{Fault, RunRequest};
 use std::rc::Rc;
 use yew::Reducible;
 
@@ -23,6 +24,8 @@ pub struct Player {
     pub seed: u64,
     pub actions: Vec<ScriptAction>,
     pub trace: SameTrace,
+    /// The state after each step, computed when first shown.
+    pub states: States,
     /// Index of the entry on screen.
     pub cursor: usize,
     pub playing: bool,
@@ -82,32 +85,37 @@ pub enum Action {
     Pick(usize, u8),
 }
 
-fn simulate(scenario: &str, params: &Params, seed: u64, actions: &[ScriptAction]) -> Result<Trace, String> {
-    let request = RunRequest {
+fn simulate(
+    scenario: &str,
+    params: &Params,
+    seed: u64,
+    actions: &[ScriptAction],
+) -> Result<(SameTrace, States), String> {
+    same_trace::simulate(&RunRequest {
         scenario: scenario.to_string(),
         params: params.clone(),
         seed,
         actions: actions.to_vec(),
-    };
-    scenarios::run(&request, Limits::default(), Recording::Full).map_err(|e| e.to_string())
+    })
 }
 
 impl Player {
     /// Builds a player from a route; bad parts are dropped with a notice.
     pub fn from_route(route: &PlayRoute, mut notices: Vec<String>) -> Option<Player> {
         let info = scenarios::find(&route.scenario).ok()?.info();
-        let (trace, actions) = match simulate(&route.scenario, &route.params, route.seed, &route.actions) {
-            Ok(t) => (t, route.actions.clone()),
-            Err(e) => {
-                notices.push(format!(
-                    "The faults in this link do not fit the scenario ({e}); they were left out."
-                ));
-                (
-                    simulate(&route.scenario, &route.params, route.seed, &[]).ok()?,
-                    Vec::new(),
-                )
-            }
-        };
+        let ((trace, states), actions) =
+            match simulate(&route.scenario, &route.params, route.seed, &route.actions) {
+                Ok(t) => (t, route.actions.clone()),
+                Err(e) => {
+                    notices.push(format!(
+                        "The faults in this link do not fit the scenario ({e}); they were left out."
+                    ));
+                    (
+                        simulate(&route.scenario, &route.params, route.seed, &[]).ok()?,
+                        Vec::new(),
+                    )
+                }
+            };
         let last = trace.entries.len().saturating_sub(1);
         let cursor = match route.step {
             Some(s) if s as usize > last => {
@@ -126,7 +134,8 @@ impl Player {
             seed: route.seed,
             actions,
             nav: Rc::new(Nav::of(&trace)),
-            trace: SameTrace::new(trace),
+            trace,
+            states,
             cursor,
             playing: false,
             speed: DEFAULT_SPEED,
@@ -168,6 +177,11 @@ impl Player {
         self.picked.is_some_and(|(b, _)| b == i) || self.revealed == Some(i)
     }
 
+    /// The state after the step on screen.
+    pub fn snapshot(&self) -> Rc<Snapshot> {
+        self.states.at(self.cursor)
+    }
+
     pub fn last(&self) -> usize {
         self.trace.entries.len().saturating_sub(1)
     }
@@ -175,9 +189,10 @@ impl Player {
     /// Re-simulates after an input changed; keeps the cursor where it was when possible.
     fn rerun(&mut self) {
         match simulate(self.info.id, &self.params, self.seed, &self.actions) {
-            Ok(t) => {
-                self.nav = Rc::new(Nav::of(&t));
-                self.trace = SameTrace::new(t);
+            Ok((trace, states)) => {
+                self.nav = Rc::new(Nav::of(&trace));
+                self.trace = trace;
+                self.states = states;
             }
             Err(e) => self.notices.push(e),
         }

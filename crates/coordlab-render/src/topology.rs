@@ -9,7 +9,7 @@
 use crate::markup::{escape, n, px, Markup};
 use coordlab_sim::kernel::collections::VecSet;
 use coordlab_sim::kernel::time::{format_signed_ms, format_time, MS_US};
-use coordlab_sim::trace::{Gauge, LinkView, LogCell, NodeInfo, NodeStatus, NodeView, Trace};
+use coordlab_sim::trace::{Gauge, LinkView, LogCell, NodeInfo, NodeStatus, NodeView, Snapshot, Trace};
 
 pub const WIDTH: f64 = 800.0;
 const CARD_W: f64 = 200.0;
@@ -262,12 +262,9 @@ pub struct MessageMark {
     pub held: bool,
 }
 
-/// Every message in flight after step `cursor`, placed between its ends by the fraction of
-/// its trip already done.
-pub fn messages(trace: &Trace, cursor: usize, layout: &Layout) -> Vec<MessageMark> {
-    let Some(snap) = trace.entries.get(cursor).and_then(|e| e.snapshot.as_ref()) else {
-        return Vec::new();
-    };
+/// Every message in flight in `snap`, placed between its ends by the fraction of its trip
+/// already done.
+pub fn messages(trace: &Trace, snap: &Snapshot, layout: &Layout) -> Vec<MessageMark> {
     let now = snap.time_us;
     snap.messages
         .iter()
@@ -331,12 +328,10 @@ pub struct TopologyOptions {
     pub messages: bool,
 }
 
-/// The picture at step `cursor` as one `<svg>` element.
-pub fn svg(trace: &Trace, cursor: usize, options: TopologyOptions) -> String {
+/// The picture at step `cursor`, whose state is `snap` (the entry's own snapshot, or one
+/// computed on demand for a trace recorded without them), as one `<svg>` element.
+pub fn svg(trace: &Trace, cursor: usize, snap: &Snapshot, options: TopologyOptions) -> String {
     let Some(entry) = trace.entries.get(cursor) else {
-        return String::new();
-    };
-    let Some(snap) = entry.snapshot.as_ref() else {
         return String::new();
     };
     let lay = layout(&trace.nodes);
@@ -397,7 +392,7 @@ pub fn svg(trace: &Trace, cursor: usize, options: TopologyOptions) -> String {
         );
     }
     if options.messages {
-        for m in messages(trace, cursor, &lay) {
+        for m in messages(trace, snap, &lay) {
             message_svg(&mut s, &m);
         }
     }

@@ -66,6 +66,10 @@ pub struct TraceEntry {
     pub lost: Vec<MessageRecord>,
     /// Properties that broke at this step for the first time.
     pub violations: Vec<String>,
+    /// The world's warning at this step (e.g. the unsafe window of two holders), so that a
+    /// trace without snapshots can still mark it; the snapshot carries the same.
+    #[serde(skip)]
+    pub highlight: Option<String>,
     /// The state after this step; absent when the run was made without snapshots.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<Rc<Snapshot>>,
@@ -148,7 +152,7 @@ pub fn columns(names: &[&str]) -> Vec<String> {
     names.iter().map(|n| n.to_string()).collect()
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Snapshot {
     pub time_us: u64,
     /// Unchanged node views are shared with the previous snapshot.

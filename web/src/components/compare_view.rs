@@ -248,12 +248,7 @@ struct SharedFaultsProps {
 fn shared_faults(props: &SharedFaultsProps) -> Html {
     let c = &*props.state;
     let (l, r) = c.at();
-    let status = |side: &Side, at: usize, id: usize| {
-        side.trace.entries[at]
-            .snapshot
-            .as_ref()
-            .and_then(|s| s.nodes.get(id).map(|n| n.status))
-    };
+    let status = |side: &Side, at: usize, id: usize| side.states.at(at).nodes.get(id).map(|n| n.status);
     let inject = |fault: Fault| {
         let d = props.dispatch.clone();
         Callback::from(move |_: MouseEvent| d.dispatch(CompareAction::Inject(fault.clone())))
@@ -369,7 +364,7 @@ fn side_view(props: &SideProps) -> Html {
                     <p class="beat-text">{ &b.text }</p>
                 </div>
             }
-            <Topology trace={trace.clone()} cursor={props.cursor} />
+            <Topology trace={trace.clone()} cursor={props.cursor} snapshot={props.side.states.at(props.cursor)} />
             <Narration trace={trace.clone()} cursor={props.cursor} />
         </section>
     }

@@ -142,8 +142,7 @@ pub fn player_view(props: &PlayerProps) -> Html {
     }
 
     let p: Rc<Player> = Rc::new((*player).clone());
-    let entry = &p.trace.entries[p.cursor];
-    let snapshot = entry.snapshot.clone().expect("the player records full snapshots");
+    let snapshot = p.snapshot();
     let on_dismiss = {
         let dispatch = dispatch.clone();
         Callback::from(move |_| dispatch.dispatch(Action::DismissNotices))
@@ -187,7 +186,7 @@ pub fn player_view(props: &PlayerProps) -> Html {
                 <p class="summary">{ p.info.summary }</p>
             </div>
             <div class="stage">
-                <Topology trace={p.trace.clone()} cursor={p.cursor} />
+                <Topology trace={p.trace.clone()} cursor={p.cursor} snapshot={snapshot.clone()} />
                 { story(&StoryProps { player: p.clone(), dispatch: dispatch.clone() }) }
             </div>
             <div class="controls">

@@ -89,7 +89,7 @@ fn marks(props: &MarksProps) -> Html {
     let mut bands = Vec::new();
     let mut start: Option<(u32, String)> = None;
     for e in &props.trace.entries {
-        let warning = e.snapshot.as_ref().and_then(|s| s.highlight.clone());
+        let warning = e.highlight.clone();
         match (warning, &start) {
             (Some(text), None) => start = Some((e.seq, text)),
             (None, Some((s, text))) => {

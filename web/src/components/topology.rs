@@ -4,23 +4,25 @@
 
 use crate::same_trace::SameTrace;
 use coordlab_render::topology::{self, TopologyOptions};
+use coordlab_sim::trace::Snapshot;
+use std::rc::Rc;
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
 pub struct TopologyProps {
     pub trace: SameTrace,
     pub cursor: usize,
+    /// The state after step `cursor`.
+    pub snapshot: Rc<Snapshot>,
 }
 
 #[function_component(Topology)]
 pub fn topology(props: &TopologyProps) -> Html {
     let trace = &props.trace;
-    let Some(snap) = trace.entries.get(props.cursor).and_then(|e| e.snapshot.as_ref()) else {
-        return html! {};
-    };
+    let snap = &props.snapshot;
     let layout = topology::layout(&trace.nodes);
-    let picture = topology::svg(trace, props.cursor, TopologyOptions { messages: false });
-    let messages = topology::messages(trace, props.cursor, &layout);
+    let picture = topology::svg(trace, props.cursor, snap, TopologyOptions { messages: false });
+    let messages = topology::messages(trace, snap, &layout);
     let banner = snap
         .highlight
         .as_ref()

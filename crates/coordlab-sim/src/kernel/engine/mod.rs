@@ -28,7 +28,7 @@ use super::timing::Timing;
 use super::world::{Nodes, World};
 use crate::properties::PropertyTracker;
 use crate::trace::{
-    EventKind, MessageRecord, NodeInfo, NodeStatus, RefusedAction, StopReason, Trace, TraceEntry,
+    EventKind, MessageRecord, NodeInfo, NodeStatus, RefusedAction, Snapshot, StopReason, Trace, TraceEntry,
 };
 use events::{Event, Waiting};
 use std::collections::BTreeMap;
@@ -221,38 +221,63 @@ impl Engine {
         Ok(engine)
     }
 
+    /// Applies the actions that are due and processes the next event; `Some` when the run
+    /// has ended (and this call did nothing).
+    fn advance(&mut self) -> Option<StopReason> {
+        while let Some(action) = self.actions.get(self.next_action) {
+            if u64::from(action.at_step) > self.event_count {
+                break;
+            }
+            if self.event_count >= self.limits.max_events {
+                break;
+            }
+            let fault = action.fault.clone();
+            self.next_action += 1;
+            let mut draft = self.apply_fault(fault);
+            if let Some(reason) = draft.refused.take() {
+                let action = self.actions[self.next_action - 1].clone();
+                self.refused_actions.push(RefusedAction { action, reason });
+            }
+            self.record(draft);
+        }
+        if self.event_count >= self.limits.max_events {
+            return Some(StopReason::MaxEvents);
+        }
+        let Some(time_us) = self.queue.peek_time_us() else {
+            return Some(StopReason::Quiescent);
+        };
+        if time_us > self.limits.max_time_us {
+            return Some(StopReason::MaxTime);
+        }
+        let (time_us, event) = self.queue.pop().expect("peeked");
+        self.now_us = time_us;
+        if let Some(draft) = self.process(event) {
+            self.record(draft);
+        }
+        None
+    }
+
+    /// Runs until the trace holds more than `entries` entries or the run ends; false once it
+    /// has ended. What a viewer uses to compute snapshots only as far as it shows them.
+    pub fn run_past(&mut self, entries: usize) -> bool {
+        while self.entries.len() <= entries {
+            if self.advance().is_some() {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The snapshot after entry `i`, if the run has reached it and records snapshots.
+    pub fn snapshot_at(&self, i: usize) -> Option<Rc<Snapshot>> {
+        self.entries.get(i).and_then(|e| e.snapshot.clone())
+    }
+
     /// Runs to quiescence or a limit and returns the trace.
     pub fn run(mut self, scenario: &str, seed: u64, params: BTreeMap<String, String>) -> Trace {
         let stop = loop {
-            while let Some(action) = self.actions.get(self.next_action) {
-                if u64::from(action.at_step) > self.event_count {
-                    break;
-                }
-                if self.event_count >= self.limits.max_events {
-                    break;
-                }
-                let fault = action.fault.clone();
-                self.next_action += 1;
-                let mut draft = self.apply_fault(fault);
-                if let Some(reason) = draft.refused.take() {
-                    let action = self.actions[self.next_action - 1].clone();
-                    self.refused_actions.push(RefusedAction { action, reason });
-                }
-                self.record(draft);
-            }
-            if self.event_count >= self.limits.max_events {
-                break StopReason::MaxEvents;
-            }
-            let Some(time_us) = self.queue.peek_time_us() else {
-                break StopReason::Quiescent;
-            };
-            if time_us > self.limits.max_time_us {
-                break StopReason::MaxTime;
-            }
-            let (time_us, event) = self.queue.pop().expect("peeked");
-            self.now_us = time_us;
-            if let Some(draft) = self.process(event) {
-                self.record(draft);
+            if let Some(stop) = self.advance() {
+                break stop;
             }
         };
         self.refresh_clock_readings();
@@ -419,6 +444,15 @@ impl Engine {
         }
         draft.notes.extend(world_notes);
         let snapshot = (self.recording == Recording::Full).then(|| Rc::new(self.snapshot()));
+        let highlight = match &snapshot {
+            Some(s) => s.highlight.clone(),
+            None => self.world.highlight(&Nodes {
+                slots: &self.slots,
+                names: &self.names,
+                local_now_us: &self.clock_readings,
+                now_us: self.now_us,
+            }),
+        };
         self.entries.push(TraceEntry {
             seq,
             time_us: self.now_us,
@@ -430,6 +464,7 @@ impl Engine {
             notes: draft.notes,
             lost: draft.lost,
             violations,
+            highlight,
             snapshot,
         });
     }
