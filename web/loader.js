@@ -24,7 +24,10 @@ addEventListener('hashchange', () => {
 });
 
 const files = BUNDLES[current];
+// The WebAssembly downloads while the bindings load: the two requests no longer wait on each
+// other (the bindings' init awaits the response it is given).
+const wasm = fetch(new URL(files.wasm, import.meta.url));
 const bindings = await import(new URL(files.js, import.meta.url).href);
-await bindings.default({ module_or_path: new URL(files.wasm, import.meta.url) });
+await bindings.default({ module_or_path: wasm });
 // Tests and host pages can wait for this.
 document.documentElement.dataset.coordlab = current;

@@ -254,6 +254,21 @@ impl Reducible for Compare {
                 if route == next.route() {
                     return self;
                 }
+                // The same runs, another step (or the route it was just made from): no need
+                // to simulate them again.
+                let runs = |r: &CompareRoute| CompareRoute {
+                    step: None,
+                    ..r.clone()
+                };
+                if runs(&route) == runs(&next.route()) {
+                    if let Some(step) = route.step {
+                        next.cursor = (step as usize).min(next.last());
+                    }
+                    if !notices.is_empty() {
+                        next.notices = notices;
+                    }
+                    return Rc::new(next);
+                }
                 return match Compare::from_route(&route, notices) {
                     Ok(c) => Rc::new(c),
                     Err(_) => self,

@@ -289,6 +289,23 @@ impl Reducible for Player {
                 if route == next.route() {
                     return self;
                 }
+                // The same run (the player was just made from this route, or only the step,
+                // presenter mode or stepping changed): no need to simulate it again.
+                let same_run = route.scenario == next.info.id
+                    && route.params == next.params
+                    && route.seed == next.seed
+                    && route.actions == next.actions;
+                if same_run {
+                    if let Some(step) = route.step {
+                        next.cursor = (step as usize).min(next.last());
+                    }
+                    next.presenting = route.present;
+                    next.stepping.all_events = route.all_events;
+                    if !notices.is_empty() {
+                        next.notices = notices;
+                    }
+                    return Rc::new(next);
+                }
                 return match Player::from_route(&route, notices) {
                     Some(p) => Rc::new(p),
                     None => self,
@@ -324,6 +341,26 @@ mod tests {
             scenarios::resolve_params(&scenarios::find("lost-update").unwrap().info(), &route.params)
                 .unwrap();
         Rc::new(Player::from_route(&route, vec![]).unwrap())
+    }
+
+    #[test]
+    fn loading_the_route_it_was_made_from_does_not_simulate_again() {
+        let p = player("row-lock");
+        let mut route = p.route();
+        route.step = None;
+        let q = p.clone().reduce(Action::Load(route.clone(), vec![]));
+        assert!(q.trace == p.trace, "the same trace, by identity");
+        assert_eq!(q.cursor, 0);
+        route.step = Some(4);
+        route.present = true;
+        let q = q.reduce(Action::Load(route.clone(), vec![]));
+        assert!(q.trace == p.trace);
+        assert_eq!((q.cursor, q.presenting), (4, true));
+        // Another run does simulate.
+        route.seed += 1;
+        let r = q.clone().reduce(Action::Load(route, vec![]));
+        assert!(r.trace != q.trace);
+        assert_eq!(r.seed, q.seed + 1);
     }
 
     #[test]
