@@ -6,9 +6,9 @@
 //! closes it. Space plays the run, as everywhere in the player (see `transport.rs`).
 
 use crate::nav::Nav;
+use crate::same_trace::SameTrace;
 use coordlab_sim::glossary::{first_uses, TermSet, TERMS};
-use coordlab_sim::trace::Trace;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
@@ -18,29 +18,60 @@ const NEVER: usize = usize::MAX;
 /// default) and among all steps (what "all events" visits).
 #[derive(Debug, PartialEq)]
 pub struct FirstUses {
+    trace: SameTrace,
     narrated: Vec<usize>,
+    /// The steps read so far: a viewer asks about the step it shows, so a long run is read
+    /// only as far as it is watched.
+    scan: RefCell<Scan>,
+}
+
+#[derive(Debug, PartialEq)]
+struct Scan {
+    /// Steps before this one have been read.
+    next: usize,
+    in_narrated: TermSet,
+    in_any: TermSet,
     /// Per term: (first narrated step, first step).
     first: Vec<(usize, usize)>,
 }
 
 impl FirstUses {
-    pub fn of(trace: &Trace) -> FirstUses {
-        let narrated = Nav::of(trace).narrated;
-        let mut first = vec![(NEVER, NEVER); TERMS.len()];
-        let (mut in_narrated, mut in_any) = (TermSet::default(), TermSet::default());
-        for (i, e) in trace.entries.iter().enumerate() {
-            let is_narrated = narrated.binary_search(&i).is_ok();
-            if in_any.is_full() && in_narrated.is_full() {
-                break;
-            }
-            if in_any.is_full() && !is_narrated {
+    pub fn of(trace: &SameTrace) -> FirstUses {
+        FirstUses {
+            trace: trace.clone(),
+            narrated: Nav::of(trace).narrated,
+            scan: RefCell::new(Scan {
+                next: 0,
+                in_narrated: TermSet::default(),
+                in_any: TermSet::default(),
+                first: vec![(NEVER, NEVER); TERMS.len()],
+            }),
+        }
+    }
+
+    /// Reads the steps before `end`.
+    fn read_to(&self, end: usize) {
+        let mut scan = self.scan.borrow_mut();
+        let end = end.min(self.trace.entries.len());
+        while scan.next < end {
+            let i = scan.next;
+            scan.next += 1;
+            let is_narrated = self.narrated.binary_search(&i).is_ok();
+            if scan.in_any.is_full() && (scan.in_narrated.is_full() || !is_narrated) {
                 continue;
             }
+            let e = &self.trace.entries[i];
             let mut here = TermSet::default();
             first_uses(&e.text, &mut here);
             for n in &e.notes {
                 first_uses(n, &mut here);
             }
+            let Scan {
+                in_narrated,
+                in_any,
+                first,
+                ..
+            } = &mut *scan;
             for (t, f) in first.iter_mut().enumerate() {
                 if !here.contains(t) {
                     continue;
@@ -55,16 +86,16 @@ impl FirstUses {
                 }
             }
         }
-        FirstUses { narrated, first }
     }
 
     /// The terms a run has used before step `cursor`: on a narrated step, those the narrated
     /// steps before it used (stepping skips the rest); on another step (only "all events"
     /// shows those), those any earlier step used.
     pub fn introduced_before(&self, cursor: usize) -> TermSet {
+        self.read_to(cursor);
         let narrated = self.narrated.binary_search(&cursor).is_ok();
         let mut set = TermSet::default();
-        for (t, (n, any)) in self.first.iter().enumerate() {
+        for (t, (n, any)) in self.scan.borrow().first.iter().enumerate() {
             if (if narrated { *n } else { *any }) < cursor {
                 set.insert(t);
             }
@@ -215,14 +246,14 @@ mod tests {
     use coordlab_sim::scenarios::{self, RunRequest};
     use coordlab_sim::{Limits, Recording};
 
-    fn trace(id: &str) -> Trace {
+    fn trace(id: &str) -> SameTrace {
         let request = RunRequest {
             scenario: id.into(),
             params: Default::default(),
             seed: 1,
             actions: Vec::new(),
         };
-        scenarios::run(&request, Limits::default(), Recording::Lines).unwrap()
+        SameTrace::new(scenarios::run(&request, Limits::default(), Recording::Lines).unwrap())
     }
 
     fn index(name: &str) -> usize {
@@ -252,13 +283,34 @@ mod tests {
     }
 
     #[test]
+    fn a_run_is_read_only_as_far_as_it_is_shown() {
+        let t = trace("raft-chaos");
+        let firsts = FirstUses::of(&t);
+        assert_eq!(
+            firsts.scan.borrow().next,
+            0,
+            "nothing read before a step is shown"
+        );
+        let early = firsts.introduced_before(5);
+        assert_eq!(firsts.scan.borrow().next, 5);
+        // Asking about an earlier step after a later one gives the same answer as before.
+        firsts.introduced_before(200);
+        assert_eq!(firsts.introduced_before(5), early);
+        assert_eq!(
+            FirstUses::of(&t).introduced_before(200),
+            firsts.introduced_before(200)
+        );
+    }
+
+    #[test]
     fn a_term_first_used_off_the_narrated_path_is_still_marked_on_it() {
         // AppendEntries first shows in events without narration (stepping skips them), so the
         // narrated path introduces it later, at its first narrated use.
         let t = trace("raft-log-replication");
         let firsts = FirstUses::of(&t);
         let ae = index("AppendEntries");
-        let (n, any) = firsts.first[ae];
+        firsts.read_to(usize::MAX);
+        let (n, any) = firsts.scan.borrow().first[ae];
         assert!(any < NEVER && n < NEVER, "used in the run and in its narration");
         assert!(any <= n);
         assert!(!firsts.introduced_before(n).contains(ae));

@@ -14,7 +14,7 @@ pub struct NarrationProps {
 #[function_component(Narration)]
 pub fn narration(props: &NarrationProps) -> Html {
     let entry = &props.trace.entries[props.cursor];
-    let firsts = use_memo(props.trace.clone(), |t| FirstUses::of(t));
+    let firsts = use_memo(props.trace.clone(), FirstUses::of);
     let uid = use_memo((), |_| next_uid());
     // The term whose definition is open, and at which step (another step closes it).
     let open = use_state_eq(|| None::<(usize, usize)>);
