@@ -59,11 +59,16 @@ pub struct ConsensusWorld {
     pub expired: VecSet<u64>,
     pub holders: HolderCount,
     raft_verdicts: Vec<bool>,
+    /// Per server (as in `servers`), how much of its applied history has been observed. A
+    /// restarted server applies the same committed log again, so its history repeats the
+    /// same events at the same places and only what lies past this mark is new.
+    observed: Vec<usize>,
 }
 
 impl ConsensusWorld {
     pub fn new(servers: Vec<NodeId>, workers: Vec<NodeId>, ledger: NodeId, prefix: &str) -> Self {
         let raft = RaftWorld::new(servers.clone(), None, None);
+        let servers_len = servers.len();
         ConsensusWorld {
             servers,
             workers,
@@ -75,6 +80,7 @@ impl ConsensusWorld {
             expired: VecSet::new(),
             holders: HolderCount::default(),
             raft_verdicts: Vec::new(),
+            observed: vec![0; servers_len],
         }
     }
 
@@ -114,8 +120,14 @@ impl ConsensusWorld {
 
     /// Records every change of holder that a live server has applied.
     fn observe_history(&mut self, nodes: &Nodes<'_>) {
-        for (id, r) in self.live_servers(nodes) {
-            for e in &r.locks.history {
+        for (i, &id) in self.servers.iter().enumerate() {
+            let Some(r) = nodes.live::<LockServer>(id).map(|l| &l.server) else {
+                continue;
+            };
+            let history = &r.locks.history;
+            let new = history.get(self.observed[i]..).unwrap_or_default();
+            self.observed[i] = self.observed[i].max(history.len());
+            for e in new {
                 match e {
                     LockEvent::Granted { owner, revision, .. } => {
                         self.grants
