@@ -32,13 +32,26 @@ pub struct PlayerProps {
     pub notices: Vec<String>,
 }
 
-/// Asks the browser for full screen (it may refuse: presenter mode works without it).
+/// Asks the browser for full screen. It may refuse (no key press or click just happened, an
+/// iframe without `allowfullscreen`): presenter mode works without it, so the refusal is
+/// caught rather than left as an unhandled promise rejection.
 fn enter_fullscreen() {
-    if let Some(root) = web_sys::window()
+    let Some(root) = web_sys::window()
         .and_then(|w| w.document())
         .and_then(|d| d.document_element())
+    else {
+        return;
+    };
+    let request = js_sys::Reflect::get(&root, &"requestFullscreen".into())
+        .ok()
+        .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+    if let Some(promise) = request
+        .and_then(|f| f.call0(&root).ok())
+        .and_then(|p| p.dyn_into::<js_sys::Promise>().ok())
     {
-        let _ = root.request_fullscreen();
+        let ignore = Closure::<dyn FnMut(wasm_bindgen::JsValue)>::new(|_| {});
+        let _ = promise.catch(&ignore);
+        ignore.forget(); // one small closure per time presenter mode is entered
     }
 }
 
@@ -120,14 +133,22 @@ pub fn player_view(props: &PlayerProps) -> Html {
     }
 
     // Presenter mode asks for full screen when it starts (a key press or a click just
-    // happened, which browsers require) and gives it back when it ends.
-    use_effect_with(player.presenting, |presenting| {
-        if *presenting {
-            enter_fullscreen();
-        } else {
-            leave_fullscreen();
-        }
-    });
+    // happened, which browsers require) and gives it back when it ends. Opening a link with
+    // `present=1` is no such moment: the first run of the effect asks for nothing.
+    {
+        let mounted = use_mut_ref(|| false);
+        use_effect_with(player.presenting, move |presenting| {
+            let first = !std::mem::replace(&mut *mounted.borrow_mut(), true);
+            if first {
+                return;
+            }
+            if *presenting {
+                enter_fullscreen();
+            } else {
+                leave_fullscreen();
+            }
+        });
+    }
 
     {
         // Registered once: each key becomes an action the reducer applies to the state it has.
