@@ -154,6 +154,10 @@ test('a session on zombie-worker by keyboard alone, in presenter mode at 853×48
     for (const s of ['.topology svg[role=img]', '.story .beat-title', '.property-strip']) {
       assert.ok(await onScreen(page, s), `beat “${title}”: ${s} is on the first screen`);
     }
+    // The picture stays big, banner or not (the unsafe-window banner once sat beside it and
+    // squeezed it to a thumbnail).
+    const width = await page.locator('.topology svg[role=img]').evaluate((el) => el.getBoundingClientRect().width);
+    assert.ok(width >= 0.4 * 853, `beat “${title}”: the picture is ${width}px wide`);
     // A beat that asks a question shows the answer on the next press: press again to move on.
     if (await page.getByRole('group', { name: 'Question' }).count()) {
       await page.keyboard.press('n');
