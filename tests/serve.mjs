@@ -13,11 +13,17 @@ const TYPES = {
   '.png': 'image/png',
 };
 
-export function serve(root, port = 0, host = '127.0.0.1') {
+/** Serves `root` at `prefix` (e.g. `/docs/coordlab/`, as a documentation site would host
+ *  it); anything outside the prefix is a 404. */
+export function serve(root, port = 0, host = '127.0.0.1', prefix = '/') {
   const base = path.resolve(root);
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://localhost');
-    let file = path.join(base, decodeURIComponent(url.pathname));
+    if (!url.pathname.startsWith(prefix)) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+      return;
+    }
+    let file = path.join(base, decodeURIComponent(url.pathname.slice(prefix.length - 1)));
     if (!file.startsWith(base)) {
       res.writeHead(403).end();
       return;
