@@ -94,9 +94,11 @@ impl ConsensusWorld {
 
     /// Whether a leader is up.
     fn has_leader(&self, nodes: &Nodes<'_>) -> bool {
-        self.live_servers(nodes)
-            .iter()
-            .any(|(_, s)| s.role == Role::Leader)
+        self.servers.iter().any(|id| {
+            nodes
+                .live::<LockServer>(*id)
+                .is_some_and(|l| l.server.role == Role::Leader)
+        })
     }
 
     /// Grants no server has yet seen end: the holders by the store's own committed history.
@@ -304,8 +306,15 @@ impl World for ConsensusWorld {
     }
 
     fn highlight(&self, nodes: &Nodes<'_>) -> Option<String> {
-        let believers = self.believers(nodes);
-        if believers.len() >= 2 {
+        // Asked at every step of a run (the timeline marks the warning without snapshots):
+        // count before collecting anything.
+        let believing = |id: &NodeId| {
+            nodes
+                .live::<LockClient>(*id)
+                .is_some_and(|w| w.believes_it_holds())
+        };
+        if self.workers.iter().filter(|id| believing(id)).count() >= 2 {
+            let believers = self.believers(nodes);
             let live = self.live_grants();
             let (current, stale): (Vec<_>, Vec<_>) = believers
                 .iter()
