@@ -40,7 +40,7 @@ for bundle in $wanted; do
     cp target/wasm32-unknown-unknown/wasm-release/coordlab-web.wasm "$work/coordlab-$bundle.raw.wasm"
     wasm-bindgen --target web --no-typescript --out-dir "$work" --out-name "coordlab-$bundle" \
         "$work/coordlab-$bundle.raw.wasm"
-    wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+    wasm-opt -Oz --converge --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
         --enable-mutable-globals --enable-reference-types --enable-multivalue \
         "$work/coordlab-${bundle}_bg.wasm" -o "$work/coordlab-${bundle}.opt.wasm"
     js=$(hashed "$work/coordlab-$bundle.js" "coordlab-$bundle" js)

@@ -310,37 +310,28 @@ fn matches_at(text: &[u8], at: usize, pattern: &str) -> bool {
     same && !text.get(at + p.len()).copied().is_some_and(is_word)
 }
 
-/// Every pattern of every term as (first byte in lower case, pattern, term), sorted by that
-/// byte: a word start is compared only with the patterns that begin with its letter. A run's
-/// narration has tens of thousands of word starts; splitting every term's patterns at each
-/// of them made marking a 2,000-event run's first uses cost about 80 ms in the browser.
-fn patterns() -> &'static [(u8, &'static str, usize)] {
-    static PATTERNS: std::sync::OnceLock<Vec<(u8, &'static str, usize)>> = std::sync::OnceLock::new();
-    PATTERNS.get_or_init(|| {
-        let mut all: Vec<_> = TERMS
-            .iter()
-            .enumerate()
-            .flat_map(|(t, term)| {
-                term.words()
-                    .map(move |w| (w.as_bytes()[0].to_ascii_lowercase(), w, t))
-            })
-            .collect();
-        crate::kernel::collections::sort_by_key(&mut all, |p| p.0);
-        all
-    })
-}
-
-/// The longest match of any term at `at` (a word start): (term, end).
+/// The longest match of any term at `at` (a word start): (term, end). A run's narration has
+/// tens of thousands of word starts, so a pattern is looked at only when its first letter is
+/// the word's (splitting every term's patterns at each word start made marking a 2,000-event
+/// run's first uses cost about 80 ms in the browser).
 fn longest_at(text: &[u8], at: usize) -> Option<(usize, usize)> {
     let first = text[at].to_ascii_lowercase();
-    let all = patterns();
-    let from = all.partition_point(|p| p.0 < first);
     let mut best: Option<(usize, usize)> = None;
-    for &(_, w, t) in all[from..].iter().take_while(|p| p.0 == first) {
-        // Equal lengths keep the earlier term, as the scan in term order did.
-        let better = best.is_none_or(|(bt, end)| at + w.len() > end || (at + w.len() == end && t < bt));
-        if better && matches_at(text, at, w) {
-            best = Some((t, at + w.len()));
+    for (t, term) in TERMS.iter().enumerate() {
+        let words = term.words.as_bytes();
+        let mut start = 0;
+        while start < words.len() {
+            let end = words[start..]
+                .iter()
+                .position(|&b| b == b'|')
+                .map_or(words.len(), |n| start + n);
+            if words[start].to_ascii_lowercase() == first {
+                let w = &term.words[start..end];
+                if best.is_none_or(|(_, e)| at + w.len() > e) && matches_at(text, at, w) {
+                    best = Some((t, at + w.len()));
+                }
+            }
+            start = end + 1;
         }
     }
     best

@@ -32,26 +32,13 @@ pub struct PlayerProps {
     pub notices: Vec<String>,
 }
 
-/// Asks the browser for full screen. It may refuse (no key press or click just happened, an
-/// iframe without `allowfullscreen`): presenter mode works without it, so the refusal is
-/// caught rather than left as an unhandled promise rejection.
+/// Asks the browser for full screen (it may refuse: presenter mode works without it).
 fn enter_fullscreen() {
-    let Some(root) = web_sys::window()
+    if let Some(root) = web_sys::window()
         .and_then(|w| w.document())
         .and_then(|d| d.document_element())
-    else {
-        return;
-    };
-    let request = js_sys::Reflect::get(&root, &"requestFullscreen".into())
-        .ok()
-        .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
-    if let Some(promise) = request
-        .and_then(|f| f.call0(&root).ok())
-        .and_then(|p| p.dyn_into::<js_sys::Promise>().ok())
     {
-        let ignore = Closure::<dyn FnMut(wasm_bindgen::JsValue)>::new(|_| {});
-        let _ = promise.catch(&ignore);
-        ignore.forget(); // one small closure per time presenter mode is entered
+        let _ = root.request_fullscreen();
     }
 }
 
