@@ -9,6 +9,15 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { serve } from './serve.mjs';
 
+/** Headless Chromium with the flags every browser test uses. */
+export function launch() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+      '--disable-sync', '--no-first-run', '--disable-quic'],
+  });
+}
+
 export function useBrowser() {
   const here = path.dirname(fileURLToPath(import.meta.url));
   const dist = process.env.COORDLAB_DIST || path.join(here, '..', 'dist');
@@ -22,11 +31,7 @@ export function useBrowser() {
     assert.ok(fs.existsSync(path.join(dist, 'index.html')), `no built site at ${dist}; run scripts/build-site.sh first`);
     server = await serve(dist);
     origin = `http://127.0.0.1:${server.address().port}`;
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-        '--disable-sync', '--no-first-run', '--disable-quic'],
-    });
+    browser = await launch();
   });
 
   after(async () => {

@@ -4,9 +4,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
 import { serve } from './serve.mjs';
-import { ready } from './browser.mjs';
+import { launch, ready } from './browser.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dist = process.env.COORDLAB_DIST || path.join(here, '..', 'dist');
@@ -16,11 +15,7 @@ let server, browser, site;
 before(async () => {
   server = await serve(dist, 0, '127.0.0.1', PREFIX);
   site = `http://127.0.0.1:${server.address().port}${PREFIX}`;
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-      '--disable-sync', '--no-first-run', '--disable-quic'],
-  });
+  browser = await launch();
 });
 
 after(async () => {

@@ -59,9 +59,9 @@ THE MODEL (what one trial simulates, and what it leaves out):
         scheduler runs a little later. Clocks themselves run at the right rate.
       A vote request and its answer therefore take 2.5 + 10 + 2.5 = 15 ms on average: the
       paper's broadcast time (\"roughly 15 ms\"). How the 15 ms splits between wire and
-      disk is our assumption, chosen so that the paper's three stated results come out
-      close: 150-155 a median of 287 ms, 150-200 a worst case of 513 ms over 1000 trials,
-      12-24 a mean of 35 ms (see the README for ours). The jitter is what lets identical
+      disk is our assumption, chosen so that two of the paper's stated results come out
+      close: 150-155 a median of 287 ms, 150-200 a worst case of 513 ms over 1000 trials
+      (its 12-24 mean of 35 ms does not: ours is 48; see the README). The jitter is what lets identical
       timeouts (150-150) elect at all: each round it moves the servers' timers apart by a
       little, until one runs out a full write and a hop ahead of the others.
     - The model before this one put the whole 15 ms on the wire (5-10 ms each way, no disk
