@@ -23,6 +23,12 @@ cargo build --release --quiet -p coordlab-cli
 ./target/release/coordlab bundles >"$work/bundles.json"
 all_bundles=$(node -e 'const b=require(process.argv[1]); console.log(Object.keys(b.bundles).join(" "))' "$PWD/$work/bundles.json")
 wanted="${BUNDLES:-$all_bundles}"
+# A chapter's embed bundle comes with it (scripts/size-report.sh compares the two).
+for bundle in $wanted; do
+    if [[ " $all_bundles " == *" $bundle-embed "* && " $wanted " != *" $bundle-embed "* ]]; then
+        wanted+=" $bundle-embed"
+    fi
+done
 
 hashed() { # hashed FILE NAME EXT -> copies FILE to dist as NAME-<hash>.EXT, prints the new name
     local h
@@ -49,11 +55,12 @@ for bundle in $wanted; do
 done
 manifest="${manifest%,}}"
 
-# The loader: the bundle table, the scenario-to-bundle table, and the bundle for pages that
-# name no scenario (the library).
+# The loader: the bundle table, the scenario-to-bundle table, the bundle for pages that
+# name no scenario (the library), and the embeds' stylesheet.
+embed_style=$(hashed web/embed.css embed css)
 node -e '
 const fs = require("fs");
-const [bundlesFile, manifest, out] = process.argv.slice(1);
+const [bundlesFile, manifest, out, embedStyle] = process.argv.slice(1);
 const b = JSON.parse(fs.readFileSync(bundlesFile, "utf8"));
 const built = JSON.parse(manifest);
 const scenarios = Object.fromEntries(Object.entries(b.scenarios).filter(([, v]) => built[v]));
@@ -63,12 +70,15 @@ let js = fs.readFileSync("web/loader.js", "utf8")
   .replace("/*@BUNDLES@*/ {}", JSON.stringify(built))
   .replace("/*@SCENARIOS@*/ {}", JSON.stringify(scenarios))
   .replace("/*@ROUTES@*/ {}", JSON.stringify(routes))
-  .replace("/*@HOME@*/ \x27\x27", JSON.stringify(home));
+  .replace("/*@HOME@*/ \x27\x27", JSON.stringify(home))
+  .replace("/*@EMBED_STYLE@*/ \x27\x27", JSON.stringify("./" + embedStyle));
 fs.writeFileSync(out, js);
-' "$work/bundles.json" "$manifest" "$work/loader.js"
+' "$work/bundles.json" "$manifest" "$work/loader.js" "$embed_style"
 loader=$(hashed "$work/loader.js" loader js)
 printf '%s\n' "$manifest" >"$work/manifest.json"
 style=$(hashed web/style.css style css)
 cp web/favicon.svg "$dist/favicon.svg"
+# An example documentation page with three embeds (linked from the README).
+cp web/example/embed-example.html web/example/embed-example.css web/example/embed-example.js "$dist/"
 sed -e "s|@LOADER@|$loader|" -e "s|@STYLE@|$style|" web/index.html >"$dist/index.html"
 printf '\033[1m[build-site]\033[0m built %s\n' "$dist"

@@ -6,15 +6,19 @@
 #
 # Usage: scripts/size-report.sh [DIST_DIR]      (default: dist; run scripts/build-site.sh first)
 # Exits 1 if the home bundle's first download (the site's first download: the library)
-# exceeds SIZE_LIMIT_BYTES (default 200000), or a scenario bundle's exceeds
+# exceeds SIZE_LIMIT_BYTES (default 205000), or a scenario bundle's exceeds
 # SCENARIO_LIMIT_BYTES (default 240000). Scenario bundles met 200000 after kernel v2; the
 # fidelity fixes, the story beats and the glossary took the larger ones back over it, and
-# bringing them under it again is open work (see README, "Download size").
+# bringing them under it again is open work (see README, "Download size"). An embed bundle
+# (`<chapter>-embed`, plus the embeds' stylesheet) must also stay smaller than its chapter's
+# player bundle: an embed must not cost a documentation page more than the player would.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 dist="${1:-dist}"
-limit="${SIZE_LIMIT_BYTES:-200000}"
+# 205000 since the Embed dialog (issue 13): the player's share of embedding costs ~6 KB; the
+# glossary's definitions loaded on first use would win back ~7.6 KiB (README, "Download size").
+limit="${SIZE_LIMIT_BYTES:-205000}"
 scenario_limit="${SCENARIO_LIMIT_BYTES:-240000}"
 home=$(node -e 'console.log(require(process.argv[1]).home)' "$PWD/target/site/bundles.json")
 manifest=target/site/manifest.json
@@ -33,6 +37,8 @@ shared=("$dist/index.html" "$loader" "$style" "$dist/favicon.svg")
 shared_gz=0
 for f in "${shared[@]}"; do shared_gz=$(( shared_gz + $(gz "$f") )); done
 
+embed_css_gz=$(gz "$(ls "$dist"/embed-????????????????.css)")
+declare -A totals
 over=0
 printf '%-10s  %12s  %12s  %12s  %12s\n' bundle "wasm gzip" "js gzip" "shared gzip" "first load"
 for bundle in $(node -e 'console.log(Object.keys(require(process.argv[1])).join(" "))' "$PWD/$manifest"); do
@@ -41,15 +47,21 @@ for bundle in $(node -e 'console.log(Object.keys(require(process.argv[1])).join(
     wasm_gz=$(gz "$dist/$wasm")
     js_gz=$(gz "$dist/$js")
     total=$(( wasm_gz + js_gz + shared_gz ))
+    chapter="${bundle%-embed}"
+    if [[ "$chapter" != "$bundle" ]]; then total=$(( total + embed_css_gz )); fi
+    totals[$bundle]=$total
     flag=""
     cap=$scenario_limit
     if [[ "$bundle" == "$home" ]]; then cap=$limit; fi
-    if (( total > cap )); then flag="  OVER THE LIMIT ($cap)"; over=1
-    elif (( total > limit )); then flag="  over 200 KB (scenario bundle)"; fi
+    if [[ "$chapter" != "$bundle" && -n "${totals[$chapter]:-}" ]] && (( total >= totals[$chapter] )); then
+        flag="  LARGER THAN ITS PLAYER BUNDLE (${totals[$chapter]})"; over=1
+    elif (( total > cap )); then flag="  OVER THE LIMIT ($cap)"; over=1
+    elif (( total > 200000 )); then flag="  over 200 KB"; fi
     printf '%-10s  %12s  %12s  %12s  %12s%s\n' "$bundle" "$(kib "$wasm_gz")" "$(kib "$js_gz")" "$(kib "$shared_gz")" "$(kib "$total")" "$flag"
     printf '%-10s  (%s bytes gzipped; wasm %s bytes raw)\n' "" "$total" "$(raw "$dist/$wasm")"
 done
-echo "limit: $limit bytes gzipped for the home bundle ($home), $scenario_limit for a scenario bundle"
+echo "limit: $limit bytes gzipped for the home bundle ($home), $scenario_limit for a scenario bundle;"
+echo "an embed bundle (with the embeds' stylesheet, $(kib "$embed_css_gz")) below its chapter's player bundle"
 echo
 for raw_wasm in target/site/coordlab-*.raw.wasm; do
     node scripts/wasm-items.mjs "$raw_wasm" 10

@@ -6,6 +6,7 @@ const BUNDLES = /*@BUNDLES@*/ {};
 const SCENARIOS = /*@SCENARIOS@*/ {};
 const ROUTES = /*@ROUTES@*/ {};
 const HOME = /*@HOME@*/ '';
+const EMBED_STYLE = /*@EMBED_STYLE@*/ '';
 
 /** The bundle a location hash needs: the route's own (the side-by-side view), else the one
  *  that holds the scenario it names, else the home bundle. */
@@ -13,7 +14,21 @@ function bundleFor(hash) {
   const path = hash.replace(/^#\/?/, '').split('?')[0].split('/');
   if (ROUTES[path[0]]) return ROUTES[path[0]];
   const id = ['play', 'embed'].includes(path[0]) ? decodeURIComponent(path[1] || '') : '';
-  return SCENARIOS[id] || HOME;
+  const bundle = SCENARIOS[id] || HOME;
+  // An embed loads its chapter's embed bundle: the simulations without the player around them.
+  return path[0] === 'embed' && BUNDLES[bundle + '-embed'] ? bundle + '-embed' : bundle;
+}
+
+// An embed is drawn without the site around it and in its theme from the first paint, before
+// the WebAssembly arrives (the player sets the same when it starts).
+if (/^#\/?embed\//.test(location.hash)) {
+  const theme = /[?&]theme=(light|dark)(&|$)/.exec(location.hash);
+  document.documentElement.classList.add('embedded');
+  document.documentElement.dataset.theme = theme ? theme[1] : 'auto';
+  const style = document.createElement('link');
+  style.rel = 'stylesheet';
+  style.href = new URL(EMBED_STYLE, import.meta.url).href;
+  document.head.append(style);
 }
 
 const current = bundleFor(location.hash);

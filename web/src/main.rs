@@ -5,11 +5,19 @@
 #[cfg(feature = "compare")]
 mod compare_state;
 mod components;
+#[cfg(feature = "embed")]
+mod embed_api;
+// The player only writes embed links (the Embed dialog); the embed bundles read them.
+#[cfg_attr(not(feature = "embed"), allow(dead_code))]
+mod embed_route;
 mod glossary;
 mod nav;
+#[cfg_attr(not(feature = "player"), allow(dead_code))]
 mod route;
 mod same_trace;
-#[cfg(feature = "player")]
+// An embed uses the player's reducer for a part of what it can do.
+#[cfg(any(feature = "player", feature = "embed"))]
+#[cfg_attr(not(feature = "player"), allow(dead_code))]
 mod state;
 mod transport;
 
@@ -17,6 +25,8 @@ mod transport;
 use components::compare_view::CompareView;
 #[cfg(feature = "library")]
 use components::library::Library;
+#[cfg(feature = "embed")]
+use components::embed_view::EmbedView;
 #[cfg(feature = "player")]
 use components::player::PlayerView;
 use route::{Parsed, Route};
@@ -50,6 +60,17 @@ fn app() -> Html {
         });
     }
     let Parsed { route, notices } = (*parsed).clone();
+    // An embed is the run alone: no site header around it.
+    match route {
+        #[cfg(feature = "embed")]
+        Route::Embed(embed) if route::runnable_here(&embed.play.scenario) => {
+            let key = route::format(&Route::Embed(embed.clone()));
+            return html! { <main id="main"><EmbedView key={key} route={embed} notices={notices} /></main> };
+        }
+        Route::Embed(_) => return html! { <main id="main">{ loading() }</main> },
+        Route::BadEmbed => return html! { <main id="main">{ bad_embed(&notices) }</main> },
+        _ => {}
+    }
     html! {
         <>
             <header class="site-header">
@@ -76,6 +97,7 @@ fn app() -> Html {
                     Route::Compare(compare) => html! { <CompareView route={compare} notices={notices} /> },
                     #[cfg(not(feature = "compare"))]
                     Route::Compare(_) => loading(),
+                    Route::Embed(_) | Route::BadEmbed => loading(),
                 } }
             </main>
         </>
@@ -86,6 +108,16 @@ fn app() -> Html {
 /// fetching that bundle (web/loader.js reloads the page with it).
 fn loading() -> Html {
     html! { <p class="loading" role="status">{ "Loading this chapter's simulations…" }</p> }
+}
+
+/// An embed link that names no scenario: the frame says what is wrong and where to look.
+fn bad_embed(notices: &[String]) -> Html {
+    html! {
+        <div class="notice" role="alert">
+            <ul>{ for notices.iter().map(|n| html! { <li>{ n }</li> }) }</ul>
+            <a href="#/" target="_blank" rel="noopener">{ "The scenario library ↗" }</a>
+        </div>
+    }
 }
 
 fn main() {

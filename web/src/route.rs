@@ -5,6 +5,7 @@
 
 use coordlab_sim::kernel::faults::{script_code, Action};
 use coordlab_sim::scenarios::{self, Params};
+pub use crate::embed_route::EmbedRoute;
 
 pub const DEFAULT_SEED: u64 = 1;
 
@@ -33,7 +34,7 @@ pub fn parse_seed(text: &str) -> Result<u64, String> {
 }
 
 /// Whether this bundle holds `id`'s simulation (another chapter's bundle may hold it).
-#[cfg(feature = "player")]
+#[cfg(any(feature = "player", feature = "embed"))]
 pub fn runnable_here(id: &str) -> bool {
     scenarios::find(id).is_ok_and(scenarios::runnable)
 }
@@ -45,6 +46,11 @@ pub enum Route {
     Glossary,
     Play(PlayRoute),
     Compare(CompareRoute),
+    /// `#/embed/<scenario>?…`: one run for a documentation page, without the site around it.
+    Embed(EmbedRoute),
+    /// An embed link whose scenario does not exist: the frame says so (the notices).
+    #[cfg_attr(not(feature = "embed"), allow(dead_code))]
+    BadEmbed,
 }
 
 /// The pair the library links to, at the start.
@@ -131,7 +137,7 @@ pub struct Parsed {
     pub notices: Vec<String>,
 }
 
-fn decode(s: &str) -> String {
+pub fn decode(s: &str) -> String {
     js_free_percent_decode(&s.replace('+', " "))
 }
 
@@ -158,7 +164,7 @@ fn hex(b: u8) -> Option<u8> {
     (b as char).to_digit(16).map(|d| d as u8)
 }
 
-fn encode(s: &str) -> String {
+pub fn encode(s: &str) -> String {
     let mut out = String::new();
     for b in s.bytes() {
         match b {
@@ -199,6 +205,21 @@ pub fn parse(hash: &str) -> Parsed {
             notices,
         };
     }
+    #[cfg(feature = "embed")]
+    if let Some(id) = path.strip_prefix("embed/") {
+        let (route, notices) = crate::embed_route::parse(&decode(id), query, notices);
+        return Parsed { route, notices };
+    }
+    // A bundle without the embed view (the site was built without embed bundles) shows an
+    // embed link in the player.
+    #[cfg(not(feature = "embed"))]
+    let path = match path.strip_prefix("embed/") {
+        Some(id) => {
+            notices.push("This build of coordlab has no embed view, so the link opens in the player.".to_string());
+            format!("play/{id}")
+        }
+        None => path.to_string(),
+    };
     let Some(id) = path.strip_prefix("play/") else {
         notices.push(format!(
             "The address “#{hash}” is not a coordlab page, so here is the scenario library."
@@ -208,17 +229,28 @@ pub fn parse(hash: &str) -> Parsed {
             notices,
         };
     };
-    let id = decode(id);
-    let Ok(def) = scenarios::find(&id) else {
+    match parse_play(&decode(id), query, &mut notices) {
+        Some(play) => Parsed {
+            route: Route::Play(play),
+            notices,
+        },
+        None => Parsed {
+            route: Route::Library,
+            notices,
+        },
+    }
+}
+
+/// The settings of one run: `<scenario>?<param>=<value>&seed=N&actions=SCRIPT&step=K`. `None`
+/// (with a notice) when no scenario has that id.
+pub fn parse_play(id: &str, query: &str, notices: &mut Vec<String>) -> Option<PlayRoute> {
+    let Ok(def) = scenarios::find(id) else {
         let known: Vec<&str> = scenarios::catalog().iter().map(|s| s.id).collect();
         notices.push(format!(
             "There is no scenario called “{id}” (it may have been renamed). Available: {}.",
             known.join(", ")
         ));
-        return Parsed {
-            route: Route::Library,
-            notices,
-        };
+        return None;
     };
     let info = def.info();
     let mut params = Params::new();
@@ -275,18 +307,15 @@ pub fn parse(hash: &str) -> Parsed {
         }
     }
     let params = scenarios::resolve_params(&info, &params).unwrap_or_default();
-    Parsed {
-        route: Route::Play(PlayRoute {
-            scenario: id,
-            params,
-            seed,
-            actions,
-            step,
-            present,
-            all_events,
-        }),
-        notices,
-    }
+    Some(PlayRoute {
+        scenario: id.to_string(),
+        params,
+        seed,
+        actions,
+        step,
+        present,
+        all_events,
+    })
 }
 
 /// The hash for a player state. Parameters at their default are left out to keep links short.
@@ -294,32 +323,9 @@ pub fn format(route: &Route) -> String {
     match route {
         Route::Library => "#/".to_string(),
         Route::Glossary => "#/glossary".to_string(),
-        Route::Play(p) => {
-            let mut parts = Vec::new();
-            if let Ok(def) = scenarios::find(&p.scenario) {
-                for spec in def.info().params {
-                    if let Some(v) = p.params.get(spec.key) {
-                        if v != spec.default_given(&p.params) {
-                            parts.push(format!("{}={}", spec.key, encode(v)));
-                        }
-                    }
-                }
-            }
-            parts.push(format!("seed={}", p.seed));
-            if !p.actions.is_empty() {
-                parts.push(format!("actions={}", encode(&script_code(&p.actions))));
-            }
-            if let Some(step) = p.step {
-                parts.push(format!("step={step}"));
-            }
-            if p.all_events {
-                parts.push("all=1".to_string());
-            }
-            if p.present {
-                parts.push("present=1".to_string());
-            }
-            format!("#/play/{}?{}", encode(&p.scenario), parts.join("&"))
-        }
+        Route::Embed(e) => crate::embed_route::format(e),
+        Route::BadEmbed => "#/".to_string(),
+        Route::Play(p) => format!("#/play/{}", play_link(p)),
         Route::Compare(c) => {
             let mut parts = vec![format!("seed={}", c.seed)];
             if !c.left_actions.is_empty() {
@@ -339,6 +345,35 @@ pub fn format(route: &Route) -> String {
             )
         }
     }
+}
+
+/// `<scenario>?<settings>` of a run, without the `#/play/` in front (an embed link shares it).
+/// Parameters at their default are left out to keep links short.
+pub fn play_link(p: &PlayRoute) -> String {
+    let mut parts = Vec::new();
+    if let Ok(def) = scenarios::find(&p.scenario) {
+        for spec in def.info().params {
+            if let Some(v) = p.params.get(spec.key) {
+                if v != spec.default_given(&p.params) {
+                    parts.push(format!("{}={}", spec.key, encode(v)));
+                }
+            }
+        }
+    }
+    parts.push(format!("seed={}", p.seed));
+    if !p.actions.is_empty() {
+        parts.push(format!("actions={}", encode(&script_code(&p.actions))));
+    }
+    if let Some(step) = p.step {
+        parts.push(format!("step={step}"));
+    }
+    if p.all_events {
+        parts.push("all=1".to_string());
+    }
+    if p.present {
+        parts.push("present=1".to_string());
+    }
+    format!("{}?{}", encode(&p.scenario), parts.join("&"))
 }
 
 #[cfg(test)]

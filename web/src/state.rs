@@ -38,12 +38,19 @@ pub struct Player {
     pub presenting: bool,
     /// The list of keys is open.
     pub help: bool,
+    /// The Embed dialog is open.
+    pub embedding: bool,
+    /// The frame size the Embed dialog's snippet has, and what its last copy did.
+    pub embed_size: (u32, u32),
+    pub copy_status: String,
     /// The tab open under the stage.
     pub tab: Tab,
     /// The answer picked for a beat's question: (beat index, answer index).
     pub picked: Option<(usize, u8)>,
     /// In presenter mode, the beat whose answer the room has been shown.
     pub revealed: Option<usize>,
+    /// An embed locked to a range: the first and last step it may show.
+    pub range: Option<(usize, usize)>,
 }
 
 /// The tools under the stage.
@@ -78,11 +85,19 @@ pub enum Action {
     TogglePresent,
     Help(bool),
     ToggleHelp,
+    /// The Embed dialog opens or closes.
+    Embed(bool),
+    EmbedSize((u32, u32)),
+    /// What a Copy button did.
+    CopyStatus(String),
     /// Escape: out of presenter mode, help closed.
     Leave,
     Tab(Tab),
     /// The learner answers the question of beat `.0` with answer `.1`.
     Pick(usize, u8),
+    /// Play or pause, whatever the state (a host page's command, the frame leaving the view).
+    #[cfg(feature = "embed")]
+    SetPlaying(bool),
 }
 
 fn simulate(
@@ -146,10 +161,43 @@ impl Player {
             },
             presenting: route.present,
             help: false,
+            embedding: false,
+            embed_size: crate::embed_route::SIZES[1],
+            copy_status: String::new(),
             tab: Tab::Story,
             picked: None,
             revealed: None,
+            range: None,
         })
+    }
+
+    /// A player for an embed: locked to the route's range, starting at its step or at the
+    /// range's start.
+    #[cfg(feature = "embed")]
+    pub fn for_embed(route: &crate::embed_route::EmbedRoute, notices: Vec<String>) -> Option<Player> {
+        let mut p = Player::from_route(&route.play, notices)?;
+        let (lo, hi) = crate::embed_route::range_of(route, &p.trace, &mut p.notices);
+        if (lo, hi) != (0, p.last()) {
+            p.range = Some((lo, hi));
+        }
+        p.cursor = if route.play.step.is_some() { p.cursor } else { lo };
+        p.keep_in_range();
+        Some(p)
+    }
+
+    /// The first and last step this player may show.
+    pub fn bounds(&self) -> (usize, usize) {
+        self.range.unwrap_or((0, self.last()))
+    }
+
+    /// Holds the cursor inside the range; playback stops at its end.
+    fn keep_in_range(&mut self) {
+        let (lo, hi) = self.bounds();
+        if self.cursor >= hi {
+            self.cursor = hi;
+            self.playing = false;
+        }
+        self.cursor = self.cursor.max(lo);
     }
 
     pub fn route(&self) -> PlayRoute {
@@ -219,9 +267,25 @@ impl Reducible for Player {
         let mut next = (*self).clone();
         match action {
             Action::Seek(i) => next.cursor = i.min(next.last()),
+            #[cfg(feature = "embed")]
+            Action::SetPlaying(on) => {
+                if on == next.playing {
+                    return self;
+                }
+                next.playing = on;
+                if on && next.cursor >= next.bounds().1 {
+                    next.cursor = next.bounds().0; // playing from the end starts over
+                }
+            }
             Action::Transport(m) => {
                 if m == Move::Tick && !next.playing {
                     return self; // a tick that arrives after a pause changes nothing
+                }
+                let (lo, hi) = next.bounds();
+                if next.range.is_some() && m == Move::TogglePlay && !next.playing && next.cursor >= hi {
+                    next.cursor = lo; // playing from the end of the range starts it over
+                    next.playing = true;
+                    return Rc::new(next);
                 }
                 if matches!(m, Move::Forward | Move::NextBeat) && next.reveal_first() {
                     return Rc::new(next);
@@ -242,9 +306,19 @@ impl Reducible for Player {
             }
             Action::Help(open) => next.help = open,
             Action::ToggleHelp => next.help = !next.help,
+            Action::Embed(open) => {
+                next.embedding = open;
+                next.copy_status.clear();
+            }
+            Action::EmbedSize(size) => {
+                next.embed_size = size;
+                next.copy_status.clear();
+            }
+            Action::CopyStatus(m) => next.copy_status = m,
             Action::Leave => {
                 next.presenting = false;
                 next.help = false;
+                next.embedding = false;
             }
             Action::Tab(tab) => next.tab = tab,
             Action::Pick(beat, answer) => next.picked = Some((beat, answer)),
@@ -312,6 +386,7 @@ impl Reducible for Player {
                 };
             }
         }
+        next.keep_in_range();
         Rc::new(next)
     }
 }
@@ -448,5 +523,43 @@ mod tests {
         }
         assert!(!p.playing);
         assert_eq!(p.cursor, p.last());
+    }
+
+    #[cfg(feature = "embed")]
+    #[test]
+    fn a_range_locked_embed_never_shows_a_step_outside_its_range() {
+        let crate::route::Route::Embed(e) = crate::route::parse(
+            "#/embed/zombie-worker?fencing=write-predicate&from=b-takes-over&to=a-write",
+        )
+        .route
+        else {
+            panic!("not an embed")
+        };
+        let mut p = Rc::new(Player::for_embed(&e, vec![]).unwrap());
+        let (lo, hi) = p.bounds();
+        assert!(0 < lo && lo < hi && hi < p.last(), "{lo}..{hi} of {}", p.last());
+        assert_eq!(p.cursor, lo, "an embed starts at its range");
+        for m in [Move::Back, Move::PrevBeat, Move::First] {
+            p = p.reduce(Action::Transport(m));
+            assert_eq!(p.cursor, lo, "{m:?} stays at the start");
+        }
+        for m in [Move::Last, Move::NextBeat, Move::Forward] {
+            p = p.reduce(Action::Transport(m));
+            assert_eq!(p.cursor, hi, "{m:?} stops at the end");
+        }
+        p = p.reduce(Action::Seek(0));
+        assert_eq!(p.cursor, lo);
+        p = p.reduce(Action::Seek(usize::MAX));
+        assert_eq!(p.cursor, hi);
+        p = p.reduce(Action::Transport(Move::TogglePlay));
+        assert!(p.playing);
+        assert_eq!(p.cursor, lo, "playing from the end of the range starts it over");
+        for _ in 0..200 {
+            p = p.reduce(Action::SetStopAtBeats(false));
+            p = p.reduce(Action::Transport(Move::Tick));
+            assert!((lo..=hi).contains(&p.cursor));
+        }
+        assert!(!p.playing, "playback stops at the end of the range");
+        assert_eq!(p.cursor, hi);
     }
 }

@@ -115,6 +115,18 @@ pub fn key_for(key: &str, tag: &str, input_type: &str) -> Option<Key> {
     })
 }
 
+/// Sends `on_tick` `speed` times a second while `playing`. The timer belongs to the effect, so
+/// it is dropped the moment playback stops.
+#[hook]
+pub fn use_playback(playing: bool, speed: u32, on_tick: Callback<()>) {
+    use_effect_with((playing, speed), move |(playing, speed)| {
+        let interval = playing.then(|| {
+            gloo_timers::callback::Interval::new(1_000 / (*speed).max(1), move || on_tick.emit(()))
+        });
+        move || drop(interval)
+    });
+}
+
 /// Listens for the player's keys anywhere on the page.
 #[hook]
 pub fn use_player_keys(on_key: Callback<Key>) {

@@ -33,8 +33,9 @@ pub fn list() -> String {
 }
 
 /// `coordlab bundles`: the browser build's bundles. Each scenario bundle is a cargo feature
-/// of the simulator and holds the scenarios registered under it (the first, the home
-/// bundle, also the library page); `compare` holds the
+/// of the simulator and holds the scenarios registered under it with the player (the first,
+/// the home bundle, also the library page); `<name>-embed` holds the same scenarios with the
+/// embed view instead of the player (`"embed": true`); `compare` holds the
 /// side-by-side view with both scenarios of its pair. `home` serves the pages that name no
 /// scenario (the library); `routes` sends whole routes to a bundle.
 pub fn bundles() -> String {
@@ -42,23 +43,26 @@ pub fn bundles() -> String {
         .iter()
         .map(|d| (d.id.to_string(), json!(d.bundle)))
         .collect();
-    let mut bundles: serde_json::Map<String, serde_json::Value> = BUNDLES
-        .iter()
-        .map(|name| {
-            let ids: Vec<&str> = registry()
-                .iter()
-                .filter(|d| d.bundle == *name)
-                .map(|d| d.id)
-                .collect();
-            // The home bundle also shows the library.
-            let features = if *name == BUNDLES[0] {
-                json!([name, "library"])
-            } else {
-                json!([name])
-            };
-            (name.to_string(), json!({"features": features, "scenarios": ids}))
-        })
-        .collect();
+    let mut bundles = serde_json::Map::new();
+    for name in BUNDLES {
+        let ids: Vec<&str> = registry()
+            .iter()
+            .filter(|d| d.bundle == *name)
+            .map(|d| d.id)
+            .collect();
+        // The home bundle also shows the library.
+        let features = if *name == BUNDLES[0] {
+            json!([name, "library", "player"])
+        } else {
+            json!([name, "player"])
+        };
+        bundles.insert(name.to_string(), json!({"features": features, "scenarios": ids}));
+        // The same chapter for embeds: its simulations with the embed view, no player.
+        bundles.insert(
+            format!("{name}-embed"),
+            json!({"features": [name, "embed"], "scenarios": ids, "embed": true}),
+        );
+    }
     // The side-by-side view names the simulator features of its pair itself (web/Cargo.toml).
     bundles.insert(
         "compare".into(),

@@ -7,13 +7,12 @@ use super::topology::Topology;
 use super::transport_buttons::{transport_buttons, TransportButtonsProps};
 use crate::compare_state::{Compare, CompareAction, CompareRoute, Side};
 use crate::route::{self, Route};
-use crate::transport::{use_player_keys, Key, Move};
+use crate::transport::{use_playback, use_player_keys, Key, Move};
 use coordlab_sim::kernel::faults::{FaultKind, MAX_FAULT_MS};
 use coordlab_sim::kernel::time::format_time;
 use coordlab_sim::properties::Verdict;
 use coordlab_sim::trace::NodeStatus;
 use coordlab_sim::Fault;
-use gloo_timers::callback::Interval;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
@@ -62,14 +61,8 @@ pub fn compare_view(props: &CompareProps) -> Html {
     });
     {
         let dispatch = dispatch.clone();
-        use_effect_with((state.playing, state.speed), move |(playing, speed)| {
-            let interval = playing.then(|| {
-                Interval::new(1_000 / (*speed).max(1), move || {
-                    dispatch.dispatch(CompareAction::Transport(Move::Tick))
-                })
-            });
-            move || drop(interval)
-        });
+        let tick = Callback::from(move |()| dispatch.dispatch(CompareAction::Transport(Move::Tick)));
+        use_playback(state.playing, state.speed, tick);
     }
     {
         let dispatch = dispatch.clone();

@@ -5,6 +5,10 @@ pub mod beat_list;
 #[cfg(feature = "compare")]
 pub mod compare_view;
 #[cfg(feature = "player")]
+pub mod embed_dialog;
+#[cfg(feature = "embed")]
+pub mod embed_view;
+#[cfg(feature = "player")]
 pub mod event_log;
 #[cfg(feature = "player")]
 pub mod fault_button;
@@ -33,5 +37,5 @@ pub mod timeline;
 pub mod topology;
 #[cfg(feature = "player")]
 pub mod transport_bar;
-#[cfg(any(feature = "player", feature = "compare"))]
+#[cfg(any(feature = "player", feature = "compare", feature = "embed"))]
 pub mod transport_buttons;

@@ -5,6 +5,7 @@
 //! below.
 
 use super::beat_list::{beat_list, BeatListProps};
+use super::embed_dialog::{embed_dialog, EmbedDialogProps};
 use super::event_log::EventLog;
 use super::fault_panel::FaultPanel;
 use super::help::{help, HelpProps};
@@ -19,8 +20,7 @@ use super::topology::Topology;
 use super::transport_bar::{mode_buttons, transport_bar, PositionProps, TransportBarProps};
 use crate::route::{self, PlayRoute, Route};
 use crate::state::{Action, Player, Tab};
-use crate::transport::{use_player_keys, Key};
-use gloo_timers::callback::Interval;
+use crate::transport::{use_playback, use_player_keys, Key};
 use std::rc::Rc;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
@@ -77,18 +77,10 @@ pub fn player_view(props: &PlayerProps) -> Html {
         }
     });
 
-    // Playback timer, owned by the effect so it is dropped when playback stops.
     {
         let dispatch = dispatch.clone();
-        use_effect_with((player.playing, player.speed), move |(playing, speed)| {
-            let interval = playing.then(|| {
-                let period_ms = 1_000 / (*speed).max(1);
-                Interval::new(period_ms, move || {
-                    dispatch.dispatch(Action::Transport(crate::transport::Move::Tick))
-                })
-            });
-            move || drop(interval)
-        });
+        let tick = Callback::from(move |()| dispatch.dispatch(Action::Transport(crate::transport::Move::Tick)));
+        use_playback(player.playing, player.speed, tick);
     }
 
     // Leaving full screen (Escape, the browser's own control) leaves presenter mode.
@@ -218,6 +210,9 @@ pub fn player_view(props: &PlayerProps) -> Html {
             }
             if p.help {
                 { help(&HelpProps { dispatch: dispatch.clone() }) }
+            }
+            if p.embedding && !p.presenting {
+                { embed_dialog(&EmbedDialogProps { player: p.clone(), dispatch: dispatch.clone() }) }
             }
         </div>
     }

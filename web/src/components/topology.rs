@@ -21,6 +21,10 @@ pub fn topology(props: &TopologyProps) -> Html {
     let trace = &props.trace;
     let snap = &props.snapshot;
     let layout = topology::layout(&trace.nodes);
+    // The picture's width over its height, which an embed fits the picture by (embed.css). As
+    // a division CSS does: formatting a float would pull ~10 KB of float printing into the wasm.
+    let (_, _, w, h) = layout.view_box(&trace.nodes);
+    let aspect = format!("--aspect: {w} / {}", h.max(1));
     let picture = topology::svg(trace, props.cursor, snap, TopologyOptions { messages: false });
     let messages = topology::messages(trace, snap, &layout);
     let banner = snap
@@ -30,7 +34,7 @@ pub fn topology(props: &TopologyProps) -> Html {
     html! {
         <figure class="topology">
             { for banner }
-            <div class="picture">
+            <div class="picture" style={aspect}>
                 { Html::from_html_unchecked(picture.into()) }
                 <svg class="messages" viewBox={layout.view_box_attr(&trace.nodes)} aria-hidden="true">
                     { for messages.iter().map(|m| html! {

@@ -90,6 +90,16 @@ pub fn mode_buttons(props: &PositionProps) -> Html {
                 { if p.presenting { "Leave presenter mode" } else { "▣ Present" } }
             </button>
             <button class="help-button" onclick={act(|| Action::ToggleHelp)} title="Keyboard keys (?)">{ "? Keys" }</button>
+            if !p.presenting {
+                <button id="embed-button" class="embed-button" title="Put this run in a documentation page"
+                    onclick={{
+                        let d = props.dispatch.clone();
+                        Callback::from(move |_| {
+                            d.dispatch(Action::Embed(true));
+                            crate::components::embed_dialog::focus_soon("embed-title");
+                        })
+                    }}>{ "</> Embed" }</button>
+            }
         </span>
     }
 }
