@@ -291,6 +291,7 @@ pub fn embed_view(props: &EmbedProps) -> Html {
         present: false,
         ..p.route()
     }));
+    let snapshot = p.snapshot();
     let at_start = p.cursor <= lo;
     let at_end = p.cursor >= hi;
     let button = |m: Move, class: &'static str, arrow: &'static str, word: &'static str, key: &'static str, off: bool| {
@@ -334,9 +335,12 @@ pub fn embed_view(props: &EmbedProps) -> Html {
         <div class={classes!("embed", format!("controls-{}", props.route.controls.name()))} ref={root}>
             { notices(&NoticesProps { notices: p.notices.clone(), on_dismiss: Some(on_dismiss) }) }
             <div class="embed-stage">
-                <Topology trace={p.trace.clone()} cursor={p.cursor} snapshot={p.snapshot()} />
+                <Topology trace={p.trace.clone()} cursor={p.cursor} snapshot={snapshot.clone()} />
                 // Scrolls when the frame is small: focusable, so the keyboard can scroll it too.
                 <section class="embed-story" tabindex="0" aria-label={format!("{}: the story so far", p.info.title)}>
+                    if let Some(h) = &snapshot.highlight {
+                        <p class="unsafe-banner">{ format!("⚠ {h}") }</p>
+                    }
                     if let Some((i, seq, b)) = beat {
                         <p class={classes!("embed-beat", (seq as usize == p.cursor).then_some("now"))}>
                             <span class="beat-no">{ format!("Beat {} of {}", i + 1, p.nav.beats.len()) }</span>
