@@ -180,6 +180,23 @@ test('Space inside an embed plays it without scrolling the page', async () => {
   await context.close();
 });
 
+test('the wheel over an embed scrolls the page, and Tab leaves the frame', async () => {
+  const { page, context, problems } = await openExample({ width: 900, height: 700 });
+  const frame = await drawn(page, 'takeover');
+  const box = await page.locator('#takeover').boundingBox();
+  const top = await page.evaluate(() => window.scrollY);
+  await page.mouse.move(box.x + box.width / 4, box.y + box.height / 2);
+  await page.mouse.wheel(0, 300);
+  await page.waitForFunction((t) => window.scrollY > t, top);
+  // Tab from the frame's last control goes on to the page's next one (the next frame).
+  await frame.locator('.open-full').focus();
+  await page.keyboard.press('Tab');
+  const outside = await page.evaluate(() => document.activeElement?.id);
+  assert.equal(outside, 'lost-update', 'the focus left the frame for the next thing on the page');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test('a playing embed pauses when it is scrolled out of view', async () => {
   const { page, context, problems } = await openExample({ width: 900, height: 700 });
   await drawn(page, 'driven');
@@ -226,6 +243,20 @@ test('a page on another origin drives an embed only when the embed link names th
   assert.deepEqual(problems, []);
   await context.close();
   host.close();
+});
+
+test('autoplay=1 plays once in view, unless the reader prefers reduced motion', async () => {
+  for (const [reducedMotion, plays] of [['no-preference', true], ['reduce', false]]) {
+    const { page, context, problems } = await newPage({ width: 720, height: 405 });
+    await page.emulateMedia({ reducedMotion });
+    await page.goto(`${site}#/embed/zombie-worker?fencing=write-predicate&autoplay=1`);
+    await page.locator('.topology svg[role=img]').waitFor();
+    await page.waitForTimeout(1500);
+    const step = await stepOf(page);
+    assert.equal(step > 0, plays, `${reducedMotion}: at step ${step}`);
+    assert.deepEqual(problems, []);
+    await context.close();
+  }
 });
 
 for (const [w, h] of [[400, 300], [720, 405], [1280, 800]]) {
