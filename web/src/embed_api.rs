@@ -54,7 +54,11 @@ pub fn parse_command(field: impl Fn(&str) -> Val) -> Result<Option<Command>, Str
     match field("coordlab") {
         Val::Missing => return Ok(None),
         Val::Int(VERSION) => {}
-        _ => return Err(format!("this embed speaks version {VERSION} of the coordlab messages (coordlab: {VERSION})")),
+        _ => {
+            return Err(format!(
+                "this embed speaks version {VERSION} of the coordlab messages (coordlab: {VERSION})"
+            ))
+        }
     }
     let kind = match field("type") {
         Val::Text(t) => t,
@@ -111,7 +115,13 @@ pub fn ready(p: &Player) -> Fields {
     let beats = p
         .trace
         .reached_beats()
-        .map(|(seq, b)| vec![("key", text(&b.key)), ("title", text(&b.title)), ("step", int(seq as usize))])
+        .map(|(seq, b)| {
+            vec![
+                ("key", text(&b.key)),
+                ("title", text(&b.title)),
+                ("step", int(seq as usize)),
+            ]
+        })
         .collect();
     message(
         "ready",
@@ -146,12 +156,20 @@ pub fn events(p: &Player, before: Option<usize>) -> Vec<Fields> {
         if let Some((seq, b)) = p.trace.reached_beats().nth(i) {
             out.push(message(
                 "beat",
-                vec![("index", int(i)), ("key", text(&b.key)), ("title", text(&b.title)), ("step", int(seq as usize))],
+                vec![
+                    ("index", int(i)),
+                    ("key", text(&b.key)),
+                    ("title", text(&b.title)),
+                    ("step", int(seq as usize)),
+                ],
             ));
         }
     }
     for v in &entry.violations {
-        out.push(message("violation", vec![("property", text(v)), ("step", int(p.cursor))]));
+        out.push(message(
+            "violation",
+            vec![("property", text(v)), ("step", int(p.cursor))],
+        ));
     }
     out
 }
@@ -168,7 +186,12 @@ mod tests {
 
     /// A message as a page would send it: `(field, value)` pairs.
     fn cmd(fields: &[(&str, Val)]) -> Result<Option<Command>, String> {
-        parse_command(|k| fields.iter().find(|(f, _)| *f == k).map_or(Val::Missing, |(_, v)| v.clone()))
+        parse_command(|k| {
+            fields
+                .iter()
+                .find(|(f, _)| *f == k)
+                .map_or(Val::Missing, |(_, v)| v.clone())
+        })
     }
 
     /// The value of field `key`.
@@ -183,22 +206,42 @@ mod tests {
     #[test]
     fn commands_are_read_and_foreign_messages_ignored() {
         let v1 = ("coordlab", Val::Int(1));
-        assert_eq!(cmd(&[v1.clone(), ("type", t("seek")), ("step", Val::Int(12))]), Ok(Some(Command::Seek(Target::Step(12)))));
+        assert_eq!(
+            cmd(&[v1.clone(), ("type", t("seek")), ("step", Val::Int(12))]),
+            Ok(Some(Command::Seek(Target::Step(12))))
+        );
         assert_eq!(
             cmd(&[v1.clone(), ("type", t("seek")), ("beat", t("B-Takes-Over"))]),
             Ok(Some(Command::Seek(Target::Beat("b-takes-over".into()))))
         );
         assert_eq!(cmd(&[v1.clone(), ("type", t("play"))]), Ok(Some(Command::Play)));
         assert_eq!(cmd(&[v1.clone(), ("type", t("pause"))]), Ok(Some(Command::Pause)));
-        assert_eq!(cmd(&[v1.clone(), ("type", t("next-beat"))]), Ok(Some(Command::NextBeat)));
+        assert_eq!(
+            cmd(&[v1.clone(), ("type", t("next-beat"))]),
+            Ok(Some(Command::NextBeat))
+        );
         assert_eq!(cmd(&[("type", t("play"))]), Ok(None), "not ours");
         assert_eq!(cmd(&[]), Ok(None));
-        assert_eq!(cmd(&[v1.clone(), ("type", t("step")), ("step", Val::Int(3))]), Ok(None), "an echoed event");
-        assert!(cmd(&[("coordlab", Val::Int(2)), ("type", t("play"))]).unwrap_err().contains("version 1"));
-        assert!(cmd(&[v1.clone(), ("type", t("seek")), ("step", Val::Other)]).unwrap_err().contains("whole number"));
-        assert!(cmd(&[v1.clone(), ("type", t("seek")), ("beat", Val::Int(3))]).unwrap_err().contains("as text"));
-        assert!(cmd(&[v1.clone(), ("type", t("seek"))]).unwrap_err().contains("needs"));
-        assert!(cmd(&[v1, ("type", t("jump"))]).unwrap_err().contains("not a command"));
+        assert_eq!(
+            cmd(&[v1.clone(), ("type", t("step")), ("step", Val::Int(3))]),
+            Ok(None),
+            "an echoed event"
+        );
+        assert!(cmd(&[("coordlab", Val::Int(2)), ("type", t("play"))])
+            .unwrap_err()
+            .contains("version 1"));
+        assert!(cmd(&[v1.clone(), ("type", t("seek")), ("step", Val::Other)])
+            .unwrap_err()
+            .contains("whole number"));
+        assert!(cmd(&[v1.clone(), ("type", t("seek")), ("beat", Val::Int(3))])
+            .unwrap_err()
+            .contains("as text"));
+        assert!(cmd(&[v1.clone(), ("type", t("seek"))])
+            .unwrap_err()
+            .contains("needs"));
+        assert!(cmd(&[v1, ("type", t("jump"))])
+            .unwrap_err()
+            .contains("not a command"));
     }
 
     #[test]
@@ -206,13 +249,22 @@ mod tests {
         let own = "https://coordlab.example";
         assert!(allowed(own, own, None));
         assert!(!allowed("https://evil.example", own, None));
-        assert!(allowed("https://docs.example.com", own, Some("https://docs.example.com")));
-        assert!(!allowed("https://evil.example", own, Some("https://docs.example.com")));
+        assert!(allowed(
+            "https://docs.example.com",
+            own,
+            Some("https://docs.example.com")
+        ));
+        assert!(!allowed(
+            "https://evil.example",
+            own,
+            Some("https://docs.example.com")
+        ));
         assert!(!allowed("null", own, Some("https://docs.example.com")));
     }
 
     fn zombie_player() -> Player {
-        let Route::Embed(e) = parse("#/embed/zombie-worker?fencing=write-predicate&from=b-takes-over&to=a-write").route
+        let Route::Embed(e) =
+            parse("#/embed/zombie-worker?fencing=write-predicate&from=b-takes-over&to=a-write").route
         else {
             panic!("not an embed")
         };
@@ -229,7 +281,9 @@ mod tests {
         let (lo, hi) = p.bounds();
         assert_eq!(get(&r, "from"), Some(&Val::Int(lo as u64)));
         assert_eq!(get(&r, "to"), Some(&Val::Int(hi as u64)));
-        let Some(Val::List(beats)) = get(&r, "beats") else { panic!("no beats") };
+        let Some(Val::List(beats)) = get(&r, "beats") else {
+            panic!("no beats")
+        };
         assert!(beats.iter().any(|b| get(b, "key") == Some(&t("a-write"))));
     }
 
@@ -242,7 +296,11 @@ mod tests {
         assert_eq!(get(&first[0], "step"), Some(&Val::Int(lo as u64)));
         assert_eq!(get(&first[1], "type"), Some(&t("beat")));
         assert_eq!(get(&first[1], "key"), Some(&t("b-takes-over")));
-        assert_eq!(events(&p, Some(lo)).len(), 1, "staying on the step repeats only `step`");
+        assert_eq!(
+            events(&p, Some(lo)).len(),
+            1,
+            "staying on the step repeats only `step`"
+        );
     }
 
     #[test]
@@ -253,8 +311,14 @@ mod tests {
         let mut p = Player::for_embed(&e, vec![]).unwrap();
         p.cursor = p.nav.violations[0];
         let sent = events(&p, Some(p.cursor - 1));
-        let v = sent.iter().find(|m| get(m, "type") == Some(&t("violation"))).expect("a violation event");
+        let v = sent
+            .iter()
+            .find(|m| get(m, "type") == Some(&t("violation")))
+            .expect("a violation event");
         assert_eq!(get(v, "step"), Some(&Val::Int(p.cursor as u64)));
-        assert_eq!(get(v, "property"), Some(&t(&p.trace.entries[p.cursor].violations[0])));
+        assert_eq!(
+            get(v, "property"),
+            Some(&t(&p.trace.entries[p.cursor].violations[0]))
+        );
     }
 }

@@ -250,7 +250,11 @@ pub fn step_of(b: &Bound, trace: &Trace, which: &str, notices: &mut Vec<String>)
                 let keys: Vec<&str> = trace.beats.iter().map(|b| b.key.as_str()).collect();
                 notices.push(format!(
                     "“{which}={key}”: this scenario has no such beat, so it was ignored. Its beats: {}.",
-                    if keys.is_empty() { "none".to_string() } else { keys.join(", ") }
+                    if keys.is_empty() {
+                        "none".to_string()
+                    } else {
+                        keys.join(", ")
+                    }
                 ));
                 None
             }
@@ -262,8 +266,15 @@ pub fn step_of(b: &Bound, trace: &Trace, which: &str, notices: &mut Vec<String>)
 #[cfg(feature = "embed")]
 pub fn range_of(e: &EmbedRoute, trace: &Trace, notices: &mut Vec<String>) -> (usize, usize) {
     let last = trace.entries.len().saturating_sub(1);
-    let lo = e.from.as_ref().and_then(|b| step_of(b, trace, "from", notices)).unwrap_or(0);
-    let hi = e.to.as_ref().and_then(|b| step_of(b, trace, "to", notices)).unwrap_or(last);
+    let lo = e
+        .from
+        .as_ref()
+        .and_then(|b| step_of(b, trace, "from", notices))
+        .unwrap_or(0);
+    let hi =
+        e.to.as_ref()
+            .and_then(|b| step_of(b, trace, "to", notices))
+            .unwrap_or(last);
     if lo > hi {
         notices.push(format!(
             "The range starts (step {lo}) after it ends (step {hi}); showing the whole run."
@@ -292,11 +303,17 @@ mod tests {
         let (e, notices) = embed(hash);
         assert_eq!(notices, Vec::<String>::new());
         assert_eq!(e.play.scenario, "zombie-worker");
-        assert_eq!(e.play.params.get("fencing").map(String::as_str), Some("write-predicate"));
+        assert_eq!(
+            e.play.params.get("fencing").map(String::as_str),
+            Some("write-predicate")
+        );
         assert_eq!((e.play.seed, e.play.step), (3, Some(7)));
         assert_eq!(e.from, Some(Bound::Beat("b-takes-over".into())));
         assert_eq!(e.to, Some(Bound::Step(60)));
-        assert_eq!((e.controls, e.theme, e.autoplay), (Controls::Full, Theme::Dark, true));
+        assert_eq!(
+            (e.controls, e.theme, e.autoplay),
+            (Controls::Full, Theme::Dark, true)
+        );
         assert_eq!(e.origin.as_deref(), Some("https://docs.example.com"));
         assert_eq!(format_route(&Route::Embed(e.clone())), hash);
         assert_eq!(embed(&format_route(&Route::Embed(e.clone()))).0, e);
@@ -313,7 +330,10 @@ mod tests {
         let (e, notices) = embed(
             "#/embed/lost-update?controls=big&theme=pink&view=spacetime&origin=docs.example.com&present=1",
         );
-        assert_eq!((e.controls, e.theme, e.origin), (Controls::Min, Theme::Auto, None));
+        assert_eq!(
+            (e.controls, e.theme, e.origin),
+            (Controls::Min, Theme::Auto, None)
+        );
         assert!(!e.play.present, "an embed is never in presenter mode");
         assert_eq!(notices.len(), 4, "{notices:?}");
         assert!(notices[0].contains("min, full or none"));
@@ -330,9 +350,22 @@ mod tests {
 
     #[test]
     fn origins_must_be_scheme_and_host_only() {
-        assert_eq!(valid_origin("https://Docs.Example.com/"), Some("https://docs.example.com".into()));
-        assert_eq!(valid_origin("http://localhost:8080"), Some("http://localhost:8080".into()));
-        for bad in ["", "*", "docs.example.com", "https://", "https://a.com/path", "javascript:alert(1)"] {
+        assert_eq!(
+            valid_origin("https://Docs.Example.com/"),
+            Some("https://docs.example.com".into())
+        );
+        assert_eq!(
+            valid_origin("http://localhost:8080"),
+            Some("http://localhost:8080".into())
+        );
+        for bad in [
+            "",
+            "*",
+            "docs.example.com",
+            "https://",
+            "https://a.com/path",
+            "javascript:alert(1)",
+        ] {
             assert_eq!(valid_origin(bad), None, "{bad}");
         }
     }
@@ -372,7 +405,10 @@ mod tests {
         let mut notices = Vec::new();
         let (e, _) = embed("#/embed/zombie-worker?from=no-such-beat&to=99999");
         assert_eq!(range_of(&e, &trace, &mut notices), (0, last));
-        assert!(notices[0].contains("no such beat") && notices[0].contains("b-takes-over"), "{notices:?}");
+        assert!(
+            notices[0].contains("no such beat") && notices[0].contains("b-takes-over"),
+            "{notices:?}"
+        );
         assert!(notices[1].contains("past the end"), "{notices:?}");
         let mut notices = Vec::new();
         let (e, _) = embed("#/embed/zombie-worker?from=a-write&to=a-acquires");

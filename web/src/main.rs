@@ -23,10 +23,10 @@ mod transport;
 
 #[cfg(feature = "compare")]
 use components::compare_view::CompareView;
-#[cfg(feature = "library")]
-use components::library::Library;
 #[cfg(feature = "embed")]
 use components::embed_view::EmbedView;
+#[cfg(feature = "library")]
+use components::library::Library;
 #[cfg(feature = "player")]
 use components::player::PlayerView;
 use route::{Parsed, Route};

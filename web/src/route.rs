@@ -3,9 +3,9 @@
 //! Parsing is total: anything malformed or outdated yields defaults plus a notice explaining
 //! what was ignored, never an error page.
 
+pub use crate::embed_route::EmbedRoute;
 use coordlab_sim::kernel::faults::{script_code, Action};
 use coordlab_sim::scenarios::{self, Params};
-pub use crate::embed_route::EmbedRoute;
 
 pub const DEFAULT_SEED: u64 = 1;
 
@@ -215,7 +215,9 @@ pub fn parse(hash: &str) -> Parsed {
     #[cfg(not(feature = "embed"))]
     let path = match path.strip_prefix("embed/") {
         Some(id) => {
-            notices.push("This build of coordlab has no embed view, so the link opens in the player.".to_string());
+            notices.push(
+                "This build of coordlab has no embed view, so the link opens in the player.".to_string(),
+            );
             format!("play/{id}")
         }
         None => path.to_string(),

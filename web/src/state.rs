@@ -528,10 +528,9 @@ mod tests {
     #[cfg(feature = "embed")]
     #[test]
     fn a_range_locked_embed_never_shows_a_step_outside_its_range() {
-        let crate::route::Route::Embed(e) = crate::route::parse(
-            "#/embed/zombie-worker?fencing=write-predicate&from=b-takes-over&to=a-write",
-        )
-        .route
+        let crate::route::Route::Embed(e) =
+            crate::route::parse("#/embed/zombie-worker?fencing=write-predicate&from=b-takes-over&to=a-write")
+                .route
         else {
             panic!("not an embed")
         };

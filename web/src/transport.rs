@@ -120,9 +120,8 @@ pub fn key_for(key: &str, tag: &str, input_type: &str) -> Option<Key> {
 #[hook]
 pub fn use_playback(playing: bool, speed: u32, on_tick: Callback<()>) {
     use_effect_with((playing, speed), move |(playing, speed)| {
-        let interval = playing.then(|| {
-            gloo_timers::callback::Interval::new(1_000 / (*speed).max(1), move || on_tick.emit(()))
-        });
+        let interval = playing
+            .then(|| gloo_timers::callback::Interval::new(1_000 / (*speed).max(1), move || on_tick.emit(())));
         move || drop(interval)
     });
 }

@@ -22,7 +22,9 @@ pub fn embed_route(p: &Player) -> EmbedRoute {
 }
 
 fn attr(text: &str) -> String {
-    text.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;")
+    text.replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
 }
 
 /// The three things an author can paste: (iframe snippet of `size`, Markdown link, embed URL).
@@ -173,7 +175,9 @@ mod tests {
     use crate::route::parse;
 
     fn player(hash: &str) -> Player {
-        let Route::Play(r) = parse(hash).route else { panic!("not a player link") };
+        let Route::Play(r) = parse(hash).route else {
+            panic!("not a player link")
+        };
         Player::from_route(&r, vec![]).unwrap()
     }
 
@@ -185,13 +189,25 @@ mod tests {
             url,
             "https://ex.org/docs/#/embed/zombie-worker?fencing=write-predicate&seed=4&step=12"
         );
-        assert!(iframe.starts_with("<iframe src=\"https://ex.org/docs/#/embed/zombie-worker?fencing=write-predicate&amp;seed=4"), "{iframe}");
+        assert!(
+            iframe.starts_with(
+                "<iframe src=\"https://ex.org/docs/#/embed/zombie-worker?fencing=write-predicate&amp;seed=4"
+            ),
+            "{iframe}"
+        );
         assert!(iframe.contains("width=\"720\" height=\"405\""));
         assert!(iframe.contains("loading=\"lazy\""));
         assert!(iframe.contains("title=\"Zombie"), "{iframe}");
-        assert!(markdown.ends_with("(https://ex.org/docs/#/play/zombie-worker?fencing=write-predicate&seed=4&step=12)"), "{markdown}");
+        assert!(
+            markdown.ends_with(
+                "(https://ex.org/docs/#/play/zombie-worker?fencing=write-predicate&seed=4&step=12)"
+            ),
+            "{markdown}"
+        );
         // The URL opens that embed again.
-        let Route::Embed(e) = parse(url.split_once('#').unwrap().1).route else { panic!() };
+        let Route::Embed(e) = parse(url.split_once('#').unwrap().1).route else {
+            panic!()
+        };
         assert_eq!(e, embed_route(&p));
     }
 }

@@ -65,7 +65,10 @@ fn field_of(data: &JsValue, key: &str) -> Val {
         Val::Missing
     } else if let Some(t) = v.as_string() {
         Val::Text(t)
-    } else if let Some(n) = v.as_f64().filter(|n| *n >= 0.0 && n.fract() == 0.0 && *n < 9.0e15) {
+    } else if let Some(n) = v
+        .as_f64()
+        .filter(|n| *n >= 0.0 && n.fract() == 0.0 && *n < 9.0e15)
+    {
         Val::Int(n as u64)
     } else {
         Val::Other
@@ -168,15 +171,18 @@ fn use_pause_out_of_view(root: NodeRef, autoplay: bool, dispatch: UseReducerDisp
             })
         };
         if let Some(d) = &doc {
-            let _ = d.add_event_listener_with_callback("visibilitychange", on_hidden.as_ref().unchecked_ref());
+            let _ =
+                d.add_event_listener_with_callback("visibilitychange", on_hidden.as_ref().unchecked_ref());
         }
         move || {
             if let Some(o) = observer {
                 o.disconnect();
             }
             if let Some(d) = doc {
-                let _ =
-                    d.remove_event_listener_with_callback("visibilitychange", on_hidden.as_ref().unchecked_ref());
+                let _ = d.remove_event_listener_with_callback(
+                    "visibilitychange",
+                    on_hidden.as_ref().unchecked_ref(),
+                );
             }
             drop(on_view);
         }
@@ -258,7 +264,12 @@ pub fn embed_view(props: &EmbedProps) -> Html {
     );
     let latest = use_mut_ref(|| None::<Rc<Player>>);
     *latest.borrow_mut() = Some(p.clone());
-    use_host_commands(latest, props.route.origin.clone(), reply_to.clone(), dispatch.clone());
+    use_host_commands(
+        latest,
+        props.route.origin.clone(),
+        reply_to.clone(),
+        dispatch.clone(),
+    );
     {
         // Tell the page what is on screen: `ready` first, then every change of step or playback.
         let shown = use_mut_ref(|| None::<usize>);
@@ -294,7 +305,12 @@ pub fn embed_view(props: &EmbedProps) -> Html {
     let snapshot = p.snapshot();
     let at_start = p.cursor <= lo;
     let at_end = p.cursor >= hi;
-    let button = |m: Move, class: &'static str, arrow: &'static str, word: &'static str, key: &'static str, off: bool| {
+    let button = |m: Move,
+                  class: &'static str,
+                  arrow: &'static str,
+                  word: &'static str,
+                  key: &'static str,
+                  off: bool| {
         let go = go.clone();
         html! {
             <button class={class} onclick={Callback::from(move |_| go.emit(m))} disabled={off} title={key}>
@@ -317,7 +333,10 @@ pub fn embed_view(props: &EmbedProps) -> Html {
         Controls::Full => {
             let d = dispatch.clone();
             let on_slide = Callback::from(move |e: InputEvent| {
-                if let Some(v) = e.target_dyn_into::<HtmlInputElement>().and_then(|i| i.value().parse().ok()) {
+                if let Some(v) = e
+                    .target_dyn_into::<HtmlInputElement>()
+                    .and_then(|i| i.value().parse().ok())
+                {
                     d.dispatch(Action::Seek(v));
                 }
             });

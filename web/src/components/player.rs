@@ -79,7 +79,8 @@ pub fn player_view(props: &PlayerProps) -> Html {
 
     {
         let dispatch = dispatch.clone();
-        let tick = Callback::from(move |()| dispatch.dispatch(Action::Transport(crate::transport::Move::Tick)));
+        let tick =
+            Callback::from(move |()| dispatch.dispatch(Action::Transport(crate::transport::Move::Tick)));
         use_playback(player.playing, player.speed, tick);
     }
 
