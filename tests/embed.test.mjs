@@ -217,6 +217,28 @@ test('a playing embed pauses when it is scrolled out of view', async () => {
   await context.close();
 });
 
+test('a playing embed pauses when its tab is hidden', async () => {
+  const { page, context, problems } = await newPage({ width: 720, height: 405 });
+  await page.goto(`${site}#/embed/zombie-worker?fencing=write-predicate&from=a-freezes&to=expires`);
+  await page.locator('.topology svg[role=img]').waitFor();
+  await page.locator('.embed-bar .play').click();
+  await page.locator('.embed-bar .play', { hasText: 'Pause' }).waitFor();
+  // What the browser does when the reader switches tabs.
+  await page.evaluate(() => {
+    Object.defineProperty(document, 'hidden', { configurable: true, get: () => true });
+    Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
+    document.dispatchEvent(new Event('visibilitychange'));
+  });
+  // At once, not by reaching the end of its range (a few seconds of play away).
+  await page.locator('.embed-bar .play', { hasText: 'Play' }).waitFor({ timeout: 1000 });
+  assert.ok(await page.locator('.embed-bar .forward').isEnabled(), 'it paused before the end of its range');
+  const step = await stepOf(page);
+  await page.waitForTimeout(1200);
+  assert.equal(await stepOf(page), step, 'and stays where it paused');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test('a page on another origin drives an embed only when the embed link names that origin', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coordlab-host-'));
   const host = await serve(dir);
