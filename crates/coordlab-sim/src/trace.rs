@@ -6,7 +6,7 @@ pub use crate::kernel::beats::{Beat, Question};
 use crate::kernel::faults::{Action, Fault, FaultKind};
 use crate::kernel::ids::{MsgId, NodeId};
 use crate::kernel::time::format_ms;
-pub use crate::kernel::view::{Gauge, InputSpec, LogCell};
+pub use crate::kernel::view::{Gauge, Holding, InputSpec, LogCell};
 use crate::properties::PropertyReport;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -70,6 +70,9 @@ pub struct TraceEntry {
     /// trace without snapshots can still mark it; the snapshot carries the same.
     #[serde(skip)]
     pub highlight: Option<String>,
+    /// Who holds the scenario's lock after this step, by belief and by the authority's record.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub holdings: Vec<Holding>,
     /// The state after this step; absent when the run was made without snapshots.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<Rc<Snapshot>>,

@@ -414,3 +414,46 @@ fn the_story_is_told_in_seven_beats_with_one_question() {
         .collect();
     assert_eq!(asked, ["a-holds"]);
 }
+
+/// Worker `name`'s holding at step `seq`: (believes it holds the lock, its key is first in
+/// line in the furthest committed state). A worker with neither is left out of the entry.
+fn holding(t: &Trace, seq: usize, name: &str) -> (bool, bool) {
+    t.entries[seq]
+        .holdings
+        .iter()
+        .find(|h| t.node_name(h.node) == name)
+        .map_or((false, false), |h| (h.believes, h.granted))
+}
+
+fn beat_at(t: &Trace, key: &str) -> usize {
+    t.beats
+        .iter()
+        .find(|b| b.key == key)
+        .and_then(|b| b.seq)
+        .unwrap_or_else(|| panic!("beat {key} did not happen")) as usize
+}
+
+#[test]
+fn the_grant_survives_the_failover_and_the_revoke_leaves_worker_a_only_believing() {
+    for seed in 0..10 {
+        let t = trace(&[], seed);
+        let (a_holds, failover) = (beat_at(&t, "a-holds"), beat_at(&t, "failover"));
+        let (revoked, b_holds) = (beat_at(&t, "revoked"), beat_at(&t, "b-holds"));
+        for seq in a_holds..=failover {
+            assert_eq!(
+                holding(&t, seq, "worker-a"),
+                (true, true),
+                "seed {seed} step {seq}"
+            );
+        }
+        assert_eq!(holding(&t, revoked, "worker-a"), (true, false), "seed {seed}");
+        assert_eq!(holding(&t, b_holds, "worker-a"), (true, false), "seed {seed}");
+        assert_eq!(holding(&t, b_holds, "worker-b"), (true, true), "seed {seed}");
+        for (seq, e) in t.entries.iter().enumerate() {
+            assert!(
+                e.holdings.iter().filter(|h| h.granted).count() <= 1,
+                "seed {seed} step {seq}"
+            );
+        }
+    }
+}

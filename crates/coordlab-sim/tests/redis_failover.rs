@@ -626,3 +626,43 @@ fn same_inputs_give_the_same_trace() {
     let b = trace(&[("wait", "wait-1"), ("release", "del")], 7, Recording::Full);
     assert_eq!(a.fingerprint(), b.fingerprint());
 }
+
+/// Worker `name`'s holding at step `seq`: (believes it holds the lock, the primary's key is
+/// its value). A worker with neither is left out of the entry.
+fn holding(t: &Trace, seq: usize, name: &str) -> (bool, bool) {
+    t.entries[seq]
+        .holdings
+        .iter()
+        .find(|h| t.node_name(h.node) == name)
+        .map_or((false, false), |h| (h.believes, h.granted))
+}
+
+fn beat_at(t: &Trace, key: &str) -> usize {
+    t.beats
+        .iter()
+        .find(|b| b.key == key)
+        .and_then(|b| b.seq)
+        .unwrap_or_else(|| panic!("beat {key} did not happen")) as usize
+}
+
+#[test]
+fn after_the_promotion_b_is_granted_while_a_still_believes() {
+    for seed in 0..20 {
+        let t = trace(&[], seed, Recording::Lines);
+        let (a_holds, crash) = (beat_at(&t, "a-holds"), beat_at(&t, "crash"));
+        let (promoted, two) = (beat_at(&t, "promoted"), beat_at(&t, "two-holders"));
+        assert_eq!(holding(&t, a_holds, "worker-a"), (true, true), "seed {seed}");
+        // The crashed primary is still the sentinels' primary, and its disk has A's key.
+        assert_eq!(holding(&t, crash, "worker-a"), (true, true), "seed {seed}");
+        // The replica the sentinels chose never got the write: A's record is gone.
+        assert_eq!(holding(&t, promoted, "worker-a"), (true, false), "seed {seed}");
+        assert_eq!(holding(&t, two, "worker-a"), (true, false), "seed {seed}");
+        assert_eq!(holding(&t, two, "worker-b"), (true, true), "seed {seed}");
+        for (seq, e) in t.entries.iter().enumerate() {
+            assert!(
+                e.holdings.iter().filter(|h| h.granted).count() <= 1,
+                "seed {seed} step {seq}"
+            );
+        }
+    }
+}

@@ -212,3 +212,35 @@ fn an_empty_restart_grants_b_a_second_majority_but_a_delayed_one_does_not() {
     assert!(a_done < b_holds);
     assert_eq!(delayed.outcome["balance"], json!(60));
 }
+
+/// Client `name`'s holding at step `seq`: (believes it holds the lock, a majority of the
+/// masters hold its value). A client with neither is left out of the entry.
+fn holding(t: &Trace, seq: usize, name: &str) -> (bool, bool) {
+    t.entries[seq]
+        .holdings
+        .iter()
+        .find(|h| t.node_name(h.node) == name)
+        .map_or((false, false), |h| (h.believes, h.granted))
+}
+
+#[test]
+fn when_two_clients_believe_only_b_has_the_masters_majority() {
+    let mut told = 0;
+    for fault in FAULTS {
+        let t = trace(fault, 1, Recording::Lines);
+        let Some(two) = t.beats.iter().find(|b| b.key == "two-holders") else {
+            continue;
+        };
+        let two = two.seq.expect("two-holders happens") as usize;
+        assert_eq!(holding(&t, two, "client-a"), (true, false), "{fault}");
+        assert_eq!(holding(&t, two, "client-b"), (true, true), "{fault}");
+        // A did hold a majority once, believing it.
+        assert!(
+            (0..two).any(|seq| holding(&t, seq, "client-a") == (true, true)),
+            "{fault}"
+        );
+        told += 1;
+    }
+    // clock-jump, pause-after-check and restart-without-persistence.
+    assert_eq!(told, 3);
+}

@@ -140,3 +140,50 @@ fn every_step_is_narrated() {
         }
     }
 }
+
+/// Worker `name`'s holding at step `seq`: (believes it holds the lease, the store's row grants
+/// it). A worker with neither is left out of the entry.
+fn holding(t: &Trace, seq: usize, name: &str) -> (bool, bool) {
+    t.entries[seq]
+        .holdings
+        .iter()
+        .find(|h| t.node_name(h.node) == name)
+        .map_or((false, false), |h| (h.believes, h.granted))
+}
+
+fn beat_at(t: &Trace, key: &str) -> usize {
+    t.beats
+        .iter()
+        .find(|b| b.key == key)
+        .and_then(|b| b.seq)
+        .unwrap_or_else(|| panic!("beat {key} did not happen")) as usize
+}
+
+#[test]
+fn a_naive_delete_leaves_b_believing_with_no_row_and_then_c_granted() {
+    for seed in 0..20 {
+        let t = trace("naive-delete", seed, Recording::Lines);
+        let (deleted, c_inserts) = (beat_at(&t, "deleted"), beat_at(&t, "c-inserts"));
+        // The beat is the store's grant: the row names B before B has heard.
+        let takeover = beat_at(&t, "b-takes-over");
+        assert_eq!(holding(&t, takeover, "worker-B"), (false, true), "seed {seed}");
+        // The row is gone while B's grant would still run: B believes, nobody is granted.
+        assert_eq!(holding(&t, deleted, "worker-B"), (true, false), "seed {seed}");
+        assert!(
+            t.entries[deleted].holdings.iter().all(|h| !h.granted),
+            "seed {seed}"
+        );
+        assert_eq!(holding(&t, c_inserts, "worker-B"), (true, false), "seed {seed}");
+        assert_eq!(holding(&t, c_inserts, "worker-C"), (false, true), "seed {seed}");
+        // Once C hears, both believe, and only C is on record.
+        let both = (c_inserts..t.entries.len())
+            .find(|&seq| holding(&t, seq, "worker-C").0)
+            .expect("C hears it was granted");
+        assert_eq!(holding(&t, both, "worker-B"), (true, false), "seed {seed}");
+        assert_eq!(holding(&t, both, "worker-C"), (true, true), "seed {seed}");
+    }
+    // A compare-and-delete keeps B's row: B stays granted through A's release.
+    let t = trace("compare-and-delete", 1, Recording::Lines);
+    let no_match = beat_at(&t, "a-no-match");
+    assert_eq!(holding(&t, no_match, "worker-B"), (true, true));
+}

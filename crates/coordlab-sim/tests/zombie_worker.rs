@@ -371,3 +371,63 @@ fn pressing_next_beat_from_the_start_reaches_the_zombie_s_write() {
         }
     }
 }
+
+/// Worker `name`'s holding at step `seq`: (believes it holds the lease, the store's row grants
+/// it). A worker with neither is left out of the entry.
+fn holding(t: &Trace, seq: usize, name: &str) -> (bool, bool) {
+    t.entries[seq]
+        .holdings
+        .iter()
+        .find(|h| t.node_name(h.node) == name)
+        .map_or((false, false), |h| (h.believes, h.granted))
+}
+
+fn beat_at(t: &Trace, key: &str) -> usize {
+    t.beats
+        .iter()
+        .find(|b| b.key == key)
+        .and_then(|b| b.seq)
+        .unwrap_or_else(|| panic!("beat {key} did not happen")) as usize
+}
+
+#[test]
+fn the_zombie_still_believes_after_the_store_granted_b() {
+    for fencing in ["none", "write-predicate", "fence-on-takeover"] {
+        for seed in 0..20 {
+            let t = trace(&[("fencing", fencing)], seed);
+            let ctx = format!("fencing={fencing} seed={seed}");
+            let (acquired, froze) = (beat_at(&t, "a-acquires"), beat_at(&t, "a-freezes"));
+            let (expired, takeover) = (beat_at(&t, "expires"), beat_at(&t, "b-takes-over"));
+            // Before and into its pause A both believes and is the row's owner.
+            for seq in acquired..=froze {
+                assert_eq!(holding(&t, seq, "worker-A"), (true, true), "{ctx} step {seq}");
+            }
+            // From the expiry, the row names nobody (or B, once granted): A only believes.
+            for seq in expired..=takeover {
+                assert_eq!(holding(&t, seq, "worker-A"), (true, false), "{ctx} step {seq}");
+            }
+            assert_eq!(holding(&t, expired, "worker-B"), (false, false), "{ctx}");
+            assert_eq!(holding(&t, takeover, "worker-B"), (true, true), "{ctx}");
+            // The store's record moves to B before B hears so.
+            assert!(
+                (expired..takeover).any(|seq| holding(&t, seq, "worker-B") == (false, true)),
+                "{ctx}"
+            );
+            for (seq, e) in t.entries.iter().enumerate() {
+                let ids: Vec<u32> = e.holdings.iter().map(|h| h.node.0).collect();
+                assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ctx} step {seq}: {ids:?}");
+                assert!(
+                    e.holdings.iter().all(|h| h.believes || h.granted),
+                    "{ctx} step {seq}"
+                );
+                assert!(
+                    e.holdings.iter().filter(|h| h.granted).count() <= 1,
+                    "{ctx} step {seq}"
+                );
+                // The highlight is the world's own count of believers.
+                let believers = e.holdings.iter().filter(|h| h.believes).count();
+                assert_eq!(e.highlight.is_some(), believers >= 2, "{ctx} step {seq}");
+            }
+        }
+    }
+}

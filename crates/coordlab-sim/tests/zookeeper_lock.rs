@@ -224,3 +224,46 @@ fn each_watch_style_tells_its_story_in_beats_with_one_question() {
         assert!(seq("freeze") < seq("expired"));
     }
 }
+
+/// Worker `name`'s holding at step `seq`: (believes it holds the lock, its node is the lowest
+/// child of the lock). A worker with neither is left out of the entry.
+fn holding(t: &Trace, seq: usize, name: &str) -> (bool, bool) {
+    t.entries[seq]
+        .holdings
+        .iter()
+        .find(|h| t.node_name(h.node) == name)
+        .map_or((false, false), |h| (h.believes, h.granted))
+}
+
+fn beat_at(t: &Trace, key: &str) -> usize {
+    t.beats
+        .iter()
+        .find(|b| b.key == key)
+        .and_then(|b| b.seq)
+        .unwrap_or_else(|| panic!("beat {key} did not happen")) as usize
+}
+
+#[test]
+fn after_its_session_expires_the_frozen_holder_believes_and_worker_2_is_first_in_line() {
+    for watch in ["predecessor", "lock-node"] {
+        for seed in 0..10 {
+            let t = trace(&[("watch", watch)], seed);
+            let ctx = format!("watch={watch} seed={seed}");
+            let first = beat_at(&t, "first-holds");
+            let (expired, second) = (beat_at(&t, "expired"), beat_at(&t, "second-holds"));
+            assert_eq!(holding(&t, first, "worker-1"), (true, true), "{ctx}");
+            // ZooKeeper deleted worker-1's node: worker-2's is the lowest before it has listed.
+            assert_eq!(holding(&t, expired, "worker-1"), (true, false), "{ctx}");
+            assert_eq!(holding(&t, expired, "worker-2"), (false, true), "{ctx}");
+            assert_eq!(holding(&t, second, "worker-1"), (true, false), "{ctx}");
+            assert_eq!(holding(&t, second, "worker-2"), (true, true), "{ctx}");
+            for (seq, e) in t.entries.iter().enumerate() {
+                let ids: Vec<u32> = e.holdings.iter().map(|h| h.node.0).collect();
+                assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ctx} step {seq}: {ids:?}");
+                // The zombie warning is a believer that ZooKeeper's tree does not name.
+                let zombie = e.holdings.iter().any(|h| h.believes && !h.granted);
+                assert_eq!(e.highlight.is_some(), zombie, "{ctx} step {seq}");
+            }
+        }
+    }
+}

@@ -34,6 +34,19 @@ pub struct InputSpec {
     pub label: String,
 }
 
+/// One participant's hold on the scenario's lock or lease at a step, from both sides: whether
+/// the participant believes it holds it, and whether the authority's record (the lease row, the
+/// Redis key, the lock server) says it does. The space-time view draws the two as bars along
+/// the participant's lane, so a zombie's belief outliving the store's record is visible.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Holding {
+    pub node: crate::kernel::ids::NodeId,
+    /// The participant thinks it holds the lock (by its own clock and the replies it has).
+    pub believes: bool,
+    /// The authority's record names this participant as the holder, unexpired.
+    pub granted: bool,
+}
+
 /// Everything a node's card shows besides its status: built by the participant (or from what
 /// it persisted, while it is down).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

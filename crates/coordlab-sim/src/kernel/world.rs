@@ -22,6 +22,11 @@ pub trait World {
     fn highlight(&self, _nodes: &Nodes<'_>) -> Option<String> {
         None
     }
+    /// Who holds the scenario's lock at this step, as each holder believes and as the authority
+    /// records it: only participants with either side true. Empty where no lock is modelled.
+    fn holdings(&self, _nodes: &Nodes<'_>) -> Vec<crate::kernel::view::Holding> {
+        Vec::new()
+    }
     /// Narration the world adds to the step it just evaluated ("S3 is now leader of term 2,
     /// and a majority of 3 is up"), after the participants' own.
     fn take_notes(&mut self) -> Vec<String> {

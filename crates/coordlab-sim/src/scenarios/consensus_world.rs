@@ -6,9 +6,10 @@ use super::lock_service_common::{
     fence_monotonic, ledger_outcome, ledger_row, ledger_tables, name, GrantLog, HolderCount, LockProperty,
 };
 use super::raft_world::{RaftView, RaftWorld};
-use crate::kernel::collections::VecSet;
+use crate::kernel::collections::{sort_by_key, VecSet};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::time::MS_US;
+use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::PropertySpec;
 use crate::protocols::lease_msg::seconds;
@@ -109,6 +110,32 @@ impl ConsensusWorld {
             .map(|g| g.token)
             .filter(|t| !self.ended.contains(&t.0))
             .collect()
+    }
+
+    /// The worker whose key is first in line under the prefix in the committed state machine
+    /// that has got furthest: the live server that has applied the most of the log. Every
+    /// server applies only committed entries, in the same order, so each applied table is a
+    /// state the cluster committed, and the furthest one is the newest; after an election it
+    /// may be a follower's, since a new leader applies nothing new until an entry of its own
+    /// term commits. Servers that are down hold no table (it is rebuilt from the log on
+    /// restart), so with every server down nobody is granted. Collects nothing: it runs at
+    /// every step.
+    fn granted_to(&self, nodes: &Nodes<'_>) -> Option<NodeId> {
+        let mut newest: Option<&RaftServer> = None;
+        for id in &self.servers {
+            if let Some(s) = nodes.live::<LockServer>(*id).map(|l| &l.server) {
+                if newest.is_none_or(|n| s.last_applied > n.last_applied) {
+                    newest = Some(s);
+                }
+            }
+        }
+        newest?
+            .locks
+            .keys
+            .iter()
+            .filter(|(key, _)| key.rsplit_once('/').map_or("", |(p, _)| p) == self.prefix)
+            .min_by_key(|(_, kv)| kv.create_revision)
+            .map(|(_, kv)| kv.owner)
     }
 
     /// Live workers that believe they hold the lock, with their ids.
@@ -339,6 +366,26 @@ impl World for ConsensusWorld {
         (!self.has_leader(nodes)).then(|| {
             "No leader: no lease can be granted, kept alive or revoked, and no key put, until the servers elect one".to_string()
         })
+    }
+
+    fn holdings(&self, nodes: &Nodes<'_>) -> Vec<Holding> {
+        let granted_to = self.granted_to(nodes);
+        let mut out = Vec::new();
+        for &node in &self.workers {
+            let believes = nodes
+                .live::<LockClient>(node)
+                .is_some_and(LockClient::believes_it_holds);
+            let granted = granted_to == Some(node);
+            if believes || granted {
+                out.push(Holding {
+                    node,
+                    believes,
+                    granted,
+                });
+            }
+        }
+        sort_by_key(&mut out, |h| h.node);
+        out
     }
 
     fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {

@@ -2,10 +2,11 @@
 //! the inspector tables, the outcome fields and the "unsafe window" highlight. The world only
 //! reads the participants [`super::lease_setup::build`] put in place.
 
-use crate::kernel::collections::{VecMap, VecSet};
+use crate::kernel::collections::{sort_by_key, VecMap, VecSet};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::Participant;
 use crate::kernel::time::MS_US;
+use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::{PropertyKind, PropertySpec};
 use crate::protocols::fenced_resource::{FencedResource, ResourceDurable, WriteRecord};
@@ -176,6 +177,19 @@ impl LeaseWorld {
                     .is_some_and(LeaseWorker::believes_it_holds)
             })
             .collect()
+    }
+
+    /// The worker the store's row for the lease names, if that grant is still in force by the
+    /// store's own clock: the store alone decides expiry, so a worker whose clock or pause
+    /// says otherwise does not change the answer. A crashed store answers from its disk, which
+    /// is what it will serve when it comes back. A released row has `expires_at = now()` of
+    /// the release, so it grants nobody from then on.
+    fn granted_to(&self, nodes: &Nodes<'_>) -> Option<NodeId> {
+        let store = self.store?;
+        let row = self.store_durable(nodes)?.rows.get(self.lease.as_str())?;
+        let store_now = nodes.local_now_us.get(store.index()).copied().unwrap_or(0);
+        row.owner
+            .filter(|_| !row.released && row.expires_at_us > store_now)
     }
 
     fn finished(nodes: &Nodes<'_>, worker: NodeId) -> bool {
@@ -568,6 +582,27 @@ impl World for LeaseWorld {
                 self.lease
             )
         })
+    }
+
+    fn holdings(&self, nodes: &Nodes<'_>) -> Vec<Holding> {
+        // Runs at every step: no collecting of believers first, one row lookup in all.
+        let granted_to = self.granted_to(nodes);
+        let mut out = Vec::new();
+        for &node in &self.workers {
+            let believes = nodes
+                .live::<LeaseWorker>(node)
+                .is_some_and(LeaseWorker::believes_it_holds);
+            let granted = granted_to == Some(node);
+            if believes || granted {
+                out.push(Holding {
+                    node,
+                    believes,
+                    granted,
+                });
+            }
+        }
+        sort_by_key(&mut out, |h| h.node);
+        out
     }
 
     fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {

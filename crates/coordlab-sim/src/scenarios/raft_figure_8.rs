@@ -616,6 +616,12 @@ impl World for Figure8World {
         self.inner.highlight(nodes)
     }
 
+    /// Whatever the wrapped world says (it models no lock today), so a lock added to it
+    /// shows here too.
+    fn holdings(&self, nodes: &Nodes<'_>) -> Vec<crate::kernel::view::Holding> {
+        self.inner.holdings(nodes)
+    }
+
     fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {
         let mut tables = self.inner.tables(nodes);
         let rows = Self::servers()

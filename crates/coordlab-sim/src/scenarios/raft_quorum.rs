@@ -332,6 +332,12 @@ impl World for QuorumWorld {
         self.inner.highlight(nodes)
     }
 
+    /// Whatever the wrapped world says (it models no lock today), so a lock added to it
+    /// shows here too.
+    fn holdings(&self, nodes: &Nodes<'_>) -> Vec<crate::kernel::view::Holding> {
+        self.inner.holdings(nodes)
+    }
+
     fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {
         let mut tables = self.inner.tables(nodes);
         let up = self.up(nodes);

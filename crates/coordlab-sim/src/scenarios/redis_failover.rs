@@ -28,6 +28,7 @@ use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
+use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::{PropertySpec, Verdict};
 use crate::protocols::lease_msg::ReleaseMode;
@@ -473,6 +474,27 @@ impl FailoverWorld {
             .is_some_and(|e| e.value == value)
     }
 
+    /// The worker whose value the lock key holds, unexpired by that node's clock, on the node
+    /// the sentinels call primary now: the record every new `SET NX` is judged against. A
+    /// primary that is down answers from its disk (empty without persistence), which is what
+    /// it would serve if it came back. The value names its worker by its prefix (`a-1f3c`
+    /// is `a`'s), so a worker that crashed or moved on to a new attempt is still found.
+    fn granted_to(nodes: &Nodes<'_>) -> Option<NodeId> {
+        let primary = Self::primary(nodes);
+        let data = match nodes.live::<RedisNode>(primary) {
+            Some(s) => &s.data,
+            None => &nodes.durable::<RedisNode>(primary)?.data,
+        };
+        let now = nodes.local_now_us.get(primary.index()).copied()?;
+        let entry = data.get(LOCK_KEY).filter(|e| e.alive_at(now))?;
+        let (short, _) = entry.value.rsplit_once('-')?;
+        WORKERS.iter().copied().find(|w| {
+            nodes
+                .config::<RedisWorker>(*w)
+                .is_some_and(|plan| plan.job.short == short)
+        })
+    }
+
     /// Believers whose lock the running primary does not have: the lock is gone for good.
     fn lost<'a>(nodes: &Nodes<'a>) -> Vec<(NodeId, &'a RedisWorker)> {
         let primary = Self::primary(nodes);
@@ -732,6 +754,25 @@ impl World for FailoverWorld {
                 describe(w)
             )
         })
+    }
+
+    fn holdings(&self, nodes: &Nodes<'_>) -> Vec<Holding> {
+        let granted_to = Self::granted_to(nodes);
+        let mut out = Vec::new();
+        for node in WORKERS {
+            let believes = nodes
+                .live::<RedisWorker>(node)
+                .is_some_and(RedisWorker::believes_it_holds);
+            let granted = granted_to == Some(node);
+            if believes || granted {
+                out.push(Holding {
+                    node,
+                    believes,
+                    granted,
+                });
+            }
+        }
+        out
     }
 
     fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {

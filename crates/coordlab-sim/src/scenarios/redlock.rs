@@ -16,6 +16,7 @@ use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::{format_signed_ms, MS_US};
+use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::{PropertySpec, Verdict};
 use crate::protocols::redis::{RedisConfig, RedisDurable, RedisNode, Role};
@@ -287,6 +288,36 @@ impl RedlockWorld {
             .collect()
     }
 
+    /// The lock value a master holds now, unexpired by its own clock; nothing while it is
+    /// down (persistence is off: it comes back empty).
+    fn value_on<'a>(nodes: &Nodes<'a>, master: NodeId) -> Option<&'a str> {
+        let now = nodes.local_now_us.get(master.index()).copied()?;
+        let entry = nodes.live::<RedisNode>(master)?.get(LOCK_KEY, now)?;
+        Some(entry.value.as_str())
+    }
+
+    /// The client whose one value a majority of the masters hold now: what the algorithm
+    /// counts as holding the lock, judged by the masters rather than by the client's clock.
+    /// At most one value can have a majority. The value names its client by its prefix
+    /// (`a-1f3c` is `a`'s), so a client that crashed or retried is still found.
+    fn granted_to(nodes: &Nodes<'_>) -> Option<NodeId> {
+        let quorum = MASTERS.len() / 2 + 1;
+        let value = MASTERS.iter().find_map(|m| {
+            let v = Self::value_on(nodes, *m)?;
+            let copies = MASTERS
+                .iter()
+                .filter(|o| Self::value_on(nodes, **o) == Some(v))
+                .count();
+            (copies >= quorum).then_some(v)
+        })?;
+        let (short, _) = value.rsplit_once('-')?;
+        CLIENTS.iter().copied().find(|c| {
+            nodes
+                .config::<RedlockClient>(*c)
+                .is_some_and(|plan| plan.job.short == short)
+        })
+    }
+
     fn observe(&mut self, nodes: &Nodes<'_>) {
         for (i, id) in CLIENTS.iter().enumerate() {
             let Some(c) = nodes.live::<RedlockClient>(*id) else {
@@ -333,6 +364,25 @@ impl World for RedlockWorld {
                 .collect();
             format!("Unsafe window: {} each hold a majority", who.join(" and "))
         })
+    }
+
+    fn holdings(&self, nodes: &Nodes<'_>) -> Vec<Holding> {
+        let granted_to = Self::granted_to(nodes);
+        let mut out = Vec::new();
+        for node in CLIENTS {
+            let believes = nodes
+                .live::<RedlockClient>(node)
+                .is_some_and(RedlockClient::believes_it_holds);
+            let granted = granted_to == Some(node);
+            if believes || granted {
+                out.push(Holding {
+                    node,
+                    believes,
+                    granted,
+                });
+            }
+        }
+        out
     }
 
     fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {

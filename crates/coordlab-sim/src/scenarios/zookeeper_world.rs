@@ -5,8 +5,10 @@
 use super::lock_service_common::{
     fence_monotonic, ledger_outcome, ledger_row, ledger_tables, name, GrantLog, HolderCount, LockProperty,
 };
+use crate::kernel::collections::sort_by_key;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::time::MS_US;
+use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::PropertySpec;
 use crate::protocols::lease_msg::seconds;
@@ -125,6 +127,27 @@ impl World for ZkWorld {
         })
     }
 
+    fn holdings(&self, nodes: &Nodes<'_>) -> Vec<Holding> {
+        let granted_to = self.service(nodes).and_then(lowest_child_owner);
+        let mut out = Vec::new();
+        for &node in &self.workers {
+            let believes = nodes
+                .live::<ZkLockWorker>(node)
+                .is_some_and(ZkLockWorker::believes_it_holds);
+            let granted = granted_to == Some(node);
+            if believes || granted {
+                out.push(Holding {
+                    node,
+                    believes,
+                    granted,
+                });
+            }
+        }
+        // The workers are kept in queue order, which need not be id order.
+        sort_by_key(&mut out, |h| h.node);
+        out
+    }
+
     fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {
         let mut tables = Vec::new();
         if let Some(s) = self.service(nodes) {
@@ -173,6 +196,24 @@ impl World for ZkWorld {
         }
         out
     }
+}
+
+/// The client whose session owns the lowest child of the lock node: the holder by
+/// ZooKeeper's tree, whether or not it has listed the children yet. Unlike
+/// [`first_in_line`] it collects nothing, since it runs at every step: a sequential child's
+/// name ends in its zero-padded sequence number, so the smallest name is the lowest.
+fn lowest_child_owner(s: &ZkService) -> Option<NodeId> {
+    let lock_path = s.lock_path.as_str();
+    let (_, node) = s
+        .nodes
+        .iter()
+        .filter(|(path, _)| {
+            path.strip_prefix(lock_path)
+                .and_then(|rest| rest.strip_prefix('/'))
+                .is_some_and(|child| !child.is_empty() && !child.contains('/'))
+        })
+        .min_by(|(a, _), (b, _)| base_name(a).cmp(base_name(b)))?;
+    Some(s.sessions.get(&node.owner?)?.client)
 }
 
 /// The owner and token of the lowest child of the lock: the holder by ZooKeeper's tree.

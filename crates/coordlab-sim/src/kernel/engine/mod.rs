@@ -444,15 +444,17 @@ impl Engine {
         }
         draft.notes.extend(world_notes);
         let snapshot = (self.recording == Recording::Full).then(|| Rc::new(self.snapshot()));
+        let nodes = Nodes {
+            slots: &self.slots,
+            names: &self.names,
+            local_now_us: &self.clock_readings,
+            now_us: self.now_us,
+        };
         let highlight = match &snapshot {
             Some(s) => s.highlight.clone(),
-            None => self.world.highlight(&Nodes {
-                slots: &self.slots,
-                names: &self.names,
-                local_now_us: &self.clock_readings,
-                now_us: self.now_us,
-            }),
+            None => self.world.highlight(&nodes),
         };
+        let holdings = self.world.holdings(&nodes);
         self.entries.push(TraceEntry {
             seq,
             time_us: self.now_us,
@@ -465,6 +467,7 @@ impl Engine {
             lost: draft.lost,
             violations,
             highlight,
+            holdings,
             snapshot,
         });
     }
