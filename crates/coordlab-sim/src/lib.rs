@@ -16,8 +16,9 @@
 //! - Participants are pure state machines ([`kernel::participant::Participant`]); they emit
 //!   effects, the kernel applies them. Persisted state is separate from volatile state.
 //! - Faults are data ([`kernel::faults::Fault`]): scripted and injected faults take one path.
-//! - User input (parameters, action scripts) is validated with an error naming the valid
-//!   choices; it never panics. `assert!` guards only internal invariants.
+//! - User input (parameters, action scripts, trace files read by [`trace_file::parse`]) is
+//!   validated with an error naming the valid choices or the bad line and field; it never
+//!   panics. `assert!` guards only internal invariants.
 //! - Every run is bounded ([`kernel::engine::Limits`]).
 
 pub mod experiments;
@@ -28,6 +29,7 @@ pub mod protocols;
 pub mod scenarios;
 pub mod sweep;
 pub mod trace;
+pub mod trace_file;
 
 pub use kernel::engine::{Limits, Recording};
 pub use kernel::faults::{Action, Fault};
