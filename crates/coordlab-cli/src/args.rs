@@ -15,7 +15,8 @@ USAGE:
     coordlab list
     coordlab bundles
     coordlab describe <scenario>
-    coordlab run <scenario> [--seed N] [--set KEY=VALUE]... [--actions SCRIPT] [--format text|jsonl|mermaid]
+    coordlab run <scenario> [--seed N] [--set KEY=VALUE]... [--actions SCRIPT] [--format text|jsonl|mermaid|svg]
+        [--step N] [--axis time|order]
     coordlab check <scenario> --seeds A..B [--set KEY=VALUE]... [--actions SCRIPT]
     coordlab sweep <scenario> --seeds A..B [--set KEY=VALUE]... [--property NAME]...
     coordlab experiment election-downtime --timeout-ms MIN-MAX --trials N [--seed S]
@@ -47,7 +48,13 @@ OPTIONS:
                         input:N:WORD (a user input the node offers, e.g. input:2:timeout
                         on a Raft server, input:5:write on the Raft client)
     --format FORMAT     text (default), jsonl (one JSON object per event, then a summary)
-                        or mermaid (a sequenceDiagram)
+                        mermaid (a sequenceDiagram) or svg (a space-time diagram: a lane per
+                        participant, messages as arrows, faults and the lock's holders as spans)
+    --step N            svg: draw the run up to step N as the player shows it there (960 wide,
+                        following step N) — what the player's Export SVG saves; without it, the
+                        whole run
+    --axis AXIS         svg: time (default; long quiet gaps drawn shorter, marked) or order
+                        (one column per event)
     --seeds RANGE       A..B runs seeds A through B-1; A..=B includes B; at most 1000000 seeds
     --property NAME     sweep: check only this safety property; repeatable
 
@@ -65,6 +72,7 @@ pub enum Format {
     Text,
     Jsonl,
     Mermaid,
+    Svg(coordlab_render::spacetime::Axis, Option<usize>),
 }
 
 /// Seeds `start`, `start + 1`, … (`count` of them, at least one).
@@ -96,7 +104,7 @@ pub enum Command {
     Experiment(crate::experiment::ExperimentCommand),
 }
 
-const RUN_OPTIONS: &[&str] = &["--seed", "--set", "--actions", "--format"];
+const RUN_OPTIONS: &[&str] = &["--seed", "--set", "--actions", "--format", "--step", "--axis"];
 const CHECK_OPTIONS: &[&str] = &["--seeds", "--set", "--actions"];
 const SWEEP_OPTIONS: &[&str] = &["--seeds", "--set", "--actions", "--property"];
 
@@ -137,12 +145,16 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
                 None | Some("text") => Format::Text,
                 Some("jsonl") => Format::Jsonl,
                 Some("mermaid") => Format::Mermaid,
+                Some("svg") => svg_format(&opts)?,
                 Some(other) => {
                     return Err(UsageError(format!(
-                        "bad --format `{other}`; choose one of text, jsonl, mermaid"
+                        "bad --format `{other}`; choose one of text, jsonl, mermaid, svg"
                     )))
                 }
             };
+            if !matches!(format, Format::Svg(..)) && (opts.step.is_some() || opts.axis.is_some()) {
+                return Err(UsageError("--step and --axis go with --format svg".into()));
+            }
             Ok(Command::Run { request, format })
         }
         "check" => {
@@ -179,6 +191,25 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
     }
 }
 
+fn svg_format(opts: &Options) -> Result<Format, UsageError> {
+    use coordlab_render::spacetime::Axis;
+    let axis = match opts.axis.as_deref() {
+        None => Axis::Time,
+        Some(a) => {
+            Axis::from_code(a).ok_or_else(|| UsageError(format!("bad --axis `{a}`; choose time or order")))?
+        }
+    };
+    let step = match opts.step.as_deref() {
+        None => None,
+        Some(s) => Some(s.parse::<usize>().map_err(|_| {
+            UsageError(format!(
+                "bad --step `{s}`; expected a step number, e.g. --step 34"
+            ))
+        })?),
+    };
+    Ok(Format::Svg(axis, step))
+}
+
 fn scenario_names() -> String {
     catalog().iter().map(|s| s.id).collect::<Vec<_>>().join(", ")
 }
@@ -208,6 +239,8 @@ struct Options {
     seed: Option<String>,
     seeds: Option<String>,
     format: Option<String>,
+    step: Option<String>,
+    axis: Option<String>,
     sets: Vec<String>,
     actions: Vec<String>,
     properties: Vec<String>,
@@ -245,6 +278,8 @@ fn options(command: &str, rest: &[String], valid: &[&str]) -> Result<Options, Us
             "--seed" => opts.seed = Some(value),
             "--seeds" => opts.seeds = Some(value),
             "--format" => opts.format = Some(value),
+            "--step" => opts.step = Some(value),
+            "--axis" => opts.axis = Some(value),
             "--set" => opts.sets.push(value),
             "--property" => opts.properties.push(value),
             _ => opts.actions.push(value),

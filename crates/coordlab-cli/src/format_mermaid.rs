@@ -4,8 +4,13 @@
 //! Every delivered message is a `->>` arrow at its delivery; a message the network lost, or
 //! that reached a crashed or cut-off node, is a `-x` arrow; faults, pause ends and noticed
 //! disconnections are notes over their nodes; property violations are notes over everyone.
+//! Each fault that lasts (a pause, a crash, a partition, a cut or held link, a slowed node, a
+//! drifting clock) is a span: a note where it begins, saying how long it lasts, and one where
+//! it ends — the same spans the space-time diagram draws (`coordlab_render::spacetime`).
 
 use crate::util::{params_code, reproduce_trace};
+use coordlab_render::spacetime::model::{Diagram, Span, SpanKind};
+use coordlab_sim::kernel::time::format_time;
 use coordlab_sim::trace::{EventKind, MessageRecord, Trace, TraceEntry};
 use coordlab_sim::NodeId;
 use std::fmt::Write;
@@ -24,10 +29,45 @@ pub fn render(trace: &Trace) -> String {
     for n in &trace.nodes {
         let _ = writeln!(out, "    participant {} as {}", n.id, sanitize(&n.name));
     }
-    for e in &trace.entries {
+    let spans: Vec<Span> = Diagram::new(trace)
+        .spans
+        .into_iter()
+        .filter(|s| !matches!(s.kind, SpanKind::Believes | SpanKind::Granted))
+        .collect();
+    for (i, e) in trace.entries.iter().enumerate() {
         entry(&mut out, trace, e);
+        for s in spans.iter().filter(|s| s.start == i) {
+            span_note(&mut out, trace, s, true);
+        }
+        for s in spans.iter().filter(|s| s.end == Some(i)) {
+            span_note(&mut out, trace, s, false);
+        }
     }
     out
+}
+
+/// A note where a fault span begins (with how long it lasts) or ends.
+fn span_note(out: &mut String, trace: &Trace, s: &Span, begins: bool) {
+    let time = |i: usize| trace.entries[i].time_us;
+    let text = if begins {
+        let until = match s.end {
+            Some(end) => format!(
+                "until {} (step {end}, {} later)",
+                format_time(time(end)),
+                format_time(time(end) - time(s.start))
+            ),
+            None => "to the end of the run".to_string(),
+        };
+        format!("{} begins, lasts {until}", s.label)
+    } else {
+        format!("{} ends", s.label)
+    };
+    let _ = writeln!(
+        out,
+        "    Note over {}: {}",
+        NodeId(s.lane as u32),
+        sanitize(&text)
+    );
 }
 
 fn entry(out: &mut String, trace: &Trace, e: &TraceEntry) {

@@ -68,11 +68,13 @@ pub fn bundles() -> String {
         "compare".into(),
         json!({"features": ["compare"], "scenarios": [COMPARE_PAIR.0, COMPARE_PAIR.1]}),
     );
+    // A trace file opened in the browser: the reader and the space-time view, no simulations.
+    bundles.insert("trace".into(), json!({"features": ["trace"], "scenarios": []}));
     let out = json!({
         "home": BUNDLES[0],
         "bundles": bundles,
         "scenarios": scenarios,
-        "routes": {"compare": "compare"},
+        "routes": {"compare": "compare", "trace": "trace"},
     });
     format!("{}\n", serde_json::to_string_pretty(&out).unwrap_or_default())
 }

@@ -1,11 +1,11 @@
 //! `coordlab`: the simulator on the command line. This file only dispatches; see
-//! `args.rs` for the grammar and the `format_*` modules for the outputs.
+//! `args.rs` for the grammar and the `format_*` modules for the outputs (the JSONL trace file is
+//! `coordlab_sim::trace_file`, since the player reads it too).
 
 mod args;
 mod check;
 mod describe;
 mod experiment;
-mod format_jsonl;
 mod format_mermaid;
 mod format_text;
 mod list;
@@ -83,13 +83,38 @@ fn dispatch(args: &[String]) -> Result<Output, UsageError> {
     }
 }
 
-fn run(request: &RunRequest, format: Format) -> Result<String, SimError> {
+/// The space-time diagram: the whole run, or the player's picture at one step.
+fn svg(
+    trace: &coordlab_sim::Trace,
+    axis: coordlab_render::spacetime::Axis,
+    step: Option<usize>,
+) -> Result<String, UsageError> {
+    use coordlab_render::spacetime::{self, Diagram, Options, Window};
+    let last = trace.entries.len().saturating_sub(1);
+    if let Some(s) = step.filter(|s| *s > last) {
+        return Err(UsageError(format!(
+            "--step {s} is past the end of the run: its last step is {last}"
+        )));
+    }
+    let window = if step.is_some() {
+        Window::Follow
+    } else {
+        Window::All
+    };
+    let diagram = Diagram::new(trace);
+    let mut out = spacetime::svg(trace, &diagram, step.unwrap_or(last), Options { axis, window });
+    out.push('\n');
+    Ok(out)
+}
+
+fn run(request: &RunRequest, format: Format) -> Result<String, UsageError> {
     let expectation = expectation_for(request)?;
     let trace = coordlab_sim::run(request, Limits::default(), Recording::Lines)?;
     let mismatches = expectation.mismatches(&trace);
     Ok(match format {
         Format::Text => format_text::render(&trace, &expectation, &mismatches),
-        Format::Jsonl => format_jsonl::render(&trace, &mismatches),
+        Format::Jsonl => coordlab_sim::trace_file::write(&trace, &mismatches),
         Format::Mermaid => format_mermaid::render(&trace),
+        Format::Svg(axis, step) => svg(&trace, axis, step)?,
     })
 }

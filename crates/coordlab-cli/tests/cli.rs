@@ -311,7 +311,7 @@ fn bad_seed_is_a_usage_error() {
 #[test]
 fn bad_format_is_a_usage_error_listing_formats() {
     let err = usage_error(&["run", "lost-update", "--format", "xml"]);
-    assert!(err.contains("text, jsonl, mermaid"), "{err}");
+    assert!(err.contains("text, jsonl, mermaid, svg"), "{err}");
 }
 
 #[test]
@@ -411,4 +411,69 @@ fn sweep_with_the_write_predicate_finds_no_stale_write_and_exits_0() {
         String::from_utf8_lossy(&out.stdout)
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("fence-monotonic: never violated"));
+}
+
+#[test]
+fn svg_draws_a_lane_per_participant_and_labels_the_pause() {
+    let out = coordlab(&["run", "zombie-worker", "--format", "svg"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let svg = stdout(&out);
+    assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+    assert!(svg.trim_end().ends_with("</svg>"));
+    for lane in ["lease-store", "worker-A", "worker-B", "ledger"] {
+        assert!(svg.contains(&format!(">{lane}</text>")), "no lane for {lane}");
+    }
+    assert!(svg.contains(">paused 36 s</text>"));
+    // Self-contained: nothing fetched, no stylesheet link.
+    assert!(!svg.contains("href=\"http"), "no outside references");
+}
+
+#[test]
+fn svg_at_a_step_is_the_players_followed_picture() {
+    let at = |step: &str, axis: &str| {
+        let out = coordlab(&[
+            "run",
+            "zombie-worker",
+            "--format",
+            "svg",
+            "--step",
+            step,
+            "--axis",
+            axis,
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let time = at("40", "time");
+    assert!(time.contains("width=\"960\""), "the followed picture is 960 wide");
+    assert!(time.contains("step 40 ·"), "the cursor is at step 40");
+    assert_ne!(time, at("40", "order"), "the axis changes the picture");
+    let past = coordlab(&["run", "zombie-worker", "--format", "svg", "--step", "5000"]);
+    assert_eq!(past.status.code(), Some(2));
+    assert!(
+        stderr(&past).contains("past the end of the run"),
+        "{}",
+        stderr(&past)
+    );
+    let bad = coordlab(&["run", "zombie-worker", "--format", "svg", "--axis", "log"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("choose time or order"));
+    let stray = coordlab(&["run", "zombie-worker", "--step", "4"]);
+    assert_eq!(stray.status.code(), Some(2));
+    assert!(stderr(&stray).contains("go with --format svg"));
+}
+
+#[test]
+fn mermaid_notes_where_a_fault_span_begins_and_ends() {
+    let out = coordlab(&["run", "zombie-worker", "--format", "mermaid"]);
+    let text = stdout(&out);
+    let begins = text
+        .lines()
+        .position(|l| l.contains("Note over n1: paused 36 s begins, lasts until 41.000 s"))
+        .expect("a note where the pause begins");
+    let ends = text
+        .lines()
+        .position(|l| l.contains("Note over n1: paused 36 s ends"))
+        .expect("a note where it ends");
+    assert!(begins < ends);
 }

@@ -9,4 +9,5 @@
 //! target and no float-printing code enters the browser bundle.
 
 pub mod markup;
+pub mod spacetime;
 pub mod topology;
