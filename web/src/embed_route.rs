@@ -131,6 +131,7 @@ pub fn parse(id: &str, query: &str, mut notices: Vec<String>) -> (Route, Vec<Str
         step: None,
         present: false,
         all_events: false,
+        view: Default::default(),
     });
     for item in query.split('&').filter(|p| !p.is_empty()) {
         let (key, value) = item.split_once('=').unwrap_or((item, ""));
@@ -152,16 +153,6 @@ pub fn parse(id: &str, query: &str, mut notices: Vec<String>) -> (Route, Vec<Str
                 "dark" => route.theme = Theme::Dark,
                 _ => notices.push(format!(
                     "“{value}” is not a theme (light, dark or auto); following the reader's setting."
-                )),
-            },
-            "view" => match value.as_str() {
-                "topology" => {}
-                "spacetime" | "both" => notices.push(
-                    "The space-time view is not part of coordlab yet; this embed shows the topology."
-                        .to_string(),
-                ),
-                _ => notices.push(format!(
-                    "“{value}” is not a view (topology, spacetime or both); showing the topology."
                 )),
             },
             "autoplay" => route.autoplay = value != "0",
@@ -327,9 +318,8 @@ mod tests {
 
     #[test]
     fn bad_frame_settings_fall_back_with_a_notice_each() {
-        let (e, notices) = embed(
-            "#/embed/lost-update?controls=big&theme=pink&view=spacetime&origin=docs.example.com&present=1",
-        );
+        let (e, notices) =
+            embed("#/embed/lost-update?controls=big&theme=pink&view=3d&origin=docs.example.com&present=1");
         assert_eq!(
             (e.controls, e.theme, e.origin),
             (Controls::Min, Theme::Auto, None)
@@ -337,8 +327,18 @@ mod tests {
         assert!(!e.play.present, "an embed is never in presenter mode");
         assert_eq!(notices.len(), 4, "{notices:?}");
         assert!(notices[0].contains("min, full or none"));
-        assert!(notices[2].contains("space-time view"));
-        assert!(notices[3].contains("not an origin"));
+        assert!(notices[2].contains("not an origin"));
+        assert!(notices[3].contains("topology, spacetime or both"));
+    }
+
+    #[test]
+    fn an_embed_keeps_its_picture_and_axis() {
+        let hash = "#/embed/zombie-worker?seed=1&view=spacetime&axis=order&controls=full";
+        let (e, notices) = embed(hash);
+        assert!(notices.is_empty(), "{notices:?}");
+        assert_eq!(e.play.view.picture, crate::picture::Picture::SpaceTime);
+        assert_eq!(e.play.view.axis, crate::picture::Axis::Order);
+        assert_eq!(format_route(&Route::Embed(e)), hash);
     }
 
     #[test]

@@ -2,6 +2,13 @@
 //! All protocol logic lives in `coordlab-sim`; this crate renders traces and dispatches
 //! commands (step, seek, inject a fault, change a parameter).
 
+// The trace bundle (`#/trace`) shows loaded files only: the simulation-facing parts the other
+// bundles share (running a scenario, the topology, the notices) go unused there.
+#![cfg_attr(
+    not(any(feature = "player", feature = "embed", feature = "compare")),
+    allow(dead_code)
+)]
+
 #[cfg(feature = "compare")]
 mod compare_state;
 mod components;
@@ -12,6 +19,9 @@ mod embed_api;
 mod embed_route;
 mod glossary;
 mod nav;
+// Links carry the picture everywhere; only the player and the embed switch it.
+#[cfg_attr(not(any(feature = "player", feature = "embed")), allow(dead_code))]
+mod picture;
 #[cfg_attr(not(feature = "player"), allow(dead_code))]
 mod route;
 mod same_trace;
@@ -19,6 +29,8 @@ mod same_trace;
 #[cfg(any(feature = "player", feature = "embed"))]
 #[cfg_attr(not(feature = "player"), allow(dead_code))]
 mod state;
+#[cfg(feature = "trace")]
+mod trace_view_state;
 mod transport;
 
 #[cfg(feature = "compare")]
@@ -29,6 +41,8 @@ use components::embed_view::EmbedView;
 use components::library::Library;
 #[cfg(feature = "player")]
 use components::player::PlayerView;
+#[cfg(feature = "trace")]
+use components::trace_viewer::TraceViewer;
 use route::{Parsed, Route};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
@@ -97,6 +111,10 @@ fn app() -> Html {
                     Route::Compare(compare) => html! { <CompareView route={compare} notices={notices} /> },
                     #[cfg(not(feature = "compare"))]
                     Route::Compare(_) => loading(),
+                    #[cfg(feature = "trace")]
+                    Route::Trace => html! { <TraceViewer /> },
+                    #[cfg(not(feature = "trace"))]
+                    Route::Trace => loading(),
                     Route::Embed(_) | Route::BadEmbed => loading(),
                 } }
             </main>

@@ -125,7 +125,7 @@ impl Nav {
     }
 
     /// The index (in story order) of the latest beat at or before `cursor`.
-    #[cfg(any(feature = "player", feature = "embed"))]
+    #[cfg(any(feature = "player", feature = "embed", feature = "trace"))]
     pub fn beat_at_or_before(&self, cursor: usize) -> Option<usize> {
         self.beats.iter().rposition(|s| *s <= cursor)
     }

@@ -44,6 +44,8 @@ pub enum Route {
     Library,
     /// `#/glossary`: every term the narration explains.
     Glossary,
+    /// `#/trace`: a trace file opened in the browser, shown read-only.
+    Trace,
     Play(PlayRoute),
     Compare(CompareRoute),
     /// `#/embed/<scenario>?…`: one run for a documentation page, without the site around it.
@@ -128,6 +130,8 @@ pub struct PlayRoute {
     pub present: bool,
     /// `all=1`: step through every event, heartbeats and acks too.
     pub all_events: bool,
+    /// `view=` and `axis=`: the pictures shown.
+    pub view: crate::picture::View,
 }
 
 /// A parsed URL and what had to be ignored on the way.
@@ -192,6 +196,12 @@ pub fn parse(hash: &str) -> Parsed {
     if path == "glossary" {
         return Parsed {
             route: Route::Glossary,
+            notices,
+        };
+    }
+    if path == "trace" {
+        return Parsed {
+            route: Route::Trace,
             notices,
         };
     }
@@ -261,9 +271,13 @@ pub fn parse_play(id: &str, query: &str, notices: &mut Vec<String>) -> Option<Pl
     let mut step = None;
     let mut present = false;
     let mut all_events = false;
+    let mut view = crate::picture::View::default();
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
         let (key, value) = (decode(key), decode(value));
+        if view.read(&key, &value, notices) {
+            continue;
+        }
         match key.as_str() {
             "present" => present = value != "0",
             "all" => all_events = value != "0",
@@ -317,6 +331,7 @@ pub fn parse_play(id: &str, query: &str, notices: &mut Vec<String>) -> Option<Pl
         step,
         present,
         all_events,
+        view,
     })
 }
 
@@ -325,6 +340,7 @@ pub fn format(route: &Route) -> String {
     match route {
         Route::Library => "#/".to_string(),
         Route::Glossary => "#/glossary".to_string(),
+        Route::Trace => "#/trace".to_string(),
         Route::Embed(e) => crate::embed_route::format(e),
         Route::BadEmbed => "#/".to_string(),
         Route::Play(p) => format!("#/play/{}", play_link(p)),
@@ -372,6 +388,7 @@ pub fn play_link(p: &PlayRoute) -> String {
     if p.all_events {
         parts.push("all=1".to_string());
     }
+    parts.extend(p.view.link_parts());
     if p.present {
         parts.push("present=1".to_string());
     }
@@ -401,6 +418,10 @@ mod tests {
             step: Some(9),
             present: true,
             all_events: true,
+            view: crate::picture::View {
+                picture: crate::picture::Picture::Both,
+                axis: crate::picture::Axis::Order,
+            },
         });
         let hash = format(&route);
         assert_eq!(
@@ -431,6 +452,7 @@ mod tests {
                 step: None,
                 present: false,
                 all_events: false,
+                view: Default::default(),
             })
         };
         let hash = format(&route(variant.clone()));

@@ -36,6 +36,8 @@ pub struct Player {
     pub stepping: Stepping,
     /// Presenter mode: the picture and the story fill the screen.
     pub presenting: bool,
+    /// The pictures on the stage and the diagram's axis.
+    pub view: crate::picture::View,
     /// The list of keys is open.
     pub help: bool,
     /// The Embed dialog is open.
@@ -78,6 +80,11 @@ pub enum Action {
     DismissNotices,
     /// The URL changed underneath us (back button, edited link).
     Load(PlayRoute, Vec<String>),
+    /// Show the topology, the space-time diagram or both.
+    SetPicture(crate::picture::Picture),
+    /// The `d` key: the next of those.
+    NextPicture,
+    SetAxis(crate::picture::Axis),
     SetAllEvents(bool),
     ToggleAllEvents,
     SetStopAtBeats(bool),
@@ -160,6 +167,7 @@ impl Player {
                 ..Stepping::default()
             },
             presenting: route.present,
+            view: route.view,
             help: false,
             embedding: false,
             embed_size: crate::embed_route::SIZES[1],
@@ -209,6 +217,7 @@ impl Player {
             step: Some(self.cursor as u32),
             present: self.presenting,
             all_events: self.stepping.all_events,
+            view: self.view,
         }
     }
 
@@ -294,6 +303,9 @@ impl Reducible for Player {
                     transport::apply(m, next.cursor, &next.nav, next.stepping, next.playing);
             }
             Action::SetAllEvents(all) => next.stepping.all_events = all,
+            Action::SetPicture(p) => next.view.picture = p,
+            Action::NextPicture => next.view.picture = next.view.picture.next(),
+            Action::SetAxis(a) => next.view.axis = a,
             Action::ToggleAllEvents => next.stepping.all_events = !next.stepping.all_events,
             Action::SetStopAtBeats(stop) => next.stepping.stop_at_beats = stop,
             Action::Present(on) => {
@@ -375,6 +387,7 @@ impl Reducible for Player {
                     }
                     next.presenting = route.present;
                     next.stepping.all_events = route.all_events;
+                    next.view = route.view;
                     if !notices.is_empty() {
                         next.notices = notices;
                     }
@@ -406,6 +419,7 @@ mod tests {
             step: None,
             present: false,
             all_events: false,
+            view: Default::default(),
         }
     }
 

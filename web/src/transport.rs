@@ -79,6 +79,8 @@ pub enum Key {
     Help,
     /// `a`: every event, or only the narrated ones.
     AllEvents,
+    /// `d`: the next picture (topology, space-time diagram, both).
+    NextPicture,
 }
 
 /// The key a keydown means, given what has the focus (`tag` of the target, and its `type`
@@ -111,6 +113,7 @@ pub fn key_for(key: &str, tag: &str, input_type: &str) -> Option<Key> {
         "Escape" => Key::Leave,
         "?" => Key::Help,
         "a" => Key::AllEvents,
+        "d" => Key::NextPicture,
         _ => return None,
     })
 }

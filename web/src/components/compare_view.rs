@@ -69,7 +69,7 @@ pub fn compare_view(props: &CompareProps) -> Html {
         use_player_keys(Callback::from(move |k| match k {
             Key::Move(m) => dispatch.dispatch(CompareAction::Transport(m)),
             Key::AllEvents => dispatch.dispatch(CompareAction::ToggleAllEvents),
-            Key::Present | Key::Leave | Key::Help => {}
+            Key::Present | Key::Leave | Key::Help | Key::NextPicture => {}
         }));
     }
 

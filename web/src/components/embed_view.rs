@@ -6,6 +6,7 @@
 
 use super::narration::Narration;
 use super::notices::{notices, NoticesProps};
+use super::spacetime::SpaceTime;
 use super::topology::Topology;
 use super::transport_buttons::{transport_buttons, TransportButtonsProps};
 use crate::embed_api::{self, Command, Fields, Target, Val};
@@ -353,8 +354,16 @@ pub fn embed_view(props: &EmbedProps) -> Html {
     html! {
         <div class={classes!("embed", format!("controls-{}", props.route.controls.name()))} ref={root}>
             { notices(&NoticesProps { notices: p.notices.clone(), on_dismiss: Some(on_dismiss) }) }
-            <div class="embed-stage">
-                <Topology trace={p.trace.clone()} cursor={p.cursor} snapshot={snapshot.clone()} />
+            <div class={classes!("embed-stage", format!("picture-{}", p.view.picture.code()))}>
+                if p.view.picture.shows_topology() {
+                    <Topology trace={p.trace.clone()} cursor={p.cursor} snapshot={snapshot.clone()} />
+                }
+                if p.view.picture.shows_diagram() {
+                    <SpaceTime trace={p.trace.clone()} cursor={p.cursor} axis={p.view.axis}
+                        on_seek={{ let d = dispatch.clone(); Callback::from(move |i| d.dispatch(Action::Seek(i))) }}
+                        on_axis={{ let d = dispatch.clone(); Callback::from(move |a| d.dispatch(Action::SetAxis(a))) }}
+                        export_name={format!("coordlab-{}-step-{}", p.info.id, p.cursor)} />
+                }
                 // Scrolls when the frame is small: focusable, so the keyboard can scroll it too.
                 <section class="embed-story" tabindex="0" aria-label={format!("{}: the story so far", p.info.title)}>
                     if let Some(h) = &snapshot.highlight {

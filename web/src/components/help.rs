@@ -19,6 +19,7 @@ const KEYS: &[(&str, &str)] = &[
     ("Space  or  k", "play / pause (pauses at each beat)"),
     ("Home / End", "first / last step"),
     ("a", "all events: also step through heartbeats and acks"),
+    ("d", "the picture: topology, space-time diagram, or both"),
     ("f", "presenter mode (full screen); Escape leaves it"),
     ("?", "this list; Escape closes it"),
 ];

@@ -30,12 +30,16 @@ pub mod player;
 pub mod property_panel;
 #[cfg(feature = "player")]
 pub mod run_settings;
+#[cfg(any(feature = "player", feature = "embed", feature = "trace"))]
+pub mod spacetime;
 #[cfg(feature = "player")]
 pub mod story;
 #[cfg(feature = "player")]
 pub mod timeline;
 pub mod topology;
+#[cfg(feature = "trace")]
+pub mod trace_viewer;
 #[cfg(feature = "player")]
 pub mod transport_bar;
-#[cfg(any(feature = "player", feature = "compare", feature = "embed"))]
+#[cfg(any(feature = "player", feature = "compare", feature = "embed", feature = "trace"))]
 pub mod transport_buttons;

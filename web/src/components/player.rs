@@ -14,6 +14,7 @@ use super::network_panel::{offers_network, NetworkPanel};
 use super::notices::{notices, NoticesProps};
 use super::property_panel::{property_panel, PropertyPanelProps};
 use super::run_settings::RunSettings;
+use super::spacetime::{picture_switch, PictureSwitchProps, SpaceTime};
 use super::story::{story, StoryProps};
 use super::timeline::{timeline, TimelineProps};
 use super::topology::Topology;
@@ -139,6 +140,7 @@ pub fn player_view(props: &PlayerProps) -> Html {
             Key::Leave => dispatch.dispatch(Action::Leave),
             Key::Help => dispatch.dispatch(Action::ToggleHelp),
             Key::AllEvents => dispatch.dispatch(Action::ToggleAllEvents),
+            Key::NextPicture => dispatch.dispatch(Action::NextPicture),
         }));
     }
 
@@ -158,6 +160,12 @@ pub fn player_view(props: &PlayerProps) -> Html {
         }
     };
     let network = offers_network(&p.trace);
+    let diagram = html! {
+        <SpaceTime trace={p.trace.clone()} cursor={p.cursor} axis={p.view.axis}
+            on_seek={{ let d = dispatch.clone(); Callback::from(move |i| d.dispatch(Action::Seek(i))) }}
+            on_axis={{ let d = dispatch.clone(); Callback::from(move |a| d.dispatch(Action::SetAxis(a))) }}
+            export_name={format!("coordlab-{}-step-{}", p.info.id, p.cursor)} />
+    };
     let tools = match p.tab {
         Tab::Story => {
             html! { { beat_list(&BeatListProps { player: p.clone(), dispatch: dispatch.clone() }) } }
@@ -183,11 +191,22 @@ pub fn player_view(props: &PlayerProps) -> Html {
             { notices(&NoticesProps { notices: p.notices.clone(), on_dismiss: Some(on_dismiss) }) }
             <div class="player-head">
                 <h1>{ p.info.title }</h1>
+                { picture_switch(&PictureSwitchProps { view: p.view, on_pick: {
+                    let d = dispatch.clone();
+                    Callback::from(move |pic| d.dispatch(Action::SetPicture(pic)))
+                } }) }
                 { mode_buttons(&PositionProps { player: p.clone(), dispatch: dispatch.clone() }) }
                 <p class="summary">{ p.info.summary }</p>
             </div>
-            <div class="stage">
-                <Topology trace={p.trace.clone()} cursor={p.cursor} snapshot={snapshot.clone()} />
+            <div class={classes!("stage", format!("picture-{}", p.view.picture.code()))}>
+                <div class="pictures">
+                    if p.view.picture.shows_topology() {
+                        <Topology trace={p.trace.clone()} cursor={p.cursor} snapshot={snapshot.clone()} />
+                    }
+                    if p.view.picture.shows_diagram() {
+                        { diagram.clone() }
+                    }
+                </div>
                 { story(&StoryProps { player: p.clone(), dispatch: dispatch.clone() }) }
             </div>
             <div class="controls">

@@ -1,0 +1,148 @@
+//! The space-time view: `coordlab-render`'s diagram of the run up to the cursor, following it.
+//! Clicking a mark seeks there; the axis switches between real time and event order; "Export
+//! SVG" saves the very text on screen, which is what `coordlab run … --format svg --step N`
+//! prints. The events in view are listed for screen readers.
+
+use crate::picture::Axis;
+#[cfg(feature = "player")]
+use crate::picture::{Picture, View};
+use crate::same_trace::SameTrace;
+use coordlab_render::spacetime::{self, Diagram, Options, Window};
+use wasm_bindgen::JsCast;
+use yew::prelude::*;
+
+#[derive(Properties, PartialEq)]
+pub struct SpaceTimeProps {
+    pub trace: SameTrace,
+    pub cursor: usize,
+    pub axis: Axis,
+    pub on_seek: Callback<usize>,
+    pub on_axis: Callback<Axis>,
+    /// What an export is saved as, without `.svg`.
+    pub export_name: AttrValue,
+}
+
+#[function_component(SpaceTime)]
+pub fn space_time(props: &SpaceTimeProps) -> Html {
+    // Positions, spans and senders are worked out once per run, not per step.
+    let diagram = use_memo(props.trace.clone(), |t| Diagram::new(t));
+    let options = Options {
+        axis: props.axis,
+        window: Window::Follow,
+    };
+    let svg = spacetime::svg(&props.trace, &diagram, props.cursor, options);
+    // Where the diagram is wider than its box (a phone, a small frame), keep the cursor —
+    // 80% across the drawing — in view.
+    let picture = use_node_ref();
+    {
+        let picture = picture.clone();
+        use_effect_with(props.cursor, move |_| {
+            if let Some(el) = picture.cast::<web_sys::Element>() {
+                let (wide, seen) = (el.scroll_width(), el.client_width());
+                if wide > seen {
+                    el.set_scroll_left(wide * 8 / 10 - seen / 2);
+                }
+            }
+        });
+    }
+    let shown = spacetime::visible(&diagram, props.cursor, options);
+    let on_click = {
+        let on_seek = props.on_seek.clone();
+        Callback::from(move |e: MouseEvent| {
+            let seq = e
+                .target()
+                .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+                .and_then(|el| el.closest("[data-seq]").ok().flatten())
+                .and_then(|el| el.get_attribute("data-seq"))
+                .and_then(|s| s.parse::<usize>().ok());
+            if let Some(seq) = seq {
+                on_seek.emit(seq);
+            }
+        })
+    };
+    let on_export = {
+        let text = format!("{svg}\n");
+        let name = format!("{}.svg", props.export_name);
+        Callback::from(move |_| download(&name, &text))
+    };
+    let axis_button = |axis: Axis, label: &'static str| {
+        let on_axis = props.on_axis.clone();
+        let pressed = props.axis == axis;
+        html! {
+            <button class={classes!("axis", pressed.then_some("selected"))}
+                aria-pressed={if pressed { "true" } else { "false" }}
+                onclick={Callback::from(move |_| on_axis.emit(axis))}>{ label }</button>
+        }
+    };
+    html! {
+        <figure class="spacetime-view">
+            <div class="spacetime-bar" role="group" aria-label="Space-time diagram">
+                { axis_button(Axis::Time, "Real time") }
+                { axis_button(Axis::Order, "Event order") }
+                <button class="export-svg" onclick={on_export}
+                    title="Save this diagram as an SVG file, for a slide or a document">{ "⤓ Export SVG" }</button>
+            </div>
+            // Focusable: where it scrolls sideways (a phone), the keyboard can scroll it too.
+            <div class="spacetime-picture" onclick={on_click} ref={picture} tabindex="0"
+                role="group" aria-label="The diagram: click a mark to go to that step">
+                { Html::from_html_unchecked(svg.into()) }
+            </div>
+            <ol class="visually-hidden" aria-label="Events in the diagram, in order">
+                { for props.trace.entries[shown].iter().map(|e| html! { <li>{ e.line() }</li> }) }
+            </ol>
+        </figure>
+    }
+}
+
+/// Saves `text` as a file the browser downloads.
+fn download(name: &str, text: &str) {
+    let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text));
+    let options = web_sys::BlobPropertyBag::new();
+    options.set_type("image/svg+xml");
+    let Ok(blob) = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options) else {
+        return;
+    };
+    let Ok(url) = web_sys::Url::create_object_url_with_blob(&blob) else {
+        return;
+    };
+    if let Ok(a) = doc.create_element("a") {
+        let _ = a.set_attribute("href", &url);
+        let _ = a.set_attribute("download", name);
+        if let Some(a) = a.dyn_ref::<web_sys::HtmlElement>() {
+            a.click();
+        }
+    }
+    // Revoked once the download has started: at once, some browsers would cancel it.
+    gloo_timers::callback::Timeout::new(5_000, move || {
+        let _ = web_sys::Url::revoke_object_url(&url);
+    })
+    .forget();
+}
+
+#[cfg(feature = "player")]
+pub struct PictureSwitchProps {
+    pub view: View,
+    pub on_pick: Callback<Picture>,
+}
+
+/// Topology, space-time diagram or both: which pictures the stage shows.
+#[cfg(feature = "player")]
+pub fn picture_switch(props: &PictureSwitchProps) -> Html {
+    html! {
+        <span class="picture-switch" role="group" aria-label="Picture">
+            { for Picture::ALL.into_iter().map(|p| {
+                let on_pick = props.on_pick.clone();
+                let pressed = props.view.picture == p;
+                html! {
+                    <button class={classes!(pressed.then_some("selected"))}
+                        aria-pressed={if pressed { "true" } else { "false" }}
+                        title="Switch the picture (d)"
+                        onclick={Callback::from(move |_| on_pick.emit(p))}>{ p.label() }</button>
+                }
+            }) }
+        </span>
+    }
+}
