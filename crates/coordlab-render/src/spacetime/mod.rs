@@ -69,6 +69,18 @@ const RIGHT_PAD: i64 = 24;
 /// Two rows of beat labels above the lanes.
 const TOP: i64 = 64;
 const LANE_H: i64 = 58;
+/// Lanes are shorter in a run with more participants than this, so it still fits a screen.
+const ROOMY_LANES: usize = 6;
+const COMPACT_LANE_H: i64 = 48;
+
+/// The height of each lane for a run with `lanes` participants.
+pub fn lane_height(lanes: usize) -> i64 {
+    if lanes > ROOMY_LANES {
+        COMPACT_LANE_H
+    } else {
+        LANE_H
+    }
+}
 const AXIS_H: i64 = 40;
 const LEGEND_H: i64 = 30;
 /// The cursor sits this far across the plot: the rest shows messages still on their way.
@@ -82,6 +94,7 @@ struct Frame<'a> {
     x_start: i64,
     width: i64,
     height: i64,
+    lane_h: i64,
     cursor: usize,
 }
 
@@ -97,10 +110,10 @@ impl Frame<'_> {
         PLOT_X0 + self.pos(step) - self.x_start
     }
     fn lane_y(&self, lane: usize) -> i64 {
-        TOP + LANE_H * lane as i64 + LANE_H / 2
+        TOP + self.lane_h * lane as i64 + self.lane_h / 2
     }
     fn lanes_bottom(&self) -> i64 {
-        TOP + LANE_H * self.diagram.lanes.len() as i64
+        TOP + self.lane_h * self.diagram.lanes.len() as i64
     }
     fn plot_right(&self) -> i64 {
         self.width - RIGHT_PAD
@@ -122,7 +135,8 @@ fn frame<'a>(diagram: &'a Diagram, cursor: usize, options: Options) -> Frame<'a>
         axis: options.axis,
         x_start: 0,
         width: WIDTH,
-        height: TOP + LANE_H * diagram.lanes.len() as i64 + AXIS_H + LEGEND_H,
+        height: TOP + lane_height(diagram.lanes.len()) * diagram.lanes.len() as i64 + AXIS_H + LEGEND_H,
+        lane_h: lane_height(diagram.lanes.len()),
         cursor,
     };
     match options.window {
@@ -286,9 +300,9 @@ fn lanes(s: &mut Markup, f: &Frame) {
                 "rect",
                 &[
                     ("x", "0"),
-                    ("y", &n(y - LANE_H / 2)),
+                    ("y", &n(y - f.lane_h / 2)),
                     ("width", &n(f.width)),
-                    ("height", &n(LANE_H)),
+                    ("height", &n(f.lane_h)),
                     ("fill", LANE_SHADE),
                 ],
             );
@@ -403,8 +417,8 @@ fn draw_span(s: &mut Markup, f: &Frame, span: &Span, free_x: &mut [i64]) {
     let (fill, edge) = span_style(span.kind);
     // The lock as believed sits above the lane, as recorded below it; faults on it.
     let (top, height) = match span.kind {
-        SpanKind::Believes => (y - 25, 7),
-        SpanKind::Granted => (y + 18, 7),
+        SpanKind::Believes => (y - f.lane_h / 2 + 4, 7),
+        SpanKind::Granted => (y + f.lane_h / 2 - 11, 7),
         _ => (y - 10, 20),
     };
     s.open("g", &[]);
@@ -527,6 +541,8 @@ fn beat_labels(trace: &Trace, s: &mut Markup, f: &Frame, shown: &Range<usize>) {
 }
 
 fn violations(trace: &Trace, s: &mut Markup, f: &Frame, shown: &Range<usize>) {
+    // Violations close together take turns between two rows, so their labels stay apart.
+    let mut row = 0;
     for i in shown.clone() {
         let e = &trace.entries[i];
         if e.violations.is_empty() {
@@ -551,7 +567,7 @@ fn violations(trace: &Trace, s: &mut Markup, f: &Frame, shown: &Range<usize>) {
             "text",
             &[
                 ("x", &n(x - 5)),
-                ("y", &n(f.lanes_bottom() - 8)),
+                ("y", &n(f.lanes_bottom() - 8 - 18 * (row % 2))),
                 ("text-anchor", "end"),
                 ("fill", UNSAFE_TEXT),
                 ("font-weight", "700"),
@@ -563,6 +579,7 @@ fn violations(trace: &Trace, s: &mut Markup, f: &Frame, shown: &Range<usize>) {
             &fit(&text, chars_in(x - PLOT_X0).max(14)),
         );
         s.close("g");
+        row += 1;
     }
 }
 

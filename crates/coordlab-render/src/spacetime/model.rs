@@ -13,7 +13,7 @@ pub const LINEAR_GAP_US: u64 = 10 * MS_US;
 /// Pixels per millisecond while drawn to scale.
 const PX_PER_MS: i64 = 3;
 /// The least room between two events, even at the same instant: order stays visible.
-const MIN_GAP_PX: i64 = 7;
+const MIN_GAP_PX: i64 = 10;
 /// Each doubling of a compressed gap adds this much room, so a longer quiet gap still looks
 /// longer without taking the screen.
 const PX_PER_DOUBLING: i64 = 6;

@@ -253,7 +253,8 @@ fn labels_of_spans_that_overlap_on_one_lane_do_not_overlap() {
             window: Window::All,
         },
     );
-    let y = format!("y=\"{}\"", TOP + LANE_H * lane as i64 + LANE_H / 2 + 5);
+    let h = lane_height(d.lanes.len());
+    let y = format!("y=\"{}\"", TOP + h * lane as i64 + h / 2 + 5);
     let mut xs: Vec<i64> = svg
         .match_indices("<text x=\"")
         .filter_map(|(i, _)| {
