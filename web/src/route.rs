@@ -426,7 +426,7 @@ mod tests {
         let hash = format(&route);
         assert_eq!(
             hash,
-            "#/play/lost-update?lock=row-lock&seed=77&actions=5@pause:1:40&step=9&all=1&present=1"
+            "#/play/lost-update?lock=row-lock&seed=77&actions=5@pause:1:40&step=9&all=1&view=both&axis=order&present=1"
         );
         assert_eq!(
             parse(&hash),

@@ -98,7 +98,10 @@ mod tests {
 
     #[test]
     fn a_malformed_file_is_refused_naming_the_line_and_field() {
-        let v = open("{\"seq\":0,\"time_us\":\"soon\"}\n");
+        let v = open(
+            "{\"seq\":0,\"time_us\":\"soon\",\"kind\":\"start\",\"text\":\"a\",\"nodes\":[\"a\"]}\n\
+             {\"kind\":\"summary\",\"scenario\":\"x\",\"nodes\":[{\"name\":\"a\"}]}\n",
+        );
         let error = v.error.as_deref().unwrap();
         assert!(v.loaded.is_none());
         assert!(
