@@ -137,3 +137,19 @@ test('an embed can show the diagram: view=spacetime in its link', async () => {
   assert.equal(await page.locator('.embed-slider').inputValue(), '34');
   await page.close();
 });
+
+test('at 1280×720 the diagram\'s text is at least 12 px, with 4 lanes and with 9', async () => {
+  for (const hash of ['#/play/zombie-worker?seed=1&step=40&view=spacetime', '#/play/redis-failover?seed=1&step=192&view=spacetime']) {
+    const page = await open(hash);
+    await page.setViewportSize({ width: 1280, height: 720 });
+    const svg = page.locator('.spacetime-picture svg');
+    await svg.waitFor();
+    // The rendered size of every text: its font size times the drawing's scale on screen.
+    const smallest = await svg.evaluate((el) => {
+      const scale = el.getScreenCTM().a;
+      return Math.min(...[...el.querySelectorAll('text')].map((t) => parseFloat(getComputedStyle(t).fontSize) * scale));
+    });
+    assert.ok(smallest >= 12, `${hash}: smallest text ${smallest.toFixed(1)} px`);
+    await page.close();
+  }
+});
