@@ -64,6 +64,66 @@ impl Markup {
     }
 }
 
+impl Markup {
+    /// An element written attribute by attribute, straight into the text:
+    /// `s.el("rect").num("x", 3).attr("fill", "#fff").leaf()`. No list of pairs and no string
+    /// per number, which keeps a drawing of many kinds of element small in the wasm bundle.
+    pub fn el<'a>(&'a mut self, tag: &'a str) -> El<'a> {
+        self.out.push('<');
+        self.out.push_str(tag);
+        El {
+            out: &mut self.out,
+            tag,
+        }
+    }
+}
+
+/// An element whose start tag is being written; see [`Markup::el`].
+pub struct El<'a> {
+    out: &'a mut String,
+    tag: &'a str,
+}
+
+impl El<'_> {
+    /// ` name="value"`; the value must already be escaped.
+    #[inline(never)]
+    pub fn attr(self, name: &str, value: &str) -> Self {
+        self.out.push(' ');
+        self.out.push_str(name);
+        self.out.push_str("=\"");
+        self.out.push_str(value);
+        self.out.push('"');
+        self
+    }
+
+    /// ` name="number"`.
+    #[inline(never)]
+    pub fn num(self, name: &str, value: impl std::fmt::Display) -> Self {
+        let _ = write!(self.out, " {name}=\"{value}\"");
+        self
+    }
+
+    /// Ends the element: `/>`.
+    #[inline(never)]
+    pub fn leaf(self) {
+        self.out.push_str("/>");
+    }
+
+    /// Ends the start tag: `>` (the caller closes the element).
+    #[inline(never)]
+    pub fn open(self) {
+        self.out.push('>');
+    }
+
+    /// `>text</tag>`, with the text escaped.
+    #[inline(never)]
+    pub fn text(self, text: &str) {
+        self.out.push('>');
+        self.out.push_str(&escape(text));
+        let _ = write!(self.out, "</{}>", self.tag);
+    }
+}
+
 /// A number as attribute text.
 pub fn n(v: impl std::fmt::Display) -> String {
     v.to_string()
@@ -89,5 +149,18 @@ mod tests {
         s.text("text", &[], "a<b");
         s.close("g");
         assert_eq!(s.out, r#"<g class="node"><rect x="1"/><text>a&lt;b</text></g>"#);
+    }
+
+    #[test]
+    fn writes_elements_attribute_by_attribute() {
+        let mut s = Markup::default();
+        s.el("g").attr("class", "node").open();
+        s.el("rect").num("x", -3).num("w", 7usize).leaf();
+        s.el("text").attr("fill", "#fff").text("a<b");
+        s.close("g");
+        assert_eq!(
+            s.out,
+            r##"<g class="node"><rect x="-3" w="7"/><text fill="#fff">a&lt;b</text></g>"##
+        );
     }
 }

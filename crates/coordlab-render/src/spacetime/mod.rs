@@ -12,7 +12,7 @@
 pub mod model;
 mod palette;
 
-use crate::markup::{escape, n, Markup};
+use crate::markup::{escape, Markup};
 use coordlab_sim::trace::{EventKind, Trace};
 pub use model::Diagram;
 use model::{Span, SpanKind, ORDER_COL_PX};
@@ -183,38 +183,36 @@ pub fn svg(trace: &Trace, diagram: &Diagram, cursor: usize, options: Options) ->
         shown.end.saturating_sub(1),
         diagram.len()
     );
-    s.open(
-        "svg",
-        &[
-            ("xmlns", "http://www.w3.org/2000/svg"),
-            ("class", "spacetime"),
-            ("width", &n(f.width)),
-            ("height", &n(f.height)),
-            ("viewBox", &format!("0 0 {} {}", f.width, f.height)),
-            ("role", "img"),
-            ("aria-label", &escape(&label)),
-            ("font-family", FONTS),
-            ("font-size", "15"),
-        ],
-    );
+    s.el("svg")
+        .attr("xmlns", "http://www.w3.org/2000/svg")
+        .attr("class", "spacetime")
+        .num("width", f.width)
+        .num("height", f.height)
+        .attr("viewBox", &format!("0 0 {} {}", f.width, f.height))
+        .attr("role", "img")
+        .attr("aria-label", &escape(&label))
+        .attr("font-family", FONTS)
+        .attr("font-size", "15")
+        .open();
     s.title(&label);
-    s.text("desc", &[], &describe(trace, shown.clone()));
+    s.el("desc").text(&describe(trace, shown.clone()));
     defs(&mut s, &f);
-    s.leaf(
-        "rect",
-        &[("width", &n(f.width)), ("height", &n(f.height)), ("fill", PAPER)],
-    );
+    s.el("rect")
+        .num("width", f.width)
+        .num("height", f.height)
+        .attr("fill", PAPER)
+        .leaf();
     if diagram.is_empty() {
-        s.text(
-            "text",
-            &[("x", "20"), ("y", "40"), ("fill", INK)],
-            "This trace has no events.",
-        );
+        s.el("text")
+            .attr("x", "20")
+            .attr("y", "40")
+            .attr("fill", INK)
+            .text("This trace has no events.");
         s.close("svg");
         return s.out;
     }
     lanes(&mut s, &f);
-    s.open("g", &[("clip-path", "url(#st-plot)")]);
+    s.el("g").attr("clip-path", "url(#st-plot)").open();
     bands(&mut s, &f);
     spans(&mut s, &f);
     beat_lines(trace, &mut s, &f, &shown);
@@ -241,53 +239,44 @@ pub fn describe(trace: &Trace, steps: Range<usize>) -> String {
 }
 
 fn defs(s: &mut Markup, f: &Frame) {
-    s.open("defs", &[]);
-    s.open(
-        "marker",
-        &[
-            ("id", "st-arrow"),
-            ("viewBox", "0 0 10 10"),
-            ("refX", "9"),
-            ("refY", "5"),
-            ("markerWidth", "7"),
-            ("markerHeight", "7"),
-            ("orient", "auto-start-reverse"),
-        ],
-    );
-    s.leaf("path", &[("d", "M0 0L10 5L0 10z"), ("fill", MESSAGE)]);
+    s.el("defs").open();
+    s.el("marker")
+        .attr("id", "st-arrow")
+        .attr("viewBox", "0 0 10 10")
+        .attr("refX", "9")
+        .attr("refY", "5")
+        .attr("markerWidth", "7")
+        .attr("markerHeight", "7")
+        .attr("orient", "auto-start-reverse")
+        .open();
+    s.el("path")
+        .attr("d", "M0 0L10 5L0 10z")
+        .attr("fill", MESSAGE)
+        .leaf();
     s.close("marker");
     for (id, colour) in [("st-hatch-unsafe", UNSAFE), ("st-hatch-crash", CRASH)] {
-        s.open(
-            "pattern",
-            &[
-                ("id", id),
-                ("width", "8"),
-                ("height", "8"),
-                ("patternUnits", "userSpaceOnUse"),
-                ("patternTransform", "rotate(45)"),
-            ],
-        );
-        s.leaf(
-            "rect",
-            &[
-                ("width", "3"),
-                ("height", "8"),
-                ("fill", colour),
-                ("fill-opacity", "0.28"),
-            ],
-        );
+        s.el("pattern")
+            .attr("id", id)
+            .attr("width", "8")
+            .attr("height", "8")
+            .attr("patternUnits", "userSpaceOnUse")
+            .attr("patternTransform", "rotate(45)")
+            .open();
+        s.el("rect")
+            .attr("width", "3")
+            .attr("height", "8")
+            .attr("fill", colour)
+            .attr("fill-opacity", "0.28")
+            .leaf();
         s.close("pattern");
     }
-    s.open("clipPath", &[("id", "st-plot")]);
-    s.leaf(
-        "rect",
-        &[
-            ("x", &n(PLOT_X0 - 12)),
-            ("y", "0"),
-            ("width", &n(f.width - PLOT_X0 + 12)),
-            ("height", &n(f.lanes_bottom() + 6)),
-        ],
-    );
+    s.el("clipPath").attr("id", "st-plot").open();
+    s.el("rect")
+        .num("x", PLOT_X0 - 12)
+        .attr("y", "0")
+        .num("width", f.width - PLOT_X0 + 12)
+        .num("height", f.lanes_bottom() + 6)
+        .leaf();
     s.close("clipPath");
     s.close("defs");
 }
@@ -296,40 +285,30 @@ fn lanes(s: &mut Markup, f: &Frame) {
     for (lane, name) in f.diagram.lanes.iter().enumerate() {
         let y = f.lane_y(lane);
         if lane % 2 == 1 {
-            s.leaf(
-                "rect",
-                &[
-                    ("x", "0"),
-                    ("y", &n(y - f.lane_h / 2)),
-                    ("width", &n(f.width)),
-                    ("height", &n(f.lane_h)),
-                    ("fill", LANE_SHADE),
-                ],
-            );
+            s.el("rect")
+                .attr("x", "0")
+                .num("y", y - f.lane_h / 2)
+                .num("width", f.width)
+                .num("height", f.lane_h)
+                .attr("fill", LANE_SHADE)
+                .leaf();
         }
-        s.leaf(
-            "line",
-            &[
-                ("x1", &n(PLOT_X0 - 8)),
-                ("y1", &n(y)),
-                ("x2", &n(f.plot_right())),
-                ("y2", &n(y)),
-                ("stroke", LANE),
-                ("stroke-width", "1.5"),
-            ],
-        );
-        s.text(
-            "text",
-            &[
-                ("x", &n(PLOT_X0 - 14)),
-                ("y", &n(y + 5)),
-                ("text-anchor", "end"),
-                ("font-weight", "700"),
-                ("font-size", "16"),
-                ("fill", INK),
-            ],
-            &fit(name, 17),
-        );
+        s.el("line")
+            .num("x1", PLOT_X0 - 8)
+            .num("y1", y)
+            .num("x2", f.plot_right())
+            .num("y2", y)
+            .attr("stroke", LANE)
+            .attr("stroke-width", "1.5")
+            .leaf();
+        s.el("text")
+            .num("x", PLOT_X0 - 14)
+            .num("y", y + 5)
+            .attr("text-anchor", "end")
+            .attr("font-weight", "700")
+            .attr("font-size", "16")
+            .attr("fill", INK)
+            .text(&fit(name, 17));
     }
 }
 
@@ -354,34 +333,27 @@ fn bands(s: &mut Markup, f: &Frame) {
             continue;
         }
         let (x0, x1) = (f.x(band.start), f.until(band.end));
-        s.open("g", &[]);
+        s.el("g").open();
         s.title(&band.text);
-        s.leaf(
-            "rect",
-            &[
-                ("x", &n(x0)),
-                ("y", &n(TOP - 4)),
-                ("width", &n((x1 - x0).max(3))),
-                ("height", &n(f.lanes_bottom() - TOP + 4)),
-                ("fill", "url(#st-hatch-unsafe)"),
-                ("stroke", UNSAFE),
-                ("stroke-width", "1.5"),
-            ],
-        );
-        s.text(
-            "text",
-            &[
-                ("x", &n(x0.max(PLOT_X0) + 5)),
-                ("y", &n(TOP + 12)),
-                ("fill", UNSAFE_TEXT),
-                ("stroke", PAPER),
-                ("stroke-width", "3"),
-                ("paint-order", "stroke"),
-                ("font-weight", "700"),
-                ("font-size", "14"),
-            ],
-            "⚠ unsafe window",
-        );
+        s.el("rect")
+            .num("x", x0)
+            .num("y", TOP - 4)
+            .num("width", (x1 - x0).max(3))
+            .num("height", f.lanes_bottom() - TOP + 4)
+            .attr("fill", "url(#st-hatch-unsafe)")
+            .attr("stroke", UNSAFE)
+            .attr("stroke-width", "1.5")
+            .leaf();
+        s.el("text")
+            .num("x", x0.max(PLOT_X0) + 5)
+            .num("y", TOP + 12)
+            .attr("fill", UNSAFE_TEXT)
+            .attr("stroke", PAPER)
+            .attr("stroke-width", "3")
+            .attr("paint-order", "stroke")
+            .attr("font-weight", "700")
+            .attr("font-size", "14")
+            .text("⚠ unsafe window");
         s.close("g");
     }
 }
@@ -421,45 +393,40 @@ fn draw_span(s: &mut Markup, f: &Frame, span: &Span, free_x: &mut [i64]) {
         SpanKind::Granted => (y + f.lane_h / 2 - 11, 7),
         _ => (y - 10, 20),
     };
-    s.open("g", &[]);
+    s.el("g").open();
     s.title(&format!("{}: {}", f.diagram.lanes[span.lane], span.label));
-    let mut attrs = vec![
-        ("x", n(x0)),
-        ("y", n(top)),
-        ("width", n((x1 - x0).max(3))),
-        ("height", n(height)),
-        ("fill", fill.to_string()),
-        ("stroke", edge.to_string()),
-        ("stroke-width", "1.5".to_string()),
-    ];
+    let mut rect = s
+        .el("rect")
+        .num("x", x0)
+        .num("y", top)
+        .num("width", (x1 - x0).max(3))
+        .num("height", height)
+        .attr("fill", fill)
+        .attr("stroke", edge)
+        .attr("stroke-width", "1.5");
     if matches!(
         span.kind,
         SpanKind::Holding | SpanKind::Drifting | SpanKind::CutOff
     ) {
-        attrs.push(("stroke-dasharray", "5 3".to_string()));
+        rect = rect.attr("stroke-dasharray", "5 3");
     }
-    let attrs: Vec<(&str, &str)> = attrs.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    s.leaf("rect", &attrs);
+    rect.leaf();
     if !matches!(span.kind, SpanKind::Believes | SpanKind::Granted) {
         // The label stays readable when the span began off to the left.
         let lx = x0.max(free_x[span.lane]) + 5;
         let room = x1.max(lx + 90) - lx;
         let label = fit(&span.label, chars_in(room));
         free_x[span.lane] = lx + label.chars().count() as i64 * 8 + 6;
-        s.text(
-            "text",
-            &[
-                ("x", &n(lx)),
-                ("y", &n(y + 5)),
-                ("fill", INK),
-                ("font-weight", "700"),
-                ("font-size", "14"),
-                ("stroke", PAPER),
-                ("stroke-width", "3"),
-                ("paint-order", "stroke"),
-            ],
-            &label,
-        );
+        s.el("text")
+            .num("x", lx)
+            .num("y", y + 5)
+            .attr("fill", INK)
+            .attr("font-weight", "700")
+            .attr("font-size", "14")
+            .attr("stroke", PAPER)
+            .attr("stroke-width", "3")
+            .attr("paint-order", "stroke")
+            .text(&label);
     }
     s.close("g");
 }
@@ -467,18 +434,15 @@ fn draw_span(s: &mut Markup, f: &Frame, span: &Span, free_x: &mut [i64]) {
 fn beat_lines(trace: &Trace, s: &mut Markup, f: &Frame, shown: &Range<usize>) {
     for (_, seq) in reached_beats(trace, shown) {
         let x = f.x(seq);
-        s.leaf(
-            "line",
-            &[
-                ("x1", &n(x)),
-                ("y1", &n(TOP - 6)),
-                ("x2", &n(x)),
-                ("y2", &n(f.lanes_bottom())),
-                ("stroke", INK),
-                ("stroke-width", "1.2"),
-                ("stroke-dasharray", "2 4"),
-            ],
-        );
+        s.el("line")
+            .num("x1", x)
+            .num("y1", TOP - 6)
+            .num("x2", x)
+            .num("y2", f.lanes_bottom())
+            .attr("stroke", INK)
+            .attr("stroke-width", "1.2")
+            .attr("stroke-dasharray", "2 4")
+            .leaf();
     }
 }
 
@@ -505,37 +469,31 @@ fn beat_labels(trace: &Trace, s: &mut Markup, f: &Frame, shown: &Range<usize>) {
             .unwrap_or(f.width - x)
             - 24;
         let title = &trace.beats[number - 1].title;
-        s.open("g", &[("data-seq", &n(seq))]);
+        s.el("g").num("data-seq", seq).open();
         s.title(&format!("Beat {number}: {title}"));
-        s.leaf(
-            "circle",
-            &[("cx", &n(x)), ("cy", &n(y)), ("r", "10"), ("fill", INK)],
-        );
-        s.text(
-            "text",
-            &[
-                ("x", &n(x)),
-                ("y", &n(y + 5)),
-                ("text-anchor", "middle"),
-                ("fill", PAPER),
-                ("font-weight", "700"),
-                ("font-size", "14"),
-            ],
-            &number.to_string(),
-        );
-        s.text(
-            "text",
-            &[
-                ("x", &n(x + 14)),
-                ("y", &n(y + 5)),
-                ("fill", INK),
-                ("font-weight", "600"),
-                ("stroke", PAPER),
-                ("stroke-width", "3"),
-                ("paint-order", "stroke"),
-            ],
-            &fit(title, chars_in(room).max(6)),
-        );
+        s.el("circle")
+            .num("cx", x)
+            .num("cy", y)
+            .attr("r", "10")
+            .attr("fill", INK)
+            .leaf();
+        s.el("text")
+            .num("x", x)
+            .num("y", y + 5)
+            .attr("text-anchor", "middle")
+            .attr("fill", PAPER)
+            .attr("font-weight", "700")
+            .attr("font-size", "14")
+            .text(&number.to_string());
+        s.el("text")
+            .num("x", x + 14)
+            .num("y", y + 5)
+            .attr("fill", INK)
+            .attr("font-weight", "600")
+            .attr("stroke", PAPER)
+            .attr("stroke-width", "3")
+            .attr("paint-order", "stroke")
+            .text(&fit(title, chars_in(room).max(6)));
         s.close("g");
     }
 }
@@ -550,34 +508,27 @@ fn violations(trace: &Trace, s: &mut Markup, f: &Frame, shown: &Range<usize>) {
         }
         let x = f.x(i);
         let text = format!("✕ violated: {}", e.violations.join(", "));
-        s.open("g", &[("data-seq", &n(i))]);
+        s.el("g").num("data-seq", i).open();
         s.title(&format!("Step {i}: {text}"));
-        s.leaf(
-            "line",
-            &[
-                ("x1", &n(x)),
-                ("y1", &n(TOP - 4)),
-                ("x2", &n(x)),
-                ("y2", &n(f.lanes_bottom())),
-                ("stroke", UNSAFE),
-                ("stroke-width", "2.5"),
-            ],
-        );
-        s.text(
-            "text",
-            &[
-                ("x", &n(x - 5)),
-                ("y", &n(f.lanes_bottom() - 8 - 18 * (row % 2))),
-                ("text-anchor", "end"),
-                ("fill", UNSAFE_TEXT),
-                ("font-weight", "700"),
-                ("font-size", "14"),
-                ("stroke", PAPER),
-                ("stroke-width", "3"),
-                ("paint-order", "stroke"),
-            ],
-            &fit(&text, chars_in(x - PLOT_X0).max(14)),
-        );
+        s.el("line")
+            .num("x1", x)
+            .num("y1", TOP - 4)
+            .num("x2", x)
+            .num("y2", f.lanes_bottom())
+            .attr("stroke", UNSAFE)
+            .attr("stroke-width", "2.5")
+            .leaf();
+        s.el("text")
+            .num("x", x - 5)
+            .num("y", f.lanes_bottom() - 8 - 18 * (row % 2))
+            .attr("text-anchor", "end")
+            .attr("fill", UNSAFE_TEXT)
+            .attr("font-weight", "700")
+            .attr("font-size", "14")
+            .attr("stroke", PAPER)
+            .attr("stroke-width", "3")
+            .attr("paint-order", "stroke")
+            .text(&fit(&text, chars_in(x - PLOT_X0).max(14)));
         s.close("g");
         row += 1;
     }
@@ -603,29 +554,28 @@ fn messages(trace: &Trace, s: &mut Markup, f: &Frame, shown: &Range<usize>) {
         let now = i == f.cursor;
         let colour = if lost { UNSAFE } else { MESSAGE };
         let width = if now { "3" } else { "1.6" };
-        let mut attrs = vec![
-            ("x1", n(x0)),
-            ("y1", n(y0)),
-            ("x2", n(x1)),
-            ("y2", n(y1)),
-            ("stroke", colour.to_string()),
-            ("stroke-width", width.to_string()),
-        ];
-        if !lost {
-            attrs.push(("marker-end", "url(#st-arrow)".to_string()));
-        }
-        if d.held[i] {
-            attrs.push(("stroke-dasharray", "7 4".to_string()));
-        }
-        let attrs: Vec<(&str, &str)> = attrs.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        s.open("g", &[("data-seq", &n(i))]);
+        s.el("g").num("data-seq", i).open();
         s.title(&format!(
             "{} → {}: {}",
             trace.node_name(m.from),
             trace.node_name(m.to),
             m.label
         ));
-        s.leaf("line", &attrs);
+        let mut line = s
+            .el("line")
+            .num("x1", x0)
+            .num("y1", y0)
+            .num("x2", x1)
+            .num("y2", y1)
+            .attr("stroke", colour)
+            .attr("stroke-width", width);
+        if !lost {
+            line = line.attr("marker-end", "url(#st-arrow)");
+        }
+        if d.held[i] {
+            line = line.attr("stroke-dasharray", "7 4");
+        }
+        line.leaf();
         if lost {
             cross(s, x1, y1, UNSAFE);
         }
@@ -653,25 +603,22 @@ fn messages(trace: &Trace, s: &mut Markup, f: &Frame, shown: &Range<usize>) {
         } else {
             y0
         };
-        s.open("g", &[]);
+        s.el("g").open();
         s.title(&format!(
             "On its way: {} → {}: {}",
             trace.node_name(m.from),
             trace.node_name(m.to),
             m.label
         ));
-        s.leaf(
-            "line",
-            &[
-                ("x1", &n(x0)),
-                ("y1", &n(y0)),
-                ("x2", &n(cursor_x)),
-                ("y2", &n(y)),
-                ("stroke", MESSAGE),
-                ("stroke-width", "1.6"),
-                ("stroke-dasharray", "2 3"),
-            ],
-        );
+        s.el("line")
+            .num("x1", x0)
+            .num("y1", y0)
+            .num("x2", cursor_x)
+            .num("y2", y)
+            .attr("stroke", MESSAGE)
+            .attr("stroke-width", "1.6")
+            .attr("stroke-dasharray", "2 3")
+            .leaf();
         s.close("g");
     }
     // Messages the network lost at once: a short arrow that ends in a cross.
@@ -682,24 +629,21 @@ fn messages(trace: &Trace, s: &mut Markup, f: &Frame, shown: &Range<usize>) {
             };
             let (x0, y0) = (f.x(i), f.lane_y(a));
             let (x1, y1) = (x0 + 26, y0 + (f.lane_y(b) - y0) / 2);
-            s.open("g", &[("data-seq", &n(i))]);
+            s.el("g").num("data-seq", i).open();
             s.title(&format!(
                 "Lost: {} → {}: {}",
                 trace.node_name(m.from),
                 trace.node_name(m.to),
                 m.label
             ));
-            s.leaf(
-                "line",
-                &[
-                    ("x1", &n(x0)),
-                    ("y1", &n(y0)),
-                    ("x2", &n(x1)),
-                    ("y2", &n(y1)),
-                    ("stroke", UNSAFE),
-                    ("stroke-width", "1.6"),
-                ],
-            );
+            s.el("line")
+                .num("x1", x0)
+                .num("y1", y0)
+                .num("x2", x1)
+                .num("y2", y1)
+                .attr("stroke", UNSAFE)
+                .attr("stroke-width", "1.6")
+                .leaf();
             cross(s, x1, y1, UNSAFE);
             s.close("g");
         }
@@ -711,33 +655,26 @@ fn message_label(s: &mut Markup, f: &Frame, x: i64, y: i64, label: &str) {
     let text = fit(label, 44);
     let w = text.chars().count() as i64 * 7;
     let x = x.clamp(PLOT_X0 + w / 2, (f.plot_right() - w / 2).max(PLOT_X0 + w / 2));
-    s.text(
-        "text",
-        &[
-            ("x", &n(x)),
-            ("y", &n(y - 6)),
-            ("text-anchor", "middle"),
-            ("fill", MESSAGE_TEXT),
-            ("font-weight", "700"),
-            ("font-size", "14"),
-            ("stroke", PAPER),
-            ("stroke-width", "4"),
-            ("paint-order", "stroke"),
-        ],
-        &text,
-    );
+    s.el("text")
+        .num("x", x)
+        .num("y", y - 6)
+        .attr("text-anchor", "middle")
+        .attr("fill", MESSAGE_TEXT)
+        .attr("font-weight", "700")
+        .attr("font-size", "14")
+        .attr("stroke", PAPER)
+        .attr("stroke-width", "4")
+        .attr("paint-order", "stroke")
+        .text(&text);
 }
 
 fn cross(s: &mut Markup, x: i64, y: i64, colour: &str) {
-    s.leaf(
-        "path",
-        &[
-            ("d", &format!("M{} {}l10 10m0 -10l-10 10", x - 5, y - 5)),
-            ("stroke", colour),
-            ("stroke-width", "2.5"),
-            ("fill", "none"),
-        ],
-    );
+    s.el("path")
+        .attr("d", &format!("M{} {}l10 10m0 -10l-10 10", x - 5, y - 5))
+        .attr("stroke", colour)
+        .attr("stroke-width", "2.5")
+        .attr("fill", "none")
+        .leaf();
 }
 
 fn marks(trace: &Trace, s: &mut Markup, f: &Frame, shown: &Range<usize>) {
@@ -747,31 +684,25 @@ fn marks(trace: &Trace, s: &mut Markup, f: &Frame, shown: &Range<usize>) {
             continue;
         };
         let (x, y) = (f.x(i), f.lane_y(lane));
-        s.open("g", &[("data-seq", &n(i)), ("class", "st-mark")]);
+        s.el("g").num("data-seq", i).attr("class", "st-mark").open();
         s.title(&e.line());
         // A larger target than the mark, for clicking.
-        s.leaf(
-            "circle",
-            &[
-                ("cx", &n(x)),
-                ("cy", &n(y)),
-                ("r", "11"),
-                ("fill", INK),
-                ("fill-opacity", "0"),
-            ],
-        );
+        s.el("circle")
+            .num("cx", x)
+            .num("cy", y)
+            .attr("r", "11")
+            .attr("fill", INK)
+            .attr("fill-opacity", "0")
+            .leaf();
         if i == f.cursor {
-            s.leaf(
-                "circle",
-                &[
-                    ("cx", &n(x)),
-                    ("cy", &n(y)),
-                    ("r", "10"),
-                    ("fill", "none"),
-                    ("stroke", INK),
-                    ("stroke-width", "2.5"),
-                ],
-            );
+            s.el("circle")
+                .num("cx", x)
+                .num("cy", y)
+                .attr("r", "10")
+                .attr("fill", "none")
+                .attr("stroke", INK)
+                .attr("stroke-width", "2.5")
+                .leaf();
         }
         mark_shape(s, e.kind, x, y);
         s.close("g");
@@ -782,25 +713,24 @@ fn marks(trace: &Trace, s: &mut Markup, f: &Frame, shown: &Range<usize>) {
 fn mark_shape(s: &mut Markup, kind: EventKind, x: i64, y: i64) {
     match kind {
         EventKind::Deliver => {
-            s.leaf(
-                "circle",
-                &[("cx", &n(x)), ("cy", &n(y)), ("r", "4.5"), ("fill", MESSAGE)],
-            );
+            s.el("circle")
+                .num("cx", x)
+                .num("cy", y)
+                .attr("r", "4.5")
+                .attr("fill", MESSAGE)
+                .leaf();
         }
         EventKind::Start | EventKind::Timer => {
             let fill = if kind == EventKind::Start { INK } else { PAPER };
-            s.leaf(
-                "rect",
-                &[
-                    ("x", &n(x - 4)),
-                    ("y", &n(y - 4)),
-                    ("width", "8"),
-                    ("height", "8"),
-                    ("fill", fill),
-                    ("stroke", INK),
-                    ("stroke-width", "1.5"),
-                ],
-            );
+            s.el("rect")
+                .num("x", x - 4)
+                .num("y", y - 4)
+                .attr("width", "8")
+                .attr("height", "8")
+                .attr("fill", fill)
+                .attr("stroke", INK)
+                .attr("stroke-width", "1.5")
+                .leaf();
         }
         EventKind::Fault | EventKind::Resume => {
             let fill = if kind == EventKind::Fault {
@@ -808,15 +738,12 @@ fn mark_shape(s: &mut Markup, kind: EventKind, x: i64, y: i64) {
             } else {
                 PAPER
             };
-            s.leaf(
-                "path",
-                &[
-                    ("d", &format!("M{} {}l7 12h-14z", x, y - 8)),
-                    ("fill", fill),
-                    ("stroke", INK),
-                    ("stroke-width", "1.5"),
-                ],
-            );
+            s.el("path")
+                .attr("d", &format!("M{} {}l7 12h-14z", x, y - 8))
+                .attr("fill", fill)
+                .attr("stroke", INK)
+                .attr("stroke-width", "1.5")
+                .leaf();
         }
         EventKind::PeerDown => cross(s, x, y, INK),
         EventKind::Undeliverable => cross(s, x, y, UNSAFE),
@@ -825,47 +752,37 @@ fn mark_shape(s: &mut Markup, kind: EventKind, x: i64, y: i64) {
 
 fn cursor_line(s: &mut Markup, f: &Frame) {
     let x = f.x(f.cursor);
-    s.leaf(
-        "line",
-        &[
-            ("x1", &n(x)),
-            ("y1", &n(TOP - 8)),
-            ("x2", &n(x)),
-            ("y2", &n(f.lanes_bottom() + 4)),
-            ("stroke", INK),
-            ("stroke-width", "2"),
-        ],
-    );
+    s.el("line")
+        .num("x1", x)
+        .num("y1", TOP - 8)
+        .num("x2", x)
+        .num("y2", f.lanes_bottom() + 4)
+        .attr("stroke", INK)
+        .attr("stroke-width", "2")
+        .leaf();
 }
 
 fn axis(trace: &Trace, s: &mut Markup, f: &Frame, shown: &Range<usize>) {
     let y = f.lanes_bottom() + 4;
-    s.leaf(
-        "line",
-        &[
-            ("x1", &n(PLOT_X0 - 8)),
-            ("y1", &n(y)),
-            ("x2", &n(f.plot_right())),
-            ("y2", &n(y)),
-            ("stroke", MUTED),
-            ("stroke-width", "1.5"),
-        ],
-    );
+    s.el("line")
+        .num("x1", PLOT_X0 - 8)
+        .num("y1", y)
+        .num("x2", f.plot_right())
+        .num("y2", y)
+        .attr("stroke", MUTED)
+        .attr("stroke-width", "1.5")
+        .leaf();
     let caption = match f.axis {
         Axis::Time => "time →",
         Axis::Order => "events in order →",
     };
-    s.text(
-        "text",
-        &[
-            ("x", &n(PLOT_X0 - 14)),
-            ("y", &n(y + 20)),
-            ("text-anchor", "end"),
-            ("fill", MUTED),
-            ("font-size", "14"),
-        ],
-        caption,
-    );
+    s.el("text")
+        .num("x", PLOT_X0 - 14)
+        .num("y", y + 20)
+        .attr("text-anchor", "end")
+        .attr("fill", MUTED)
+        .attr("font-size", "14")
+        .text(caption);
     let cursor_x = f.x(f.cursor);
     if f.axis == Axis::Time {
         for b in &f.diagram.breaks {
@@ -878,20 +795,17 @@ fn axis(trace: &Trace, s: &mut Markup, f: &Frame, shown: &Range<usize>) {
                 continue;
             }
             // Two slanted strokes across the axis: time is cut here.
-            s.open("g", &[]);
+            s.el("g").open();
             s.title(&format!(
                 "{} of quiet, drawn shorter",
                 model::time_label(b.gap_us)
             ));
-            s.leaf(
-                "path",
-                &[
-                    ("d", &format!("M{} {}l4 -10m2 10l4 -10", mid - 5, y + 5)),
-                    ("stroke", MUTED),
-                    ("stroke-width", "1.5"),
-                    ("fill", "none"),
-                ],
-            );
+            s.el("path")
+                .attr("d", &format!("M{} {}l4 -10m2 10l4 -10", mid - 5, y + 5))
+                .attr("stroke", MUTED)
+                .attr("stroke-width", "1.5")
+                .attr("fill", "none")
+                .leaf();
             s.close("g");
         }
     }
@@ -907,55 +821,41 @@ fn axis(trace: &Trace, s: &mut Markup, f: &Frame, shown: &Range<usize>) {
             Axis::Time => model::time_label(trace.entries[i].time_us),
             Axis::Order => format!("step {i}"),
         };
-        s.leaf(
-            "line",
-            &[
-                ("x1", &n(x)),
-                ("y1", &n(y)),
-                ("x2", &n(x)),
-                ("y2", &n(y + 5)),
-                ("stroke", MUTED),
-            ],
-        );
-        s.text(
-            "text",
-            &[
-                ("x", &n(x)),
-                ("y", &n(y + 20)),
-                ("text-anchor", "middle"),
-                ("fill", MUTED),
-                ("font-size", "14"),
-            ],
-            &text,
-        );
+        s.el("line")
+            .num("x1", x)
+            .num("y1", y)
+            .num("x2", x)
+            .num("y2", y + 5)
+            .attr("stroke", MUTED)
+            .leaf();
+        s.el("text")
+            .num("x", x)
+            .num("y", y + 20)
+            .attr("text-anchor", "middle")
+            .attr("fill", MUTED)
+            .attr("font-size", "14")
+            .text(&text);
     }
     let e = &trace.entries[f.cursor];
     let text = format!("step {} · {}", f.cursor, model::time_label(e.time_us));
     let w = text.chars().count() as i64 * 8 + 14;
     let x = cursor_x.clamp(PLOT_X0 + w / 2, (f.plot_right() - w / 2).max(PLOT_X0 + w / 2));
-    s.leaf(
-        "rect",
-        &[
-            ("x", &n(x - w / 2)),
-            ("y", &n(y + 5)),
-            ("width", &n(w)),
-            ("height", "22"),
-            ("rx", "11"),
-            ("fill", INK),
-        ],
-    );
-    s.text(
-        "text",
-        &[
-            ("x", &n(x)),
-            ("y", &n(y + 21)),
-            ("text-anchor", "middle"),
-            ("fill", PAPER),
-            ("font-weight", "700"),
-            ("font-size", "14"),
-        ],
-        &text,
-    );
+    s.el("rect")
+        .num("x", x - w / 2)
+        .num("y", y + 5)
+        .num("width", w)
+        .attr("height", "22")
+        .attr("rx", "11")
+        .attr("fill", INK)
+        .leaf();
+    s.el("text")
+        .num("x", x)
+        .num("y", y + 21)
+        .attr("text-anchor", "middle")
+        .attr("fill", PAPER)
+        .attr("font-weight", "700")
+        .attr("font-size", "14")
+        .text(&text);
 }
 
 /// What each shape means, for the kinds this run has.
@@ -988,63 +888,52 @@ fn legend(s: &mut Markup, f: &Frame) {
     let mut x = PLOT_X0 - 8;
     for (key, text) in items {
         legend_swatch(s, key, x, y);
-        s.text(
-            "text",
-            &[
-                ("x", &n(x + 26)),
-                ("y", &n(y + 5)),
-                ("fill", INK),
-                ("font-size", "14"),
-            ],
-            text,
-        );
+        s.el("text")
+            .num("x", x + 26)
+            .num("y", y + 5)
+            .attr("fill", INK)
+            .attr("font-size", "14")
+            .text(text);
         x += 40 + text.chars().count() as i64 * 8;
     }
 }
 
 fn legend_swatch(s: &mut Markup, key: &str, x: i64, y: i64) {
     let rect = |s: &mut Markup, fill: &str, edge: &str, top: i64, h: i64| {
-        s.leaf(
-            "rect",
-            &[
-                ("x", &n(x)),
-                ("y", &n(top)),
-                ("width", "20"),
-                ("height", &n(h)),
-                ("fill", fill),
-                ("stroke", edge),
-                ("stroke-width", "1.5"),
-            ],
-        );
+        s.el("rect")
+            .num("x", x)
+            .num("y", top)
+            .attr("width", "20")
+            .num("height", h)
+            .attr("fill", fill)
+            .attr("stroke", edge)
+            .attr("stroke-width", "1.5")
+            .leaf();
     };
     match key {
-        "msg" => s.leaf(
-            "line",
-            &[
-                ("x1", &n(x)),
-                ("y1", &n(y + 4)),
-                ("x2", &n(x + 20)),
-                ("y2", &n(y - 4)),
-                ("stroke", MESSAGE),
-                ("stroke-width", "1.6"),
-                ("marker-end", "url(#st-arrow)"),
-            ],
-        ),
+        "msg" => s
+            .el("line")
+            .num("x1", x)
+            .num("y1", y + 4)
+            .num("x2", x + 20)
+            .num("y2", y - 4)
+            .attr("stroke", MESSAGE)
+            .attr("stroke-width", "1.6")
+            .attr("marker-end", "url(#st-arrow)")
+            .leaf(),
         "believes" => rect(s, PAPER, HOLD, y - 3, 7),
         "granted" => rect(s, HOLD, HOLD, y - 3, 7),
         "unsafe" => rect(s, "url(#st-hatch-unsafe)", UNSAFE, y - 8, 16),
         "paused" => rect(s, PAUSE, PAUSE_EDGE, y - 8, 16),
         "crashed" => rect(s, "url(#st-hatch-crash)", CRASH, y - 8, 16),
         "cut" => rect(s, CUT, CUT_EDGE, y - 8, 16),
-        _ => s.leaf(
-            "path",
-            &[
-                ("d", &format!("M{} {}l4 -10m2 10l4 -10", x + 5, y + 5)),
-                ("stroke", MUTED),
-                ("stroke-width", "1.5"),
-                ("fill", "none"),
-            ],
-        ),
+        _ => s
+            .el("path")
+            .attr("d", &format!("M{} {}l4 -10m2 10l4 -10", x + 5, y + 5))
+            .attr("stroke", MUTED)
+            .attr("stroke-width", "1.5")
+            .attr("fill", "none")
+            .leaf(),
     }
 }
 
