@@ -108,7 +108,7 @@ test('a jsonl trace file opens at #/trace and is drawn read-only', async () => {
   await page.close();
 });
 
-test('a malformed trace file is refused with its line and field named, and the page stays usable', async () => {
+test('a malformed trace file is refused with its line and field named; a good one (picked or dropped) replaces it', async () => {
   const page = await open('#/trace');
   const bad = '{"seq":0,"time_us":0,"kind":"start","text":"a starts","nodes":["a"]}\n'
     + '{"seq":1,"time_us":"later","kind":"timer","text":"a ticks","nodes":["a"]}\n'
@@ -126,6 +126,14 @@ test('a malformed trace file is refused with its line and field named, and the p
   await page.locator('#trace-file').setInputFiles({ name: 'fixed.jsonl', mimeType: 'text/plain', buffer: Buffer.from(good) });
   await page.locator('.spacetime-picture svg').waitFor();
   assert.equal(await page.locator('.trace-error').count(), 0);
+  // Dropping a file on the zone opens it too.
+  const dropped = await page.evaluateHandle((text) => {
+    const t = new DataTransfer();
+    t.items.add(new File([text], 'dropped.jsonl', { type: 'text/plain' }));
+    return t;
+  }, good.replace('"mine"', '"dropped-one"'));
+  await page.locator('.drop-zone').dispatchEvent('drop', { dataTransfer: dropped });
+  await page.getByRole('heading', { name: /dropped-one · seed 0/ }).waitFor();
   await page.close();
 });
 
