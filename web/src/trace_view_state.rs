@@ -76,6 +76,8 @@ impl Reducible for TraceView {
                     ..Stepping::default()
                 };
                 (next.cursor, next.playing) = transport::apply(m, next.cursor, nav, how, next.playing);
+                // The file's beats are checked to lie in the run; this keeps any step there too.
+                next.cursor = next.cursor.min(next.last());
             }
             TraceAction::Seek(i) => {
                 next.cursor = i.min(next.last());

@@ -218,7 +218,33 @@ pub fn parse(text: &str) -> Result<Trace, TraceFileError> {
     if summary.opt("event_count").is_none() {
         trace.event_count = trace.entries.len() as u64;
     }
+    check_beats(&trace, summary_line)?;
     Ok(trace)
+}
+
+/// Beats must name steps the file has, in story order: a viewer jumps to them.
+fn check_beats(trace: &Trace, summary_line: usize) -> Result<(), TraceFileError> {
+    let mut before: Option<u32> = None;
+    for (i, b) in trace.beats.iter().enumerate() {
+        let Some(seq) = b.seq else { continue };
+        let why = if seq as usize >= trace.entries.len() {
+            format!(
+                "step {seq} is past the last entry (step {})",
+                trace.entries.len().saturating_sub(1)
+            )
+        } else if before.is_some_and(|p| seq < p) {
+            format!("step {seq} comes before the previous beat's; beats are in story order")
+        } else {
+            before = Some(seq);
+            continue;
+        };
+        return Err(TraceFileError {
+            line: summary_line,
+            field: format!("summary.beats[{i}].seq"),
+            message: why,
+        });
+    }
+    Ok(())
 }
 
 fn file_error(message: String) -> TraceFileError {
@@ -928,6 +954,21 @@ mod tests {
         assert_at(&error_with(6, summary), 6, "summary.nodes[0].name", "missing");
         let summary = r#"{"kind":"summary","scenario":"s","nodes":[{"name":"a"}],"stop":"tired"}"#;
         assert_at(&error_with(6, summary), 6, "summary.stop", "max-events");
+    }
+
+    #[test]
+    fn rejects_beats_past_the_last_step_or_out_of_order() {
+        let entries = "{\"seq\":0,\"time_us\":0,\"kind\":\"start\",\"text\":\"a\",\"nodes\":[\"a\"]}\n\
+                       {\"seq\":1,\"time_us\":5,\"kind\":\"timer\",\"text\":\"b\",\"nodes\":[\"a\"]}\n";
+        let summary = |beats: &str| {
+            format!("{entries}{{\"kind\":\"summary\",\"scenario\":\"x\",\"nodes\":[{{\"name\":\"a\"}}],\"beats\":{beats}}}\n")
+        };
+        let past = parse(&summary("[{\"key\":\"k\",\"seq\":9}]")).unwrap_err();
+        assert_eq!((past.line, past.field.as_str()), (3, "summary.beats[0].seq"));
+        assert!(past.message.contains("past the last entry (step 1)"), "{past}");
+        let order = parse(&summary("[{\"key\":\"k\",\"seq\":1},{\"key\":\"j\",\"seq\":0}]")).unwrap_err();
+        assert_eq!(order.field, "summary.beats[1].seq");
+        assert!(parse(&summary("[{\"key\":\"k\",\"seq\":0},{\"key\":\"j\",\"seq\":1}]")).is_ok());
     }
 
     #[test]
