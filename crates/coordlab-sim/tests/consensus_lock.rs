@@ -17,6 +17,9 @@ use coordlab_sim::sweep::sweep;
 use coordlab_sim::{run, Limits, Recording, RunRequest, Trace};
 use serde_json::json;
 
+mod story;
+use story::{beat_at, holding};
+
 fn request(pairs: &[(&str, &str)], seed: u64) -> RunRequest {
     let params: Params = pairs
         .iter()
@@ -413,24 +416,6 @@ fn the_story_is_told_in_seven_beats_with_one_question() {
         .map(|b| b.key.as_str())
         .collect();
     assert_eq!(asked, ["a-holds"]);
-}
-
-/// Worker `name`'s holding at step `seq`: (believes it holds the lock, its key is first in
-/// line in the furthest committed state). A worker with neither is left out of the entry.
-fn holding(t: &Trace, seq: usize, name: &str) -> (bool, bool) {
-    t.entries[seq]
-        .holdings
-        .iter()
-        .find(|h| t.node_name(h.node) == name)
-        .map_or((false, false), |h| (h.believes, h.granted))
-}
-
-fn beat_at(t: &Trace, key: &str) -> usize {
-    t.beats
-        .iter()
-        .find(|b| b.key == key)
-        .and_then(|b| b.seq)
-        .unwrap_or_else(|| panic!("beat {key} did not happen")) as usize
 }
 
 #[test]

@@ -19,6 +19,9 @@ use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 use std::collections::BTreeMap;
 
+mod story;
+use story::{beat_at, holding};
+
 fn params(pairs: &[(&str, &str)]) -> Params {
     pairs
         .iter()
@@ -625,24 +628,6 @@ fn same_inputs_give_the_same_trace() {
     let a = trace(&[("wait", "wait-1"), ("release", "del")], 7, Recording::Full);
     let b = trace(&[("wait", "wait-1"), ("release", "del")], 7, Recording::Full);
     assert_eq!(a.fingerprint(), b.fingerprint());
-}
-
-/// Worker `name`'s holding at step `seq`: (believes it holds the lock, the primary's key is
-/// its value). A worker with neither is left out of the entry.
-fn holding(t: &Trace, seq: usize, name: &str) -> (bool, bool) {
-    t.entries[seq]
-        .holdings
-        .iter()
-        .find(|h| t.node_name(h.node) == name)
-        .map_or((false, false), |h| (h.believes, h.granted))
-}
-
-fn beat_at(t: &Trace, key: &str) -> usize {
-    t.beats
-        .iter()
-        .find(|b| b.key == key)
-        .and_then(|b| b.seq)
-        .unwrap_or_else(|| panic!("beat {key} did not happen")) as usize
 }
 
 #[test]

@@ -8,6 +8,9 @@ use coordlab_sim::trace::TableView;
 use coordlab_sim::{run, Limits, Recording, RunRequest, Trace};
 use serde_json::json;
 
+mod story;
+use story::holding;
+
 const FAULTS: [&str; 5] = [
     "clock-jump",
     "pause-before-check",
@@ -211,16 +214,6 @@ fn an_empty_restart_grants_b_a_second_majority_but_a_delayed_one_does_not() {
     });
     assert!(a_done < b_holds);
     assert_eq!(delayed.outcome["balance"], json!(60));
-}
-
-/// Client `name`'s holding at step `seq`: (believes it holds the lock, a majority of the
-/// masters hold its value). A client with neither is left out of the entry.
-fn holding(t: &Trace, seq: usize, name: &str) -> (bool, bool) {
-    t.entries[seq]
-        .holdings
-        .iter()
-        .find(|h| t.node_name(h.node) == name)
-        .map_or((false, false), |h| (h.believes, h.granted))
 }
 
 #[test]

@@ -8,6 +8,9 @@ use coordlab_sim::scenarios::{expectation_for, Params};
 use coordlab_sim::{run, Limits, Recording, RunRequest, Trace};
 use serde_json::json;
 
+mod story;
+use story::{beat_at, holding};
+
 fn request(release: &str, seed: u64) -> RunRequest {
     let mut params = Params::new();
     params.insert("release".to_string(), release.to_string());
@@ -139,24 +142,6 @@ fn every_step_is_narrated() {
             assert!(silent.is_empty(), "release={release} seed={seed}: {silent:#?}");
         }
     }
-}
-
-/// Worker `name`'s holding at step `seq`: (believes it holds the lease, the store's row grants
-/// it). A worker with neither is left out of the entry.
-fn holding(t: &Trace, seq: usize, name: &str) -> (bool, bool) {
-    t.entries[seq]
-        .holdings
-        .iter()
-        .find(|h| t.node_name(h.node) == name)
-        .map_or((false, false), |h| (h.believes, h.granted))
-}
-
-fn beat_at(t: &Trace, key: &str) -> usize {
-    t.beats
-        .iter()
-        .find(|b| b.key == key)
-        .and_then(|b| b.seq)
-        .unwrap_or_else(|| panic!("beat {key} did not happen")) as usize
 }
 
 #[test]

@@ -6,6 +6,9 @@ use coordlab_sim::scenarios::{expectation_for, Params};
 use coordlab_sim::{run, Limits, Recording, RunRequest, Trace};
 use serde_json::json;
 
+mod story;
+use story::{beat_at, holding};
+
 fn request(pairs: &[(&str, &str)], seed: u64) -> RunRequest {
     let params: Params = pairs
         .iter()
@@ -370,24 +373,6 @@ fn pressing_next_beat_from_the_start_reaches_the_zombie_s_write() {
             assert!(wakes.seq.unwrap() < landing.0);
         }
     }
-}
-
-/// Worker `name`'s holding at step `seq`: (believes it holds the lease, the store's row grants
-/// it). A worker with neither is left out of the entry.
-fn holding(t: &Trace, seq: usize, name: &str) -> (bool, bool) {
-    t.entries[seq]
-        .holdings
-        .iter()
-        .find(|h| t.node_name(h.node) == name)
-        .map_or((false, false), |h| (h.believes, h.granted))
-}
-
-fn beat_at(t: &Trace, key: &str) -> usize {
-    t.beats
-        .iter()
-        .find(|b| b.key == key)
-        .and_then(|b| b.seq)
-        .unwrap_or_else(|| panic!("beat {key} did not happen")) as usize
 }
 
 #[test]

@@ -9,6 +9,9 @@ use coordlab_sim::sweep::sweep;
 use coordlab_sim::{run, Limits, Recording, RunRequest, Trace};
 use serde_json::json;
 
+mod story;
+use story::{beat_at, holding};
+
 fn request(pairs: &[(&str, &str)], seed: u64) -> RunRequest {
     let params: Params = pairs
         .iter()
@@ -223,24 +226,6 @@ fn each_watch_style_tells_its_story_in_beats_with_one_question() {
         assert_eq!(questions[0].correct, wake, "{watch}");
         assert!(seq("freeze") < seq("expired"));
     }
-}
-
-/// Worker `name`'s holding at step `seq`: (believes it holds the lock, its node is the lowest
-/// child of the lock). A worker with neither is left out of the entry.
-fn holding(t: &Trace, seq: usize, name: &str) -> (bool, bool) {
-    t.entries[seq]
-        .holdings
-        .iter()
-        .find(|h| t.node_name(h.node) == name)
-        .map_or((false, false), |h| (h.believes, h.granted))
-}
-
-fn beat_at(t: &Trace, key: &str) -> usize {
-    t.beats
-        .iter()
-        .find(|b| b.key == key)
-        .and_then(|b| b.seq)
-        .unwrap_or_else(|| panic!("beat {key} did not happen")) as usize
 }
 
 #[test]

@@ -47,6 +47,31 @@ pub struct Holding {
     pub granted: bool,
 }
 
+impl Holding {
+    /// The holdings of `workers`, in node order: each that `believes` it holds the lock or is
+    /// the one the authority's record names (`granted_to`); the others are left out.
+    pub fn of(
+        workers: impl IntoIterator<Item = crate::kernel::ids::NodeId>,
+        granted_to: Option<crate::kernel::ids::NodeId>,
+        believes: impl Fn(crate::kernel::ids::NodeId) -> bool,
+    ) -> Vec<Holding> {
+        let mut out: Vec<Holding> = workers
+            .into_iter()
+            .filter_map(|node| {
+                let (believes, granted) = (believes(node), granted_to == Some(node));
+                (believes || granted).then_some(Holding {
+                    node,
+                    believes,
+                    granted,
+                })
+            })
+            .collect();
+        // A world may keep its workers in another order (a queue).
+        crate::kernel::collections::sort_by_key(&mut out, |h| h.node);
+        out
+    }
+}
+
 /// Everything a node's card shows besides its status: built by the participant (or from what
 /// it persisted, while it is down).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -55,4 +80,31 @@ pub struct Card {
     pub gauge: Option<Gauge>,
     pub log: Vec<LogCell>,
     pub inputs: Vec<InputSpec>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Holding;
+    use crate::kernel::ids::NodeId;
+
+    #[test]
+    fn holdings_leave_out_those_with_neither_and_come_in_node_order() {
+        let workers = [NodeId(4), NodeId(2), NodeId(3)];
+        let held = Holding::of(workers, Some(NodeId(4)), |n| n == NodeId(2));
+        assert_eq!(
+            held,
+            vec![
+                Holding {
+                    node: NodeId(2),
+                    believes: true,
+                    granted: false
+                },
+                Holding {
+                    node: NodeId(4),
+                    believes: false,
+                    granted: true
+                },
+            ]
+        );
+    }
 }

@@ -6,7 +6,7 @@ use super::lock_service_common::{
     fence_monotonic, ledger_outcome, ledger_row, ledger_tables, name, GrantLog, HolderCount, LockProperty,
 };
 use super::raft_world::{RaftView, RaftWorld};
-use crate::kernel::collections::{sort_by_key, VecSet};
+use crate::kernel::collections::VecSet;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::time::MS_US;
 use crate::kernel::view::Holding;
@@ -369,23 +369,11 @@ impl World for ConsensusWorld {
     }
 
     fn holdings(&self, nodes: &Nodes<'_>) -> Vec<Holding> {
-        let granted_to = self.granted_to(nodes);
-        let mut out = Vec::new();
-        for &node in &self.workers {
-            let believes = nodes
+        Holding::of(self.workers.iter().copied(), self.granted_to(nodes), |node| {
+            nodes
                 .live::<LockClient>(node)
-                .is_some_and(LockClient::believes_it_holds);
-            let granted = granted_to == Some(node);
-            if believes || granted {
-                out.push(Holding {
-                    node,
-                    believes,
-                    granted,
-                });
-            }
-        }
-        sort_by_key(&mut out, |h| h.node);
-        out
+                .is_some_and(LockClient::believes_it_holds)
+        })
     }
 
     fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {

@@ -2,7 +2,7 @@
 //! the inspector tables, the outcome fields and the "unsafe window" highlight. The world only
 //! reads the participants [`super::lease_setup::build`] put in place.
 
-use crate::kernel::collections::{sort_by_key, VecMap, VecSet};
+use crate::kernel::collections::{VecMap, VecSet};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::Participant;
 use crate::kernel::time::MS_US;
@@ -585,24 +585,11 @@ impl World for LeaseWorld {
     }
 
     fn holdings(&self, nodes: &Nodes<'_>) -> Vec<Holding> {
-        // Runs at every step: no collecting of believers first, one row lookup in all.
-        let granted_to = self.granted_to(nodes);
-        let mut out = Vec::new();
-        for &node in &self.workers {
-            let believes = nodes
+        Holding::of(self.workers.iter().copied(), self.granted_to(nodes), |node| {
+            nodes
                 .live::<LeaseWorker>(node)
-                .is_some_and(LeaseWorker::believes_it_holds);
-            let granted = granted_to == Some(node);
-            if believes || granted {
-                out.push(Holding {
-                    node,
-                    believes,
-                    granted,
-                });
-            }
-        }
-        sort_by_key(&mut out, |h| h.node);
-        out
+                .is_some_and(LeaseWorker::believes_it_holds)
+        })
     }
 
     fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {

@@ -757,22 +757,11 @@ impl World for FailoverWorld {
     }
 
     fn holdings(&self, nodes: &Nodes<'_>) -> Vec<Holding> {
-        let granted_to = Self::granted_to(nodes);
-        let mut out = Vec::new();
-        for node in WORKERS {
-            let believes = nodes
+        Holding::of(WORKERS, Self::granted_to(nodes), |node| {
+            nodes
                 .live::<RedisWorker>(node)
-                .is_some_and(RedisWorker::believes_it_holds);
-            let granted = granted_to == Some(node);
-            if believes || granted {
-                out.push(Holding {
-                    node,
-                    believes,
-                    granted,
-                });
-            }
-        }
-        out
+                .is_some_and(RedisWorker::believes_it_holds)
+        })
     }
 
     fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {

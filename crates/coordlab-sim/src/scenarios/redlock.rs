@@ -367,22 +367,11 @@ impl World for RedlockWorld {
     }
 
     fn holdings(&self, nodes: &Nodes<'_>) -> Vec<Holding> {
-        let granted_to = Self::granted_to(nodes);
-        let mut out = Vec::new();
-        for node in CLIENTS {
-            let believes = nodes
+        Holding::of(CLIENTS, Self::granted_to(nodes), |node| {
+            nodes
                 .live::<RedlockClient>(node)
-                .is_some_and(RedlockClient::believes_it_holds);
-            let granted = granted_to == Some(node);
-            if believes || granted {
-                out.push(Holding {
-                    node,
-                    believes,
-                    granted,
-                });
-            }
-        }
-        out
+                .is_some_and(RedlockClient::believes_it_holds)
+        })
     }
 
     fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {

@@ -5,7 +5,6 @@
 use super::lock_service_common::{
     fence_monotonic, ledger_outcome, ledger_row, ledger_tables, name, GrantLog, HolderCount, LockProperty,
 };
-use crate::kernel::collections::sort_by_key;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::time::MS_US;
 use crate::kernel::view::Holding;
@@ -128,24 +127,15 @@ impl World for ZkWorld {
     }
 
     fn holdings(&self, nodes: &Nodes<'_>) -> Vec<Holding> {
-        let granted_to = self.service(nodes).and_then(lowest_child_owner);
-        let mut out = Vec::new();
-        for &node in &self.workers {
-            let believes = nodes
-                .live::<ZkLockWorker>(node)
-                .is_some_and(ZkLockWorker::believes_it_holds);
-            let granted = granted_to == Some(node);
-            if believes || granted {
-                out.push(Holding {
-                    node,
-                    believes,
-                    granted,
-                });
-            }
-        }
-        // The workers are kept in queue order, which need not be id order.
-        sort_by_key(&mut out, |h| h.node);
-        out
+        Holding::of(
+            self.workers.iter().copied(),
+            self.service(nodes).and_then(lowest_child_owner),
+            |node| {
+                nodes
+                    .live::<ZkLockWorker>(node)
+                    .is_some_and(ZkLockWorker::believes_it_holds)
+            },
+        )
     }
 
     fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {
