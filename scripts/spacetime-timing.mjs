@@ -5,8 +5,8 @@
 // CPU throttled 4× (a modest laptop). A report, not a test: timings depend on the machine.
 //
 //   node scripts/spacetime-timing.mjs [dist]          (after scripts/build-site.sh)
-import { chromium } from 'playwright-core';
 import { serve } from '../tests/serve.mjs';
+import { launch } from '../tests/browser.mjs';
 
 const dist = process.argv[2] || 'dist';
 const RUNS = [
@@ -18,11 +18,20 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const server = await serve(dist);
 const origin = `http://127.0.0.1:${server.address().port}`;
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-    '--disable-sync', '--no-first-run', '--disable-quic'],
-});
+const browser = await launch();
+
+/** One step forward: from the key press to the DOM showing the next step (the diagram is
+ *  redrawn in the same render). */
+const timeStep = (page) => page.evaluate(() => new Promise((resolve) => {
+  const label = document.querySelector('.step-count');
+  const start = performance.now();
+  const seen = new MutationObserver(() => {
+    seen.disconnect();
+    resolve(performance.now() - start);
+  });
+  seen.observe(label, { childList: true, characterData: true, subtree: true });
+  window.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowRight', bubbles: true }));
+}));
 
 async function measure(id, params, step, axis, throttle) {
   const steps = [];
@@ -34,16 +43,7 @@ async function measure(id, params, step, axis, throttle) {
     await cdp.send('Emulation.setCPUThrottlingRate', { rate: throttle });
     await page.locator('body').click({ position: { x: 2, y: 2 } });
     for (let i = 0; i < 5; i++) {
-      steps.push(await page.evaluate(() => new Promise((resolve) => {
-        const label = document.querySelector('.step-count');
-        const start = performance.now();
-        const seen = new MutationObserver(() => {
-          seen.disconnect();
-          resolve(performance.now() - start);
-        });
-        seen.observe(label, { childList: true, characterData: true, subtree: true });
-        window.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowRight', bubbles: true }));
-      })));
+      steps.push(await timeStep(page));
     }
     const lanes = await page.locator('.spacetime-picture svg text[font-size="16"]').count();
     const last = await page.locator('.step-count').textContent();
@@ -69,16 +69,7 @@ async function measureViewer(jsonl, axis, throttle) {
     for (let i = 0; i < 1500; i += 100) await page.evaluate(() => { for (let k = 0; k < 100; k++) window.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowRight', bubbles: true })); });
     await cdp.send('Emulation.setCPUThrottlingRate', { rate: throttle });
     for (let i = 0; i < 5; i++) {
-      steps.push(await page.evaluate(() => new Promise((resolve) => {
-        const label = document.querySelector('.step-count');
-        const start = performance.now();
-        const seen = new MutationObserver(() => {
-          seen.disconnect();
-          resolve(performance.now() - start);
-        });
-        seen.observe(label, { childList: true, characterData: true, subtree: true });
-        window.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowRight', bubbles: true }));
-      })));
+      steps.push(await timeStep(page));
     }
     await page.close();
   }

@@ -3,22 +3,9 @@
 // side-by-side view. Any violation fails, with axe's own explanation.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { useBrowser, tab } from './browser.mjs';
+import { useBrowser, tab, audit } from './browser.mjs';
 
 const { open } = useBrowser();
-const axePath = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'node_modules', 'axe-core', 'axe.min.js');
-
-async function audit(page, where) {
-  await page.addScriptTag({ path: axePath });
-  const result = await page.evaluate(() => window.axe.run(document, {
-    runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
-  }));
-  const found = result.violations.map((v) =>
-    `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
-  assert.deepEqual(found, [], `${where}`);
-}
 
 test('the library has no WCAG A/AA violations', async () => {
   const page = await open();

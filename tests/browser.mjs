@@ -75,6 +75,20 @@ export async function ready(page) {
     && document.querySelector('#main > *'));
 }
 
+const axePath = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'node_modules', 'axe-core', 'axe.min.js');
+
+/** Runs axe-core (WCAG 2 A and AA rules) on the page; any violation fails, with axe's own
+ *  explanation and `where` it was. */
+export async function audit(page, where) {
+  await page.addScriptTag({ path: axePath });
+  const result = await page.evaluate(() => window.axe.run(document, {
+    runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
+  }));
+  const found = result.violations.map((v) =>
+    `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
+  assert.deepEqual(found, [], where);
+}
+
 export const stepLabel = (page) => page.locator('.step-count').textContent();
 export const property = (page, name) => page.locator(`[data-property="${name}"]`);
 /** Opens one of the player's tool tabs (Beats, Parameters, Faults, Network, State, Events). */

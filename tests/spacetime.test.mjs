@@ -9,22 +9,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { useBrowser, stepLabel } from './browser.mjs';
+import { useBrowser, stepLabel, audit } from './browser.mjs';
 
 const { open, shot } = useBrowser();
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const coordlab = (...args) => execFileSync(path.join(root, 'target', 'release', 'coordlab'), args, { encoding: 'utf8' });
-const axePath = path.join(root, 'node_modules', 'axe-core', 'axe.min.js');
-
-async function audit(page, where) {
-  await page.addScriptTag({ path: axePath });
-  const result = await page.evaluate(() => window.axe.run(document, {
-    runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
-  }));
-  const found = result.violations.map((v) =>
-    `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
-  assert.deepEqual(found, [], where);
-}
 
 test('the diagram draws a lane per participant, and clicking a mark seeks the player there', async () => {
   const page = await open('#/play/zombie-worker?seed=1&step=40&view=spacetime');

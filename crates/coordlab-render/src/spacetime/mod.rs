@@ -13,7 +13,7 @@ pub mod model;
 mod palette;
 
 use crate::markup::{escape, Markup};
-use coordlab_sim::trace::{EventKind, Trace};
+use coordlab_sim::trace::{EventKind, MessageRecord, Trace};
 pub use model::Diagram;
 use model::{Span, SpanKind, ORDER_COL_PX};
 use palette::*;
@@ -555,12 +555,7 @@ fn messages(trace: &Trace, s: &mut Markup, f: &Frame, shown: &Range<usize>) {
         let colour = if lost { UNSAFE } else { MESSAGE };
         let width = if now { "3" } else { "1.6" };
         s.el("g").num("data-seq", i).open();
-        s.title(&format!(
-            "{} → {}: {}",
-            trace.node_name(m.from),
-            trace.node_name(m.to),
-            m.label
-        ));
+        s.title(&arrow_title(trace, "", m));
         let mut line = s
             .el("line")
             .num("x1", x0)
@@ -604,12 +599,7 @@ fn messages(trace: &Trace, s: &mut Markup, f: &Frame, shown: &Range<usize>) {
             y0
         };
         s.el("g").open();
-        s.title(&format!(
-            "On its way: {} → {}: {}",
-            trace.node_name(m.from),
-            trace.node_name(m.to),
-            m.label
-        ));
+        s.title(&arrow_title(trace, "On its way: ", m));
         s.el("line")
             .num("x1", x0)
             .num("y1", y0)
@@ -630,12 +620,7 @@ fn messages(trace: &Trace, s: &mut Markup, f: &Frame, shown: &Range<usize>) {
             let (x0, y0) = (f.x(i), f.lane_y(a));
             let (x1, y1) = (x0 + 26, y0 + (f.lane_y(b) - y0) / 2);
             s.el("g").num("data-seq", i).open();
-            s.title(&format!(
-                "Lost: {} → {}: {}",
-                trace.node_name(m.from),
-                trace.node_name(m.to),
-                m.label
-            ));
+            s.title(&arrow_title(trace, "Lost: ", m));
             s.el("line")
                 .num("x1", x0)
                 .num("y1", y0)
@@ -648,6 +633,16 @@ fn messages(trace: &Trace, s: &mut Markup, f: &Frame, shown: &Range<usize>) {
             s.close("g");
         }
     }
+}
+
+/// A message arrow's tooltip: `prefix` and who sent what to whom.
+fn arrow_title(trace: &Trace, prefix: &str, m: &MessageRecord) -> String {
+    format!(
+        "{prefix}{} → {}: {}",
+        trace.node_name(m.from),
+        trace.node_name(m.to),
+        m.label
+    )
 }
 
 /// The label of the message just delivered, on a white halo so it reads over the lanes.
