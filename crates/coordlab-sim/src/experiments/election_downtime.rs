@@ -288,6 +288,7 @@ fn setup(config: &DowntimeConfig, crash_us: u64) -> Setup {
             // Everyone voted for S1 in term 2; that is how it came to lead.
             voted_for: Some(OLD_LEADER),
             log: starting_log(id),
+            log_cuts: 0,
         };
         let mut server = RaftServer::recover(&server_config, id, &durable);
         if id == OLD_LEADER {

@@ -21,6 +21,7 @@ pub mod raft_chaos;
 pub mod raft_common;
 pub mod raft_election;
 pub mod raft_figure_8;
+mod raft_log_checks;
 pub mod raft_log_replication;
 pub mod raft_partition;
 pub mod raft_quorum;

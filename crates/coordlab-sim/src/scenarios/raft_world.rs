@@ -7,6 +7,7 @@
 //! server (the consensus lock's) can offer the same view of its nodes and reuse every check.
 
 use super::raft_common::Watch;
+use super::raft_log_checks::{Checked, LeaderSeen};
 use crate::kernel::collections::{sort_by_key, VecMap};
 use crate::kernel::ids::NodeId;
 use crate::kernel::world::{Nodes, World};
@@ -135,13 +136,22 @@ pub struct RaftWorld {
     pub leaders: VecMap<Term, NodeId>,
     /// Whether any term ever had two leaders.
     two_leaders: bool,
-    /// The log each leader had the last time we looked, by (term, leader).
-    leader_logs: VecMap<(Term, NodeId), Vec<Entry>>,
+    /// The log each leader had the last time we looked, by (term, leader), and how much of
+    /// the committed history it was checked against.
+    leader_logs: VecMap<(Term, NodeId), LeaderSeen>,
     append_only_ok: bool,
     /// Every entry ever known committed: index → (entry, term of the committing view).
     pub committed: VecMap<LogIndex, (Entry, Term)>,
     /// Every entry ever applied: index → entry.
     applied: VecMap<LogIndex, Entry>,
+    /// How much of each server's live log (by node index) was checked against `applied`.
+    applied_checked: Vec<Checked>,
+    /// How long a prefix two servers' persisted logs were found to share, by
+    /// `a * servers + b` over positions in `servers` (a < b).
+    matching_checked: Vec<Checked<(u64, u64)>>,
+    /// How much of each server's live log (by node index) was found equal to a leader's, with
+    /// that leader and both cut counts (for [`CONVERGES_AFTER_HEAL`]).
+    same_as_leader: Vec<Checked<(u32, u64, u64)>>,
     state_machine_ok: bool,
     completeness_ok: bool,
     max_term: Vec<Term>,
@@ -189,6 +199,9 @@ impl RaftWorld {
             append_only_ok: true,
             committed: VecMap::new(),
             applied: VecMap::new(),
+            applied_checked: vec![Checked::default(); n],
+            matching_checked: Vec::new(),
+            same_as_leader: vec![Checked::default(); n],
             state_machine_ok: true,
             completeness_ok: true,
             max_term: vec![Term(0); n],
@@ -268,15 +281,27 @@ impl RaftWorld {
     /// (Commit indexes may still differ: without a no-op entry at the start of its term, a
     /// new leader does not commit an older term's tail — which an old leader may already
     /// have committed — until a client writes again.)
-    fn converged<V: RaftView + ?Sized>(&self, view: &V) -> bool {
+    fn converged<V: RaftView + ?Sized>(&mut self, view: &V) -> bool {
         let leaders = self.current_leaders(view);
         let [leader] = leaders.as_slice() else {
             return false;
         };
+        let checked = &mut self.same_as_leader;
         self.servers.iter().all(|id| {
             view.server(*id).is_some_and(|s| {
                 s.term == leader.term
-                    && s.log == leader.log
+                    && s.log.len() == leader.log.len()
+                    && {
+                        // The prefix found equal to this leader's log before still is, unless
+                        // either log was cut back since.
+                        let same = &mut checked[id.index()];
+                        let from = same.resume((leader.id.0, leader.log_cuts, s.log_cuts));
+                        let equal = s.log[from..] == leader.log[from..];
+                        if equal {
+                            same.reach(s.log.len());
+                        }
+                        equal
+                    }
                     && (s.id == leader.id || s.role == Role::Follower)
             })
         })
@@ -325,21 +350,28 @@ impl RaftWorld {
             if s.role == Role::Leader {
                 self.observe_leader(view, id, s);
             }
-            for k in 1..=s.commit_index.0.min(s.log.len() as u64) {
+            // `committed` always holds indexes 1..=len (each server adds from 1 up), so only
+            // indexes past it can be new.
+            for k in self.committed.len() as u64 + 1..=s.commit_index.0.min(s.log.len() as u64) {
                 let entry = &s.log[k as usize - 1];
                 self.committed
                     .get_or_insert_with(LogIndex(k), || (entry.clone(), s.term));
             }
-            for k in 1..=s.last_applied.0.min(s.log.len() as u64) {
-                let entry = &s.log[k as usize - 1];
-                match self.applied.get(&LogIndex(k)) {
+            // Entries already checked against `applied` are still there unless the log was cut
+            // back since; `applied` itself never changes an index once set.
+            let applied_upto = s.last_applied.0.min(s.log.len() as u64) as usize;
+            let from = self.applied_checked[i].resume(s.log_cuts);
+            for k in from + 1..=applied_upto {
+                let entry = &s.log[k - 1];
+                match self.applied.get(&LogIndex(k as u64)) {
                     Some(e) if e != entry => self.state_machine_ok = false,
                     Some(_) => {}
                     None => {
-                        self.applied.insert(LogIndex(k), entry.clone());
+                        self.applied.insert(LogIndex(k as u64), entry.clone());
                     }
                 }
             }
+            self.applied_checked[i].reach(applied_upto);
         }
         if let Some(w) = &self.watch {
             let now_us = view.now_us();
@@ -377,12 +409,12 @@ impl RaftWorld {
                 self.leaders.insert(s.term, id);
             }
         }
-        if let Some(old) = self.leader_logs.get(&(s.term, id)) {
-            if old.len() > s.log.len() || old[..] != s.log[..old.len()] {
-                self.append_only_ok = false;
-            }
+        let seen = self
+            .leader_logs
+            .get_or_insert_with((s.term, id), || LeaderSeen::new(&s.log, s.log_cuts));
+        if !seen.follow(&s.log, s.log_cuts) {
+            self.append_only_ok = false;
         }
-        self.leader_logs.insert((s.term, id), s.log.clone());
         if s.commit_index.0 > 0 {
             let k = s.commit_index.0 as usize - 1;
             let stored = self
@@ -395,14 +427,24 @@ impl RaftWorld {
                 self.commit_majority_ok = false;
             }
         }
-        // Leader completeness: everything committed in an earlier term is here.
+        // Leader completeness: everything committed in an earlier term is here. Once broken it
+        // stays broken, and entries this leader was already checked for are still in its log
+        // (`seen` starts over when the log is cut back).
+        if !self.completeness_ok {
+            return;
+        }
+        let Some(seen) = self.leader_logs.get_mut(&(s.term, id)) else {
+            return;
+        };
         let missing: Vec<String> = self
             .committed
             .iter()
+            .skip(seen.committed_checked)
             .filter(|(idx, (entry, term))| *term < s.term && s.log.get(idx.0 as usize - 1) != Some(entry))
             .map(|(idx, _)| idx.to_string())
             .collect();
-        if !missing.is_empty() && self.completeness_ok {
+        seen.committed_checked = self.committed.len();
+        if !missing.is_empty() {
             self.completeness_ok = false;
             self.notes.push(format!(
                 "{} leads term {} without {}, committed before its term: leader completeness (§5.4) is broken.",
@@ -413,22 +455,29 @@ impl RaftWorld {
         }
     }
 
-    fn log_matching<V: RaftView + ?Sized>(&self, view: &V) -> bool {
-        let logs: Vec<&Vec<Entry>> = self
-            .servers
-            .iter()
-            .filter_map(|id| view.durable(*id))
-            .map(|d| &d.log)
-            .collect();
-        for (a, la) in logs.iter().enumerate() {
-            for lb in logs.iter().skip(a + 1) {
+    fn log_matching<V: RaftView + ?Sized>(&mut self, view: &V) -> bool {
+        let n = self.servers.len();
+        self.matching_checked.resize(n * n, Checked::default());
+        for a in 0..n {
+            let Some(da) = view.durable(self.servers[a]) else {
+                continue;
+            };
+            for b in a + 1..n {
+                let Some(db) = view.durable(self.servers[b]) else {
+                    continue;
+                };
+                let (la, lb) = (&da.log, &db.log);
                 let common = la.len().min(lb.len());
                 // The highest index where both hold an entry of the same term...
                 if let Some(top) = (0..common).rev().find(|&k| la[k].term == lb[k].term) {
-                    // ...must have identical logs up to it.
-                    if la[..=top] != lb[..=top] {
+                    // ...must have identical logs up to it. The prefix found identical before
+                    // still is, unless either log was cut back since.
+                    let pair = &mut self.matching_checked[a * n + b];
+                    let from = pair.resume((da.log_cuts, db.log_cuts)).min(top + 1);
+                    if la[from..=top] != lb[from..=top] {
                         return false;
                     }
+                    pair.reach(top + 1);
                 }
             }
         }

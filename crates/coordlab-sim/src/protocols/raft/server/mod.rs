@@ -52,6 +52,8 @@ pub struct ServerDurable {
     pub term: Term,
     pub voted_for: Option<NodeId>,
     pub log: Vec<Entry>,
+    /// How many times the log has been cut back (see [`RaftServer::log_cuts`]).
+    pub log_cuts: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -81,6 +83,10 @@ pub struct RaftServer {
     pub term: Term,
     pub voted_for: Option<NodeId>,
     pub log: Vec<Entry>,
+    /// How many times this server has dropped a suffix of its log, over its whole life
+    /// (persisted with the log). Nothing in the protocol reads it: while it stays the same,
+    /// the log has only grown, so the world's safety checks need look only at new entries.
+    pub log_cuts: u64,
     // Volatile.
     pub role: Role,
     pub leader_hint: Option<NodeId>,
@@ -127,6 +133,7 @@ impl RaftServer {
             term: d.term,
             voted_for: d.voted_for,
             log: d.log.clone(),
+            log_cuts: d.log_cuts,
             role: Role::Follower,
             leader_hint: None,
             commit_index: LogIndex(0),
@@ -152,6 +159,7 @@ impl RaftServer {
             term: self.term,
             voted_for: self.voted_for,
             log: self.log.clone(),
+            log_cuts: self.log_cuts,
         }
     }
 

@@ -198,6 +198,7 @@ impl RaftServer {
                     let dropped = self.log.len() as u64 - index.0 + 1;
                     self.entries_discarded += dropped;
                     self.log.truncate(index.0 as usize - 1);
+                    self.log_cuts += 1;
                     let entries = if dropped == 1 { "entry" } else { "entries" };
                     if index <= self.commit_index {
                         // Only a leader elected without a committed entry asks for this.
