@@ -1,12 +1,12 @@
 // Measures how fast the player draws and steps the largest runs in headless Chromium: the
 // time from navigation to the first drawn picture (download, compile, simulate, render), and
-// the time for one step forward (the key press until the DOM shows the next step). Reports
-// medians of 5, also with the CPU throttled 4× (a modest laptop). A report, not a test:
-// timings depend on the machine.
+// the time for one step forward — from the key press until the DOM shows the next step, and
+// until the page is laid out again with it (style and layout included; painting, not). Reports medians of 5, also with the
+// CPU throttled 4× (a modest laptop). A report, not a test: timings depend on the machine.
 //
 //   node scripts/ui-timing.mjs [dist]          (after scripts/build-site.sh)
-import { chromium } from 'playwright-core';
 import { serve } from '../tests/serve.mjs';
+import { launch } from '../tests/browser.mjs';
 
 const dist = process.argv[2] || 'dist';
 const SCENARIOS = ['consensus-lock', 'raft-chaos', 'raft-election', 'zombie-worker'];
@@ -15,15 +15,12 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const server = await serve(dist);
 const origin = `http://127.0.0.1:${server.address().port}`;
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-    '--disable-sync', '--no-first-run', '--disable-quic'],
-});
+const browser = await launch();
 
 async function measure(id, throttle) {
   const loads = [];
   const steps = [];
+  const laidOuts = [];
   for (let run = 0; run < RUNS; run++) {
     const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
     const cdp = await page.context().newCDPSession(page);
@@ -46,30 +43,34 @@ async function measure(id, throttle) {
     await page.locator('body').click({ position: { x: 2, y: 2 } });
     for (let i = 0; i < 5; i++) {
       // From the key press to the DOM holding the next step (Yew renders in a microtask
-      // after the reducer runs); painting is the browser's, one frame later.
-      const ms = await page.evaluate(() => new Promise((resolve) => {
+      // after the reducer runs), and to the page laid out with it: reading a box makes the
+      // browser recompute styles and layout then and there, as it would for the next frame.
+      const [dom, laidOut] = await page.evaluate(() => new Promise((resolve) => {
         const label = document.querySelector('.step-count');
         const start = performance.now();
         const seen = new MutationObserver(() => {
           seen.disconnect();
-          resolve(performance.now() - start);
+          const dom = performance.now() - start;
+          document.body.getBoundingClientRect();
+          resolve([dom, performance.now() - start]);
         });
         seen.observe(label, { childList: true, characterData: true, subtree: true });
         window.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowRight', bubbles: true }));
       }));
-      steps.push(ms);
+      steps.push(dom);
+      laidOuts.push(laidOut);
     }
     await page.close();
   }
-  return { load: median(loads), step: median(steps) };
+  return { load: median(loads), step: median(steps), laidOut: median(laidOuts) };
 }
 
-console.log('scenario          first draw   one step   (medians of 5; ms)');
+console.log('scenario          first draw   one step (DOM)   step laid out   (medians of 5; ms)');
 for (const throttle of [1, 4]) {
   console.log(throttle === 1 ? '-- this machine' : '-- CPU throttled 4×');
   for (const id of SCENARIOS) {
     const r = await measure(id, throttle);
-    console.log(`${id.padEnd(18)}${String(r.load).padStart(8)}   ${r.step.toFixed(1).padStart(8)}`);
+    console.log(`${id.padEnd(18)}${String(r.load).padStart(8)}   ${r.step.toFixed(1).padStart(14)}   ${r.laidOut.toFixed(1).padStart(13)}`);
   }
 }
 await browser.close();

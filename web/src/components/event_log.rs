@@ -99,14 +99,16 @@ pub fn event_log(props: &EventLogProps) -> Html {
             Row::Fold { from, to, .. } => (*from..=*to).contains(&p.cursor),
         })
         .unwrap_or(0) as i32;
-    // Keep the current row in view when the cursor moves.
+    // Keep the current row in view when the cursor moves. Where the list is scrolled to is
+    // known (`scroll` follows every scroll event): reading `scrollTop` here would make the
+    // browser lay out the page in the middle of every step.
     {
         let view_ref = view_ref.clone();
         let scroll = scroll.clone();
         use_effect_with(current_row, move |row| {
             if let Some(view) = view_ref.cast::<HtmlElement>() {
                 let top = row * ROW_PX;
-                let shown = view.scroll_top();
+                let shown = *scroll;
                 if top < shown || top + ROW_PX > shown + VIEW_PX {
                     let target = (top - VIEW_PX / 2).max(0);
                     view.set_scroll_top(target);
