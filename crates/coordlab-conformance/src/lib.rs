@@ -15,6 +15,8 @@
 //! `scripts/conformance.sh` starts the servers, sets them and `COORDLAB_CONFORMANCE_REQUIRED=1`,
 //! under which a missing address fails instead.
 
+use std::io::Write;
+
 pub mod connection;
 pub mod pg;
 pub mod redis_check;
@@ -63,7 +65,11 @@ pub fn server_env(name: &str) -> Option<String> {
             panic!("{name} is not set, and COORDLAB_CONFORMANCE_REQUIRED=1: run scripts/conformance.sh")
         }
         _ => {
-            eprintln!("SKIPPED: {name} is not set; scripts/conformance.sh starts the servers and sets it");
+            // Straight to stderr: the test harness captures eprintln!, and a skip should show.
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED: {name} is not set; scripts/conformance.sh starts the servers and sets it"
+            );
             None
         }
     }
