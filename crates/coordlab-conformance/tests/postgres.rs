@@ -52,3 +52,23 @@ fn zombie_worker_lease_table_and_fenced_writes() {
 fn zombie_worker_without_fencing_lets_the_stale_write_land() {
     run("zombie-worker", &[("fencing", "none")], TxnMode::Autocommit);
 }
+
+/// A release with no owner check deletes B's row, and C's insert starts the count at 1 again.
+#[test]
+fn wrong_release_deletes_the_new_holders_row_and_restarts_the_count() {
+    run(
+        "wrong-release",
+        &[("release", "naive-delete")],
+        TxnMode::Autocommit,
+    );
+}
+
+/// `… AND owner = :me`: A's late release deletes nothing (`DELETE 0`).
+#[test]
+fn wrong_release_with_the_owner_check_deletes_nothing() {
+    run(
+        "wrong-release",
+        &[("release", "compare-and-delete")],
+        TxnMode::Autocommit,
+    );
+}
