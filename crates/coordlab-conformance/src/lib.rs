@@ -11,7 +11,8 @@
 //! read from the first snapshot) and the harness's clock (`SET coordlab.now_us`).
 //!
 //! The tests skip, saying why, unless the servers' addresses are in the environment
-//! (`COORDLAB_PG_URL`, `COORDLAB_REDIS_PRIMARY`, `COORDLAB_REDIS_REPLICA`);
+//! (`COORDLAB_PG_URL`, `COORDLAB_REDIS_PRIMARY`, `COORDLAB_REDIS_REPLICA`,
+//! `COORDLAB_REDIS_REPLICA_2`);
 //! `scripts/conformance.sh` starts the servers, sets them and `COORDLAB_CONFORMANCE_REQUIRED=1`,
 //! under which a missing address fails instead.
 
