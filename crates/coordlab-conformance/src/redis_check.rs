@@ -209,6 +209,9 @@ fn model_words(request: &RedisMsg, got: &Result<redis::Value, String>) -> String
     reply.label()
 }
 
+/// The step of a command the model never answers.
+const NEVER: usize = usize::MAX;
+
 type Worker = Connection<Vec<String>, Result<redis::Value, String>>;
 
 fn worker_connection(addr: &str) -> Result<Worker, String> {
@@ -338,6 +341,26 @@ fn replay(trace: &Trace, servers: &Servers, report: &mut Report) -> Result<(), S
                     keep
                 });
                 let id = stores[k].id;
+                for (w, server, sent_at, _, request) in &waiting {
+                    if *server != id || *sent_at != NEVER {
+                        continue;
+                    }
+                    let shown = request.label();
+                    match workers[&(*w, *server)].reply(Duration::ZERO) {
+                        None => report.step(format!(
+                            "step {:>3} {}'s {shown} is still waiting when {} goes (as in the model)",
+                            entry.seq, names[w], stores[k].name
+                        )),
+                        Some(got) => report.mismatch(format!(
+                            "step {} {}'s {shown}: answered {} before {} went; the model never answers it",
+                            entry.seq,
+                            names[w],
+                            model_words(request, &got),
+                            stores[k].name
+                        )),
+                    }
+                }
+                waiting.retain(|(_, server, _, _, _)| *server != id);
                 workers.retain(|(_, server), _| *server != id);
                 report.step(format!(
                     "step {:>3} {} crashes: its links drop what they hold",
@@ -419,14 +442,14 @@ fn replay(trace: &Trace, servers: &Servers, report: &mut Report) -> Result<(), S
                 Entry::Vacant(v) => v.insert(worker_connection(&stores[k].addr)?),
             };
             worker.send(args);
-            let Some((sent_at, reply)) = answer(trace, at) else {
-                report.mismatch(format!(
-                    "step {}: the model never answers {}",
-                    entry.seq, msg.label
-                ));
-                continue;
-            };
-            waiting.push((msg.from, msg.to, sent_at, reply.label.clone(), request));
+            match answer(trace, at) {
+                Some((sent_at, reply)) => {
+                    waiting.push((msg.from, msg.to, sent_at, reply.label.clone(), request))
+                }
+                // Unanswered in the model (a WAIT on a primary that crashes first): the real
+                // command must still be waiting when its server goes.
+                None => waiting.push((msg.from, msg.to, NEVER, String::new(), request)),
+            }
         }
         // Commands the model answers at this step (WAIT answers once an ack is in).
         for (w, server, sent_at, model_label, request) in std::mem::take(&mut waiting) {

@@ -18,12 +18,15 @@ fn redis_failover_on_a_real_primary_and_replica() {
         primary,
         replicas: [replica, replica_2],
     };
-    let cases: [&[(&str, &str)]; 2] = [
+    let cases: [&[(&str, &str)]; 3] = [
         // The lock is lost: the promoted replica grants it to B with A's token, 42.
         &[("wait", "off")],
         // The write reaches the replica before the crash: WAIT 1 answers 1, A starts, and the
         // promoted replica still refuses B.
         &[("wait", "wait-1"), ("replication_lag_ms", "10")],
+        // The primary crashes while A's WAIT still waits: A never starts; B's lock on the
+        // promoted replica is trusted once its own WAIT 1 answers 1.
+        &[("wait", "wait-1")],
     ];
     let mut failed = Vec::new();
     for params in cases {
