@@ -4,7 +4,9 @@
 //! A replica follows its primary through a small proxy on loopback that this check owns, so
 //! the replication stream reaches a replica exactly when the model's does: the proxy holds
 //! the primary's bytes until the trace delivers a `stream …` message to that replica, then
-//! lets them through and waits until the replica has applied them. When the model's store-1
+//! lets them through and waits until the replica has applied them; likewise it holds the
+//! replica's acknowledgements until the trace delivers its `REPLCONF ACK`, so a `WAIT`
+//! counts the replicas the model's does. When the model's store-1
 //! crashes, its proxies drop what they hold and close, and the workers' connections to it are
 //! dropped: the write the primary acknowledged is lost with it, deterministically, as in the
 //! model. (The primary process stays up, unreachable to the story; the next check resets it.)
@@ -27,10 +29,12 @@ use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-/// The replication link: primary → replica bytes wait while `held`; `cut` ends the link.
+/// The replication link: primary → replica bytes (the stream) wait while `held`, replica →
+/// primary bytes (its acknowledgements) while `acks_held`; `cut` ends the link.
 #[derive(Default)]
 struct LinkState {
     held: bool,
+    acks_held: bool,
     cut: bool,
     sockets: Vec<TcpStream>,
 }
@@ -62,9 +66,10 @@ impl Link {
                     replica.try_clone().expect("clone"),
                     upstream.try_clone().expect("clone"),
                 );
-                std::thread::spawn(move || pump(r2, u2, None));
                 let s = shared.clone();
-                std::thread::spawn(move || pump(upstream, replica, Some(s)));
+                std::thread::spawn(move || pump(r2, u2, s, Direction::Acks));
+                let s = shared.clone();
+                std::thread::spawn(move || pump(upstream, replica, s, Direction::Stream));
             }
         });
         Ok(Link { state, port })
@@ -72,6 +77,11 @@ impl Link {
 
     fn set_held(&self, held: bool) {
         self.state.0.lock().expect("link").held = held;
+        self.state.1.notify_all();
+    }
+
+    fn set_acks_held(&self, held: bool) {
+        self.state.0.lock().expect("link").acks_held = held;
         self.state.1.notify_all();
     }
 
@@ -91,16 +101,28 @@ impl Link {
 
 /// Copies bytes from `from` to `to`; with a link state, waits while it is held and stops
 /// (dropping the bytes in hand) when it is cut.
-fn pump(mut from: TcpStream, mut to: TcpStream, link: Option<Arc<(Mutex<LinkState>, Condvar)>>) {
+type Shared = Arc<(Mutex<LinkState>, Condvar)>;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Stream,
+    Acks,
+}
+
+fn pump(mut from: TcpStream, mut to: TcpStream, link: Shared, direction: Direction) {
     let mut buf = [0u8; 16 * 1024];
     loop {
         let n = match from.read(&mut buf) {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        if let Some(link) = &link {
+        {
             let mut s = link.0.lock().expect("link");
-            while s.held && !s.cut {
+            let held = |s: &LinkState| match direction {
+                Direction::Stream => s.held,
+                Direction::Acks => s.acks_held,
+            };
+            while held(&s) && !s.cut {
                 s = link.1.wait(s).expect("link");
             }
             if s.cut {
@@ -149,6 +171,35 @@ fn link_up(con: &mut redis::Connection) -> bool {
         .arg("replication")
         .query::<String>(con)
         .is_ok_and(|i| i.contains("master_link_status:up"))
+}
+
+/// How long an acknowledgement the replica has sent takes to land, at most, on loopback.
+const ACK_LANDS_WITHIN: Duration = Duration::from_millis(100);
+
+/// Gives the acknowledgement of the replica listening on `port` for offset `want` time to
+/// reach the primary (`slaveN:…,port=P,…,offset=O` in its `INFO replication`). A real replica
+/// acknowledges when asked (a `WAIT` sends `REPLCONF GETACK`) and once a second, the model's
+/// after every stream: an acknowledgement the model sends and the real replica has not sent
+/// yet is nothing to wait for, and a `WAIT` still waiting on it is judged by its answer.
+fn let_ack_land(primary: &mut redis::Connection, port: &str, want: u64) -> Result<(), String> {
+    let deadline = Instant::now() + ACK_LANDS_WITHIN;
+    let needle = format!("port={port},");
+    while Instant::now() < deadline {
+        let info = redis::cmd("INFO")
+            .arg("replication")
+            .query::<String>(primary)
+            .map_err(|e| e.to_string())?;
+        let got = info
+            .lines()
+            .filter(|l| l.starts_with("slave") && l.contains(&needle))
+            .find_map(|l| l.split(',').find_map(|f| f.strip_prefix("offset=")))
+            .and_then(|o| o.parse::<u64>().ok());
+        if got.is_some_and(|o| o >= want) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    Ok(())
 }
 
 /// Waits until the replica has applied everything the primary has written.
@@ -304,6 +355,7 @@ fn replay(trace: &Trace, servers: &Servers, report: &mut Report) -> Result<(), S
         };
         caught_up(primary, replica)?;
         link.set_held(true);
+        link.set_acks_held(true);
         links.insert((p, r), link);
         Ok::<(), String>(())
     };
@@ -393,6 +445,16 @@ fn replay(trace: &Trace, servers: &Servers, report: &mut Report) -> Result<(), S
                 &real,
                 &model_keys(trace, at, stores[r].name),
             );
+        } else if let (Some(r), Some(p), true) = (from, to, msg.label.starts_with("REPLCONF ACK")) {
+            // The replica's acknowledgement reaches the primary where the model's does (a
+            // WAIT counts the replicas whose acknowledgements are in).
+            if let Some(link) = links.get(&(p, r)) {
+                link.set_acks_held(false);
+                let port = stores[r].addr.rsplit(':').next().unwrap_or("").to_string();
+                let want = offset(&mut stores[r].admin)?;
+                let_ack_land(&mut stores[p].admin, &port, want)?;
+                link.set_acks_held(true);
+            }
         } else if let (Some(r), true) = (to, msg.label.starts_with("REPLICAOF")) {
             links.retain(|(_, rr), link| {
                 let keep = *rr != r;
