@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test: native unit/scenario/golden/CLI tests, the wasm32 determinism test, the
+# Runs every test: native unit/scenario/golden/CLI tests, the conformance tests against a real
+# PostgreSQL and Redis (scripts/conformance.sh), the wasm32 determinism test, the
 # release build of the site, its size report, and the browser end-to-end tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +15,9 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 
 step "native tests"
 cargo test --workspace --quiet
+
+step "conformance: the scenarios' SQL and Redis commands on a real PostgreSQL and Redis"
+scripts/conformance.sh
 
 step "Raft: 10,000 random storms, each safe and converging after the heal"
 cargo run --release --quiet -p coordlab-cli -- check raft-chaos --seeds 0..10000

@@ -267,3 +267,150 @@ impl Label for RedisMsg {
 pub fn tenths(ms: u64) -> String {
     format!("{}.{} s", ms / 1_000, (ms % 1_000) / 100)
 }
+
+/// The acquire script a worker runs with `EVAL` when it wants a token with its lock: `SET
+/// KEYS[1] ARGV[1] NX PX ARGV[2]` and, only if that set the key, `INCR KEYS[2]`, in one
+/// atomic step. It answers the counter's new value, or nil when the key exists.
+pub const ACQUIRE_SCRIPT: &str = "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return redis.call('INCR', KEYS[2]) end return false";
+
+/// The release script: `DEL KEYS[1]` only if it still holds ARGV[1], the caller's value.
+pub const RELEASE_SCRIPT: &str =
+    "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+
+impl RedisMsg {
+    /// A client command as a real Redis runs it: the words of one command (`SET`, `EVAL`
+    /// with [`ACQUIRE_SCRIPT`] or [`RELEASE_SCRIPT`], `DEL`, `GET`, `WAIT`). `None` for
+    /// everything else (replies, replication, sentinels). The conformance tests send these.
+    pub fn command_args(&self) -> Option<Vec<String>> {
+        let words = |w: &[&str]| Some(w.iter().map(|s| s.to_string()).collect());
+        match self {
+            RedisMsg::Set {
+                key,
+                value,
+                nx,
+                px_ms,
+                incr: None,
+            } => {
+                let px = px_ms.to_string();
+                match nx {
+                    true => words(&["SET", key, value, "NX", "PX", &px]),
+                    false => words(&["SET", key, value, "PX", &px]),
+                }
+            }
+            RedisMsg::Set {
+                key,
+                value,
+                px_ms,
+                incr: Some(counter),
+                ..
+            } => words(&[
+                "EVAL",
+                ACQUIRE_SCRIPT,
+                "2",
+                key,
+                counter,
+                value,
+                &px_ms.to_string(),
+            ]),
+            RedisMsg::Get { key } => words(&["GET", key]),
+            RedisMsg::Del { key } => words(&["DEL", key]),
+            RedisMsg::CompareAndDelete { key, value } => words(&["EVAL", RELEASE_SCRIPT, "1", key, value]),
+            RedisMsg::Wait { replicas, timeout_ms } => {
+                words(&["WAIT", &replicas.to_string(), &timeout_ms.to_string()])
+            }
+            _ => None,
+        }
+    }
+
+    /// Reads a client command back from the label the player shows: the inverse of
+    /// [`Label::label`] for the messages [`RedisMsg::command_args`] runs, so a trace's text
+    /// is enough to replay its commands on a real Redis.
+    pub fn parse_client_command(label: &str) -> Option<RedisMsg> {
+        let script = label.strip_prefix("acquire script: ");
+        let release = label.strip_prefix("release script: ");
+        let words: Vec<&str> = script.or(release).unwrap_or(label).split(' ').collect();
+        let number = |s: &str| s.parse::<u64>().ok();
+        match (script.is_some(), release.is_some(), &words[..]) {
+            (true, _, ["SET", key, value, "NX", "PX", px, "+", "INCR", counter]) => Some(RedisMsg::Set {
+                key: key.to_string(),
+                value: value.to_string(),
+                nx: true,
+                px_ms: number(px)?,
+                incr: Some(counter.to_string()),
+            }),
+            (_, true, ["DEL", key, "only", "if", "it", "is", value]) => Some(RedisMsg::CompareAndDelete {
+                key: key.to_string(),
+                value: value.to_string(),
+            }),
+            (false, false, ["SET", key, value, rest @ ..]) => {
+                let (nx, px) = match rest {
+                    ["NX", "PX", px] => (true, px),
+                    ["PX", px] => (false, px),
+                    _ => return None,
+                };
+                Some(RedisMsg::Set {
+                    key: key.to_string(),
+                    value: value.to_string(),
+                    nx,
+                    px_ms: number(px)?,
+                    incr: None,
+                })
+            }
+            (false, false, ["GET", key]) => Some(RedisMsg::Get { key: key.to_string() }),
+            (false, false, ["DEL", key]) => Some(RedisMsg::Del { key: key.to_string() }),
+            (false, false, ["WAIT", replicas, timeout]) => Some(RedisMsg::Wait {
+                replicas: u32::try_from(number(replicas)?).ok()?,
+                timeout_ms: number(timeout)?,
+            }),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_client_command_reads_back_from_its_label() {
+        let commands = [
+            RedisMsg::Set {
+                key: "lock".into(),
+                value: "a-e27e".into(),
+                nx: true,
+                px_ms: 30_000,
+                incr: Some("fence".into()),
+            },
+            RedisMsg::Set {
+                key: "lock".into(),
+                value: "b-1".into(),
+                nx: true,
+                px_ms: 500,
+                incr: None,
+            },
+            RedisMsg::Set {
+                key: "k".into(),
+                value: "v".into(),
+                nx: false,
+                px_ms: 1,
+                incr: None,
+            },
+            RedisMsg::Get { key: "lock".into() },
+            RedisMsg::Del { key: "lock".into() },
+            RedisMsg::CompareAndDelete {
+                key: "lock".into(),
+                value: "a-e27e".into(),
+            },
+            RedisMsg::Wait {
+                replicas: 1,
+                timeout_ms: 1_000,
+            },
+        ];
+        for command in commands {
+            assert!(command.command_args().is_some(), "{command:?}");
+            assert_eq!(RedisMsg::parse_client_command(&command.label()), Some(command));
+        }
+        assert_eq!(RedisMsg::parse_client_command("PING"), None);
+        assert_eq!(RedisMsg::parse_client_command("stream #1: SET lock a"), None);
+    }
+}

@@ -19,7 +19,8 @@ pub enum SqlRequest {
     Select {
         for_update: bool,
     },
-    /// `UPDATE accounts SET balance = :balance WHERE id = 42`, inside the open transaction.
+    /// `UPDATE accounts SET balance = :balance, version = version + 1 WHERE id = 42`, inside
+    /// the open transaction.
     Update {
         balance: i64,
     },
@@ -52,24 +53,38 @@ pub enum SqlMsg {
     Reply(SqlReply),
 }
 
-impl Label for SqlMsg {
-    fn label(&self) -> String {
+impl SqlRequest {
+    /// The statement as the player shows it and as the conformance tests run it on a real
+    /// PostgreSQL (`crates/coordlab-conformance`), values bound as literals. A plain UPDATE
+    /// also moves `version` on, as the database's COMMIT does to the row here: a row's
+    /// version counts every committed change, whichever statement made it.
+    pub fn sql_text(&self) -> String {
         match self {
-            SqlMsg::Request(SqlRequest::Select { for_update: false }) => {
+            SqlRequest::Select { for_update: false } => {
                 format!("SELECT balance, version FROM accounts WHERE id={ACCOUNT_ID}")
             }
-            SqlMsg::Request(SqlRequest::Select { for_update: true }) => {
+            SqlRequest::Select { for_update: true } => {
                 format!("SELECT balance, version FROM accounts WHERE id={ACCOUNT_ID} FOR UPDATE")
             }
-            SqlMsg::Request(SqlRequest::Update { balance }) => {
-                format!("UPDATE accounts SET balance={balance} WHERE id={ACCOUNT_ID}")
+            SqlRequest::Update { balance } => {
+                format!("UPDATE accounts SET balance={balance}, version=version+1 WHERE id={ACCOUNT_ID}")
             }
-            SqlMsg::Request(SqlRequest::UpdateIfVersion { balance, expected_version }) => format!(
+            SqlRequest::UpdateIfVersion { balance, expected_version } => format!(
                 "UPDATE accounts SET balance={balance}, version={} WHERE id={ACCOUNT_ID} AND version={expected_version}",
                 expected_version + 1
             ),
-            SqlMsg::Request(SqlRequest::Commit) => "COMMIT".to_string(),
-            SqlMsg::Reply(SqlReply::Row { balance, version }) => format!("row: balance={balance} version={version}"),
+            SqlRequest::Commit => "COMMIT".to_string(),
+        }
+    }
+}
+
+impl Label for SqlMsg {
+    fn label(&self) -> String {
+        match self {
+            SqlMsg::Request(request) => request.sql_text(),
+            SqlMsg::Reply(SqlReply::Row { balance, version }) => {
+                format!("row: balance={balance} version={version}")
+            }
             SqlMsg::Reply(SqlReply::Updated) => "UPDATE 1 (staged)".to_string(),
             SqlMsg::Reply(SqlReply::Committed) => "COMMIT ok".to_string(),
             SqlMsg::Reply(SqlReply::VersionChecked { rows }) => format!("UPDATE {rows}"),
