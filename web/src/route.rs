@@ -574,6 +574,61 @@ mod tests {
         assert_eq!(parse("#/elsewhere").route, Route::Library);
     }
 
+    /// What fuzzing the router found (route_fuzz.rs): notices that quoted nothing.
+    #[test]
+    fn a_bare_compare_link_shows_the_library_pair_without_a_notice() {
+        let parsed = parse("#/compare");
+        assert_eq!(parsed.route, Route::Compare(default_compare_route()));
+        assert_eq!(parsed.notices, Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_setting_without_a_name_or_a_value_is_quoted_whole() {
+        let parsed = parse("#/play/lost-update?=5&seed=&lock");
+        assert_eq!(parsed.notices.len(), 3, "{:?}", parsed.notices);
+        assert!(
+            parsed.notices[0].starts_with("“=5” names no setting"),
+            "{:?}",
+            parsed.notices
+        );
+        assert!(
+            parsed.notices[1].starts_with("“seed=” has no value"),
+            "{:?}",
+            parsed.notices
+        );
+        assert!(
+            parsed.notices[2].starts_with("“lock” has no value"),
+            "{:?}",
+            parsed.notices
+        );
+        let parsed = parse("#/compare/lost-update/redlock?step=&=");
+        assert!(
+            parsed.notices[0].starts_with("“step=” has no value"),
+            "{:?}",
+            parsed.notices
+        );
+        assert!(
+            parsed.notices[1].starts_with("“=” names no setting"),
+            "{:?}",
+            parsed.notices
+        );
+        let parsed = parse("#/embed/lost-update?theme=");
+        assert!(
+            parsed.notices[0].starts_with("“theme=” has no value"),
+            "{:?}",
+            parsed.notices
+        );
+    }
+
+    #[test]
+    fn an_empty_seed_field_asks_for_a_seed() {
+        assert_eq!(
+            parse_seed(" "),
+            Err(format!("Type a seed: a whole number from 0 to {}.", u64::MAX))
+        );
+        assert!(parse_seed("x1").unwrap_err().starts_with("“x1” is not a seed"));
+    }
+
     #[test]
     fn percent_encoding_is_undone() {
         let parsed = parse("#/play/lost-update?actions=3%40crash%3A2");

@@ -388,6 +388,35 @@ mod tests {
         assert!(parse_seeds("a..b").is_err());
     }
 
+    /// What fuzzing `--set` found (args_fuzz.rs): messages that quoted nothing or named no
+    /// option.
+    #[test]
+    fn empty_arguments_and_stray_options_are_named() {
+        let error = |args: &[&str]| {
+            let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+            parse(&args).expect_err("a usage error").0
+        };
+        assert!(error(&["", "lost-update"]).contains("the first argument is empty"));
+        assert!(error(&["run", ""]).contains("`run` needs a scenario id"));
+        assert_eq!(
+            error(&["run", "lost-update", "--set="]),
+            "`--set=` was given an empty value"
+        );
+        assert_eq!(
+            error(&["run", "lost-update", "--seed", ""]),
+            "`--seed` was given an empty value"
+        );
+        assert_eq!(
+            error(&["run", "lost-update", "--set"]),
+            "`--set` needs a value after it"
+        );
+        assert!(error(&["run", "lost-update", "--set", "=5"])
+            .contains("bad --set `=5`: the key before `=` is empty"));
+        assert!(
+            error(&["run", "lost-update", "--axis", "order"]).starts_with("`--axis` goes with --format svg")
+        );
+    }
+
     #[test]
     fn options_take_separate_or_inline_values() {
         let args: Vec<String> = [

@@ -1,29 +1,27 @@
 //! What a good rejection message looks like: it names what was wrong by quoting it.
 
-/// Most backticks whose every pairing [`quoted`] tries (a quote of text that itself holds
-/// backticks pairs them differently); past it, only neighbours pair.
-const BACKTICKS_PAIRED: usize = 16;
+/// Most quote marks of a kind whose every pairing [`quoted`] tries (a quote of text that
+/// itself holds quote marks pairs them differently); past it, only neighbours pair.
+const MARKS_PAIRED: usize = 16;
 
 /// The spans `message` may quote, between backticks or between “ and ”. A quoted piece of
-/// input can hold backticks itself, so every pair of backticks counts, not only neighbours.
+/// input can hold quote marks itself, so every pair of marks counts, not only neighbours.
 pub fn quoted(message: &str) -> Vec<&str> {
-    let ticks: Vec<usize> = message.match_indices('`').map(|(i, _)| i).collect();
+    let at = |mark: char| -> Vec<usize> { message.match_indices(mark).map(|(i, _)| i).collect() };
+    let ticks = at('`');
+    let (opens, closes) = (at('“'), at('”'));
     let mut spans = Vec::new();
-    for (n, &open) in ticks.iter().enumerate() {
-        let closes = if ticks.len() <= BACKTICKS_PAIRED {
-            &ticks[n + 1..]
-        } else {
-            &ticks[n + 1..(n + 2).min(ticks.len())]
-        };
-        spans.extend(closes.iter().map(|&close| &message[open + 1..close]));
-    }
-    let mut rest = message;
-    while let Some(open) = rest.find('“') {
-        let after = &rest[open + '“'.len_utf8()..];
-        let Some(close) = after.find('”') else { break };
-        spans.push(&after[..close]);
-        rest = &after[close + '”'.len_utf8()..];
-    }
+    let mut pair = |open_marks: &[usize], open_len: usize, close_marks: &[usize]| {
+        let every = open_marks.len() <= MARKS_PAIRED && close_marks.len() <= MARKS_PAIRED;
+        for &open in open_marks {
+            let start = open + open_len;
+            let later = close_marks.iter().filter(|&&close| close >= start);
+            let count = if every { usize::MAX } else { 1 };
+            spans.extend(later.take(count).map(|&close| &message[start..close]));
+        }
+    };
+    pair(&ticks, 1, &ticks);
+    pair(&opens, '“'.len_utf8(), &closes);
     spans
 }
 
@@ -67,6 +65,10 @@ mod tests {
             assert!(spans.contains(&span), "{span} in {spans:?}");
         }
         assert!(quotes_input("action `a`b`: bad", &["a`b"]));
+        assert!(quotes_input(
+            "“”..=” is not a setting",
+            &["?%E2%80%9D..=", "?”..="]
+        ));
         let ticks = "`".repeat(40);
         assert!(quotes_input(&format!("action `{ticks}`: bad"), &[&ticks]));
         assert!(quotes_input("unknown fault `boom`", &["3@boom:1"]));

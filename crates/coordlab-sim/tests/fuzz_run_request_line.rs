@@ -110,3 +110,20 @@ fn run_request_line() {
     .run(|c| make(c, &corpus), check)
     .assert_clean();
 }
+
+/// What this harness found: empty fields and parameters were quoted as ``.
+#[test]
+fn empty_fields_and_parameters_are_named() {
+    let err = RunRequest::parse_line("raft-chaos  25 -").unwrap_err();
+    assert!(
+        err.contains("parameters field is empty in `raft-chaos  25 -`"),
+        "{err}"
+    );
+    let err = RunRequest::parse_line("redlock - 1 ").unwrap_err();
+    assert!(err.contains("actions field is empty"), "{err}");
+    let err = RunRequest::parse_line("duplicate-job ,lock=lease 1 -").unwrap_err();
+    assert!(
+        err.contains("an empty parameter in `duplicate-job ,lock=lease 1 -`"),
+        "{err}"
+    );
+}

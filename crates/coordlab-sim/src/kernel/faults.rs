@@ -487,6 +487,48 @@ mod tests {
     }
 }
 
+/// What fuzzing the parser found (crates/coordlab-sim/tests/fuzz_action_script.rs).
+#[cfg(test)]
+mod fuzz_findings {
+    use super::*;
+
+    #[test]
+    fn a_missing_fault_name_is_explained_with_the_action() {
+        let err = parse_script("3@").unwrap_err();
+        assert!(err.contains("`3@`") && err.contains("after the `@`"), "{err}");
+        let err = parse_script("3@:1").unwrap_err();
+        assert!(err.contains("`:1`") && err.contains("no name"), "{err}");
+    }
+
+    #[test]
+    fn the_list_of_faults_names_every_fault() {
+        let err = Fault::from_code("nap:1").unwrap_err();
+        assert!(err.contains("unknown fault `nap` in `nap:1`"), "{err}");
+        assert!(err.contains("hold-msg"), "{err}");
+    }
+
+    #[test]
+    fn a_partition_names_each_node_once_and_at_most_max_nodes() {
+        let err = Fault::from_code("partition:1+2+1").unwrap_err();
+        assert!(err.contains("node 1 is named twice"), "{err}");
+        let all: Vec<String> = (0..MAX_NODES).map(|n| n.to_string()).collect();
+        assert!(Fault::from_code(&format!("partition:{}", all.join("+"))).is_ok());
+        let err = Fault::from_code(&format!("partition:{}+99", all.join("+"))).unwrap_err();
+        assert!(err.contains("at most 16 nodes"), "{err}");
+    }
+
+    #[test]
+    fn a_script_holds_at_most_max_actions() {
+        let script = |n: usize| vec!["1@heal"; n].join(";");
+        assert_eq!(
+            parse_script(&script(MAX_ACTIONS)).map(|a| a.len()),
+            Ok(MAX_ACTIONS)
+        );
+        let err = parse_script(&script(MAX_ACTIONS + 1)).unwrap_err();
+        assert!(err.contains("`1@heal` is one too many"), "{err}");
+    }
+}
+
 #[cfg(test)]
 mod input_tests {
     use super::*;
