@@ -62,11 +62,12 @@ const SETTINGS: &[&str] = &[
 
 fn scenario_id(c: &mut Choices) -> String {
     let ids: Vec<&str> = scenarios::registry().iter().map(|d| d.id).collect();
+    let id = *c.pick(&ids);
     match c.below(12) {
         0 => grammar::noise(c),
-        1 => c.pick(&ids).to_ascii_uppercase(),
-        2 => grammar::percent_encode_all(*c.pick(&ids)),
-        _ => c.pick(&ids).to_string(),
+        1 => id.to_ascii_uppercase(),
+        2 => grammar::percent_encode_all(id),
+        _ => id.to_string(),
     }
 }
 

@@ -149,7 +149,11 @@ fn refused(message: &str, args: &[String]) -> Verdict {
     if args.first().is_some_and(String::is_empty) && message.contains("the first argument is empty") {
         return Verdict::Rejected;
     }
-    let typed: Vec<&str> = args.iter().map(String::as_str).collect();
+    // An inline value (`--set=KEY=VALUE`) is a piece a message may quote on its own.
+    let inline = args
+        .iter()
+        .filter_map(|a| a.split_once('=').map(|(_, value)| value));
+    let typed: Vec<&str> = args.iter().map(String::as_str).chain(inline).collect();
     match messages::check_names_input(message, &typed) {
         Ok(()) => Verdict::Rejected,
         Err(what) => Verdict::Broken(what),
