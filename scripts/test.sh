@@ -12,7 +12,7 @@ step "format and lints"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
-step "native tests"
+step "native tests (with 20,000-input fuzz runs of each parser; scripts/fuzz.sh runs a million)"
 cargo test --workspace --quiet
 
 step "Raft: 10,000 random storms, each safe and converging after the heal"
