@@ -13,7 +13,7 @@ step "format and lints"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
-step "native tests"
+step "native tests (with 20,000-input fuzz runs of each parser; scripts/fuzz.sh runs a million)"
 cargo test --workspace --quiet
 
 step "conformance: the scenarios' SQL and Redis commands on a real PostgreSQL and Redis"

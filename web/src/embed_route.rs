@@ -4,7 +4,7 @@
 //! like the rest of the router: a bad value is dropped with a notice the frame shows.
 
 #[cfg(feature = "embed")]
-use crate::route::{decode, parse_play, Route};
+use crate::route::{decode, no_value, parse_play, Route};
 use crate::route::{encode, play_link, PlayRoute};
 #[cfg(feature = "embed")]
 use coordlab_sim::trace::Trace;
@@ -136,6 +136,10 @@ pub fn parse(id: &str, query: &str, mut notices: Vec<String>) -> (Route, Vec<Str
     for item in query.split('&').filter(|p| !p.is_empty()) {
         let (key, value) = item.split_once('=').unwrap_or((item, ""));
         let (key, value) = (decode(key), decode(value));
+        if value.is_empty() && matches!(key.as_str(), "controls" | "theme" | "origin") {
+            notices.push(no_value(item));
+            continue;
+        }
         match key.as_str() {
             "from" => route.from = bound(&value),
             "to" => route.to = bound(&value),

@@ -24,6 +24,8 @@ mod nav;
 mod picture;
 #[cfg_attr(not(feature = "player"), allow(dead_code))]
 mod route;
+#[cfg(all(test, feature = "embed", feature = "compare"))]
+mod route_fuzz;
 mod same_trace;
 // An embed uses the player's reducer for a part of what it can do.
 #[cfg(any(feature = "player", feature = "embed"))]

@@ -26,11 +26,31 @@ pub struct CompareRoute {
 /// A seed typed by hand: a whole number, or the message saying what a seed is.
 pub fn parse_seed(text: &str) -> Result<u64, String> {
     text.trim().parse::<u64>().map_err(|_| {
-        format!(
-            "“{text}” is not a seed: use a whole number from 0 to {}.",
-            u64::MAX
-        )
+        if text.trim().is_empty() {
+            format!("Type a seed: a whole number from 0 to {}.", u64::MAX)
+        } else {
+            format!(
+                "“{text}” is not a seed: use a whole number from 0 to {}.",
+                u64::MAX
+            )
+        }
     })
+}
+
+/// The notice for a setting given without a value (`seed=`, or `seed` alone) where it needs
+/// one: the item is quoted whole, since an empty value would be quoted as nothing.
+pub(crate) fn no_value(item: &str) -> String {
+    format!("“{item}” has no value, so the default is used.")
+}
+
+/// The notice for a setting `page` does not have. An item without a name (`=5`) is quoted
+/// whole: an empty name would point at nothing.
+fn unknown_setting(key: &str, item: &str, page: &str) -> String {
+    if key.is_empty() {
+        format!("“{item}” names no setting (a link's settings are NAME=VALUE); it was ignored.")
+    } else {
+        format!("“{key}” is not a setting of {page} (outdated link?); it was ignored.")
+    }
 }
 
 /// Whether this bundle holds `id`'s simulation (another chapter's bundle may hold it).
@@ -73,6 +93,8 @@ fn parse_compare(pair: &str, query: &str, notices: &mut Vec<String>) -> CompareR
     let mut route = default_compare_route();
     let ids: Vec<String> = pair.split('/').map(decode).collect();
     match ids.as_slice() {
+        // `#/compare` alone asks for the library's pair: nothing was ignored.
+        _ if pair.is_empty() => {}
         [l, r] if scenarios::find(l).is_ok() && scenarios::find(r).is_ok() => {
             route.left = l.clone();
             route.right = r.clone();
@@ -85,6 +107,10 @@ fn parse_compare(pair: &str, query: &str, notices: &mut Vec<String>) -> CompareR
     for item in query.split('&').filter(|p| !p.is_empty()) {
         let (key, value) = item.split_once('=').unwrap_or((item, ""));
         let (key, value) = (decode(key), decode(value));
+        if value.is_empty() && matches!(key.as_str(), "seed" | "step") {
+            notices.push(no_value(item));
+            continue;
+        }
         let script = |side: &str, notices: &mut Vec<String>| match coordlab_sim::kernel::faults::parse_script(
             &value,
         ) {
@@ -111,9 +137,7 @@ fn parse_compare(pair: &str, query: &str, notices: &mut Vec<String>) -> CompareR
             },
             "left" => route.left_actions = script("left", notices),
             "right" => route.right_actions = script("right", notices),
-            _ => notices.push(format!(
-                "“{key}” is not a setting of the side-by-side view (outdated link?); it was ignored."
-            )),
+            _ => notices.push(unknown_setting(&key, item, "the side-by-side view")),
         }
     }
     route
@@ -275,6 +299,12 @@ pub fn parse_play(id: &str, query: &str, notices: &mut Vec<String>) -> Option<Pl
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
         let (key, value) = (decode(key), decode(value));
+        let needs_value = matches!(key.as_str(), "seed" | "step" | "view" | "axis")
+            || info.params.iter().any(|p| p.key == key);
+        if value.is_empty() && needs_value {
+            notices.push(no_value(pair));
+            continue;
+        }
         if view.read(&key, &value, notices) {
             continue;
         }
@@ -300,10 +330,7 @@ pub fn parse_play(id: &str, query: &str, notices: &mut Vec<String>) -> Option<Pl
                 )),
             },
             _ => match info.params.iter().find(|p| p.key == key) {
-                None => notices.push(format!(
-                    "“{key}” is not a setting of {} (outdated link?); it was ignored.",
-                    info.title
-                )),
+                None => notices.push(unknown_setting(&key, pair, info.title)),
                 Some(spec) => {
                     let mut one = Params::new();
                     one.insert(key.clone(), value.clone());
@@ -545,6 +572,61 @@ mod tests {
         assert_eq!(parsed.route, Route::Library);
         assert!(parsed.notices[0].contains("lost-update"));
         assert_eq!(parse("#/elsewhere").route, Route::Library);
+    }
+
+    /// What fuzzing the router found (route_fuzz.rs): notices that quoted nothing.
+    #[test]
+    fn a_bare_compare_link_shows_the_library_pair_without_a_notice() {
+        let parsed = parse("#/compare");
+        assert_eq!(parsed.route, Route::Compare(default_compare_route()));
+        assert_eq!(parsed.notices, Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_setting_without_a_name_or_a_value_is_quoted_whole() {
+        let parsed = parse("#/play/lost-update?=5&seed=&lock");
+        assert_eq!(parsed.notices.len(), 3, "{:?}", parsed.notices);
+        assert!(
+            parsed.notices[0].starts_with("“=5” names no setting"),
+            "{:?}",
+            parsed.notices
+        );
+        assert!(
+            parsed.notices[1].starts_with("“seed=” has no value"),
+            "{:?}",
+            parsed.notices
+        );
+        assert!(
+            parsed.notices[2].starts_with("“lock” has no value"),
+            "{:?}",
+            parsed.notices
+        );
+        let parsed = parse("#/compare/lost-update/redlock?step=&=");
+        assert!(
+            parsed.notices[0].starts_with("“step=” has no value"),
+            "{:?}",
+            parsed.notices
+        );
+        assert!(
+            parsed.notices[1].starts_with("“=” names no setting"),
+            "{:?}",
+            parsed.notices
+        );
+        let parsed = parse("#/embed/lost-update?theme=");
+        assert!(
+            parsed.notices[0].starts_with("“theme=” has no value"),
+            "{:?}",
+            parsed.notices
+        );
+    }
+
+    #[test]
+    fn an_empty_seed_field_asks_for_a_seed() {
+        assert_eq!(
+            parse_seed(" "),
+            Err(format!("Type a seed: a whole number from 0 to {}.", u64::MAX))
+        );
+        assert!(parse_seed("x1").unwrap_err().starts_with("“x1” is not a seed"));
     }
 
     #[test]

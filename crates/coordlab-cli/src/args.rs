@@ -122,6 +122,12 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
                 .into(),
         ));
     };
+    if command.is_empty() {
+        return Err(UsageError(
+            "missing command (the first argument is empty); expected one of list, bundles, describe, run, check, sweep, experiment, help"
+                .into(),
+        ));
+    }
     match command.as_str() {
         "help" => Ok(Command::Help),
         "list" => {
@@ -152,8 +158,13 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
                     )))
                 }
             };
-            if !matches!(format, Format::Svg(..)) && (opts.step.is_some() || opts.axis.is_some()) {
-                return Err(UsageError("--step and --axis go with --format svg".into()));
+            if !matches!(format, Format::Svg(..)) {
+                let drawing_only = [("--step", &opts.step), ("--axis", &opts.axis)];
+                if let Some((name, _)) = drawing_only.iter().find(|(_, given)| given.is_some()) {
+                    return Err(UsageError(format!(
+                        "`{name}` goes with --format svg (--step and --axis say what to draw)"
+                    )));
+                }
             }
             Ok(Command::Run { request, format })
         }
@@ -216,7 +227,7 @@ fn scenario_names() -> String {
 
 fn scenario_id<'a>(command: &str, rest: &'a [String]) -> Result<(String, &'a [String]), UsageError> {
     match rest.split_first() {
-        Some((id, rest)) if !id.starts_with('-') => Ok((id.clone(), rest)),
+        Some((id, rest)) if !id.is_empty() && !id.starts_with('-') => Ok((id.clone(), rest)),
         _ => Err(UsageError(format!(
             "`{command}` needs a scenario id, e.g. `coordlab {command} lost-update`; available: {}",
             scenario_names()
@@ -272,8 +283,12 @@ fn options(command: &str, rest: &[String], valid: &[&str]) -> Result<Options, Us
             None => args
                 .next()
                 .cloned()
-                .ok_or_else(|| UsageError(format!("{name} needs a value")))?,
+                .ok_or_else(|| UsageError(format!("`{name}` needs a value after it")))?,
         };
+        // An empty script is a script without faults; any other empty value names nothing.
+        if value.is_empty() && name != "--actions" {
+            return Err(UsageError(format!("`{arg}` was given an empty value")));
+        }
         match name {
             "--seed" => opts.seed = Some(value),
             "--seeds" => opts.seeds = Some(value),
@@ -306,6 +321,11 @@ impl Options {
                     "bad --set `{set}`; expected KEY=VALUE, e.g. --set lock=row-lock"
                 ))
             })?;
+            if key.is_empty() {
+                return Err(UsageError(format!(
+                    "bad --set `{set}`: the key before `=` is empty; expected KEY=VALUE, e.g. --set lock=row-lock"
+                )));
+            }
             params.insert(key.to_string(), value.to_string());
         }
         let mut actions: Vec<Action> = Vec::new();
@@ -366,6 +386,35 @@ mod tests {
         assert!(parse_seeds("0..=18446744073709551615").is_err());
         assert!(parse_seeds("0..1000001").is_err());
         assert!(parse_seeds("a..b").is_err());
+    }
+
+    /// What fuzzing `--set` found (args_fuzz.rs): messages that quoted nothing or named no
+    /// option.
+    #[test]
+    fn empty_arguments_and_stray_options_are_named() {
+        let error = |args: &[&str]| {
+            let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+            parse(&args).expect_err("a usage error").0
+        };
+        assert!(error(&["", "lost-update"]).contains("the first argument is empty"));
+        assert!(error(&["run", ""]).contains("`run` needs a scenario id"));
+        assert_eq!(
+            error(&["run", "lost-update", "--set="]),
+            "`--set=` was given an empty value"
+        );
+        assert_eq!(
+            error(&["run", "lost-update", "--seed", ""]),
+            "`--seed` was given an empty value"
+        );
+        assert_eq!(
+            error(&["run", "lost-update", "--set"]),
+            "`--set` needs a value after it"
+        );
+        assert!(error(&["run", "lost-update", "--set", "=5"])
+            .contains("bad --set `=5`: the key before `=` is empty"));
+        assert!(
+            error(&["run", "lost-update", "--axis", "order"]).starts_with("`--axis` goes with --format svg")
+        );
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //! `coordlab_sim::trace_file`, since the player reads it too).
 
 mod args;
+#[cfg(test)]
+mod args_fuzz;
 mod check;
 mod describe;
 mod experiment;

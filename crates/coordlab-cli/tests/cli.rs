@@ -460,7 +460,7 @@ fn svg_at_a_step_is_the_players_followed_picture() {
     assert!(stderr(&bad).contains("choose time or order"));
     let stray = coordlab(&["run", "zombie-worker", "--step", "4"]);
     assert_eq!(stray.status.code(), Some(2));
-    assert!(stderr(&stray).contains("go with --format svg"));
+    assert!(stderr(&stray).contains("goes with --format svg"));
 }
 
 #[test]

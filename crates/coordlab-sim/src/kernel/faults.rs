@@ -1,6 +1,7 @@
 //! Faults are data. A fault scripted by a scenario and a fault a user injects from the UI are
 //! the same value, enter the engine through the same function and leave the same trace entry.
 
+use super::engine::{MAX_ACTIONS, MAX_NODES};
 use super::ids::{MsgId, NodeId};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -9,6 +10,10 @@ use std::fmt;
 pub const MAX_FAULT_MS: u64 = 600_000;
 /// Longest input word (`timeout`, `write`) accepted from user input.
 pub const MAX_INPUT_LEN: usize = 24;
+
+/// The names [`Fault::from_code`] reads, for its error messages.
+const FAULT_NAMES: &str =
+    "crash, restart, pause, partition, cut, heal, hold, release, drop, hold-msg, clock-jump, clock-drift, slow, input";
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "fault", rename_all = "kebab-case")]
@@ -163,7 +168,10 @@ impl Fault {
                     .ok()
                     .filter(|d| (1..=MAX_FAULT_MS).contains(d))
                     .ok_or_else(|| format!("fault `{code}`: pause length must be 1..={MAX_FAULT_MS} ms"))?;
-                Fault::Pause { node: node(1)?, duration_ms }
+                Fault::Pause {
+                    node: node(1)?,
+                    duration_ms,
+                }
             }
             "partition" => {
                 arity(2)?;
@@ -172,13 +180,23 @@ impl Fault {
                     let id = part
                         .parse::<u32>()
                         .map_err(|_| format!("fault `{code}`: `{part}` is not a node number"))?;
+                    // Bounded like every user input: no run has more nodes than that.
+                    if side.len() == MAX_NODES as usize {
+                        return Err(format!("fault `{code}`: a side names at most {MAX_NODES} nodes"));
+                    }
+                    if side.contains(&NodeId(id)) {
+                        return Err(format!("fault `{code}`: node {id} is named twice"));
+                    }
                     side.push(NodeId(id));
                 }
                 Fault::Partition { side }
             }
             "cut" => {
                 arity(3)?;
-                Fault::CutLink { from: node(1)?, to: node(2)? }
+                Fault::CutLink {
+                    from: node(1)?,
+                    to: node(2)?,
+                }
             }
             "heal" => {
                 arity(1)?;
@@ -186,11 +204,17 @@ impl Fault {
             }
             "hold" => {
                 arity(3)?;
-                Fault::HoldLink { from: node(1)?, to: node(2)? }
+                Fault::HoldLink {
+                    from: node(1)?,
+                    to: node(2)?,
+                }
             }
             "release" => {
                 arity(3)?;
-                Fault::ReleaseLink { from: node(1)?, to: node(2)? }
+                Fault::ReleaseLink {
+                    from: node(1)?,
+                    to: node(2)?,
+                }
             }
             "drop" => {
                 arity(2)?;
@@ -214,7 +238,10 @@ impl Fault {
                     .ok()
                     .filter(|d| (-limit..=limit).contains(d))
                     .ok_or_else(|| format!("fault `{code}`: clock jump must be within ±{limit} ms"))?;
-                Fault::ClockJump { node: node(1)?, delta_ms }
+                Fault::ClockJump {
+                    node: node(1)?,
+                    delta_ms,
+                }
             }
             "clock-drift" => {
                 arity(3)?;
@@ -224,7 +251,10 @@ impl Fault {
                     .ok()
                     .filter(|d| (-limit..=limit).contains(d))
                     .ok_or_else(|| format!("fault `{code}`: drift must be within ±{limit} ppm"))?;
-                Fault::ClockDrift { node: node(1)?, drift_ppm }
+                Fault::ClockDrift {
+                    node: node(1)?,
+                    drift_ppm,
+                }
             }
             "slow" => {
                 arity(3)?;
@@ -233,7 +263,10 @@ impl Fault {
                     .ok()
                     .filter(|d| *d <= MAX_FAULT_MS)
                     .ok_or_else(|| format!("fault `{code}`: extra latency must be 0..={MAX_FAULT_MS} ms"))?;
-                Fault::SlowNode { node: node(1)?, extra_ms }
+                Fault::SlowNode {
+                    node: node(1)?,
+                    extra_ms,
+                }
             }
             "input" => {
                 arity(3)?;
@@ -242,9 +275,17 @@ impl Fault {
                     input: input_word(code, parts[2])?,
                 }
             }
+            "" if code.is_empty() => {
+                return Err(format!("the fault is empty; expected one of {FAULT_NAMES}"))
+            }
+            "" => {
+                return Err(format!(
+                    "fault `{code}` has no name before its first `:`; expected one of {FAULT_NAMES}"
+                ))
+            }
             other => {
                 return Err(format!(
-                    "unknown fault `{other}`; expected one of crash, restart, pause, partition, cut, heal, hold, release, drop, clock-jump, clock-drift, slow, input"
+                    "unknown fault `{other}` in `{code}`; expected one of {FAULT_NAMES}"
                 ))
             }
         };
@@ -327,6 +368,11 @@ impl Action {
         let at_step = step
             .parse::<u32>()
             .map_err(|_| format!("action `{code}`: `{step}` is not a step number"))?;
+        if fault.is_empty() {
+            return Err(format!(
+                "action `{code}`: expected a fault after the `@`, e.g. 12@pause:1:400"
+            ));
+        }
         Ok(Action {
             at_step,
             fault: Fault::from_code(fault)?,
@@ -340,12 +386,19 @@ impl fmt::Display for Action {
     }
 }
 
-/// Parses a `;`-separated action script.
+/// Parses a `;`-separated action script of at most [`MAX_ACTIONS`] actions.
 pub fn parse_script(text: &str) -> Result<Vec<Action>, String> {
-    text.split(';')
-        .filter(|s| !s.is_empty())
-        .map(Action::from_code)
-        .collect()
+    let mut actions = Vec::new();
+    for code in text.split(';').filter(|s| !s.is_empty()) {
+        // Refused here, not only by the engine, so that a long link is not read in full.
+        if actions.len() == MAX_ACTIONS {
+            return Err(format!(
+                "action `{code}` is one too many: a script has at most {MAX_ACTIONS} actions"
+            ));
+        }
+        actions.push(Action::from_code(code)?);
+    }
+    Ok(actions)
 }
 
 /// The `;`-separated text form of an action script.
@@ -431,6 +484,48 @@ mod tests {
                 },
             ]
         );
+    }
+}
+
+/// What fuzzing the parser found (crates/coordlab-sim/tests/fuzz_action_script.rs).
+#[cfg(test)]
+mod fuzz_findings {
+    use super::*;
+
+    #[test]
+    fn a_missing_fault_name_is_explained_with_the_action() {
+        let err = parse_script("3@").unwrap_err();
+        assert!(err.contains("`3@`") && err.contains("after the `@`"), "{err}");
+        let err = parse_script("3@:1").unwrap_err();
+        assert!(err.contains("`:1`") && err.contains("no name"), "{err}");
+    }
+
+    #[test]
+    fn the_list_of_faults_names_every_fault() {
+        let err = Fault::from_code("nap:1").unwrap_err();
+        assert!(err.contains("unknown fault `nap` in `nap:1`"), "{err}");
+        assert!(err.contains("hold-msg"), "{err}");
+    }
+
+    #[test]
+    fn a_partition_names_each_node_once_and_at_most_max_nodes() {
+        let err = Fault::from_code("partition:1+2+1").unwrap_err();
+        assert!(err.contains("node 1 is named twice"), "{err}");
+        let all: Vec<String> = (0..MAX_NODES).map(|n| n.to_string()).collect();
+        assert!(Fault::from_code(&format!("partition:{}", all.join("+"))).is_ok());
+        let err = Fault::from_code(&format!("partition:{}+99", all.join("+"))).unwrap_err();
+        assert!(err.contains("at most 16 nodes"), "{err}");
+    }
+
+    #[test]
+    fn a_script_holds_at_most_max_actions() {
+        let script = |n: usize| vec!["1@heal"; n].join(";");
+        assert_eq!(
+            parse_script(&script(MAX_ACTIONS)).map(|a| a.len()),
+            Ok(MAX_ACTIONS)
+        );
+        let err = parse_script(&script(MAX_ACTIONS + 1)).unwrap_err();
+        assert!(err.contains("`1@heal` is one too many"), "{err}");
     }
 }
 

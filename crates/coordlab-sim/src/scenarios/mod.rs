@@ -242,9 +242,25 @@ impl RunRequest {
                 fields.len()
             ));
         };
+        let named = [
+            ("scenario", scenario),
+            ("parameters", params),
+            ("seed", seed),
+            ("actions", actions),
+        ];
+        if let Some((name, _)) = named.iter().find(|(_, field)| field.is_empty()) {
+            return Err(format!(
+                "the {name} field is empty in `{line}` (two spaces?); `-` stands for no parameters or actions"
+            ));
+        }
         let mut parsed = Params::new();
         if params != "-" {
             for pair in params.split(',') {
+                if pair.is_empty() {
+                    return Err(format!(
+                        "an empty parameter in `{line}`; expected key=value pairs separated by `,`, or `-` for none"
+                    ));
+                }
                 let (k, v) = pair
                     .split_once('=')
                     .ok_or_else(|| format!("parameter `{pair}`: expected key=value"))?;
