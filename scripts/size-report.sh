@@ -6,8 +6,8 @@
 #
 # Usage: scripts/size-report.sh [DIST_DIR]      (default: dist; run scripts/build-site.sh first)
 # Exits 1 if the home bundle's first download (the site's first download: the library)
-# exceeds SIZE_LIMIT_BYTES (default 222000), or a scenario bundle's exceeds
-# SCENARIO_LIMIT_BYTES (default 260000). Scenario bundles met 200000 after kernel v2; the
+# exceeds SIZE_LIMIT_BYTES (default 226000), or a scenario bundle's exceeds
+# SCENARIO_LIMIT_BYTES (default 263000). Scenario bundles met 200000 after kernel v2; the
 # fidelity fixes, the story beats and the glossary took the larger ones back over it, and
 # bringing them under it again is open work (see README, "Download size"). An embed bundle
 # (`<chapter>-embed`, plus the embeds' stylesheet) must also stay smaller than its chapter's
@@ -21,9 +21,11 @@ dist="${1:-dist}"
 # about 6 KB. Raised again, to 222000 and 260000, for the space-time diagram (issue 12): its
 # renderer, the picture switch and the lock holdings cost every player bundle about 16 KB
 # (the renderer alone is ~20 KiB of code before wasm-opt). Winning it back is open work
-# (README, "Download size").
-limit="${SIZE_LIMIT_BYTES:-222000}"
-scenario_limit="${SCENARIO_LIMIT_BYTES:-260000}"
+# (README, "Download size"). Raised again, to 226000 and 263000, for phones and the focus
+# ring (issue 15): the phone drawing of the topology, the beat ticks kept clear of each other,
+# the narration's name and the phone stylesheet cost the player bundles about 3 KB.
+limit="${SIZE_LIMIT_BYTES:-226000}"
+scenario_limit="${SCENARIO_LIMIT_BYTES:-263000}"
 home=$(node -e 'console.log(require(process.argv[1]).home)' "$PWD/target/site/bundles.json")
 manifest=target/site/manifest.json
 [[ -f "$dist/index.html" && -f "$manifest" ]] || {

@@ -135,9 +135,53 @@ impl Nav {
     }
 }
 
+/// How far apart, in tenths of a rem, the centres of two beat ticks on a timeline must be for
+/// neither to cover the other (the stylesheet draws a tick 1.7rem wide).
+#[cfg(any(feature = "player", feature = "compare"))]
+const TICK_PITCH_TENTHS_REM: u64 = 18;
+
+/// The CSS `left` of each tick on a timeline, given the places of their steps in thousandths
+/// of it: at its place, or pushed right just clear of the tick before it, so the ticks of beats
+/// a few steps apart sit side by side rather than one over another (a tick half covered is a
+/// target too small to hit). As CSS, `max(place, place before + pitch, …)`: the page knows the
+/// timeline's width, the wasm does not.
+#[cfg(any(feature = "player", feature = "compare"))]
+pub fn tick_lefts(permille: &[u64]) -> Vec<String> {
+    let pct = |p: u64| format!("{}.{}%", p / 10, p % 10);
+    (0..permille.len())
+        .map(|k| {
+            let terms: Vec<String> = (0..k)
+                .map(|j| {
+                    let rem = (k - j) as u64 * TICK_PITCH_TENTHS_REM;
+                    format!("{} + {}.{}rem", pct(permille[j]), rem / 10, rem % 10)
+                })
+                .chain(std::iter::once(pct(permille[k])))
+                .collect();
+            if terms.len() == 1 {
+                format!("left: {}", terms[0])
+            } else {
+                format!("left: max({})", terms.join(", "))
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[cfg(any(feature = "player", feature = "compare"))]
+    fn ticks_close_together_are_pushed_apart_in_css() {
+        assert_eq!(
+            tick_lefts(&[14, 332, 335]),
+            vec![
+                "left: 1.4%".to_string(),
+                "left: max(1.4% + 1.8rem, 33.2%)".to_string(),
+                "left: max(1.4% + 3.6rem, 33.2% + 1.8rem, 33.5%)".to_string(),
+            ]
+        );
+    }
 
     fn nav() -> Nav {
         Nav {

@@ -12,6 +12,12 @@ use coordlab_sim::kernel::time::{format_signed_ms, format_time, MS_US};
 use coordlab_sim::trace::{Gauge, LinkView, LogCell, NodeInfo, NodeStatus, NodeView, Snapshot, Trace};
 
 pub const WIDTH: f64 = 800.0;
+/// The drawing for a phone: two cards a row, so its text stays legible on a 390 px screen.
+pub const NARROW_WIDTH: f64 = 420.0;
+const NARROW_CARD_W: f64 = 180.0;
+/// Space between two rows of cards in the phone drawing: room for a badge under a card and a
+/// message's label.
+const NARROW_ROW_GAP: f64 = 64.0;
 const CARD_W: f64 = 200.0;
 const CARD_H: f64 = 84.0;
 /// A consensus ring is taller: its cards carry a log strip and a timer.
@@ -31,23 +37,25 @@ pub struct Layout {
     /// Whether the servers form a consensus ring.
     pub ring: bool,
     pub height: f64,
+    /// The drawing's width: [`WIDTH`], or [`NARROW_WIDTH`] for a phone.
+    pub width: f64,
 }
 
 impl Layout {
-    /// The part of the 800-wide drawing the picture shows: the cards and a margin, so a
+    /// The part of the drawing the picture shows: the cards and a margin, so a
     /// scenario with few participants is drawn large rather than lost in white space.
     pub fn view_box(&self, nodes: &[NodeInfo]) -> (i64, i64, i64, i64) {
         let (mut x0, mut x1) = (f64::MAX, f64::MIN);
         for (i, n) in nodes.iter().enumerate() {
-            let (w, _) = card_size(&n.kind, self.ring, self.card_w);
+            let (w, _) = self.card_size(&n.kind);
             x0 = x0.min(self.pos[i].0 - w / 2.0);
             x1 = x1.max(self.pos[i].0 + w / 2.0);
         }
         if nodes.is_empty() {
-            return (0, 0, px(WIDTH), px(self.height));
+            return (0, 0, px(self.width), px(self.height));
         }
         // Room for a badge or a message label at either side.
-        let (x0, x1) = ((x0 - 40.0).max(0.0), (x1 + 40.0).min(WIDTH));
+        let (x0, x1) = ((x0 - 40.0).max(0.0), (x1 + 40.0).min(self.width));
         (px(x0), 0, px(x1 - x0), px(self.height))
     }
 
@@ -55,6 +63,16 @@ impl Layout {
     pub fn view_box_attr(&self, nodes: &[NodeInfo]) -> String {
         let (x, y, w, h) = self.view_box(nodes);
         format!("{x} {y} {w} {h}")
+    }
+
+    /// Width and height of one participant's card.
+    fn card_size(&self, kind: &str) -> (f64, f64) {
+        match kind {
+            "raft-server" if self.ring => (self.card_w, SERVER_CARD_H),
+            "raft-client" if self.ring && self.width < WIDTH => (self.card_w, CLIENT_CARD.1),
+            "raft-client" if self.ring => CLIENT_CARD,
+            _ => (self.card_w, CARD_H),
+        }
     }
 }
 
@@ -106,6 +124,7 @@ pub fn layout(nodes: &[NodeInfo]) -> Layout {
         card_w,
         ring: true,
         height,
+        width: WIDTH,
     }
 }
 
@@ -142,6 +161,49 @@ fn layout_in_tiers(nodes: &[NodeInfo]) -> Layout {
         ring: false,
         // Room under the last row for a badge ("PAUSED until …").
         height: 2.0 * ROW_MARGIN + 22.0 + ROW_GAP * (rows - 1) as f64,
+        width: WIDTH,
+    }
+}
+
+/// The drawing for a phone, [`NARROW_WIDTH`] wide: the same groups as [`layout`] — a consensus
+/// cluster's servers after everything else, or the rows by kind — each wrapped two cards a row.
+pub fn layout_narrow(nodes: &[NodeInfo]) -> Layout {
+    let ring = nodes.iter().filter(|n| n.kind == "raft-server").count() >= 2;
+    let group = |kind: &str| {
+        if ring {
+            usize::from(kind == "raft-server")
+        } else {
+            tier(kind)
+        }
+    };
+    let mut groups: Vec<usize> = nodes.iter().map(|n| group(&n.kind)).collect();
+    coordlab_sim::kernel::collections::sort(&mut groups);
+    groups.dedup();
+    let card_w = NARROW_CARD_W;
+    let mut pos = vec![(0.0, 0.0); nodes.len()];
+    let mut top = 24.0;
+    for g in groups {
+        let members: Vec<usize> = (0..nodes.len()).filter(|i| group(&nodes[*i].kind) == g).collect();
+        for row in members.chunks(2) {
+            let h = if ring && g == 1 { SERVER_CARD_H } else { CARD_H };
+            for (k, &i) in row.iter().enumerate() {
+                let x = if row.len() == 1 {
+                    NARROW_WIDTH / 2.0
+                } else {
+                    NARROW_WIDTH / 2.0 + (card_w / 2.0 + 20.0) * if k == 0 { -1.0 } else { 1.0 }
+                };
+                pos[i] = (x, top + h / 2.0);
+            }
+            top += h + NARROW_ROW_GAP;
+        }
+    }
+    Layout {
+        pos,
+        card_w,
+        ring,
+        // Room under the last row for a badge.
+        height: top - NARROW_ROW_GAP + 34.0,
+        width: NARROW_WIDTH,
     }
 }
 
@@ -179,15 +241,6 @@ pub fn around_from_top(k: usize, n: usize) -> (f64, f64) {
     }
     // The angle wanted is x + π/2: cos(x + π/2) = −sin x and sin(x + π/2) = cos x.
     (-sin, cos)
-}
-
-/// Width and height of one participant's card.
-fn card_size(kind: &str, ring: bool, card_w: f64) -> (f64, f64) {
-    match kind {
-        "raft-server" if ring => (card_w, SERVER_CARD_H),
-        "raft-client" if ring => CLIENT_CARD,
-        _ => (card_w, CARD_H),
-    }
 }
 
 /// A card's two text lines: a single long line wraps onto the second at a word; a line still
@@ -326,6 +379,8 @@ fn message_svg(s: &mut Markup, m: &MessageMark) {
 pub struct TopologyOptions {
     /// Messages in flight (the browser leaves them out and draws them itself, to animate).
     pub messages: bool,
+    /// The phone drawing ([`layout_narrow`]) rather than the 800-wide one.
+    pub narrow: bool,
 }
 
 /// The picture at step `cursor`, whose state is `snap` (the entry's own snapshot, or one
@@ -334,7 +389,11 @@ pub fn svg(trace: &Trace, cursor: usize, snap: &Snapshot, options: TopologyOptio
     let Some(entry) = trace.entries.get(cursor) else {
         return String::new();
     };
-    let lay = layout(&trace.nodes);
+    let lay = if options.narrow {
+        layout_narrow(&trace.nodes)
+    } else {
+        layout(&trace.nodes)
+    };
     let pos = &lay.pos;
     let mut s = Markup::default();
     s.open(
@@ -342,6 +401,7 @@ pub fn svg(trace: &Trace, cursor: usize, snap: &Snapshot, options: TopologyOptio
         &[
             ("xmlns", "http://www.w3.org/2000/svg"),
             ("viewBox", &lay.view_box_attr(&trace.nodes)),
+            ("class", if options.narrow { "narrow" } else { "wide" }),
             ("role", "img"),
             (
                 "aria-label",
@@ -365,7 +425,7 @@ pub fn svg(trace: &Trace, cursor: usize, snap: &Snapshot, options: TopologyOptio
             );
         }
     }
-    broken_links(&mut s, trace, &snap.links, pos, lay.height);
+    broken_links(&mut s, trace, &snap.links, pos, (lay.width, lay.height));
     // The message this step delivered, as an arrow: the "what just happened".
     if let Some(m) = &entry.message {
         let (a, b) = (pos[m.from.index()], pos[m.to.index()]);
@@ -422,7 +482,13 @@ fn defs(s: &mut Markup) {
 /// centred line; a one-way break sits on its direction's side of the link with an arrowhead
 /// halfway, so the picture shows which way is broken. Labels only while few links are broken:
 /// a partition breaks many at once and the red lines say it better.
-fn broken_links(s: &mut Markup, trace: &Trace, links: &[LinkView], pos: &[(f64, f64)], height: f64) {
+fn broken_links(
+    s: &mut Markup,
+    trace: &Trace,
+    links: &[LinkView],
+    pos: &[(f64, f64)],
+    (width, height): (f64, f64),
+) {
     let same_back = |l: &LinkView| {
         links
             .iter()
@@ -483,7 +549,7 @@ fn broken_links(s: &mut Markup, trace: &Trace, links: &[LinkView], pos: &[(f64, 
             "text",
             &[
                 ("class", "cut-legend"),
-                ("x", &n(px(right.min(WIDTH - 10.0)))),
+                ("x", &n(px(right.min(width - 10.0)))),
                 ("y", &n(px(height - 8.0))),
                 ("text-anchor", "end"),
             ],
@@ -502,7 +568,7 @@ fn card(s: &mut Markup, info: &NodeInfo, node: &NodeView, lay: &Layout, acting: 
             Some(format!("‖ PAUSED until {}", format_time(until_us))),
         ),
     };
-    let (w, h) = card_size(&info.kind, lay.ring, lay.card_w);
+    let (w, h) = lay.card_size(&info.kind);
     let (left, top) = (x - w / 2.0, y - h / 2.0);
     // Raft cards use a slightly smaller line font so "vote S1 · log 3 · commit 2" fits.
     let chars = (w / if lay.ring { 7.6 } else { 8.2 }) as usize;
@@ -813,6 +879,64 @@ mod tests {
                     "k={k} n={n}"
                 );
             }
+        }
+    }
+
+    fn nodes(kinds: &[&str]) -> Vec<NodeInfo> {
+        kinds
+            .iter()
+            .enumerate()
+            .map(|(i, k)| NodeInfo {
+                id: coordlab_sim::kernel::ids::NodeId(i as u32),
+                name: format!("n{i}"),
+                kind: (*k).to_string(),
+                faults: Vec::new(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_phone_drawing_is_two_cards_wide_with_no_card_over_another() {
+        let cases = [
+            nodes(&["database", "worker", "worker"]),
+            nodes(&["lease-store", "worker", "worker", "ledger"]),
+            nodes(&[
+                "redis", "redis", "redis", "redis", "redis", "worker", "worker", "ledger",
+            ]),
+            nodes(&[
+                "raft-client",
+                "raft-server",
+                "raft-server",
+                "raft-server",
+                "raft-server",
+                "raft-server",
+            ]),
+            nodes(&["raft-server"; 7]),
+        ];
+        for ns in &cases {
+            let lay = layout_narrow(ns);
+            assert_eq!(lay.width, NARROW_WIDTH);
+            let boxes: Vec<(f64, f64, f64, f64)> = ns
+                .iter()
+                .enumerate()
+                .map(|(i, n)| {
+                    let (w, h) = lay.card_size(&n.kind);
+                    let (x, y) = lay.pos[i];
+                    (x - w / 2.0, y - h / 2.0, x + w / 2.0, y + h / 2.0)
+                })
+                .collect();
+            for (i, a) in boxes.iter().enumerate() {
+                assert!(
+                    a.0 >= 0.0 && a.2 <= NARROW_WIDTH && a.1 >= 0.0 && a.3 <= lay.height,
+                    "{ns:?}: card {i} at {a:?}"
+                );
+                for b in &boxes[i + 1..] {
+                    let apart = a.2 <= b.0 || b.2 <= a.0 || a.3 <= b.1 || b.3 <= a.1;
+                    assert!(apart, "{ns:?}: {a:?} over {b:?}");
+                }
+            }
+            let (_, _, w, _) = lay.view_box(ns);
+            assert!(w as f64 <= NARROW_WIDTH);
         }
     }
 

@@ -205,11 +205,19 @@ fn transport(props: &TransportProps) -> Html {
 /// there; a tick names its run ("Redis failover: Two holders").
 fn beat_ticks(c: &Compare, d: &UseReducerDispatcher<Compare>) -> Vec<Html> {
     let last = c.last().max(1) as u64;
+    let lefts = crate::nav::tick_lefts(
+        &c.nav
+            .beats
+            .iter()
+            .map(|&i| i as u64 * 1000 / last)
+            .collect::<Vec<_>>(),
+    );
     c.nav
         .beats
         .iter()
+        .zip(lefts)
         .enumerate()
-        .map(|(k, &i)| {
+        .map(|(k, (&i, left))| {
             let (now, before) = (c.steps[i], c.steps[i.saturating_sub(1)]);
             let (side, entry) = if now.0 != before.0 { (&c.left, now.0) } else { (&c.right, now.1) };
             let seq = side.trace.entries[entry].seq;
@@ -218,11 +226,10 @@ fn beat_ticks(c: &Compare, d: &UseReducerDispatcher<Compare>) -> Vec<Html> {
                 .reached_beats()
                 .find(|(s, _)| *s == seq)
                 .map_or(String::new(), |(_, b)| format!("{}: {}", side.info.title, b.title));
-            let permille = i as u64 * 1000 / last;
             let d = d.clone();
             html! {
                 <button class={classes!("tick", (i <= c.cursor).then_some("past"), (i == c.cursor).then_some("current"))}
-                    style={format!("left: {}.{}%", permille / 10, permille % 10)} title={title.clone()}
+                    style={left} title={title.clone()}
                     onclick={Callback::from(move |_| d.dispatch(CompareAction::Seek(i)))}>
                     <span class="tick-no">{ k + 1 }</span>
                     <span class="visually-hidden">{ format!(" Go to beat {}: {title}", k + 1) }</span>
@@ -357,8 +364,9 @@ fn side_view(props: &SideProps) -> Html {
                     <p class="beat-text">{ &b.text }</p>
                 </div>
             }
-            <Topology trace={trace.clone()} cursor={props.cursor} snapshot={props.side.states.at(props.cursor)} />
-            <Narration trace={trace.clone()} cursor={props.cursor} />
+            <Topology trace={trace.clone()} cursor={props.cursor} snapshot={props.side.states.at(props.cursor)} phone=true />
+            <Narration trace={trace.clone()} cursor={props.cursor}
+                label={format!("What is happening in {}", props.side.info.title)} />
         </section>
     }
 }

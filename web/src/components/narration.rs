@@ -9,6 +9,9 @@ use yew::prelude::*;
 pub struct NarrationProps {
     pub trace: SameTrace,
     pub cursor: usize,
+    /// The section's name for screen readers; the side-by-side view names each run's.
+    #[prop_or(AttrValue::Static("What is happening"))]
+    pub label: AttrValue,
 }
 
 #[function_component(Narration)]
@@ -46,8 +49,9 @@ pub fn narration(props: &NarrationProps) -> Html {
         .map(|n| html! { <p>{ linked(n, &mut introduced, &terms) }</p> })
         .collect();
     html! {
-        // Labelled by text, not by an id: the side-by-side view shows two narrations.
-        <section class="narration" aria-label="What is happening"
+        // Labelled by text, not by an id: the side-by-side view shows two narrations, each
+        // named after its run.
+        <section class="narration" aria-label={props.label.clone()}
             onkeydown={on_escape(close.clone())} onfocusout={on_focus_out(close)}>
             <p class="event-text"><span class="step-no">{ format!("Step {}", entry.seq) }</span>{ text }</p>
             <div aria-live="polite" aria-atomic="true" class="notes">

@@ -201,7 +201,7 @@ pub fn player_view(props: &PlayerProps) -> Html {
             <div class={classes!("stage", format!("picture-{}", p.view.picture.code()))}>
                 <div class="pictures">
                     if p.view.picture.shows_topology() {
-                        <Topology trace={p.trace.clone()} cursor={p.cursor} snapshot={snapshot.clone()} />
+                        <Topology trace={p.trace.clone()} cursor={p.cursor} snapshot={snapshot.clone()} phone=true />
                     }
                     if p.view.picture.shows_diagram() {
                         { diagram.clone() }

@@ -34,19 +34,30 @@ pub fn timeline(props: &TimelineProps) -> Html {
         })
     };
     let entry = &p.trace.entries[p.cursor];
-    let beats = p.trace.reached_beats().enumerate().map(|(i, (seq, b))| {
-        let d = d.clone();
-        let here = seq as usize <= p.cursor;
-        let current = p.nav.beat_at_or_before(p.cursor) == Some(i);
-        html! {
-            <button class={classes!("tick", here.then_some("past"), current.then_some("current"))}
-                style={at(u64::from(seq), last)} title={format!("Beat {}: {} (step {seq})", i + 1, b.title)}
-                onclick={Callback::from(move |_| d.dispatch(Action::Seek(seq as usize)))}>
-                <span class="tick-no">{ i + 1 }</span>
-                <span class="visually-hidden">{ format!(" Go to beat {}: {}", i + 1, b.title) }</span>
-            </button>
-        }
-    });
+    let lefts = crate::nav::tick_lefts(
+        &p.trace
+            .reached_beats()
+            .map(|(seq, _)| u64::from(seq) * 1000 / last.max(1))
+            .collect::<Vec<_>>(),
+    );
+    let beats = p
+        .trace
+        .reached_beats()
+        .zip(lefts)
+        .enumerate()
+        .map(|(i, ((seq, b), left))| {
+            let d = d.clone();
+            let here = seq as usize <= p.cursor;
+            let current = p.nav.beat_at_or_before(p.cursor) == Some(i);
+            html! {
+                <button class={classes!("tick", here.then_some("past"), current.then_some("current"))}
+                    style={left} title={format!("Beat {}: {} (step {seq})", i + 1, b.title)}
+                    onclick={Callback::from(move |_| d.dispatch(Action::Seek(seq as usize)))}>
+                    <span class="tick-no">{ i + 1 }</span>
+                    <span class="visually-hidden">{ format!(" Go to beat {}: {}", i + 1, b.title) }</span>
+                </button>
+            }
+        });
     html! {
         <div class="timeline">
             <div class="slider-row">

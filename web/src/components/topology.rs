@@ -6,7 +6,38 @@ use crate::same_trace::SameTrace;
 use coordlab_render::topology::{self, TopologyOptions};
 use coordlab_sim::trace::Snapshot;
 use std::rc::Rc;
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::JsCast;
 use yew::prelude::*;
+
+/// Where the player and the side-by-side view switch to the phone drawing (two cards a row).
+const PHONE: &str = "(max-width: 560px)";
+
+/// Whether the media query `query` matches, following it as the window changes.
+#[hook]
+fn use_media(query: &'static str) -> bool {
+    let list = use_memo((), move |_| {
+        web_sys::window().and_then(|w| w.match_media(query).ok().flatten())
+    });
+    let matches = use_state(|| list.as_ref().as_ref().is_some_and(|l| l.matches()));
+    {
+        let matches = matches.clone();
+        use_effect_with(list, move |list| {
+            let listener = list.as_ref().as_ref().map(|l| {
+                let seen = l.clone();
+                let f = Closure::<dyn Fn()>::new(move || matches.set(seen.matches()));
+                let _ = l.add_event_listener_with_callback("change", f.as_ref().unchecked_ref());
+                (l.clone(), f)
+            });
+            move || {
+                if let Some((l, f)) = listener {
+                    let _ = l.remove_event_listener_with_callback("change", f.as_ref().unchecked_ref());
+                }
+            }
+        });
+    }
+    *matches
+}
 
 #[derive(Properties, PartialEq)]
 pub struct TopologyProps {
@@ -14,18 +45,35 @@ pub struct TopologyProps {
     pub cursor: usize,
     /// The state after step `cursor`.
     pub snapshot: Rc<Snapshot>,
+    /// On a phone, draw the narrow picture (the player and the side-by-side view; an embed
+    /// keeps the wide one, which suits its short frame).
+    #[prop_or_default]
+    pub phone: bool,
 }
 
 #[function_component(Topology)]
 pub fn topology(props: &TopologyProps) -> Html {
     let trace = &props.trace;
     let snap = &props.snapshot;
-    let layout = topology::layout(&trace.nodes);
+    let narrow = use_media(PHONE) && props.phone;
+    let layout = if narrow {
+        topology::layout_narrow(&trace.nodes)
+    } else {
+        topology::layout(&trace.nodes)
+    };
     // The picture's width over its height, which an embed fits the picture by (embed.css). As
     // a division CSS does: formatting a float would pull ~10 KB of float printing into the wasm.
     let (_, _, w, h) = layout.view_box(&trace.nodes);
     let aspect = format!("--aspect: {w} / {}", h.max(1));
-    let picture = topology::svg(trace, props.cursor, snap, TopologyOptions { messages: false });
+    let picture = topology::svg(
+        trace,
+        props.cursor,
+        snap,
+        TopologyOptions {
+            messages: false,
+            narrow,
+        },
+    );
     let messages = topology::messages(trace, snap, &layout);
     let banner = snap
         .highlight
