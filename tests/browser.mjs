@@ -1,6 +1,7 @@
 // Shared harness for the browser tests: a static server for the release build, one headless
-// Chromium, and per-page guards — any console error, page error or request outside the
-// site's origin fails the test that caused it. Screenshots land in tests/artifacts/.
+// Chromium, and per-page guards — any console error, page error, request outside the site's
+// origin or Content Security Policy violation fails the test that caused it. Screenshots land
+// in tests/artifacts/.
 import { before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -15,6 +16,26 @@ export function launch() {
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
       '--disable-sync', '--no-first-run', '--disable-quic'],
+  });
+}
+
+/**
+ * Reports every Content Security Policy violation in `target` (a page or a browser context),
+ * in any of its frames, into `problems`: the directive broken, what it blocked and where.
+ * The built site declares its policy in each page (scripts/build-site.sh); a violation means
+ * the app did something the policy forbids, such as writing a `style` attribute.
+ */
+export async function guardPolicy(target, problems) {
+  await target.exposeBinding('coordlabPolicyViolation', ({ frame }, v) => problems.push(
+    `CSP violation in ${frame.url()}: ${v.directive} blocked ${v.blocked || '(nothing named)'} at ${v.source}:${v.line}${v.sample ? ` — ${v.sample}` : ''}`));
+  await target.addInitScript(() => {
+    addEventListener('securitypolicyviolation', (e) => window.coordlabPolicyViolation({
+      directive: e.effectiveDirective || e.violatedDirective,
+      blocked: e.blockedURI,
+      source: e.sourceFile || e.documentURI,
+      line: e.lineNumber,
+      sample: e.sample,
+    }));
   });
 }
 
@@ -51,6 +72,7 @@ export function useBrowser() {
     page.setDefaultTimeout(20_000);
     page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    await guardPolicy(page, problems);
     await page.route('**/*', (route) => {
       const url = route.request().url();
       if (url.startsWith(origin) || url.startsWith('data:')) return route.continue();
@@ -66,7 +88,11 @@ export function useBrowser() {
     await page.screenshot({ path: path.join(artifacts, `${name}.png`), fullPage: true });
   }
 
-  return { open, shot, origin: () => origin };
+  /** What the guards have recorded in the current test so far (the harness fails the test
+   *  on them at its end; a long test may look sooner). */
+  const reported = () => problems;
+
+  return { open, shot, origin: () => origin, reported };
 }
 
 /** Waits until the loader has started a bundle and the app has drawn its first view. */
@@ -82,10 +108,16 @@ const axePath = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'n
  *  with one label. */
 const EXTRA_RULES = ['label-content-name-mismatch', 'landmark-unique', 'landmark-no-duplicate-main', 'scrollable-region-focusable'];
 
+/** Loads axe-core into the page (or frame) without a `<script>` element, which the site's
+ *  policy would refuse as an inline script. */
+export async function loadAxe(page) {
+  if (!(await page.evaluate(() => Boolean(window.axe)))) await page.evaluate(fs.readFileSync(axePath, 'utf8'));
+}
+
 /** Runs axe-core (WCAG 2.0, 2.1 and 2.2 A and AA rules, and EXTRA_RULES) on the page; any
  *  violation fails, with axe's own explanation and `where` it was. */
 export async function audit(page, where) {
-  if (!(await page.evaluate(() => Boolean(window.axe)))) await page.addScriptTag({ path: axePath });
+  await loadAxe(page);
   const result = await page.evaluate(async (extra) => {
     const tags = await window.axe.run(document, {
       runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] },

@@ -8,12 +8,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve } from './serve.mjs';
-import { launch } from './browser.mjs';
+import { launch, loadAxe, guardPolicy } from './browser.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dist = process.env.COORDLAB_DIST || path.join(here, '..', 'dist');
 const artifacts = path.join(here, 'artifacts');
-const axePath = path.join(here, '..', 'node_modules', 'axe-core', 'axe.min.js');
 const PREFIX = '/docs/coordlab/';
 let server, browser, site;
 
@@ -29,12 +28,13 @@ after(async () => {
   server?.close();
 });
 
-/** A page that fails the test on any error or request outside `allowed`. */
+/** A page that fails the test on any error, policy violation or request outside `allowed`. */
 async function newPage(viewport, allowed = [site]) {
   const context = await browser.newContext({ viewport });
+  const problems = [];
+  await guardPolicy(context, problems);
   const page = await context.newPage();
   page.setDefaultTimeout(20_000);
-  const problems = [];
   page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   page.on('request', (r) => {
@@ -309,7 +309,7 @@ for (const [w, h] of [[400, 300], [720, 405], [1280, 800]]) {
     }
     assert.ok(fit.controls.some(([name]) => /coordlab/.test(name)), 'an “open in coordlab” link');
     await page.screenshot({ path: path.join(artifacts, `embed-${w}x${h}.png`) });
-    await page.addScriptTag({ path: axePath });
+    await loadAxe(page);
     const result = await page.evaluate(() => window.axe.run(document, {
       runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
     }));

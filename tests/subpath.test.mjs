@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve } from './serve.mjs';
-import { launch, ready } from './browser.mjs';
+import { launch, ready, guardPolicy } from './browser.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dist = process.env.COORDLAB_DIST || path.join(here, '..', 'dist');
@@ -30,6 +30,7 @@ test('under /docs/coordlab/ a scenario loads, steps and moves to another chapter
   page.on('request', (r) => { if (!r.url().startsWith(site) && !r.url().startsWith('data:')) outside.push(r.url()); });
   page.on('response', (r) => { if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`); });
   page.on('pageerror', (e) => failed.push(`page error: ${e.message}`));
+  await guardPolicy(page, failed);
   await page.goto(`${site}#/play/zombie-worker`);
   await ready(page);
   await page.locator('.topology svg[role=img]').waitFor();
@@ -43,6 +44,6 @@ test('under /docs/coordlab/ a scenario loads, steps and moves to another chapter
   await page.waitForFunction(() => document.documentElement.dataset.coordlab === 'raft');
   await page.locator('.topology svg[role=img]').waitFor();
   assert.deepEqual(outside, [], 'every request stays under the sub-path');
-  assert.deepEqual(failed, [], 'nothing failed to load');
+  assert.deepEqual(failed, [], 'nothing failed to load or broke the policy');
   await page.close();
 });

@@ -8,20 +8,31 @@ const ROUTES = /*@ROUTES@*/ {};
 const HOME = /*@HOME@*/ '';
 const EMBED_STYLE = /*@EMBED_STYLE@*/ '';
 
+/** The parts of a location hash's path: `#//play/x/?seed=1` → ['play', 'x']. */
+const pathOf = (hash) => hash.replace(/^#+/, '').split('?')[0].replace(/^\/+|\/+$/g, '').split('/');
+
 /** The bundle a location hash needs: the route's own (the side-by-side view), else the one
- *  that holds the scenario it names, else the home bundle. */
+ *  that holds the scenario it names, else the home bundle. It reads the hash as the app's router
+ *  does (web/src/route.rs), or the app would start in a bundle without the page it parsed: the
+ *  slashes around the path do not count, `#/trace` takes nothing after it, and a scenario id is
+ *  all that follows `play/` or `embed/`. */
 function bundleFor(hash) {
-  const path = hash.replace(/^#\/?/, '').split('?')[0].split('/');
-  if (ROUTES[path[0]]) return ROUTES[path[0]];
-  const id = ['play', 'embed'].includes(path[0]) ? decodeURIComponent(path[1] || '') : '';
+  const [route, ...rest] = pathOf(hash);
+  if (ROUTES[route] && (rest.length === 0 || route === 'compare')) return ROUTES[route];
+  let id = '';
+  try {
+    if (['play', 'embed'].includes(route)) id = decodeURIComponent(rest.join('/'));
+  } catch {
+    // A malformed escape (`%ZZ`) names no scenario: the home bundle says so.
+  }
   const bundle = SCENARIOS[id] || HOME;
   // An embed loads its chapter's embed bundle: the simulations without the player around them.
-  return path[0] === 'embed' && BUNDLES[bundle + '-embed'] ? bundle + '-embed' : bundle;
+  return route === 'embed' && BUNDLES[bundle + '-embed'] ? bundle + '-embed' : bundle;
 }
 
 // An embed is drawn without the site around it and in its theme from the first paint, before
 // the WebAssembly arrives (the player sets the same when it starts).
-if (/^#\/?embed\//.test(location.hash)) {
+if (pathOf(location.hash)[0] === 'embed') {
   const theme = /[?&]theme=(light|dark)(&|$)/.exec(location.hash);
   document.documentElement.classList.add('embedded');
   document.documentElement.dataset.theme = theme ? theme[1] : 'auto';

@@ -353,6 +353,21 @@ mod tests {
     }
 
     #[test]
+    fn an_embed_link_without_a_scenario_says_so() {
+        // Found by the monkey (tests/monkey.test.mjs): `#/embed/` fell through to the library,
+        // which an embed bundle does not have, and the frame said "Loading…" for ever.
+        for hash in ["#/embed/", "#/embed", "#//embed//?seed=2"] {
+            let parsed = parse_route(hash);
+            assert_eq!(parsed.route, Route::BadEmbed, "{hash}");
+            assert!(
+                parsed.notices[0].contains("names no scenario"),
+                "{hash}: {:?}",
+                parsed.notices
+            );
+        }
+    }
+
+    #[test]
     fn origins_must_be_scheme_and_host_only() {
         assert_eq!(
             valid_origin("https://Docs.Example.com/"),

@@ -138,11 +138,11 @@ fn term_button(t: usize, label: &str, terms: &Terms) -> Html {
     html! {
         <span class="term">
             <button type="button" class="term-link" onclick={terms.toggle.reform(move |_: MouseEvent| t)}
-                style={format!("anchor-name:--{id}")}
+                ~style={format!("anchor-name:--{id}")}
                 aria-expanded={if open { "true" } else { "false" }} aria-controls={id.clone()}>
                 { label.to_string() }
             </button>
-            <span class="term-pop" style={format!("position-anchor:--{id}")} id={id} role="dialog"
+            <span class="term-pop" ~style={format!("position-anchor:--{id}")} id={id} role="dialog"
                 aria-label={term.name} hidden={!open}>
                 <strong class="term-name">{ term.name }</strong>
                 <span class="term-def">{ term.definition }</span>

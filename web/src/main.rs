@@ -1,6 +1,12 @@
 //! coordlab in the browser: a scenario library and a player for simulator traces.
 //! All protocol logic lives in `coordlab-sim`; this crate renders traces and dispatches
 //! commands (step, seek, inject a fault, change a parameter).
+//!
+//! The site's Content Security Policy (`style-src 'self'`) refuses `style` attributes, so an
+//! element positioned from data (a timeline mark, an event-log row, a message in flight) gets
+//! its declarations as the `style` *property* — `~style={…}` in `html!`, which Yew assigns
+//! through the CSSOM (`el.style = …`, i.e. `style.cssText`), which the policy allows. Never
+//! write `style={…}`: the end-to-end tests fail on the violation it causes.
 
 // The trace bundle (`#/trace`) shows loaded files only: the simulation-facing parts the other
 // bundles share (running a scenario, the topology, the notices) go unused there.

@@ -239,15 +239,18 @@ pub fn parse(hash: &str) -> Parsed {
             notices,
         };
     }
+    // `#/embed/` names no scenario, but it is an embed link all the same: web/loader.js has
+    // already started an embed bundle for it, which has no library to fall back to.
+    let embed = path.strip_prefix("embed/").or((path == "embed").then_some(""));
     #[cfg(feature = "embed")]
-    if let Some(id) = path.strip_prefix("embed/") {
+    if let Some(id) = embed {
         let (route, notices) = crate::embed_route::parse(&decode(id), query, notices);
         return Parsed { route, notices };
     }
     // A bundle without the embed view (the site was built without embed bundles) shows an
     // embed link in the player.
     #[cfg(not(feature = "embed"))]
-    let path = match path.strip_prefix("embed/") {
+    let path = match embed {
         Some(id) => {
             notices.push(
                 "This build of coordlab has no embed view, so the link opens in the player.".to_string(),
@@ -282,10 +285,14 @@ pub fn parse(hash: &str) -> Parsed {
 pub fn parse_play(id: &str, query: &str, notices: &mut Vec<String>) -> Option<PlayRoute> {
     let Ok(def) = scenarios::find(id) else {
         let known: Vec<&str> = scenarios::catalog().iter().map(|s| s.id).collect();
-        notices.push(format!(
-            "There is no scenario called “{id}” (it may have been renamed). Available: {}.",
-            known.join(", ")
-        ));
+        notices.push(if id.is_empty() {
+            format!("The link names no scenario. Available: {}.", known.join(", "))
+        } else {
+            format!(
+                "There is no scenario called “{id}” (it may have been renamed). Available: {}.",
+                known.join(", ")
+            )
+        });
         return None;
     };
     let info = def.info();

@@ -229,7 +229,7 @@ fn beat_ticks(c: &Compare, d: &UseReducerDispatcher<Compare>) -> Vec<Html> {
             let d = d.clone();
             html! {
                 <button class={classes!("tick", (i <= c.cursor).then_some("past"), (i == c.cursor).then_some("current"))}
-                    style={left} title={title.clone()}
+                    ~style={left} title={title.clone()}
                     onclick={Callback::from(move |_| d.dispatch(CompareAction::Seek(i)))}>
                     <span class="tick-no">{ k + 1 }</span>
                     <span class="visually-hidden">{ format!(" Go to beat {}: {title}", k + 1) }</span>

@@ -177,7 +177,7 @@ pub fn event_log(props: &EventLogProps) -> Html {
                     p.nav.is_beat(*s).then_some("beat"),
                 );
                 html! {
-                    <div key={format!("e{s}")} id={format!("log-row-{i}")} class={class} style={style}
+                    <div key={format!("e{s}")} id={format!("log-row-{i}")} class={class} ~style={style}
                         role="option" aria-selected={if current { "true" } else { "false" }} data-row={i.to_string()}>
                         <span class="seq">{ e.seq }</span>
                         <span class="time">{ format_time(e.time_us) }</span>
@@ -189,7 +189,7 @@ pub fn event_log(props: &EventLogProps) -> Html {
                 let current = (*from..=*to).contains(&p.cursor);
                 html! {
                     <div key={format!("f{from}")} id={format!("log-row-{i}")} class={classes!("log-row", "fold", current.then_some("current"))}
-                        style={style} role="option" aria-selected={if current { "true" } else { "false" }} data-row={i.to_string()}>
+                        ~style={style} role="option" aria-selected={if current { "true" } else { "false" }} data-row={i.to_string()}>
                         <span class="seq">{ format!("{from}–{to}") }</span>
                         <span class="text">{ summary }</span>
                     </div>
@@ -203,7 +203,7 @@ pub fn event_log(props: &EventLogProps) -> Html {
             <div class="log-view" ref={view_ref} tabindex="0" role="listbox" aria-labelledby="log-title"
                 aria-activedescendant={format!("log-row-{current_row}")}
                 onscroll={on_scroll} onclick={on_click} onkeydown={on_key}>
-                <div class="log-rows" style={format!("height: {}px", rows.len() as i32 * ROW_PX)}>
+                <div class="log-rows" ~style={format!("height: {}px", rows.len() as i32 * ROW_PX)}>
                     { for visible }
                 </div>
             </div>

@@ -51,7 +51,7 @@ pub fn timeline(props: &TimelineProps) -> Html {
             let current = p.nav.beat_at_or_before(p.cursor) == Some(i);
             html! {
                 <button class={classes!("tick", here.then_some("past"), current.then_some("current"))}
-                    style={left} title={format!("Beat {}: {} (step {seq})", i + 1, b.title)}
+                    ~style={left} title={format!("Beat {}: {} (step {seq})", i + 1, b.title)}
                     onclick={Callback::from(move |_| d.dispatch(Action::Seek(seq as usize)))}>
                     <span class="tick-no">{ i + 1 }</span>
                     <span class="visually-hidden">{ format!(" Go to beat {}: {}", i + 1, b.title) }</span>
@@ -89,9 +89,9 @@ fn marks(props: &MarksProps) -> Html {
     let last = props.trace.entries.len().saturating_sub(1) as u64;
     let marks = props.trace.entries.iter().filter_map(|e| {
         if !e.violations.is_empty() {
-            Some(html! { <span class="mark violation" style={at(u64::from(e.seq), last)} title={format!("step {}: {} violated", e.seq, e.violations.join(", "))}>{ "!" }</span> })
+            Some(html! { <span class="mark violation" ~style={at(u64::from(e.seq), last)} title={format!("step {}: {} violated", e.seq, e.violations.join(", "))}>{ "!" }</span> })
         } else if e.fault.is_some() {
-            Some(html! { <span class="mark fault" style={at(u64::from(e.seq), last)} title={format!("step {}: {}", e.seq, e.text)}>{ "⚡" }</span> })
+            Some(html! { <span class="mark fault" ~style={at(u64::from(e.seq), last)} title={format!("step {}: {}", e.seq, e.text)}>{ "⚡" }</span> })
         } else {
             None
         }
@@ -117,7 +117,7 @@ fn marks(props: &MarksProps) -> Html {
     let bands = bands.into_iter().map(|(a, b, text)| {
         let (l, r) = (pct(a), pct(b).max(pct(a) + 4));
         let style = format!("left: {}.{}%; width: {}.{}%", l / 10, l % 10, (r - l) / 10, (r - l) % 10);
-        html! { <span class="band unsafe" style={style} title={format!("steps {a}–{b}: {text}")}>{ format!("⚠ {text}") }</span> }
+        html! { <span class="band unsafe" ~style={style} title={format!("steps {a}–{b}: {text}")}>{ format!("⚠ {text}") }</span> }
     });
     html! { <span aria-hidden="true">{ for bands }{ for marks }</span> }
 }

@@ -82,13 +82,13 @@ pub fn topology(props: &TopologyProps) -> Html {
     html! {
         <figure class="topology">
             { for banner }
-            <div class="picture" style={aspect}>
+            <div class="picture" ~style={aspect}>
                 { Html::from_html_unchecked(picture.into()) }
                 <svg class="messages" viewBox={layout.view_box_attr(&trace.nodes)} aria-hidden="true">
                     { for messages.iter().map(|m| html! {
                         <g key={m.id.to_string()} data-msg={m.id.to_string()}
                            class={classes!("msg", m.reply.then_some("reply"), m.held.then_some("held"))}
-                           style={format!("transform: translate({}px, {}px)", m.x, m.y)}>
+                           ~style={format!("transform: translate({}px, {}px)", m.x, m.y)}>
                             <title>{ &m.title }</title>
                             <circle r="7" />
                             <text y="-12">{ &m.text }</text>
