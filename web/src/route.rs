@@ -205,6 +205,9 @@ pub fn encode(s: &str) -> String {
     out
 }
 
+/// How the notice for a link without a scenario id begins.
+const NO_SCENARIO: &str = "The link names no scenario";
+
 /// Parses a location hash (with or without the leading `#`).
 pub fn parse(hash: &str) -> Parsed {
     let hash = hash.trim_start_matches('#');
@@ -244,7 +247,14 @@ pub fn parse(hash: &str) -> Parsed {
     let embed = path.strip_prefix("embed/").or((path == "embed").then_some(""));
     #[cfg(feature = "embed")]
     if let Some(id) = embed {
-        let (route, notices) = crate::embed_route::parse(&decode(id), query, notices);
+        let (route, mut notices) = crate::embed_route::parse(&decode(id), query, notices);
+        if id.is_empty() {
+            // No id to quote: name the address as it was typed instead.
+            let typed = hash.split_once('?').map_or(hash, |(p, _)| p);
+            for notice in notices.iter_mut().filter(|n| n.starts_with(NO_SCENARIO)) {
+                *notice = notice.replacen(NO_SCENARIO, &format!("The link “#{typed}” names no scenario"), 1);
+            }
+        }
         return Parsed { route, notices };
     }
     // A bundle without the embed view (the site was built without embed bundles) shows an
@@ -286,7 +296,7 @@ pub fn parse_play(id: &str, query: &str, notices: &mut Vec<String>) -> Option<Pl
     let Ok(def) = scenarios::find(id) else {
         let known: Vec<&str> = scenarios::catalog().iter().map(|s| s.id).collect();
         notices.push(if id.is_empty() {
-            format!("The link names no scenario. Available: {}.", known.join(", "))
+            format!("{NO_SCENARIO}. Available: {}.", known.join(", "))
         } else {
             format!(
                 "There is no scenario called “{id}” (it may have been renamed). Available: {}.",
