@@ -37,18 +37,47 @@ hashed() { # hashed FILE NAME EXT -> copies FILE to dist as NAME-<hash>.EXT, pri
     printf '%s' "$2-$h.$3"
 }
 
-manifest="{"
-for bundle in $wanted; do
+# Building a bundle is mostly one long single-threaded step (the whole-program LTO of one
+# crate graph), so the bundles are built in two lanes at once, each with its own target
+# directory (two cargo builds cannot share one). The second lane starts from a copy of the
+# first lane's compiled dependencies once the first bundle is done, so they compile once.
+build_bundle() { # build_bundle BUNDLE TARGET_DIR
+    local bundle=$1 target_dir=$2 features
     features=$(node -e 'const b=require(process.argv[1]); console.log(b.bundles[process.argv[2]].features.join(","))' "$PWD/$work/bundles.json" "$bundle")
     printf '\033[1m[build-site]\033[0m bundle %s (features: %s)\n' "$bundle" "$features"
-    cargo build --quiet --profile wasm-release --target wasm32-unknown-unknown -p coordlab-web \
-        --no-default-features --features "$features"
-    cp target/wasm32-unknown-unknown/wasm-release/coordlab-web.wasm "$work/coordlab-$bundle.raw.wasm"
+    CARGO_TARGET_DIR="$target_dir" cargo build --quiet --profile wasm-release --target wasm32-unknown-unknown \
+        -p coordlab-web --no-default-features --features "$features"
+    cp "$target_dir/wasm32-unknown-unknown/wasm-release/coordlab-web.wasm" "$work/coordlab-$bundle.raw.wasm"
     wasm-bindgen --target web --no-typescript --out-dir "$work" --out-name "coordlab-$bundle" \
         "$work/coordlab-$bundle.raw.wasm"
     wasm-opt -Oz --converge --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
         --enable-mutable-globals --enable-reference-types --enable-multivalue \
         "$work/coordlab-${bundle}_bg.wasm" -o "$work/coordlab-${bundle}.opt.wasm"
+}
+lane_a=() lane_b=()
+i=0
+for bundle in $wanted; do
+    if ((i % 2 == 0)); then lane_a+=("$bundle"); else lane_b+=("$bundle"); fi
+    i=$((i + 1))
+done
+first_target="${CARGO_TARGET_DIR:-target}"
+second_target="$first_target/site-lane-2"
+build_bundle "${lane_a[0]}" "$first_target"
+(
+    if ((${#lane_b[@]} > 0)); then
+        mkdir -p "$second_target/wasm32-unknown-unknown"
+        rm -rf "$second_target/wasm32-unknown-unknown/wasm-release"
+        cp -a "$first_target/wasm32-unknown-unknown/wasm-release" "$second_target/wasm32-unknown-unknown/"
+        for bundle in "${lane_b[@]}"; do build_bundle "$bundle" "$second_target"; done
+    fi
+) &
+second_lane=$!
+trap 'kill "$second_lane" 2>/dev/null || true' EXIT # a failed first lane stops the second
+for bundle in "${lane_a[@]:1}"; do build_bundle "$bundle" "$first_target"; done
+wait "$second_lane"
+
+manifest="{"
+for bundle in $wanted; do
     js=$(hashed "$work/coordlab-$bundle.js" "coordlab-$bundle" js)
     wasm=$(hashed "$work/coordlab-${bundle}.opt.wasm" "coordlab-$bundle" wasm)
     manifest+="\"$bundle\":{\"js\":\"./$js\",\"wasm\":\"./$wasm\"},"

@@ -4,10 +4,22 @@
 # release build of the site, its size report, and the browser end-to-end tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+start=$SECONDS
 scripts/ensure-tools.sh --test
+tools_s=$((SECONDS - start))
 source scripts/env.sh
 
-step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# Each step's wall-clock time, printed as a table at the end (where CI's time goes).
+timings=""
+step_name="" step_start=$SECONDS
+end_step() {
+    if [ -n "$step_name" ]; then timings+=$(printf '%5ds  %s' $((SECONDS - step_start)) "$step_name")$'\n'; fi
+}
+step() {
+    end_step
+    step_name="$*" step_start=$SECONDS
+    printf '\n\033[1m== %s\033[0m\n' "$*"
+}
 
 step "format and lints"
 cargo fmt --all --check
@@ -34,3 +46,7 @@ scripts/size-report.sh dist
 
 step "browser end-to-end tests (headless Chromium)"
 node --test tests/
+
+end_step
+printf '\n\033[1m== time per step\033[0m\n%5ds  tools (scripts/ensure-tools.sh)\n%s%5ds  in all\n' \
+    "$tools_s" "$timings" $((SECONDS - start))
