@@ -56,8 +56,10 @@ build_bundle() { # build_bundle BUNDLE TARGET_DIR
 }
 lane_a=() lane_b=()
 i=0
+# The list pairs each chapter's embed with its player (the larger build): A B B A A B … gives
+# each lane half of each kind.
 for bundle in $wanted; do
-    if ((i % 2 == 0)); then lane_a+=("$bundle"); else lane_b+=("$bundle"); fi
+    if (((i + i / 2) % 2 == 0)); then lane_a+=("$bundle"); else lane_b+=("$bundle"); fi
     i=$((i + 1))
 done
 first_target="${CARGO_TARGET_DIR:-target}"

@@ -50,9 +50,16 @@ if [ ! -x node_modules/.bin/wasm-opt ] || [ ! -d node_modules/playwright-core ] 
 fi
 
 if [ "${1:-}" = "--test" ]; then
-  if ! have chromium || ! have chromedriver; then
-    say "installing Chromium and chromedriver"
-    apt_install chromium chromium-driver || apt_install chromium-browser chromium-chromedriver
+  # One apt transaction for everything the tests need: Chromium for the browser tests,
+  # PostgreSQL and Redis for the conformance tests (scripts/conformance.sh would install the
+  # servers itself, at the cost of a second package-index update).
+  wanted=()
+  if ! have chromium || ! have chromedriver; then wanted+=(chromium chromium-driver); fi
+  if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then wanted+=(postgresql); fi
+  if ! have redis-server; then wanted+=(redis-server); fi
+  if ((${#wanted[@]} > 0)); then
+    say "installing ${wanted[*]}"
+    apt_install "${wanted[@]}" || { [[ " ${wanted[*]} " == *" chromium "* ]] && apt_install chromium-browser chromium-chromedriver; }
   fi
 fi
 say "tools ready"
