@@ -41,6 +41,8 @@ mod state;
 mod trace_view_state;
 mod transport;
 
+#[cfg(feature = "choosing")]
+use components::choose::ChoosePage;
 #[cfg(feature = "compare")]
 use components::compare_view::CompareView;
 #[cfg(feature = "embed")]
@@ -49,6 +51,8 @@ use components::embed_view::EmbedView;
 use components::library::Library;
 #[cfg(feature = "player")]
 use components::player::PlayerView;
+#[cfg(feature = "choosing")]
+use components::throughput_chart::ThroughputChart;
 #[cfg(feature = "trace")]
 use components::trace_viewer::TraceViewer;
 use route::{Parsed, Route};
@@ -123,6 +127,12 @@ fn app() -> Html {
                     Route::Trace => html! { <TraceViewer /> },
                     #[cfg(not(feature = "trace"))]
                     Route::Trace => loading(),
+                    #[cfg(feature = "choosing")]
+                    Route::Choose => html! { <ChoosePage /> },
+                    #[cfg(feature = "choosing")]
+                    Route::Throughput => html! { <ThroughputChart /> },
+                    #[cfg(not(feature = "choosing"))]
+                    Route::Choose | Route::Throughput => loading(),
                     Route::Embed(_) | Route::BadEmbed => loading(),
                 } }
             </main>

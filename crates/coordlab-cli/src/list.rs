@@ -53,6 +53,9 @@ pub fn bundles() -> String {
         // The home bundle also shows the library.
         let features = if *name == BUNDLES[0] {
             json!([name, "library", "player"])
+        } else if *name == "raft" {
+            // The raft bundle also serves the choosing page and the throughput chart.
+            json!([name, "player", "choosing"])
         } else {
             json!([name, "player"])
         };
@@ -74,7 +77,7 @@ pub fn bundles() -> String {
         "home": BUNDLES[0],
         "bundles": bundles,
         "scenarios": scenarios,
-        "routes": {"compare": "compare", "trace": "trace"},
+        "routes": {"compare": "compare", "trace": "trace", "choose": "raft", "experiment": "raft"},
     });
     format!("{}\n", serde_json::to_string_pretty(&out).unwrap_or_default())
 }
