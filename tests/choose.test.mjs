@@ -1,4 +1,4 @@
-// The choosing page and the consensus-throughput chart (both served by the raft bundle): from
+// The choosing page and the consensus-throughput chart (both served by the choosing bundle): from
 // the library to #/choose, the questions answered by keyboard, the recommendation and its link;
 // the chart view runs the experiment in WebAssembly and draws four charts and a table. axe-core
 // finds no WCAG A/AA violation on either, and both are looked at on a projector and a phone.
@@ -14,8 +14,8 @@ test('from the library, the choosing page answers the questions by keyboard with
   const link = page.getByRole('link', { name: /Choosing a design/ });
   await link.focus();
   await page.keyboard.press('Enter');
-  // The page lives in the raft bundle: the loader reloads with it.
-  await page.waitForFunction(() => document.documentElement.dataset.coordlab === 'raft');
+  // The page lives in its own bundle: the loader reloads with it.
+  await page.waitForFunction(() => document.documentElement.dataset.coordlab === 'choosing');
   await page.getByRole('heading', { name: 'Choosing a design' }).waitFor();
   await page.setViewportSize({ width: 853, height: 480 });
   const advice = page.locator('.recommendation');

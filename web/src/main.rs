@@ -8,7 +8,8 @@
 //! through the CSSOM (`el.style = …`, i.e. `style.cssText`), which the policy allows. Never
 //! write `style={…}`: the end-to-end tests fail on the violation it causes.
 
-// The trace bundle (`#/trace`) shows loaded files only: the simulation-facing parts the other
+// The trace bundle (`#/trace`) shows loaded files only, and the choosing bundle (`#/choose`, the
+// throughput chart) a page and a chart: the simulation-facing parts the other
 // bundles share (running a scenario, the topology, the notices) go unused there.
 #![cfg_attr(
     not(any(feature = "player", feature = "embed", feature = "compare")),

@@ -53,9 +53,6 @@ pub fn bundles() -> String {
         // The home bundle also shows the library.
         let features = if *name == BUNDLES[0] {
             json!([name, "library", "player"])
-        } else if *name == "raft" {
-            // The raft bundle also serves the choosing page and the throughput chart.
-            json!([name, "player", "choosing"])
         } else {
             json!([name, "player"])
         };
@@ -73,11 +70,16 @@ pub fn bundles() -> String {
     );
     // A trace file opened in the browser: the reader and the space-time view, no simulations.
     bundles.insert("trace".into(), json!({"features": ["trace"], "scenarios": []}));
+    // The choosing page and the consensus-throughput chart: no player, no scenario.
+    bundles.insert(
+        "choosing".into(),
+        json!({"features": ["choosing"], "scenarios": []}),
+    );
     let out = json!({
         "home": BUNDLES[0],
         "bundles": bundles,
         "scenarios": scenarios,
-        "routes": {"compare": "compare", "trace": "trace", "choose": "raft", "experiment": "raft"},
+        "routes": {"compare": "compare", "trace": "trace", "choose": "choosing", "experiment": "choosing"},
     });
     format!("{}\n", serde_json::to_string_pretty(&out).unwrap_or_default())
 }
