@@ -125,7 +125,7 @@ function pickControl([site, r]) {
       if (url.origin !== location.origin) return false;
       const [route, id] = url.hash.replace(/^#\/?/, '').split('?')[0].split('/');
       if (['play', 'embed'].includes(route) && !site.scenarios.includes(decodeURIComponent(id || ''))) return false;
-      if (route === 'compare' && !site.routes.includes('compare')) return false;
+      if (['compare', 'trace', 'choose', 'experiment'].includes(route) && !site.routes.includes(route)) return false;
     }
     return true;
   });

@@ -18,7 +18,7 @@ const pathOf = (hash) => hash.replace(/^#+/, '').split('?')[0].replace(/^\/+|\/+
  *  all that follows `play/` or `embed/`. */
 function bundleFor(hash) {
   const [route, ...rest] = pathOf(hash);
-  if (ROUTES[route] && (rest.length === 0 || route === 'compare')) return ROUTES[route];
+  if (ROUTES[route] && (rest.length === 0 || route === 'compare' || route === 'experiment')) return ROUTES[route];
   let id = '';
   try {
     if (['play', 'embed'].includes(route)) id = decodeURIComponent(rest.join('/'));

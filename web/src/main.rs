@@ -8,7 +8,8 @@
 //! through the CSSOM (`el.style = …`, i.e. `style.cssText`), which the policy allows. Never
 //! write `style={…}`: the end-to-end tests fail on the violation it causes.
 
-// The trace bundle (`#/trace`) shows loaded files only: the simulation-facing parts the other
+// The trace bundle (`#/trace`) shows loaded files only, and the choosing bundle (`#/choose`, the
+// throughput chart) a page and a chart: the simulation-facing parts the other
 // bundles share (running a scenario, the topology, the notices) go unused there.
 #![cfg_attr(
     not(any(feature = "player", feature = "embed", feature = "compare")),
@@ -41,6 +42,8 @@ mod state;
 mod trace_view_state;
 mod transport;
 
+#[cfg(feature = "choosing")]
+use components::choose::ChoosePage;
 #[cfg(feature = "compare")]
 use components::compare_view::CompareView;
 #[cfg(feature = "embed")]
@@ -49,6 +52,8 @@ use components::embed_view::EmbedView;
 use components::library::Library;
 #[cfg(feature = "player")]
 use components::player::PlayerView;
+#[cfg(feature = "choosing")]
+use components::throughput_chart::ThroughputChart;
 #[cfg(feature = "trace")]
 use components::trace_viewer::TraceViewer;
 use route::{Parsed, Route};
@@ -123,6 +128,12 @@ fn app() -> Html {
                     Route::Trace => html! { <TraceViewer /> },
                     #[cfg(not(feature = "trace"))]
                     Route::Trace => loading(),
+                    #[cfg(feature = "choosing")]
+                    Route::Choose => html! { <ChoosePage /> },
+                    #[cfg(feature = "choosing")]
+                    Route::Throughput => html! { <ThroughputChart /> },
+                    #[cfg(not(feature = "choosing"))]
+                    Route::Choose | Route::Throughput => loading(),
                     Route::Embed(_) | Route::BadEmbed => loading(),
                 } }
             </main>

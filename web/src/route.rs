@@ -66,6 +66,10 @@ pub enum Route {
     Glossary,
     /// `#/trace`: a trace file opened in the browser, shown read-only.
     Trace,
+    /// `#/choose`: questions that lead to a design, and the rules of thumb.
+    Choose,
+    /// `#/experiment/consensus-throughput`: the throughput experiment run here, as charts.
+    Throughput,
     Play(PlayRoute),
     Compare(CompareRoute),
     /// `#/embed/<scenario>?…`: one run for a documentation page, without the site around it.
@@ -232,6 +236,14 @@ pub fn parse(hash: &str) -> Parsed {
             notices,
         };
     }
+    if path == "choose" || path == "experiment/consensus-throughput" {
+        let route = if path == "choose" {
+            Route::Choose
+        } else {
+            Route::Throughput
+        };
+        return Parsed { route, notices };
+    }
     if let Some(pair) = path
         .strip_prefix("compare/")
         .or(if path == "compare" { Some("") } else { None })
@@ -385,6 +397,8 @@ pub fn format(route: &Route) -> String {
         Route::Library => "#/".to_string(),
         Route::Glossary => "#/glossary".to_string(),
         Route::Trace => "#/trace".to_string(),
+        Route::Choose => "#/choose".to_string(),
+        Route::Throughput => "#/experiment/consensus-throughput".to_string(),
         Route::Embed(e) => crate::embed_route::format(e),
         Route::BadEmbed => "#/".to_string(),
         Route::Play(p) => format!("#/play/{}", play_link(p)),
@@ -517,6 +531,15 @@ mod tests {
             assert_eq!(parse(hash).route, Route::Glossary, "{hash}");
         }
         assert_eq!(parse(&format(&Route::Glossary)).notices, Vec::<String>::new());
+    }
+
+    #[test]
+    fn the_choosing_and_experiment_routes_round_trip() {
+        for route in [Route::Choose, Route::Throughput] {
+            let hash = format(&route);
+            assert_eq!(parse(&hash).route, route, "{hash}");
+            assert_eq!(parse(&format!("{hash}/")).route, route, "{hash}/");
+        }
     }
 
     #[test]

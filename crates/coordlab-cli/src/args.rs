@@ -21,6 +21,7 @@ USAGE:
     coordlab sweep <scenario> --seeds A..B [--set KEY=VALUE]... [--property NAME]...
     coordlab experiment election-downtime --timeout-ms MIN-MAX --trials N [--seed S]
         [--latency-ms MIN-MAX] [--durable-ms D] [--jitter-ms J] [--format text|json]
+    coordlab experiment consensus-throughput [--seed S] [--duration-ms D] [--format text|json]
     coordlab help
 
 COMMANDS:
@@ -37,7 +38,9 @@ COMMANDS:
                 it; exits 1 if any was violated
     experiment  repeat a measurement over many trials and print its distribution;
                 `election-downtime` times Raft's leader election after a crash
-                (`coordlab experiment election-downtime --help` describes the model)
+                (`coordlab experiment election-downtime --help` describes the model);
+                `consensus-throughput` measures Raft's committed writes per second and
+                commit latency against cluster size and number of groups
 
 OPTIONS:
     --seed N            the seed of the run, 0..=18446744073709551615

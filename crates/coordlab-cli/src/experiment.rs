@@ -94,9 +94,15 @@ pub enum ExperimentCommand {
         config: DowntimeConfig,
         format: ReportFormat,
     },
+    /// `consensus-throughput --help`.
+    ThroughputHelp,
+    ConsensusThroughput {
+        config: crate::throughput::ThroughputConfig,
+        format: ReportFormat,
+    },
 }
 
-const EXPERIMENTS: &str = "election-downtime";
+const EXPERIMENTS: &str = "election-downtime, consensus-throughput";
 const OPTIONS: &[&str] = &[
     "--timeout-ms",
     "--trials",
@@ -109,7 +115,14 @@ const OPTIONS: &[&str] = &[
 
 /// Parses what follows `coordlab experiment`.
 pub fn parse(rest: &[String]) -> Result<ExperimentCommand, UsageError> {
-    if rest.iter().any(|a| a == "--help" || a == "-h") {
+    let help = rest.iter().any(|a| a == "--help" || a == "-h");
+    if rest.first().is_some_and(|n| n == "consensus-throughput") {
+        if help {
+            return Ok(ExperimentCommand::ThroughputHelp);
+        }
+        return crate::throughput::parse(&rest[1..]);
+    }
+    if help {
         return Ok(ExperimentCommand::Help);
     }
     let Some((name, rest)) = rest.split_first() else {
@@ -227,7 +240,7 @@ pub fn parse(rest: &[String]) -> Result<ExperimentCommand, UsageError> {
 }
 
 /// Milliseconds with up to three decimals (`12`, `0.5`, `1.25`) as whole microseconds.
-fn parse_ms(text: &str) -> Option<u64> {
+pub(crate) fn parse_ms(text: &str) -> Option<u64> {
     let text = text.trim();
     let (whole, frac) = text.split_once('.').unwrap_or((text, ""));
     let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
@@ -268,6 +281,10 @@ fn parse_range(text: &str) -> Result<(u64, u64), UsageError> {
 pub fn execute(command: &ExperimentCommand) -> String {
     match command {
         ExperimentCommand::Help => ELECTION_DOWNTIME_HELP.to_string(),
+        ExperimentCommand::ThroughputHelp => crate::throughput::HELP.to_string(),
+        ExperimentCommand::ConsensusThroughput { config, format } => {
+            crate::throughput::execute(config, *format)
+        }
         ExperimentCommand::ElectionDowntime { config, format } => {
             let report = run(config);
             match format {

@@ -70,11 +70,16 @@ pub fn bundles() -> String {
     );
     // A trace file opened in the browser: the reader and the space-time view, no simulations.
     bundles.insert("trace".into(), json!({"features": ["trace"], "scenarios": []}));
+    // The choosing page and the consensus-throughput chart: no player, no scenario.
+    bundles.insert(
+        "choosing".into(),
+        json!({"features": ["choosing"], "scenarios": []}),
+    );
     let out = json!({
         "home": BUNDLES[0],
         "bundles": bundles,
         "scenarios": scenarios,
-        "routes": {"compare": "compare", "trace": "trace"},
+        "routes": {"compare": "compare", "trace": "trace", "choose": "choosing", "experiment": "choosing"},
     });
     format!("{}\n", serde_json::to_string_pretty(&out).unwrap_or_default())
 }

@@ -12,6 +12,7 @@ mod format_mermaid;
 mod format_text;
 mod list;
 mod sweep;
+mod throughput;
 mod util;
 
 use args::{Command, Format, UsageError, USAGE};

@@ -1,4 +1,4 @@
-//! End-to-end tests of `coordlab experiment election-downtime`.
+//! End-to-end tests of `coordlab experiment election-downtime` and `consensus-throughput`.
 
 use serde_json::Value;
 use std::process::{Command, Output};
@@ -240,4 +240,65 @@ fn bad_requests_exit_2_with_a_message() {
     let out = coordlab(&["experiment", "leader-lottery"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("election-downtime"));
+}
+
+fn throughput(extra: &[&str]) -> Output {
+    let mut args = vec!["experiment", "consensus-throughput"];
+    args.extend_from_slice(extra);
+    coordlab(&args)
+}
+
+fn writes_per_s(rows: &Value) -> Vec<u64> {
+    rows.as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| r["writes_per_s"].as_u64().expect("writes_per_s"))
+        .collect()
+}
+
+/// Consensus is for metadata, not volume: a bigger group is slower, more groups are faster.
+#[test]
+fn consensus_throughput_falls_with_cluster_size_and_rises_with_groups() {
+    let out = throughput(&["--duration-ms", "150", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let sizes = writes_per_s(&report["by_cluster_size"]);
+    assert_eq!(sizes.len(), 3);
+    assert!(sizes[2] < sizes[1] && sizes[1] < sizes[0], "7 < 5 < 3: {sizes:?}");
+    let groups = writes_per_s(&report["by_groups"]);
+    assert_eq!(groups.len(), 4);
+    assert!(
+        groups.windows(2).all(|w| w[0] < w[1]),
+        "more groups, more writes: {groups:?}"
+    );
+    for row in report["by_cluster_size"].as_array().unwrap() {
+        let median = row["latency_ms"]["median"].as_f64().unwrap();
+        let p99 = row["latency_ms"]["p99"].as_f64().unwrap();
+        assert!(median > 0.0 && p99 >= median, "{row}");
+    }
+    let again = throughput(&["--duration-ms", "150", "--format", "json"]);
+    assert_eq!(stdout(&again), stdout(&out), "deterministic for a seed");
+}
+
+#[test]
+fn consensus_throughput_prints_two_tables_and_explains_bad_options() {
+    let out = throughput(&["--duration-ms", "50"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    for needle in ["writes/s", "median ms", "p99 ms", "servers", "groups"] {
+        assert!(text.contains(needle), "{needle} missing:\n{text}");
+    }
+    let help = stdout(&throughput(&["--help"]));
+    assert!(help.contains("CPU") && help.contains("closed loop"), "{help}");
+    for bad in [
+        &["--duration-ms", "5"][..],
+        &["--duration-ms", "x"],
+        &["--format", "xml"],
+        &["--bogus"],
+        &["--seed", "1", "--seed", "2"],
+    ] {
+        let out = throughput(bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert!(!stderr(&out).contains("panicked"), "{bad:?}");
+    }
 }

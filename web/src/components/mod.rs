@@ -2,6 +2,8 @@
 
 #[cfg(feature = "player")]
 pub mod beat_list;
+#[cfg(feature = "choosing")]
+pub mod choose;
 #[cfg(feature = "compare")]
 pub mod compare_view;
 #[cfg(feature = "player")]
@@ -34,6 +36,8 @@ pub mod run_settings;
 pub mod spacetime;
 #[cfg(feature = "player")]
 pub mod story;
+#[cfg(feature = "choosing")]
+pub mod throughput_chart;
 #[cfg(feature = "player")]
 pub mod timeline;
 pub mod topology;

@@ -5,6 +5,7 @@
 //! Like everything in this crate an experiment is pure: each trial is a function of the
 //! experiment's inputs and the trial's index, so a printed table can always be reproduced.
 
+pub mod consensus_throughput;
 pub mod election_downtime;
 pub mod summary;
 pub mod trial_server;

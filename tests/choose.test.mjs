@@ -1,0 +1,88 @@
+// The choosing page and the consensus-throughput chart (both served by the choosing bundle): from
+// the library to #/choose, the questions answered by keyboard, the recommendation and its link;
+// the chart view runs the experiment in WebAssembly and draws four charts and a table. axe-core
+// finds no WCAG A/AA violation on either, and both are looked at on a projector and a phone.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { useBrowser, audit } from './browser.mjs';
+
+const { open, shot } = useBrowser();
+
+test('from the library, the choosing page answers the questions by keyboard with a linked recommendation', async () => {
+  const page = await open();
+  await page.getByRole('heading', { name: 'Scenario library' }).waitFor();
+  const link = page.getByRole('link', { name: /Choosing a design/ });
+  await link.focus();
+  await page.keyboard.press('Enter');
+  // The page lives in its own bundle: the loader reloads with it.
+  await page.waitForFunction(() => document.documentElement.dataset.coordlab === 'choosing');
+  await page.getByRole('heading', { name: 'Choosing a design' }).waitFor();
+  await page.setViewportSize({ width: 853, height: 480 });
+  const advice = page.locator('.recommendation');
+  assert.match(await advice.textContent(), /Answer the questions/);
+
+  // The first question: "Exclusive time" is its second answer.
+  await page.getByRole('radio', { name: /^One write/ }).focus();
+  await page.keyboard.press('ArrowDown');
+  assert.ok(await page.getByRole('radio', { name: /^Exclusive time/ }).isChecked());
+  // The resource checks a token; the lock must survive a store node's crash.
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('Space');
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('Space');
+  // We run etcd: the third answer of the last question.
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowDown');
+  assert.ok(await page.getByRole('radio', { name: /^etcd/ }).isChecked());
+  assert.match(await advice.locator('h2').textContent(), /etcd, ZooKeeper or a Kubernetes Lease, with fencing/);
+  assert.equal(await advice.getByRole('link').getAttribute('href'), '#/play/consensus-lock');
+  await shot(page, 'choose-853x480');
+  await audit(page, 'the choosing page with a recommendation');
+
+  // Only Redis: never single-instance Redis for correctness.
+  await page.keyboard.press('ArrowUp');
+  assert.ok(await page.getByRole('radio', { name: /^Redis/ }).isChecked());
+  assert.match(await advice.locator('h2').textContent(), /Not Redis/);
+  assert.equal(await advice.getByRole('link').getAttribute('href'), '#/play/redis-failover');
+
+  // The rules of thumb: a checklist, each rule linked to the scenario that breaks without it.
+  const rules = page.locator('.rules li');
+  assert.ok((await rules.count()) >= 10);
+  await page.getByRole('checkbox', { name: /fixed global order/ }).check();
+  assert.equal(await rules.filter({ hasText: 'fixed global order' }).getByRole('link').getAttribute('href'), '#/play/deadlock');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await shot(page, 'choose-390x844');
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth + 1);
+  assert.equal(overflow, false, 'nothing sticks out sideways on a phone');
+  await page.close();
+});
+
+test('the throughput chart runs the experiment and draws its charts and table', async () => {
+  const page = await open('#/experiment/consensus-throughput');
+  await page.setViewportSize({ width: 853, height: 480 });
+  await page.getByRole('heading', { name: /Consensus is for metadata/ }).waitFor();
+  const started = Date.now();
+  await page.locator('.experiment table.results tbody tr').first().waitFor();
+  const sinceLoad = await page.evaluate(() => Math.round(performance.now()));
+  console.log(`the table appeared ${Date.now() - started} ms after the heading, ${sinceLoad} ms after navigation`);
+  assert.equal(await page.locator('.experiment .chart svg[role=img]').count(), 4);
+  const rows = await page.locator('.experiment table.results tbody tr').evaluateAll((trs) =>
+    trs.map((tr) => [tr.querySelector('th').textContent, Number(tr.querySelector('td').textContent)]));
+  assert.equal(rows.length, 7);
+  const [three, five, seven] = rows.slice(0, 3).map((r) => r[1]);
+  assert.ok(three > five && five > seven, `7 < 5 < 3 servers: ${JSON.stringify(rows)}`);
+  const groups = rows.slice(3).map((r) => r[1]);
+  assert.ok(groups.every((w, i) => i === 0 || w > groups[i - 1]), `more groups, more writes: ${JSON.stringify(rows)}`);
+  // Each chart's accessible name carries its numbers.
+  assert.match(await page.locator('.chart svg title').first().textContent(), /3 servers: writes\/s \d+/);
+  await shot(page, 'throughput-853x480');
+  await audit(page, 'the throughput chart');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await shot(page, 'throughput-390x844');
+  assert.equal(await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth + 1), false,
+    'the charts and the table fit a phone');
+  await page.setViewportSize({ width: 400, height: 300 });
+  await shot(page, 'throughput-400x300');
+  await page.close();
+});
