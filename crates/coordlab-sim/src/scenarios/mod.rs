@@ -8,7 +8,9 @@ pub mod common;
 pub mod consensus_lock;
 pub mod consensus_world;
 pub mod duplicate_job;
+pub mod fence_world;
 pub mod lease_lifecycle;
+pub mod lease_placement;
 pub mod lease_setup;
 pub mod lease_stampede;
 mod lease_table_beats;
@@ -437,6 +439,7 @@ static REGISTRY: &[ScenarioDef] = &[
     scenario!("consensus", consensus_lock, also "pair"),
     scenario!("redis", redis_failover, also "pair"),
     scenario!("redlock", redlock),
+    scenario!("services", lease_placement),
 ];
 
 /// Every scenario, in library order.
@@ -456,6 +459,7 @@ pub const BUNDLES: &[&str] = &[
     "redis",
     "redlock",
     "consensus",
+    "services",
 ];
 
 /// The pair the library shows side by side: one failure, two lock services, two outcomes.
