@@ -58,6 +58,9 @@ pub struct FenceWorld {
     pub job_total: i64,
     pub properties: Vec<FenceProperty>,
     pub max_holders: u32,
+    /// For each ledger write seen so far, when its writer had last been granted the lease
+    /// (read right after the write, so a later grant does not change it).
+    pub write_grants: Vec<Option<u64>>,
 }
 
 impl FenceWorld {
@@ -98,8 +101,8 @@ impl FenceWorld {
     fn stale_write_landed(&self, n: &Nodes<'_>) -> bool {
         let Some(r) = self.ledger(n) else { return false };
         let mut newest: Option<u64> = None;
-        for w in &r.writes {
-            let at = self.granted_at(n, w.worker);
+        for (w, at) in r.writes.iter().zip(&self.write_grants) {
+            let at = *at;
             if let (true, Some(at), Some(newest)) = (w.accepted, at, newest) {
                 if at < newest {
                     return true;
@@ -137,6 +140,12 @@ impl World for FenceWorld {
 
     fn evaluate(&mut self, nodes: &Nodes<'_>, out: &mut Vec<bool>) {
         self.max_holders = self.max_holders.max(self.believers(nodes).len() as u32);
+        if let Some(r) = self.ledger(nodes) {
+            for w in r.writes.iter().skip(self.write_grants.len()) {
+                let at = self.granted_at(nodes, w.worker);
+                self.write_grants.push(at);
+            }
+        }
         for p in &self.properties {
             out.push(self.check(*p, nodes));
         }

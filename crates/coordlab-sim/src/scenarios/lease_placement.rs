@@ -227,6 +227,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             FenceProperty::JobCompletes,
         ],
         max_holders: 0,
+        write_grants: Vec::new(),
     });
     beats(&mut setup, &variant);
     setup

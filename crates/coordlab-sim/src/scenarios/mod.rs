@@ -8,6 +8,7 @@ pub mod common;
 pub mod consensus_lock;
 pub mod consensus_world;
 pub mod duplicate_job;
+pub mod fence_mistakes;
 pub mod fence_world;
 pub mod lease_lifecycle;
 pub mod lease_placement;
@@ -440,6 +441,7 @@ static REGISTRY: &[ScenarioDef] = &[
     scenario!("redis", redis_failover, also "pair"),
     scenario!("redlock", redlock),
     scenario!("services", lease_placement),
+    scenario!("services", fence_mistakes),
 ];
 
 /// Every scenario, in library order.
