@@ -11,7 +11,7 @@
 //! last attempt the worker gives up and the job is not done.
 
 use super::lease_msg::{seconds, LeaseMsg, WriteCheck};
-use super::placed_lease::PlacedMsg;
+use super::placed_lease::{PlacedMsg, TokenSource};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::message::{Inbox, Message};
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
@@ -86,6 +86,10 @@ pub struct FenceWorkerConfig {
     pub store: NodeId,
     pub via: AcquireVia,
     pub ledger: NodeId,
+    /// Where its client reconnects if its store crashes (the store that takes over).
+    pub failover_to: Option<NodeId>,
+    /// The store's kind, which names its acquire command on the wire.
+    pub source: TokenSource,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -183,6 +187,7 @@ impl FenceWorker {
                     self.config.store,
                     PlacedMsg::Acquire {
                         ttl_ms: self.plan().ttl_ms,
+                        source: self.config.source,
                     },
                 );
             }
@@ -419,6 +424,28 @@ impl Participant for FenceWorker {
                 }
             }
             _ => {}
+        }
+    }
+
+    fn watches(&self, peer: NodeId) -> bool {
+        self.config.failover_to.is_some() && peer == self.config.store
+    }
+
+    fn on_peer_down(&mut self, ctx: &mut Ctx<'_, Self>, peer: NodeId) {
+        let Some(next) = self.config.failover_to.filter(|_| peer == self.config.store) else {
+            return;
+        };
+        self.config.store = next;
+        ctx.note(format!(
+            "{}'s client loses its connection to {} and reconnects to {}.",
+            ctx.me(),
+            ctx.name(peer),
+            ctx.name(next)
+        ));
+        if self.phase == FencePhase::Acquiring {
+            // The request in flight went to the crashed store: ask again.
+            self.attempts -= 1;
+            self.ask(ctx);
         }
     }
 

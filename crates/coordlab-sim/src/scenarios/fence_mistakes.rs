@@ -26,7 +26,7 @@ use crate::protocols::fence_worker::{
     AcquireVia, FenceFrom, FencePhase, FenceWorker, FenceWorkerConfig, FenceWorkerDurable, FenceWorkerPlan,
 };
 use crate::protocols::fenced_resource::{FencedResource, LedgerIntro, ResourceDurable};
-use crate::protocols::placed_lease::{PlacedConfig, PlacedLease};
+use crate::protocols::placed_lease::{PlacedConfig, PlacedLease, TokenSource};
 use crate::trace::EventKind;
 use serde_json::json;
 
@@ -120,6 +120,8 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             store: STORE,
             via: AcquireVia::Atomic,
             ledger: LEDGER,
+            failover_to: None,
+            source: TokenSource::LeaseTable,
         };
         setup.add::<FenceWorker>(
             name,
@@ -136,12 +138,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         LedgerIntro::RemembersHighest,
         FencedResource::initial(OPENING_BALANCE),
     );
-    let config = PlacedConfig {
-        lease: "account-42".into(),
-        local_to: None,
-        replica: false,
-        replicas: Vec::new(),
-    };
+    let config = PlacedConfig::shared("account-42");
     setup.add::<PlacedLease>(
         "lease-db",
         "lease-store",

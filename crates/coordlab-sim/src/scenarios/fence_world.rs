@@ -19,6 +19,7 @@ pub enum FenceProperty {
     OneHolder,
     NoDoubleDebit,
     NoStaleWrite,
+    TokensUnique,
     JobCompletes,
 }
 
@@ -39,6 +40,11 @@ impl FenceProperty {
                 name: "no-stale-write",
                 kind: PropertyKind::Always,
                 description: "Once a newer holder's write has reached the ledger, no write from an older holder is accepted.",
+            },
+            FenceProperty::TokensUnique => PropertySpec {
+                name: "tokens-unique",
+                kind: PropertyKind::Always,
+                description: "No token is handed to two different holders, by any copy of the store.",
             },
             FenceProperty::JobCompletes => PropertySpec {
                 name: "job-completes",
@@ -125,6 +131,17 @@ impl FenceWorld {
                         .all(|w| steps.insert(w.step))
             }),
             FenceProperty::NoStaleWrite => !self.stale_write_landed(n),
+            FenceProperty::TokensUnique => {
+                let grants: Vec<_> = self
+                    .stores
+                    .iter()
+                    .filter_map(|s| Self::table(n, *s))
+                    .flat_map(|t| t.grants.iter())
+                    .collect();
+                grants
+                    .iter()
+                    .all(|g| grants.iter().all(|h| g.token != h.token || g.owner == h.owner))
+            }
             FenceProperty::JobCompletes => self
                 .workers
                 .iter()

@@ -25,7 +25,7 @@ use crate::protocols::fence_worker::{
     AcquireVia, FenceWorker, FenceWorkerConfig, FenceWorkerDurable, FenceWorkerPlan,
 };
 use crate::protocols::fenced_resource::{FencedResource, LedgerIntro};
-use crate::protocols::placed_lease::{PlacedConfig, PlacedLease};
+use crate::protocols::placed_lease::{PlacedConfig, PlacedLease, TokenSource};
 use crate::trace::EventKind;
 use serde_json::json;
 
@@ -159,6 +159,8 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             store,
             via,
             ledger: LEDGER,
+            failover_to: None,
+            source: TokenSource::LeaseTable,
         };
         setup.add::<FenceWorker>(
             name,
@@ -176,10 +178,8 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         FencedResource::initial(OPENING_BALANCE),
     );
     let shared = |replicas: Vec<NodeId>| PlacedConfig {
-        lease: LEASE.into(),
-        local_to: None,
-        replica: false,
         replicas,
+        ..PlacedConfig::shared(LEASE)
     };
     let mut stores = vec![STORE];
     match variant.as_str() {

@@ -36,6 +36,7 @@ pub mod redis_failover;
 pub mod redis_failover_beats;
 pub mod redlock;
 pub mod redlock_beats;
+pub mod token_sources;
 pub mod unfenceable_resource;
 pub mod wrong_release;
 pub mod zombie_worker;
@@ -442,6 +443,7 @@ static REGISTRY: &[ScenarioDef] = &[
     scenario!("redlock", redlock),
     scenario!("services", lease_placement),
     scenario!("services", fence_mistakes),
+    scenario!("services", token_sources),
 ];
 
 /// Every scenario, in library order.
