@@ -36,8 +36,9 @@ pub struct PlacedRow {
 pub struct PlacedGrant {
     pub owner: NodeId,
     pub token: FencingToken,
-    /// True-ish: the store's clock at the grant.
+    /// The store's clock at the grant, and when the grant runs out by it.
     pub at_us: u64,
+    pub expires_at_us: u64,
 }
 
 /// The table on disk.
@@ -338,6 +339,7 @@ impl PlacedLease {
             owner: from,
             token,
             at_us: now,
+            expires_at_us: now + ttl_ms * MS_US,
         });
         ctx.persist(self.durable.clone());
         match self.config.replication {

@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FenceProperty {
     OneHolder,
+    OneGrant,
     NoDoubleDebit,
     NoStaleWrite,
     TokensUnique,
@@ -30,6 +31,11 @@ impl FenceProperty {
                 name: "one-holder",
                 kind: PropertyKind::Always,
                 description: "At most one worker at a time believes it holds the lease.",
+            },
+            FenceProperty::OneGrant => PropertySpec {
+                name: "one-grant",
+                kind: PropertyKind::Always,
+                description: "The lease is never granted while another worker's grant is unexpired, counting every table.",
             },
             FenceProperty::NoDoubleDebit => PropertySpec {
                 name: "no-double-debit",
@@ -131,6 +137,19 @@ impl FenceWorld {
                         .all(|w| steps.insert(w.step))
             }),
             FenceProperty::NoStaleWrite => !self.stale_write_landed(n),
+            FenceProperty::OneGrant => {
+                let grants: Vec<_> = self
+                    .stores
+                    .iter()
+                    .filter_map(|s| Self::table(n, *s))
+                    .flat_map(|t| t.grants.iter())
+                    .collect();
+                grants.iter().all(|g| {
+                    grants
+                        .iter()
+                        .all(|h| h.owner == g.owner || h.at_us > g.at_us || h.expires_at_us <= g.at_us)
+                })
+            }
             FenceProperty::TokensUnique => {
                 let grants: Vec<_> = self
                     .stores
@@ -159,7 +178,17 @@ impl World for FenceWorld {
         self.max_holders = self.max_holders.max(self.believers(nodes).len() as u32);
         if let Some(r) = self.ledger(nodes) {
             for w in r.writes.iter().skip(self.write_grants.len()) {
-                let at = self.granted_at(nodes, w.worker);
+                // The grant whose token the write carries, if it is the writer's own (a write
+                // may arrive after its writer was granted again); else the writer's latest.
+                let own = self
+                    .stores
+                    .iter()
+                    .filter_map(|s| Self::table(nodes, *s))
+                    .flat_map(|t| t.grants.iter())
+                    .filter(|g| g.owner == w.worker && g.token == w.token)
+                    .map(|g| g.at_us)
+                    .max();
+                let at = own.or_else(|| self.granted_at(nodes, w.worker));
                 self.write_grants.push(at);
             }
         }

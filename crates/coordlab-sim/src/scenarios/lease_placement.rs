@@ -97,6 +97,7 @@ pub fn expectation(params: &Params) -> Expectation {
             outcome.push(("max_concurrent_holders".into(), json!(1)));
             outcome.push(("balance".into(), json!(OPENING_BALANCE - job)));
             verdicts.push(("one-holder".into(), Verdict::Holds));
+            verdicts.push(("one-grant".into(), Verdict::Holds));
             verdicts.push(("no-double-debit".into(), Verdict::Holds));
             verdicts.push(("job-completes".into(), Verdict::Holds));
         }
@@ -107,6 +108,7 @@ pub fn expectation(params: &Params) -> Expectation {
                 let two = lag >= 700;
                 outcome.push(("max_concurrent_holders".into(), json!(if two { 2 } else { 1 })));
                 verdicts.push(("one-holder".into(), holds_if(!two)));
+                verdicts.push(("one-grant".into(), holds_if(!two)));
                 verdicts.push(("no-double-debit".into(), holds_if(!two)));
             }
         }
@@ -114,6 +116,7 @@ pub fn expectation(params: &Params) -> Expectation {
             outcome.push(("max_concurrent_holders".into(), json!(2)));
             outcome.push(("balance".into(), json!(OPENING_BALANCE - 2 * job)));
             verdicts.push(("one-holder".into(), Verdict::Violated));
+            verdicts.push(("one-grant".into(), Verdict::Violated));
             verdicts.push(("no-double-debit".into(), Verdict::Violated));
         }
         _ => {
@@ -223,6 +226,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         job_total: plan.job_total(),
         properties: vec![
             FenceProperty::OneHolder,
+            FenceProperty::OneGrant,
             FenceProperty::NoDoubleDebit,
             FenceProperty::JobCompletes,
         ],
