@@ -461,7 +461,7 @@ impl PlacedLease {
                 ));
                 if self.config.replica && free {
                     ctx.note(format!(
-                        "{me} is a read replica: it answers from the changes it has replayed so far, which may be behind the primary. What it calls expired may already be taken there."
+                        "{me} is a read replica: it answers from the changes it has replayed so far, behind the primary by the replication lag. What it calls expired may already be taken there."
                     ));
                 }
                 ctx.send(

@@ -57,7 +57,7 @@ pub fn info() -> ScenarioInfo {
         chapter: 4,
         sections: "§5",
         title: "Fence mistakes",
-        summary: "The zombie story with the wrong fence: a wall-clock timestamp, a random id, a per-process counter, or the token re-read mid-job. Each lets A's stale write land; the lease table's counter refuses it.",
+        summary: "A timestamp, a random id, a per-process counter or a re-read token as the fence: each lets the zombie's write land. The lease counter refuses it.",
         params: vec![choice(
             "fence",
             "Fence",

@@ -60,7 +60,7 @@ pub fn info() -> ScenarioInfo {
         chapter: 2,
         sections: "§3",
         title: "Where the lease table lives",
-        summary: "One shared table on the primary gives one holder. Read it on a lagging replica, or give each node its own table, and both workers hold the lease. If the one store is down, nobody works.",
+        summary: "The shared primary gives one holder; a lagging read replica or a table per node gives two; a store that is down stops the work.",
         params: vec![
             choice(
                 "store",

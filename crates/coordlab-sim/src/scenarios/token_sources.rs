@@ -66,7 +66,7 @@ pub fn info() -> ScenarioInfo {
         chapter: 4,
         sections: "§5–6",
         title: "Where a token comes from",
-        summary: "One takeover, seven stores: each hands out the token in the same step as the lease. Then the store fails over: a quorum-replicated store keeps the counter; Redis reissues 33 to a second holder.",
+        summary: "Seven stores hand out a token with the lease. After a failover a quorum store keeps its counter; Redis reissues 33 to a second holder.",
         params: vec![
             choice(
                 "source",
