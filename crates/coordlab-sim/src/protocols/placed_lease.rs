@@ -644,3 +644,108 @@ impl Participant for PlacedLease {
         PlacedLease::summary(self, view)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::testing::{sent, timers_set, Harness};
+
+    const A: NodeId = NodeId(0);
+    const B: NodeId = NodeId(1);
+    const S2: NodeId = NodeId(3);
+    const S3: NodeId = NodeId(4);
+
+    fn store(source: TokenSource, replication: Replication) -> Harness<PlacedLease> {
+        let config = PlacedConfig {
+            source,
+            replication,
+            replicas: vec![S2, S3],
+            ..PlacedConfig::shared("l")
+        };
+        let node = PlacedLease::recover(&config, NodeId(2), &PlacedLease::initial(32));
+        Harness::new(NodeId(2), node, &["A", "B", "s1", "s2", "s3"])
+    }
+
+    fn acquire(s: &mut Harness<PlacedLease>, from: NodeId, at_ms: u64) -> Vec<PlacedMsg> {
+        s.now_us = at_ms * MS_US;
+        let fx = s.deliver(
+            from,
+            PlacedMsg::Acquire {
+                ttl_ms: 30_000,
+                source: s.node.config.source,
+            },
+        );
+        sent::<_, PlacedMsg>(&fx)
+            .into_iter()
+            .filter(|(to, _)| *to == from)
+            .map(|(_, m)| m)
+            .collect()
+    }
+
+    fn granted(token: u64) -> PlacedMsg {
+        PlacedMsg::Granted {
+            token: FencingToken(token),
+            ttl_ms: 30_000,
+        }
+    }
+
+    #[test]
+    fn a_quorum_store_answers_only_once_a_replica_holds_the_grant() {
+        let mut s = store(TokenSource::Etcd, Replication::Quorum);
+        assert!(acquire(&mut s, A, 0).is_empty());
+        let fx = s.deliver(S2, PlacedMsg::WalAck);
+        assert_eq!(sent::<_, PlacedMsg>(&fx), vec![(A, granted(33))]);
+        // A second acknowledgement answers nobody again.
+        assert!(sent::<_, PlacedMsg>(&s.deliver(S3, PlacedMsg::WalAck)).is_empty());
+    }
+
+    #[test]
+    fn an_async_store_answers_first_and_ships_later() {
+        let mut s = store(TokenSource::RedisLua, Replication::Async { ship_ms: 200 });
+        s.now_us = 0;
+        let fx = s.deliver(
+            A,
+            PlacedMsg::Acquire {
+                ttl_ms: 30_000,
+                source: TokenSource::RedisLua,
+            },
+        );
+        assert_eq!(sent::<_, PlacedMsg>(&fx), vec![(A, granted(33))]);
+        assert_eq!(timers_set(&fx), vec![(ShipTimer, 200 * MS_US)]);
+    }
+
+    #[test]
+    fn etcd_counts_the_expiry_delete_and_zookeeper_fixes_the_waiters_number_at_create() {
+        let mut etcd = store(TokenSource::Etcd, Replication::Stream);
+        assert_eq!(acquire(&mut etcd, A, 0), vec![granted(33)]);
+        assert_eq!(acquire(&mut etcd, B, 31_000), vec![granted(35)]);
+        let mut zk = store(TokenSource::ZooKeeper, Replication::Stream);
+        assert_eq!(acquire(&mut zk, A, 0), vec![granted(33)]);
+        assert_eq!(
+            acquire(&mut zk, B, 500),
+            vec![PlacedMsg::Denied { holder: Some(A) }]
+        );
+        assert_eq!(zk.node.durable.waiting, vec![(B, 34)]);
+        assert_eq!(
+            acquire(&mut zk, B, 5_500),
+            vec![PlacedMsg::Denied { holder: Some(A) }]
+        );
+        assert_eq!(acquire(&mut zk, B, 31_000), vec![granted(34)]);
+    }
+
+    #[test]
+    fn a_replica_that_takes_over_grants_from_what_it_was_sent() {
+        let config = PlacedConfig {
+            replica: true,
+            takes_over_from: Some(NodeId(2)),
+            ..PlacedConfig::shared("l")
+        };
+        let node = PlacedLease::recover(&config, S2, &PlacedLease::initial(32));
+        let mut s = Harness::new(S2, node, &["A", "B", "s1", "s2", "s3"]);
+        assert!(s.node.watches(NodeId(2)));
+        s.peer_down(NodeId(2));
+        assert!(s.node.primary);
+        // It never received A's grant: B gets 33, the number A already has.
+        assert_eq!(acquire(&mut s, B, 500), vec![granted(33)]);
+    }
+}
