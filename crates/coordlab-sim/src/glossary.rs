@@ -182,6 +182,12 @@ pub static TERMS: &[Term] = &[
         "redis-failover",
     ),
     term(
+        "Replication lag",
+        "replication lag",
+        "How far a replica trails its primary: a read there can show a row as it was seconds ago.",
+        "lease-placement?store=read-replica",
+    ),
+    term(
         "RequestVote",
         "RequestVote|request vote",
         "A Raft candidate's ballot request, carrying its term and how far its log goes, so a voter can refuse a candidate that is behind.",
@@ -222,6 +228,12 @@ pub static TERMS: &[Term] = &[
         "stop-the-world pause|stop-the-world|GC pause",
         "A process frozen as a whole (a garbage collector, a swapped-out VM): it does nothing, then carries on as if no time had passed.",
         "zombie-worker",
+    ),
+    term(
+        "Synchronous replication",
+        "synchronous standby|synchronous replication",
+        "The primary confirms a commit only once a standby holds it too, so a promoted standby lacks no confirmed write.",
+        "token-sources?failover=yes",
     ),
     term(
         "Term (Raft)",

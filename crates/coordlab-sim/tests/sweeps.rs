@@ -120,3 +120,45 @@ fn an_unknown_property_is_refused_with_the_valid_names() {
         .to_string();
     assert!(err.contains("fence-monotonic"), "{err}");
 }
+
+fn with(scenario: &str, key: &str, value: &str) -> RunRequest {
+    let mut params = Params::new();
+    params.insert(key.into(), value.into());
+    RunRequest {
+        scenario: scenario.into(),
+        params,
+        seed: 1,
+        actions: vec![],
+    }
+}
+
+#[test]
+fn a_lease_table_on_the_primary_never_grants_twice_and_a_table_per_node_always_does() {
+    let only = ["one-grant".to_string()];
+    let report = sweep(&with("lease-placement", "store", "primary"), 0..2_000, &only).unwrap();
+    assert!(report.findings.is_empty(), "{:?}", report.findings);
+    let report = sweep(&with("lease-placement", "store", "per-node-table"), 0..500, &only).unwrap();
+    let finding = report.findings.get("one-grant").expect("two tables grant twice");
+    assert!(finding.violations > 400, "{}", finding.violations);
+}
+
+#[test]
+fn the_lease_counter_lets_no_stale_write_land_and_every_wrong_fence_is_found() {
+    let only = ["no-stale-write".to_string()];
+    let report = sweep(&with("fence-mistakes", "fence", "lease-counter"), 0..2_000, &only).unwrap();
+    assert!(report.findings.is_empty(), "{:?}", report.findings);
+    for fence in ["timestamp", "random-id", "per-process-counter", "reread-token"] {
+        let report = sweep(&with("fence-mistakes", "fence", fence), 0..300, &only).unwrap();
+        let finding = report
+            .findings
+            .get("no-stale-write")
+            .unwrap_or_else(|| panic!("{fence}: not found"));
+        let again = run(&finding.first, Limits::default(), Recording::Summary).unwrap();
+        let p = again
+            .properties
+            .iter()
+            .find(|p| p.name == "no-stale-write")
+            .unwrap();
+        assert_eq!(p.verdict, Verdict::Violated, "{fence}");
+    }
+}

@@ -3,6 +3,7 @@
 
 pub mod account_db;
 pub mod debit_worker;
+pub mod fence_worker;
 pub mod fenced_resource;
 pub mod job_table;
 pub mod lease_msg;
@@ -12,6 +13,7 @@ pub mod lock_client;
 pub mod lock_service;
 pub mod lock_store;
 pub mod payment_rail;
+pub mod placed_lease;
 pub mod raft;
 pub mod redis;
 pub mod redis_job;

@@ -8,7 +8,10 @@ pub mod common;
 pub mod consensus_lock;
 pub mod consensus_world;
 pub mod duplicate_job;
+pub mod fence_mistakes;
+pub mod fence_world;
 pub mod lease_lifecycle;
+pub mod lease_placement;
 pub mod lease_setup;
 pub mod lease_stampede;
 mod lease_table_beats;
@@ -33,6 +36,7 @@ pub mod redis_failover;
 pub mod redis_failover_beats;
 pub mod redlock;
 pub mod redlock_beats;
+pub mod token_sources;
 pub mod unfenceable_resource;
 pub mod wrong_release;
 pub mod zombie_worker;
@@ -437,6 +441,9 @@ static REGISTRY: &[ScenarioDef] = &[
     scenario!("consensus", consensus_lock, also "pair"),
     scenario!("redis", redis_failover, also "pair"),
     scenario!("redlock", redlock),
+    scenario!("services", lease_placement),
+    scenario!("services", fence_mistakes),
+    scenario!("services", token_sources),
 ];
 
 /// Every scenario, in library order.
@@ -456,6 +463,7 @@ pub const BUNDLES: &[&str] = &[
     "redis",
     "redlock",
     "consensus",
+    "services",
 ];
 
 /// The pair the library shows side by side: one failure, two lock services, two outcomes.

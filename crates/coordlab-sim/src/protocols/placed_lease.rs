@@ -1,0 +1,751 @@
+//! A lease table whose placement a scenario chooses: on the shared primary, read through a
+//! lagging replica, or one table per node. One row (the scenario's lease), and three
+//! statements:
+//!
+//! - `acquire`: the atomic `INSERT … ON CONFLICT (name) DO UPDATE … WHERE lease.expires_at <
+//!   now() OR lease.owner = :me RETURNING fence_token` — the table itself decides;
+//! - `read`: `SELECT owner, fence_token, expires_at FROM lease WHERE name = :name`, answered
+//!   by whichever copy was asked (a replica answers from what it has replayed so far);
+//! - `claim`: `UPDATE lease SET owner = :me, fence_token = fence_token + 1, … WHERE name =
+//!   :name RETURNING fence_token`, with no condition: the second half of a check-then-set whose
+//!   check was a read.
+//!
+//! A primary ships every change to its replicas (`WAL`); the link's latency is the
+//! replication lag. For `token-sources` the same row speaks one real store's command
+//! ([`TokenSource`]) and replicates the way that store does ([`Replication`]): a quorum that
+//! must hold the change before the holder is told, or a stream shipped after the answer. A
+//! replica told to take over promotes itself when its primary crashes. This participant lives in the `services` bundle, apart from the lease
+//! chapter's [`super::lease_store`], whose bundle is at its size cap.
+
+use super::lease_msg::seconds;
+use crate::kernel::ids::{FencingToken, NodeId};
+use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::time::MS_US;
+
+/// The lease row. `owner: None` is an earlier run's row, expired before the story starts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlacedRow {
+    pub owner: Option<NodeId>,
+    pub token: FencingToken,
+    /// Store-clock microseconds.
+    pub expires_at_us: u64,
+}
+
+/// A grant the table made, for the world's checks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlacedGrant {
+    pub owner: NodeId,
+    pub token: FencingToken,
+    /// The store's clock at the grant, and when the grant runs out by it.
+    pub at_us: u64,
+    pub expires_at_us: u64,
+}
+
+/// The table on disk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlacedDurable {
+    pub row: PlacedRow,
+    pub grants: Vec<PlacedGrant>,
+    /// ZooKeeper: the lock node's child counter, and the waiters' sequence numbers.
+    pub seq: u64,
+    pub waiting: Vec<(NodeId, u64)>,
+}
+
+/// Which real store the row stands for: its command text and its counter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TokenSource {
+    /// The lease table's `fence_token` column (`INSERT … ON CONFLICT … RETURNING`).
+    #[default]
+    LeaseTable,
+    /// `nextval` of a sequence, in the acquiring transaction.
+    PostgresSequence,
+    /// A conditional `UpdateItem` with `ADD fence :one` and `ReturnValues: UPDATED_NEW`.
+    DynamoDb,
+    /// A Kubernetes Lease object's `spec.leaseTransitions`.
+    K8sLease,
+    /// etcd's revision of the put that created the key; the expiry's delete is a revision too.
+    Etcd,
+    /// The sequence number of an `EPHEMERAL_SEQUENTIAL` znode, given at create.
+    ZooKeeper,
+    /// A Lua script doing `SET … NX PX` and `INCR` together.
+    RedisLua,
+}
+
+/// How a primary gets its changes to its replicas.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Replication {
+    /// It ships each change at once and answers without waiting (the read replica's WAL).
+    #[default]
+    Stream,
+    /// It answers only once a replica holds the change: with itself, a majority of three.
+    Quorum,
+    /// It answers at once and ships the change `ship_ms` later (Redis's async replication).
+    Async { ship_ms: u64 },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlacedConfig {
+    pub lease: String,
+    /// Whose table this is, when each node has its own (`None`: the shared one).
+    pub local_to: Option<NodeId>,
+    /// A replica takes no writes; it replays what its primary ships.
+    pub replica: bool,
+    /// Where a primary ships its changes.
+    pub replicas: Vec<NodeId>,
+    pub source: TokenSource,
+    pub replication: Replication,
+    /// A replica that takes over when this primary crashes, and ships to `replicas_then`.
+    pub takes_over_from: Option<NodeId>,
+    pub replicas_then: Vec<NodeId>,
+}
+
+impl PlacedConfig {
+    /// The shared table: a primary with no replicas, for lease `lease`.
+    pub fn shared(lease: &str) -> PlacedConfig {
+        PlacedConfig {
+            lease: lease.to_string(),
+            local_to: None,
+            replica: false,
+            replicas: Vec::new(),
+            source: TokenSource::LeaseTable,
+            replication: Replication::Stream,
+            takes_over_from: None,
+            replicas_then: Vec::new(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PlacedMsg {
+    /// The store's atomic acquire; `source` names its command on the wire.
+    Acquire {
+        ttl_ms: u64,
+        source: TokenSource,
+    },
+    Read,
+    Claim {
+        ttl_ms: u64,
+    },
+    Granted {
+        token: FencingToken,
+        ttl_ms: u64,
+    },
+    Denied {
+        holder: Option<NodeId>,
+    },
+    /// The answer to `Read`: the row as this copy has it, and whether it looks free by this
+    /// copy's clock.
+    Row {
+        token: FencingToken,
+        free: bool,
+    },
+    /// Replication: the primary's row after a change.
+    Wal {
+        row: PlacedRow,
+        seq: u64,
+        waiting: Vec<(NodeId, u64)>,
+    },
+    WalAck,
+}
+
+crate::inbox!(PlacedMsg);
+
+impl Label for PlacedMsg {
+    fn label(&self) -> String {
+        match self {
+            PlacedMsg::Acquire { source, .. } => match source {
+                TokenSource::LeaseTable => "INSERT … ON CONFLICT … RETURNING fence_token",
+                TokenSource::PostgresSequence => "UPDATE lease SET fence_token = nextval(…)",
+                TokenSource::DynamoDb => "UpdateItem … ReturnValues: UPDATED_NEW",
+                TokenSource::K8sLease => "PUT Lease (resourceVersion)",
+                TokenSource::Etcd => "Txn If CreateRevision == 0 Then Put",
+                TokenSource::ZooKeeper => "create EPHEMERAL_SEQUENTIAL",
+                TokenSource::RedisLua => "EVAL: SET NX PX + INCR",
+            }
+            .into(),
+            PlacedMsg::Read => "SELECT owner, fence_token, expires_at FROM lease".into(),
+            PlacedMsg::Claim { .. } => "UPDATE lease SET owner = :me, fence_token = fence_token + 1".into(),
+            PlacedMsg::Granted { token, .. } => format!("fence_token {token}"),
+            PlacedMsg::Denied { .. } => "not granted: held".into(),
+            PlacedMsg::Row { token, free } => format!(
+                "row: fence_token {token}, {}",
+                if *free { "expired" } else { "held" }
+            ),
+            PlacedMsg::Wal { row, .. } => format!("replicate: token {}", row.token),
+            PlacedMsg::WalAck => "replicated".into(),
+        }
+    }
+}
+/// The store's timer: ship the changes so far to the replicas (async replication).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShipTimer;
+
+impl Label for ShipTimer {
+    fn label(&self) -> String {
+        "streams its writes to the replicas".into()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlacedLease {
+    pub config: PlacedConfig,
+    pub durable: PlacedDurable,
+    /// Whether this copy takes writes now (a replica that took over does).
+    pub primary: bool,
+    pub replicas: Vec<NodeId>,
+    /// A grant waiting for a replica to hold it before the holder is told (quorum).
+    pub pending: Option<(NodeId, FencingToken, u64)>,
+}
+
+/// The acquiring command of `source`, with its values bound.
+pub fn acquire_command(source: TokenSource, lease: &str, who: &str, ttl_ms: u64) -> String {
+    let ttl = seconds(ttl_ms);
+    let tail: String = lease
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    match source {
+        TokenSource::LeaseTable => format!(
+            "INSERT INTO lease … VALUES ('{lease}', '{who}', 1, now(), now() + interval '{ttl}') ON CONFLICT (name) DO UPDATE … WHERE lease.expires_at < now() OR lease.owner = '{who}' RETURNING fence_token"
+        ),
+        TokenSource::PostgresSequence => format!(
+            "BEGIN; UPDATE lease SET owner = '{who}', fence_token = nextval('fence_seq_{tail}'), expires_at = now() + interval '{ttl}' WHERE name = '{lease}' AND (expires_at < now() OR owner = '{who}') RETURNING fence_token; COMMIT;"
+        ),
+        TokenSource::DynamoDb => format!(
+            "UpdateItem(Key: {{pk: \"lease#{lease}\"}}, UpdateExpression: \"SET #owner = :me, expires = :exp ADD fence :one\", ConditionExpression: \"attribute_not_exists(pk) OR expires < :now OR #owner = :me\", ReturnValues: \"UPDATED_NEW\") with :me = \"{who}\""
+        ),
+        TokenSource::K8sLease => format!(
+            "PUT /apis/coordination.k8s.io/v1/namespaces/default/leases/{lease} with the resourceVersion it read: holderIdentity \"{who}\", leaseDurationSeconds {}, leaseTransitions + 1",
+            ttl_ms / 1_000
+        ),
+        TokenSource::Etcd => format!(
+            "Txn().If(CreateRevision(\"/locks/{lease}\") == 0).Then(Put(\"/locks/{lease}\", \"{who}\", WithLease(ttl {ttl})))"
+        ),
+        TokenSource::ZooKeeper => format!(
+            "create(\"/locks/{lease}/req-\", \"{who}\", EPHEMERAL_SEQUENTIAL), session timeout {ttl}"
+        ),
+        TokenSource::RedisLua => format!(
+            "EVAL \"if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return redis.call('INCR', KEYS[2]) end return false\" 2 lock:{lease} fence:{lease} {who} {ttl_ms}"
+        ),
+    }
+}
+
+/// What the command returns on a grant with token `t`.
+fn granted_text(source: TokenSource, lease: &str, t: FencingToken) -> String {
+    match source {
+        TokenSource::LeaseTable | TokenSource::PostgresSequence => format!("fence_token {t}"),
+        TokenSource::DynamoDb => format!("Attributes: {{fence: {t}, …}}"),
+        TokenSource::K8sLease => format!("200 OK, spec.leaseTransitions {t}"),
+        TokenSource::Etcd => format!("succeeded: true, header.revision {t}"),
+        TokenSource::ZooKeeper => format!("\"/locks/{lease}/req-{:010}\", the lowest node", t.0),
+        TokenSource::RedisLua => format!("(integer) {t}"),
+    }
+}
+
+/// What the command returns while someone else holds the lease.
+fn refused_text(source: TokenSource) -> &'static str {
+    match source {
+        TokenSource::LeaseTable => "0 rows",
+        TokenSource::PostgresSequence => "UPDATE 0, no token",
+        TokenSource::DynamoDb => "ConditionalCheckFailedException",
+        TokenSource::K8sLease => "not sent: the Lease it read is held and unexpired",
+        TokenSource::Etcd => "succeeded: false (the key exists)",
+        TokenSource::ZooKeeper => "a node behind the holder's: wait, watching it",
+        TokenSource::RedisLua => "(nil): the key exists",
+    }
+}
+
+impl PlacedLease {
+    /// The table when the story starts: an earlier run's expired row at `fence_token` `issued`.
+    pub fn initial(issued: u64) -> PlacedDurable {
+        PlacedDurable {
+            row: PlacedRow {
+                owner: None,
+                token: FencingToken(issued),
+                expires_at_us: 0,
+            },
+            grants: Vec::new(),
+            seq: issued,
+            waiting: Vec::new(),
+        }
+    }
+
+    fn owner_name<'a>(&self, ctx: &Ctx<'a, Self>) -> &'a str {
+        self.durable.row.owner.map_or("earlier-run", |o| ctx.name(o))
+    }
+
+    fn free(&self, now_us: u64) -> bool {
+        self.durable.row.owner.is_none() || self.durable.row.expires_at_us < now_us
+    }
+
+    fn ship(&self, ctx: &mut Ctx<'_, Self>) {
+        for r in &self.replicas {
+            ctx.send(
+                *r,
+                PlacedMsg::Wal {
+                    row: self.durable.row.clone(),
+                    seq: self.durable.seq,
+                    waiting: self.durable.waiting.clone(),
+                },
+            );
+        }
+    }
+
+    /// The token a new holder gets from this store's counter.
+    fn next_token(&mut self, from: NodeId, ctx: &mut Ctx<'_, Self>) -> FencingToken {
+        let row = &self.durable.row;
+        if row.owner == Some(from) {
+            return row.token;
+        }
+        let lapsed = row.owner.is_some();
+        match self.config.source {
+            TokenSource::Etcd if lapsed => {
+                // The holder's lease ran out and etcd deleted its key: that delete was a
+                // revision of its own, so the new put's revision is two up.
+                ctx.note(format!(
+                    "When {}'s etcd lease ran out, etcd deleted its key: revision {}. The new put is revision {}.",
+                    self.owner_name(ctx),
+                    row.token.0 + 1,
+                    row.token.0 + 2
+                ));
+                FencingToken(row.token.0 + 2)
+            }
+            TokenSource::ZooKeeper => {
+                let mine = self
+                    .durable
+                    .waiting
+                    .iter()
+                    .find(|(w, _)| *w == from)
+                    .map(|(_, n)| *n);
+                self.durable.waiting.retain(|(w, _)| *w != from);
+                FencingToken(mine.unwrap_or_else(|| {
+                    self.durable.seq += 1;
+                    self.durable.seq
+                }))
+            }
+            _ => FencingToken(row.token.0 + 1),
+        }
+    }
+
+    fn grant(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, ttl_ms: u64) -> FencingToken {
+        let now = ctx.local_now_us;
+        let token = self.next_token(from, ctx);
+        self.durable.row = PlacedRow {
+            owner: Some(from),
+            token,
+            expires_at_us: now + ttl_ms * MS_US,
+        };
+        self.durable.grants.push(PlacedGrant {
+            owner: from,
+            token,
+            at_us: now,
+            expires_at_us: now + ttl_ms * MS_US,
+        });
+        ctx.persist(self.durable.clone());
+        match self.config.replication {
+            Replication::Quorum if !self.replicas.is_empty() => {
+                self.pending = Some((from, token, ttl_ms));
+                self.ship(ctx);
+                return token;
+            }
+            Replication::Async { ship_ms } => ctx.set_timer(ShipTimer, ship_ms * MS_US),
+            _ => self.ship(ctx),
+        }
+        ctx.send(from, PlacedMsg::Granted { token, ttl_ms });
+        token
+    }
+
+    fn acquire(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, ttl_ms: u64) {
+        let now = ctx.local_now_us;
+        let who = ctx.name(from);
+        let me = ctx.me();
+        let lease = self.config.lease.clone();
+        let source = self.config.source;
+        let command = acquire_command(source, &lease, who, ttl_ms);
+        if !self.primary {
+            ctx.note(format!(
+                "{me} is a replica and takes no writes: {command} is refused."
+            ));
+            return;
+        }
+        let free = self.free(now) || self.durable.row.owner == Some(from);
+        if !free {
+            let holder = self.owner_name(ctx);
+            ctx.note(format!("{me}: {command} → {}", refused_text(source)));
+            let queued = self
+                .durable
+                .waiting
+                .iter()
+                .find(|(w, _)| *w == from)
+                .map(|(_, n)| *n);
+            if let (TokenSource::ZooKeeper, Some(n)) = (source, queued) {
+                ctx.note(format!(
+                    "{who}'s node req-{n:010} is still behind {holder}'s, whose session is alive: {who} keeps waiting."
+                ));
+            } else if source == TokenSource::ZooKeeper {
+                self.durable.seq += 1;
+                let n = self.durable.seq;
+                self.durable.waiting.push((from, n));
+                ctx.persist(self.durable.clone());
+                self.ship(ctx);
+                ctx.note(format!(
+                    "{who}'s node is req-{n:010}, behind {holder}'s: {who} does not hold the lock yet. Its number was fixed at create, and is already higher than {holder}'s."
+                ));
+            } else {
+                ctx.note(format!(
+                    "{holder} holds {lease} for another {} by {me}'s clock, so {who} gets no lease and backs off.",
+                    seconds((self.durable.row.expires_at_us - now) / MS_US)
+                ));
+            }
+            ctx.send(
+                from,
+                PlacedMsg::Denied {
+                    holder: self.durable.row.owner,
+                },
+            );
+            return;
+        }
+        let before = self.durable.row.token;
+        let was_owner = self.durable.row.owner;
+        let token = self.grant(ctx, from, ttl_ms);
+        ctx.note(format!(
+            "{me}: {command} → {}",
+            granted_text(source, &lease, token)
+        ));
+        let note = match self.config.local_to {
+            Some(o) if o != from => format!(
+                "{who} writes to {me}, a table only {} is meant to use: it has never heard of anyone else, so {who} holds {lease} with token {token}.",
+                ctx.name(o)
+            ),
+            Some(_) => format!(
+                "{me} is {who}'s own table. Nobody else writes here, so the row is always free for {who}: token {before} becomes {token}, and {who} holds {lease} for {}. Whatever the other nodes' tables say, this one says yes.",
+                seconds(ttl_ms)
+            ),
+            None if source == TokenSource::LeaseTable => format!(
+                "The row for {lease} is expired, so the statement takes it over: token {before} becomes {token}, and {who} holds the lease for {}. Every worker asks this same row.",
+                seconds(ttl_ms)
+            ),
+            None => source_note(source, who, was_owner.map(|o| ctx.name(o)), token),
+        };
+        ctx.note(note);
+        if let Some((_, _, _)) = self.pending {
+            ctx.note(format!(
+                "{me} tells {who} only once a replica holds the change: with {me} itself that is a majority of the three copies."
+            ));
+        }
+    }
+
+    pub fn handle(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: PlacedMsg) {
+        let now = ctx.local_now_us;
+        let who = ctx.name(from);
+        let lease = self.config.lease.clone();
+        let me = ctx.me();
+        match msg {
+            PlacedMsg::Acquire { ttl_ms, .. } => self.acquire(ctx, from, ttl_ms),
+            PlacedMsg::Read => {
+                let free = self.free(now);
+                let row = &self.durable.row;
+                let state = if free {
+                    "expired".to_string()
+                } else {
+                    format!(
+                        "held by {} for another {}",
+                        self.owner_name(ctx),
+                        seconds((row.expires_at_us - now) / MS_US)
+                    )
+                };
+                ctx.note(format!(
+                    "{me}: SELECT owner, fence_token, expires_at FROM lease WHERE name = '{lease}' → owner {}, fence_token {}: {state}.",
+                    self.owner_name(ctx),
+                    row.token
+                ));
+                if self.config.replica && free {
+                    ctx.note(format!(
+                        "{me} is a read replica: it answers from the changes it has replayed so far, behind the primary by the replication lag. What it calls expired may already be taken there."
+                    ));
+                }
+                ctx.send(
+                    from,
+                    PlacedMsg::Row {
+                        token: row.token,
+                        free,
+                    },
+                );
+            }
+            PlacedMsg::Claim { ttl_ms } => {
+                let was = self.durable.row.clone();
+                let token = self.grant(ctx, from, ttl_ms);
+                ctx.note(format!(
+                    "{me}: UPDATE lease SET owner = '{who}', fence_token = fence_token + 1, acquired_at = now(), expires_at = now() + interval '{}' WHERE name = '{lease}' RETURNING fence_token → {token}",
+                    seconds(ttl_ms)
+                ));
+                let held = was.owner.is_some() && was.owner != Some(from) && was.expires_at_us > now;
+                let old = was.owner.map_or("earlier-run", |o| ctx.name(o));
+                ctx.note(if held {
+                    format!(
+                        "The UPDATE has no condition: {who} decided from its read that the lease was free, so the primary overwrites {old}'s unexpired row. {old} still believes it holds {lease}: two holders."
+                    )
+                } else {
+                    format!("The primary sets the row to {who}, token {token}.")
+                });
+            }
+            PlacedMsg::Wal { row, seq, waiting } if !self.primary => {
+                let owner = row.owner.map_or("earlier-run", |o| ctx.name(o));
+                if self.config.replication == Replication::Stream {
+                    ctx.note(format!(
+                        "{me} replays the primary's change, late: {lease} is {owner}'s, fence_token {}. Until now it still showed the old row.",
+                        row.token
+                    ));
+                } else {
+                    ctx.note(format!(
+                        "{me} now holds the change too: {lease} is {owner}'s, token {}.",
+                        row.token
+                    ));
+                }
+                self.durable.row = row;
+                self.durable.seq = seq;
+                self.durable.waiting = waiting;
+                ctx.persist(self.durable.clone());
+                if self.config.replication == Replication::Quorum {
+                    ctx.send(from, PlacedMsg::WalAck);
+                }
+            }
+            PlacedMsg::WalAck => {
+                if let Some((holder, token, ttl_ms)) = self.pending.take() {
+                    ctx.note(format!(
+                        "{who} holds the grant: two of three copies have it, so it is committed and {me} answers {}.",
+                        ctx.name(holder)
+                    ));
+                    ctx.send(holder, PlacedMsg::Granted { token, ttl_ms });
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn take_over(&mut self, ctx: &mut Ctx<'_, Self>, old: NodeId) {
+        self.primary = true;
+        self.replicas = self.config.replicas_then.clone();
+        let me = ctx.me();
+        let gone = ctx.name(old);
+        let row = &self.durable.row;
+        let has = match row.owner {
+            Some(o) => format!("{}'s lease with token {}", ctx.name(o), row.token),
+            None => format!("no holder, and the counter at {}", row.token),
+        };
+        ctx.note(match (self.config.source, self.config.replication) {
+            (TokenSource::RedisLua, _) => format!(
+                "Sentinel sees {gone} gone and promotes {me}, the replica. It has what the stream had carried when {gone} died: {has}."
+            ),
+            (TokenSource::LeaseTable | TokenSource::PostgresSequence, _) => format!(
+                "{gone} is gone; the failover manager (Patroni, say) promotes {me}, a synchronous standby. Every commit waited for a standby, so it has {has}."
+            ),
+            (TokenSource::DynamoDb, _) => format!(
+                "The storage node {gone} is gone; {me} takes over as leader of the partition's replica group. Each write was acknowledged only once a quorum had it, so it has {has}."
+            ),
+            (TokenSource::ZooKeeper, _) => format!(
+                "{gone}, the ZooKeeper leader, is gone; the survivors elect {me}. ZAB commits a change on a majority before anyone is told, so it has {has}."
+            ),
+            _ => format!(
+                "{gone}, the etcd leader, is gone; the survivors elect {me} in a new Raft term. Every grant was committed on a majority first, so it has {has}."
+            ),
+        });
+        ctx.persist(self.durable.clone());
+    }
+
+    pub fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
+        let row = &self.durable.row;
+        let owner = row.owner.map_or("earlier-run", |o| view.name(o));
+        let state = if row.owner.is_none() || row.expires_at_us <= view.local_now_us {
+            "expired".to_string()
+        } else {
+            format!(
+                "{} left",
+                seconds((row.expires_at_us - view.local_now_us) / MS_US)
+            )
+        };
+        let role = match (self.primary, self.config.replica, self.config.local_to) {
+            (false, _, _) if self.config.replication == Replication::Stream => "read replica",
+            (false, _, _) => "replica",
+            (true, true, _) => "primary (took over)",
+            (true, false, Some(_)) => "this node's own table",
+            (true, false, None) => "primary",
+        };
+        vec![role.into(), format!("{owner} · token {}", row.token), state]
+    }
+}
+
+/// How a source's grant reads, beyond the command and its answer.
+fn source_note(source: TokenSource, who: &str, before: Option<&str>, token: FencingToken) -> String {
+    let change = match before {
+        Some(b) => format!("{b}'s lease has run out, so {who} takes over"),
+        None => format!("The lease is free, so {who} takes it"),
+    };
+    match source {
+        TokenSource::PostgresSequence => format!(
+            "{change}. The token is nextval, drawn inside the same transaction that takes the row: {token}. A sequence only grows, so a fence needs nothing more."
+        ),
+        TokenSource::DynamoDb => format!(
+            "{change}. The condition and the ADD are one conditional write, and ReturnValues hands back the new counter in the same round trip: {token}."
+        ),
+        TokenSource::K8sLease => format!(
+            "{change}. The holder changed, so leaseTransitions goes up by one: {token}. The write carried the resourceVersion {who} read, so had anyone changed the Lease since, the API server would have answered 409 Conflict."
+        ),
+        TokenSource::Etcd => format!(
+            "{change}. The key did not exist, so the put succeeds; its revision, {token}, is the token. etcd's revisions only grow, across the whole cluster."
+        ),
+        TokenSource::ZooKeeper => format!(
+            "{change}: its node has the lowest sequence number under the lock. That number, {token}, was given by the ensemble when the node was created: its token."
+        ),
+        TokenSource::RedisLua => format!(
+            "{change}. The script runs as one step: SET NX succeeded, so it INCRs the fence key and returns {token}."
+        ),
+        TokenSource::LeaseTable => format!("{change}, with token {token}."),
+    }
+}
+
+impl Participant for PlacedLease {
+    type Msg = PlacedMsg;
+    type Timer = ShipTimer;
+    type Durable = PlacedDurable;
+    type Config = PlacedConfig;
+
+    fn on_start(&mut self, _ctx: &mut Ctx<'_, Self>) {}
+
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: PlacedMsg) {
+        self.handle(ctx, from, msg);
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, _timer: ShipTimer) {
+        self.ship(ctx);
+    }
+
+    fn watches(&self, peer: NodeId) -> bool {
+        !self.primary && self.config.takes_over_from == Some(peer)
+    }
+
+    fn on_peer_down(&mut self, ctx: &mut Ctx<'_, Self>, peer: NodeId) {
+        if !self.primary && self.config.takes_over_from == Some(peer) {
+            self.take_over(ctx, peer);
+        }
+    }
+
+    fn recover(config: &PlacedConfig, _id: NodeId, durable: &PlacedDurable) -> Self {
+        PlacedLease {
+            config: config.clone(),
+            durable: durable.clone(),
+            primary: !config.replica,
+            replicas: config.replicas.clone(),
+            pending: None,
+        }
+    }
+
+    fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
+        PlacedLease::summary(self, view)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::testing::{sent, timers_set, Harness};
+
+    const A: NodeId = NodeId(0);
+    const B: NodeId = NodeId(1);
+    const S2: NodeId = NodeId(3);
+    const S3: NodeId = NodeId(4);
+
+    fn store(source: TokenSource, replication: Replication) -> Harness<PlacedLease> {
+        let config = PlacedConfig {
+            source,
+            replication,
+            replicas: vec![S2, S3],
+            ..PlacedConfig::shared("l")
+        };
+        let node = PlacedLease::recover(&config, NodeId(2), &PlacedLease::initial(32));
+        Harness::new(NodeId(2), node, &["A", "B", "s1", "s2", "s3"])
+    }
+
+    fn acquire(s: &mut Harness<PlacedLease>, from: NodeId, at_ms: u64) -> Vec<PlacedMsg> {
+        s.now_us = at_ms * MS_US;
+        let fx = s.deliver(
+            from,
+            PlacedMsg::Acquire {
+                ttl_ms: 30_000,
+                source: s.node.config.source,
+            },
+        );
+        sent::<_, PlacedMsg>(&fx)
+            .into_iter()
+            .filter(|(to, _)| *to == from)
+            .map(|(_, m)| m)
+            .collect()
+    }
+
+    fn granted(token: u64) -> PlacedMsg {
+        PlacedMsg::Granted {
+            token: FencingToken(token),
+            ttl_ms: 30_000,
+        }
+    }
+
+    #[test]
+    fn a_quorum_store_answers_only_once_a_replica_holds_the_grant() {
+        let mut s = store(TokenSource::Etcd, Replication::Quorum);
+        assert!(acquire(&mut s, A, 0).is_empty());
+        let fx = s.deliver(S2, PlacedMsg::WalAck);
+        assert_eq!(sent::<_, PlacedMsg>(&fx), vec![(A, granted(33))]);
+        // A second acknowledgement answers nobody again.
+        assert!(sent::<_, PlacedMsg>(&s.deliver(S3, PlacedMsg::WalAck)).is_empty());
+    }
+
+    #[test]
+    fn an_async_store_answers_first_and_ships_later() {
+        let mut s = store(TokenSource::RedisLua, Replication::Async { ship_ms: 200 });
+        s.now_us = 0;
+        let fx = s.deliver(
+            A,
+            PlacedMsg::Acquire {
+                ttl_ms: 30_000,
+                source: TokenSource::RedisLua,
+            },
+        );
+        assert_eq!(sent::<_, PlacedMsg>(&fx), vec![(A, granted(33))]);
+        assert_eq!(timers_set(&fx), vec![(ShipTimer, 200 * MS_US)]);
+    }
+
+    #[test]
+    fn etcd_counts_the_expiry_delete_and_zookeeper_fixes_the_waiters_number_at_create() {
+        let mut etcd = store(TokenSource::Etcd, Replication::Stream);
+        assert_eq!(acquire(&mut etcd, A, 0), vec![granted(33)]);
+        assert_eq!(acquire(&mut etcd, B, 31_000), vec![granted(35)]);
+        let mut zk = store(TokenSource::ZooKeeper, Replication::Stream);
+        assert_eq!(acquire(&mut zk, A, 0), vec![granted(33)]);
+        assert_eq!(
+            acquire(&mut zk, B, 500),
+            vec![PlacedMsg::Denied { holder: Some(A) }]
+        );
+        assert_eq!(zk.node.durable.waiting, vec![(B, 34)]);
+        assert_eq!(
+            acquire(&mut zk, B, 5_500),
+            vec![PlacedMsg::Denied { holder: Some(A) }]
+        );
+        assert_eq!(acquire(&mut zk, B, 31_000), vec![granted(34)]);
+    }
+
+    #[test]
+    fn a_replica_that_takes_over_grants_from_what_it_was_sent() {
+        let config = PlacedConfig {
+            replica: true,
+            takes_over_from: Some(NodeId(2)),
+            ..PlacedConfig::shared("l")
+        };
+        let node = PlacedLease::recover(&config, S2, &PlacedLease::initial(32));
+        let mut s = Harness::new(S2, node, &["A", "B", "s1", "s2", "s3"]);
+        assert!(s.node.watches(NodeId(2)));
+        s.peer_down(NodeId(2));
+        assert!(s.node.primary);
+        // It never received A's grant: B gets 33, the number A already has.
+        assert_eq!(acquire(&mut s, B, 500), vec![granted(33)]);
+    }
+}

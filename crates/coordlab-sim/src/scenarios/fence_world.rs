@@ -1,0 +1,340 @@
+//! What the `services` bundle's lease stories check and show: the lease tables, what each
+//! worker believes, the ledger, and four properties — one holder at a time, no step debited
+//! twice, no stale write landing, and the job finishing.
+
+use crate::kernel::collections::VecSet;
+use crate::kernel::ids::NodeId;
+use crate::kernel::view::Holding;
+use crate::kernel::world::{Nodes, World};
+use crate::properties::{PropertyKind, PropertySpec};
+use crate::protocols::fence_worker::FenceWorker;
+use crate::protocols::fenced_resource::{FencedResource, ResourceDurable};
+use crate::protocols::placed_lease::{PlacedDurable, PlacedLease};
+use crate::trace::{columns, TableView};
+use serde_json::json;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FenceProperty {
+    OneHolder,
+    OneGrant,
+    NoDoubleDebit,
+    NoStaleWrite,
+    TokensUnique,
+    JobCompletes,
+}
+
+impl FenceProperty {
+    pub fn spec(self) -> PropertySpec {
+        match self {
+            FenceProperty::OneHolder => PropertySpec {
+                name: "one-holder",
+                kind: PropertyKind::Always,
+                description: "At most one worker at a time believes it holds the lease.",
+            },
+            FenceProperty::OneGrant => PropertySpec {
+                name: "one-grant",
+                kind: PropertyKind::Always,
+                description: "The lease is never granted while another worker's grant is unexpired, counting every table.",
+            },
+            FenceProperty::NoDoubleDebit => PropertySpec {
+                name: "no-double-debit",
+                kind: PropertyKind::Always,
+                description: "No step of the job is debited twice.",
+            },
+            FenceProperty::NoStaleWrite => PropertySpec {
+                name: "no-stale-write",
+                kind: PropertyKind::Always,
+                description: "Once a newer holder's write has reached the ledger, no write from an older holder is accepted.",
+            },
+            FenceProperty::TokensUnique => PropertySpec {
+                name: "tokens-unique",
+                kind: PropertyKind::Always,
+                description: "No token is handed to two different holders, by any copy of the store.",
+            },
+            FenceProperty::JobCompletes => PropertySpec {
+                name: "job-completes",
+                kind: PropertyKind::Eventually,
+                description: "Some worker finishes the job.",
+            },
+        }
+    }
+}
+
+pub struct FenceWorld {
+    /// The lease tables, primary first.
+    pub stores: Vec<NodeId>,
+    pub workers: Vec<NodeId>,
+    pub ledger: NodeId,
+    pub opening_balance: i64,
+    pub job_total: i64,
+    pub properties: Vec<FenceProperty>,
+    pub max_holders: u32,
+    /// For each ledger write seen so far, when its writer had last been granted the lease
+    /// (read right after the write, so a later grant does not change it).
+    pub write_grants: Vec<Option<u64>>,
+}
+
+impl FenceWorld {
+    fn ledger<'a>(&self, n: &Nodes<'a>) -> Option<&'a ResourceDurable> {
+        n.live::<FencedResource>(self.ledger)
+            .map(|r| &r.durable)
+            .or_else(|| n.durable::<FencedResource>(self.ledger))
+    }
+
+    fn table<'a>(n: &Nodes<'a>, id: NodeId) -> Option<&'a PlacedDurable> {
+        n.live::<PlacedLease>(id)
+            .map(|s| &s.durable)
+            .or_else(|| n.durable::<PlacedLease>(id))
+    }
+
+    fn believers(&self, n: &Nodes<'_>) -> Vec<NodeId> {
+        self.workers
+            .iter()
+            .copied()
+            .filter(|w| {
+                n.live::<FenceWorker>(*w)
+                    .is_some_and(FenceWorker::believes_it_holds)
+            })
+            .collect()
+    }
+
+    /// When `worker` was first granted the lease (store clock), over every table.
+    fn granted_at(&self, n: &Nodes<'_>, worker: NodeId) -> Option<u64> {
+        self.stores
+            .iter()
+            .filter_map(|s| Self::table(n, *s))
+            .flat_map(|t| t.grants.iter())
+            .filter(|g| g.owner == worker)
+            .map(|g| g.at_us)
+            .max()
+    }
+
+    fn stale_write_landed(&self, n: &Nodes<'_>) -> bool {
+        let Some(r) = self.ledger(n) else { return false };
+        let mut newest: Option<u64> = None;
+        for (w, at) in r.writes.iter().zip(&self.write_grants) {
+            let at = *at;
+            if let (true, Some(at), Some(newest)) = (w.accepted, at, newest) {
+                if at < newest {
+                    return true;
+                }
+            }
+            newest = newest.max(at);
+        }
+        false
+    }
+
+    fn check(&self, p: FenceProperty, n: &Nodes<'_>) -> bool {
+        match p {
+            FenceProperty::OneHolder => self.believers(n).len() <= 1,
+            FenceProperty::NoDoubleDebit => self.ledger(n).is_none_or(|r| {
+                let mut steps = VecSet::new();
+                r.balance >= self.opening_balance - self.job_total
+                    && r.writes
+                        .iter()
+                        .filter(|w| w.accepted)
+                        .all(|w| steps.insert(w.step))
+            }),
+            FenceProperty::NoStaleWrite => !self.stale_write_landed(n),
+            FenceProperty::OneGrant => {
+                let grants: Vec<_> = self
+                    .stores
+                    .iter()
+                    .filter_map(|s| Self::table(n, *s))
+                    .flat_map(|t| t.grants.iter())
+                    .collect();
+                grants.iter().all(|g| {
+                    grants
+                        .iter()
+                        .all(|h| h.owner == g.owner || h.at_us > g.at_us || h.expires_at_us <= g.at_us)
+                })
+            }
+            FenceProperty::TokensUnique => {
+                let grants: Vec<_> = self
+                    .stores
+                    .iter()
+                    .filter_map(|s| Self::table(n, *s))
+                    .flat_map(|t| t.grants.iter())
+                    .collect();
+                grants
+                    .iter()
+                    .all(|g| grants.iter().all(|h| g.token != h.token || g.owner == h.owner))
+            }
+            FenceProperty::JobCompletes => self
+                .workers
+                .iter()
+                .any(|w| n.durable::<FenceWorker>(*w).is_some_and(|d| d.finished)),
+        }
+    }
+}
+
+impl World for FenceWorld {
+    fn properties(&self) -> Vec<PropertySpec> {
+        self.properties.iter().map(|p| p.spec()).collect()
+    }
+
+    fn evaluate(&mut self, nodes: &Nodes<'_>, out: &mut Vec<bool>) {
+        self.max_holders = self.max_holders.max(self.believers(nodes).len() as u32);
+        if let Some(r) = self.ledger(nodes) {
+            for w in r.writes.iter().skip(self.write_grants.len()) {
+                // The grant whose token the write carries, if it is the writer's own (a write
+                // may arrive after its writer was granted again); else the writer's latest.
+                let own = self
+                    .stores
+                    .iter()
+                    .filter_map(|s| Self::table(nodes, *s))
+                    .flat_map(|t| t.grants.iter())
+                    .filter(|g| g.owner == w.worker && g.token == w.token)
+                    .map(|g| g.at_us)
+                    .max();
+                let at = own.or_else(|| self.granted_at(nodes, w.worker));
+                self.write_grants.push(at);
+            }
+        }
+        for p in &self.properties {
+            out.push(self.check(*p, nodes));
+        }
+    }
+
+    fn highlight(&self, nodes: &Nodes<'_>) -> Option<String> {
+        let b = self.believers(nodes);
+        (b.len() >= 2).then(|| {
+            let names: Vec<&str> = b.iter().map(|w| nodes.name(*w)).collect();
+            format!(
+                "Two holders: {} each believe they hold the lease",
+                names.join(" and ")
+            )
+        })
+    }
+
+    fn holdings(&self, nodes: &Nodes<'_>) -> Vec<Holding> {
+        // The shared primary's row names the holder the store would stand by.
+        let granted = self.stores.first().and_then(|s| {
+            let row = &Self::table(nodes, *s)?.row;
+            let now = nodes.local_now_us.get(s.index()).copied().unwrap_or(0);
+            row.owner.filter(|_| row.expires_at_us > now)
+        });
+        Holding::of(self.workers.iter().copied(), granted, |w| {
+            nodes
+                .live::<FenceWorker>(w)
+                .is_some_and(FenceWorker::believes_it_holds)
+        })
+    }
+
+    fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {
+        let mut tables = Vec::new();
+        let rows = self
+            .stores
+            .iter()
+            .filter_map(|s| {
+                let t = Self::table(nodes, *s)?;
+                let now = nodes.local_now_us.get(s.index()).copied().unwrap_or(0);
+                let left = if t.row.owner.is_some() && t.row.expires_at_us > now {
+                    crate::protocols::lease_msg::seconds((t.row.expires_at_us - now) / 1_000)
+                } else {
+                    "expired".into()
+                };
+                let up = if nodes.is_live(*s) { "" } else { " (down)" };
+                Some(vec![
+                    format!("{}{up}", nodes.name(*s)),
+                    t.row
+                        .owner
+                        .map_or("earlier-run".into(), |o| nodes.name(o).to_string()),
+                    t.row.token.to_string(),
+                    left,
+                ])
+            })
+            .collect();
+        tables.push(TableView {
+            title: "lease row, as each copy has it".into(),
+            columns: columns(&["table", "owner", "fence_token", "TTL left"]),
+            rows,
+        });
+        tables.push(TableView {
+            title: "what each worker believes".into(),
+            columns: columns(&["worker", "holds it?", "doing"]),
+            rows: self
+                .workers
+                .iter()
+                .map(|w| match nodes.live::<FenceWorker>(*w) {
+                    Some(fw) => vec![
+                        nodes.name(*w).to_string(),
+                        if fw.believes_it_holds() { "yes" } else { "no" }.into(),
+                        fw.summary_lines().join(" · "),
+                    ],
+                    None => vec![nodes.name(*w).to_string(), "no".into(), "down".into()],
+                })
+                .collect(),
+        });
+        if let Some(r) = self.ledger(nodes) {
+            tables.push(TableView {
+                title: "account_state".into(),
+                columns: columns(&["account_id", "balance", "last_token", "steps done"]),
+                rows: vec![vec![
+                    "42".into(),
+                    format!("₹{}", r.balance),
+                    r.last_token.to_string(),
+                    r.steps_done.to_string(),
+                ]],
+            });
+            tables.push(TableView {
+                title: "writes".into(),
+                columns: columns(&["worker", "step", "fence", "result"]),
+                rows: r
+                    .writes
+                    .iter()
+                    .map(|w| {
+                        vec![
+                            nodes.name(w.worker).to_string(),
+                            w.step.to_string(),
+                            w.token.to_string(),
+                            if w.accepted {
+                                "✓ accepted".into()
+                            } else {
+                                format!("✗ refused: {} > {}", w.highest_before, w.token)
+                            },
+                        ]
+                    })
+                    .collect(),
+            });
+        }
+        tables
+    }
+
+    fn outcome(&self, nodes: &Nodes<'_>) -> BTreeMap<String, serde_json::Value> {
+        let mut out = BTreeMap::new();
+        if let Some(r) = self.ledger(nodes) {
+            let entry = |w: &crate::protocols::fenced_resource::WriteRecord| json!({"worker": nodes.name(w.worker), "token": w.token.0, "step": w.step});
+            out.insert(
+                "accepted_writes".into(),
+                r.writes.iter().filter(|w| w.accepted).map(entry).collect(),
+            );
+            out.insert(
+                "rejected_writes".into(),
+                r.writes.iter().filter(|w| !w.accepted).map(entry).collect(),
+            );
+            out.insert("balance".into(), json!(r.balance));
+        }
+        let grants: Vec<serde_json::Value> = self
+            .stores
+            .iter()
+            .filter_map(|s| Some((s, Self::table(nodes, *s)?)))
+            .flat_map(|(s, t)| {
+                t.grants.iter().map(move |g| {
+                    json!({"worker": nodes.name(g.owner), "token": g.token.0, "table": nodes.name(*s)})
+                })
+            })
+            .collect();
+        out.insert("grants".into(), grants.into());
+        let finished: Vec<&str> = self
+            .workers
+            .iter()
+            .filter(|w| nodes.durable::<FenceWorker>(**w).is_some_and(|d| d.finished))
+            .map(|w| nodes.name(*w))
+            .collect();
+        out.insert("finished_by".into(), finished.into());
+        out.insert("max_concurrent_holders".into(), json!(self.max_holders));
+        out
+    }
+}

@@ -1,0 +1,387 @@
+//! `lease-placement` (curriculum §3, "Where the lease table lives"): two workers want the same
+//! lease on account 42. Where the lease table lives decides whether the lease means anything:
+//!
+//! - `primary`: one table on the shared primary; the atomic statement lets one worker in
+//!   (token 33) and gives the other zero rows until the lease lapses. One holder.
+//! - `read-replica`: the workers read the row on a replica that replays the primary's changes
+//!   2 s late, and claim on the primary when the replica says "expired". B reads before A's
+//!   grant has reached the replica: both hold the lease (33 and 34). The ledger's fence
+//!   stops A once B's 34 is there, but step 1 has been debited twice by then.
+//! - `per-node-table`: each worker asks a table of its own. Each says yes, with 33 both: two
+//!   holders, and a fence that cannot tell them apart. Every step is debited twice.
+//! - `store-down`: the one shared table is down from the start. Nobody can get the lease, so
+//!   nobody works: the store is in the availability path, and stopping is the safe failure.
+
+use super::fence_world::{FenceProperty, FenceWorld};
+use super::lease_setup::{choice, holds_if, int, millis, OPENING_BALANCE};
+use super::{Expectation, Params, ScenarioInfo};
+use crate::kernel::faults::{Fault, FaultKind};
+use crate::kernel::ids::NodeId;
+use crate::kernel::network::LinkConfig;
+use crate::kernel::setup::Setup;
+use crate::kernel::time::MS_US;
+use crate::properties::Verdict;
+use crate::protocols::fence_worker::{
+    AcquireVia, FenceWorker, FenceWorkerConfig, FenceWorkerDurable, FenceWorkerPlan,
+};
+use crate::protocols::fenced_resource::{FencedResource, LedgerIntro};
+use crate::protocols::placed_lease::{PlacedConfig, PlacedLease, TokenSource};
+use crate::trace::EventKind;
+use serde_json::json;
+
+pub const ID: &str = "lease-placement";
+
+pub const A: NodeId = NodeId(0);
+pub const B: NodeId = NodeId(1);
+pub const LEDGER: NodeId = NodeId(2);
+/// The shared primary, or worker-A's own table.
+pub const STORE: NodeId = NodeId(3);
+/// The replica, or worker-B's own table.
+pub const SECOND: NodeId = NodeId(4);
+
+const LEASE: &str = "account-42";
+
+const WORKER_FAULTS: [FaultKind; 4] = [
+    FaultKind::Crash,
+    FaultKind::Restart,
+    FaultKind::Pause,
+    FaultKind::Network,
+];
+const STORE_FAULTS: [FaultKind; 4] = [
+    FaultKind::Pause,
+    FaultKind::Crash,
+    FaultKind::Restart,
+    FaultKind::Network,
+];
+
+pub fn info() -> ScenarioInfo {
+    ScenarioInfo {
+        id: ID,
+        chapter: 2,
+        sections: "§3",
+        title: "Where the lease table lives",
+        summary: "The shared primary gives one holder; a lagging read replica or a table per node gives two; a store that is down stops the work.",
+        params: vec![
+            choice(
+                "store",
+                "Lease table",
+                "Where the workers' lease table lives.",
+                &[
+                    ("primary", "the shared primary"),
+                    ("read-replica", "read on a lagging replica"),
+                    ("per-node-table", "one table per node"),
+                    ("store-down", "the shared store is down"),
+                ],
+            ),
+            millis(
+                "lag_ms",
+                "Replica lag",
+                "How late the replica replays the primary's changes (store=read-replica).",
+                "2000",
+                (0, 10_000),
+            ),
+        ],
+    }
+}
+
+fn store(params: &Params) -> &str {
+    params.get("store").map_or("primary", String::as_str)
+}
+
+pub fn expectation(params: &Params) -> Expectation {
+    let mut outcome = Vec::new();
+    let mut verdicts = Vec::new();
+    let job = FenceWorkerPlan::standard().job_total();
+    match store(params) {
+        "primary" => {
+            outcome.push(("max_concurrent_holders".into(), json!(1)));
+            outcome.push(("balance".into(), json!(OPENING_BALANCE - job)));
+            verdicts.push(("one-holder".into(), Verdict::Holds));
+            verdicts.push(("one-grant".into(), Verdict::Holds));
+            verdicts.push(("no-double-debit".into(), Verdict::Holds));
+            verdicts.push(("job-completes".into(), Verdict::Holds));
+        }
+        "read-replica" => {
+            // B reads the replica 500–600 ms after A's job fires; A's grant reaches it lag later.
+            let lag: u64 = int(params, "lag_ms");
+            if lag >= 700 || lag <= 300 {
+                let two = lag >= 700;
+                outcome.push(("max_concurrent_holders".into(), json!(if two { 2 } else { 1 })));
+                verdicts.push(("one-holder".into(), holds_if(!two)));
+                verdicts.push(("one-grant".into(), holds_if(!two)));
+                verdicts.push(("no-double-debit".into(), holds_if(!two)));
+            }
+        }
+        "per-node-table" => {
+            outcome.push(("max_concurrent_holders".into(), json!(2)));
+            outcome.push(("balance".into(), json!(OPENING_BALANCE - 2 * job)));
+            verdicts.push(("one-holder".into(), Verdict::Violated));
+            verdicts.push(("one-grant".into(), Verdict::Violated));
+            verdicts.push(("no-double-debit".into(), Verdict::Violated));
+        }
+        _ => {
+            outcome.push(("max_concurrent_holders".into(), json!(0)));
+            outcome.push(("balance".into(), json!(OPENING_BALANCE)));
+            verdicts.push(("one-holder".into(), Verdict::Holds));
+            verdicts.push(("no-double-debit".into(), Verdict::Holds));
+            verdicts.push(("job-completes".into(), Verdict::Violated));
+        }
+    }
+    Expectation { outcome, verdicts }
+}
+
+fn table(setup: &mut Setup, name: &str, config: PlacedConfig) -> NodeId {
+    setup.add::<PlacedLease>(
+        name,
+        "lease-store",
+        &STORE_FAULTS,
+        config,
+        PlacedLease::initial(32),
+    )
+}
+
+pub fn setup(params: &Params, _seed: u64) -> Setup {
+    let variant = store(params).to_string();
+    let mut setup = Setup::new(LinkConfig::reliable(MS_US, 4 * MS_US));
+    let (store_a, store_b, via) = match variant.as_str() {
+        "per-node-table" => (STORE, SECOND, AcquireVia::Atomic),
+        "read-replica" => (STORE, STORE, AcquireVia::ReadReplicaThenClaim { replica: SECOND }),
+        _ => (STORE, STORE, AcquireVia::Atomic),
+    };
+    let plan = FenceWorkerPlan {
+        // Enough polls to outlast a 30 s lease; a store that never answers is tried 4 times.
+        max_attempts: if variant == "store-down" { 4 } else { 10 },
+        ..FenceWorkerPlan::standard()
+    };
+    for (name, store, start) in [("worker-A", store_a, (0, 100)), ("worker-B", store_b, (500, 600))] {
+        let config = FenceWorkerConfig {
+            plan: FenceWorkerPlan {
+                start_after_ms: start,
+                ..plan.clone()
+            },
+            store,
+            via,
+            ledger: LEDGER,
+            failover_to: None,
+            source: TokenSource::LeaseTable,
+        };
+        setup.add::<FenceWorker>(
+            name,
+            "worker",
+            &WORKER_FAULTS,
+            config,
+            FenceWorkerDurable { finished: false },
+        );
+    }
+    setup.add::<FencedResource>(
+        "ledger",
+        "resource",
+        &[FaultKind::Pause, FaultKind::Network],
+        LedgerIntro::RemembersHighest,
+        FencedResource::initial(OPENING_BALANCE),
+    );
+    let shared = |replicas: Vec<NodeId>| PlacedConfig {
+        replicas,
+        ..PlacedConfig::shared(LEASE)
+    };
+    let mut stores = vec![STORE];
+    match variant.as_str() {
+        "per-node-table" => {
+            for (name, owner) in [("table-on-A", A), ("table-on-B", B)] {
+                let config = PlacedConfig {
+                    local_to: Some(owner),
+                    ..shared(Vec::new())
+                };
+                table(&mut setup, name, config);
+            }
+            stores.push(SECOND);
+        }
+        "read-replica" => {
+            table(&mut setup, "lease-db", shared(vec![SECOND]));
+            let replica = PlacedConfig {
+                replica: true,
+                ..shared(Vec::new())
+            };
+            table(&mut setup, "lease-replica", replica);
+            let lag_us = int::<u64>(params, "lag_ms") * MS_US;
+            setup.link(
+                STORE,
+                SECOND,
+                LinkConfig::reliable(lag_us.max(MS_US), lag_us.max(MS_US)),
+            );
+            stores.push(SECOND);
+        }
+        _ => {
+            table(&mut setup, "lease-db", shared(Vec::new()));
+        }
+    }
+    if variant == "store-down" {
+        setup.script(0, Fault::Crash { node: STORE });
+    }
+    setup.set_world(FenceWorld {
+        stores,
+        workers: vec![A, B],
+        ledger: LEDGER,
+        opening_balance: OPENING_BALANCE,
+        job_total: plan.job_total(),
+        properties: vec![
+            FenceProperty::OneHolder,
+            FenceProperty::OneGrant,
+            FenceProperty::NoDoubleDebit,
+            FenceProperty::JobCompletes,
+        ],
+        max_holders: 0,
+        write_grants: Vec::new(),
+    });
+    beats(&mut setup, &variant);
+    setup
+}
+
+fn holds(n: &crate::kernel::world::Nodes<'_>, w: NodeId) -> bool {
+    n.live::<FenceWorker>(w)
+        .is_some_and(FenceWorker::believes_it_holds)
+}
+
+fn token(n: &crate::kernel::world::Nodes<'_>, w: NodeId) -> Option<u64> {
+    n.live::<FenceWorker>(w)
+        .filter(|f| f.believes_it_holds())
+        .and_then(|f| f.granted)
+        .map(|t| t.0)
+}
+
+fn debited_twice(n: &crate::kernel::world::Nodes<'_>) -> bool {
+    n.live::<FencedResource>(LEDGER).is_some_and(|r| {
+        let steps: Vec<u32> = r
+            .durable
+            .writes
+            .iter()
+            .filter(|w| w.accepted)
+            .map(|w| w.step)
+            .collect();
+        steps.iter().enumerate().any(|(i, s)| steps[..i].contains(s))
+    })
+}
+
+fn beats(setup: &mut Setup, variant: &str) {
+    use crate::protocols::fence_worker::FencePhase;
+    match variant {
+        "primary" => {
+            setup.beat(
+                "a-acquires",
+                "A takes the lease with token 33",
+                "The one shared table on the primary lets worker-A take account-42 over from an earlier run's expired row: token 33, for 30 s.",
+                |n, _| holds(n, A),
+            );
+            setup.beat(
+                "b-refused",
+                "B gets zero rows and backs off",
+                "worker-B runs the same statement on the same row. The row is A's and unexpired, so the WHERE matches nothing: B backs off and polls again in 5 s.",
+                |n, _| n.live::<FenceWorker>(B).is_some_and(|w| w.phase == FencePhase::BackingOff),
+            );
+            setup.beat(
+                "a-done",
+                "A finishes the job alone: ₹60",
+                "Four steps, four debits of ₹10, one holder throughout.",
+                |n, _| n.durable::<FenceWorker>(A).is_some_and(|d| d.finished),
+            );
+            setup.beat(
+                "b-takes-over",
+                "B takes the lapsed lease: token 34",
+                "A never released; at 30 s its lease lapses and B's next poll takes the row over with 34. The ledger says all four steps are done, so B has nothing to do.",
+                |n, _| token(n, B) == Some(34),
+            );
+        }
+        "read-replica" => {
+            setup.beat(
+                "a-acquires",
+                "A reads 'expired' and claims: token 33",
+                "The replica shows an earlier run's expired row, so worker-A claims the lease on the primary: token 33.",
+                |n, _| holds(n, A),
+            );
+            setup.beat(
+                "b-reads-stale",
+                "B reads the replica: still 'expired'",
+                "Half a second later worker-B reads the same row on the replica. A's claim has not been replayed there yet, so the row still looks expired.",
+                |n, _| n.live::<FenceWorker>(B).is_some_and(|w| w.phase == FencePhase::Acquiring),
+            );
+            setup
+                .beat(
+                    "two-holders",
+                    "Two holders: A with 33, B with 34",
+                    "B's unconditional UPDATE on the primary overwrites A's row with token 34. Nobody tells A: both workers now run the job.",
+                    |n, _| holds(n, A) && holds(n, B),
+                )
+                .ask(
+                    "Both run the job, and the ledger is fenced. What happens to the account?",
+                    &[
+                        "Nothing bad: the fence refuses A from the start",
+                        "A step is debited twice before the fence stops A",
+                        "Every step is debited twice",
+                    ],
+                    1,
+                    "The ledger can only refuse 33 after it has seen 34. A's step 1 lands first, B's step 1 lands too, and only A's step 2 is refused.",
+                );
+            setup.beat(
+                "double-debit",
+                "Step 1 is debited twice",
+                "The fence refuses a token only once it has seen a higher one. Both step 1 writes land before that: the lease has already failed.",
+                |n, _| debited_twice(n),
+            );
+        }
+        "per-node-table" => {
+            setup.beat(
+                "a-acquires",
+                "A's own table grants it: token 33",
+                "worker-A asks the table on its own node. Nobody else writes there, so it says yes: token 33.",
+                |n, _| holds(n, A),
+            );
+            setup
+                .beat(
+                    "b-acquires",
+                    "B's own table grants it too: token 33",
+                    "worker-B asks the table on its node, which has never heard of A: yes, token 33. Two holders of account-42 with the same number.",
+                    |n, _| holds(n, A) && holds(n, B),
+                )
+                .ask(
+                    "Both write with token 33 to a fenced ledger. What does the fence do?",
+                    &[
+                        "Refuses whichever writes second",
+                        "Lets both through: 33 is not lower than 33",
+                        "Asks the tables who really holds the lease",
+                    ],
+                    1,
+                    "A fence refuses only lower tokens. Two tables that count separately hand out the same numbers, and the fence cannot tell the holders apart.",
+                );
+            setup.beat(
+                "double-debit",
+                "Both debit: each step twice",
+                "Every write carries 33 and matches the row. The account is debited for the job twice over.",
+                |n, _| debited_twice(n),
+            );
+        }
+        _ => {
+            setup.beat(
+                "store-down",
+                "The lease store is down",
+                "lease-db, the one table every worker shares, has crashed before either job fires.",
+                |_, step| step.kind == EventKind::Fault,
+            );
+            setup.beat(
+                "no-answer",
+                "Nobody gets an answer",
+                "worker-A's request goes unanswered. Without a lease it must not start the job, so it waits and asks again.",
+                |n, _| n.live::<FenceWorker>(A).is_some_and(|w| w.phase == FencePhase::BackingOff),
+            );
+            setup.beat(
+                "gave-up",
+                "The job does not run: by design",
+                "Both workers give up. The account is untouched: stopping is the failure the design chose over two writers.",
+                |n, _| {
+                    [A, B]
+                        .iter()
+                        .all(|w| n.live::<FenceWorker>(*w).is_some_and(|f| f.phase == FencePhase::GaveUp))
+                },
+            );
+        }
+    }
+}

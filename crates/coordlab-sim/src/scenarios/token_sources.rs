@@ -1,0 +1,376 @@
+//! `token-sources` (curriculum §5, "How you actually get a token", and §6 on failover): the
+//! same takeover told with seven stores' own commands. A takes the lease with 33, writes step
+//! 1 and freezes for 36 s; when its lease runs out B takes over with a higher token, and A's
+//! late write is refused. Each store hands out the token in the same atomic operation that
+//! grants the lease: the lease table's counter column, `nextval` in the acquiring
+//! transaction, DynamoDB's conditional `UpdateItem` with `ReturnValues`, a Kubernetes Lease's
+//! `leaseTransitions`, etcd's revision (two up: the expiry's delete is a revision too), a
+//! ZooKeeper sequential node's number (given at create, while B waits), and Redis's Lua
+//! script doing `SET NX PX` and `INCR` together.
+//!
+//! `failover=yes`: the store's primary (or leader) crashes right after granting A. Stores that
+//! replicate by quorum (etcd, ZooKeeper, Kubernetes through etcd, DynamoDB, PostgreSQL with a
+//! synchronous standby) told A only once a second copy had the grant, so the copy that takes
+//! over has it too, and the story ends as before. Redis answered first and streams later: the
+//! promoted replica never saw A's lock or its INCR, grants the lease to B at once and hands
+//! out 33 again. Two holders with the same token: the fence cannot tell them apart.
+
+use super::fence_world::{FenceProperty, FenceWorld};
+use super::lease_setup::{choice, chosen, holds_if, OPENING_BALANCE};
+use super::{Expectation, Params, ScenarioInfo};
+use crate::kernel::faults::{Fault, FaultKind};
+use crate::kernel::ids::NodeId;
+use crate::kernel::network::LinkConfig;
+use crate::kernel::setup::Setup;
+use crate::kernel::time::MS_US;
+use crate::kernel::world::Nodes;
+use crate::protocols::fence_worker::{
+    AcquireVia, FenceWorker, FenceWorkerConfig, FenceWorkerDurable, FenceWorkerPlan,
+};
+use crate::protocols::fenced_resource::{FencedResource, LedgerIntro, ResourceDurable};
+use crate::protocols::placed_lease::{acquire_command, PlacedConfig, PlacedLease, Replication, TokenSource};
+use crate::trace::EventKind;
+use serde_json::json;
+
+pub const ID: &str = "token-sources";
+
+const A: NodeId = NodeId(0);
+const B: NodeId = NodeId(1);
+const LEDGER: NodeId = NodeId(2);
+const S1: NodeId = NodeId(3);
+const S2: NodeId = NodeId(4);
+const S3: NodeId = NodeId(5);
+
+/// When the primary crashes with `failover=yes`: after A's grant (a quorum grant is answered
+/// within about 116 ms), before Redis streams it (200 ms after the answer).
+const CRASH_AT_MS: u64 = 130;
+const REDIS_SHIP_MS: u64 = 200;
+
+const WORKER_FAULTS: [FaultKind; 5] = [
+    FaultKind::Crash,
+    FaultKind::Restart,
+    FaultKind::Pause,
+    FaultKind::Network,
+    FaultKind::Clock,
+];
+const STORE_FAULTS: [FaultKind; 4] = [
+    FaultKind::Pause,
+    FaultKind::Crash,
+    FaultKind::Restart,
+    FaultKind::Network,
+];
+
+pub fn info() -> ScenarioInfo {
+    ScenarioInfo {
+        id: ID,
+        chapter: 4,
+        sections: "§5–6",
+        title: "Where a token comes from",
+        summary: "Seven stores hand out a token with the lease. After a failover a quorum store keeps its counter; Redis reissues 33 to a second holder.",
+        params: vec![
+            choice(
+                "source",
+                "Token source",
+                "The store that grants the lease and its token.",
+                &[
+                    ("lease-table", "lease table counter"),
+                    ("postgres-sequence", "Postgres sequence"),
+                    ("dynamodb", "DynamoDB UpdateItem"),
+                    ("k8s-lease", "Kubernetes Lease"),
+                    ("etcd", "etcd revision"),
+                    ("zookeeper", "ZooKeeper sequence"),
+                    ("redis-lua", "Redis Lua script"),
+                ],
+            ),
+            choice(
+                "failover",
+                "Failover",
+                "Whether the store's primary crashes right after granting A.",
+                &[("no", "no"), ("yes", "yes, right after A's grant")],
+            ),
+        ],
+    }
+}
+
+fn source(params: &Params) -> TokenSource {
+    match params.get("source").map_or("lease-table", String::as_str) {
+        "postgres-sequence" => TokenSource::PostgresSequence,
+        "dynamodb" => TokenSource::DynamoDb,
+        "k8s-lease" => TokenSource::K8sLease,
+        "etcd" => TokenSource::Etcd,
+        "zookeeper" => TokenSource::ZooKeeper,
+        "redis-lua" => TokenSource::RedisLua,
+        _ => TokenSource::LeaseTable,
+    }
+}
+
+/// Whether the run reissues a token: Redis, failing over.
+fn reissues(params: &Params) -> bool {
+    source(params) == TokenSource::RedisLua && chosen(params, "failover", "yes")
+}
+
+pub fn expectation(params: &Params) -> Expectation {
+    let bad = reissues(params);
+    let total = FenceWorkerPlan::standard().job_total();
+    let balance = if bad {
+        OPENING_BALANCE - 2 * total
+    } else {
+        OPENING_BALANCE - total
+    };
+    Expectation {
+        outcome: vec![("balance".into(), json!(balance))],
+        verdicts: vec![
+            ("tokens-unique".into(), holds_if(!bad)),
+            ("no-stale-write".into(), holds_if(!bad)),
+            ("no-double-debit".into(), holds_if(!bad)),
+        ],
+    }
+}
+
+fn node_prefix(source: TokenSource) -> &'static str {
+    match source {
+        TokenSource::LeaseTable | TokenSource::PostgresSequence => "pg",
+        TokenSource::DynamoDb => "ddb",
+        TokenSource::K8sLease | TokenSource::Etcd => "etcd",
+        TokenSource::ZooKeeper => "zk",
+        TokenSource::RedisLua => "redis",
+    }
+}
+
+pub fn setup(params: &Params, _seed: u64) -> Setup {
+    let source = source(params);
+    let failover = chosen(params, "failover", "yes");
+    let mut setup = Setup::new(LinkConfig::reliable(MS_US, 4 * MS_US));
+    for (name, start) in [("worker-A", (0, 100)), ("worker-B", (500, 600))] {
+        let config = FenceWorkerConfig {
+            plan: FenceWorkerPlan {
+                start_after_ms: start,
+                ..FenceWorkerPlan::standard()
+            },
+            store: S1,
+            via: AcquireVia::Atomic,
+            ledger: LEDGER,
+            failover_to: Some(S2),
+            source,
+        };
+        setup.add::<FenceWorker>(
+            name,
+            "worker",
+            &WORKER_FAULTS,
+            config,
+            FenceWorkerDurable { finished: false },
+        );
+    }
+    setup.add::<FencedResource>(
+        "ledger",
+        "resource",
+        &[FaultKind::Pause, FaultKind::Network],
+        LedgerIntro::RefusesBelowHighest,
+        FencedResource::initial(OPENING_BALANCE),
+    );
+    let replication = if source == TokenSource::RedisLua {
+        Replication::Async {
+            ship_ms: REDIS_SHIP_MS,
+        }
+    } else {
+        Replication::Quorum
+    };
+    let base = PlacedConfig {
+        source,
+        replication,
+        ..PlacedConfig::shared("account-42")
+    };
+    let prefix = node_prefix(source);
+    let configs = [
+        PlacedConfig {
+            replicas: vec![S2, S3],
+            ..base.clone()
+        },
+        PlacedConfig {
+            replica: true,
+            takes_over_from: Some(S1),
+            replicas_then: vec![S3],
+            ..base.clone()
+        },
+        PlacedConfig {
+            replica: true,
+            ..base.clone()
+        },
+    ];
+    for (i, config) in configs.into_iter().enumerate() {
+        setup.add::<PlacedLease>(
+            format!("{prefix}-{}", i + 1),
+            "lease-store",
+            &STORE_FAULTS,
+            config,
+            PlacedLease::initial(32),
+        );
+    }
+    if failover {
+        setup.script(CRASH_AT_MS * MS_US, Fault::Crash { node: S1 });
+    }
+    setup.script(
+        5_000 * MS_US,
+        Fault::Pause {
+            node: A,
+            duration_ms: 36_000,
+        },
+    );
+    setup.set_world(FenceWorld {
+        stores: vec![S1, S2, S3],
+        workers: vec![A, B],
+        ledger: LEDGER,
+        opening_balance: OPENING_BALANCE,
+        job_total: FenceWorkerPlan::standard().job_total(),
+        properties: vec![
+            FenceProperty::TokensUnique,
+            FenceProperty::NoStaleWrite,
+            FenceProperty::NoDoubleDebit,
+            FenceProperty::JobCompletes,
+        ],
+        max_holders: 0,
+        write_grants: Vec::new(),
+    });
+    beats(&mut setup, source, failover);
+    setup
+}
+
+fn granted(n: &Nodes<'_>, w: NodeId) -> Option<u64> {
+    n.live::<FenceWorker>(w)
+        .filter(|f| f.believes_it_holds())
+        .and_then(|f| f.granted)
+        .map(|t| t.0)
+}
+
+fn ledger<'a>(n: &Nodes<'a>) -> Option<&'a ResourceDurable> {
+    n.live::<FencedResource>(LEDGER).map(|r| &r.durable)
+}
+
+fn debited_twice(n: &Nodes<'_>) -> bool {
+    ledger(n).is_some_and(|r| {
+        let steps: Vec<u32> = r.writes.iter().filter(|w| w.accepted).map(|w| w.step).collect();
+        steps.iter().enumerate().any(|(i, s)| steps[..i].contains(s))
+    })
+}
+
+/// Where the token comes from, in a sentence for the first beat.
+fn where_from(source: TokenSource) -> &'static str {
+    match source {
+        TokenSource::LeaseTable => {
+            "the row's fence_token column, raised by the same statement that takes the row"
+        }
+        TokenSource::PostgresSequence => {
+            "nextval of a sequence, drawn inside the transaction that takes the row"
+        }
+        TokenSource::DynamoDb => {
+            "the item's fence attribute: the conditional write ADDs 1, and ReturnValues returns it"
+        }
+        TokenSource::K8sLease => "the Lease's leaseTransitions, which goes up whenever the holder changes",
+        TokenSource::Etcd => "the revision of the put that created the lock key",
+        TokenSource::ZooKeeper => "the sequence number ZooKeeper gave A's ephemeral node",
+        TokenSource::RedisLua => "the INCR in the same Lua script as the SET NX PX",
+    }
+}
+
+fn beats(setup: &mut Setup, source: TokenSource, failover: bool) {
+    let command = acquire_command(source, "account-42", "worker-A", 30_000);
+    setup.beat(
+        "a-acquires",
+        "A takes the lease with token 33",
+        &format!(
+            "worker-A runs {command}. Its token, 33, is {}.",
+            where_from(source)
+        ),
+        |n, _| granted(n, A) == Some(33),
+    );
+    let reissue = failover && source == TokenSource::RedisLua;
+    if failover {
+        setup.beat(
+            "crash",
+            "The primary crashes",
+            "The store's primary crashes a few milliseconds after answering A.",
+            |_, step| matches!(step.fault, Some(Fault::Crash { node }) if *node == S1),
+        );
+        let text = if reissue {
+            "Sentinel promotes a replica. Redis answered A before streaming the write, so the new primary has no lock key and its fence counter still reads 32."
+        } else {
+            "A replica takes over. The grant was on a majority of the copies before A was told, so the new primary has A's lease and the counter at 33."
+        };
+        setup.beat("takes-over", "A replica takes over", text, |n, _| {
+            n.live::<PlacedLease>(S2).is_some_and(|s| s.primary)
+        });
+    }
+    if reissue {
+        setup
+            .beat(
+                "b-gets-33",
+                "B gets the lease, with token 33 again",
+                "worker-B runs the same script on the new primary: SET NX succeeds, INCR returns 33. A still holds 33 too.",
+                |n, _| granted(n, B) == Some(33),
+            )
+            .ask(
+                "Both write with 33. What can the ledger's fence do?",
+                &[
+                    "Refuse whichever writes second",
+                    "Nothing: the two holders carry the same number",
+                ],
+                1,
+                "A fence refuses only lower tokens. Two holders of 33 look like one.",
+            );
+        setup.beat(
+            "double-debit",
+            "Step 1 is debited twice",
+            "A's step 1 and B's step 1 both carry 33, and both land.",
+            |n, _| debited_twice(n),
+        );
+        setup.beat(
+            "a-wakes",
+            "A wakes and writes step 2 with 33",
+            "After its 36 s pause A carries on. B finished long ago with 33, so 33 is the highest the ledger has seen: A's step 2 lands.",
+            |n, _| {
+                ledger(n).is_some_and(|r| {
+                    r.writes
+                        .iter()
+                        .any(|w| w.worker == A && w.step == 2 && w.accepted)
+                })
+            },
+        );
+        return;
+    }
+    setup.beat(
+        "a-freezes",
+        "A freezes in a GC pause",
+        "A stop-the-world pause halts worker-A after step 1, for 36 s. It still believes it holds the lease.",
+        |_, step| matches!(step.fault, Some(Fault::Pause { node, .. }) if *node == A),
+    );
+    let b_token = match source {
+        TokenSource::Etcd => "35: A's key was deleted when its etcd lease ran out (revision 34), and B's put is the next revision",
+        TokenSource::ZooKeeper => "34, the number its node got when it was created, half a second in; it became the lowest when A's session expired",
+        _ => "34",
+    };
+    setup.beat(
+        "b-takes-over",
+        "B takes over with a higher token",
+        &format!("A's lease runs out at 30 s and worker-B gets it, with token {b_token}."),
+        |n, _| granted(n, B).is_some_and(|t| t > 33),
+    );
+    setup
+        .beat(
+            "a-wakes",
+            "A wakes up, still sure it holds the lease",
+            "The pause ends after 36 s. A carries on with step 2, with token 33.",
+            |_, step| step.kind == EventKind::Resume && step.acted(A),
+        )
+        .ask(
+            "A writes step 2 with 33. What does the ledger do?",
+            &["Refuses it", "Applies it"],
+            0,
+            "The ledger has seen B's higher token: WHERE last_token <= 33 matches no row.",
+        );
+    setup.beat(
+        "a-refused",
+        "A's write with 33 is refused",
+        "The token came out of the grant itself and only grows, so the ledger tells old from new. A stops, and B's job stands.",
+        |n, _| ledger(n).is_some_and(|r| r.writes.iter().any(|w| w.worker == A && !w.accepted)),
+    );
+}
