@@ -5,7 +5,7 @@
 # hash, so a new build never mixes with a cached old one.
 #
 #   scripts/build-site.sh            # all bundles, into dist/
-#   BUNDLES="core" scripts/build-site.sh   # only some (quicker while working on one chapter)
+#   BUNDLES="locks" scripts/build-site.sh  # only some, and the home bundle (quicker while working on one chapter)
 #
 # Needs: cargo with the wasm32-unknown-unknown target, wasm-bindgen (the version pinned in
 # web/Cargo.toml), wasm-opt (npm binaryen), node. scripts/ensure-tools.sh installs them.
@@ -19,10 +19,14 @@ rm -rf "$work" "$dist"
 mkdir -p "$work" "$dist"
 
 # The bundles and which scenarios each holds, as the simulator's registry says.
-cargo build --release --quiet -p coordlab-cli
-./target/release/coordlab bundles >"$work/bundles.json"
+# The command line's test build: its binary is usually built already (by `cargo test`), and
+# a release build would cost a minute of compiling for one line of JSON.
+cargo run --quiet -p coordlab-cli -- bundles >"$work/bundles.json"
 all_bundles=$(node -e 'const b=require(process.argv[1]); console.log(Object.keys(b.bundles).join(" "))' "$PWD/$work/bundles.json")
+home_bundle=$(node -e 'console.log(require(process.argv[1]).home)' "$PWD/$work/bundles.json")
 wanted="${BUNDLES:-$all_bundles}"
+# The home bundle (the library) comes with any selection: it is the site's front page.
+if [[ " $wanted " != *" $home_bundle "* ]]; then wanted="$home_bundle $wanted"; fi
 # A chapter's embed bundle comes with it (scripts/size-report.sh compares the two).
 for bundle in $wanted; do
     if [[ " $all_bundles " == *" $bundle-embed "* && " $wanted " != *" $bundle-embed "* ]]; then
@@ -54,28 +58,28 @@ build_bundle() { # build_bundle BUNDLE TARGET_DIR
         --enable-mutable-globals --enable-reference-types --enable-multivalue \
         "$work/coordlab-${bundle}_bg.wasm" -o "$work/coordlab-${bundle}.opt.wasm"
 }
-lane_a=() lane_b=()
-i=0
-# The list pairs each chapter's embed with its player (the larger build): A B B A A B … gives
-# each lane half of each kind.
-for bundle in $wanted; do
-    if (((i + i / 2) % 2 == 0)); then lane_a+=("$bundle"); else lane_b+=("$bundle"); fi
-    i=$((i + 1))
-done
+# Each lane takes the next bundle nobody has claimed (mkdir is atomic), so the two stay
+# busy until the list runs out whatever each bundle costs.
+claim_and_build() { # claim_and_build TARGET_DIR
+    local bundle
+    for bundle in $wanted; do
+        if mkdir "$work/claim-$bundle" 2>/dev/null; then build_bundle "$bundle" "$1"; fi
+    done
+}
 first_target="${CARGO_TARGET_DIR:-target}"
 second_target="$first_target/site-lane-2"
-build_bundle "${lane_a[0]}" "$first_target"
+first_bundle=${wanted%% *}
+mkdir "$work/claim-$first_bundle"
+build_bundle "$first_bundle" "$first_target"
 (
-    if ((${#lane_b[@]} > 0)); then
-        mkdir -p "$second_target/wasm32-unknown-unknown"
-        rm -rf "$second_target/wasm32-unknown-unknown/wasm-release"
-        cp -a "$first_target/wasm32-unknown-unknown/wasm-release" "$second_target/wasm32-unknown-unknown/"
-        for bundle in "${lane_b[@]}"; do build_bundle "$bundle" "$second_target"; done
-    fi
+    mkdir -p "$second_target/wasm32-unknown-unknown"
+    rm -rf "$second_target/wasm32-unknown-unknown/wasm-release"
+    cp -a "$first_target/wasm32-unknown-unknown/wasm-release" "$second_target/wasm32-unknown-unknown/"
+    claim_and_build "$second_target"
 ) &
 second_lane=$!
 trap 'kill "$second_lane" 2>/dev/null || true' EXIT # a failed first lane stops the second
-for bundle in "${lane_a[@]:1}"; do build_bundle "$bundle" "$first_target"; done
+claim_and_build "$first_target"
 wait "$second_lane"
 
 manifest="{"

@@ -33,11 +33,12 @@ pub fn list() -> String {
 }
 
 /// `coordlab bundles`: the browser build's bundles. Each scenario bundle is a cargo feature
-/// of the simulator and holds the scenarios registered under it with the player (the first,
-/// the home bundle, also the library page); `<name>-embed` holds the same scenarios with the
+/// of the simulator and holds the scenarios registered under it with the player;
+/// `<name>-embed` holds the same scenarios with the
 /// embed view instead of the player (`"embed": true`); `compare` holds the
-/// side-by-side view with both scenarios of its pair. `home` serves the pages that name no
-/// scenario (the library); `routes` sends whole routes to a bundle.
+/// side-by-side view with both scenarios of its pair; the bundle `home` (named by `home`)
+/// serves the pages that name no scenario (the library, the glossary); `routes` sends whole
+/// routes to a bundle.
 pub fn bundles() -> String {
     let scenarios: serde_json::Map<String, serde_json::Value> = registry()
         .iter()
@@ -50,13 +51,10 @@ pub fn bundles() -> String {
             .filter(|d| d.bundle == *name)
             .map(|d| d.id)
             .collect();
-        // The home bundle also shows the library.
-        let features = if *name == BUNDLES[0] {
-            json!([name, "library", "player"])
-        } else {
-            json!([name, "player"])
-        };
-        bundles.insert(name.to_string(), json!({"features": features, "scenarios": ids}));
+        bundles.insert(
+            name.to_string(),
+            json!({"features": [name, "player"], "scenarios": ids}),
+        );
         // The same chapter for embeds: its simulations with the embed view, no player.
         bundles.insert(
             format!("{name}-embed"),
@@ -68,6 +66,10 @@ pub fn bundles() -> String {
         "compare".into(),
         json!({"features": ["compare"], "scenarios": [COMPARE_PAIR.0, COMPARE_PAIR.1]}),
     );
+    // The site's first download: the library and the glossary with every scenario's info but
+    // no simulation and no player, so the first page costs what the library needs (a
+    // scenario's link loads its chapter's bundle, as every chapter's did but the first).
+    bundles.insert("home".into(), json!({"features": ["library"], "scenarios": []}));
     // A trace file opened in the browser: the reader and the space-time view, no simulations.
     bundles.insert("trace".into(), json!({"features": ["trace"], "scenarios": []}));
     // The choosing page and the consensus-throughput chart: no player, no scenario.
@@ -76,7 +78,7 @@ pub fn bundles() -> String {
         json!({"features": ["choosing"], "scenarios": []}),
     );
     let out = json!({
-        "home": BUNDLES[0],
+        "home": "home",
         "bundles": bundles,
         "scenarios": scenarios,
         "routes": {"compare": "compare", "trace": "trace", "choose": "choosing", "experiment": "choosing"},
