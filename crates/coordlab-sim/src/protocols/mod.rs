@@ -19,6 +19,7 @@ pub mod redis_msg;
 pub mod redis_sentinel;
 pub mod redis_worker;
 pub mod redlock_client;
+pub mod row_locks;
 pub mod sql;
 pub mod zk_lock_worker;
 pub mod zookeeper;
