@@ -39,11 +39,14 @@ impl LockMode {
     /// The table is symmetric.
     pub fn conflicts_with(self, other: LockMode) -> bool {
         use LockMode::*;
-        match (self, other) {
-            (Update, _) | (_, Update) => true,
-            (NoKeyUpdate, NoKeyUpdate) | (NoKeyUpdate, Share) | (Share, NoKeyUpdate) => true,
-            _ => false,
-        }
+        matches!(
+            (self, other),
+            (Update, _)
+                | (_, Update)
+                | (NoKeyUpdate, NoKeyUpdate)
+                | (NoKeyUpdate, Share)
+                | (Share, NoKeyUpdate)
+        )
     }
 
     /// The SQL clause: `FOR KEY SHARE` …
