@@ -23,5 +23,6 @@ pub mod redlock_client;
 pub mod row_lock_db;
 pub mod row_locks;
 pub mod sql;
+pub mod txn_client;
 pub mod zk_lock_worker;
 pub mod zookeeper;

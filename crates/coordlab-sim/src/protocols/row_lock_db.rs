@@ -96,6 +96,8 @@ pub struct LockStats {
     pub deadlocks: u32,
     /// Rows passed over by SKIP LOCKED.
     pub skipped: u32,
+    /// When the last transaction that changed something committed, by the database's clock.
+    pub last_write_commit_us: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -382,6 +384,7 @@ impl LockDb {
                 self.durable.commits += 1;
             }
             if !txn.writes.is_empty() {
+                self.stats.last_write_commit_us = ctx.local_now_us;
                 ctx.persist(self.durable.clone());
             }
         }

@@ -7,6 +7,7 @@ mod clock_skew_beats;
 pub mod common;
 pub mod consensus_lock;
 pub mod consensus_world;
+pub mod db_common;
 pub mod duplicate_job;
 pub mod lease_lifecycle;
 pub mod lease_setup;
@@ -33,6 +34,7 @@ pub mod redis_failover;
 pub mod redis_failover_beats;
 pub mod redlock;
 pub mod redlock_beats;
+pub mod skip_locked_queue;
 pub mod unfenceable_resource;
 pub mod wrong_release;
 pub mod zombie_worker;
@@ -417,6 +419,7 @@ fn no_expectation(_params: &Params) -> Expectation {
 /// Every scenario, in library order.
 static REGISTRY: &[ScenarioDef] = &[
     scenario!("locks", lost_update),
+    scenario!("db", skip_locked_queue),
     scenario!("leases", duplicate_job),
     scenario!("leases", lease_lifecycle),
     scenario!("leases", wrong_release),
@@ -449,6 +452,7 @@ pub fn registry() -> &'static [ScenarioDef] {
 /// first also serves the pages that name no scenario (the library).
 pub const BUNDLES: &[&str] = &[
     "locks",
+    "db",
     "leases",
     "raft",
     "quorum",
