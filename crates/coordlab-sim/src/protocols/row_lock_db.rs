@@ -109,7 +109,7 @@ pub enum DbTimer {
 impl Label for DbTimer {
     fn label(&self) -> String {
         match self {
-            DbTimer::DeadlockCheck(t) => format!("deadlock_timeout for connection {}", t.0),
+            DbTimer::DeadlockCheck(_) => "deadlock_timeout: look for a cycle".to_string(),
         }
     }
 }

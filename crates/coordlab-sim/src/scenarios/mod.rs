@@ -8,6 +8,7 @@ pub mod common;
 pub mod consensus_lock;
 pub mod consensus_world;
 pub mod db_common;
+pub mod deadlock;
 pub mod duplicate_job;
 pub mod lease_lifecycle;
 pub mod lease_setup;
@@ -420,6 +421,7 @@ fn no_expectation(_params: &Params) -> Expectation {
 static REGISTRY: &[ScenarioDef] = &[
     scenario!("locks", lost_update),
     scenario!("db", skip_locked_queue),
+    scenario!("db", deadlock),
     scenario!("leases", duplicate_job),
     scenario!("leases", lease_lifecycle),
     scenario!("leases", wrong_release),
