@@ -35,6 +35,7 @@ pub mod redis_failover;
 pub mod redis_failover_beats;
 pub mod redlock;
 pub mod redlock_beats;
+pub mod row_lock_modes;
 pub mod skip_locked_queue;
 pub mod unfenceable_resource;
 pub mod wrong_release;
@@ -422,6 +423,7 @@ static REGISTRY: &[ScenarioDef] = &[
     scenario!("locks", lost_update),
     scenario!("db", skip_locked_queue),
     scenario!("db", deadlock),
+    scenario!("db", row_lock_modes),
     scenario!("leases", duplicate_job),
     scenario!("leases", lease_lifecycle),
     scenario!("leases", wrong_release),
