@@ -341,7 +341,7 @@ impl LockDb {
                     )
                 } else {
                     format!(
-                        "No index on email: the database reads all {} users to find {} and locks every row it examines — users#{}..#{} are now {who}'s until it commits, though it changes one.",
+                        "No index on email: the database reads all {} users to find {} and, as MySQL's InnoDB does, locks every row it examines — users#{}..#{} are now {who}'s until it commits, though it changes one.",
                         rows.len(),
                         user_email(target),
                         rows.first().copied().unwrap_or(0),

@@ -16,6 +16,7 @@ pub mod lease_stampede;
 mod lease_table_beats;
 pub mod lease_world;
 pub mod lock_alternatives;
+pub mod lock_granularity;
 pub mod lock_service_common;
 pub mod lost_update;
 pub mod raft_beats;
@@ -424,6 +425,7 @@ static REGISTRY: &[ScenarioDef] = &[
     scenario!("db", skip_locked_queue),
     scenario!("db", deadlock),
     scenario!("db", row_lock_modes),
+    scenario!("db", lock_granularity),
     scenario!("leases", duplicate_job),
     scenario!("leases", lease_lifecycle),
     scenario!("leases", wrong_release),
