@@ -63,6 +63,8 @@ fn model_words(sql: &str, got: &Answer) -> String {
                     Some(id) => DbReply::Job(id.parse().ok()),
                     None => DbReply::Job(None),
                 }
+            } else if sql == "BEGIN" {
+                DbReply::Begun
             } else if sql == "COMMIT" {
                 DbReply::Committed
             } else if sql == "ROLLBACK" {
@@ -75,9 +77,9 @@ fn model_words(sql: &str, got: &Answer) -> String {
     DbMsg::Reply(reply).label()
 }
 
+/// A client's connection; the model's client sends its own BEGIN.
 struct Session {
     conn: Connection<String, Answer>,
-    in_transaction: bool,
 }
 
 fn fixture(db: &LockDbDurable) -> String {
@@ -171,23 +173,10 @@ pub fn check(
                     };
                     v.insert(Session {
                         conn: Connection::spawn(move |sql: String| simple(&mut client, &sql)),
-                        in_transaction: false,
                     })
                 }
             };
-            // The model's client opens a transaction with its first statement.
-            if !session.in_transaction {
-                session.conn.send("BEGIN".to_string());
-                if !matches!(session.conn.reply(ANSWER_WITHIN), Some(Ok(_))) {
-                    report.mismatch(format!("{who}: BEGIN failed"));
-                    return report;
-                }
-                session.in_transaction = true;
-            }
             session.conn.send(sql.clone());
-            if sql == "COMMIT" || sql == "ROLLBACK" {
-                session.in_transaction = false;
-            }
             match answer(&trace, at) {
                 Some((sent_at, reply)) if sent_at > at => match session.conn.reply(BLOCKED_FOR) {
                     Some(got) => report.mismatch(format!(

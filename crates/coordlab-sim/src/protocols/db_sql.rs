@@ -60,6 +60,9 @@ impl RowAccess {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DbRequest {
+    /// `BEGIN`: a fresh transaction on a fresh connection; whatever an earlier connection of
+    /// this client left open is rolled back.
+    Begin,
     /// `SELECT id FROM jobs WHERE status='pending' ORDER BY id LIMIT 1 [FOR UPDATE …]`.
     ClaimJob {
         lock: ClaimLock,
@@ -94,11 +97,14 @@ pub enum DbRequest {
 
 /// SQLSTATE of a row lock refused by `NOWAIT`.
 pub const LOCK_NOT_AVAILABLE: &str = "55P03";
+/// SQLSTATE of a statement on a connection the database no longer has (it restarted).
+pub const NO_CONNECTION: &str = "08003";
 /// SQLSTATE of the transaction deadlock detection aborted.
 pub const DEADLOCK_DETECTED: &str = "40P01";
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DbReply {
+    Begun,
     /// The claimed job, or none left to claim.
     Job(Option<u32>),
     /// A statement's row count (`UPDATE 1`, one row read).
@@ -181,6 +187,7 @@ impl DbRequest {
             DbRequest::UpdateUserById { id, plan } => {
                 format!("UPDATE users SET plan='{plan}' WHERE id={id}")
             }
+            DbRequest::Begin => "BEGIN".to_string(),
             DbRequest::Commit => "COMMIT".to_string(),
             DbRequest::Rollback => "ROLLBACK".to_string(),
         }
@@ -194,6 +201,7 @@ impl Label for DbMsg {
             DbMsg::Reply(DbReply::Job(Some(id))) => format!("row: id={id}"),
             DbMsg::Reply(DbReply::Job(None)) => "0 rows".to_string(),
             DbMsg::Reply(DbReply::Rows(n)) => format!("{n} row(s)"),
+            DbMsg::Reply(DbReply::Begun) => "BEGIN ok".to_string(),
             DbMsg::Reply(DbReply::Committed) => "COMMIT ok".to_string(),
             DbMsg::Reply(DbReply::RolledBack) => "ROLLBACK ok".to_string(),
             DbMsg::Reply(DbReply::Error { sqlstate }) => match *sqlstate {

@@ -14,7 +14,7 @@
 
 use super::db_sql::{
     account_row, customer_row, job_row, user_email, user_row, ClaimLock, DbMsg, DbReply, DbRequest,
-    RowAccess, DEADLOCK_DETECTED, LOCK_NOT_AVAILABLE,
+    RowAccess, DEADLOCK_DETECTED, LOCK_NOT_AVAILABLE, NO_CONNECTION,
 };
 use super::row_locks::{Acquire, LockMode, RowKey, RowLockManager, WaitPolicy};
 use crate::kernel::collections::VecMap;
@@ -148,6 +148,18 @@ impl LockDb {
     /// Handles one statement from the connection of `from`.
     pub fn handle(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, request: DbRequest) {
         match request {
+            DbRequest::Begin => {
+                if self.txns.contains_key(&from) {
+                    ctx.note(format!(
+                        "{} opens a new connection; the transaction its old one left open is rolled back.",
+                        ctx.name(from)
+                    ));
+                    self.txns.remove(&from);
+                    self.release(ctx, from);
+                }
+                self.txns.insert(from, Txn::default());
+                ctx.send(from, DbMsg::Reply(DbReply::Begun));
+            }
             DbRequest::Commit => self.end(ctx, from, true),
             DbRequest::Rollback => self.end(ctx, from, false),
             request => {
@@ -156,7 +168,22 @@ impl LockDb {
                     ctx.send(from, DbMsg::Reply(DbReply::Error { sqlstate: "25P02" }));
                     return;
                 }
-                self.txns.get_or_insert_with(from, Txn::default);
+                if !self.txns.contains_key(&from) {
+                    // A statement from a connection this database does not have (sent before
+                    // it restarted): PostgreSQL would never see it; the client learns it is gone.
+                    ctx.send(
+                        from,
+                        DbMsg::Reply(DbReply::Error {
+                            sqlstate: NO_CONNECTION,
+                        }),
+                    );
+                    return;
+                }
+                if self.pending.remove(&from).is_some() {
+                    // The client moved on (its connection was reset): drop the old wait.
+                    self.locks.cancel_wait(from);
+                    ctx.cancel_timer(DbTimer::DeadlockCheck(from));
+                }
                 self.run(ctx, from, request);
             }
         }
@@ -359,7 +386,7 @@ impl LockDb {
                     _ => Ran::Wait,
                 }
             }
-            DbRequest::Commit | DbRequest::Rollback => unreachable!("ended in handle"),
+            DbRequest::Begin | DbRequest::Commit | DbRequest::Rollback => unreachable!("handled in handle"),
         }
     }
 
@@ -599,6 +626,10 @@ mod tests {
     }
 
     fn feed(d: &mut Harness<LockDb>, from: NodeId, req: DbRequest) -> Vec<(NodeId, DbReply)> {
+        let ends = matches!(req, DbRequest::Begin | DbRequest::Commit | DbRequest::Rollback);
+        if !ends && !d.node.txns.contains_key(&from) {
+            d.call(|db, ctx| db.handle(ctx, from, DbRequest::Begin));
+        }
         let fx = d.call(|db, ctx| db.handle(ctx, from, req));
         sent::<_, DbMsg>(&fx)
             .into_iter()

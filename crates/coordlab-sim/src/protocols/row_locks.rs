@@ -162,10 +162,8 @@ impl RowLockManager {
             WaitPolicy::NoWait => Acquire::Refused,
             WaitPolicy::SkipLocked => Acquire::Skipped,
             WaitPolicy::Block => {
-                assert!(
-                    self.waiting(txn).is_none(),
-                    "a transaction waits for one row at a time"
-                );
+                // A transaction waits for one row at a time: a new wait replaces an old one.
+                self.cancel_wait(txn);
                 self.rows.entry(row).or_default().queue.push((txn, mode));
                 Acquire::Waiting
             }
@@ -178,6 +176,15 @@ impl RowLockManager {
             Some(held) => held.1 = held.1.max(mode),
             None => locks.holders.push((txn, mode)),
         }
+    }
+
+    /// Takes `txn` out of any queue it waits in (its statement was abandoned).
+    pub fn cancel_wait(&mut self, txn: NodeId) {
+        for r in self.rows.values_mut() {
+            r.queue.retain(|(t, _)| *t != txn);
+        }
+        self.rows
+            .retain(|_, r| !r.holders.is_empty() || !r.queue.is_empty());
     }
 
     /// The row and mode `txn` is queued for, if it waits.

@@ -104,10 +104,12 @@ impl TxnClient {
         }
     }
 
+    /// Starts the program again on a fresh transaction: BEGIN first.
     fn restart(&mut self, ctx: &mut Ctx<'_, Self>) {
         self.pc = 0;
         self.claimed = None;
-        self.advance(ctx);
+        ctx.send(self.plan.db, DbMsg::Request(DbRequest::Begin));
+        self.phase = ClientPhase::Sent(DbRequest::Begin);
     }
 
     /// Runs steps from `pc` until one needs an answer or a timer.
@@ -160,7 +162,7 @@ impl TxnClient {
         }
         let DbMsg::Reply(reply) = msg else { return };
         match (reply, self.phase.clone()) {
-            (DbReply::Error { sqlstate }, ClientPhase::Sent(_)) => {
+            (DbReply::Error { sqlstate }, ClientPhase::Sent(r)) if r != DbRequest::Begin => {
                 self.errors += 1;
                 ctx.note(match sqlstate {
                     LOCK_NOT_AVAILABLE => format!(
@@ -190,17 +192,25 @@ impl TxnClient {
                     ctx.set_timer(ClientTimer::Retry, after_us);
                 }
             }
-            (DbReply::Job(None), ClientPhase::Sent(_)) => {
+            (DbReply::Begun, ClientPhase::Sent(DbRequest::Begin)) => self.advance(ctx),
+            (DbReply::Job(None), ClientPhase::Sent(DbRequest::ClaimJob { .. })) => {
                 self.queue_empty = true;
                 ctx.send(self.plan.db, DbMsg::Request(DbRequest::Commit));
                 self.phase = ClientPhase::Sent(DbRequest::Commit);
             }
-            (DbReply::Job(Some(id)), ClientPhase::Sent(_)) => {
+            (DbReply::Job(Some(id)), ClientPhase::Sent(DbRequest::ClaimJob { .. })) => {
                 self.claimed = Some(id);
                 self.pc += 1;
                 self.advance(ctx);
             }
-            (DbReply::Rows(_), ClientPhase::Sent(_)) => {
+            // A reply to a statement of this program (a stale one, to a statement sent before a
+            // crash, is not: it finds the client opening its transaction, or elsewhere).
+            (DbReply::Rows(_), ClientPhase::Sent(r))
+                if !matches!(
+                    r,
+                    DbRequest::Begin | DbRequest::Commit | DbRequest::Rollback | DbRequest::ClaimJob { .. }
+                ) =>
+            {
                 self.pc += 1;
                 self.advance(ctx);
             }
@@ -226,10 +236,40 @@ impl TxnClient {
         }
     }
 
+    /// Whether it has a transaction open on the database (a statement out, or work between
+    /// statements).
+    pub fn in_transaction(&self) -> bool {
+        matches!(
+            self.phase,
+            ClientPhase::Sent(_) | ClientPhase::Thinking | ClientPhase::RollingBack(_)
+        )
+    }
+
+    /// The database crashed: the connection and the transaction on it are gone. Whatever it
+    /// claimed or staged is not its own any more; it backs off and starts the program again.
+    pub fn connection_lost(&mut self, ctx: &mut Ctx<'_, Self>, peer: NodeId) {
+        if peer != self.plan.db || !self.in_transaction() {
+            return;
+        }
+        self.errors += 1;
+        self.retries += 1;
+        self.claimed = None;
+        self.phase = ClientPhase::BackingOff;
+        ctx.cancel_timer(ClientTimer::ThinkDone);
+        ctx.note(format!(
+            "{}'s connection to the database broke: its transaction is gone with it. It will start over.",
+            ctx.me()
+        ));
+        let (lo, hi) = self.plan.backoff_us;
+        let after_us = between_us(ctx.rng, lo, hi);
+        ctx.set_timer(ClientTimer::Retry, after_us);
+    }
+
     pub fn summary(&self) -> Vec<String> {
         let phase = match &self.phase {
             ClientPhase::Idle => "not started".to_string(),
             ClientPhase::Sent(DbRequest::Commit) => "committing".to_string(),
+            ClientPhase::Sent(DbRequest::Begin) => "opening a transaction".to_string(),
             ClientPhase::Sent(DbRequest::ClaimJob { .. }) => "claiming a job".to_string(),
             ClientPhase::Sent(_) => match self.claimed {
                 Some(id) => format!("finishing job {id}"),
@@ -277,6 +317,14 @@ impl Participant for TxnClient {
 
     fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: ClientTimer) {
         self.timer(ctx, timer);
+    }
+
+    fn on_peer_down(&mut self, ctx: &mut Ctx<'_, Self>, peer: NodeId) {
+        self.connection_lost(ctx, peer);
+    }
+
+    fn watches(&self, peer: NodeId) -> bool {
+        peer == self.plan.db && self.in_transaction()
     }
 
     fn recover(plan: &TxnPlan, _id: NodeId, durable: &ClientDurable) -> Self {
@@ -341,8 +389,9 @@ mod tests {
     #[test]
     fn a_worker_claims_works_finishes_the_claimed_job_and_claims_again() {
         let mut w = worker();
+        assert_eq!(requests(&w.fire(ClientTimer::Begin)), vec![DbRequest::Begin]);
         assert_eq!(
-            requests(&w.fire(ClientTimer::Begin)),
+            requests(&w.deliver(DB, reply(DbReply::Begun))),
             vec![DbRequest::ClaimJob {
                 lock: ClaimLock::NoWait
             }]
@@ -361,10 +410,9 @@ mod tests {
         );
         assert_eq!(
             requests(&w.deliver(DB, reply(DbReply::Committed))),
-            vec![DbRequest::ClaimJob {
-                lock: ClaimLock::NoWait
-            }]
+            vec![DbRequest::Begin]
         );
+        w.deliver(DB, reply(DbReply::Begun));
         assert_eq!(w.node.committed, 1);
         w.deliver(DB, reply(DbReply::Job(None)));
         w.deliver(DB, reply(DbReply::Committed));
@@ -376,6 +424,7 @@ mod tests {
     fn an_error_rolls_back_backs_off_and_retries_then_gives_up() {
         let mut w = worker();
         w.fire(ClientTimer::Begin);
+        w.deliver(DB, reply(DbReply::Begun));
         let err = reply(DbReply::Error {
             sqlstate: LOCK_NOT_AVAILABLE,
         });
@@ -384,7 +433,8 @@ mod tests {
             timers_set(&w.deliver(DB, reply(DbReply::RolledBack))),
             vec![(ClientTimer::Retry, 7)]
         );
-        assert_eq!(requests(&w.fire(ClientTimer::Retry)).len(), 1);
+        assert_eq!(requests(&w.fire(ClientTimer::Retry)), vec![DbRequest::Begin]);
+        w.deliver(DB, reply(DbReply::Begun));
         w.deliver(DB, err);
         w.deliver(DB, reply(DbReply::RolledBack));
         assert_eq!(w.node.phase, ClientPhase::GaveUp);
