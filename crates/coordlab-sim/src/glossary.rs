@@ -86,6 +86,12 @@ pub static TERMS: &[Term] = &[
         "raft-log-replication",
     ),
     term(
+        "Deadlock",
+        "deadlock|deadlocks",
+        "Transactions each waiting for a lock another of them holds: nobody can move until the database aborts one.",
+        "deadlock",
+    ),
+    term(
         "Election timeout",
         "election timeout|election timeouts",
         "How long a Raft follower waits without hearing a leader before it stands for election; drawn at random per server.",
@@ -150,6 +156,12 @@ pub static TERMS: &[Term] = &[
         "partition|partitions",
         "The network splits into groups that cannot reach each other, while every machine keeps running.",
         "raft-partition",
+    ),
+    term(
+        "NOWAIT",
+        "NOWAIT",
+        "A lock clause that fails at once (SQLSTATE 55P03) instead of waiting when the row is locked.",
+        "skip-locked-queue?claim=nowait",
     ),
     term(
         "PSYNC",
@@ -218,6 +230,12 @@ pub static TERMS: &[Term] = &[
         "redis-failover",
     ),
     term(
+        "SKIP LOCKED",
+        "SKIP LOCKED",
+        "A lock clause that leaves locked rows out of the result, so each queue worker takes a row nobody else holds.",
+        "skip-locked-queue",
+    ),
+    term(
         "Stop-the-world pause",
         "stop-the-world pause|stop-the-world|GC pause",
         "A process frozen as a whole (a garbage collector, a swapped-out VM): it does nothing, then carries on as if no time had passed.",
@@ -258,6 +276,12 @@ pub static TERMS: &[Term] = &[
         "WAIT",
         "A Redis command that waits until N replicas confirm the writes so far. It reports; it cannot undo a write.",
         "redis-failover?wait=wait-1",
+    ),
+    term(
+        "Wait-for graph",
+        "wait-for graph|waits for",
+        "Who waits for whom to release a lock; a circle in it is a deadlock.",
+        "deadlock",
     ),
     term(
         "Watch (ZooKeeper)",
