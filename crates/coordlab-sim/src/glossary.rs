@@ -88,7 +88,7 @@ pub static TERMS: &[Term] = &[
     term(
         "Deadlock",
         "deadlock|deadlocks",
-        "Transactions each waiting for a lock another of them holds: nobody can move until the database aborts one.",
+        "Transactions each waiting for a lock another holds; the database must abort one.",
         "deadlock",
     ),
     term(
@@ -156,12 +156,6 @@ pub static TERMS: &[Term] = &[
         "partition|partitions",
         "The network splits into groups that cannot reach each other, while every machine keeps running.",
         "raft-partition",
-    ),
-    term(
-        "NOWAIT",
-        "NOWAIT",
-        "A lock clause that fails at once (SQLSTATE 55P03) instead of waiting when the row is locked.",
-        "skip-locked-queue?claim=nowait",
     ),
     term(
         "PSYNC",
@@ -232,7 +226,7 @@ pub static TERMS: &[Term] = &[
     term(
         "SKIP LOCKED",
         "SKIP LOCKED",
-        "A lock clause that leaves locked rows out of the result, so each queue worker takes a row nobody else holds.",
+        "Leave locked rows out: each worker takes a row nobody holds.",
         "skip-locked-queue",
     ),
     term(
@@ -276,12 +270,6 @@ pub static TERMS: &[Term] = &[
         "WAIT",
         "A Redis command that waits until N replicas confirm the writes so far. It reports; it cannot undo a write.",
         "redis-failover?wait=wait-1",
-    ),
-    term(
-        "Wait-for graph",
-        "wait-for graph|waits for",
-        "Who waits for whom to release a lock; a circle in it is a deadlock.",
-        "deadlock",
     ),
     term(
         "Watch (ZooKeeper)",

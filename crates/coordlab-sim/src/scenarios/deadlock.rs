@@ -37,18 +37,24 @@ pub fn info() -> ScenarioInfo {
         chapter: 1,
         sections: "§1",
         title: "Deadlock",
-        summary: "Two transfers lock two accounts in opposite orders and wait for each other. The database finds the cycle and aborts one; a fixed lock order avoids it.",
+        summary: "Two transfers lock two rows in opposite orders; the database aborts one.",
         params: vec![
             ParamSpec {
                 variant_defaults: &[],
                 key: "order",
                 label: "Lock order",
-                help: "In which order each transfer updates the two accounts.",
+                help: "",
                 default: "opposite",
                 kind: ParamKind::Choice {
                     options: vec![
-                        ChoiceOption { value: "opposite", label: "opposite — each debits first" },
-                        ChoiceOption { value: "ordered", label: "ordered — lower id first" },
+                        ChoiceOption {
+                            value: "opposite",
+                            label: "opposite",
+                        },
+                        ChoiceOption {
+                            value: "ordered",
+                            label: "lower id first",
+                        },
                     ],
                 },
             },
@@ -56,7 +62,7 @@ pub fn info() -> ScenarioInfo {
                 variant_defaults: &[],
                 key: "deadlock_timeout_ms",
                 label: "deadlock_timeout",
-                help: "How long a waiter waits before the database looks for a cycle.",
+                help: "",
                 default: "1000",
                 kind: ParamKind::Int {
                     min: 10,

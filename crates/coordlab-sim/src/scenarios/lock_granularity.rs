@@ -38,17 +38,23 @@ pub fn info() -> ScenarioInfo {
         chapter: 1,
         sections: "§1",
         title: "Lock granularity",
-        summary: "An update by e-mail with no index locks every row it scans and blocks unrelated work; with the index it locks one row.",
+        summary: "With no index, an update locks every row it scans.",
         params: vec![ParamSpec {
             variant_defaults: &[],
             key: "index",
             label: "Index on email",
-            help: "Whether users.email has an index the update can use.",
+            help: "",
             default: "no",
             kind: ParamKind::Choice {
                 options: vec![
-                    ChoiceOption { value: "no", label: "no — full scan" },
-                    ChoiceOption { value: "yes", label: "yes — one row" },
+                    ChoiceOption {
+                        value: "no",
+                        label: "no",
+                    },
+                    ChoiceOption {
+                        value: "yes",
+                        label: "yes",
+                    },
                 ],
             },
         }],

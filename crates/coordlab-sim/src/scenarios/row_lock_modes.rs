@@ -27,13 +27,13 @@ pub const ID: &str = "row-lock-modes";
 const START_MS: [u64; 3] = [0, 10, 20];
 
 const OPTIONS: &[(&str, &str)] = &[
-    ("read", "plain SELECT"),
-    ("key-share", "SELECT … FOR KEY SHARE"),
-    ("share", "SELECT … FOR SHARE"),
-    ("no-key-update", "SELECT … FOR NO KEY UPDATE"),
-    ("update", "SELECT … FOR UPDATE"),
-    ("update-name", "UPDATE name (NO KEY UPDATE)"),
-    ("insert-child", "INSERT an order (KEY SHARE)"),
+    ("read", "SELECT"),
+    ("key-share", "FOR KEY SHARE"),
+    ("share", "FOR SHARE"),
+    ("no-key-update", "FOR NO KEY UPDATE"),
+    ("update", "FOR UPDATE"),
+    ("update-name", "UPDATE"),
+    ("insert-child", "INSERT child"),
 ];
 
 fn options(with_none: bool) -> Vec<ChoiceOption> {
@@ -44,7 +44,7 @@ fn options(with_none: bool) -> Vec<ChoiceOption> {
     if with_none {
         out.push(ChoiceOption {
             value: "none",
-            label: "no third transaction",
+            label: "none",
         });
     }
     out
@@ -55,7 +55,7 @@ pub fn info() -> ScenarioInfo {
         variant_defaults: &[],
         key,
         label,
-        help: "What this transaction does to customer 1.",
+        help: "",
         default,
         kind: ParamKind::Choice {
             options: options(with_none),
@@ -66,7 +66,7 @@ pub fn info() -> ScenarioInfo {
         chapter: 1,
         sections: "§1",
         title: "Row lock modes",
-        summary: "Transactions read, lock, update and reference one row. Which modes wait for which? A foreign-key insert passes an update of the name, not a FOR UPDATE.",
+        summary: "Which row lock modes wait for which, foreign-key inserts included.",
         params: vec![
             param("t1", "Transaction 1", "update-name", false),
             param("t2", "Transaction 2", "insert-child", false),

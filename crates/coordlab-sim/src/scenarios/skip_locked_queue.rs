@@ -33,20 +33,32 @@ pub fn info() -> ScenarioInfo {
         chapter: 1,
         sections: "§1",
         title: "A job queue in a table",
-        summary: "Workers claim jobs from one table. SKIP LOCKED gives each a different job; FOR UPDATE makes them queue; NOWAIT makes them fail and retry.",
+        summary: "Workers claim jobs from a table: SKIP LOCKED, FOR UPDATE or NOWAIT.",
         params: vec![
             ParamSpec {
                 variant_defaults: &[],
                 key: "claim",
                 label: "Claim",
-                help: "How a worker's SELECT locks the job it picks.",
+                help: "How a claim locks its job.",
                 default: "skip-locked",
                 kind: ParamKind::Choice {
                     options: vec![
-                        ChoiceOption { value: "skip-locked", label: "FOR UPDATE SKIP LOCKED" },
-                        ChoiceOption { value: "for-update", label: "FOR UPDATE — wait" },
-                        ChoiceOption { value: "nowait", label: "FOR UPDATE NOWAIT — fail" },
-                        ChoiceOption { value: "plain", label: "plain SELECT — no lock (bug)" },
+                        ChoiceOption {
+                            value: "skip-locked",
+                            label: "SKIP LOCKED",
+                        },
+                        ChoiceOption {
+                            value: "for-update",
+                            label: "FOR UPDATE",
+                        },
+                        ChoiceOption {
+                            value: "nowait",
+                            label: "NOWAIT",
+                        },
+                        ChoiceOption {
+                            value: "plain",
+                            label: "no lock (bug)",
+                        },
                     ],
                 },
             },
@@ -54,7 +66,7 @@ pub fn info() -> ScenarioInfo {
                 variant_defaults: &[],
                 key: "workers",
                 label: "Workers",
-                help: "How many workers take jobs.",
+                help: "",
                 default: "3",
                 kind: ParamKind::Int {
                     min: 2,
