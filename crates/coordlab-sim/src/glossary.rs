@@ -86,6 +86,12 @@ pub static TERMS: &[Term] = &[
         "raft-log-replication",
     ),
     term(
+        "Deadlock",
+        "deadlock|deadlocks",
+        "Transactions each waiting for a lock another holds; the database must abort one.",
+        "deadlock",
+    ),
+    term(
         "Election timeout",
         "election timeout|election timeouts",
         "How long a Raft follower waits without hearing a leader before it stands for election; drawn at random per server.",
@@ -222,6 +228,12 @@ pub static TERMS: &[Term] = &[
         "SET NX|NX",
         "The Redis way to take a lock: write the key only if it does not exist yet (usually with an expiry, PX).",
         "redis-failover",
+    ),
+    term(
+        "SKIP LOCKED",
+        "SKIP LOCKED",
+        "Leave locked rows out: each worker takes a row nobody holds.",
+        "skip-locked-queue",
     ),
     term(
         "Stop-the-world pause",

@@ -227,6 +227,16 @@ fn golden_raft_figure_8() {
 }
 
 #[test]
+fn golden_skip_locked_queue() {
+    golden_text("skip-locked-queue", &[]);
+}
+
+#[test]
+fn golden_deadlock() {
+    golden_text("deadlock", &[]);
+}
+
+#[test]
 fn request_lines_round_trip() {
     let r = request(
         "zombie-worker",

@@ -122,11 +122,16 @@ fn an_unknown_property_is_refused_with_the_valid_names() {
 }
 
 fn with(scenario: &str, key: &str, value: &str) -> RunRequest {
-    let mut params = Params::new();
-    params.insert(key.into(), value.into());
+    with_params(scenario, &[(key, value)])
+}
+
+fn with_params(scenario: &str, params: &[(&str, &str)]) -> RunRequest {
     RunRequest {
         scenario: scenario.into(),
-        params,
+        params: params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
         seed: 1,
         actions: vec![],
     }
@@ -161,4 +166,46 @@ fn the_lease_counter_lets_no_stale_write_land_and_every_wrong_fence_is_found() {
             .unwrap();
         assert_eq!(p.verdict, Verdict::Violated, "{fence}");
     }
+}
+
+/// Locked claims never let two workers do the same job, through crashes, pauses and held
+/// links; a plain SELECT claim does, and the sweep finds it.
+#[test]
+fn job_claims_with_a_row_lock_never_run_a_job_twice_and_a_plain_select_does() {
+    for claim in ["skip-locked", "for-update", "nowait"] {
+        let req = with_params("skip-locked-queue", &[("claim", claim), ("workers", "3")]);
+        let report = sweep(&req, 0..1_000, &["no-job-done-twice".to_string()]).unwrap();
+        assert_eq!(report.runs, 1_000);
+        assert!(report.findings.is_empty(), "{claim}: {:?}", report.findings);
+    }
+    let req = with_params("skip-locked-queue", &[("claim", "plain"), ("workers", "3")]);
+    let report = sweep(&req, 0..500, &["no-job-done-twice".to_string()]).unwrap();
+    let finding = report
+        .findings
+        .get("no-job-done-twice")
+        .expect("the plain claim is found");
+    assert!(finding.violations > 100, "{}", finding.violations);
+}
+
+/// A transfer commits whole or not at all: deadlock aborts, crashes and pauses never break
+/// the total, in either lock order.
+#[test]
+fn transfers_conserve_money_through_deadlocks_and_random_faults() {
+    for order in ["opposite", "ordered"] {
+        let req = with_params("deadlock", &[("order", order)]);
+        let report = sweep(&req, 0..1_000, &["money-conserved".to_string()]).unwrap();
+        assert_eq!(report.runs, 1_000);
+        assert!(report.findings.is_empty(), "{order}: {:?}", report.findings);
+    }
+}
+
+/// However the faults fall, no two transactions hold customer 1 in conflicting modes.
+#[test]
+fn row_lock_holders_are_always_compatible_under_random_faults() {
+    let req = with_params(
+        "row-lock-modes",
+        &[("t1", "share"), ("t2", "update-name"), ("t3", "insert-child")],
+    );
+    let report = sweep(&req, 0..1_000, &["holders-compatible".to_string()]).unwrap();
+    assert!(report.findings.is_empty(), "{:?}", report.findings);
 }

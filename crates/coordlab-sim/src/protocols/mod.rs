@@ -2,6 +2,7 @@
 //! kernel (see [`crate::kernel::participant::Participant`]).
 
 pub mod account_db;
+pub mod db_sql;
 pub mod debit_worker;
 pub mod fence_worker;
 pub mod fenced_resource;
@@ -21,6 +22,9 @@ pub mod redis_msg;
 pub mod redis_sentinel;
 pub mod redis_worker;
 pub mod redlock_client;
+pub mod row_lock_db;
+pub mod row_locks;
 pub mod sql;
+pub mod txn_client;
 pub mod zk_lock_worker;
 pub mod zookeeper;

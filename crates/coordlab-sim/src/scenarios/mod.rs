@@ -7,6 +7,8 @@ mod clock_skew_beats;
 pub mod common;
 pub mod consensus_lock;
 pub mod consensus_world;
+pub mod db_common;
+pub mod deadlock;
 pub mod duplicate_job;
 pub mod fence_mistakes;
 pub mod fence_world;
@@ -17,6 +19,7 @@ pub mod lease_stampede;
 mod lease_table_beats;
 pub mod lease_world;
 pub mod lock_alternatives;
+pub mod lock_granularity;
 pub mod lock_service_common;
 pub mod lost_update;
 pub mod raft_beats;
@@ -37,6 +40,8 @@ pub mod redis_failover_beats;
 pub mod redlock;
 pub mod redlock_beats;
 pub mod token_sources;
+pub mod row_lock_modes;
+pub mod skip_locked_queue;
 pub mod unfenceable_resource;
 pub mod wrong_release;
 pub mod zombie_worker;
@@ -421,6 +426,10 @@ fn no_expectation(_params: &Params) -> Expectation {
 /// Every scenario, in library order.
 static REGISTRY: &[ScenarioDef] = &[
     scenario!("locks", lost_update),
+    scenario!("db", skip_locked_queue),
+    scenario!("db", deadlock),
+    scenario!("db", row_lock_modes),
+    scenario!("db", lock_granularity),
     scenario!("leases", duplicate_job),
     scenario!("leases", lease_lifecycle),
     scenario!("leases", wrong_release),
@@ -456,6 +465,7 @@ pub fn registry() -> &'static [ScenarioDef] {
 /// first also serves the pages that name no scenario (the library).
 pub const BUNDLES: &[&str] = &[
     "locks",
+    "db",
     "leases",
     "raft",
     "quorum",

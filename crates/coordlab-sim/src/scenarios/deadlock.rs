@@ -1,0 +1,347 @@
+//! `deadlock` (curriculum §1): two transfers lock two accounts in opposite orders.
+//!
+//! transfer-1 moves ₹10 from account 1 to account 2 and transfer-2 moves ₹20 from account 2 to
+//! account 1, each as two UPDATEs in one transaction with a little work between them. Both
+//! take their first row before either asks for its second, so each waits for the other. The
+//! database notices when the first waiter's `deadlock_timeout` runs out, aborts it (40P01)
+//! and the survivor finishes; the victim rolls back and runs its transfer again. With
+//! `order=ordered` both lock the lower account id first: the second simply waits, and no
+//! cycle can form.
+
+use super::db_common::{client, client_table, committed, live, lock_table, wait_for_table, DB};
+use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
+use crate::kernel::faults::FaultKind;
+use crate::kernel::ids::NodeId;
+use crate::kernel::network::LinkConfig;
+use crate::kernel::setup::Setup;
+use crate::kernel::time::MS_US;
+use crate::kernel::world::{Nodes, World};
+use crate::properties::{PropertyKind, PropertySpec, Verdict};
+use crate::protocols::db_sql::DbRequest;
+use crate::protocols::row_lock_db::{AccountRow, LockDb, LockDbConfig, LockDbDurable};
+use crate::protocols::sql::rupees;
+use crate::protocols::txn_client::{ClientDurable, Step, TxnClient, TxnPlan};
+use crate::trace::{columns, TableView};
+use serde_json::json;
+use std::collections::BTreeMap;
+
+pub const ID: &str = "deadlock";
+pub const OPENING_BALANCE: i64 = 100;
+/// (from, to, amount) of each transfer.
+pub const TRANSFERS: [(u32, u32, i64); 2] = [(1, 2, 10), (2, 1, 20)];
+const CLIENTS: [NodeId; 2] = [NodeId(1), NodeId(2)];
+
+pub fn info() -> ScenarioInfo {
+    ScenarioInfo {
+        id: ID,
+        chapter: 1,
+        sections: "§1",
+        title: "Deadlock",
+        summary: "Two transfers lock two rows in opposite orders; the database aborts one.",
+        params: vec![
+            ParamSpec {
+                variant_defaults: &[],
+                key: "order",
+                label: "Lock order",
+                help: "",
+                default: "opposite",
+                kind: ParamKind::Choice {
+                    options: vec![
+                        ChoiceOption {
+                            value: "opposite",
+                            label: "opposite",
+                        },
+                        ChoiceOption {
+                            value: "ordered",
+                            label: "lower id first",
+                        },
+                    ],
+                },
+            },
+            ParamSpec {
+                variant_defaults: &[],
+                key: "deadlock_timeout_ms",
+                label: "deadlock_timeout",
+                help: "",
+                default: "1000",
+                kind: ParamKind::Int {
+                    min: 10,
+                    max: 10_000,
+                    unit: "ms",
+                },
+            },
+        ],
+    }
+}
+
+fn ordered(params: &Params) -> bool {
+    params.get("order").is_some_and(|v| v == "ordered")
+}
+
+fn deadlock_timeout_us(params: &Params) -> u64 {
+    params
+        .get("deadlock_timeout_ms")
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(1_000)
+        .clamp(10, 10_000)
+        * MS_US
+}
+
+/// The two UPDATEs of transfer `i` in the order it runs them.
+pub fn transfer_statements(i: usize, ordered: bool) -> [DbRequest; 2] {
+    let (from, to, amount) = TRANSFERS[i];
+    let debit = DbRequest::AddToBalance {
+        account: from,
+        delta: -amount,
+    };
+    let credit = DbRequest::AddToBalance {
+        account: to,
+        delta: amount,
+    };
+    if ordered && to < from {
+        [credit, debit]
+    } else {
+        [debit, credit]
+    }
+}
+
+/// Account `id`'s balance once both transfers committed.
+pub fn final_balance(id: u32) -> i64 {
+    TRANSFERS.iter().fold(OPENING_BALANCE, |b, (from, to, amount)| {
+        if *from == id {
+            b - amount
+        } else if *to == id {
+            b + amount
+        } else {
+            b
+        }
+    })
+}
+
+pub fn expectation(params: &Params) -> Expectation {
+    let ordered = ordered(params);
+    Expectation {
+        outcome: vec![
+            ("deadlocks".to_string(), json!(if ordered { 0 } else { 1 })),
+            ("retries".to_string(), json!(if ordered { 0 } else { 1 })),
+            ("balance_1".to_string(), json!(final_balance(1))),
+            ("balance_2".to_string(), json!(final_balance(2))),
+            ("total".to_string(), json!(2 * OPENING_BALANCE)),
+        ],
+        verdicts: vec![
+            ("money-conserved".to_string(), Verdict::Holds),
+            ("both-transfers-commit".to_string(), Verdict::Holds),
+        ],
+    }
+}
+
+pub struct DeadlockWorld;
+
+fn total(db: &LockDbDurable) -> i64 {
+    db.accounts.values().map(|a| a.balance).sum()
+}
+
+impl World for DeadlockWorld {
+    fn properties(&self) -> Vec<PropertySpec> {
+        vec![
+            PropertySpec {
+                name: "money-conserved",
+                kind: PropertyKind::Always,
+                description:
+                    "The committed balances always add up to ₹200: a transfer commits whole or not at all.",
+            },
+            PropertySpec {
+                name: "both-transfers-commit",
+                kind: PropertyKind::Eventually,
+                description: "Both transfers eventually commit.",
+            },
+        ]
+    }
+
+    fn evaluate(&mut self, nodes: &Nodes<'_>, out: &mut Vec<bool>) {
+        let db = committed(nodes);
+        out.push(total(db) == 2 * OPENING_BALANCE);
+        out.push(db.commits == 2);
+    }
+
+    fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {
+        let db = committed(nodes);
+        let accounts = TableView {
+            title: "accounts".to_string(),
+            columns: columns(&["id", "balance", "version"]),
+            rows: db
+                .accounts
+                .iter()
+                .map(|(id, a)| vec![id.to_string(), rupees(a.balance), a.version.to_string()])
+                .collect(),
+        };
+        vec![
+            accounts,
+            wait_for_table(nodes),
+            lock_table(nodes),
+            client_table(nodes, &CLIENTS, "committed"),
+        ]
+    }
+
+    fn outcome(&self, nodes: &Nodes<'_>) -> BTreeMap<String, serde_json::Value> {
+        let db = committed(nodes);
+        let mut out = BTreeMap::new();
+        for (id, a) in &db.accounts {
+            out.insert(format!("balance_{id}"), json!(a.balance));
+        }
+        out.insert("total".to_string(), json!(total(db)));
+        out.insert("transfers_committed".to_string(), json!(db.commits));
+        let retries: u32 = CLIENTS
+            .iter()
+            .filter_map(|c| client(nodes, *c))
+            .map(|c| c.retries)
+            .sum();
+        out.insert("retries".to_string(), json!(retries));
+        if let Some(live) = live(nodes) {
+            out.insert("deadlocks".to_string(), json!(live.stats.deadlocks));
+            out.insert("lock_waits".to_string(), json!(live.stats.lock_waits));
+            out.insert("total_wait_ms".to_string(), json!(live.stats.wait_us / MS_US));
+        }
+        out
+    }
+}
+
+pub fn initial_db() -> LockDbDurable {
+    LockDbDurable {
+        accounts: [1, 2]
+            .into_iter()
+            .map(|id| {
+                (
+                    id,
+                    AccountRow {
+                        balance: OPENING_BALANCE,
+                        version: 1,
+                    },
+                )
+            })
+            .collect(),
+        ..LockDbDurable::default()
+    }
+}
+
+pub fn setup(params: &Params, _seed: u64) -> Setup {
+    let ordered = ordered(params);
+    let faults = [
+        FaultKind::Crash,
+        FaultKind::Restart,
+        FaultKind::Pause,
+        FaultKind::Network,
+    ];
+    let mut setup = Setup::new(LinkConfig::reliable(MS_US, 4 * MS_US));
+    setup.add::<LockDb>(
+        "database",
+        "database",
+        &faults,
+        LockDbConfig {
+            deadlock_timeout_us: deadlock_timeout_us(params),
+            email_index: true,
+        },
+        initial_db(),
+    );
+    for i in 0..2 {
+        let [first, second] = transfer_statements(i, ordered);
+        let plan = TxnPlan {
+            db: DB,
+            program: vec![
+                Step::Run(first),
+                Step::Think(20 * MS_US, 30 * MS_US),
+                Step::Run(second),
+                Step::Run(DbRequest::Commit),
+            ],
+            start_delay_us: (0, 5 * MS_US),
+            backoff_us: (10 * MS_US, 20 * MS_US),
+            max_retries: 5,
+            repeat: false,
+            noun: "transfer",
+        };
+        setup.add::<TxnClient>(
+            &format!("transfer-{}", i + 1),
+            "client",
+            &faults,
+            plan,
+            ClientDurable::default(),
+        );
+    }
+    setup.set_world(DeadlockWorld);
+    beats(&mut setup, ordered);
+    setup
+}
+
+fn holds_one_row(nodes: &Nodes<'_>, id: NodeId) -> bool {
+    live(nodes).is_some_and(|db| db.locks.holdings(id).len() == 1)
+}
+
+fn beats(setup: &mut Setup, ordered: bool) {
+    if ordered {
+        setup.beat(
+            "first",
+            "A transfer locks account 1",
+            "Both transfers start with the lower id, account 1; one gets it.",
+            |n, _| CLIENTS.iter().any(|c| holds_one_row(n, *c)),
+        );
+        setup
+            .beat(
+                "waits",
+                "The other waits for account 1",
+                "It holds nothing yet, so nobody can be waiting for it: a chain, not a circle.",
+                |n, _| super::db_common::someone_waits(n),
+            )
+            .ask(
+                "Can these two transfers deadlock?",
+                &[
+                    "Yes, if the timing is unlucky",
+                    "No: whoever waits holds no lock the other needs",
+                ],
+                1,
+                "With one global order, the one that waits has not locked anything the holder will ask for.",
+            );
+    } else {
+        setup.beat(
+            "both-hold",
+            "Each transfer holds one account",
+            "transfer-1 has account 1, transfer-2 has account 2; each now wants the other's.",
+            |n, _| CLIENTS.iter().all(|c| holds_one_row(n, *c)),
+        );
+        setup
+            .beat(
+                "cycle",
+                "Each waits for the other",
+                "The wait-for graph has a circle: neither can ever move on its own.",
+                |n, _| live(n).is_some_and(|db| CLIENTS.iter().any(|c| db.locks.cycle_through(*c).is_some())),
+            )
+            .ask(
+                "Both transactions are stuck. What happens next?",
+                &["They wait forever", "The database aborts one after deadlock_timeout", "Both are aborted"],
+                1,
+                "The database sees every waiter. After deadlock_timeout it follows the edges, finds the circle, and kills one transaction.",
+            );
+        setup.beat(
+            "detected",
+            "deadlock detected: one is aborted",
+            "The victim gets SQLSTATE 40P01; its locks are released and the other goes on.",
+            |n, _| live(n).is_some_and(|db| db.stats.deadlocks > 0),
+        );
+        setup.beat(
+            "retry",
+            "The victim runs its transfer again",
+            "It rolled back and starts over; the deadlock cost time, not money.",
+            |n, _| {
+                CLIENTS
+                    .iter()
+                    .filter_map(|c| client(n, *c))
+                    .any(|c| c.retries > 0)
+            },
+        );
+    }
+    setup.beat(
+        "both-commit",
+        "Both transfers are committed",
+        "₹110 and ₹90: the total is still ₹200.",
+        |n, _| committed(n).commits == 2,
+    );
+}
