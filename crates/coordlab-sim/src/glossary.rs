@@ -265,6 +265,12 @@ pub static TERMS: &[Term] = &[
         "A one-time request to be told when a ZooKeeper node changes or goes; a lock waiter watches the node just ahead.",
         "zookeeper-lock",
     ),
+    term(
+        "Watchdog (Redisson)",
+        "watchdog",
+        "A thread in the lock holder's process that keeps renewing the lock while the process runs, whether or not its work is moving.",
+        "redisson-watchdog",
+    ),
 ];
 
 /// A set of terms, by index into [`TERMS`] (there are fewer than 64).

@@ -120,3 +120,35 @@ fn an_unknown_property_is_refused_with_the_valid_names() {
         .to_string();
     assert!(err.contains("fence-monotonic"), "{err}");
 }
+
+fn service(scenario: &str, key: &str, value: &str) -> RunRequest {
+    let mut params = Params::new();
+    params.insert(key.into(), value.into());
+    RunRequest {
+        scenario: scenario.into(),
+        params,
+        seed: 1,
+        actions: vec![],
+    }
+}
+
+#[test]
+fn redisson_gives_no_token_so_random_pauses_find_a_stale_write_and_its_seed_reproduces_it() {
+    let report = sweep(
+        &service("redisson-watchdog", "pause", "none"),
+        0..2_000,
+        &["no-stale-write".to_string()],
+    )
+    .unwrap();
+    let finding = report
+        .findings
+        .get("no-stale-write")
+        .expect("a watchdog without a token lets a paused holder write late");
+    let again = run(&finding.first, Limits::default(), Recording::Summary).unwrap();
+    let p = again
+        .properties
+        .iter()
+        .find(|p| p.name == "no-stale-write")
+        .unwrap();
+    assert_eq!(p.verdict, Verdict::Violated);
+}

@@ -19,6 +19,8 @@ pub mod redis_msg;
 pub mod redis_sentinel;
 pub mod redis_worker;
 pub mod redlock_client;
+pub mod service_client;
+pub mod service_lock;
 pub mod sql;
 pub mod zk_lock_worker;
 pub mod zookeeper;

@@ -31,8 +31,10 @@ pub mod raft_world;
 pub mod redis_common;
 pub mod redis_failover;
 pub mod redis_failover_beats;
+pub mod redisson_watchdog;
 pub mod redlock;
 pub mod redlock_beats;
+pub mod service_world;
 pub mod unfenceable_resource;
 pub mod wrong_release;
 pub mod zombie_worker;
@@ -437,6 +439,7 @@ static REGISTRY: &[ScenarioDef] = &[
     scenario!("consensus", consensus_lock, also "pair"),
     scenario!("redis", redis_failover, also "pair"),
     scenario!("redlock", redlock),
+    scenario!("services", redisson_watchdog),
 ];
 
 /// Every scenario, in library order.
@@ -456,6 +459,7 @@ pub const BUNDLES: &[&str] = &[
     "redis",
     "redlock",
     "consensus",
+    "services",
 ];
 
 /// The pair the library shows side by side: one failure, two lock services, two outcomes.
