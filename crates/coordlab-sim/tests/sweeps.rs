@@ -152,3 +152,19 @@ fn redisson_gives_no_token_so_random_pauses_find_a_stale_write_and_its_seed_repr
         .unwrap();
     assert_eq!(p.verdict, Verdict::Violated);
 }
+
+#[test]
+fn shedlock_is_an_efficiency_lock_random_pauses_find_a_second_run_and_its_seed_reproduces_it() {
+    let report = sweep(&service("scheduled-job-guard", "skew", "none"), 0..1_000, &[]).unwrap();
+    let finding = report
+        .findings
+        .get("one-run-per-schedule")
+        .expect("a paused instance fires late and finds the row free");
+    let again = run(&finding.first, Limits::default(), Recording::Summary).unwrap();
+    let p = again
+        .properties
+        .iter()
+        .find(|p| p.name == "one-run-per-schedule")
+        .unwrap();
+    assert_eq!(p.verdict, Verdict::Violated);
+}

@@ -21,6 +21,7 @@ pub mod redis_worker;
 pub mod redlock_client;
 pub mod service_client;
 pub mod service_lock;
+pub mod shedlock;
 pub mod sql;
 pub mod zk_lock_worker;
 pub mod zookeeper;

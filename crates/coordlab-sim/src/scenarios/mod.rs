@@ -34,6 +34,7 @@ pub mod redis_failover_beats;
 pub mod redisson_watchdog;
 pub mod redlock;
 pub mod redlock_beats;
+pub mod scheduled_job_guard;
 pub mod service_world;
 pub mod unfenceable_resource;
 pub mod wrong_release;
@@ -440,6 +441,7 @@ static REGISTRY: &[ScenarioDef] = &[
     scenario!("redis", redis_failover, also "pair"),
     scenario!("redlock", redlock),
     scenario!("services", redisson_watchdog),
+    scenario!("services", scheduled_job_guard),
 ];
 
 /// Every scenario, in library order.
