@@ -134,6 +134,12 @@ pub static TERMS: &[Term] = &[
         "lease-lifecycle",
     ),
     term(
+        "Lock-delay (Chubby)",
+        "lock-delay",
+        "After a holder's session dies without releasing, the time the lock server refuses the lock to everyone, so stray requests drain.",
+        "chubby-sequencer",
+    ),
+    term(
         "Lost update",
         "lost update|lost updates",
         "Two read-modify-write cycles overlap and the second write replaces the first, as if the first had never happened.",
@@ -204,6 +210,12 @@ pub static TERMS: &[Term] = &[
         "sentinel|sentinels",
         "The Redis process that watches a primary and, if it stops answering, promotes a replica and tells clients where to go.",
         "redis-failover",
+    ),
+    term(
+        "Sequencer (Chubby)",
+        "sequencer|sequencers",
+        "Chubby's fencing token: the lock's name, its mode and a generation number that grows with every grant.",
+        "chubby-sequencer",
     ),
     term(
         "Session (ZooKeeper)",

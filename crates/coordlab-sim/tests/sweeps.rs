@@ -168,3 +168,33 @@ fn shedlock_is_an_efficiency_lock_random_pauses_find_a_second_run_and_its_seed_r
         .unwrap();
     assert_eq!(p.verdict, Verdict::Violated);
 }
+
+#[test]
+fn a_storage_that_checks_the_fence_or_sequencer_applies_no_stale_write_in_2000_random_runs() {
+    for (scenario, key, value) in [
+        ("hazelcast-fenced-lock", "storage", "checks-fence"),
+        ("chubby-sequencer", "check", "yes"),
+    ] {
+        let report = sweep(&service(scenario, key, value), 0..2_000, &[]).unwrap();
+        assert_eq!(report.checked, ["no-stale-write"]);
+        assert!(report.findings.is_empty(), "{scenario}: {:?}", report.findings);
+    }
+}
+
+#[test]
+fn a_storage_that_ignores_the_number_is_found_applying_a_stale_write() {
+    for (scenario, key, value) in [
+        ("hazelcast-fenced-lock", "storage", "ignores-fence"),
+        ("chubby-sequencer", "check", "no"),
+    ] {
+        let report = sweep(&service(scenario, key, value), 0..1_000, &[]).unwrap();
+        let finding = report.findings.get("no-stale-write").expect(scenario);
+        let again = run(&finding.first, Limits::default(), Recording::Summary).unwrap();
+        let p = again
+            .properties
+            .iter()
+            .find(|p| p.name == "no-stale-write")
+            .unwrap();
+        assert_eq!(p.verdict, Verdict::Violated);
+    }
+}

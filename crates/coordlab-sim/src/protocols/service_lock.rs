@@ -141,6 +141,8 @@ pub struct ServerDurable {
     pub last_number: u64,
     /// While the server's clock is below this, the lock is in its lock-delay.
     pub delay_until_us: u64,
+    /// Whether a refusal inside the current lock-delay has been narrated (once is enough).
+    pub delay_told: bool,
     pub renewals: u32,
 }
 
@@ -166,6 +168,7 @@ impl LockServer {
             holder: None,
             last_number,
             delay_until_us: 0,
+            delay_told: false,
             renewals: 0,
         }
     }
@@ -184,6 +187,7 @@ impl LockServer {
         let word = self.config.flavour.number_word();
         if delay > 0 {
             self.durable.delay_until_us = ctx.local_now_us + delay * MS_US;
+            self.durable.delay_told = false;
         }
         ctx.note(match (self.config.flavour, delay > 0) {
             (Flavour::Redisson, _) => format!(
@@ -268,11 +272,14 @@ impl Participant for LockServer {
                         ctx.send(from, ServiceMsg::Busy { delayed: false });
                     }
                 } else if now < self.durable.delay_until_us {
-                    let left_ms = (self.durable.delay_until_us - now) / MS_US;
-                    ctx.note(format!(
-                        "The lock is free but inside its lock-delay: the cell refuses {who} for another {}.",
-                        seconds(left_ms)
-                    ));
+                    if !self.durable.delay_told {
+                        self.durable.delay_told = true;
+                        let left_ms = (self.durable.delay_until_us - now) / MS_US;
+                        ctx.note(format!(
+                            "The lock is free but inside its lock-delay: the cell refuses {who}, and will refuse everyone for another {}.",
+                            seconds(left_ms)
+                        ));
+                    }
                     ctx.send(from, ServiceMsg::Busy { delayed: true });
                 } else {
                     self.grant(ctx, from);
@@ -416,7 +423,7 @@ impl Participant for GuardedResource {
             (Check::Highest, Some(n)) => {
                 self.durable.highest = n;
                 ctx.note(format!(
-                    "{word} {n} is the highest the storage has seen: it applies {who}'s step {step} and remembers {n}."
+                    "The storage has seen no {word} above {n}: it applies {who}'s step {step} and remembers {n}."
                 ));
                 true
             }

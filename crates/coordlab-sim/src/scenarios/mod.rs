@@ -2,12 +2,14 @@
 //! plus a builder that sets up participants for the kernel. This module is the registry and
 //! the validation of everything a user can type.
 
+pub mod chubby_sequencer;
 pub mod clock_skew;
 mod clock_skew_beats;
 pub mod common;
 pub mod consensus_lock;
 pub mod consensus_world;
 pub mod duplicate_job;
+pub mod hazelcast_fenced_lock;
 pub mod lease_lifecycle;
 pub mod lease_setup;
 pub mod lease_stampede;
@@ -442,6 +444,8 @@ static REGISTRY: &[ScenarioDef] = &[
     scenario!("redlock", redlock),
     scenario!("services", redisson_watchdog),
     scenario!("services", scheduled_job_guard),
+    scenario!("services", chubby_sequencer),
+    scenario!("services", hazelcast_fenced_lock),
 ];
 
 /// Every scenario, in library order.
