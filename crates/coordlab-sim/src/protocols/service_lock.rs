@@ -346,21 +346,22 @@ impl Participant for LockServer {
     fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
         let now = view.local_now_us;
         let word = self.config.flavour.number_word();
-        let mut lines = vec![match self.holder_at(now) {
-            Some(h) => format!(
-                "held by {} ({word} {}), {} left",
-                view.name(h.node),
-                h.number,
-                seconds((h.expires_at_us - now) / MS_US)
-            ),
-            None if now < self.durable.delay_until_us => format!(
-                "free, lock-delay {} left",
-                seconds((self.durable.delay_until_us - now) / MS_US)
-            ),
-            None => "free".into(),
-        }];
-        lines.push(format!("last {word} {}", self.durable.last_number));
-        lines
+        let secs = |until_us: u64| format!("{} s", (until_us - now).div_ceil(1_000_000));
+        match self.holder_at(now) {
+            Some(h) => vec![
+                format!("held by {}", view.name(h.node)),
+                format!("{word} {}, {} left", h.number, secs(h.expires_at_us)),
+            ],
+            None if now < self.durable.delay_until_us => vec![
+                "free, in lock-delay".into(),
+                format!(
+                    "{} left; last {word} {}",
+                    secs(self.durable.delay_until_us),
+                    self.durable.last_number
+                ),
+            ],
+            None => vec!["free".into(), format!("last {word} {}", self.durable.last_number)],
+        }
     }
 }
 

@@ -163,12 +163,23 @@ fn beats(setup: &mut Setup, checks: bool, lock_delay_ms: u64) {
             && n.live::<LockServer>(SERVER)
                 .is_some_and(|s| s.durable.holder.is_none())
     });
-    setup.beat(
-        "b-locks",
-        "B takes the lock: generation 8",
-        "The cell grants B the lock with a new sequencer, generation 8. B writes with it.",
-        |n, _| client_of(n, B).is_some_and(|c| c.state.acquired),
-    );
+    setup
+        .beat(
+            "b-locks",
+            "B takes the lock: generation 8",
+            "The cell grants B the lock with a new sequencer, generation 8. B writes with it. A's write with generation 7 is still on its way.",
+            |n, _| client_of(n, B).is_some_and(|c| c.state.acquired),
+        )
+        .ask(
+            "When A's write with generation 7 finally arrives, what happens?",
+            &["It is applied", "It is refused"],
+            u8::from(checks),
+            if checks {
+                "The storage compares generations: 7 is below the 8 it has seen."
+            } else {
+                "Nothing compares generations, and lock-delay is long over."
+            },
+        );
     let (title, text) = if checks {
         (
             "A's late write is refused",
@@ -180,16 +191,5 @@ fn beats(setup: &mut Setup, checks: bool, lock_delay_ms: u64) {
             "The storage does not look at the sequencer. Lock-delay guarded the lock for a while; this write came later than any delay can cover.",
         )
     };
-    setup
-        .beat("a-write-arrives", title, text, |n, _| a_writes_at_storage(n))
-        .ask(
-            "A's write with generation 7 finally arrives. What happens?",
-            &["It is applied", "It is refused"],
-            u8::from(checks),
-            if checks {
-                "The storage compares generations: 7 is below the 8 it has seen."
-            } else {
-                "Nothing compares generations, and lock-delay is long over."
-            },
-        );
+    setup.beat("a-write-arrives", title, text, |n, _| a_writes_at_storage(n));
 }
