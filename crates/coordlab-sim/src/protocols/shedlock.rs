@@ -334,10 +334,9 @@ impl Participant for ScheduledInstance {
         vec![
             format!("clock {}", clock_text(view.local_now_us)),
             match self.running {
-                Some((slot, _)) => format!("running the job (schedule {slot})"),
-                None => "idle".into(),
+                Some((slot, _)) => format!("running schedule {slot}"),
+                None => format!("idle, {} run(s) so far", self.runs),
             },
-            format!("{} run(s)", self.runs),
         ]
     }
 }

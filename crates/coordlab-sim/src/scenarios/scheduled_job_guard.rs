@@ -108,7 +108,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     let mut setup = Setup::new(LinkConfig::reliable(MS_US, 4 * MS_US));
     let app_time = params.get("now").is_some_and(|v| v == "app");
     let db = setup.add::<ShedlockDb>(
-        "shedlock-db",
+        "postgres",
         "database",
         &[FaultKind::Pause, FaultKind::Network],
         (),

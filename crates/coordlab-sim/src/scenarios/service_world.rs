@@ -86,13 +86,7 @@ pub fn build(plan: ServicePlan) -> Setup {
     let mut setup = Setup::new(LinkConfig::reliable(MS_US, 4 * MS_US));
     let flavour = plan.server.flavour;
     let server = LockServer::initial(plan.numbers_issued);
-    let id = setup.add::<LockServer>(
-        plan.server_name,
-        "lock-service",
-        &SERVER_FAULTS,
-        plan.server,
-        server,
-    );
+    let id = setup.add::<LockServer>(plan.server_name, "server", &SERVER_FAULTS, plan.server, server);
     debug_assert_eq!(id, SERVER);
     setup.add::<ServiceClient>("client-A", "worker", &WORKER_FAULTS, plan.a, ());
     setup.add::<ServiceClient>("client-B", "worker", &WORKER_FAULTS, plan.b, ());
