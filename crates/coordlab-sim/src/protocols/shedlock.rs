@@ -337,6 +337,8 @@ impl Participant for ScheduledInstance {
                 Some((slot, _)) => format!("running schedule {slot}"),
                 None => format!("idle, {} run(s) so far", self.runs),
             },
+            // A short last line: the card draws a skewed clock's badge over it.
+            format!("every {}", seconds(self.config.period_ms)),
         ]
     }
 }
