@@ -333,12 +333,12 @@ impl Participant for ScheduledInstance {
     fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
         vec![
             format!("clock {}", clock_text(view.local_now_us)),
+            // Short: a skewed clock's badge is drawn at the right end of this line.
             match self.running {
-                Some((slot, _)) => format!("running schedule {slot}"),
-                None => format!("idle, {} run(s) so far", self.runs),
+                Some((slot, _)) => format!("run {slot}"),
+                None => "idle".into(),
             },
-            // A short last line: the card draws a skewed clock's badge over it.
-            format!("every {}", seconds(self.config.period_ms)),
+            format!("{} run(s) so far", self.runs),
         ]
     }
 }
