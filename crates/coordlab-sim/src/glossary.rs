@@ -140,6 +140,12 @@ pub static TERMS: &[Term] = &[
         "lease-lifecycle",
     ),
     term(
+        "Lock-delay (Chubby)",
+        "lock-delay",
+        "After a holder's session dies without releasing, the time the lock server refuses the lock to everyone, so stray requests drain.",
+        "chubby-sequencer",
+    ),
+    term(
         "Lost update",
         "lost update|lost updates",
         "Two read-modify-write cycles overlap and the second write replaces the first, as if the first had never happened.",
@@ -218,6 +224,12 @@ pub static TERMS: &[Term] = &[
         "redis-failover",
     ),
     term(
+        "Sequencer (Chubby)",
+        "sequencer|sequencers",
+        "Chubby's fencing token: the lock's name, its mode and a generation number that grows with every grant.",
+        "chubby-sequencer",
+    ),
+    term(
         "Session (ZooKeeper)",
         "session|sessions",
         "A client's connection to ZooKeeper, kept alive by pings; when it expires, every ephemeral node the client made is deleted.",
@@ -288,6 +300,12 @@ pub static TERMS: &[Term] = &[
         "its watch|a watch",
         "A one-time request to be told when a ZooKeeper node changes or goes; a lock waiter watches the node just ahead.",
         "zookeeper-lock",
+    ),
+    term(
+        "Watchdog (Redisson)",
+        "watchdog",
+        "A thread in the lock holder's process that keeps renewing the lock while the process runs, whether or not its work is moving.",
+        "redisson-watchdog",
     ),
 ];
 

@@ -209,3 +209,74 @@ fn row_lock_holders_are_always_compatible_under_random_faults() {
     let report = sweep(&req, 0..1_000, &["holders-compatible".to_string()]).unwrap();
     assert!(report.findings.is_empty(), "{:?}", report.findings);
 }
+
+fn service(scenario: &str, key: &str, value: &str) -> RunRequest {
+    with(scenario, key, value)
+}
+
+#[test]
+fn redisson_gives_no_token_so_random_pauses_find_a_stale_write_and_its_seed_reproduces_it() {
+    let report = sweep(
+        &service("redisson-watchdog", "pause", "none"),
+        0..2_000,
+        &["no-stale-write".to_string()],
+    )
+    .unwrap();
+    let finding = report
+        .findings
+        .get("no-stale-write")
+        .expect("a watchdog without a token lets a paused holder write late");
+    let again = run(&finding.first, Limits::default(), Recording::Summary).unwrap();
+    let p = again
+        .properties
+        .iter()
+        .find(|p| p.name == "no-stale-write")
+        .unwrap();
+    assert_eq!(p.verdict, Verdict::Violated);
+}
+
+#[test]
+fn shedlock_is_an_efficiency_lock_random_pauses_find_a_second_run_and_its_seed_reproduces_it() {
+    let report = sweep(&service("scheduled-job-guard", "skew", "none"), 0..1_000, &[]).unwrap();
+    let finding = report
+        .findings
+        .get("one-run-per-schedule")
+        .expect("a paused instance fires late and finds the row free");
+    let again = run(&finding.first, Limits::default(), Recording::Summary).unwrap();
+    let p = again
+        .properties
+        .iter()
+        .find(|p| p.name == "one-run-per-schedule")
+        .unwrap();
+    assert_eq!(p.verdict, Verdict::Violated);
+}
+
+#[test]
+fn a_storage_that_checks_the_fence_or_sequencer_applies_no_stale_write_in_2000_random_runs() {
+    for (scenario, key, value) in [
+        ("hazelcast-fenced-lock", "storage", "checks-fence"),
+        ("chubby-sequencer", "check", "yes"),
+    ] {
+        let report = sweep(&service(scenario, key, value), 0..2_000, &[]).unwrap();
+        assert_eq!(report.checked, ["no-stale-write"]);
+        assert!(report.findings.is_empty(), "{scenario}: {:?}", report.findings);
+    }
+}
+
+#[test]
+fn a_storage_that_ignores_the_number_is_found_applying_a_stale_write() {
+    for (scenario, key, value) in [
+        ("hazelcast-fenced-lock", "storage", "ignores-fence"),
+        ("chubby-sequencer", "check", "no"),
+    ] {
+        let report = sweep(&service(scenario, key, value), 0..1_000, &[]).unwrap();
+        let finding = report.findings.get("no-stale-write").expect(scenario);
+        let again = run(&finding.first, Limits::default(), Recording::Summary).unwrap();
+        let p = again
+            .properties
+            .iter()
+            .find(|p| p.name == "no-stale-write")
+            .unwrap();
+        assert_eq!(p.verdict, Verdict::Violated);
+    }
+}

@@ -2,6 +2,7 @@
 //! plus a builder that sets up participants for the kernel. This module is the registry and
 //! the validation of everything a user can type.
 
+pub mod chubby_sequencer;
 pub mod clock_skew;
 mod clock_skew_beats;
 pub mod common;
@@ -12,6 +13,7 @@ pub mod deadlock;
 pub mod duplicate_job;
 pub mod fence_mistakes;
 pub mod fence_world;
+pub mod hazelcast_fenced_lock;
 pub mod lease_lifecycle;
 pub mod lease_placement;
 pub mod lease_setup;
@@ -37,11 +39,14 @@ pub mod raft_world;
 pub mod redis_common;
 pub mod redis_failover;
 pub mod redis_failover_beats;
+pub mod redisson_watchdog;
 pub mod redlock;
 pub mod redlock_beats;
 pub mod token_sources;
 pub mod row_lock_modes;
 pub mod skip_locked_queue;
+pub mod scheduled_job_guard;
+pub mod service_world;
 pub mod unfenceable_resource;
 pub mod wrong_release;
 pub mod zombie_worker;
@@ -453,6 +458,10 @@ static REGISTRY: &[ScenarioDef] = &[
     scenario!("services", lease_placement),
     scenario!("services", fence_mistakes),
     scenario!("services", token_sources),
+    scenario!("services", redisson_watchdog),
+    scenario!("services", scheduled_job_guard),
+    scenario!("services", chubby_sequencer),
+    scenario!("services", hazelcast_fenced_lock),
 ];
 
 /// Every scenario, in library order.

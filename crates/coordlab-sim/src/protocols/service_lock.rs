@@ -1,0 +1,482 @@
+//! The named lock services of chapter 6, reduced to what their stories need: a lock server
+//! that grants one named lock with a lease, renews it while the holder keeps asking, numbers
+//! every grant, and (Chubby) refuses the lock for a lock-delay after a holder's lease lapses;
+//! and the resource the holders write to, which checks the number or does not.
+//!
+//! The server's flavour only changes its words: Redis with Redisson's lock (the number is
+//! kept for the checker and never handed out), a Chubby cell (the number is the sequencer's
+//! generation), Hazelcast's CP subsystem (the number is the fence `lockAndGetFence()` returns).
+
+use crate::kernel::ids::NodeId;
+use crate::kernel::message::Label;
+use crate::kernel::participant::{Ctx, Participant, ViewCtx};
+use crate::kernel::time::MS_US;
+use crate::protocols::lease_msg::seconds;
+
+/// Which real service the lock server stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flavour {
+    /// Redis, used through Redisson's `RLock` (a hash with a TTL; no token).
+    Redisson,
+    /// A Chubby cell: locks in sessions kept alive by KeepAlives; sequencers; lock-delay.
+    Chubby,
+    /// Hazelcast's CP subsystem: a FencedLock in a Raft group; CP sessions; fences.
+    Hazelcast,
+}
+
+impl Flavour {
+    /// What a grant's number is called.
+    pub fn number_word(self) -> &'static str {
+        match self {
+            Flavour::Redisson => "grant",
+            Flavour::Chubby => "generation",
+            Flavour::Hazelcast => "fence",
+        }
+    }
+
+    /// What keeps the lock alive.
+    pub fn renewal_word(self) -> &'static str {
+        match self {
+            Flavour::Redisson => "watchdog renewal",
+            Flavour::Chubby => "KeepAlive",
+            Flavour::Hazelcast => "CP session heartbeat",
+        }
+    }
+}
+
+/// What travels between clients, the lock server and the resource.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ServiceMsg {
+    Acquire,
+    Granted {
+        number: u64,
+    },
+    /// The lock is held, or still inside its lock-delay.
+    Busy {
+        delayed: bool,
+    },
+    Renew {
+        number: u64,
+    },
+    Renewed,
+    RenewRefused,
+    Release {
+        number: u64,
+    },
+    Released {
+        ok: bool,
+    },
+    /// A write of step `step` of the holder's job. `number` is what the client sends with
+    /// it (a sequencer or a fence), if anything; `grant` is the grant the writer really holds,
+    /// for the checker only: the resource never reads it.
+    Write {
+        step: u32,
+        number: Option<u64>,
+        grant: u64,
+    },
+    WriteResult {
+        step: u32,
+        accepted: bool,
+    },
+}
+
+crate::inbox!(ServiceMsg);
+
+impl Label for ServiceMsg {
+    fn label(&self) -> String {
+        match self {
+            ServiceMsg::Acquire => "lock()".into(),
+            ServiceMsg::Granted { number } => format!("granted #{number}"),
+            ServiceMsg::Busy { delayed: false } => "held by another".into(),
+            ServiceMsg::Busy { delayed: true } => "refused: lock-delay".into(),
+            ServiceMsg::Renew { .. } => "renew".into(),
+            ServiceMsg::Renewed => "renewed".into(),
+            ServiceMsg::RenewRefused => "renew refused".into(),
+            ServiceMsg::Release { .. } => "unlock()".into(),
+            ServiceMsg::Released { ok: true } => "unlocked".into(),
+            ServiceMsg::Released { ok: false } => "unlock: not the owner".into(),
+            ServiceMsg::Write {
+                step,
+                number: Some(n),
+                ..
+            } => format!("write step {step} with #{n}"),
+            ServiceMsg::Write {
+                step, number: None, ..
+            } => format!("write step {step}"),
+            ServiceMsg::WriteResult { step, accepted: true } => format!("step {step} applied"),
+            ServiceMsg::WriteResult {
+                step,
+                accepted: false,
+            } => format!("step {step} refused"),
+        }
+    }
+}
+
+/// The lock server's rules.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerConfig {
+    pub flavour: Flavour,
+    /// How long a grant or renewal lasts by the server's clock.
+    pub lease_ms: u64,
+    /// After a lease lapses (not after an unlock), how long nobody may take the lock.
+    pub lock_delay_ms: u64,
+    /// Where the run stops watching: a lease that lapses after this (by the server's clock)
+    /// is left alone, so the end of the story is not mistaken for part of it.
+    pub horizon_ms: u64,
+}
+
+/// The current holder as the server records it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Holder {
+    pub node: NodeId,
+    pub number: u64,
+    pub expires_at_us: u64,
+}
+
+/// What the server keeps (a replicated store: it survives a restart).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerDurable {
+    pub holder: Option<Holder>,
+    /// The last number issued.
+    pub last_number: u64,
+    /// While the server's clock is below this, the lock is in its lock-delay.
+    pub delay_until_us: u64,
+    /// Whether a refusal inside the current lock-delay has been narrated (once is enough).
+    pub delay_told: bool,
+    pub renewals: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LockServer {
+    pub config: ServerConfig,
+    pub durable: ServerDurable,
+}
+
+/// The server's one timer: the lease of grant `number` may have lapsed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Expire(pub u64);
+
+impl Label for Expire {
+    fn label(&self) -> String {
+        format!("lease of #{} ends", self.0)
+    }
+}
+
+impl LockServer {
+    pub fn initial(last_number: u64) -> ServerDurable {
+        ServerDurable {
+            holder: None,
+            last_number,
+            delay_until_us: 0,
+            delay_told: false,
+            renewals: 0,
+        }
+    }
+
+    /// The holder whose lease is still in force at the server's clock `now_us`.
+    pub fn holder_at(&self, now_us: u64) -> Option<&Holder> {
+        self.durable.holder.as_ref().filter(|h| h.expires_at_us > now_us)
+    }
+
+    fn lapse(&mut self, ctx: &mut Ctx<'_, Self>) {
+        let Some(h) = self.durable.holder.take() else {
+            return;
+        };
+        let who = ctx.name(h.node).to_string();
+        let delay = self.config.lock_delay_ms;
+        let word = self.config.flavour.number_word();
+        if delay > 0 {
+            self.durable.delay_until_us = ctx.local_now_us + delay * MS_US;
+            self.durable.delay_told = false;
+        }
+        ctx.note(match (self.config.flavour, delay > 0) {
+            (Flavour::Redisson, _) => format!(
+                "The key's TTL runs out: Redis deletes the lock of {who}. No renewal came in time; Redis cannot tell a frozen process from a dead one."
+            ),
+            (Flavour::Chubby, true) => format!(
+                "{who}'s session lease runs out without a KeepAlive. The cell frees the lock ({word} {}) but, because the holder did not release it, refuses it to everyone for the lock-delay of {}.",
+                h.number,
+                seconds(delay)
+            ),
+            (Flavour::Chubby, false) => format!(
+                "{who}'s session lease runs out without a KeepAlive. The cell frees the lock ({word} {}); with no lock-delay, the next client may take it at once.",
+                h.number
+            ),
+            (Flavour::Hazelcast, _) => format!(
+                "No heartbeat from {who} for the session TTL: the CP group closes its CP session, and with it the lock it held (fence {}). A majority of the group agrees on this before it takes effect.",
+                h.number
+            ),
+        });
+        ctx.persist(self.durable.clone());
+    }
+
+    fn grant(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId) {
+        self.durable.last_number += 1;
+        let number = self.durable.last_number;
+        let lease_us = self.config.lease_ms * MS_US;
+        self.durable.holder = Some(Holder {
+            node: from,
+            number,
+            expires_at_us: ctx.local_now_us + lease_us,
+        });
+        let who = ctx.name(from).to_string();
+        let lease = seconds(self.config.lease_ms);
+        ctx.note(match self.config.flavour {
+            Flavour::Redisson => format!(
+                "Redis stores the lock for {who} with a {lease} TTL (Redisson's lockWatchdogTimeout). Redisson hands back no token: {who} gets only \"you have it\"."
+            ),
+            Flavour::Chubby => format!(
+                "The cell grants the lock to {who}, tied to its session (lease {lease}), and hands out a sequencer: lock name, exclusive mode, generation {number}."
+            ),
+            Flavour::Hazelcast => format!(
+                "The CP group commits the acquisition through Raft (a majority of its members log it) and lockAndGetFence() returns fence {number} to {who}, tied to its CP session (TTL {lease})."
+            ),
+        });
+        ctx.set_timer(Expire(number), lease_us);
+        ctx.persist(self.durable.clone());
+        ctx.send(from, ServiceMsg::Granted { number });
+    }
+}
+
+impl Participant for LockServer {
+    type Msg = ServiceMsg;
+    type Timer = Expire;
+    type Durable = ServerDurable;
+    type Config = ServerConfig;
+
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        if let Some(h) = self.durable.holder.clone() {
+            let left = h.expires_at_us.saturating_sub(ctx.local_now_us);
+            ctx.set_timer(Expire(h.number), left);
+        }
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: ServiceMsg) {
+        let now = ctx.local_now_us;
+        if self
+            .durable
+            .holder
+            .as_ref()
+            .is_some_and(|h| h.expires_at_us <= now)
+        {
+            self.lapse(ctx);
+        }
+        let who = ctx.name(from).to_string();
+        match msg {
+            ServiceMsg::Acquire => {
+                if let Some(h) = self.holder_at(now) {
+                    let holder = h.node;
+                    if holder == from {
+                        ctx.send(from, ServiceMsg::Granted { number: h.number });
+                    } else {
+                        ctx.send(from, ServiceMsg::Busy { delayed: false });
+                    }
+                } else if now < self.durable.delay_until_us {
+                    if !self.durable.delay_told {
+                        self.durable.delay_told = true;
+                        let left_ms = (self.durable.delay_until_us - now) / MS_US;
+                        ctx.note(format!(
+                            "The lock is free but inside its lock-delay: the cell refuses {who}, and will refuse everyone for another {}.",
+                            seconds(left_ms)
+                        ));
+                    }
+                    ctx.send(from, ServiceMsg::Busy { delayed: true });
+                } else {
+                    self.grant(ctx, from);
+                }
+            }
+            ServiceMsg::Renew { number } => {
+                let lease_us = self.config.lease_ms * MS_US;
+                match self.durable.holder.as_mut() {
+                    Some(h) if h.node == from && h.number == number => {
+                        h.expires_at_us = now + lease_us;
+                        self.durable.renewals += 1;
+                        ctx.set_timer(Expire(number), lease_us);
+                        ctx.persist(self.durable.clone());
+                        ctx.send(from, ServiceMsg::Renewed);
+                    }
+                    _ => {
+                        ctx.note(format!(
+                            "{who} asks to renew #{number}, but that grant is gone: the {} is refused.",
+                            self.config.flavour.renewal_word()
+                        ));
+                        ctx.send(from, ServiceMsg::RenewRefused);
+                    }
+                }
+            }
+            ServiceMsg::Release { number } => {
+                let ok = self
+                    .durable
+                    .holder
+                    .as_ref()
+                    .is_some_and(|h| h.node == from && h.number == number);
+                if ok {
+                    self.durable.holder = None;
+                    ctx.cancel_timer(Expire(number));
+                    ctx.persist(self.durable.clone());
+                    ctx.note(format!("{who} releases the lock; it is free at once."));
+                }
+                ctx.send(from, ServiceMsg::Released { ok });
+            }
+            _ => {}
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: Expire) {
+        if ctx.local_now_us > self.config.horizon_ms * MS_US {
+            return;
+        }
+        let lapsed = self
+            .durable
+            .holder
+            .as_ref()
+            .is_some_and(|h| h.number == timer.0 && h.expires_at_us <= ctx.local_now_us);
+        if lapsed {
+            self.lapse(ctx);
+        }
+    }
+
+    fn recover(config: &ServerConfig, _id: NodeId, durable: &ServerDurable) -> Self {
+        LockServer {
+            config: config.clone(),
+            durable: durable.clone(),
+        }
+    }
+
+    fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
+        let now = view.local_now_us;
+        let word = self.config.flavour.number_word();
+        let secs = |until_us: u64| format!("{} s", (until_us - now).div_ceil(1_000_000));
+        match self.holder_at(now) {
+            Some(h) => vec![
+                format!("held by {}", view.name(h.node)),
+                format!("{word} {}, {} left", h.number, secs(h.expires_at_us)),
+            ],
+            None if now < self.durable.delay_until_us => vec![
+                "free, in lock-delay".into(),
+                format!(
+                    "{} left; last {word} {}",
+                    secs(self.durable.delay_until_us),
+                    self.durable.last_number
+                ),
+            ],
+            None => vec!["free".into(), format!("last {word} {}", self.durable.last_number)],
+        }
+    }
+}
+
+/// What the resource does with the number that comes with a write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Check {
+    /// Applies every write (it cannot, or does not, look at a token).
+    None,
+    /// Remembers the highest number it has seen and refuses anything lower.
+    Highest,
+}
+
+/// One write as the resource saw it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteSeen {
+    pub writer: NodeId,
+    pub step: u32,
+    pub number: Option<u64>,
+    /// The writer's real grant (for the checker).
+    pub grant: u64,
+    pub accepted: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResourceState {
+    pub highest: u64,
+    pub writes: Vec<WriteSeen>,
+}
+
+/// The storage the holders write to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GuardedResource {
+    pub check: Check,
+    pub flavour: Flavour,
+    pub durable: ResourceState,
+}
+
+impl Participant for GuardedResource {
+    type Msg = ServiceMsg;
+    type Timer = crate::kernel::participant::NoTimer;
+    type Durable = ResourceState;
+    type Config = (Check, Flavour);
+
+    fn on_start(&mut self, _ctx: &mut Ctx<'_, Self>) {}
+
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: ServiceMsg) {
+        let ServiceMsg::Write { step, number, grant } = msg else {
+            return;
+        };
+        let who = ctx.name(from).to_string();
+        let word = self.flavour.number_word();
+        let accepted = match (self.check, number) {
+            (Check::Highest, Some(n)) if n < self.durable.highest => {
+                ctx.note(format!(
+                    "The storage has already seen {word} {}; {who}'s write carries {n}, which is lower. Refused: this holder's lock has passed to someone else.",
+                    self.durable.highest
+                ));
+                false
+            }
+            (Check::Highest, Some(n)) => {
+                self.durable.highest = n;
+                ctx.note(format!(
+                    "The storage has seen no {word} above {n}: it applies {who}'s step {step} and remembers {n}."
+                ));
+                true
+            }
+            (Check::Highest, None) => {
+                ctx.note(format!(
+                    "{who}'s write carries no number to check; the storage applies step {step}."
+                ));
+                true
+            }
+            (Check::None, _) => {
+                let stale = self.durable.writes.iter().any(|w| w.accepted && w.grant > grant);
+                ctx.note(if stale {
+                    format!(
+                        "The storage applies {who}'s step {step}. It checks nothing, so it cannot know this writer's lock passed to someone else who has already written."
+                    )
+                } else {
+                    format!("The storage applies {who}'s step {step}; it checks nothing.")
+                });
+                true
+            }
+        };
+        self.durable.writes.push(WriteSeen {
+            writer: from,
+            step,
+            number,
+            grant,
+            accepted,
+        });
+        ctx.persist(self.durable.clone());
+        ctx.send(from, ServiceMsg::WriteResult { step, accepted });
+    }
+
+    fn recover(config: &(Check, Flavour), _id: NodeId, durable: &ResourceState) -> Self {
+        GuardedResource {
+            check: config.0,
+            flavour: config.1,
+            durable: durable.clone(),
+        }
+    }
+
+    fn summary(&self, _view: &ViewCtx<'_>) -> Vec<String> {
+        let applied = self.durable.writes.iter().filter(|w| w.accepted).count();
+        let refused = self.durable.writes.len() - applied;
+        let mut lines = vec![format!("{applied} write(s) applied, {refused} refused")];
+        lines.push(match self.check {
+            Check::Highest => format!(
+                "highest {} seen: {}",
+                self.flavour.number_word(),
+                self.durable.highest
+            ),
+            Check::None => "checks nothing".into(),
+        });
+        lines
+    }
+}

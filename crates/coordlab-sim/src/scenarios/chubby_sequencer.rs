@@ -1,0 +1,195 @@
+//! `chubby-sequencer` (curriculum §7, with §5): Google's Chubby, where fencing tokens began.
+//! A lock comes with a sequencer (lock name, mode, generation number); a holder's session is
+//! kept alive by KeepAlives, and when it dies without releasing, the cell refuses the lock to
+//! everyone for a lock-delay (the paper allows up to a minute).
+//!
+//! Client A takes the lock (generation 7) and sends a write that the network holds for
+//! `write_delay_ms`; then A crashes. Its session lease (12 s) runs out, the lock-delay passes,
+//! B takes the lock with generation 8 and writes. A's delayed write then arrives. Lock-delay
+//! only covers writes that arrive within it; the storage's sequencer check (`check=yes`, the
+//! storage remembering the highest generation, as Chubby's `CheckSequencer()` would tell it)
+//! refuses the late write however late it is.
+
+use super::lease_setup::{choice, holds_if, int, millis};
+use super::service_world::{build, client, ServicePlan, ServiceProperty, A, B, SERVER, STORAGE};
+use super::{Expectation, Params, ScenarioInfo};
+use crate::kernel::faults::Fault;
+use crate::kernel::setup::Setup;
+use crate::kernel::time::MS_US;
+use crate::protocols::lease_msg::seconds;
+use crate::protocols::service_client::ServiceClient;
+use crate::protocols::service_lock::{Check, Flavour, GuardedResource, LockServer, ServerConfig};
+use crate::trace::EventKind;
+use serde_json::json;
+
+pub const ID: &str = "chubby-sequencer";
+const LEASE_MS: u64 = 12_000;
+const STEP_MS: u64 = 3_000;
+const HOLD_FROM_MS: u64 = 1_000;
+const CRASH_AT_MS: u64 = 3_500;
+
+pub fn info() -> ScenarioInfo {
+    ScenarioInfo {
+        id: ID,
+        chapter: 6,
+        sections: "§7",
+        title: "Chubby: sequencer and lock-delay",
+        summary: "A's write is stuck in the network when A dies. Chubby's lock-delay keeps the lock free for a while; only the storage checking the sequencer stops a write that arrives later still.",
+        params: vec![
+            choice(
+                "check",
+                "Storage checks the sequencer",
+                "Whether the storage refuses a generation lower than one it has seen.",
+                &[("no", "no"), ("yes", "yes")],
+            ),
+            millis("lock_delay_ms", "Lock-delay", "How long the cell refuses the lock after a holder's session dies.", "60000", (0, 60_000)),
+            millis("write_delay_ms", "A's write delayed by", "How long the network holds A's write.", "90000", (0, 300_000)),
+        ],
+    }
+}
+
+/// Whether A's late write lands after B's first write with no check: `Some(true)` if it
+/// does in every seed, `Some(false)` if it arrives before B can write, `None` near the edge.
+fn late_enough(params: &Params) -> Option<bool> {
+    let delay: u64 = int(params, "lock_delay_ms");
+    let arrives = HOLD_FROM_MS + int::<u64>(params, "write_delay_ms");
+    if arrives < CRASH_AT_MS {
+        return Some(false);
+    }
+    let expiry = LEASE_MS;
+    let b_first_write_min = expiry + delay + STEP_MS;
+    let b_first_write_max = expiry + 300 + delay + 1_100 + STEP_MS;
+    if arrives > b_first_write_max + 500 {
+        Some(true)
+    } else if arrives + 500 < b_first_write_min {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+pub fn expectation(params: &Params) -> Expectation {
+    let mut outcome = vec![("b_got_the_lock".to_string(), json!(true))];
+    let mut verdicts = Vec::new();
+    let checks = params.get("check").is_some_and(|v| v == "yes");
+    if checks {
+        verdicts.push(("no-stale-write".to_string(), holds_if(true)));
+        outcome.push(("stale_writes_applied".to_string(), json!(0)));
+    } else if let Some(late) = late_enough(params) {
+        verdicts.push(("no-stale-write".to_string(), holds_if(!late)));
+        outcome.push(("stale_writes_applied".to_string(), json!(u32::from(late))));
+    }
+    Expectation { outcome, verdicts }
+}
+
+pub fn setup(params: &Params, _seed: u64) -> Setup {
+    let checks = params.get("check").is_some_and(|v| v == "yes");
+    let lock_delay_ms: u64 = int(params, "lock_delay_ms");
+    let write_delay_ms: u64 = int(params, "write_delay_ms");
+    let job = |start| {
+        let mut c = client(Flavour::Chubby, start);
+        c.renew_every_ms = LEASE_MS / 3;
+        c.steps = 2;
+        c.step_ms = STEP_MS;
+        c.sends_number = true;
+        c.horizon_ms = 400_000;
+        c
+    };
+    let mut setup = build(ServicePlan {
+        server: ServerConfig {
+            flavour: Flavour::Chubby,
+            lease_ms: LEASE_MS,
+            lock_delay_ms,
+            horizon_ms: 400_000,
+        },
+        numbers_issued: 6,
+        server_name: "chubby-cell",
+        a: job((0, 200)),
+        b: job((500, 700)),
+        check: if checks { Check::Highest } else { Check::None },
+        properties: vec![ServiceProperty::NoStaleWrite],
+    });
+    if write_delay_ms > 0 {
+        setup.script(HOLD_FROM_MS * MS_US, Fault::HoldLink { from: A, to: STORAGE });
+        setup.script(
+            (HOLD_FROM_MS + write_delay_ms) * MS_US,
+            Fault::ReleaseLink { from: A, to: STORAGE },
+        );
+    }
+    setup.script(CRASH_AT_MS * MS_US, Fault::Crash { node: A });
+    beats(&mut setup, checks, lock_delay_ms);
+    setup
+}
+
+fn client_of<'a>(
+    n: &crate::kernel::world::Nodes<'a>,
+    id: crate::kernel::ids::NodeId,
+) -> Option<&'a ServiceClient> {
+    n.live::<ServiceClient>(id)
+}
+
+fn a_writes_at_storage(n: &crate::kernel::world::Nodes<'_>) -> bool {
+    n.live::<GuardedResource>(STORAGE)
+        .is_some_and(|r| r.durable.writes.iter().any(|w| w.writer == A))
+}
+
+fn beats(setup: &mut Setup, checks: bool, lock_delay_ms: u64) {
+    setup.beat(
+        "a-locks",
+        "A takes the lock: sequencer generation 7",
+        "The cell grants the lock in A's session and hands A a sequencer: the lock's name, exclusive mode, generation 7. A's library sends KeepAlives to keep the session's 12 s lease.",
+        |n, _| client_of(n, A).is_some_and(|c| c.state.acquired),
+    );
+    setup.beat(
+        "a-writes",
+        "A's write is stuck in the network",
+        "A sends its write with generation 7. The network holds it: a slow path, a retransmission queue.",
+        |n, _| client_of(n, A).is_some_and(|c| c.state.steps_written >= 1),
+    );
+    setup.beat(
+        "a-dies",
+        "A crashes without releasing",
+        "A's process dies. No more KeepAlives reach the cell; its write is still out there.",
+        |_, step| matches!(step.fault, Some(Fault::Crash { node }) if *node == A),
+    );
+    let lapse = if lock_delay_ms > 0 {
+        format!("The session's lease runs out. The holder did not release the lock, so the cell refuses it to everyone for the lock-delay of {}: time for A's stray messages to drain.", seconds(lock_delay_ms))
+    } else {
+        "The session's lease runs out. With no lock-delay the lock is free at once.".to_string()
+    };
+    setup.beat("session-ends", "A's session ends", &lapse, |n, step| {
+        step.kind == EventKind::Timer
+            && step.acted(SERVER)
+            && n.live::<LockServer>(SERVER)
+                .is_some_and(|s| s.durable.holder.is_none())
+    });
+    setup
+        .beat(
+            "b-locks",
+            "B takes the lock: generation 8",
+            "The cell grants B the lock with a new sequencer, generation 8. B writes with it. A's write with generation 7 is still on its way.",
+            |n, _| client_of(n, B).is_some_and(|c| c.state.acquired),
+        )
+        .ask(
+            "When A's write with generation 7 finally arrives, what happens?",
+            &["It is applied", "It is refused"],
+            u8::from(checks),
+            if checks {
+                "The storage compares generations: 7 is below the 8 it has seen."
+            } else {
+                "Nothing compares generations, and lock-delay is long over."
+            },
+        );
+    let (title, text) = if checks {
+        (
+            "A's late write is refused",
+            "The storage has seen generation 8; A's write carries 7. Checking the sequencer, like Chubby's CheckSequencer(), needs no timing assumption at all.",
+        )
+    } else {
+        (
+            "A's late write arrives",
+            "The storage does not look at the sequencer. Lock-delay guarded the lock for a while; this write came later than any delay can cover.",
+        )
+    };
+    setup.beat("a-write-arrives", title, text, |n, _| a_writes_at_storage(n));
+}

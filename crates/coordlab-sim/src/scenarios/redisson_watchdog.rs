@@ -1,0 +1,278 @@
+//! `redisson-watchdog` (curriculum §7, with §4): client A takes a Redisson `RLock` on Redis
+//! with no lease time of its own, so Redisson's watchdog keeps the key alive: 30 s TTL
+//! (`lockWatchdogTimeout`), renewed every 10 s from a separate thread while the process runs.
+//! A's job is four steps of 5 s, each ending in a write to the storage; client B waits for
+//! the lock.
+//!
+//! `pause=none`: A finishes, unlocks, and B runs. `stuck-thread`: A's job thread blocks after
+//! step 1 but the process and its watchdog live on, so the lock is renewed for ever and B
+//! starves (a liveness failure: the watchdog cannot tell a stuck job from a slow one).
+//! `full-gc`: a stop-the-world pause stops the watchdog with everything else; the key
+//! expires, B takes the lock, and A wakes and writes without any token: two writers (safety).
+
+use super::lease_setup::{choice, holds_if, int, millis};
+use super::service_world::{build, client, ServicePlan, ServiceProperty, A, B, SERVER, STORAGE};
+use super::{Expectation, Params, ScenarioInfo};
+use crate::kernel::faults::Fault;
+use crate::kernel::setup::Setup;
+use crate::kernel::time::{MS_US, SEC_US};
+use crate::properties::Verdict;
+use crate::protocols::lease_msg::seconds;
+use crate::protocols::service_client::{ClientPhase, ServiceClient};
+use crate::protocols::service_lock::{Check, Flavour, GuardedResource, LockServer, ServerConfig};
+use crate::trace::EventKind;
+use serde_json::json;
+
+pub const ID: &str = "redisson-watchdog";
+const STEP_MS: u64 = 5_000;
+const STEPS: u32 = 4;
+const HORIZON_MS: u64 = 180_000;
+
+pub fn info() -> ScenarioInfo {
+    ScenarioInfo {
+        id: ID,
+        chapter: 6,
+        sections: "§7",
+        title: "Redisson's watchdog",
+        summary: "A watchdog renews the lock while the process lives. A stuck thread keeps it renewed for ever; a full GC pause stops the watchdog too, and the paused holder writes after B took over.",
+        params: vec![
+            choice(
+                "pause",
+                "What goes wrong",
+                "What happens to A during its job.",
+                &[
+                    ("full-gc", "full GC — the whole JVM stops"),
+                    ("stuck-thread", "stuck thread — the job hangs, the process runs"),
+                    ("none", "nothing"),
+                ],
+            ),
+            millis("watchdog_timeout_ms", "Watchdog timeout", "The lock's TTL; renewed every third of it.", "30000", (3_000, 120_000)),
+            millis("pause_start_ms", "Pause starts at", "When A's GC pause begins.", "12000", (0, 60_000)),
+            millis("pause_ms", "Pause length", "How long the full GC stops A.", "45000", (0, 300_000)),
+        ],
+    }
+}
+
+fn variant(params: &Params) -> &str {
+    params.get("pause").map_or("full-gc", String::as_str)
+}
+
+/// Whether the full-GC story happens: A freezes while it still has steps to write, and wakes
+/// after the key expired and B has written.
+fn gc_story(params: &Params) -> Option<bool> {
+    let [timeout, start, pause] =
+        ["watchdog_timeout_ms", "pause_start_ms", "pause_ms"].map(|k| int::<u64>(params, k));
+    let renew = timeout / 3;
+    if start + 500 >= STEP_MS * u64::from(STEPS) || start < 200 {
+        return None;
+    }
+    // The last renewal before the pause, a little after a multiple of `renew`.
+    let last_renewal = start / renew * renew;
+    if start - last_renewal < 300 {
+        return None;
+    }
+    let expiry = last_renewal + timeout;
+    // B asks every second; its first write comes one step after its grant.
+    let b_writes = expiry + 1_300 + STEP_MS;
+    let wake = start + pause;
+    if wake > b_writes + 500 && wake + 500 < expiry + 1_000 + STEP_MS * u64::from(STEPS) {
+        Some(true)
+    } else if wake + 500 < expiry {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+pub fn expectation(params: &Params) -> Expectation {
+    let mut outcome = Vec::new();
+    let mut verdicts = Vec::new();
+    match variant(params) {
+        "stuck-thread" => {
+            outcome.push(("b_got_the_lock".to_string(), json!(false)));
+            verdicts.push(("every-client-acquires".to_string(), Verdict::Violated));
+            verdicts.push(("no-stale-write".to_string(), Verdict::Holds));
+        }
+        "none" => {
+            outcome.push(("b_got_the_lock".to_string(), json!(true)));
+            outcome.push(("stale_writes_applied".to_string(), json!(0)));
+            verdicts.push(("every-client-acquires".to_string(), Verdict::Holds));
+            verdicts.push(("no-stale-write".to_string(), Verdict::Holds));
+        }
+        _ => {
+            if let Some(two_writers) = gc_story(params) {
+                verdicts.push(("no-stale-write".to_string(), holds_if(!two_writers)));
+                if two_writers {
+                    outcome.push(("max_concurrent_holders".to_string(), json!(2)));
+                }
+            }
+        }
+    }
+    Expectation { outcome, verdicts }
+}
+
+pub fn setup(params: &Params, _seed: u64) -> Setup {
+    let v = variant(params).to_string();
+    let timeout: u64 = int(params, "watchdog_timeout_ms");
+    let job = |start| {
+        let mut c = client(Flavour::Redisson, start);
+        c.renew_every_ms = timeout / 3;
+        c.steps = STEPS;
+        c.step_ms = STEP_MS;
+        c.horizon_ms = HORIZON_MS;
+        c
+    };
+    let mut a = job((0, 200));
+    if v == "stuck-thread" {
+        a.stuck_after_step = Some(1);
+    }
+    let b = job((500, 700));
+    let mut setup = build(ServicePlan {
+        server: ServerConfig {
+            flavour: Flavour::Redisson,
+            lease_ms: timeout,
+            lock_delay_ms: 0,
+            horizon_ms: HORIZON_MS,
+        },
+        numbers_issued: 0,
+        server_name: "redis",
+        a,
+        b,
+        check: Check::None,
+        properties: vec![
+            ServiceProperty::NoStaleWrite,
+            ServiceProperty::EveryClientAcquires,
+        ],
+    });
+    let pause_ms = int(params, "pause_ms");
+    if v == "full-gc" && pause_ms > 0 {
+        let at = int::<u64>(params, "pause_start_ms") * MS_US;
+        setup.script(
+            at,
+            Fault::Pause {
+                node: A,
+                duration_ms: pause_ms,
+            },
+        );
+    }
+    beats(&mut setup, &v, timeout);
+    setup
+}
+
+fn renewals(n: &crate::kernel::world::Nodes<'_>) -> u32 {
+    n.live::<LockServer>(SERVER).map_or(0, |s| s.durable.renewals)
+}
+
+fn phase(n: &crate::kernel::world::Nodes<'_>, id: crate::kernel::ids::NodeId) -> Option<ClientPhase> {
+    n.live::<ServiceClient>(id).map(|c| c.state.phase)
+}
+
+fn acquired(n: &crate::kernel::world::Nodes<'_>, id: crate::kernel::ids::NodeId) -> bool {
+    n.live::<ServiceClient>(id).is_some_and(|c| c.state.acquired)
+}
+
+fn stale_applied(n: &crate::kernel::world::Nodes<'_>) -> bool {
+    n.live::<GuardedResource>(STORAGE)
+        .is_some_and(|r| super::service_world::stale_writes(&r.durable.writes).0 > 0)
+}
+
+fn beats(setup: &mut Setup, variant: &str, timeout_ms: u64) {
+    let (ttl, every) = (seconds(timeout_ms), seconds(timeout_ms / 3));
+    setup.beat(
+        "a-locks",
+        "A takes the lock; the watchdog starts",
+        &format!("lock() with no lease time: Redis keeps the key for {ttl}, and Redisson's watchdog thread will push that back every {every} while A's process runs."),
+        |n, _| acquired(n, A),
+    );
+    setup.beat(
+        "renewed",
+        "The watchdog renews the lock",
+        &format!("{every} in, the watchdog resets the TTL to {ttl}. It checks one thing only: that the process holding the lock is still running."),
+        |n, _| renewals(n) >= 1,
+    );
+    match variant {
+        "stuck-thread" => {
+            setup.beat(
+                "stuck",
+                "A's job thread is stuck",
+                "A's job blocks on a call that never returns. The JVM is fine, so the watchdog thread carries on.",
+                |n, _| phase(n, A) == Some(ClientPhase::Stuck),
+            );
+            setup.beat(
+                "renewing-for-ever",
+                "The lock is renewed with no work behind it",
+                "Renewal after renewal: to Redis, A is a healthy holder. A lock that is never released is exactly what the watchdog cannot tell apart from a long job.",
+                |n, _| renewals(n) >= 6,
+            );
+            setup.beat(
+                "b-starves",
+                "B is still waiting, three minutes on",
+                "B has asked every second and been refused every time. Nothing expires, nothing recovers: only a timeout inside A's job, or killing A, would free the lock.",
+                |n, _| n.now_us >= 170 * SEC_US && !acquired(n, B),
+            );
+        }
+        "none" => {
+            setup.beat(
+                "a-unlocks",
+                "A finishes and unlocks",
+                "Four steps written; unlock() deletes the key and stops the watchdog.",
+                |n, _| phase(n, A) == Some(ClientPhase::Done),
+            );
+            setup.beat(
+                "b-locks",
+                "B takes the lock",
+                "B's next attempt finds the key gone and takes the lock; its own watchdog starts.",
+                |n, _| acquired(n, B),
+            );
+            setup.beat(
+                "b-done",
+                "B finishes: one writer at a time",
+                "The writes at the storage never interleave. With no pause the watchdog did exactly its job: keep the lock for as long as the work took.",
+                |n, _| phase(n, B) == Some(ClientPhase::Done),
+            );
+        }
+        _ => {
+            setup.beat(
+                "a-freezes",
+                "A full GC stops the whole JVM",
+                "A stop-the-world pause freezes every thread in A's process, the watchdog included. No renewal goes out.",
+                |_, step| matches!(step.fault, Some(Fault::Pause { node, .. }) if *node == A),
+            );
+            setup.beat(
+                "expires",
+                "The key's TTL runs out",
+                &format!("{ttl} after the last renewal Redis deletes the key. To Redis a frozen process and a dead one look the same."),
+                |n, step| {
+                    step.kind == EventKind::Timer
+                        && step.acted(SERVER)
+                        && n.live::<LockServer>(SERVER).is_some_and(|s| s.durable.holder.is_none())
+                },
+            );
+            setup.beat(
+                "b-locks",
+                "B takes the lock and writes",
+                "B's next attempt succeeds and it starts its own job. Redisson gave neither client a token, so the storage cannot tell them apart.",
+                |n, _| {
+                    n.live::<GuardedResource>(STORAGE)
+                        .is_some_and(|r| r.durable.writes.iter().any(|w| w.writer == B))
+                },
+            )
+            .ask(
+                "When A wakes, what stops its next write?",
+                &[
+                    "The watchdog: it notices the lock is gone",
+                    "Nothing: the write goes out before anyone checks",
+                    "Redis: it refuses A's write",
+                ],
+                1,
+                "The job thread writes as soon as the pause ends. The watchdog's renewal is refused too late, and Redis never sees the write at all.",
+            );
+            setup.beat(
+                "a-writes",
+                "A wakes and writes: two writers",
+                "The pause ends and A's job thread carries on with the step it was in. The storage applies it on top of B's writes. The watchdog protected the lock's lifetime, never the data.",
+                |n, _| stale_applied(n),
+            );
+        }
+    }
+}

@@ -1,0 +1,252 @@
+//! How chapter 6's lock-service scenarios are put together and checked: a lock server
+//! (node 0), clients A and B (1, 2), and the storage they write to (3). Each scenario picks
+//! the server's flavour and rules, the clients' plans and its scripted faults; this world
+//! checks that no write from a superseded holder lands, and whether every client got the lock.
+
+use super::common::WORKER_FAULTS;
+use crate::kernel::faults::FaultKind;
+use crate::kernel::ids::NodeId;
+use crate::kernel::network::LinkConfig;
+use crate::kernel::setup::Setup;
+use crate::kernel::time::MS_US;
+use crate::kernel::view::Holding;
+use crate::kernel::world::{Nodes, World};
+use crate::properties::{PropertyKind, PropertySpec};
+use crate::protocols::lease_msg::seconds;
+use crate::protocols::service_client::{ClientConfig, ServiceClient};
+use crate::protocols::service_lock::{
+    Check, Flavour, GuardedResource, LockServer, ResourceState, ServerConfig, WriteSeen,
+};
+use crate::trace::{columns, TableView};
+use serde_json::json;
+use std::collections::BTreeMap;
+
+pub const SERVER: NodeId = NodeId(0);
+pub const A: NodeId = NodeId(1);
+pub const B: NodeId = NodeId(2);
+pub const STORAGE: NodeId = NodeId(3);
+
+const SERVER_FAULTS: [FaultKind; 2] = [FaultKind::Pause, FaultKind::Network];
+const STORAGE_FAULTS: [FaultKind; 2] = [FaultKind::Pause, FaultKind::Network];
+
+/// The checks a lock-service scenario can declare.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServiceProperty {
+    NoStaleWrite,
+    EveryClientAcquires,
+}
+
+impl ServiceProperty {
+    fn spec(self) -> PropertySpec {
+        match self {
+            ServiceProperty::NoStaleWrite => PropertySpec {
+                name: "no-stale-write",
+                kind: PropertyKind::Always,
+                description: "The storage never applies a write from a holder whose lock has passed to someone who has already written.",
+            },
+            ServiceProperty::EveryClientAcquires => PropertySpec {
+                name: "every-client-acquires",
+                kind: PropertyKind::Eventually,
+                description: "Every client that asks for the lock gets it at some point.",
+            },
+        }
+    }
+}
+
+/// Who takes part and what is checked.
+pub struct ServicePlan {
+    pub server: ServerConfig,
+    /// Numbers issued before the story starts (6: the first grant gets 7).
+    pub numbers_issued: u64,
+    pub server_name: &'static str,
+    pub a: ClientConfig,
+    pub b: ClientConfig,
+    pub check: Check,
+    pub properties: Vec<ServiceProperty>,
+}
+
+/// A client plan with the usual wiring; the scenario sets the rest.
+pub fn client(flavour: Flavour, start_after_ms: (u64, u64)) -> ClientConfig {
+    ClientConfig {
+        flavour,
+        server: SERVER,
+        resource: STORAGE,
+        start_after_ms,
+        retry_ms: 1_000,
+        renew_every_ms: 10_000,
+        steps: 4,
+        step_ms: 5_000,
+        sends_number: false,
+        stuck_after_step: None,
+        horizon_ms: 180_000,
+    }
+}
+
+pub fn build(plan: ServicePlan) -> Setup {
+    let mut setup = Setup::new(LinkConfig::reliable(MS_US, 4 * MS_US));
+    let flavour = plan.server.flavour;
+    let server = LockServer::initial(plan.numbers_issued);
+    let id = setup.add::<LockServer>(plan.server_name, "server", &SERVER_FAULTS, plan.server, server);
+    debug_assert_eq!(id, SERVER);
+    setup.add::<ServiceClient>("client-A", "worker", &WORKER_FAULTS, plan.a, ());
+    setup.add::<ServiceClient>("client-B", "worker", &WORKER_FAULTS, plan.b, ());
+    let storage = ResourceState {
+        highest: 0,
+        writes: Vec::new(),
+    };
+    let id = setup.add::<GuardedResource>(
+        "storage",
+        "resource",
+        &STORAGE_FAULTS,
+        (plan.check, flavour),
+        storage,
+    );
+    debug_assert_eq!(id, STORAGE);
+    setup.set_world(ServiceWorld {
+        flavour,
+        properties: plan.properties,
+        max_holders: 0,
+    });
+    setup
+}
+
+/// Accepted writes that came from a superseded holder: a higher grant had written first.
+pub fn stale_writes(writes: &[WriteSeen]) -> (u32, u32) {
+    let mut highest = 0;
+    let (mut landed, mut refused) = (0, 0);
+    for w in writes {
+        if w.grant < highest {
+            if w.accepted {
+                landed += 1;
+            } else {
+                refused += 1;
+            }
+        }
+        if w.accepted {
+            highest = highest.max(w.grant);
+        }
+    }
+    (landed, refused)
+}
+
+pub struct ServiceWorld {
+    pub flavour: Flavour,
+    pub properties: Vec<ServiceProperty>,
+    pub max_holders: u32,
+}
+
+fn storage<'a>(nodes: &Nodes<'a>) -> Option<&'a ResourceState> {
+    nodes
+        .live::<GuardedResource>(STORAGE)
+        .map(|r| &r.durable)
+        .or_else(|| nodes.durable::<GuardedResource>(STORAGE))
+}
+
+fn server<'a>(nodes: &Nodes<'a>) -> Option<&'a crate::protocols::service_lock::ServerDurable> {
+    nodes
+        .live::<LockServer>(SERVER)
+        .map(|s| &s.durable)
+        .or_else(|| nodes.durable::<LockServer>(SERVER))
+}
+
+fn believes(nodes: &Nodes<'_>, id: NodeId) -> bool {
+    nodes
+        .live::<ServiceClient>(id)
+        .is_some_and(ServiceClient::believes_it_holds)
+}
+
+fn acquired(nodes: &Nodes<'_>, id: NodeId) -> bool {
+    nodes.live::<ServiceClient>(id).is_some_and(|c| c.state.acquired)
+}
+
+impl ServiceWorld {
+    fn granted_to(nodes: &Nodes<'_>) -> Option<NodeId> {
+        let now = nodes.local_now_us.get(SERVER.index()).copied().unwrap_or(0);
+        server(nodes)?
+            .holder
+            .as_ref()
+            .filter(|h| h.expires_at_us > now)
+            .map(|h| h.node)
+    }
+}
+
+impl World for ServiceWorld {
+    fn properties(&self) -> Vec<PropertySpec> {
+        self.properties.iter().map(|p| p.spec()).collect()
+    }
+
+    fn evaluate(&mut self, nodes: &Nodes<'_>, out: &mut Vec<bool>) {
+        let holders = [A, B].iter().filter(|c| believes(nodes, **c)).count() as u32;
+        self.max_holders = self.max_holders.max(holders);
+        for p in &self.properties {
+            out.push(match p {
+                ServiceProperty::NoStaleWrite => {
+                    storage(nodes).is_none_or(|s| stale_writes(&s.writes).0 == 0)
+                }
+                ServiceProperty::EveryClientAcquires => acquired(nodes, A) && acquired(nodes, B),
+            });
+        }
+    }
+
+    fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {
+        let mut tables = Vec::new();
+        let word = self.flavour.number_word();
+        if let Some(s) = server(nodes) {
+            let now = nodes.local_now_us.get(SERVER.index()).copied().unwrap_or(0);
+            let row = match s.holder.as_ref().filter(|h| h.expires_at_us > now) {
+                Some(h) => vec![
+                    nodes.name(h.node).to_string(),
+                    h.number.to_string(),
+                    seconds((h.expires_at_us - now) / MS_US),
+                ],
+                None => vec!["—".into(), "—".into(), "—".into()],
+            };
+            tables.push(TableView {
+                title: "The lock, as the service records it".into(),
+                columns: vec!["holder".into(), word.into(), "lease left".into()],
+                rows: vec![row],
+            });
+        }
+        if let Some(s) = storage(nodes) {
+            tables.push(TableView {
+                title: "Writes at the storage".into(),
+                columns: columns(&["writer", "step", "carries", "result"]),
+                rows: s
+                    .writes
+                    .iter()
+                    .map(|w| {
+                        vec![
+                            nodes.name(w.writer).to_string(),
+                            w.step.to_string(),
+                            w.number.map_or("nothing".into(), |n| format!("{word} {n}")),
+                            if w.accepted { "applied" } else { "refused" }.to_string(),
+                        ]
+                    })
+                    .collect(),
+            });
+        }
+        tables
+    }
+
+    fn outcome(&self, nodes: &Nodes<'_>) -> BTreeMap<String, serde_json::Value> {
+        let mut out = BTreeMap::new();
+        let (landed, refused) = storage(nodes).map_or((0, 0), |s| stale_writes(&s.writes));
+        out.insert("stale_writes_applied".into(), json!(landed));
+        out.insert("stale_writes_refused".into(), json!(refused));
+        out.insert("max_concurrent_holders".into(), json!(self.max_holders));
+        out.insert("b_got_the_lock".into(), json!(acquired(nodes, B)));
+        if let Some(s) = server(nodes) {
+            out.insert("renewals".into(), json!(s.renewals));
+        }
+        out
+    }
+
+    fn highlight(&self, nodes: &Nodes<'_>) -> Option<String> {
+        (believes(nodes, A) && believes(nodes, B))
+            .then(|| "Two clients believe they hold the lock".to_string())
+    }
+
+    fn holdings(&self, nodes: &Nodes<'_>) -> Vec<Holding> {
+        Holding::of([A, B], Self::granted_to(nodes), |n| believes(nodes, n))
+    }
+}

@@ -1,0 +1,68 @@
+//! `redisson-watchdog`: each variant reaches its declared outcome over many seeds, and the
+//! full GC pause lets the frozen holder write after B took over.
+
+use coordlab_sim::scenarios::{expectation_for, Params};
+use coordlab_sim::{run, Limits, Recording, RunRequest, Trace};
+use serde_json::json;
+
+fn request(pause: &str, seed: u64) -> RunRequest {
+    let params: Params = [("pause".to_string(), pause.to_string())].into_iter().collect();
+    RunRequest {
+        scenario: "redisson-watchdog".into(),
+        params,
+        seed,
+        actions: vec![],
+    }
+}
+
+fn trace(pause: &str, seed: u64) -> Trace {
+    run(&request(pause, seed), Limits::default(), Recording::Lines).unwrap()
+}
+
+#[test]
+fn every_variant_meets_its_expectation_across_seeds() {
+    for pause in ["full-gc", "stuck-thread", "none"] {
+        for seed in 0..100 {
+            let req = request(pause, seed);
+            let t = run(&req, Limits::default(), Recording::Summary).unwrap();
+            let miss = expectation_for(&req).unwrap().mismatches(&t);
+            assert!(miss.is_empty(), "pause={pause} seed={seed}: {miss:?}");
+        }
+    }
+}
+
+#[test]
+fn a_full_gc_stops_the_watchdog_and_the_frozen_holder_writes_after_b() {
+    let t = trace("full-gc", 1);
+    assert_eq!(t.outcome["max_concurrent_holders"], json!(2));
+    assert!(t.outcome["stale_writes_applied"].as_u64().unwrap() >= 1);
+    let b_write = t
+        .entries
+        .iter()
+        .position(|e| e.text.contains("client-B -> storage: write"))
+        .unwrap();
+    let a_late = t
+        .entries
+        .iter()
+        .position(|e| e.text.contains("client-A -> storage: write step 3"))
+        .unwrap();
+    assert!(b_write < a_late, "A's late write comes after B's first write");
+    assert!(t
+        .entries
+        .iter()
+        .any(|e| e.notes.iter().any(|n| n.contains("IllegalMonitorStateException"))));
+}
+
+#[test]
+fn a_stuck_thread_keeps_the_lock_renewed_and_b_starves() {
+    let t = trace("stuck-thread", 1);
+    assert_eq!(t.outcome["b_got_the_lock"], json!(false));
+    assert!(t.outcome["renewals"].as_u64().unwrap() >= 15);
+}
+
+#[test]
+fn without_a_pause_the_clients_take_turns() {
+    let t = trace("none", 1);
+    assert_eq!(t.outcome["b_got_the_lock"], json!(true));
+    assert_eq!(t.outcome["max_concurrent_holders"], json!(1));
+}
