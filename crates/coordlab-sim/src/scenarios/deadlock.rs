@@ -43,7 +43,7 @@ pub fn info() -> ScenarioInfo {
                 variant_defaults: &[],
                 key: "order",
                 label: "Lock order",
-                help: "",
+                help: "Opposite: each transfer locks its source account first, so the two can wait on each other. Lower id first: both lock in one global order, so neither can wait in a cycle.",
                 default: "opposite",
                 kind: ParamKind::Choice {
                     options: vec![
@@ -62,7 +62,7 @@ pub fn info() -> ScenarioInfo {
                 variant_defaults: &[],
                 key: "deadlock_timeout_ms",
                 label: "deadlock_timeout",
-                help: "",
+                help: "How long a transaction waits on a lock before the database looks for a cycle (PostgreSQL's deadlock_timeout, 1 s by default).",
                 default: "1000",
                 kind: ParamKind::Int {
                     min: 10,

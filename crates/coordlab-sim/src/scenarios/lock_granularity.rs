@@ -43,7 +43,7 @@ pub fn info() -> ScenarioInfo {
             variant_defaults: &[],
             key: "index",
             label: "Index on email",
-            help: "",
+            help: "Without an index the update scans the table and locks every row it reads; with one it finds and locks only the row it changes.",
             default: "no",
             kind: ParamKind::Choice {
                 options: vec![

@@ -55,7 +55,7 @@ pub fn info() -> ScenarioInfo {
         variant_defaults: &[],
         key,
         label,
-        help: "",
+        help: "What this transaction does to customer 1: a plain read, one of the four row-lock modes, an update, or an insert of an order that references the customer.",
         default,
         kind: ParamKind::Choice {
             options: options(with_none),

@@ -66,7 +66,7 @@ pub fn info() -> ScenarioInfo {
                 variant_defaults: &[],
                 key: "workers",
                 label: "Workers",
-                help: "",
+                help: "How many workers claim jobs from the table at the same time.",
                 default: "3",
                 kind: ParamKind::Int {
                     min: 2,
