@@ -89,7 +89,7 @@ for (const route of ['redis-failover/consensus-lock?step=300', 'redis-failover/c
 }
 
 // One scenario of each chapter's embed bundle, light and dark, the topology and the diagram.
-const EMBEDS = ['lost-update', 'zombie-worker', 'raft-partition', 'raft-quorum', 'zookeeper-lock', 'redis-failover', 'redlock', 'consensus-lock']
+const EMBEDS = ['lost-update', 'skip-locked-queue', 'zombie-worker', 'raft-partition', 'raft-quorum', 'zookeeper-lock', 'redis-failover', 'redlock', 'consensus-lock', 'token-sources']
   .filter((id) => scenarios.includes(id));
 for (const theme of ['light', 'dark']) {
   test(`embeds in the ${theme} theme have no WCAG A/AA violations`, async () => {
