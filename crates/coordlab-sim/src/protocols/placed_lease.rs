@@ -49,6 +49,10 @@ pub struct PlacedDurable {
     /// ZooKeeper: the lock node's child counter, and the waiters' sequence numbers.
     pub seq: u64,
     pub waiting: Vec<(NodeId, u64)>,
+    /// A replica that took over stays the primary through its own restarts.
+    pub promoted: bool,
+    /// Whether this copy has run before: a start with this set is a restart.
+    pub started: bool,
 }
 
 /// Which real store the row stands for: its command text and its counter.
@@ -97,6 +101,11 @@ pub struct PlacedConfig {
     /// A replica that takes over when this primary crashes, and ships to `replicas_then`.
     pub takes_over_from: Option<NodeId>,
     pub replicas_then: Vec<NodeId>,
+    /// The replica that takes over if this primary crashes. A primary with a standby that
+    /// restarts rejoins as a replica: a crash of the primary is what promotes the standby
+    /// (etcd and ZooKeeper: a restarted member rejoins as a follower; Redis: Sentinel
+    /// reconfigures the old master as a replica of the new one).
+    pub standby: Option<NodeId>,
 }
 
 impl PlacedConfig {
@@ -111,6 +120,7 @@ impl PlacedConfig {
             replication: Replication::Stream,
             takes_over_from: None,
             replicas_then: Vec::new(),
+            standby: None,
         }
     }
 }
@@ -146,6 +156,16 @@ pub enum PlacedMsg {
         waiting: Vec<(NodeId, u64)>,
     },
     WalAck,
+    /// A restarted old primary asks its standby where it now belongs.
+    Rejoin,
+    /// A replica that took over asks the other copies what they hold.
+    Sync,
+    /// The answer to `Sync`: the row as this copy has it.
+    Synced {
+        row: PlacedRow,
+        seq: u64,
+        waiting: Vec<(NodeId, u64)>,
+    },
 }
 
 crate::inbox!(PlacedMsg);
@@ -173,6 +193,9 @@ impl Label for PlacedMsg {
             ),
             PlacedMsg::Wal { row, .. } => format!("replicate: token {}", row.token),
             PlacedMsg::WalAck => "replicated".into(),
+            PlacedMsg::Rejoin => "rejoin as a replica".into(),
+            PlacedMsg::Sync => "what do you hold?".into(),
+            PlacedMsg::Synced { row, .. } => format!("I hold token {}", row.token),
         }
     }
 }
@@ -194,7 +217,10 @@ pub struct PlacedLease {
     pub primary: bool,
     pub replicas: Vec<NodeId>,
     /// A grant waiting for a replica to hold it before the holder is told (quorum).
-    pub pending: Option<(NodeId, FencingToken, u64)>,
+    pub pending: Option<(PlacedGrant, u64)>,
+    /// A replica that just took over, asking the other copies for what they committed
+    /// before it takes writes (in Raft, only an up-to-date copy can win the election).
+    pub syncing: bool,
 }
 
 /// The acquiring command of `source`, with its values bound.
@@ -267,6 +293,8 @@ impl PlacedLease {
             grants: Vec::new(),
             seq: issued,
             waiting: Vec::new(),
+            promoted: false,
+            started: false,
         }
     }
 
@@ -335,19 +363,22 @@ impl PlacedLease {
             token,
             expires_at_us: now + ttl_ms * MS_US,
         };
-        self.durable.grants.push(PlacedGrant {
+        let made = PlacedGrant {
             owner: from,
             token,
             at_us: now,
             expires_at_us: now + ttl_ms * MS_US,
-        });
+        };
+        if self.config.replication == Replication::Quorum && !self.replicas.is_empty() {
+            // Not a grant until a majority holds it: it joins `grants` once committed.
+            ctx.persist(self.durable.clone());
+            self.pending = Some((made, ttl_ms));
+            self.ship(ctx);
+            return token;
+        }
+        self.durable.grants.push(made);
         ctx.persist(self.durable.clone());
         match self.config.replication {
-            Replication::Quorum if !self.replicas.is_empty() => {
-                self.pending = Some((from, token, ttl_ms));
-                self.ship(ctx);
-                return token;
-            }
             Replication::Async { ship_ms } => ctx.set_timer(ShipTimer, ship_ms * MS_US),
             _ => self.ship(ctx),
         }
@@ -365,6 +396,12 @@ impl PlacedLease {
         if !self.primary {
             ctx.note(format!(
                 "{me} is a replica and takes no writes: {command} is refused."
+            ));
+            return;
+        }
+        if self.syncing {
+            ctx.note(format!(
+                "{me} has not yet heard what the other copies hold, so it takes no writes yet: {command} is refused."
             ));
             return;
         }
@@ -428,7 +465,7 @@ impl PlacedLease {
             None => source_note(source, who, was_owner.map(|o| ctx.name(o)), token),
         };
         ctx.note(note);
-        if let Some((_, _, _)) = self.pending {
+        if self.pending.is_some() {
             ctx.note(format!(
                 "{me} tells {who} only once a replica holds the change: with {me} itself that is a majority of the three copies."
             ));
@@ -510,8 +547,51 @@ impl PlacedLease {
                     ctx.send(from, PlacedMsg::WalAck);
                 }
             }
+            PlacedMsg::Rejoin if self.primary => {
+                if !self.replicas.contains(&from) {
+                    self.replicas.push(from);
+                }
+                ctx.note(format!(
+                    "{me}, the primary now, takes {who} back as a replica and sends it the row."
+                ));
+                ctx.send(
+                    from,
+                    PlacedMsg::Wal {
+                        row: self.durable.row.clone(),
+                        seq: self.durable.seq,
+                        waiting: self.durable.waiting.clone(),
+                    },
+                );
+            }
+            PlacedMsg::Sync if !self.primary => ctx.send(
+                from,
+                PlacedMsg::Synced {
+                    row: self.durable.row.clone(),
+                    seq: self.durable.seq,
+                    waiting: self.durable.waiting.clone(),
+                },
+            ),
+            PlacedMsg::Synced { row, seq, waiting } if self.syncing => {
+                self.syncing = false;
+                let mine = (self.durable.row.token, self.durable.seq);
+                if (row.token, seq) > mine {
+                    ctx.note(format!(
+                        "{who} holds a change {me} missed: {me} takes it (token {}) before taking writes.",
+                        row.token
+                    ));
+                    self.durable.row = row;
+                    self.durable.seq = seq;
+                    self.durable.waiting = waiting;
+                    ctx.persist(self.durable.clone());
+                } else {
+                    ctx.note(format!("{who} holds nothing {me} lacks: {me} takes writes now."));
+                }
+            }
             PlacedMsg::WalAck => {
-                if let Some((holder, token, ttl_ms)) = self.pending.take() {
+                if let Some((made, ttl_ms)) = self.pending.take() {
+                    let (holder, token) = (made.owner, made.token);
+                    self.durable.grants.push(made);
+                    ctx.persist(self.durable.clone());
                     ctx.note(format!(
                         "{who} holds the grant: two of three copies have it, so it is committed and {me} answers {}.",
                         ctx.name(holder)
@@ -523,9 +603,21 @@ impl PlacedLease {
         }
     }
 
+    /// A quorum copy that took over asks its replicas what they hold before taking writes.
+    fn sync(&mut self, ctx: &mut Ctx<'_, Self>) {
+        if self.config.replication == Replication::Quorum && !self.replicas.is_empty() {
+            self.syncing = true;
+            for r in self.replicas.clone() {
+                ctx.send(r, PlacedMsg::Sync);
+            }
+        }
+    }
+
     fn take_over(&mut self, ctx: &mut Ctx<'_, Self>, old: NodeId) {
         self.primary = true;
+        self.durable.promoted = true;
         self.replicas = self.config.replicas_then.clone();
+        self.sync(ctx);
         let me = ctx.me();
         let gone = ctx.name(old);
         let row = &self.durable.row;
@@ -610,7 +702,26 @@ impl Participant for PlacedLease {
     type Durable = PlacedDurable;
     type Config = PlacedConfig;
 
-    fn on_start(&mut self, _ctx: &mut Ctx<'_, Self>) {}
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        if self.durable.promoted {
+            // A promoted copy back from a crash may have missed what it was syncing.
+            self.sync(ctx);
+        }
+        let Some(standby) = self.config.standby else {
+            return;
+        };
+        if !self.durable.started {
+            self.durable.started = true;
+            ctx.persist(self.durable.clone());
+        } else if !self.primary {
+            let me = ctx.me();
+            ctx.note(format!(
+                "{me} was the primary when it went down; a crash of the primary promotes {}, so {me} comes back as a replica and takes no writes.",
+                ctx.name(standby)
+            ));
+            ctx.send(standby, PlacedMsg::Rejoin);
+        }
+    }
 
     fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: PlacedMsg) {
         self.handle(ctx, from, msg);
@@ -634,9 +745,14 @@ impl Participant for PlacedLease {
         PlacedLease {
             config: config.clone(),
             durable: durable.clone(),
-            primary: !config.replica,
-            replicas: config.replicas.clone(),
+            primary: durable.promoted || (!config.replica && (config.standby.is_none() || !durable.started)),
+            replicas: if durable.promoted {
+                config.replicas_then.clone()
+            } else {
+                config.replicas.clone()
+            },
             pending: None,
+            syncing: false,
         }
     }
 

@@ -51,7 +51,8 @@ fn options(with_none: bool) -> Vec<ChoiceOption> {
 }
 
 pub fn info() -> ScenarioInfo {
-    let param = |key, label, default, with_none| ParamSpec {
+    let param = |key, label, default, with_none| {
+        ParamSpec {
         variant_defaults: &[],
         key,
         label,
@@ -60,6 +61,7 @@ pub fn info() -> ScenarioInfo {
         kind: ParamKind::Choice {
             options: options(with_none),
         },
+    }
     };
     ScenarioInfo {
         id: ID,
