@@ -864,4 +864,86 @@ mod tests {
         // It never received A's grant: B gets 33, the number A already has.
         assert_eq!(acquire(&mut s, B, 500), vec![granted(33)]);
     }
+
+    #[test]
+    fn a_restarted_primary_with_a_standby_rejoins_as_a_replica_and_commits_only_told_grants() {
+        let config = PlacedConfig {
+            source: TokenSource::Etcd,
+            replication: Replication::Quorum,
+            replicas: vec![S2, S3],
+            standby: Some(S2),
+            ..PlacedConfig::shared("l")
+        };
+        let node = PlacedLease::recover(&config, NodeId(2), &PlacedLease::initial(32));
+        let mut s = Harness::new(NodeId(2), node, &["A", "B", "s1", "s2", "s3"]);
+        assert!(s.node.primary);
+        assert!(sent::<_, PlacedMsg>(&s.start()).is_empty());
+        assert!(acquire(&mut s, A, 0).is_empty());
+        // Not a grant until a replica holds it.
+        assert!(s.node.durable.grants.is_empty());
+        s.deliver(S3, PlacedMsg::WalAck);
+        assert_eq!(s.node.durable.grants.len(), 1);
+        // It crashes and comes back: a replica now, asking its standby where it belongs.
+        let back = PlacedLease::recover(&config, NodeId(2), &s.node.durable);
+        let mut s = Harness::new(NodeId(2), back, &["A", "B", "s1", "s2", "s3"]);
+        assert!(!s.node.primary);
+        assert_eq!(sent::<_, PlacedMsg>(&s.start()), vec![(S2, PlacedMsg::Rejoin)]);
+        assert!(acquire(&mut s, B, 40_000).is_empty());
+    }
+
+    #[test]
+    fn a_promoted_quorum_copy_takes_what_it_missed_before_taking_writes() {
+        let config = PlacedConfig {
+            source: TokenSource::Etcd,
+            replication: Replication::Quorum,
+            replica: true,
+            takes_over_from: Some(NodeId(2)),
+            replicas_then: vec![S3],
+            ..PlacedConfig::shared("l")
+        };
+        let node = PlacedLease::recover(&config, S2, &PlacedLease::initial(32));
+        let mut s = Harness::new(S2, node, &["A", "B", "s1", "s2", "s3"]);
+        let fx = s.peer_down(NodeId(2));
+        assert_eq!(sent::<_, PlacedMsg>(&fx), vec![(S3, PlacedMsg::Sync)]);
+        // Until the other copy answers, it takes no writes.
+        assert!(acquire(&mut s, B, 200).is_empty());
+        // The other copy holds A's committed grant, which this one missed.
+        let row = PlacedRow {
+            owner: Some(A),
+            token: FencingToken(33),
+            expires_at_us: 30_000 * MS_US,
+        };
+        s.deliver(
+            S3,
+            PlacedMsg::Synced {
+                row,
+                seq: 32,
+                waiting: Vec::new(),
+            },
+        );
+        assert_eq!(s.node.durable.row.token, FencingToken(33));
+        // A promoted copy stays the primary through its own restart.
+        assert!(PlacedLease::recover(&config, S2, &s.node.durable).primary);
+        // B gets the next token after A's lease runs out, never 33 again.
+        s.now_us = 31_000 * MS_US;
+        let fx = s.deliver(
+            B,
+            PlacedMsg::Acquire {
+                ttl_ms: 30_000,
+                source: TokenSource::Etcd,
+            },
+        );
+        assert_eq!(
+            sent::<_, PlacedMsg>(&fx),
+            vec![(
+                S3,
+                PlacedMsg::Wal {
+                    row: s.node.durable.row.clone(),
+                    seq: 32,
+                    waiting: Vec::new(),
+                }
+            )]
+        );
+        assert_eq!(s.node.durable.row.token, FencingToken(35));
+    }
 }
