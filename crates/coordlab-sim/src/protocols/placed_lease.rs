@@ -14,7 +14,10 @@
 //! replication lag. For `token-sources` the same row speaks one real store's command
 //! ([`TokenSource`]) and replicates the way that store does ([`Replication`]): a quorum that
 //! must hold the change before the holder is told, or a stream shipped after the answer. A
-//! replica told to take over promotes itself when its primary crashes. This participant lives in the `services` bundle, apart from the lease
+//! replica told to take over promotes itself when its primary crashes; a quorum copy first
+//! asks the other copies what they hold, and takes writes only once it has every committed
+//! change. The old primary, restarted, rejoins as a replica of its standby (a Raft or ZAB
+//! member rejoins as a follower; Sentinel reconfigures an old Redis master as a replica). This participant lives in the `services` bundle, apart from the lease
 //! chapter's [`super::lease_store`], whose bundle is at its size cap.
 
 use super::lease_msg::seconds;
