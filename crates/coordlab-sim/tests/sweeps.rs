@@ -280,3 +280,78 @@ fn a_storage_that_ignores_the_number_is_found_applying_a_stale_write() {
         assert_eq!(p.verdict, Verdict::Violated);
     }
 }
+
+/// A store that replicates by quorum keeps its counter through random crashes, restarts,
+/// pauses and held links, with or without the scripted failover: a restarted old primary
+/// rejoins as a replica, so there is never a second primary to hand out a token twice.
+#[test]
+fn a_quorum_store_never_issues_a_token_twice_under_random_faults() {
+    // Not `no-double-debit`: a ledger paused with A's step 1 in its queue applies it on
+    // waking, then B's redo of step 1 with a higher token: both land. That is the takeover
+    // gap the zombie-worker sweep shows, which no token source closes on its own.
+    let only = ["tokens-unique".to_string(), "no-stale-write".to_string()];
+    for source in [
+        "lease-table",
+        "postgres-sequence",
+        "dynamodb",
+        "k8s-lease",
+        "etcd",
+        "zookeeper",
+    ] {
+        for failover in ["no", "yes"] {
+            let req = with_params("token-sources", &[("source", source), ("failover", failover)]);
+            let report = sweep(&req, 0..1_000, &only).unwrap();
+            assert_eq!(report.runs, 1_000);
+            assert_eq!(report.checked, only);
+            assert!(
+                report.findings.is_empty(),
+                "{source} failover={failover}: {:?}",
+                report.findings
+            );
+        }
+    }
+}
+
+/// Redis answers before it replicates: after a failover the sweep finds the same token
+/// handed out twice, and the request it reports reproduces it.
+#[test]
+fn redis_failing_over_is_found_issuing_a_token_twice_and_its_request_reproduces_it() {
+    let req = with_params("token-sources", &[("source", "redis-lua"), ("failover", "yes")]);
+    let report = sweep(&req, 0..1_000, &["tokens-unique".to_string()]).unwrap();
+    let finding = report
+        .findings
+        .get("tokens-unique")
+        .expect("the promoted replica reissues 33");
+    assert!(finding.violations > 100, "{}", finding.violations);
+    let again = run(&finding.first, Limits::default(), Recording::Summary).unwrap();
+    let p = again
+        .properties
+        .iter()
+        .find(|p| p.name == "tokens-unique")
+        .unwrap();
+    assert_eq!(p.verdict, Verdict::Violated);
+}
+
+/// With an index on email, billing's update locks only the row it changes: through random
+/// crashes, pauses and held links, support's update of another user never waits for it.
+/// Without the index the sweep finds support waiting, and the reported request reproduces it.
+#[test]
+fn an_indexed_update_never_blocks_an_unrelated_one_and_a_table_scan_is_found_blocking_it() {
+    let only = ["unrelated-update-never-waits".to_string()];
+    let report = sweep(&with("lock-granularity", "index", "yes"), 0..1_000, &only).unwrap();
+    assert_eq!(report.runs, 1_000);
+    assert!(report.findings.is_empty(), "{:?}", report.findings);
+    let report = sweep(&with("lock-granularity", "index", "no"), 0..1_000, &only).unwrap();
+    let finding = report
+        .findings
+        .get("unrelated-update-never-waits")
+        .expect("the scan locks support's row");
+    assert!(finding.violations > 100, "{}", finding.violations);
+    let again = run(&finding.first, Limits::default(), Recording::Summary).unwrap();
+    let p = again
+        .properties
+        .iter()
+        .find(|p| p.name == "unrelated-update-never-waits")
+        .unwrap();
+    assert_eq!(p.verdict, Verdict::Violated);
+}

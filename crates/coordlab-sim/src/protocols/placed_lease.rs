@@ -14,7 +14,10 @@
 //! replication lag. For `token-sources` the same row speaks one real store's command
 //! ([`TokenSource`]) and replicates the way that store does ([`Replication`]): a quorum that
 //! must hold the change before the holder is told, or a stream shipped after the answer. A
-//! replica told to take over promotes itself when its primary crashes. This participant lives in the `services` bundle, apart from the lease
+//! replica told to take over promotes itself when its primary crashes; a quorum copy first
+//! asks the other copies what they hold, and takes writes only once it has every committed
+//! change. The old primary, restarted, rejoins as a replica of its standby (a Raft or ZAB
+//! member rejoins as a follower; Sentinel reconfigures an old Redis master as a replica). This participant lives in the `services` bundle, apart from the lease
 //! chapter's [`super::lease_store`], whose bundle is at its size cap.
 
 use super::lease_msg::seconds;
@@ -49,6 +52,10 @@ pub struct PlacedDurable {
     /// ZooKeeper: the lock node's child counter, and the waiters' sequence numbers.
     pub seq: u64,
     pub waiting: Vec<(NodeId, u64)>,
+    /// A replica that took over stays the primary through its own restarts.
+    pub promoted: bool,
+    /// Whether this copy has run before: a start with this set is a restart.
+    pub started: bool,
 }
 
 /// Which real store the row stands for: its command text and its counter.
@@ -97,6 +104,11 @@ pub struct PlacedConfig {
     /// A replica that takes over when this primary crashes, and ships to `replicas_then`.
     pub takes_over_from: Option<NodeId>,
     pub replicas_then: Vec<NodeId>,
+    /// The replica that takes over if this primary crashes. A primary with a standby that
+    /// restarts rejoins as a replica: a crash of the primary is what promotes the standby
+    /// (etcd and ZooKeeper: a restarted member rejoins as a follower; Redis: Sentinel
+    /// reconfigures the old master as a replica of the new one).
+    pub standby: Option<NodeId>,
 }
 
 impl PlacedConfig {
@@ -111,6 +123,7 @@ impl PlacedConfig {
             replication: Replication::Stream,
             takes_over_from: None,
             replicas_then: Vec::new(),
+            standby: None,
         }
     }
 }
@@ -146,6 +159,16 @@ pub enum PlacedMsg {
         waiting: Vec<(NodeId, u64)>,
     },
     WalAck,
+    /// A restarted old primary asks its standby where it now belongs.
+    Rejoin,
+    /// A replica that took over asks the other copies what they hold.
+    Sync,
+    /// The answer to `Sync`: the row as this copy has it.
+    Synced {
+        row: PlacedRow,
+        seq: u64,
+        waiting: Vec<(NodeId, u64)>,
+    },
 }
 
 crate::inbox!(PlacedMsg);
@@ -173,6 +196,9 @@ impl Label for PlacedMsg {
             ),
             PlacedMsg::Wal { row, .. } => format!("replicate: token {}", row.token),
             PlacedMsg::WalAck => "replicated".into(),
+            PlacedMsg::Rejoin => "rejoin as a replica".into(),
+            PlacedMsg::Sync => "what do you hold?".into(),
+            PlacedMsg::Synced { row, .. } => format!("I hold token {}", row.token),
         }
     }
 }
@@ -194,7 +220,10 @@ pub struct PlacedLease {
     pub primary: bool,
     pub replicas: Vec<NodeId>,
     /// A grant waiting for a replica to hold it before the holder is told (quorum).
-    pub pending: Option<(NodeId, FencingToken, u64)>,
+    pub pending: Option<(PlacedGrant, u64)>,
+    /// A replica that just took over, asking the other copies for what they committed
+    /// before it takes writes (in Raft, only an up-to-date copy can win the election).
+    pub syncing: bool,
 }
 
 /// The acquiring command of `source`, with its values bound.
@@ -267,6 +296,8 @@ impl PlacedLease {
             grants: Vec::new(),
             seq: issued,
             waiting: Vec::new(),
+            promoted: false,
+            started: false,
         }
     }
 
@@ -335,19 +366,22 @@ impl PlacedLease {
             token,
             expires_at_us: now + ttl_ms * MS_US,
         };
-        self.durable.grants.push(PlacedGrant {
+        let made = PlacedGrant {
             owner: from,
             token,
             at_us: now,
             expires_at_us: now + ttl_ms * MS_US,
-        });
+        };
+        if self.config.replication == Replication::Quorum && !self.replicas.is_empty() {
+            // Not a grant until a majority holds it: it joins `grants` once committed.
+            ctx.persist(self.durable.clone());
+            self.pending = Some((made, ttl_ms));
+            self.ship(ctx);
+            return token;
+        }
+        self.durable.grants.push(made);
         ctx.persist(self.durable.clone());
         match self.config.replication {
-            Replication::Quorum if !self.replicas.is_empty() => {
-                self.pending = Some((from, token, ttl_ms));
-                self.ship(ctx);
-                return token;
-            }
             Replication::Async { ship_ms } => ctx.set_timer(ShipTimer, ship_ms * MS_US),
             _ => self.ship(ctx),
         }
@@ -365,6 +399,12 @@ impl PlacedLease {
         if !self.primary {
             ctx.note(format!(
                 "{me} is a replica and takes no writes: {command} is refused."
+            ));
+            return;
+        }
+        if self.syncing {
+            ctx.note(format!(
+                "{me} has not yet heard what the other copies hold, so it takes no writes yet: {command} is refused."
             ));
             return;
         }
@@ -428,7 +468,7 @@ impl PlacedLease {
             None => source_note(source, who, was_owner.map(|o| ctx.name(o)), token),
         };
         ctx.note(note);
-        if let Some((_, _, _)) = self.pending {
+        if self.pending.is_some() {
             ctx.note(format!(
                 "{me} tells {who} only once a replica holds the change: with {me} itself that is a majority of the three copies."
             ));
@@ -510,8 +550,51 @@ impl PlacedLease {
                     ctx.send(from, PlacedMsg::WalAck);
                 }
             }
+            PlacedMsg::Rejoin if self.primary => {
+                if !self.replicas.contains(&from) {
+                    self.replicas.push(from);
+                }
+                ctx.note(format!(
+                    "{me}, the primary now, takes {who} back as a replica and sends it the row."
+                ));
+                ctx.send(
+                    from,
+                    PlacedMsg::Wal {
+                        row: self.durable.row.clone(),
+                        seq: self.durable.seq,
+                        waiting: self.durable.waiting.clone(),
+                    },
+                );
+            }
+            PlacedMsg::Sync if !self.primary => ctx.send(
+                from,
+                PlacedMsg::Synced {
+                    row: self.durable.row.clone(),
+                    seq: self.durable.seq,
+                    waiting: self.durable.waiting.clone(),
+                },
+            ),
+            PlacedMsg::Synced { row, seq, waiting } if self.syncing => {
+                self.syncing = false;
+                let mine = (self.durable.row.token, self.durable.seq);
+                if (row.token, seq) > mine {
+                    ctx.note(format!(
+                        "{who} holds a change {me} missed: {me} takes it (token {}) before taking writes.",
+                        row.token
+                    ));
+                    self.durable.row = row;
+                    self.durable.seq = seq;
+                    self.durable.waiting = waiting;
+                    ctx.persist(self.durable.clone());
+                } else {
+                    ctx.note(format!("{who} holds nothing {me} lacks: {me} takes writes now."));
+                }
+            }
             PlacedMsg::WalAck => {
-                if let Some((holder, token, ttl_ms)) = self.pending.take() {
+                if let Some((made, ttl_ms)) = self.pending.take() {
+                    let (holder, token) = (made.owner, made.token);
+                    self.durable.grants.push(made);
+                    ctx.persist(self.durable.clone());
                     ctx.note(format!(
                         "{who} holds the grant: two of three copies have it, so it is committed and {me} answers {}.",
                         ctx.name(holder)
@@ -523,9 +606,21 @@ impl PlacedLease {
         }
     }
 
+    /// A quorum copy that took over asks its replicas what they hold before taking writes.
+    fn sync(&mut self, ctx: &mut Ctx<'_, Self>) {
+        if self.config.replication == Replication::Quorum && !self.replicas.is_empty() {
+            self.syncing = true;
+            for r in self.replicas.clone() {
+                ctx.send(r, PlacedMsg::Sync);
+            }
+        }
+    }
+
     fn take_over(&mut self, ctx: &mut Ctx<'_, Self>, old: NodeId) {
         self.primary = true;
+        self.durable.promoted = true;
         self.replicas = self.config.replicas_then.clone();
+        self.sync(ctx);
         let me = ctx.me();
         let gone = ctx.name(old);
         let row = &self.durable.row;
@@ -610,7 +705,26 @@ impl Participant for PlacedLease {
     type Durable = PlacedDurable;
     type Config = PlacedConfig;
 
-    fn on_start(&mut self, _ctx: &mut Ctx<'_, Self>) {}
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        if self.durable.promoted {
+            // A promoted copy back from a crash may have missed what it was syncing.
+            self.sync(ctx);
+        }
+        let Some(standby) = self.config.standby else {
+            return;
+        };
+        if !self.durable.started {
+            self.durable.started = true;
+            ctx.persist(self.durable.clone());
+        } else if !self.primary {
+            let me = ctx.me();
+            ctx.note(format!(
+                "{me} was the primary when it went down; a crash of the primary promotes {}, so {me} comes back as a replica and takes no writes.",
+                ctx.name(standby)
+            ));
+            ctx.send(standby, PlacedMsg::Rejoin);
+        }
+    }
 
     fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: PlacedMsg) {
         self.handle(ctx, from, msg);
@@ -634,9 +748,14 @@ impl Participant for PlacedLease {
         PlacedLease {
             config: config.clone(),
             durable: durable.clone(),
-            primary: !config.replica,
-            replicas: config.replicas.clone(),
+            primary: durable.promoted || (!config.replica && (config.standby.is_none() || !durable.started)),
+            replicas: if durable.promoted {
+                config.replicas_then.clone()
+            } else {
+                config.replicas.clone()
+            },
             pending: None,
+            syncing: false,
         }
     }
 
@@ -747,5 +866,87 @@ mod tests {
         assert!(s.node.primary);
         // It never received A's grant: B gets 33, the number A already has.
         assert_eq!(acquire(&mut s, B, 500), vec![granted(33)]);
+    }
+
+    #[test]
+    fn a_restarted_primary_with_a_standby_rejoins_as_a_replica_and_commits_only_told_grants() {
+        let config = PlacedConfig {
+            source: TokenSource::Etcd,
+            replication: Replication::Quorum,
+            replicas: vec![S2, S3],
+            standby: Some(S2),
+            ..PlacedConfig::shared("l")
+        };
+        let node = PlacedLease::recover(&config, NodeId(2), &PlacedLease::initial(32));
+        let mut s = Harness::new(NodeId(2), node, &["A", "B", "s1", "s2", "s3"]);
+        assert!(s.node.primary);
+        assert!(sent::<_, PlacedMsg>(&s.start()).is_empty());
+        assert!(acquire(&mut s, A, 0).is_empty());
+        // Not a grant until a replica holds it.
+        assert!(s.node.durable.grants.is_empty());
+        s.deliver(S3, PlacedMsg::WalAck);
+        assert_eq!(s.node.durable.grants.len(), 1);
+        // It crashes and comes back: a replica now, asking its standby where it belongs.
+        let back = PlacedLease::recover(&config, NodeId(2), &s.node.durable);
+        let mut s = Harness::new(NodeId(2), back, &["A", "B", "s1", "s2", "s3"]);
+        assert!(!s.node.primary);
+        assert_eq!(sent::<_, PlacedMsg>(&s.start()), vec![(S2, PlacedMsg::Rejoin)]);
+        assert!(acquire(&mut s, B, 40_000).is_empty());
+    }
+
+    #[test]
+    fn a_promoted_quorum_copy_takes_what_it_missed_before_taking_writes() {
+        let config = PlacedConfig {
+            source: TokenSource::Etcd,
+            replication: Replication::Quorum,
+            replica: true,
+            takes_over_from: Some(NodeId(2)),
+            replicas_then: vec![S3],
+            ..PlacedConfig::shared("l")
+        };
+        let node = PlacedLease::recover(&config, S2, &PlacedLease::initial(32));
+        let mut s = Harness::new(S2, node, &["A", "B", "s1", "s2", "s3"]);
+        let fx = s.peer_down(NodeId(2));
+        assert_eq!(sent::<_, PlacedMsg>(&fx), vec![(S3, PlacedMsg::Sync)]);
+        // Until the other copy answers, it takes no writes.
+        assert!(acquire(&mut s, B, 200).is_empty());
+        // The other copy holds A's committed grant, which this one missed.
+        let row = PlacedRow {
+            owner: Some(A),
+            token: FencingToken(33),
+            expires_at_us: 30_000 * MS_US,
+        };
+        s.deliver(
+            S3,
+            PlacedMsg::Synced {
+                row,
+                seq: 32,
+                waiting: Vec::new(),
+            },
+        );
+        assert_eq!(s.node.durable.row.token, FencingToken(33));
+        // A promoted copy stays the primary through its own restart.
+        assert!(PlacedLease::recover(&config, S2, &s.node.durable).primary);
+        // B gets the next token after A's lease runs out, never 33 again.
+        s.now_us = 31_000 * MS_US;
+        let fx = s.deliver(
+            B,
+            PlacedMsg::Acquire {
+                ttl_ms: 30_000,
+                source: TokenSource::Etcd,
+            },
+        );
+        assert_eq!(
+            sent::<_, PlacedMsg>(&fx),
+            vec![(
+                S3,
+                PlacedMsg::Wal {
+                    row: s.node.durable.row.clone(),
+                    seq: 32,
+                    waiting: Vec::new(),
+                }
+            )]
+        );
+        assert_eq!(s.node.durable.row.token, FencingToken(35));
     }
 }

@@ -184,6 +184,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     let configs = [
         PlacedConfig {
             replicas: vec![S2, S3],
+            standby: Some(S2),
             ..base.clone()
         },
         PlacedConfig {
