@@ -11,11 +11,11 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
-import { useBrowser, tab, audit, stepLabel } from './browser.mjs';
+import { useBrowser, tab, audit, stepLabel, coordlabCli } from './browser.mjs';
 
 const { open } = useBrowser();
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
-const coordlab = (...args) => execFileSync(path.join(root, 'target', 'release', 'coordlab'), args, { encoding: 'utf8' });
+const coordlab = coordlabCli;
 /** Every scenario in the library, as `coordlab list` prints them. */
 const scenarios = coordlab('list').split('\n').slice(1).map((l) => l.split(/\s+/)[0]).filter(Boolean)
   .filter((id) => !process.env.A11Y_SCENARIOS || process.env.A11Y_SCENARIOS.split(',').includes(id));

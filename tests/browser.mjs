@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
 import { chromium } from 'playwright-core';
 import { serve } from './serve.mjs';
 
@@ -205,4 +206,15 @@ export async function logRows(page) {
   }
   await view.evaluate((v, t) => { v.scrollTop = t; }, top);
   return [...seen.values()].sort((a, b) => a.seq - b.seq);
+}
+
+/**
+ * Runs the command line and returns what it prints: the test build (`target/debug`, built by
+ * `cargo test` and by scripts/build-site.sh), else a release build.
+ */
+export function coordlabCli(...args) {
+  const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
+  const built = ['debug', 'release'].map((p) => path.join(root, 'target', p, 'coordlab')).find((f) => fs.existsSync(f));
+  if (!built) throw new Error('no coordlab binary under target/debug or target/release: run cargo build -p coordlab-cli');
+  return execFileSync(built, args, { encoding: 'utf8', maxBuffer: 1 << 28 });
 }

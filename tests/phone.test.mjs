@@ -13,11 +13,11 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
-import { useBrowser, tab, stepLabel } from './browser.mjs';
+import { useBrowser, tab, stepLabel, coordlabCli } from './browser.mjs';
 
 const { open, shot } = useBrowser();
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
-const coordlab = (...args) => execFileSync(path.join(root, 'target', 'release', 'coordlab'), args, { encoding: 'utf8' });
+const coordlab = coordlabCli;
 const scenarios = coordlab('list').split('\n').slice(1).map((l) => l.split(/\s+/)[0]).filter(Boolean)
   .filter((id) => !process.env.A11Y_SCENARIOS || process.env.A11Y_SCENARIOS.split(',').includes(id));
 const PHONE = { width: 390, height: 844 };

@@ -9,11 +9,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { useBrowser, stepLabel, audit } from './browser.mjs';
+import { useBrowser, stepLabel, audit, coordlabCli } from './browser.mjs';
 
 const { open, shot } = useBrowser();
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
-const coordlab = (...args) => execFileSync(path.join(root, 'target', 'release', 'coordlab'), args, { encoding: 'utf8' });
+const coordlab = coordlabCli;
 
 test('the diagram draws a lane per participant, and clicking a mark seeks the player there', async () => {
   const page = await open('#/play/zombie-worker?seed=1&step=40&view=spacetime');
