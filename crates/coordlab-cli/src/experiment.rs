@@ -103,7 +103,7 @@ pub enum ExperimentCommand {
 }
 
 const EXPERIMENTS: &str = "election-downtime, consensus-throughput";
-const OPTIONS: &[&str] = &[
+const OPTIONS: [&str; 7] = [
     "--timeout-ms",
     "--trials",
     "--seed",
@@ -135,45 +135,7 @@ pub fn parse(rest: &[String]) -> Result<ExperimentCommand, UsageError> {
             "unknown experiment `{name}`; available: {EXPERIMENTS}"
         )));
     }
-    let mut timeout = None;
-    let mut trials = None;
-    let mut seed = None;
-    let mut format = None;
-    let mut latency = None;
-    let mut durable = None;
-    let mut jitter = None;
-    let mut args = rest.iter();
-    while let Some(arg) = args.next() {
-        let (key, inline) = match arg.split_once('=') {
-            Some((key, value)) if key.starts_with("--") => (key, Some(value.to_string())),
-            _ => (arg.as_str(), None),
-        };
-        if !OPTIONS.contains(&key) {
-            return Err(UsageError(format!(
-                "unexpected argument `{arg}` for `experiment election-downtime`; its options are: {}",
-                OPTIONS.join(", ")
-            )));
-        }
-        let value = match inline {
-            Some(v) => v,
-            None => args
-                .next()
-                .cloned()
-                .ok_or_else(|| UsageError(format!("{key} needs a value")))?,
-        };
-        let slot = match key {
-            "--timeout-ms" => &mut timeout,
-            "--trials" => &mut trials,
-            "--seed" => &mut seed,
-            "--latency-ms" => &mut latency,
-            "--durable-ms" => &mut durable,
-            "--jitter-ms" => &mut jitter,
-            _ => &mut format,
-        };
-        if slot.replace(value).is_some() {
-            return Err(UsageError(format!("{key} is given twice")));
-        }
-    }
+    let [timeout, trials, seed, format, latency, durable, jitter] = parse_options(rest, &OPTIONS, name)?;
     let Some(timeout) = timeout else {
         return Err(UsageError(
             "`experiment election-downtime` needs --timeout-ms MIN-MAX, e.g. --timeout-ms 150-300".into(),
@@ -237,6 +199,41 @@ pub fn parse(rest: &[String]) -> Result<ExperimentCommand, UsageError> {
         .with_timing(latency_us, durable_us, jitter_us)
         .map_err(UsageError)?;
     Ok(ExperimentCommand::ElectionDowntime { config, format })
+}
+
+/// Reads `--key value` and `--key=value` pairs for `experiment {name}`: one value per
+/// entry of `options`, in the same order, `None` where the option is absent. Anything
+/// else, a missing value, or an option given twice is a usage error.
+pub(crate) fn parse_options<const N: usize>(
+    rest: &[String],
+    options: &[&str; N],
+    name: &str,
+) -> Result<[Option<String>; N], UsageError> {
+    let mut values = std::array::from_fn(|_| None);
+    let mut args = rest.iter();
+    while let Some(arg) = args.next() {
+        let (key, inline) = match arg.split_once('=') {
+            Some((key, value)) if key.starts_with("--") => (key, Some(value.to_string())),
+            _ => (arg.as_str(), None),
+        };
+        let Some(slot) = options.iter().position(|o| *o == key) else {
+            return Err(UsageError(format!(
+                "unexpected argument `{arg}` for `experiment {name}`; its options are: {}",
+                options.join(", ")
+            )));
+        };
+        let value = match inline {
+            Some(v) => v,
+            None => args
+                .next()
+                .cloned()
+                .ok_or_else(|| UsageError(format!("{key} needs a value")))?,
+        };
+        if values[slot].replace(value).is_some() {
+            return Err(UsageError(format!("{key} is given twice")));
+        }
+    }
+    Ok(values)
 }
 
 /// Milliseconds with up to three decimals (`12`, `0.5`, `1.25`) as whole microseconds.
@@ -549,6 +546,21 @@ mod tests {
         assert_eq!(format, ReportFormat::Text);
         assert!(parse(&args(&["election-downtime", "--trials", "5"])).is_err());
         assert!(parse(&args(&["nope"])).is_err());
+    }
+
+    #[test]
+    fn options_come_back_in_declared_order_once_each() {
+        const OPTS: [&str; 2] = ["--a", "--b"];
+        let [a, b] = parse_options(&args(&["--b=2", "--a", "1"]), &OPTS, "x").unwrap();
+        assert_eq!((a.as_deref(), b.as_deref()), (Some("1"), Some("2")));
+        assert_eq!(parse_options(&args(&[]), &OPTS, "x"), Ok([None, None]));
+        let err = |list: &[&str]| parse_options(&args(list), &OPTS, "x").unwrap_err().0;
+        assert_eq!(err(&["--a"]), "--a needs a value");
+        assert_eq!(err(&["--a=1", "--a", "2"]), "--a is given twice");
+        assert_eq!(
+            err(&["--c=1"]),
+            "unexpected argument `--c=1` for `experiment x`; its options are: --a, --b"
+        );
     }
 
     #[test]

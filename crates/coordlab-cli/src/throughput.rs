@@ -1,7 +1,7 @@
 //! `coordlab experiment consensus-throughput`: its options and its two tables.
 
 use crate::args::UsageError;
-use crate::experiment::{ExperimentCommand, ReportFormat};
+use crate::experiment::{parse_options, ExperimentCommand, ReportFormat};
 pub use coordlab_sim::experiments::consensus_throughput::ThroughputConfig;
 use coordlab_sim::experiments::consensus_throughput::{
     run, Point, ThroughputReport, CLIENTS_PER_GROUP, DEFAULT_DURATION_MS, DURABLE_WRITE_US, DURATION_MS_MAX,
@@ -51,39 +51,11 @@ EXIT STATUS:
     0 success, 2 usage error
 ";
 
-const OPTIONS: &[&str] = &["--seed", "--duration-ms", "--format"];
+const OPTIONS: [&str; 3] = ["--seed", "--duration-ms", "--format"];
 
 /// Parses the options after `coordlab experiment consensus-throughput`.
 pub fn parse(rest: &[String]) -> Result<ExperimentCommand, UsageError> {
-    let (mut seed, mut duration, mut format) = (None, None, None);
-    let mut args = rest.iter();
-    while let Some(arg) = args.next() {
-        let (key, inline) = match arg.split_once('=') {
-            Some((key, value)) if key.starts_with("--") => (key, Some(value.to_string())),
-            _ => (arg.as_str(), None),
-        };
-        if !OPTIONS.contains(&key) {
-            return Err(UsageError(format!(
-                "unexpected argument `{arg}` for `experiment consensus-throughput`; its options are: {}",
-                OPTIONS.join(", ")
-            )));
-        }
-        let value = match inline {
-            Some(v) => v,
-            None => args
-                .next()
-                .cloned()
-                .ok_or_else(|| UsageError(format!("{key} needs a value")))?,
-        };
-        let slot = match key {
-            "--seed" => &mut seed,
-            "--duration-ms" => &mut duration,
-            _ => &mut format,
-        };
-        if slot.replace(value).is_some() {
-            return Err(UsageError(format!("{key} is given twice")));
-        }
-    }
+    let [seed, duration, format] = parse_options(rest, &OPTIONS, "consensus-throughput")?;
     let seed = match seed {
         None => 1,
         Some(s) => s.parse::<u64>().map_err(|_| {
