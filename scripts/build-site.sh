@@ -71,12 +71,12 @@ second_target="$first_target/site-lane-2"
 first_bundle=${wanted%% *}
 mkdir "$work/claim-$first_bundle"
 build_bundle "$first_bundle" "$first_target"
-(
-    mkdir -p "$second_target/wasm32-unknown-unknown"
-    rm -rf "$second_target/wasm32-unknown-unknown/wasm-release"
-    cp -a "$first_target/wasm32-unknown-unknown/wasm-release" "$second_target/wasm32-unknown-unknown/"
-    claim_and_build "$second_target"
-) &
+# The copy is made before either lane goes on: a lane building its next bundle rewrites files
+# in its target directory, and a copy taken meanwhile can lose one ("cannot stat").
+mkdir -p "$second_target/wasm32-unknown-unknown"
+rm -rf "$second_target/wasm32-unknown-unknown/wasm-release"
+cp -a "$first_target/wasm32-unknown-unknown/wasm-release" "$second_target/wasm32-unknown-unknown/"
+claim_and_build "$second_target" &
 second_lane=$!
 trap 'kill "$second_lane" 2>/dev/null || true' EXIT # a failed first lane stops the second
 claim_and_build "$first_target"

@@ -8,13 +8,9 @@
 // A11Y_SCENARIOS=lost-update,raft-chaos limits the per-scenario tests (for a partial build).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { execFileSync } from 'node:child_process';
 import { useBrowser, tab, audit, stepLabel, coordlabCli } from './browser.mjs';
 
 const { open } = useBrowser();
-const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const coordlab = coordlabCli;
 /** Every scenario in the library, as `coordlab list` prints them. */
 const scenarios = coordlab('list').split('\n').slice(1).map((l) => l.split(/\s+/)[0]).filter(Boolean)

@@ -10,13 +10,9 @@
 // A11Y_SCENARIOS=lost-update,raft-chaos limits the per-scenario test (for a partial build).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { execFileSync } from 'node:child_process';
 import { useBrowser, tab, stepLabel, coordlabCli } from './browser.mjs';
 
 const { open, shot } = useBrowser();
-const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const coordlab = coordlabCli;
 const scenarios = coordlab('list').split('\n').slice(1).map((l) => l.split(/\s+/)[0]).filter(Boolean)
   .filter((id) => !process.env.A11Y_SCENARIOS || process.env.A11Y_SCENARIOS.split(',').includes(id));

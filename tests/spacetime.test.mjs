@@ -6,13 +6,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import path from 'node:path';
-import { execFileSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { useBrowser, stepLabel, audit, coordlabCli } from './browser.mjs';
 
 const { open, shot } = useBrowser();
-const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const coordlab = coordlabCli;
 
 test('the diagram draws a lane per participant, and clicking a mark seeks the player there', async () => {
