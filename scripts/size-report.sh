@@ -7,7 +7,7 @@
 # Usage: scripts/size-report.sh [DIST_DIR]      (default: dist; run scripts/build-site.sh first)
 # Exits 1 if the home bundle's first download (the site's first download: the library)
 # exceeds SIZE_LIMIT_BYTES (default 112000), or a scenario bundle's exceeds
-# SCENARIO_LIMIT_BYTES (default 265000). Scenario bundles met 200000 after kernel v2; the
+# SCENARIO_LIMIT_BYTES (default 268000). Scenario bundles met 200000 after kernel v2; the
 # fidelity fixes, the story beats and the glossary took the larger ones back over it, and
 # bringing them under it again is open work (see README, "Download size"). An embed bundle
 # (`<chapter>-embed`, plus the embeds' stylesheet) must also stay smaller than its chapter's
@@ -28,9 +28,12 @@ dist="${1:-dist}"
 # its cap fell from 226000 to 112000. The scenario cap rose from 263000 to 265000: eleven more
 # scenarios and three more bundles lengthen the loader's tables, their glossary terms are in
 # every player bundle, and the choosing page's rules are in the one stylesheet (about 1.5 KB
-# on the leases bundle, which was 1.2 KB under the old cap).
+# on the leases bundle, which was 1.2 KB under the old cap). Raised to 268000 for the topology
+# updated in place (issue 11): the picture in pieces and the message labels placed clear of
+# the cards and of each other cost the leases bundle ~3.3 KB, of which a per-run `Frame` won
+# 0.5 KB back.
 limit="${SIZE_LIMIT_BYTES:-112000}"
-scenario_limit="${SCENARIO_LIMIT_BYTES:-265000}"
+scenario_limit="${SCENARIO_LIMIT_BYTES:-268000}"
 home=$(node -e 'console.log(require(process.argv[1]).home)' "$PWD/target/site/bundles.json")
 manifest=target/site/manifest.json
 [[ -f "$dist/index.html" && -f "$manifest" ]] || {

@@ -56,7 +56,8 @@ test('a partition: the minority leader cannot commit, and its entries are discar
 // ---- The network controls, user inputs and the Raft card (issue 4, "Controls and views") ----
 
 const card = (page, name) => page.locator(`g.node[data-node="${name}"]`);
-const remainingUs = async (page, name) => Number(await card(page, name).locator('.gauge').getAttribute('data-remaining-us'));
+const timer = (page, name) => page.locator(`.topology g.gauge[data-node="${name}"]`);
+const remainingUs = async (page, name) => Number(await timer(page, name).getAttribute('data-remaining-us'));
 
 test('partitioning 2 | 3 by groups: the minority refuses the client\'s write and commits nothing', async () => {
   const page = await open('#/play/raft-partition');
@@ -183,7 +184,7 @@ test('forcing a timeout on a follower makes it a candidate in a higher term', as
 test('every follower shows an election-timer arc whose time left runs down as you step', async () => {
   const page = await open('#/play/raft-election');
   await seekTo(page, (t) => t.startsWith('S1: heartbeat round'), 'S1 sends a heartbeat round');
-  assert.equal(await card(page, 'S1').locator('.gauge').count(), 0, 'the leader runs no election timer');
+  assert.equal(await timer(page, 'S1').count(), 0, 'the leader runs no election timer');
   let decreases = 0;
   for (let i = 0; i < 8; i++) {
     const a = await remainingUs(page, 'S4');
@@ -196,7 +197,7 @@ test('every follower shows an election-timer arc whose time left runs down as yo
     decreases++;
   }
   assert.ok(decreases >= 4, `the timer ran down at ${decreases} steps`);
-  const gauge = card(page, 'S4').locator('.gauge');
+  const gauge = timer(page, 'S4');
   const ms = Math.floor((await remainingUs(page, 'S4')) / 1000);
   assert.equal(await gauge.locator('.gauge-text').textContent(), `${ms} ms left`);
   assert.match(await gauge.locator('title').textContent(), new RegExp(`^election timeout in ${ms} ms`));

@@ -217,3 +217,77 @@ test('raft-election: the new leader after the crash is reached in at most 12 pre
   }
   assert.fail('no new-leader beat after the crash within 12 presses');
 });
+
+// ---- Legible from the back of a room (issue 11, item 4) ----
+
+/** The smallest type of what the cards say (each participant's name and state lines) on
+ *  screen, in CSS pixels. */
+const smallestCardText = (page) => page.evaluate(() => {
+  const svg = document.querySelector('.topology svg[role=img]');
+  const scale = svg.getScreenCTM().a;
+  let min = Infinity;
+  for (const t of svg.querySelectorAll('.node .node-name, .node .node-line')) min = Math.min(min, parseFloat(getComputedStyle(t).fontSize) * scale);
+  return min;
+});
+
+test('at 853×480 the cards are readable and the properties leave the beat in view', async () => {
+  const page = await open('#/play/zombie-worker?step=40');
+  await page.setViewportSize({ width: 853, height: 480 });
+  const plain = await smallestCardText(page);
+  assert.ok(plain >= 9, `card text is ${plain.toFixed(1)}px in the player at 853×480`);
+  await page.keyboard.press('f');
+  await page.locator('.player.presenting').waitFor();
+  const presenting = await smallestCardText(page);
+  assert.ok(presenting >= 12, `card text is ${presenting.toFixed(1)}px in presenter mode at 853×480`);
+  await shot(page, 'presenter-cards-853x480');
+  // Eight properties: the holding ones fold into one chip, so the beat's text stays visible
+  // above the strip rather than under it.
+  await page.goto(page.url().replace(/#.*/, '#/play/raft-election?step=150'));
+  await page.locator('.story .beat-text').waitFor();
+  const [beat, strip] = await Promise.all(['.story .beat-text', '.story .property-strip'].map((s) =>
+    page.locator(s).evaluate((el) => { const r = el.getBoundingClientRect(); return { top: r.top, bottom: r.bottom }; })));
+  assert.ok(beat.bottom <= strip.top + 1, `the beat text ends at ${beat.bottom}px, the strip starts at ${strip.top}px`);
+  assert.ok(strip.bottom <= 480, `the strip ends at ${strip.bottom}px`);
+  assert.match(await page.locator('.property-strip .holds-summary').textContent(), /✓ 8 hold/);
+  await shot(page, 'raft-election-853x480');
+  await page.close();
+});
+
+// Where each message dot and label is drawn, and where each card is, in page pixels; and how
+// the layer of messages and the picture each map the drawing onto the page.
+const drawnMarks = (page) => page.evaluate(() => {
+  const picture = document.querySelector('.topology svg[role=img]');
+  const layer = document.querySelector('.topology svg.messages');
+  const box = (el) => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+  const ctm = (svg) => { const m = svg.getScreenCTM(); return [m.a, m.e, m.f]; };
+  return {
+    picture: ctm(picture),
+    layer: ctm(layer),
+    cards: [...picture.querySelectorAll('g.node > rect')].map((r) => [r.closest('g.node').getAttribute('data-node'), box(r)]),
+    marks: [...layer.querySelectorAll('.msg')].flatMap((g) =>
+      [...g.querySelectorAll('circle, text')].map((el) => [g.querySelector('text')?.textContent || g.dataset.msg, box(el)])),
+  };
+});
+const overlaps = (a, b) => Math.min(a[2], b[2]) - Math.max(a[0], b[0]) > 0.5 && Math.min(a[3], b[3]) - Math.max(a[1], b[1]) > 0.5;
+
+test('at 853×480 message dots and labels sit on the picture as drawn, off every card', async () => {
+  for (const present of [false, true]) {
+    for (const step of [12, 25, 40]) {
+      const page = await open(`#/play/zombie-worker?step=${step}${present ? '&present=1' : ''}`);
+      // No glide: read where each mark ends up, not where it is on its way.
+      await page.emulateMedia({ reducedMotion: 'reduce' });
+      await page.setViewportSize({ width: 853, height: 480 });
+      await page.locator('.topology svg.messages').waitFor();
+      const drawn = await drawnMarks(page);
+      const where = `${present ? 'presenter' : 'player'}, step ${step}`;
+      // The picture's height is capped on a short screen; the layer must scale alike.
+      drawn.layer.forEach((v, i) => assert.ok(Math.abs(v - drawn.picture[i]) < 0.01,
+        `${where}: the messages' layer maps the drawing as ${drawn.layer}, the picture as ${drawn.picture}`));
+      assert.ok(drawn.marks.length > 0, `${where}: a message is in flight`);
+      for (const [what, m] of drawn.marks) for (const [card, c] of drawn.cards) {
+        assert.ok(!overlaps(m, c), `${where}: “${what}” at ${m.map(Math.round)} covers ${card} at ${c.map(Math.round)}`);
+      }
+      await page.close();
+    }
+  }
+});

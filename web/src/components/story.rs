@@ -24,6 +24,9 @@ pub fn verdict_at(p: &PropertyReport, cursor: u32) -> (&'static str, &'static st
     }
 }
 
+/// More properties than this fold their holding chips into one on a short screen.
+const FOLD_OVER: usize = 3;
+
 pub fn story(props: &StoryProps) -> Html {
     let p = &props.player;
     let d = &props.dispatch;
@@ -76,13 +79,32 @@ pub fn story(props: &StoryProps) -> Html {
             <li class={classes!("chip", state)} data-chip={prop.name.clone()} title={title}>
                 if let Some(s) = broken {
                     <button onclick={Callback::from(move |_| d.dispatch(Action::Seek(s as usize)))}>
-                        <span aria-hidden="true">{ icon }</span>{ format!(" {} — broke at step {s}", prop.name) }
+                        <span aria-hidden="true">{ icon }</span>{ format!(" {}", prop.name) }
+                        <span class="broke-at">{ format!(" — broke at step {s}") }</span>
                     </button>
                 } else {
                     <span aria-hidden="true">{ icon }</span>
                     { format!(" {}", prop.name) }
                     <span class="visually-hidden">{ match state { "holding" => " holds", "pending" => " not yet", _ => " violated" } }</span>
                 }
+            </li>
+        }
+    });
+    // On a short screen (a projector at 150%) a long strip of green chips would push the story
+    // out of view: there the holding ones fold into one chip (CSS shows it only then), and the
+    // broken and pending ones keep their own.
+    let holding: Vec<&str> = p
+        .trace
+        .properties
+        .iter()
+        .filter(|prop| verdict_at(prop, cursor).0 == "holding")
+        .map(|prop| prop.name.as_str())
+        .collect();
+    let many = p.trace.properties.len() > FOLD_OVER;
+    let folded = (many && !holding.is_empty()).then(|| {
+        html! {
+            <li class="chip holding holds-summary" title={holding.join(", ")} aria-hidden="true">
+                { format!("✓ {} hold", holding.len()) }
             </li>
         }
     });
@@ -109,7 +131,7 @@ pub fn story(props: &StoryProps) -> Html {
             if narrate {
                 <Narration trace={p.trace.clone()} cursor={p.cursor} />
             }
-            <ul class="property-strip" aria-label="Properties">{ for strip }</ul>
+            <ul class={classes!("property-strip", many.then_some("many"))} aria-label="Properties">{ for strip }{ for folded }</ul>
         </aside>
     }
 }

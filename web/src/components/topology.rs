@@ -1,9 +1,12 @@
 //! The topology view. The picture itself is `coordlab-render`'s SVG text — the same drawing
-//! the CLI prints and "Export SVG" saves. Messages in flight are drawn here instead, on a layer
-//! above it, keyed by message id so CSS moves them smoothly from step to step.
+//! the CLI prints and "Export SVG" saves — in pieces, each its own raw child of the `<svg>`, so
+//! a step replaces only the pieces whose text changed (the acting cards, the timers, the
+//! arrow) and the browser restyles and lays out only those. Messages in flight are drawn here
+//! instead, on a layer above it, keyed by message id so CSS moves them smoothly from step to
+//! step.
 
 use crate::same_trace::SameTrace;
-use coordlab_render::topology::{self, TopologyOptions};
+use coordlab_render::topology;
 use coordlab_sim::trace::Snapshot;
 use std::rc::Rc;
 use wasm_bindgen::closure::Closure;
@@ -56,25 +59,17 @@ pub fn topology(props: &TopologyProps) -> Html {
     let trace = &props.trace;
     let snap = &props.snapshot;
     let narrow = use_media(PHONE) && props.phone;
-    let layout = if narrow {
-        topology::layout_narrow(&trace.nodes)
-    } else {
-        topology::layout(&trace.nodes)
-    };
+    // Made once per run and drawing: the layout, the card boxes and the links (finding the
+    // links reads the whole run).
+    let frame = use_memo((trace.clone(), narrow), |(trace, narrow)| {
+        topology::Frame::new(trace, *narrow)
+    });
     // The picture's width over its height, which an embed fits the picture by (embed.css). As
     // a division CSS does: formatting a float would pull ~10 KB of float printing into the wasm.
-    let (_, _, w, h) = layout.view_box(&trace.nodes);
+    let (_, _, w, h) = frame.layout.view_box(&trace.nodes);
     let aspect = format!("--aspect: {w} / {}", h.max(1));
-    let picture = topology::svg(
-        trace,
-        props.cursor,
-        snap,
-        TopologyOptions {
-            messages: false,
-            narrow,
-        },
-    );
-    let messages = topology::messages(trace, snap, &layout);
+    let parts = frame.parts(trace, props.cursor, snap, false);
+    let messages = frame.messages(trace, snap);
     let banner = snap
         .highlight
         .as_ref()
@@ -83,15 +78,26 @@ pub fn topology(props: &TopologyProps) -> Html {
         <figure class="topology">
             { for banner }
             <div class="picture" ~style={aspect}>
-                { Html::from_html_unchecked(picture.into()) }
-                <svg class="messages" viewBox={layout.view_box_attr(&trace.nodes)} aria-hidden="true">
+                { for parts.map(|p| html! {
+                    <svg xmlns="http://www.w3.org/2000/svg" viewBox={p.view_box} class={p.class}
+                         role="img" aria-label={p.aria_label}>
+                        // Markup parsed on its own is HTML: each piece comes wrapped in an
+                        // `<svg>` (same coordinates, nothing clipped) to be parsed as SVG.
+                        { for p.pieces.into_iter().map(|piece| Html::from_html_unchecked(
+                            format!("<svg overflow=\"visible\">{piece}</svg>").into())) }
+                    </svg>
+                }) }
+                <svg class="messages" viewBox={frame.view_box.clone()} aria-hidden="true">
                     { for messages.iter().map(|m| html! {
                         <g key={m.id.to_string()} data-msg={m.id.to_string()}
                            class={classes!("msg", m.reply.then_some("reply"), m.held.then_some("held"))}
                            ~style={format!("transform: translate({}px, {}px)", m.x, m.y)}>
                             <title>{ &m.title }</title>
                             <circle r="7" />
-                            <text y="-12">{ &m.text }</text>
+                            { for m.label.map(|l| html! {
+                                <text x={l.dx.to_string()} y={l.dy.to_string()}
+                                      text-anchor={l.anchor()}>{ &m.text }</text>
+                            }) }
                         </g>
                     }) }
                 </svg>

@@ -87,9 +87,9 @@ pub fn mode_buttons(props: &PositionProps) -> Html {
     html! {
         <span class="mode-buttons">
             <button class="present" onclick={act(|| Action::TogglePresent)} title="Presenter mode (f)">
-                { if p.presenting { "Leave presenter mode" } else { "▣ Present" } }
+                if p.presenting { { "Leave presenter mode" } } else { { "▣" }<span class="word">{ " Present" }</span> }
             </button>
-            <button class="help-button" onclick={act(|| Action::ToggleHelp)} title="Keyboard keys (?)">{ "? Keys" }</button>
+            <button class="help-button" onclick={act(|| Action::ToggleHelp)} title="Keyboard keys (?)">{ "?" }<span class="word">{ " Keys" }</span></button>
             if !p.presenting {
                 <button id="embed-button" class="embed-button" title="Put this run in a documentation page"
                     onclick={{
@@ -98,7 +98,7 @@ pub fn mode_buttons(props: &PositionProps) -> Html {
                             d.dispatch(Action::Embed(true));
                             crate::components::embed_dialog::focus_soon("embed-title");
                         })
-                    }}>{ "</> Embed" }</button>
+                    }}>{ "</>" }<span class="word">{ " Embed" }</span></button>
             }
         </span>
     }
