@@ -943,7 +943,10 @@ fn card(s: &mut Markup, info: &NodeInfo, node: &NodeView, lay: &Layout, acting: 
             &info.kind,
         );
     }
-    for (i, line) in card_lines(&node.lines, chars).iter().enumerate() {
+    let lines: Vec<String> = std::iter::once(node.summary.word.clone())
+        .chain(node.summary.details.iter().map(|d| d.text.clone()))
+        .collect();
+    for (i, line) in card_lines(&lines, chars).iter().enumerate() {
         let y = n(px(top + 48.0 + 20.0 * i as f64));
         let x = n(px(left + 12.0));
         // A line a little too long is drawn narrower rather than cut: a room must be able to
@@ -1160,7 +1163,7 @@ fn log_strip(s: &mut Markup, cells: &[LogCell], left: f64, top: f64, width: f64)
 
 /// One line per participant for screen readers: the picture as words.
 pub fn describe_node(name: &str, node: &NodeView) -> String {
-    let mut parts = vec![format!("{name}: {}", node.lines.join("; "))];
+    let mut parts = vec![format!("{name}: {}", node.summary.describe())];
     if let Some(g) = &node.gauge {
         parts.push(format!("{} in {} ms", g.label, g.remaining_us / MS_US));
     }

@@ -6,7 +6,7 @@ pub use crate::kernel::beats::{Beat, Question};
 use crate::kernel::faults::{Action, Fault, FaultKind};
 use crate::kernel::ids::{MsgId, NodeId};
 use crate::kernel::time::format_ms;
-pub use crate::kernel::view::{Gauge, Holding, InputSpec, LogCell};
+pub use crate::kernel::view::{Badge, Detail, Gauge, Holding, InputSpec, LogCell, Summary, Tone};
 use crate::properties::PropertyReport;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -107,8 +107,8 @@ pub struct NodeView {
     pub clock_offset_us: i64,
     /// Inputs that arrived during a pause and wait for it to end.
     pub waiting_inputs: u32,
-    /// The participant's own summary lines (or its persisted state while it is down).
-    pub lines: Vec<String>,
+    /// What the participant's card says (or what it persisted, while it is down).
+    pub summary: Summary,
     /// A countdown to draw on the card, e.g. a Raft election timer. The extra fields below are
     /// left out of the serialised form when empty, so the snapshots (and fingerprints) of
     /// scenarios that do not use them stay exactly as they were.

@@ -364,6 +364,7 @@ fn read_summary(o: &Obj<'_>) -> Result<Trace, TraceFileError> {
             text: String::new(),
             seq: Some(b.step(b.req("seq")?, "seq")?),
             question: None,
+            focus: Vec::new(),
         });
     }
     let stop = match o.opt("stop") {

@@ -24,9 +24,14 @@ fn node(t: &Trace, step: usize, id: u32) -> &NodeView {
     &snap(t, step).nodes[id as usize]
 }
 
-/// The first card line of a server, e.g. `LEADER · term 1`.
-fn head(t: &Trace, step: usize, id: u32) -> &str {
-    &node(t, step, id).lines[0]
+/// A server's role and term, e.g. `LEADER · term 1`.
+fn head(t: &Trace, step: usize, id: u32) -> String {
+    let s = &node(t, step, id).summary;
+    format!(
+        "{} · {}",
+        s.word,
+        s.details.first().map_or("", |d| d.text.as_str())
+    )
 }
 
 fn term_of(line: &str) -> u64 {
@@ -54,7 +59,7 @@ fn forcing_a_timeout_makes_a_follower_a_candidate_in_the_next_term_at_once() {
     assert_eq!(e.text, "user input `timeout` to S3");
     let after = head(&t, k, 2);
     assert!(after.starts_with("CANDIDATE"), "{after}");
-    assert_eq!(term_of(after), term_of(&before) + 1);
+    assert_eq!(term_of(&after), term_of(&before) + 1);
     assert!(
         e.notes.iter().any(|n| n.contains("forced to run out")),
         "{:?}",
@@ -150,16 +155,21 @@ fn the_clients_write_input_sends_one_more_write_through_the_normal_path() {
         .collect();
     assert_eq!(sent, vec!["request 1: set x=1".to_string()], "{:?}", e.notes);
     assert!(
-        node(&t, k, 5).lines[0].contains("of 5 writes"),
+        node(&t, k, 5).summary.describe().contains("of 5 writes"),
         "{:?}",
-        node(&t, k, 5).lines
+        node(&t, k, 5).summary
     );
     assert_eq!(t.outcome["writes_committed"], 5, "the extra write commits too");
     assert!(t.refused_actions.is_empty());
 
     // While a write is outstanding, the extra one queues behind it.
     let busy = (0..base.entries.len())
-        .find(|&j| node(&base, j, 5).lines[1].starts_with("waiting on write 1"))
+        .find(|&j| {
+            node(&base, j, 5)
+                .summary
+                .describe()
+                .contains("waiting on write 1")
+        })
         .unwrap();
     let t = trace("raft-partition", &format!("{}@input:5:write", busy + 1));
     assert!(t.entries[busy + 1].notes[0].contains("once write 1 is done"));
@@ -185,7 +195,7 @@ fn servers_carry_an_election_timer_gauge_that_runs_down_by_their_clock() {
         assert!((150_000..=300_000).contains(&ga.total_us), "{ga:?}");
         assert!(ga.remaining_us <= ga.total_us);
         if ga.total_us == gb.total_us
-            && a.lines[0] == b.lines[0]
+            && a.summary.word == b.summary.word
             && snap(&t, j + 1).time_us > snap(&t, j).time_us
         {
             let elapsed = snap(&t, j + 1).time_us - snap(&t, j).time_us;
@@ -236,8 +246,8 @@ fn scenarios_without_the_new_card_data_serialise_as_before() {
     for key in ["\"gauge\"", "\"log\"", "\"inputs\""] {
         assert!(!json.contains(key), "{key} in {json}");
     }
-    // A node view written before these fields existed still reads.
-    let old = r#"{"id":0,"status":{"state":"up"},"local_time_us":5,"clock_offset_us":0,"waiting_inputs":0,"lines":["x"]}"#;
+    // A node view without these fields reads.
+    let old = r#"{"id":0,"status":{"state":"up"},"local_time_us":5,"clock_offset_us":0,"waiting_inputs":0,"summary":{"word":"x","tone":"quiet"}}"#;
     let view: NodeView = serde_json::from_str(old).unwrap();
     assert!(view.gauge.is_none() && view.log.is_empty() && view.inputs.is_empty());
 }

@@ -197,9 +197,9 @@ fn inspector_shows_roles_logs_and_leader_progress() {
     assert!(titles[2].starts_with("Leader S1's progress"), "{titles:?}");
     assert!(last.tables[1].rows.iter().any(|r| r[4] == "✓ committed"));
     assert!(
-        last.nodes[0].lines[0].starts_with("LEADER · term 1"),
+        last.nodes[0].summary.describe().starts_with("LEADER; term 1"),
         "{:?}",
-        last.nodes[0].lines
+        last.nodes[0].summary
     );
 }
 

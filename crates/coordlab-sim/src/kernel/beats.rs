@@ -48,6 +48,8 @@ pub struct BeatSpec {
     pub title: String,
     pub text: String,
     pub question: Option<Question>,
+    /// The participants the beat is about, by name; empty means "those its step involves".
+    pub focus: Vec<String>,
     pub(crate) when: BeatWhen,
 }
 
@@ -60,6 +62,13 @@ impl BeatSpec {
             correct,
             why: why.to_string(),
         });
+        self
+    }
+
+    /// Names the participants the picture should draw in full at this beat, when the ones its
+    /// step involves are not the story (e.g. the ledger and both workers at "two holders").
+    pub fn focus(&mut self, names: &[&str]) -> &mut Self {
+        self.focus = names.iter().map(|n| n.to_string()).collect();
         self
     }
 }
@@ -75,6 +84,10 @@ pub struct Beat {
     pub seq: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub question: Option<Question>,
+    /// The participants the beat is about, by name, when the scenario names them; otherwise
+    /// the picture takes those its step involves.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub focus: Vec<String>,
 }
 
 /// The declared beats of a run and how far the story has got.
@@ -116,6 +129,7 @@ impl BeatTracker {
                 text: s.text,
                 seq,
                 question: s.question,
+                focus: s.focus,
             })
             .collect()
     }

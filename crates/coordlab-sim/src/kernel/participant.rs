@@ -15,7 +15,7 @@ use super::ids::NodeId;
 pub use super::message::Label;
 use super::message::{Inbox, Message};
 use super::rng::SimRng;
-use super::view::{Gauge, InputSpec, LogCell};
+use super::view::{Gauge, InputSpec, LogCell, Summary};
 use std::fmt::Debug;
 
 pub trait Participant: Sized + 'static {
@@ -46,6 +46,15 @@ pub trait Participant: Sized + 'static {
     /// The card's lines while the node is down: what it has persisted.
     fn durable_summary(_config: &Self::Config, _durable: &Self::Durable, _view: &ViewCtx<'_>) -> Vec<String> {
         vec!["down".into(), "state kept on disk".into()]
+    }
+    /// TRANSITIONAL: the card's summary, from [`Self::summary`]'s lines until the participant
+    /// builds its own.
+    fn face(&self, view: &ViewCtx<'_>) -> Summary {
+        Summary::from_lines(self.summary(view))
+    }
+    /// TRANSITIONAL: the card's summary while the node is down.
+    fn durable_face(config: &Self::Config, durable: &Self::Durable, view: &ViewCtx<'_>) -> Summary {
+        Summary::from_lines(Self::durable_summary(config, durable, view))
     }
 
     /// The inputs a user may send this node in its current state (the UI shows one button

@@ -130,6 +130,7 @@ impl Setup {
             title: title.to_string(),
             text: text.to_string(),
             question: None,
+            focus: Vec::new(),
             when: Box::new(when),
         });
         self.beats.last_mut().expect("just pushed")

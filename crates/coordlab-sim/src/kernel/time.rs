@@ -27,9 +27,50 @@ pub fn format_signed_ms(delta_us: i64) -> String {
     format!("{sign}{}", format_ms(delta_us.unsigned_abs()))
 }
 
+/// A duration as people write it: whole milliseconds below a second ("0 ms", "250 ms"),
+/// seconds with at most one decimal below a hundred ("1.2 s", "30 s"), whole seconds above
+/// ("145 s"). Rounded down, so a countdown never shows more than is left.
+pub fn format_duration(us: u64) -> String {
+    if us < SEC_US {
+        format!("{} ms", us / MS_US)
+    } else if us < 100 * SEC_US {
+        let tenths = us / (SEC_US / 10);
+        if tenths % 10 == 0 {
+            format!("{} s", tenths / 10)
+        } else {
+            format!("{}.{} s", tenths / 10, tenths % 10)
+        }
+    } else {
+        format!("{} s", us / SEC_US)
+    }
+}
+
+/// A signed duration as people write it, with its sign: "+20 s", "−1.5 s", "0 ms".
+pub fn format_signed_duration(delta_us: i64) -> String {
+    let size = format_duration(delta_us.unsigned_abs());
+    match delta_us.signum() {
+        1 => format!("+{size}"),
+        -1 => format!("−{size}"),
+        _ => size,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_print_as_people_write_them() {
+        assert_eq!(format_duration(0), "0 ms");
+        assert_eq!(format_duration(250_400), "250 ms");
+        assert_eq!(format_duration(1_000_000), "1 s");
+        assert_eq!(format_duration(1_250_000), "1.2 s");
+        assert_eq!(format_duration(29_990_000), "29.9 s");
+        assert_eq!(format_duration(145_600_000), "145 s");
+        assert_eq!(format_signed_duration(20_000_000), "+20 s");
+        assert_eq!(format_signed_duration(-1_500_000), "−1.5 s");
+        assert_eq!(format_signed_duration(0), "0 ms");
+    }
 
     #[test]
     fn formats_milliseconds_with_three_decimals() {

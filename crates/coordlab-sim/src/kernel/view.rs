@@ -72,11 +72,144 @@ impl Holding {
     }
 }
 
+/// How a participant's state reads at a glance: the colour and the icon of its card. Always
+/// drawn beside [`Summary::word`], so colour is never the only signal.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Tone {
+    /// At rest: idle, a follower, a replica, a free lock, a store that holds nothing.
+    #[default]
+    Quiet,
+    /// Reaching for it: asking for a lease, a candidate, connecting, claiming.
+    Asking,
+    /// Queued behind someone else: waiting, blocked, backing off.
+    Waiting,
+    /// Holds it: the lock's holder, the leader, the primary, a held lease row.
+    Holds,
+    /// Finished as meant to.
+    Done,
+    /// Stopped short: refused, gave up, rolled back, a lease lost or expired.
+    Failed,
+}
+
+impl Tone {
+    /// The word for the tone in markup (`class`) and in the trace.
+    pub fn code(self) -> &'static str {
+        match self {
+            Tone::Quiet => "quiet",
+            Tone::Asking => "asking",
+            Tone::Waiting => "waiting",
+            Tone::Holds => "holds",
+            Tone::Done => "done",
+            Tone::Failed => "failed",
+        }
+    }
+}
+
+/// A large figure on a card: a fencing token, a term, a balance, a generation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Badge {
+    /// What the figure is, in a word or two: `token`, `term`, `balance`.
+    pub label: String,
+    /// The figure itself, short: `33`, `4`, `₹70`.
+    pub value: String,
+}
+
+/// A secondary fact on a card, shown where there is room (and always in the inspector).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Detail {
+    pub text: String,
+    /// 0 is shown first; higher numbers only when there is room to spare (a countdown that
+    /// changes every step is usually 1).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub priority: u8,
+}
+
+fn is_zero(p: &u8) -> bool {
+    *p == 0
+}
+
+/// What a participant's card says about its state, as data: one large word with its tone,
+/// large badges, and details in order of importance. The renderer picks how much of it fits
+/// the space it has; sentences belong in the narration, not here.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    /// One short word (two at most) for the state: `leader`, `holder`, `waiting`, `primary`.
+    pub word: String,
+    pub tone: Tone,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub badges: Vec<Badge>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub details: Vec<Detail>,
+}
+
+impl Summary {
+    pub fn new(word: impl Into<String>, tone: Tone) -> Summary {
+        Summary {
+            word: word.into(),
+            tone,
+            badges: Vec::new(),
+            details: Vec::new(),
+        }
+    }
+
+    /// Adds a large figure, e.g. `.badge("token", 33)`.
+    pub fn badge(mut self, label: &str, value: impl std::fmt::Display) -> Summary {
+        self.badges.push(Badge {
+            label: label.to_string(),
+            value: value.to_string(),
+        });
+        self
+    }
+
+    /// Adds a detail shown whenever the card has room for one.
+    pub fn detail(self, text: impl Into<String>) -> Summary {
+        self.detail_at(0, text)
+    }
+
+    /// Adds a detail shown only when the card has room to spare.
+    pub fn minor(self, text: impl Into<String>) -> Summary {
+        self.detail_at(1, text)
+    }
+
+    pub fn detail_at(mut self, priority: u8, text: impl Into<String>) -> Summary {
+        self.details.push(Detail {
+            text: text.into(),
+            priority,
+        });
+        self
+    }
+
+    /// TRANSITIONAL (removed once every participant builds its own summary): a summary
+    /// from old-style card lines, the first line's head as the word and the rest as details.
+    pub fn from_lines(lines: Vec<String>) -> Summary {
+        let mut it = lines.into_iter();
+        let first = it.next().unwrap_or_default();
+        let (word, rest) = match first.split_once(" · ") {
+            Some((w, r)) => (w.to_string(), Some(r.to_string())),
+            None => (first, None),
+        };
+        let mut s = Summary::new(word, Tone::Quiet);
+        for d in rest.into_iter().chain(it) {
+            s = s.detail(d);
+        }
+        s
+    }
+
+    /// Everything on the card as one line of words, for screen readers and the inspector.
+    pub fn describe(&self) -> String {
+        let mut parts = vec![self.word.clone()];
+        parts.extend(self.badges.iter().map(|b| format!("{} {}", b.label, b.value)));
+        parts.extend(self.details.iter().map(|d| d.text.clone()));
+        parts.join("; ")
+    }
+}
+
 /// Everything a node's card shows besides its status: built by the participant (or from what
 /// it persisted, while it is down).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Card {
-    pub lines: Vec<String>,
+    pub summary: Summary,
     pub gauge: Option<Gauge>,
     pub log: Vec<LogCell>,
     pub inputs: Vec<InputSpec>,

@@ -22,7 +22,7 @@ impl Engine {
                     local_time_us: local_us,
                     clock_offset_us: self.clocks[i].offset_us(self.now_us),
                     waiting_inputs: self.waiting[i].len() as u32,
-                    lines: card.lines,
+                    summary: card.summary,
                     gauge: card.gauge,
                     log: card.log,
                     // A paused node takes no input until it wakes.
