@@ -6,6 +6,8 @@
 #
 #   scripts/build-site.sh            # all bundles, into dist/
 #   BUNDLES="locks" scripts/build-site.sh  # only some, and the home bundle (quicker while working on one chapter)
+#   WASM_PROFILE=wasm-dev BUNDLES="locks" scripts/build-site.sh  # a quick build while working:
+#                                          # no LTO, no wasm-opt; bigger files, so never for size
 #
 # Needs: cargo with the wasm32-unknown-unknown target, wasm-bindgen (the version pinned in
 # web/Cargo.toml), wasm-opt (npm binaryen), node. scripts/ensure-tools.sh installs them.
@@ -14,6 +16,7 @@ cd "$(dirname "$0")/.."
 source scripts/env.sh
 
 dist="${DIST:-dist}"
+profile="${WASM_PROFILE:-wasm-release}"
 work="target/site"
 rm -rf "$work" "$dist"
 mkdir -p "$work" "$dist"
@@ -49,11 +52,15 @@ build_bundle() { # build_bundle BUNDLE TARGET_DIR
     local bundle=$1 target_dir=$2 features
     features=$(node -e 'const b=require(process.argv[1]); console.log(b.bundles[process.argv[2]].features.join(","))' "$PWD/$work/bundles.json" "$bundle")
     printf '\033[1m[build-site]\033[0m bundle %s (features: %s)\n' "$bundle" "$features"
-    CARGO_TARGET_DIR="$target_dir" cargo build --quiet --profile wasm-release --target wasm32-unknown-unknown \
+    CARGO_TARGET_DIR="$target_dir" cargo build --quiet --profile "$profile" --target wasm32-unknown-unknown \
         -p coordlab-web --no-default-features --features "$features"
-    cp "$target_dir/wasm32-unknown-unknown/wasm-release/coordlab-web.wasm" "$work/coordlab-$bundle.raw.wasm"
+    cp "$target_dir/wasm32-unknown-unknown/$profile/coordlab-web.wasm" "$work/coordlab-$bundle.raw.wasm"
     wasm-bindgen --target web --no-typescript --out-dir "$work" --out-name "coordlab-$bundle" \
         "$work/coordlab-$bundle.raw.wasm"
+    if [ "$profile" != wasm-release ]; then
+        cp "$work/coordlab-${bundle}_bg.wasm" "$work/coordlab-${bundle}.opt.wasm"
+        return
+    fi
     wasm-opt -Oz --converge --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
         --enable-mutable-globals --enable-reference-types --enable-multivalue \
         "$work/coordlab-${bundle}_bg.wasm" -o "$work/coordlab-${bundle}.opt.wasm"
@@ -74,8 +81,8 @@ build_bundle "$first_bundle" "$first_target"
 # The copy is made before either lane goes on: a lane building its next bundle rewrites files
 # in its target directory, and a copy taken meanwhile can lose one ("cannot stat").
 mkdir -p "$second_target/wasm32-unknown-unknown"
-rm -rf "$second_target/wasm32-unknown-unknown/wasm-release"
-cp -a "$first_target/wasm32-unknown-unknown/wasm-release" "$second_target/wasm32-unknown-unknown/"
+rm -rf "$second_target/wasm32-unknown-unknown/$profile"
+cp -a "$first_target/wasm32-unknown-unknown/$profile" "$second_target/wasm32-unknown-unknown/"
 claim_and_build "$second_target" &
 second_lane=$!
 trap 'kill "$second_lane" 2>/dev/null || true' EXIT # a failed first lane stops the second
