@@ -40,7 +40,8 @@ if (!dist || !fs.existsSync(path.join(dist, 'index.html'))) {
   console.error('usage: node scripts/picture-report.mjs DIST [--scenarios a,b] [--configs c,d] [--json | --json=FILE] [--build TEXT]');
   process.exit(2);
 }
-const json = opt('json');
+// `--json` takes its file only as `--json=FILE`, never from the next argument (DIST).
+const json = args.includes('--json') ? true : args.find((a) => a.startsWith('--json='))?.slice('--json='.length);
 const REPORTED = ['presenter-853', 'presenter-1280', 'player-853', 'player-1280', 'embed-400', 'phone'];
 const configs = (typeof opt('configs') === 'string' ? opt('configs').split(',') : REPORTED).map((k) => {
   if (!CONFIGS[k]) throw new Error(`no configuration ${k} (${Object.keys(CONFIGS).join(', ')})`);
