@@ -356,7 +356,7 @@ pub fn embed_view(props: &EmbedProps) -> Html {
             { notices(&NoticesProps { notices: p.notices.clone(), on_dismiss: Some(on_dismiss) }) }
             <div class={classes!("embed-stage", format!("picture-{}", p.view.picture.code()))}>
                 if p.view.picture.shows_topology() {
-                    <Topology trace={p.trace.clone()} cursor={p.cursor} snapshot={snapshot.clone()} />
+                    <Topology trace={p.trace.clone()} cursor={p.cursor} snapshot={snapshot.clone()} min_text={11} />
                 }
                 if p.view.picture.shows_diagram() {
                     <SpaceTime trace={p.trace.clone()} cursor={p.cursor} axis={p.view.axis}

@@ -181,13 +181,16 @@ pub fn player_view(props: &PlayerProps) -> Html {
         Tab::State => html! {
             <div class="state-tab">
                 { property_panel(&PropertyPanelProps { trace: p.trace.clone(), cursor: p.cursor, dispatch: dispatch.clone() }) }
-                { inspector(&InspectorProps { snapshot: snapshot.clone() }) }
+                { inspector(&InspectorProps { trace: p.trace.clone(), snapshot: snapshot.clone() }) }
             </div>
         },
         Tab::Events => html! { <EventLog player={p.clone()} dispatch={dispatch.clone()} /> },
     };
     html! {
         <div class={classes!("player", p.presenting.then_some("presenting"))}>
+            // The first screen: the heading, the picture with the story, and the transport. Its
+            // height is the window's, so the transport stays put at every step and beat.
+            <div class="first-screen">
             { notices(&NoticesProps { notices: p.notices.clone(), on_dismiss: Some(on_dismiss) }) }
             <div class="player-head">
                 <h1>{ p.info.title }</h1>
@@ -212,6 +215,7 @@ pub fn player_view(props: &PlayerProps) -> Html {
             <div class="controls">
                 { transport_bar(&TransportBarProps { player: p.clone(), dispatch: dispatch.clone() }) }
                 { timeline(&TimelineProps { player: p.clone(), dispatch: dispatch.clone() }) }
+            </div>
             </div>
             if !p.presenting {
                 <section class="tools" aria-label="Tools">
