@@ -56,6 +56,8 @@ test('a partition: the minority leader cannot commit, and its entries are discar
 // ---- The network controls, user inputs and the Raft card (issue 4, "Controls and views") ----
 
 const card = (page, name) => page.locator(`g.node[data-node="${name}"]`);
+/** The picture in words, as screen readers get it: one line per card, word then badges then details. */
+const described = (page) => page.locator('figure.topology ul.visually-hidden').textContent();
 const timer = (page, name) => page.locator(`.topology g.gauge[data-node="${name}"]`);
 const remainingUs = async (page, name) => Number(await timer(page, name).getAttribute('data-remaining-us'));
 
@@ -74,7 +76,7 @@ test('partitioning 2 | 3 by groups: the minority refuses the client\'s write and
   await tab(page, 'Faults');
   await page.getByRole('button', { name: 'Send a client request (client)', exact: true }).click();
   assert.match(await page.locator('.narration').textContent(), /sends request 1 \(set x=1\) to S1/);
-  assert.match(await card(page, 'client').textContent(), /0 of 5 writes done/);
+  assert.match(await described(page), /client: \w+; writes 0\/5/);
 
   // Just before the scenario heals the network (1.8 s):
   await seekTo(page, (t) => t === 'the network heals', 'the network heals');
@@ -84,7 +86,7 @@ test('partitioning 2 | 3 by groups: the minority refuses the client\'s write and
   assert.ok(texts.some((t) => /^S2 -> client: reply \d+: not the leader, try S1$/.test(t)),
     'a minority follower turned the write away');
   assert.ok(!texts.some((t) => /-> client: reply \d+: committed/.test(t)), 'no write was confirmed during the split');
-  assert.match(await card(page, 'client').textContent(), /0 of 5 writes done/);
+  assert.match(await described(page), /client: \w+; writes 0\/5/);
   // S1 took the write into its log but could not commit it: a dashed cell without a ✓.
   const s1 = card(page, 'S1');
   assert.ok(await s1.locator('.cell.open').count() >= 1, 'S1 holds an uncommitted entry');
@@ -176,7 +178,8 @@ test('forcing a timeout on a follower makes it a candidate in a higher term', as
   const after = (await servers(page)).find((s) => s.server === 'S3');
   assert.equal(after.role, 'CANDIDATE');
   assert.equal(after.term, before.term + 1);
-  assert.match(await card(page, 'S3').textContent(), new RegExp(`CANDIDATE · term ${before.term + 1}`));
+  assert.match(await card(page, 'S3').textContent(), /candidate/);
+  assert.match(await described(page), new RegExp(`S3: candidate; term ${before.term + 1};`));
   await shot(page, '33-raft-forced-timeout');
   await page.close();
 });
@@ -203,7 +206,7 @@ test('every follower shows an election-timer arc whose time left runs down as yo
   assert.match(await gauge.locator('title').textContent(), new RegExp(`^election timeout in ${ms} ms`));
   assert.match(await gauge.locator('.gauge-arc').getAttribute('stroke-dasharray'), /^\d{1,3} 100$/);
   // Screen readers get the same in words.
-  assert.match(await page.locator('figure.topology ul.visually-hidden').textContent(), new RegExp(`S4: FOLLOWER[^]*election timeout in ${ms} ms`));
+  assert.match(await described(page), new RegExp(`S4: follower[^]*election timeout in ${ms} ms`));
   await shot(page, '34-raft-election-timers');
   await page.close();
 });

@@ -23,7 +23,7 @@ use coordlab_sim::kernel::time::{MS_US, SEC_US};
 use coordlab_sim::kernel::world::{Nodes, World};
 use coordlab_sim::properties::{PropertyKind, PropertySpec};
 use coordlab_sim::scenarios::{expectation_for, Params};
-use coordlab_sim::trace::{TableView, Trace};
+use coordlab_sim::trace::{Summary, TableView, Tone, Trace};
 use coordlab_sim::RunRequest;
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -169,18 +169,14 @@ impl Participant for Chatter {
         }
     }
 
-    fn summary(&self, _view: &ViewCtx<'_>) -> Vec<String> {
-        vec![
-            format!("received {}", self.received),
-            format!("sent {}", self.sent),
-        ]
+    fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
+        Summary::new("chatting", Tone::Quiet)
+            .badge("received", self.received)
+            .badge("sent", self.sent)
     }
 
-    fn durable_summary(_config: &(), durable: &ChatDurable, _view: &ViewCtx<'_>) -> Vec<String> {
-        vec![
-            "down".to_string(),
-            format!("on disk: received {}", durable.received),
-        ]
+    fn durable_summary(_config: &(), durable: &ChatDurable, _view: &ViewCtx<'_>) -> Summary {
+        Summary::new("down", Tone::Failed).detail(format!("on disk: received {}", durable.received))
     }
 }
 

@@ -3,7 +3,7 @@
 
 use coordlab_sim::kernel::faults::parse_script;
 use coordlab_sim::scenarios::Params;
-use coordlab_sim::trace::{NodeStatus, NodeView, Snapshot};
+use coordlab_sim::trace::{NodeStatus, NodeView, Snapshot, Tone};
 use coordlab_sim::{run, Limits, NodeId, Recording, RunRequest, Trace};
 
 fn trace(scenario: &str, script: &str) -> Trace {
@@ -24,27 +24,22 @@ fn node(t: &Trace, step: usize, id: u32) -> &NodeView {
     &snap(t, step).nodes[id as usize]
 }
 
-/// A server's role and term, e.g. `LEADER · term 1`.
-fn head(t: &Trace, step: usize, id: u32) -> String {
+/// A server's role (its card's word and tone) and its term (the `term` badge).
+fn head(t: &Trace, step: usize, id: u32) -> (String, Tone, u64) {
     let s = &node(t, step, id).summary;
-    format!(
-        "{} · {}",
-        s.word,
-        s.details.first().map_or("", |d| d.text.as_str())
-    )
-}
-
-fn term_of(line: &str) -> u64 {
-    line.rsplit(' ')
-        .next()
-        .and_then(|t| t.parse().ok())
-        .expect("`… · term N`")
+    let term = s
+        .badges
+        .iter()
+        .find(|b| b.label == "term")
+        .and_then(|b| b.value.parse().ok())
+        .expect("a server's card has a term badge");
+    (s.word.clone(), s.tone, term)
 }
 
 /// The first step at which S1 leads in the undisturbed run.
 fn first_leader_step(t: &Trace) -> usize {
     (0..t.entries.len())
-        .find(|&k| head(t, k, 0).starts_with("LEADER"))
+        .find(|&k| head(t, k, 0).0 == "leader")
         .expect("S1 becomes leader")
 }
 
@@ -52,14 +47,22 @@ fn first_leader_step(t: &Trace) -> usize {
 fn forcing_a_timeout_makes_a_follower_a_candidate_in_the_next_term_at_once() {
     let base = trace("raft-election", "");
     let k = first_leader_step(&base) + 10;
-    let before = head(&base, k - 1, 2).to_string();
-    assert!(before.starts_with("FOLLOWER"), "{before}");
+    let before = head(&base, k - 1, 2);
+    assert_eq!(
+        (before.0.as_str(), before.1),
+        ("follower", Tone::Quiet),
+        "{before:?}"
+    );
     let t = trace("raft-election", &format!("{k}@input:2:timeout"));
     let e = &t.entries[k];
     assert_eq!(e.text, "user input `timeout` to S3");
     let after = head(&t, k, 2);
-    assert!(after.starts_with("CANDIDATE"), "{after}");
-    assert_eq!(term_of(&after), term_of(&before) + 1);
+    assert_eq!(
+        (after.0.as_str(), after.1),
+        ("candidate", Tone::Asking),
+        "{after:?}"
+    );
+    assert_eq!(after.2, before.2 + 1);
     assert!(
         e.notes.iter().any(|n| n.contains("forced to run out")),
         "{:?}",
@@ -154,10 +157,13 @@ fn the_clients_write_input_sends_one_more_write_through_the_normal_path() {
         .map(|m| m.label.clone())
         .collect();
     assert_eq!(sent, vec!["request 1: set x=1".to_string()], "{:?}", e.notes);
+    let client = &node(&t, k, 5).summary;
     assert!(
-        node(&t, k, 5).summary.describe().contains("of 5 writes"),
-        "{:?}",
-        node(&t, k, 5).summary
+        client
+            .badges
+            .iter()
+            .any(|b| b.label == "writes" && b.value.ends_with("/5")),
+        "{client:?}"
     );
     assert_eq!(t.outcome["writes_committed"], 5, "the extra write commits too");
     assert!(t.refused_actions.is_empty());
@@ -165,10 +171,8 @@ fn the_clients_write_input_sends_one_more_write_through_the_normal_path() {
     // While a write is outstanding, the extra one queues behind it.
     let busy = (0..base.entries.len())
         .find(|&j| {
-            node(&base, j, 5)
-                .summary
-                .describe()
-                .contains("waiting on write 1")
+            let client = &node(&base, j, 5).summary;
+            client.word == "writing" && client.details.iter().any(|d| d.text.starts_with("write 1 via"))
         })
         .unwrap();
     let t = trace("raft-partition", &format!("{}@input:5:write", busy + 1));

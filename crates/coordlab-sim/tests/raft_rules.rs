@@ -8,6 +8,7 @@ use coordlab_sim::kernel::testing;
 use coordlab_sim::protocols::raft::{
     ClientAnswer, Command, Entry, LogIndex, RaftBug, RaftMsg, RaftServer, RaftTimer, Role, ServerConfig, Term,
 };
+use coordlab_sim::trace::{Badge, Tone};
 
 const A: NodeId = NodeId(0);
 const B: NodeId = NodeId(1);
@@ -576,7 +577,15 @@ fn node_card_names_role_term_vote_log_and_commit() {
     let mut h = Harness::new(A, 3, RaftBug::None);
     h.elect(2);
     let names: Vec<String> = NAMES.iter().map(|n| n.to_string()).collect();
-    let lines = h.s().summary(&ViewCtx::new(A, h.0.now_us, &names));
-    assert_eq!(lines[0], "LEADER · term 3");
-    assert_eq!(lines[1], "vote S1 · log 0 · commit 0");
+    let card = h.s().summary(&ViewCtx::new(A, h.0.now_us, &names));
+    assert_eq!((card.word.as_str(), card.tone), ("leader", Tone::Holds));
+    assert_eq!(
+        card.badges,
+        vec![Badge {
+            label: "term".into(),
+            value: "3".into()
+        }]
+    );
+    let details: Vec<&str> = card.details.iter().map(|d| d.text.as_str()).collect();
+    assert_eq!(details, ["voted S1", "log 0 · commit 0"]);
 }

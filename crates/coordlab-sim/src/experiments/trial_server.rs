@@ -11,6 +11,7 @@
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Participant, ViewCtx};
+use crate::kernel::view::Summary;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::{PropertyKind, PropertySpec};
 use crate::protocols::raft::{RaftMsg, RaftServer, RaftTimer, Role, ServerConfig, ServerDurable, Term};
@@ -121,11 +122,11 @@ impl Participant for TrialServer {
         TrialServer::new(RaftServer::recover(config, id, durable), false)
     }
 
-    fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         self.server.summary(view)
     }
 
-    fn durable_summary(config: &ServerConfig, durable: &ServerDurable, view: &ViewCtx<'_>) -> Vec<String> {
+    fn durable_summary(config: &ServerConfig, durable: &ServerDurable, view: &ViewCtx<'_>) -> Summary {
         RaftServer::durable_summary(config, durable, view)
     }
 }

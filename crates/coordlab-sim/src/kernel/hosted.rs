@@ -158,13 +158,13 @@ impl<P: Participant> Slot for Hosted<P> {
     fn card(&self, view: &ViewCtx<'_>) -> Card {
         match &self.live {
             Some(p) => Card {
-                summary: p.face(view),
+                summary: p.summary(view),
                 gauge: p.gauge(view),
                 log: p.log_cells(),
                 inputs: p.inputs(),
             },
             None => Card {
-                summary: P::durable_face(&self.config, &self.durable, view),
+                summary: P::durable_summary(&self.config, &self.durable, view),
                 gauge: None,
                 log: P::durable_log_cells(&self.durable),
                 inputs: Vec::new(),

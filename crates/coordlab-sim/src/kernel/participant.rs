@@ -15,7 +15,7 @@ use super::ids::NodeId;
 pub use super::message::Label;
 use super::message::{Inbox, Message};
 use super::rng::SimRng;
-use super::view::{Gauge, InputSpec, LogCell, Summary};
+use super::view::{Gauge, InputSpec, LogCell, Summary, Tone};
 use std::fmt::Debug;
 
 pub trait Participant: Sized + 'static {
@@ -41,20 +41,12 @@ pub trait Participant: Sized + 'static {
     /// Rebuilds the participant after a restart (and at the start) from its configuration and
     /// what it last persisted.
     fn recover(config: &Self::Config, id: NodeId, durable: &Self::Durable) -> Self;
-    /// A few lines for the node's card in the topology view.
-    fn summary(&self, view: &ViewCtx<'_>) -> Vec<String>;
-    /// The card's lines while the node is down: what it has persisted.
-    fn durable_summary(_config: &Self::Config, _durable: &Self::Durable, _view: &ViewCtx<'_>) -> Vec<String> {
-        vec!["down".into(), "state kept on disk".into()]
-    }
-    /// TRANSITIONAL: the card's summary, from [`Self::summary`]'s lines until the participant
-    /// builds its own.
-    fn face(&self, view: &ViewCtx<'_>) -> Summary {
-        Summary::from_lines(self.summary(view))
-    }
-    /// TRANSITIONAL: the card's summary while the node is down.
-    fn durable_face(config: &Self::Config, durable: &Self::Durable, view: &ViewCtx<'_>) -> Summary {
-        Summary::from_lines(Self::durable_summary(config, durable, view))
+    /// What the node's card says: one word for its state with a tone, large badges, details
+    /// by priority (see [`Summary`]).
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary;
+    /// What the card says while the node is down: what it has persisted.
+    fn durable_summary(_config: &Self::Config, _durable: &Self::Durable, _view: &ViewCtx<'_>) -> Summary {
+        Summary::new("down", Tone::Failed).detail("state kept on disk")
     }
 
     /// The inputs a user may send this node in its current state (the UI shows one button

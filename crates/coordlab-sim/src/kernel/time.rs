@@ -35,7 +35,7 @@ pub fn format_duration(us: u64) -> String {
         format!("{} ms", us / MS_US)
     } else if us < 100 * SEC_US {
         let tenths = us / (SEC_US / 10);
-        if tenths % 10 == 0 {
+        if tenths.is_multiple_of(10) {
             format!("{} s", tenths / 10)
         } else {
             format!("{}.{} s", tenths / 10, tenths % 10)

@@ -25,6 +25,7 @@ mod tests {
     use crate::kernel::network::LinkConfig;
     use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
     use crate::kernel::setup::Setup;
+    use crate::kernel::view::{Summary, Tone};
     use crate::trace::{EventKind, Trace};
     use std::collections::BTreeMap;
 
@@ -76,8 +77,8 @@ mod tests {
             Voter
         }
 
-        fn summary(&self, _view: &ViewCtx<'_>) -> Vec<String> {
-            Vec::new()
+        fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
+            Summary::new("voter", Tone::Quiet)
         }
     }
 

@@ -180,22 +180,6 @@ impl Summary {
         self
     }
 
-    /// TRANSITIONAL (removed once every participant builds its own summary): a summary
-    /// from old-style card lines, the first line's head as the word and the rest as details.
-    pub fn from_lines(lines: Vec<String>) -> Summary {
-        let mut it = lines.into_iter();
-        let first = it.next().unwrap_or_default();
-        let (word, rest) = match first.split_once(" · ") {
-            Some((w, r)) => (w.to_string(), Some(r.to_string())),
-            None => (first, None),
-        };
-        let mut s = Summary::new(word, Tone::Quiet);
-        for d in rest.into_iter().chain(it) {
-            s = s.detail(d);
-        }
-        s
-    }
-
     /// Everything on the card as one line of words, for screen readers and the inspector.
     pub fn describe(&self) -> String {
         let mut parts = vec![self.word.clone()];

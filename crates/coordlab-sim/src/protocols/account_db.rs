@@ -6,10 +6,12 @@
 //! worker crashes it rolls that transaction back and frees its lock — the free "automatic
 //! release" a distributed lock has to rebuild by hand.
 
+use super::card;
 use super::sql::{rupees, SqlMsg, SqlReply, SqlRequest, ACCOUNT_ID};
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, NoTimer, Participant, ViewCtx};
+use crate::kernel::view::{Summary, Tone};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AccountRow {
@@ -210,20 +212,34 @@ impl AccountDb {
         })
     }
 
-    pub fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
-        let mut lines = vec![format!(
-            "balance {} · v{}",
-            rupees(self.durable.row.balance),
-            self.durable.row.version
-        )];
+    pub fn summary(&self, view: &ViewCtx<'_>) -> Summary {
+        let row = &self.durable.row;
+        let s = match self.lock_holder {
+            Some(_) => Summary::new("row locked", Tone::Holds),
+            None => Summary::new("unlocked", Tone::Quiet),
+        };
+        let mut s = s
+            .badge("balance", rupees(row.balance))
+            .badge("version", row.version);
         if let Some(h) = self.lock_holder {
-            lines.push(format!(
-                "row lock: {} (+{} waiting)",
-                view.name(h),
-                self.lock_waiters.len()
-            ));
+            s = card::fit_badge(s, "lock", view.name(h));
+            if !self.lock_waiters.is_empty() {
+                s = s.badge("waiting", self.lock_waiters.len());
+            }
         }
-        lines
+        for w in &self.lock_waiters {
+            s = s.detail(format!("{} waits for the lock", view.name(*w)));
+        }
+        if self.version_conflicts > 0 {
+            s = s.detail(format!("stale writes refused: {}", self.version_conflicts));
+        }
+        s = s.minor(format!("debits committed: {}", self.durable.committed_debits));
+        for (who, txn) in &self.txns {
+            if let Some(balance) = txn.staged_balance {
+                s = s.minor(format!("{} staged {}", view.name(*who), rupees(balance)));
+            }
+        }
+        s
     }
 }
 
@@ -258,15 +274,14 @@ impl Participant for AccountDb {
         AccountDb::recover(durable)
     }
 
-    fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         AccountDb::summary(self, view)
     }
 
-    fn durable_summary(_config: &(), durable: &DbDurable, _view: &ViewCtx<'_>) -> Vec<String> {
-        vec![
-            "down".to_string(),
-            format!("on disk: balance {}", rupees(durable.row.balance)),
-        ]
+    fn durable_summary(_config: &(), durable: &DbDurable, _view: &ViewCtx<'_>) -> Summary {
+        card::down("committed row on disk")
+            .badge("balance", rupees(durable.row.balance))
+            .badge("version", durable.row.version)
     }
 }
 

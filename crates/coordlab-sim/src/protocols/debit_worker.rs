@@ -2,11 +2,13 @@
 //! read-then-write with no lock, read under `SELECT … FOR UPDATE`, or a version-checked
 //! write that retries when the row changed underneath it.
 
+use super::card;
 use super::sql::ACCOUNT_ID;
 use super::sql::{rupees, SqlMsg, SqlReply, SqlRequest};
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::rng::between_us;
+use crate::kernel::view::{Summary, Tone};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DebitStrategy {
@@ -214,8 +216,9 @@ impl DebitWorker {
         ctx.note(format!("{}'s debit is committed; its job is finished.", ctx.me()));
     }
 
-    pub fn summary(&self) -> Vec<String> {
-        let phase = match &self.phase {
+    /// What it is doing, in a few words (the state column of the transactions table).
+    pub fn phase_text(&self) -> String {
+        match &self.phase {
             Phase::Idle => "waiting for the job".to_string(),
             Phase::Reading => "reading the row".to_string(),
             Phase::Computing { read_balance, .. } => {
@@ -225,12 +228,44 @@ impl DebitWorker {
             Phase::Committing { new_balance } => format!("committing {}", rupees(*new_balance)),
             Phase::Done => "done".to_string(),
             Phase::GaveUp => "gave up".to_string(),
-        };
-        let mut lines = vec![phase];
-        if self.attempts > 1 {
-            lines.push(format!("attempt {}", self.attempts));
         }
-        lines
+    }
+
+    pub fn summary(&self) -> Summary {
+        // Under `SELECT … FOR UPDATE` the row is its own from the read's answer to the commit.
+        let locked = self.plan.strategy == DebitStrategy::RowLock;
+        let tone = if locked { Tone::Holds } else { Tone::Quiet };
+        let mut s = match &self.phase {
+            Phase::Idle => card::idle(),
+            Phase::Reading => Summary::new("reading", Tone::Quiet).detail(if locked {
+                "SELECT … FOR UPDATE"
+            } else {
+                "SELECT the balance"
+            }),
+            Phase::Computing { read_balance, .. } => Summary::new("working", tone)
+                .badge("read", rupees(*read_balance))
+                .detail("computing the new balance"),
+            Phase::Writing { new_balance } => Summary::new("writing", tone)
+                .badge("read", rupees(new_balance + self.plan.amount))
+                .badge("writes", rupees(*new_balance)),
+            Phase::Committing { new_balance } => Summary::new("committing", tone)
+                .badge("read", rupees(new_balance + self.plan.amount))
+                .badge("writes", rupees(*new_balance)),
+            Phase::Done => card::done(),
+            Phase::GaveUp => card::gave_up("row changed every try"),
+        };
+        if locked
+            && matches!(
+                self.phase,
+                Phase::Computing { .. } | Phase::Writing { .. } | Phase::Committing { .. }
+            )
+        {
+            s = s.detail("holds the row lock");
+        }
+        if self.attempts > 1 {
+            s = s.badge("attempt", self.attempts);
+        }
+        s
     }
 }
 
@@ -263,19 +298,16 @@ impl Participant for DebitWorker {
         DebitWorker::recover(*plan, durable)
     }
 
-    fn summary(&self, _view: &ViewCtx<'_>) -> Vec<String> {
+    fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
         DebitWorker::summary(self)
     }
 
-    fn durable_summary(_plan: &DebitPlan, durable: &WorkerDurable, _view: &ViewCtx<'_>) -> Vec<String> {
-        vec![
-            "down".to_string(),
-            if durable.done {
-                "debit done".to_string()
-            } else {
-                "debit not done".to_string()
-            },
-        ]
+    fn durable_summary(_plan: &DebitPlan, durable: &WorkerDurable, _view: &ViewCtx<'_>) -> Summary {
+        card::down(if durable.done {
+            "debit done"
+        } else {
+            "debit not done"
+        })
     }
 }
 

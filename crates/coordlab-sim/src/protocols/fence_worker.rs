@@ -10,6 +10,7 @@
 //! lapses. A store that does not answer within its timeout counts as an attempt; after its
 //! last attempt the worker gives up and the job is not done.
 
+use super::card;
 use super::lease_msg::{seconds, LeaseMsg, WriteCheck};
 use super::placed_lease::{PlacedMsg, TokenSource};
 use crate::kernel::ids::{FencingToken, NodeId};
@@ -17,6 +18,7 @@ use crate::kernel::message::{Inbox, Message};
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
+use crate::kernel::view::Summary;
 
 /// How the worker gets the lease.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -343,7 +345,8 @@ impl FenceWorker {
         }
     }
 
-    pub fn summary_lines(&self) -> Vec<String> {
+    /// What it is doing and holds, in one line (the workers table).
+    pub fn status_text(&self) -> String {
         let phase = match &self.phase {
             FencePhase::Idle => "waiting for the job".to_string(),
             FencePhase::Reading => "reading the replica".into(),
@@ -357,15 +360,45 @@ impl FenceWorker {
             FencePhase::Refused => "stopped: write refused".into(),
             FencePhase::GaveUp => "gave up: no lease".into(),
         };
-        let mut lines = vec![phase];
+        match (self.granted, self.believes_it_holds()) {
+            (Some(t), true) if t == self.fence || self.plan().fence == FenceFrom::Reread => {
+                format!("{phase} · holds #{t}")
+            }
+            (Some(t), true) => format!("{phase} · holds #{t} · fence {}", self.fence),
+            _ => phase,
+        }
+    }
+
+    pub fn summary(&self) -> Summary {
+        let mut s = match &self.phase {
+            FencePhase::Idle => card::idle(),
+            FencePhase::Reading => card::asking("reading the replica"),
+            FencePhase::Acquiring => card::asking("for the lease"),
+            FencePhase::BackingOff => card::backing_off(),
+            FencePhase::ReadingProgress => card::holder("checking progress"),
+            FencePhase::Working { step } => card::holder(card::step(*step, "working")),
+            FencePhase::Rereading { step } => card::holder(card::step(*step, "re-reading token")),
+            FencePhase::Writing { step } => card::holder(card::step(*step, "writing")),
+            FencePhase::Done => card::done(),
+            FencePhase::Refused => card::stopped("write refused"),
+            FencePhase::GaveUp => card::gave_up("no lease"),
+        };
         if let (Some(t), true) = (self.granted, self.believes_it_holds()) {
-            if t == self.fence || self.plan().fence == FenceFrom::Reread {
-                lines.push(format!("holds #{t}"));
-            } else {
-                lines.push(format!("holds #{t} · fence {}", self.fence));
+            s = s.badge("token", t);
+            if self.fence != t {
+                // What it writes with is not what it was granted: the mistake under study.
+                s = card::fit_badge(s, "fence", &self.fence.to_string());
             }
         }
-        lines
+        if self.attempts > 1
+            && matches!(
+                self.phase,
+                FencePhase::Reading | FencePhase::Acquiring | FencePhase::BackingOff
+            )
+        {
+            s = s.minor(format!("attempt {}", self.attempts));
+        }
+        s
     }
 }
 
@@ -465,7 +498,15 @@ impl Participant for FenceWorker {
         }
     }
 
-    fn summary(&self, _view: &ViewCtx<'_>) -> Vec<String> {
-        self.summary_lines()
+    fn durable_summary(
+        _config: &FenceWorkerConfig,
+        durable: &FenceWorkerDurable,
+        _view: &ViewCtx<'_>,
+    ) -> Summary {
+        card::down_with_job(durable.finished)
+    }
+
+    fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
+        FenceWorker::summary(self)
     }
 }

@@ -20,11 +20,13 @@
 //! [`TokenSource::Sequence`] the token comes from one sequence per name (`nextval`), which a
 //! delete does not reset. The renewal bug drops the CASE: every grant increments.
 
+use super::card;
 use super::lease_msg::{seconds, LeaseMsg, ReleaseMode};
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::MS_US;
+use crate::kernel::view::{Summary, Tone};
 
 /// How the owner of a row left by an earlier run (before the story starts) is shown.
 pub const EARLIER_OWNER: &str = "earlier-run";
@@ -555,31 +557,49 @@ impl LeaseStore {
         }
     }
 
-    pub fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
-        let now_local_us = view.local_now_us;
-        let mut lines = Vec::new();
-        for (lease, row) in &self.durable.rows {
-            let state = if row.released {
-                "released".to_string()
-            } else if row.expires_at_us > now_local_us {
-                format!("{} left", seconds((row.expires_at_us - now_local_us) / MS_US))
-            } else {
-                "expired".to_string()
-            };
-            if self.durable.rows.len() > 1 {
-                lines.push(format!("{lease}:"));
+    /// Where `row` stands at the store's clock reading `now_us`.
+    fn state_of(row: &LeaseRow, now_us: u64) -> card::Lease {
+        if row.released {
+            card::Lease::Released
+        } else if row.expires_at_us > now_us {
+            card::Lease::Left(row.expires_at_us - now_us)
+        } else {
+            card::Lease::Expired
+        }
+    }
+
+    pub fn summary(&self, view: &ViewCtx<'_>) -> Summary {
+        let now_us = view.local_now_us;
+        let rows = &self.durable.rows;
+        let owner = |row: &LeaseRow| owner_name(row.owner, |id| view.name(id));
+        match rows.len() {
+            0 => Summary::new("free", Tone::Quiet).detail("no lease rows"),
+            1 => {
+                let (_, row) = rows.iter().next().expect("one row");
+                let state = Self::state_of(row, now_us);
+                card::lease(state.word(), owner(row), "token", row.token, state)
             }
-            lines.push(format!(
-                "{} · token {}",
-                owner_name(row.owner, |id| view.name(id)),
-                row.token
-            ));
-            lines.push(state);
+            n => {
+                let held = rows
+                    .iter()
+                    .filter(|(_, r)| matches!(Self::state_of(r, now_us), card::Lease::Left(_)))
+                    .count();
+                let mut s = match held {
+                    0 => Summary::new("free", Tone::Quiet),
+                    _ => Summary::new("held", Tone::Holds),
+                }
+                .badge("held", card::of(held, n));
+                for (lease, row) in rows {
+                    let state = match Self::state_of(row, now_us) {
+                        card::Lease::Left(_) => "",
+                        card::Lease::Expired => ", expired",
+                        card::Lease::Released => ", released",
+                    };
+                    s = s.detail(format!("{lease}: {} #{}{state}", owner(row), row.token));
+                }
+                s
+            }
         }
-        if lines.is_empty() {
-            lines.push("no leases held".to_string());
-        }
-        lines
     }
 }
 
@@ -617,7 +637,7 @@ impl Participant for LeaseStore {
         LeaseStore::recover(*config, durable)
     }
 
-    fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         LeaseStore::summary(self, view)
     }
 }

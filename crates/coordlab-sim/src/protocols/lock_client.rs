@@ -16,6 +16,7 @@
 //! A keep-alive answered "lease not found" means its key is gone: holding, it stops; waiting,
 //! it starts again with a new session.
 
+use super::card;
 use super::lease_msg::{seconds, LeaseMsg, WriteCheck};
 use super::lock_service::EtcdMsg;
 use super::lock_store::{lock_key, LeaseId, LockOp, LockResult};
@@ -24,6 +25,7 @@ use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::message::{Inbox, Message};
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::MS_US;
+use crate::kernel::view::Summary;
 
 /// What a worker takes off the wire: the lock service's replies (writes answer through Raft's
 /// client protocol, the rest through etcd's), and the ledger's answers.
@@ -794,32 +796,40 @@ impl Participant for LockClient {
         }
     }
 
-    fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
-        let mut lines = vec![self.doing(|id| view.name(id))];
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
+        let via = view.name(self.guess);
+        let s = match &self.phase {
+            ClientPhase::Idle => card::idle(),
+            ClientPhase::Granting => card::asking(format!("lease via {via}")),
+            ClientPhase::Acquiring => card::asking(format!("putting its key via {via}")),
+            ClientPhase::Looking => card::asking("reading which key is ahead"),
+            ClientPhase::Watching => card::waiting(match &self.watching {
+                Some(w) => format!("watching …/{}", w.key.rsplit('/').next().unwrap_or_default()),
+                None => "watching".into(),
+            }),
+            ClientPhase::ReadingProgress => card::holder("checking progress"),
+            ClientPhase::Working { step } => card::holder(card::step(*step, "working")),
+            ClientPhase::Writing { step } => card::holder(card::step(*step, "writing")),
+            ClientPhase::Releasing => card::releasing(),
+            ClientPhase::Done => card::done(),
+            ClientPhase::Lost => card::stopped("lease lost"),
+            ClientPhase::Fenced => card::stopped("write rejected"),
+        };
         if let Some(h) = self.held {
-            lines.push(format!(
-                "holds rev {} (from {})",
+            // Its key's create revision is its fencing token.
+            s.badge("token", h.revision).detail(format!(
+                "key rev {} via {}",
                 h.revision,
                 view.name(h.granted_by)
-            ));
+            ))
         } else if let (Some(lease), Some(rev)) = (self.lease, self.my_revision) {
-            lines.push(format!("lease {lease} · key rev {rev}"));
+            s.detail(format!("lease {lease} · key rev {rev}"))
+        } else {
+            s
         }
-        lines
     }
 
-    fn durable_summary(
-        _plan: &LockClientPlan,
-        durable: &LockClientDurable,
-        _view: &ViewCtx<'_>,
-    ) -> Vec<String> {
-        vec![
-            "down".into(),
-            if durable.finished {
-                "job done".into()
-            } else {
-                "job not done".into()
-            },
-        ]
+    fn durable_summary(_plan: &LockClientPlan, durable: &LockClientDurable, _view: &ViewCtx<'_>) -> Summary {
+        card::down_with_job(durable.finished)
     }
 }

@@ -21,6 +21,7 @@
 //! timers become [`LockServerTimer::Raft`], and what it persists is this server's durable
 //! state unchanged.
 
+use super::card;
 use super::lease_msg::seconds;
 use super::lock_store::{LeaseId, LockOp, LockTable};
 use super::raft::{
@@ -31,7 +32,7 @@ use crate::kernel::ids::NodeId;
 use crate::kernel::message::{Inbox, Message};
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::MS_US;
-use crate::kernel::view::{Gauge, InputSpec, LogCell};
+use crate::kernel::view::{Gauge, InputSpec, LogCell, Summary};
 
 /// What etcd answers without a log entry, and the watch. Writes (lease grant, the acquire
 /// transaction, lease revoke) go as Raft client requests.
@@ -631,32 +632,26 @@ impl Participant for LockServer {
         LockServer::new(RaftServer::recover(config, id, durable))
     }
 
-    fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
-        let mut lines = self.server.summary(view);
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         let store = self.store();
-        lines.push(format!("store rev {}", store.revision));
+        let mut s = self.server.summary(view).badge("rev", store.revision);
         for (key, kv) in &store.keys {
-            let left = self
-                .countdowns
-                .get(&kv.lease)
-                .map(|c| {
-                    format!(
-                        " · {} left",
-                        seconds(c.deadline_us.saturating_sub(view.local_now_us) / MS_US)
-                    )
-                })
-                .unwrap_or_default();
             let short = key.rsplit_once('/').map_or(key.as_str(), |(_, k)| k);
-            lines.push(format!(
-                "…/{short} {} rev {}{left}",
+            s = s.detail(format!(
+                "{short}: {} rev {}",
                 view.name(kv.owner),
                 kv.create_revision
             ));
+            // Only the leader counts a lease down, by its own clock.
+            if let Some(c) = self.countdowns.get(&kv.lease) {
+                let left = card::left(c.deadline_us.saturating_sub(view.local_now_us));
+                s = s.minor(format!("{short}: {left}"));
+            }
         }
-        lines
+        s
     }
 
-    fn durable_summary(config: &ServerConfig, durable: &ServerDurable, view: &ViewCtx<'_>) -> Vec<String> {
+    fn durable_summary(config: &ServerConfig, durable: &ServerDurable, view: &ViewCtx<'_>) -> Summary {
         RaftServer::durable_summary(config, durable, view)
     }
 

@@ -2,6 +2,7 @@
 //! kernel (see [`crate::kernel::participant::Participant`]).
 
 pub mod account_db;
+pub mod card;
 pub mod db_sql;
 pub mod debit_worker;
 pub mod fence_worker;

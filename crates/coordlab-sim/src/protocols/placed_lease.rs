@@ -20,10 +20,12 @@
 //! member rejoins as a follower; Sentinel reconfigures an old Redis master as a replica). This participant lives in the `services` bundle, apart from the lease
 //! chapter's [`super::lease_store`], whose bundle is at its size cap.
 
+use super::card;
 use super::lease_msg::seconds;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::MS_US;
+use crate::kernel::view::{Summary, Tone};
 
 /// The lease row. `owner: None` is an earlier run's row, expired before the story starts.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -109,6 +111,10 @@ pub struct PlacedConfig {
     /// (etcd and ZooKeeper: a restarted member rejoins as a follower; Redis: Sentinel
     /// reconfigures the old master as a replica of the new one).
     pub standby: Option<NodeId>,
+    /// Whether the card names the table's role (primary, replica, its own table) even when
+    /// it stands alone: where the lease lives is the story being told. A lone table's card
+    /// otherwise speaks of the lease (held, expired).
+    pub role_on_card: bool,
 }
 
 impl PlacedConfig {
@@ -124,6 +130,7 @@ impl PlacedConfig {
             takes_over_from: None,
             replicas_then: Vec::new(),
             standby: None,
+            role_on_card: false,
         }
     }
 }
@@ -648,25 +655,53 @@ impl PlacedLease {
         ctx.persist(self.durable.clone());
     }
 
-    pub fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
+    pub fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         let row = &self.durable.row;
         let owner = row.owner.map_or("earlier-run", |o| view.name(o));
         let state = if row.owner.is_none() || row.expires_at_us <= view.local_now_us {
-            "expired".to_string()
+            card::Lease::Expired
         } else {
-            format!(
-                "{} left",
-                seconds((row.expires_at_us - view.local_now_us) / MS_US)
-            )
+            card::Lease::Left(row.expires_at_us - view.local_now_us)
         };
-        let role = match (self.primary, self.config.replica, self.config.local_to) {
-            (false, _, _) if self.config.replication == Replication::Stream => "read replica",
-            (false, _, _) => "replica",
-            (true, true, _) => "primary (took over)",
-            (true, false, Some(_)) => "this node's own table",
-            (true, false, None) => "primary",
+        let c = &self.config;
+        let alone = c.replicas.is_empty() && c.standby.is_none() && c.takes_over_from.is_none();
+        let s = match (self.primary, c.local_to) {
+            // One table and no copies: unless its place is the story, the lease is.
+            (true, None) if alone && !c.replica && !c.role_on_card => state.word(),
+            (false, _) if self.config.replication == Replication::Stream => {
+                Summary::new("read replica", Tone::Quiet)
+            }
+            (false, _) => Summary::new("replica", Tone::Quiet),
+            (true, Some(_)) => Summary::new("own table", Tone::Holds).detail("this node's own table"),
+            (true, None) => Summary::new("primary", Tone::Holds),
         };
-        vec![role.into(), format!("{owner} · token {}", row.token), state]
+        let mut s = card::lease(s, owner, "token", row.token, state);
+        if self.primary && self.config.replica {
+            s = s.detail("took over as primary");
+        }
+        if self.syncing {
+            s = s.detail("syncing with the copies");
+        }
+        if let Some(counter) = self.config.source.counter() {
+            s = s.minor(format!("token: {counter}"));
+        }
+        s
+    }
+}
+
+impl TokenSource {
+    /// What the store counts that serves as the token, when it is not a lease table's own
+    /// `fence_token` column.
+    fn counter(self) -> Option<&'static str> {
+        match self {
+            TokenSource::LeaseTable => None,
+            TokenSource::PostgresSequence => Some("nextval of a sequence"),
+            TokenSource::DynamoDb => Some("the fence attribute"),
+            TokenSource::K8sLease => Some("leaseTransitions"),
+            TokenSource::Etcd => Some("the key's revision"),
+            TokenSource::ZooKeeper => Some("the znode's sequence"),
+            TokenSource::RedisLua => Some("INCR of a fence key"),
+        }
     }
 }
 
@@ -759,7 +794,7 @@ impl Participant for PlacedLease {
         }
     }
 
-    fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         PlacedLease::summary(self, view)
     }
 }

@@ -10,6 +10,7 @@ use crate::kernel::ids::NodeId;
 use crate::kernel::message::{Inbox, Message};
 use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
+use crate::kernel::view::Summary;
 use rand::Rng;
 
 /// The lock a client takes and the job it does under it.
@@ -84,15 +85,8 @@ pub struct JobDurable {
 
 impl JobDurable {
     /// The card of a client that is down.
-    pub fn summary(&self) -> Vec<String> {
-        vec![
-            "down".into(),
-            if self.finished {
-                "job done".into()
-            } else {
-                "job not done".into()
-            },
-        ]
+    pub fn summary(&self) -> Summary {
+        super::card::down_with_job(self.finished)
     }
 }
 

@@ -9,12 +9,14 @@
 //! replica has a copy. A failover that promotes another replica, or a TTL that runs out while
 //! it works, takes the lock away all the same.
 
+use super::card;
 use super::lease_msg::{LeaseMsg, ReleaseMode, WriteCheck};
 use super::redis_job::{ClientMsg, Job, JobDurable, JobPlan, Next};
 use super::redis_msg::{tenths, RedisMsg};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::MS_US;
+use crate::kernel::view::Summary;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WorkerPlan {
@@ -506,13 +508,25 @@ impl RedisWorker {
         }
     }
 
-    pub fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
-        let mut lines = vec![self.doing()];
-        if let Some(h) = &self.held {
-            lines.push(format!("lock {} · token {}", h.value, h.token));
-        }
-        lines.push(format!("talks to {}", view.name(self.primary)));
-        lines
+    pub fn summary(&self, view: &ViewCtx<'_>) -> Summary {
+        let s = match &self.phase {
+            Phase::Idle => card::idle(),
+            Phase::Acquiring => card::asking("for the lock"),
+            Phase::Confirming => card::asking("waiting for WAIT"),
+            Phase::ReadingProgress => card::holder("checking progress"),
+            Phase::Working { step } => card::holder(card::step(*step, "working")),
+            Phase::Writing { step } => card::holder(card::step(*step, "writing")),
+            Phase::Releasing => card::releasing(),
+            Phase::BackingOff => card::backing_off(),
+            Phase::Done => card::done(),
+            Phase::Stopped => card::stopped("write refused"),
+            Phase::GaveUp => card::gave_up("no attempts left"),
+        };
+        let s = match &self.held {
+            Some(h) => card::fit_badge(s.badge("token", h.token), "lock", &h.value),
+            None => s,
+        };
+        s.minor(format!("talks to {}", view.name(self.primary)))
     }
 }
 
@@ -546,11 +560,11 @@ impl Participant for RedisWorker {
         RedisWorker::recover(plan, durable)
     }
 
-    fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         RedisWorker::summary(self, view)
     }
 
-    fn durable_summary(_plan: &WorkerPlan, durable: &JobDurable, _view: &ViewCtx<'_>) -> Vec<String> {
+    fn durable_summary(_plan: &WorkerPlan, durable: &JobDurable, _view: &ViewCtx<'_>) -> Summary {
         durable.summary()
     }
 }

@@ -8,6 +8,7 @@
 //! later. Before each step of its job it checks the validity by its own clock. Redlock hands
 //! out no fencing token, so its writes to the ledger carry none.
 
+use super::card;
 use super::lease_msg::{LeaseMsg, WriteCheck};
 use super::redis_job::{ClientMsg, Job, JobDurable, JobPlan, Next};
 use super::redis_msg::{tenths, RedisMsg};
@@ -15,7 +16,8 @@ use crate::kernel::collections::VecMap;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::rng::between_us;
-use crate::kernel::time::MS_US;
+use crate::kernel::time::{format_duration, MS_US};
+use crate::kernel::view::{Summary, Tone};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RedlockPlan {
@@ -383,18 +385,29 @@ impl RedlockClient {
         }
     }
 
-    pub fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
-        let local_now_us = view.local_now_us;
-        let mut lines = vec![self.doing()];
-        if let Some(l) = &self.held {
-            let left = if l.deadline_local_us > local_now_us {
-                tenths((l.deadline_local_us - local_now_us) / MS_US)
-            } else {
-                "0 s".to_string()
-            };
-            lines.push(format!("holds {} masters · {left} valid", l.masters.len()));
+    pub fn summary(&self, view: &ViewCtx<'_>) -> Summary {
+        let masters = self.plan.masters.len();
+        let s = match &self.phase {
+            Phase::Idle => card::idle(),
+            Phase::Acquiring => Summary::new("asking", Tone::Asking)
+                .badge("answered", card::of(self.replies.len(), masters))
+                .detail("on all masters"),
+            Phase::ReadingProgress => card::holder("checking progress"),
+            Phase::Working { step } => card::holder(card::step(*step, "working")),
+            Phase::Writing { step } => card::holder(card::step(*step, "writing")),
+            Phase::BackingOff => card::backing_off(),
+            Phase::Done => card::done(),
+            Phase::OutOfTime => card::stopped("validity over"),
+            Phase::GaveUp => card::gave_up("no attempts left"),
+        };
+        match &self.held {
+            Some(l) => {
+                let left = l.deadline_local_us.saturating_sub(view.local_now_us);
+                s.badge("masters", card::of(l.masters.len(), masters))
+                    .minor(format!("{} valid by own clock", format_duration(left)))
+            }
+            None => s,
         }
-        lines
     }
 }
 
@@ -420,11 +433,11 @@ impl Participant for RedlockClient {
         RedlockClient::recover(plan, durable)
     }
 
-    fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         RedlockClient::summary(self, view)
     }
 
-    fn durable_summary(_plan: &RedlockPlan, durable: &JobDurable, _view: &ViewCtx<'_>) -> Vec<String> {
+    fn durable_summary(_plan: &RedlockPlan, durable: &JobDurable, _view: &ViewCtx<'_>) -> Summary {
         durable.summary()
     }
 }

@@ -12,6 +12,7 @@
 //! `deadlock_timeout` looks for a cycle in the wait-for graph through itself; if there is
 //! one it is aborted with SQLSTATE 40P01 and its locks are released.
 
+use super::card;
 use super::db_sql::{
     account_row, customer_row, job_row, user_email, user_row, ClaimLock, DbMsg, DbReply, DbRequest,
     RowAccess, DEADLOCK_DETECTED, LOCK_NOT_AVAILABLE, NO_CONNECTION,
@@ -20,6 +21,7 @@ use super::row_locks::{Acquire, LockMode, RowKey, RowLockManager, WaitPolicy};
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::view::{Summary, Tone};
 use std::collections::BTreeMap;
 
 /// The database's rules, fixed by the scenario.
@@ -530,20 +532,46 @@ impl LockDb {
         self.release(ctx, peer);
     }
 
-    pub fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
+    pub fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         let held: usize = self.locks.rows.values().map(|r| r.holders.len()).sum();
-        let mut lines = vec![format!("{held} row lock(s) · {} waiting", self.pending.len())];
-        for edge in self.locks.wait_edges().iter().take(2) {
-            lines.push(format!(
+        let edges = self.locks.wait_edges();
+        let stuck = self
+            .pending
+            .keys()
+            .any(|t| self.locks.cycle_through(*t).is_some());
+        let s = if stuck {
+            // A cycle in the wait-for graph, before or until deadlock detection breaks it.
+            Summary::new("deadlock", Tone::Failed)
+        } else if !edges.is_empty() {
+            Summary::new("blocking", Tone::Waiting)
+        } else if held > 0 {
+            Summary::new("locked", Tone::Holds)
+        } else {
+            Summary::new("no locks", Tone::Quiet)
+        };
+        let mut s = s.badge("locks", held).badge("waiting", self.pending.len());
+        let st = &self.stats;
+        if st.deadlocks > 0 {
+            s = s.badge("deadlocks", st.deadlocks);
+        }
+        // Who waits for whom: the deadlock story.
+        for edge in &edges {
+            s = s.detail(format!(
                 "{} waits for {}",
                 view.name(edge.waiter),
                 view.name(edge.holder)
             ));
         }
-        if self.stats.deadlocks > 0 {
-            lines.push(format!("deadlocks: {}", self.stats.deadlocks));
+        if let Some(cycle) = &self.last_deadlock {
+            s = s.minor(format!("aborted {}", view.name(cycle[0])));
         }
-        lines
+        if st.nowait_errors > 0 {
+            s = s.minor(format!("NOWAIT refusals: {}", st.nowait_errors));
+        }
+        if st.skipped > 0 {
+            s = s.minor(format!("rows skipped: {}", st.skipped));
+        }
+        s
     }
 }
 
@@ -578,12 +606,12 @@ impl Participant for LockDb {
         LockDb::recover(*config, durable)
     }
 
-    fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         LockDb::summary(self, view)
     }
 
-    fn durable_summary(_config: &LockDbConfig, _durable: &LockDbDurable, _view: &ViewCtx<'_>) -> Vec<String> {
-        vec!["down".to_string(), "committed rows on disk".to_string()]
+    fn durable_summary(_config: &LockDbConfig, _durable: &LockDbDurable, _view: &ViewCtx<'_>) -> Summary {
+        card::down("committed rows on disk")
     }
 }
 

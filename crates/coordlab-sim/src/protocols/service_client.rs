@@ -12,6 +12,8 @@ use crate::kernel::message::Label;
 use crate::kernel::participant::{Ctx, Participant, ViewCtx};
 use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
+use crate::kernel::view::{Summary, Tone};
+use crate::protocols::card;
 use crate::protocols::lease_msg::seconds;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -242,26 +244,35 @@ impl Participant for ServiceClient {
         }
     }
 
-    fn summary(&self, _view: &ViewCtx<'_>) -> Vec<String> {
-        let word = self.config.flavour.number_word();
-        let mut lines = vec![match (self.state.phase, self.state.number) {
-            (ClientPhase::Waiting, _) => "waiting for the lock".to_string(),
-            (ClientPhase::Holding, Some(n)) => format!("believes it holds ({word} {n})"),
-            (ClientPhase::Stuck, Some(n)) => format!("job thread stuck ({word} {n})"),
-            (ClientPhase::Done, _) => "done".to_string(),
-            _ => "holding".to_string(),
-        }];
-        lines.push(format!(
-            "{}/{} steps written",
-            self.state.steps_written, self.config.steps
-        ));
+    fn durable_summary(_config: &ClientConfig, _durable: &(), _view: &ViewCtx<'_>) -> Summary {
+        card::down("keeps nothing on disk")
+    }
+
+    fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
+        let flavour = self.config.flavour;
+        let st = &self.state;
+        let written = format!("steps written: {}", card::of(st.steps_written, self.config.steps));
+        let s = match (st.phase, st.number) {
+            (ClientPhase::Waiting, _) => card::waiting("for the lock"),
+            (ClientPhase::Holding, Some(n)) => card::holder(written).badge(flavour.number_word(), n),
+            (ClientPhase::Stuck, Some(n)) => Summary::new("stuck", Tone::Holds)
+                .badge(flavour.number_word(), n)
+                .detail("job thread blocked")
+                .detail(written),
+            // A refused write took its number away: it learnt it had lost the lock.
+            (ClientPhase::Done, None) if st.acquired => card::stopped("write refused").detail(written),
+            (ClientPhase::Done, _) => card::done().detail(written),
+            _ => card::holder(written),
+        };
         if self.believes_it_holds() {
-            lines.push(if self.state.renewing {
-                format!("{}: on", self.config.flavour.renewal_word())
+            let renewal = flavour.renewal_word();
+            s.detail(if st.renewing {
+                format!("{renewal} on")
             } else {
-                format!("{}: stopped", self.config.flavour.renewal_word())
-            });
+                format!("{renewal} stopped")
+            })
+        } else {
+            s
         }
-        lines
     }
 }

@@ -10,7 +10,10 @@
 use crate::kernel::ids::NodeId;
 use crate::kernel::message::Label;
 use crate::kernel::participant::{Ctx, Participant, ViewCtx};
+use crate::kernel::time::format_duration;
 use crate::kernel::time::MS_US;
+use crate::kernel::view::{Summary, Tone};
+use crate::protocols::card;
 use crate::protocols::lease_msg::seconds;
 
 /// Which real service the lock server stands for.
@@ -343,24 +346,27 @@ impl Participant for LockServer {
         }
     }
 
-    fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         let now = view.local_now_us;
         let word = self.config.flavour.number_word();
-        let secs = |until_us: u64| format!("{} s", (until_us - now).div_ceil(1_000_000));
-        match self.holder_at(now) {
-            Some(h) => vec![
-                format!("held by {}", view.name(h.node)),
-                format!("{word} {}, {} left", h.number, secs(h.expires_at_us)),
-            ],
-            None if now < self.durable.delay_until_us => vec![
-                "free, in lock-delay".into(),
-                format!(
-                    "{} left; last {word} {}",
-                    secs(self.durable.delay_until_us),
-                    self.durable.last_number
-                ),
-            ],
-            None => vec!["free".into(), format!("last {word} {}", self.durable.last_number)],
+        let last = format!("last {word} {}", self.durable.last_number);
+        match &self.durable.holder {
+            Some(h) => {
+                // Run out by the server's clock and not yet lapsed: the instant of its timer,
+                // or past the point where the run stops watching.
+                let state = match h.expires_at_us.checked_sub(now) {
+                    Some(left) if left > 0 => card::Lease::Left(left),
+                    _ => card::Lease::Expired,
+                };
+                card::lease(state.word(), view.name(h.node), word, h.number, state)
+            }
+            None if now < self.durable.delay_until_us => Summary::new("lock-delay", Tone::Waiting)
+                .detail(format!(
+                    "refuses all for {}",
+                    format_duration(self.durable.delay_until_us - now)
+                ))
+                .detail(last),
+            None => Summary::new("free", Tone::Quiet).detail(last),
         }
     }
 }
@@ -465,18 +471,23 @@ impl Participant for GuardedResource {
         }
     }
 
-    fn summary(&self, _view: &ViewCtx<'_>) -> Vec<String> {
-        let applied = self.durable.writes.iter().filter(|w| w.accepted).count();
-        let refused = self.durable.writes.len() - applied;
-        let mut lines = vec![format!("{applied} write(s) applied, {refused} refused")];
-        lines.push(match self.check {
-            Check::Highest => format!(
-                "highest {} seen: {}",
-                self.flavour.number_word(),
-                self.durable.highest
-            ),
-            Check::None => "checks nothing".into(),
-        });
-        lines
+    fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
+        let d = &self.durable;
+        let applied = d.writes.iter().filter(|w| w.accepted).count();
+        let refused = d.writes.len() - applied;
+        let s = match d.writes.last() {
+            Some(w) if !w.accepted => Summary::new("refused", Tone::Failed),
+            _ => Summary::new("accepting", Tone::Quiet),
+        };
+        let s = s.badge("writes", applied);
+        let s = match self.check {
+            Check::Highest => s.badge("highest", d.highest),
+            Check::None => s.detail("checks nothing"),
+        };
+        if refused > 0 {
+            s.detail(format!("writes refused: {refused}"))
+        } else {
+            s
+        }
     }
 }

@@ -12,6 +12,8 @@ use crate::kernel::ids::NodeId;
 use crate::kernel::message::Label;
 use crate::kernel::participant::{Ctx, NoTimer, Participant, ViewCtx};
 use crate::kernel::time::{MS_US, SEC_US};
+use crate::kernel::view::{Summary, Tone};
+use crate::protocols::card;
 use crate::protocols::lease_msg::seconds;
 
 /// Time of day on a clock, as the table shows it (`00:01:05.2`).
@@ -195,17 +197,25 @@ impl Participant for ShedlockDb {
         }
     }
 
-    fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         let row = &self.durable.row;
-        vec![
-            format!("lock_until {}", clock_text(row.lock_until_us)),
-            format!(
-                "locked_by {}",
-                row.locked_by
-                    .map_or("—".to_string(), |n| view.name(n).to_string())
-            ),
-            format!("{} report(s)", self.durable.reports.len()),
-        ]
+        // By the database's own clock; an instance that sends its own `:now` judges by its.
+        let held = row.lock_until_us > view.local_now_us;
+        let s = match (held, row.locked_by) {
+            (true, Some(by)) => card::fit_badge(Summary::new("held", Tone::Holds), "holder", view.name(by)),
+            (true, None) => Summary::new("held", Tone::Holds),
+            (false, _) => Summary::new("free", Tone::Quiet),
+        };
+        let s = s.badge("reports", self.durable.reports.len());
+        let s = match (held, row.locked_by) {
+            (false, Some(by)) => s.detail(format!("last locked by {}", view.name(by))),
+            _ => s,
+        };
+        let s = match row.locked_by {
+            Some(_) => s.detail(format!("until {}", clock_text(row.lock_until_us))),
+            None => s.detail("never locked"),
+        };
+        s.minor(format!("db clock {}", clock_text(view.local_now_us)))
     }
 }
 
@@ -330,15 +340,17 @@ impl Participant for ScheduledInstance {
         }
     }
 
-    fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
-        vec![
-            format!("clock {}", clock_text(view.local_now_us)),
-            // Short: a skewed clock's badge is drawn at the right end of this line.
-            match self.running {
-                Some((slot, _)) => format!("run {slot}"),
-                None => "idle".into(),
-            },
-            format!("{} run(s) so far", self.runs),
-        ]
+    fn durable_summary(_config: &InstanceConfig, _durable: &(), _view: &ViewCtx<'_>) -> Summary {
+        card::down("keeps nothing on disk")
+    }
+
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
+        let s = match self.running {
+            Some((slot, _)) => card::holder(format!("running the job of run {slot}")).badge("run", slot),
+            None => Summary::new("idle", Tone::Quiet),
+        };
+        // A skewed clock's badge is drawn beside the card; this is its reading.
+        s.badge("runs done", self.runs)
+            .detail(format!("clock {}", clock_text(view.local_now_us)))
     }
 }

@@ -7,10 +7,14 @@
 //! after each commit until its claim finds no job; `FinishJob { id: 0 }` in a program means
 //! the job it claimed.
 
-use super::db_sql::{DbMsg, DbReply, DbRequest, DEADLOCK_DETECTED, LOCK_NOT_AVAILABLE};
+use super::card;
+use super::db_sql::{
+    ClaimLock, DbMsg, DbReply, DbRequest, RowAccess, DEADLOCK_DETECTED, LOCK_NOT_AVAILABLE, NO_CONNECTION,
+};
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::rng::between_us;
+use crate::kernel::view::{Summary, Tone};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Step {
@@ -265,8 +269,9 @@ impl TxnClient {
         ctx.set_timer(ClientTimer::Retry, after_us);
     }
 
-    pub fn summary(&self) -> Vec<String> {
-        let phase = match &self.phase {
+    /// What it is doing, in a few words (the state column of the clients table).
+    pub fn phase_text(&self) -> String {
+        match &self.phase {
             ClientPhase::Idle => "not started".to_string(),
             ClientPhase::Sent(DbRequest::Commit) => "committing".to_string(),
             ClientPhase::Sent(DbRequest::Begin) => "opening a transaction".to_string(),
@@ -283,15 +288,76 @@ impl TxnClient {
             ClientPhase::BackingOff => "backing off".to_string(),
             ClientPhase::Done => "done".to_string(),
             ClientPhase::GaveUp => "gave up".to_string(),
+        }
+    }
+
+    pub fn summary(&self) -> Summary {
+        let mut s = match &self.phase {
+            ClientPhase::Idle => Summary::new("idle", Tone::Quiet).detail("not started"),
+            ClientPhase::Sent(DbRequest::Begin) => {
+                Summary::new("working", Tone::Quiet).detail("opening a transaction")
+            }
+            ClientPhase::Sent(DbRequest::ClaimJob { lock }) => {
+                Summary::new("claiming", Tone::Asking).detail(match lock {
+                    ClaimLock::None => "SELECT a job, no lock",
+                    ClaimLock::ForUpdate => "SELECT a job FOR UPDATE",
+                    ClaimLock::NoWait => "… FOR UPDATE NOWAIT",
+                    ClaimLock::SkipLocked => "… FOR UPDATE SKIP LOCKED",
+                })
+            }
+            ClientPhase::Sent(DbRequest::Commit) => Summary::new("committing", Tone::Quiet),
+            // Its statement is out and unanswered: in flight, or blocked on a row lock (the
+            // database's card shows which).
+            ClientPhase::Sent(r) => {
+                Summary::new("waiting", Tone::Waiting).detail(format!("on {}", statement(r)))
+            }
+            ClientPhase::Thinking => Summary::new("working", Tone::Quiet),
+            ClientPhase::RollingBack(sqlstate) => {
+                Summary::new("rolling back", Tone::Failed).detail(match *sqlstate {
+                    DEADLOCK_DETECTED => "deadlock victim".to_string(),
+                    LOCK_NOT_AVAILABLE => "NOWAIT: row was locked".to_string(),
+                    NO_CONNECTION => "connection lost".to_string(),
+                    other => format!("error {other}"),
+                })
+            }
+            ClientPhase::BackingOff => card::backing_off().detail("will start over"),
+            ClientPhase::Done => card::done(),
+            ClientPhase::GaveUp => card::gave_up("too many retries"),
         };
-        let mut lines = vec![phase];
+        if let (Some(id), true) = (self.claimed, self.in_transaction()) {
+            s = s.badge("job", id);
+        }
         if self.plan.repeat {
-            lines.push(format!("jobs done: {}", self.committed));
+            s = s.badge("jobs done", self.committed);
         }
         if self.errors > 0 {
-            lines.push(format!("errors: {}", self.errors));
+            s = s.badge("errors", self.errors);
         }
-        lines
+        if self.retries > 0 {
+            s = s.minor(format!("retries: {}", self.retries));
+        }
+        s
+    }
+}
+
+/// A statement in a few words: `UPDATE account 2`.
+fn statement(r: &DbRequest) -> String {
+    match r {
+        DbRequest::ClaimJob { .. } => "SELECT a pending job".into(),
+        DbRequest::FinishJob { id } => format!("UPDATE job {id}"),
+        DbRequest::AddToBalance { account, .. } => format!("UPDATE account {account}"),
+        DbRequest::Customer { access } => match access {
+            RowAccess::Read => "SELECT customer 1".into(),
+            RowAccess::SelectFor(mode) => format!("SELECT … {}", mode.sql()),
+            RowAccess::InsertChild => "INSERT order of 1".into(),
+            RowAccess::UpdateName => "UPDATE customer 1".into(),
+            RowAccess::Delete => "DELETE customer 1".into(),
+        },
+        DbRequest::UpdateUserByEmail { .. } => "UPDATE user by email".into(),
+        DbRequest::UpdateUserById { id, .. } => format!("UPDATE user {id}"),
+        DbRequest::Begin => "BEGIN".into(),
+        DbRequest::Commit => "COMMIT".into(),
+        DbRequest::Rollback => "ROLLBACK".into(),
     }
 }
 
@@ -331,12 +397,12 @@ impl Participant for TxnClient {
         TxnClient::recover(plan.clone(), durable)
     }
 
-    fn summary(&self, _view: &ViewCtx<'_>) -> Vec<String> {
+    fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
         TxnClient::summary(self)
     }
 
-    fn durable_summary(_plan: &TxnPlan, durable: &ClientDurable, _view: &ViewCtx<'_>) -> Vec<String> {
-        vec!["down".to_string(), format!("committed: {}", durable.committed)]
+    fn durable_summary(_plan: &TxnPlan, durable: &ClientDurable, _view: &ViewCtx<'_>) -> Summary {
+        card::down(format!("committed: {}", durable.committed))
     }
 }
 

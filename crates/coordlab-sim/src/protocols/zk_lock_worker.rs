@@ -7,12 +7,14 @@
 //! the herd) — and list again. Its session is kept alive by pings; a worker frozen in a pause
 //! sends none, so the service expires the session and deletes the node.
 
+use super::card;
 use super::lease_msg::{LeaseMsg, WriteCheck};
-use super::zookeeper::{base_name, secs, sequence_of, SessionId, WatchEvent, ZkMsg};
+use super::zookeeper::{base_name, secs, sequence_of, short_name, SessionId, WatchEvent, ZkMsg};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::message::{Inbox, Message};
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::MS_US;
+use crate::kernel::view::{Summary, Tone};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WatchMode {
@@ -403,32 +405,37 @@ impl ZkLockWorker {
         self.phase = ZkPhase::Expired;
     }
 
-    pub fn summary(&self) -> Vec<String> {
-        let phase = match &self.phase {
-            ZkPhase::Idle => "waiting for its job".to_string(),
-            ZkPhase::Connecting => "connecting".into(),
-            ZkPhase::Creating => "creating its lock node".into(),
-            ZkPhase::Listing => "listing the lock's children".into(),
-            ZkPhase::WatchingPredecessor(p) => format!("watching {}", base_name(p)),
-            ZkPhase::WatchingLockNode => "watching the lock node".into(),
-            ZkPhase::Working { step } => format!("step {step}: working"),
-            ZkPhase::Writing { step } => format!("step {step}: writing"),
-            ZkPhase::Releasing => "releasing".into(),
-            ZkPhase::Closing => "closing its session".into(),
-            ZkPhase::Done => "done".into(),
-            ZkPhase::Expired => "session expired".into(),
-            ZkPhase::Fenced => "stopped: write rejected".into(),
+    pub fn summary(&self) -> Summary {
+        let mut s = match &self.phase {
+            ZkPhase::Idle => card::idle(),
+            ZkPhase::Connecting => card::asking("connecting"),
+            ZkPhase::Creating => card::asking("creating its lock node"),
+            ZkPhase::Listing => card::asking("listing the lock's children"),
+            ZkPhase::WatchingPredecessor(p) => {
+                card::waiting(format!("watching {}", short_name(base_name(p))))
+            }
+            ZkPhase::WatchingLockNode => card::waiting("watching the lock node"),
+            ZkPhase::Working { step } => card::holder(card::step(*step, "working")),
+            ZkPhase::Writing { step } => card::holder(card::step(*step, "writing")),
+            ZkPhase::Releasing => card::releasing(),
+            ZkPhase::Closing => Summary::new("closing", Tone::Quiet).detail("closing its session"),
+            ZkPhase::Done => card::done(),
+            ZkPhase::Expired => Summary::new("expired", Tone::Failed).detail("its session expired"),
+            ZkPhase::Fenced => card::stopped("write rejected"),
         };
-        let mut lines = vec![phase];
         match (self.token, &self.node) {
-            (Some(t), _) => lines.push(format!("holds the lock · token {t}")),
-            (None, Some(n)) if self.session.is_some() => lines.push(format!("node {}", base_name(n))),
+            (Some(t), _) => s = s.badge("token", t),
+            (None, Some(n)) if self.session.is_some() => {
+                s = s
+                    .badge("node", short_name(base_name(n)))
+                    .minor(base_name(n).to_string())
+            }
             _ => {}
         }
         if self.wakeups > 0 {
-            lines.push(format!("woken {} time(s)", self.wakeups));
+            s = s.badge("woken", self.wakeups);
         }
-        lines
+        s
     }
 }
 
@@ -457,19 +464,16 @@ impl Participant for ZkLockWorker {
         ZkLockWorker::recover(plan.clone(), durable)
     }
 
-    fn summary(&self, _view: &ViewCtx<'_>) -> Vec<String> {
+    fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
         ZkLockWorker::summary(self)
     }
 
-    fn durable_summary(_plan: &ZkWorkerPlan, durable: &ZkWorkerDurable, _view: &ViewCtx<'_>) -> Vec<String> {
-        vec![
-            "down".into(),
-            if durable.finished {
-                "batch posted".into()
-            } else {
-                "batch not posted".into()
-            },
-        ]
+    fn durable_summary(_plan: &ZkWorkerPlan, durable: &ZkWorkerDurable, _view: &ViewCtx<'_>) -> Summary {
+        card::down(if durable.finished {
+            "batch posted"
+        } else {
+            "batch not posted"
+        })
     }
 }
 

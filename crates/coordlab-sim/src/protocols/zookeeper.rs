@@ -11,7 +11,9 @@
 use crate::kernel::collections::{VecMap, VecSet};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
-use crate::kernel::time::MS_US;
+use crate::kernel::time::{format_duration, MS_US};
+use crate::kernel::view::{Summary, Tone};
+use crate::protocols::card;
 use std::fmt;
 
 crate::inbox!(ZkMsg);
@@ -159,6 +161,14 @@ pub fn secs(ms: u64) -> String {
 pub fn sequence_of(name: &str) -> Option<u64> {
     let digits = name.get(name.len().checked_sub(10)?..)?;
     digits.parse().ok()
+}
+
+/// A sequential node's name as a badge shows it: `n-0000000004` → `n-4`.
+pub fn short_name(name: &str) -> String {
+    match sequence_of(name) {
+        Some(seq) => format!("{}{seq}", &name[..name.len() - 10]),
+        None => name.to_string(),
+    }
 }
 
 /// The last component of a path.
@@ -529,26 +539,42 @@ impl ZkService {
         woken.len() as u32
     }
 
-    /// Lines for the node card.
-    pub fn summary(&self, local_now_us: u64) -> Vec<String> {
+    /// The node card: whether the lock has a holder (its lowest child), and the figures of
+    /// the ensemble.
+    pub fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         let lock_path = &self.lock_path;
         let children = self.children(lock_path);
         let live = self.sessions.values().filter(|s| s.alive).count();
-        let mut lines = vec![format!("{live} live session(s) · zxid {}", self.zxid)];
-        lines.push(match children.as_slice() {
-            [] => format!("{lock_path}: empty"),
-            [first, rest @ ..] => format!("{lock_path}: {first} holds, {} waiting", rest.len()),
-        });
+        let mut s = match children.split_first() {
+            None => Summary::new("free", Tone::Quiet).detail(format!("{lock_path} has no children")),
+            Some((first, rest)) => {
+                let path = format!("{}/{first}", lock_path.trim_end_matches('/'));
+                let owner = self
+                    .nodes
+                    .get(&path)
+                    .and_then(|n| n.owner)
+                    .and_then(|id| self.sessions.get(&id))
+                    .map(|s| view.name(s.client));
+                let s = Summary::new("held", Tone::Holds)
+                    .badge("holder", short_name(first))
+                    .badge("waiting", rest.len());
+                match owner {
+                    Some(o) => s.detail(format!("{first}: {o}")),
+                    None => s.detail(first.clone()),
+                }
+            }
+        };
+        s = s.badge("sessions", live).badge("zxid", self.zxid);
         let quietest = self
             .sessions
             .values()
             .filter(|s| s.alive)
-            .map(|s| local_now_us.saturating_sub(s.last_heard_us))
+            .map(|s| view.local_now_us.saturating_sub(s.last_heard_us))
             .max();
         if let Some(q) = quietest.filter(|q| *q >= MS_US * 1_000) {
-            lines.push(format!("quietest session: {} silent", secs(q / MS_US)));
+            s = s.minor(format!("quietest silent {}", format_duration(q)));
         }
-        lines
+        s
     }
 
     /// The token a lock holder's node carries: its sequence number.
@@ -582,8 +608,12 @@ impl Participant for ZkService {
         ZkService::new(config)
     }
 
-    fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
-        ZkService::summary(self, view.local_now_us)
+    fn durable_summary(_config: &ZkConfig, _durable: &(), _view: &ViewCtx<'_>) -> Summary {
+        card::down("keeps nothing on disk")
+    }
+
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
+        ZkService::summary(self, view)
     }
 }
 

@@ -104,7 +104,7 @@ pub fn client_table(nodes: &Nodes<'_>, ids: &[NodeId], committed_label: &str) ->
             match client(nodes, *id) {
                 Some(c) => vec![
                     name,
-                    c.summary()[0].clone(),
+                    c.phase_text(),
                     c.committed.to_string(),
                     c.errors.to_string(),
                 ],

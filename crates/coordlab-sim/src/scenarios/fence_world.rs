@@ -261,7 +261,7 @@ impl World for FenceWorld {
                     Some(fw) => vec![
                         nodes.name(*w).to_string(),
                         if fw.believes_it_holds() { "yes" } else { "no" }.into(),
-                        fw.summary_lines().join(" · "),
+                        fw.status_text(),
                     ],
                     None => vec![nodes.name(*w).to_string(), "no".into(), "down".into()],
                 })

@@ -182,6 +182,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     );
     let shared = |replicas: Vec<NodeId>| PlacedConfig {
         replicas,
+        role_on_card: true,
         ..PlacedConfig::shared(LEASE)
     };
     let mut stores = vec![STORE];

@@ -450,7 +450,7 @@ impl LeaseWorld {
                         ),
                         _ => ("no".into(), "—".into(), "—".into()),
                     };
-                    vec![name, holds, token, left, worker.summary_at(now)[0].clone()]
+                    vec![name, holds, token, left, worker.phase_text()]
                 }
                 None => vec![name, "no".into(), "—".into(), "—".into(), "down".into()],
             };

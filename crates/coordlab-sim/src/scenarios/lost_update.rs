@@ -176,7 +176,7 @@ impl World for LostUpdateWorld {
                         }
                         _ => ("—".to_string(), "—".to_string()),
                     };
-                    vec![name, read, write, worker.summary()[0].clone()]
+                    vec![name, read, write, worker.phase_text()]
                 }
                 None => vec![name, "—".into(), "—".into(), "down".into()],
             };

@@ -20,11 +20,13 @@ mod steps;
 
 pub use plan::{Coordination, Fencing, OnReject, Sink, WorkerConfig, WorkerPlan};
 
-use super::lease_msg::{seconds, LeaseMsg};
+use super::card;
+use super::lease_msg::LeaseMsg;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
+use crate::kernel::view::{Summary, Tone};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StopReason {
@@ -215,9 +217,9 @@ impl LeaseWorker {
         }
     }
 
-    /// The card's lines at the worker's clock reading `local_now_us`.
-    pub fn summary_at(&self, local_now_us: u64) -> Vec<String> {
-        let phase = match &self.phase {
+    /// What it is doing, in a few words (the state column of the workers table).
+    pub fn phase_text(&self) -> String {
+        match &self.phase {
             Phase::Idle => "waiting for the job".to_string(),
             Phase::Acquiring => "asking for the lease".to_string(),
             Phase::BackingOff => "backing off".to_string(),
@@ -231,19 +233,65 @@ impl LeaseWorker {
             Phase::Done => "done".to_string(),
             Phase::Stopped(r) => format!("stopped: {}", stop_text(r)),
             Phase::GaveUp => "backed off".to_string(),
+        }
+    }
+
+    /// The card at the worker's clock reading `local_now_us`.
+    pub fn summary_at(&self, local_now_us: u64) -> Summary {
+        let leased = self.plan.coordination == Coordination::Lease;
+        let mut s = match &self.phase {
+            Phase::Idle => card::idle(),
+            Phase::Acquiring => card::asking(match self.plan.coordination {
+                Coordination::UniqueInsert => "inserting the job's key",
+                Coordination::ConditionalClaim => "claiming the job row",
+                _ => "for the lease",
+            }),
+            Phase::BackingOff if self.resuming => {
+                card::backing_off().detail(format!("to resume at step {}", self.next_step))
+            }
+            Phase::BackingOff => card::backing_off().detail("the lease is held"),
+            Phase::ClaimingRun => card::holder("claiming the run key"),
+            Phase::Stamping => card::holder("stamping the row"),
+            Phase::ReadingProgress => card::holder("checking progress"),
+            Phase::Checking { step } => card::holder(card::step(*step, "checking token")),
+            Phase::Computing { step, .. } => card::holder(card::step(*step, "working")),
+            Phase::Writing { step, .. } => card::holder(card::step(*step, "writing")),
+            Phase::Releasing => card::releasing(),
+            Phase::Done => card::done(),
+            Phase::Stopped(StopReason::NotMine) => {
+                Summary::new("not mine", Tone::Quiet).detail("the job goes elsewhere")
+            }
+            Phase::Stopped(StopReason::AlreadyRun) => {
+                Summary::new("skipped", Tone::Done).detail("run already claimed")
+            }
+            Phase::Stopped(r) => card::stopped(stop_text(r)),
+            Phase::GaveUp => Summary::new("backed off", Tone::Done).detail(if leased {
+                "another copy holds the lease"
+            } else {
+                "another copy has the job"
+            }),
         };
-        let mut lines = vec![phase];
-        if let Some(b) = self.belief {
-            if self.plan.coordination == Coordination::Lease {
-                let left = if b.expires_local_us > local_now_us {
-                    seconds((b.expires_local_us - local_now_us) / MS_US)
-                } else {
-                    "0 s".to_string()
-                };
-                lines.push(format!("holds #{} · {left} left", b.token));
+        if self.believes_it_holds() && !leased {
+            // No lease to hold: the job table or the routing made the job its own, or (with no
+            // coordination at all) nothing stops it.
+            s.word = "working".to_string();
+            if self.plan.coordination == Coordination::None {
+                s.tone = Tone::Quiet;
             }
         }
-        lines
+        if let (Some(b), true) = (self.belief, leased) {
+            s = s
+                .badge("token", b.token)
+                .minor(if b.expires_local_us > local_now_us {
+                    format!("{} by own clock", card::left(b.expires_local_us - local_now_us))
+                } else {
+                    "lease over by own clock".to_string()
+                });
+        }
+        if self.acquire_attempts > 1 && matches!(self.phase, Phase::Acquiring | Phase::BackingOff) {
+            s = s.minor(format!("attempt {}", self.acquire_attempts));
+        }
+        s
     }
 }
 
@@ -281,19 +329,12 @@ impl Participant for LeaseWorker {
         LeaseWorker::recover(config, durable)
     }
 
-    fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         self.summary_at(view.local_now_us)
     }
 
-    fn durable_summary(_config: &WorkerConfig, durable: &WorkerDurable, _view: &ViewCtx<'_>) -> Vec<String> {
-        vec![
-            "down".into(),
-            if durable.finished {
-                "job done".into()
-            } else {
-                "job not done".into()
-            },
-        ]
+    fn durable_summary(_config: &WorkerConfig, durable: &WorkerDurable, _view: &ViewCtx<'_>) -> Summary {
+        card::down_with_job(durable.finished)
     }
 }
 

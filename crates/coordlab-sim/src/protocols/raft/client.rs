@@ -6,7 +6,8 @@ use super::types::{Command, LogIndex};
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::MS_US;
-use crate::kernel::view::InputSpec;
+use crate::kernel::view::{InputSpec, Summary, Tone};
+use crate::protocols::card;
 
 /// Settings of the client workload.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -204,22 +205,18 @@ impl Participant for RaftClient {
         RaftClient::new(config.clone())
     }
 
-    fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
-        vec![
-            format!(
-                "CLIENT · {} of {} writes done",
-                self.committed.len(),
-                self.config.writes
-            ),
-            match self.outstanding {
-                Some(id) => format!("waiting on write {id} via {}", view.name(self.guess)),
-                None => "idle".into(),
-            },
-        ]
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
+        let writes = card::of(self.committed.len(), self.config.writes);
+        match self.outstanding {
+            Some(id) => Summary::new("writing", Tone::Asking)
+                .badge("writes", writes)
+                .detail(format!("write {id} via {}", view.name(self.guess))),
+            None => Summary::new("idle", Tone::Quiet).badge("writes", writes),
+        }
     }
 
-    fn durable_summary(_config: &ClientConfig, _durable: &(), _view: &ViewCtx<'_>) -> Vec<String> {
-        vec!["CLIENT · DOWN".into()]
+    fn durable_summary(_config: &ClientConfig, _durable: &(), _view: &ViewCtx<'_>) -> Summary {
+        card::down("keeps nothing on disk")
     }
 
     fn inputs(&self) -> Vec<InputSpec> {

@@ -7,6 +7,8 @@ use crate::kernel::collections::{sort_by_key, VecMap};
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::Ctx;
 use crate::kernel::time::MS_US;
+use crate::kernel::view::Summary;
+use crate::protocols::card;
 use crate::protocols::redis_msg::{tenths, KeyEntry, RedisMsg, ReplOp};
 
 /// A successful `SET NX`: what the world reads to list grants.
@@ -264,22 +266,28 @@ impl RedisNode {
     }
 }
 
-/// The keys as a card shows them — keys with a TTL (locks) first — with the time left by
-/// the node's own clock.
-pub fn key_lines(data: &VecMap<String, KeyEntry>, local_now_us: u64) -> Vec<String> {
+/// The keys on a card — keys with a TTL (locks) first: each value as a badge named by its key
+/// (`lock a-e27e`, `fence 42`), the time a lock has left by the node's own clock as a minor
+/// detail.
+pub fn key_card(mut s: Summary, data: &VecMap<String, KeyEntry>, local_now_us: u64) -> Summary {
     let mut keys: Vec<(&String, &KeyEntry)> = data.iter().collect();
     sort_by_key(&mut keys, |(_, e)| e.expires_at_us.is_none());
     // In this chapter the keys with a TTL are the locks: say so when there is none.
-    let no_lock = keys.iter().all(|(_, e)| e.expires_at_us.is_none());
-    no_lock
-        .then(|| "no lock".to_string())
-        .into_iter()
-        .chain(keys.into_iter().map(|(k, e)| match e.expires_at_us {
-            None => format!("{k}={}", e.value),
-            Some(at) if at > local_now_us => {
-                format!("{k}={} ({})", e.value, tenths((at - local_now_us) / MS_US))
-            }
-            Some(_) => format!("{k}={} (expired)", e.value),
-        }))
-        .collect()
+    if keys.iter().all(|(_, e)| e.expires_at_us.is_none()) {
+        s = s.detail("no lock");
+    }
+    for (k, e) in keys {
+        let alive = e.alive_at(local_now_us);
+        s = if !alive {
+            s.detail(format!("{k}={} expired", e.value))
+        } else if k.chars().count() <= 10 {
+            card::fit_badge(s, k, &e.value)
+        } else {
+            s.detail(format!("{k}={}", e.value))
+        };
+        if let (Some(at), true) = (e.expires_at_us, alive) {
+            s = s.minor(format!("{k}: {}", card::left(at - local_now_us)));
+        }
+    }
+    s
 }

@@ -2,12 +2,14 @@
 //! `REPLICAOF`), what it keeps on disk, how it starts and restarts, and its card. The
 //! commands it serves are in `keyspace`, the stream to its replicas in `replication`.
 
-use super::keyspace::{key_lines, Deletion, Grant};
+use super::keyspace::{key_card, Deletion, Grant};
 use super::replication::PendingWait;
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::MS_US;
+use crate::kernel::view::{Summary, Tone};
+use crate::protocols::card;
 use crate::protocols::redis_msg::{KeyEntry, RedisMsg, StreamEntry};
 
 /// How often a replica without a copy asks its primary again (on the next ping after this).
@@ -327,32 +329,35 @@ impl RedisNode {
         }
     }
 
-    pub fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
-        let unsent = match self.unsent.len() {
-            0 => String::new(),
-            n => format!(" · {n} unsent"),
-        };
-        let role = match self.role {
-            Role::Primary => format!("PRIMARY · #{}{unsent}", self.offset),
-            Role::Replica { of } if self.link_down => {
-                format!("replica of {} · #{} · link down", view.name(of), self.offset)
+    pub fn summary(&self, view: &ViewCtx<'_>) -> Summary {
+        let s = match self.role {
+            Role::Primary => {
+                let s = Summary::new("primary", Tone::Holds).minor(format!("offset #{}", self.offset));
+                match self.unsent.len() {
+                    0 => s,
+                    n => s.detail(format!("{n} writes not yet shipped")),
+                }
             }
-            Role::Replica { of } if self.synced => {
-                format!("replica of {} · #{}", view.name(of), self.offset)
+            Role::Replica { of } => {
+                let s = Summary::new("replica", Tone::Quiet).detail(format!("of {}", view.name(of)));
+                if self.link_down {
+                    s.detail("link down").minor(format!("offset #{}", self.offset))
+                } else if self.synced {
+                    s.minor(format!("offset #{}", self.offset))
+                } else {
+                    s.detail("copying its primary")
+                }
             }
-            Role::Replica { of } => format!("replica of {} · copying", view.name(of)),
         };
-        vec![role, key_lines(&self.data, view.local_now_us).join(" · ")]
+        key_card(s, &self.data, view.local_now_us)
     }
 
-    pub fn durable_summary(config: &RedisConfig, d: &RedisDurable) -> Vec<String> {
-        let mut lines = vec!["down".to_string()];
+    pub fn durable_summary(config: &RedisConfig, d: &RedisDurable) -> Summary {
         if config.persistence {
-            lines.push(format!("on disk: {} key(s)", d.data.len()));
+            card::down(format!("on disk: {} keys", d.data.len()))
         } else {
-            lines.push("no persistence: memory lost".to_string());
+            card::down("no persistence: memory lost")
         }
-        lines
     }
 }
 
@@ -386,11 +391,11 @@ impl Participant for RedisNode {
         RedisNode::recover(*config, durable)
     }
 
-    fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         RedisNode::summary(self, view)
     }
 
-    fn durable_summary(config: &RedisConfig, durable: &RedisDurable, _view: &ViewCtx<'_>) -> Vec<String> {
+    fn durable_summary(config: &RedisConfig, durable: &RedisDurable, _view: &ViewCtx<'_>) -> Summary {
         RedisNode::durable_summary(config, durable)
     }
 }

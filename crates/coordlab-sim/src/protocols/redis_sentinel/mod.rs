@@ -22,7 +22,9 @@ use super::redis_msg::{tenths, RedisMsg};
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
-use crate::kernel::time::MS_US;
+use crate::kernel::time::{format_duration, MS_US};
+use crate::kernel::view::{Summary, Tone};
+use crate::protocols::card;
 use rand::Rng;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -344,50 +346,47 @@ impl Sentinel {
         }
     }
 
-    pub fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
+    pub fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         let primary = view.name(self.primary);
-        let mut lines = vec![format!("primary: {primary} (epoch {})", self.config_epoch)];
-        if self.stopped {
-            lines.push("stopped".to_string());
+        let s = if self.stopped {
+            Summary::new("stopped", Tone::Quiet).detail("rounds over")
         } else if let Some(e) = &self.election {
-            lines.push(format!(
-                "candidate, epoch {}: {} of {} votes",
-                e.epoch,
-                e.votes.len(),
-                self.config.votes_needed()
-            ));
+            Summary::new("candidate", Tone::Asking)
+                .badge("votes", card::of(e.votes.len(), self.config.votes_needed()))
+                .detail(format!("election epoch {}", e.epoch))
         } else if self.odown {
-            lines.push(format!("{primary}: objectively down"));
+            Summary::new("odown", Tone::Waiting).detail(format!("{primary} objectively down"))
         } else if self.sdown {
-            lines.push(format!("{primary}: subjectively down"));
-        } else if let Some(last) = self.last_pong_us.get(&self.primary) {
-            let silent_ms = view.local_now_us.saturating_sub(*last) / MS_US;
-            if silent_ms > self.config.ping_ms + 20 {
-                lines.push(format!(
+            Summary::new("sdown", Tone::Waiting).detail(format!("{primary} subjectively down"))
+        } else {
+            let s = Summary::new("watching", Tone::Quiet);
+            let silent_ms = self
+                .last_pong_us
+                .get(&self.primary)
+                .map(|last| view.local_now_us.saturating_sub(*last) / MS_US);
+            match silent_ms {
+                Some(ms) if ms > self.config.ping_ms + 20 => s.detail(format!(
                     "{primary} silent {} / {}",
-                    tenths(silent_ms),
-                    tenths(self.config.down_after_ms)
-                ));
+                    // In tenths of a second, as the sentinel's rounds are spaced.
+                    format_duration(ms / 100 * 100 * MS_US),
+                    format_duration(self.config.down_after_ms * MS_US)
+                )),
+                _ => s,
             }
-        }
+        };
+        let mut s = card::fit_badge(s, "primary", primary).badge("epoch", self.config_epoch);
         if let Some((leader, epoch)) = self.vote {
-            lines.push(format!("voted {} in epoch {epoch}", view.name(leader)));
+            s = s.detail(format!("voted {}, epoch {epoch}", view.name(leader)));
         }
         if let Some(f) = self.failovers.last() {
-            lines.push(format!("failover: {} → {}", view.name(f.from), view.name(f.to)));
+            s = s.detail(format!("failover {} → {}", view.name(f.from), view.name(f.to)));
         }
-        lines
+        s
     }
 
-    pub fn durable_summary(d: &SentinelDurable, view: &ViewCtx<'_>) -> Vec<String> {
-        vec![
-            "down".to_string(),
-            format!(
-                "on disk: primary {} (epoch {})",
-                view.name(d.primary),
-                d.config_epoch
-            ),
-        ]
+    pub fn durable_summary(d: &SentinelDurable, view: &ViewCtx<'_>) -> Summary {
+        card::fit_badge(card::down("its config on disk"), "primary", view.name(d.primary))
+            .badge("epoch", d.config_epoch)
     }
 }
 
@@ -413,15 +412,11 @@ impl Participant for Sentinel {
         Sentinel::recover(config, durable)
     }
 
-    fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         Sentinel::summary(self, view)
     }
 
-    fn durable_summary(
-        _config: &SentinelConfig,
-        durable: &SentinelDurable,
-        view: &ViewCtx<'_>,
-    ) -> Vec<String> {
+    fn durable_summary(_config: &SentinelConfig, durable: &SentinelDurable, view: &ViewCtx<'_>) -> Summary {
         Sentinel::durable_summary(durable, view)
     }
 }

@@ -16,8 +16,23 @@ use crate::kernel::collections::{VecMap, VecSet};
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::MS_US;
-use crate::kernel::view::{Gauge, InputSpec, LogCell};
+use crate::kernel::view::{Gauge, InputSpec, LogCell, Summary, Tone};
 use crate::protocols::lock_store::LockTable;
+
+/// Key-value pairs (`x=1`) gathered into details of at most 30 characters each.
+fn kv_details(pairs: impl Iterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for pair in pairs {
+        match out.last_mut() {
+            Some(line) if line.len() + 1 + pair.len() <= 30 => {
+                line.push(' ');
+                line.push_str(&pair);
+            }
+            _ => out.push(pair),
+        }
+    }
+    out
+}
 
 /// Fixed settings of one server: its configuration, which the scenario gives once.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -279,38 +294,30 @@ impl Participant for RaftServer {
         s
     }
 
-    fn summary(&self, view: &ViewCtx<'_>) -> Vec<String> {
-        let mut lines = vec![
-            format!("{} · term {}", self.role.label(), self.term),
-            format!(
-                "vote {} · log {} · commit {}",
-                self.voted_for.map_or("—", |v| view.name(v)),
-                self.log.len(),
-                self.commit_index.0
-            ),
-        ];
-        if let Some(d) = self.election_deadline_us {
-            lines.push(format!(
-                "election timer {} ms left",
-                d.saturating_sub(view.local_now_us) / MS_US
-            ));
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
+        let (word, tone) = match self.role {
+            Role::Leader => ("leader", Tone::Holds),
+            Role::Candidate => ("candidate", Tone::Asking),
+            Role::Follower => ("follower", Tone::Quiet),
+        };
+        // The election timer is the card's gauge: not repeated here.
+        let mut s = Summary::new(word, tone).badge("term", self.term);
+        if let Some(v) = self.voted_for {
+            s = s.detail(format!("voted {}", view.name(v)));
         }
-        if !self.kv.is_empty() {
-            let kv: Vec<String> = self.kv.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            lines.push(kv.join(" "));
+        s = s.detail(format!("log {} · commit {}", self.log.len(), self.commit_index.0));
+        for pairs in kv_details(self.kv.iter().map(|(k, v)| format!("{k}={v}"))) {
+            s = s.minor(pairs);
         }
-        lines
+        s
     }
 
-    fn durable_summary(_config: &ServerConfig, d: &ServerDurable, view: &ViewCtx<'_>) -> Vec<String> {
-        vec![
-            format!("DOWN · term {}", d.term),
-            format!(
-                "vote {} · log {} (persisted)",
-                d.voted_for.map_or("—", |v| view.name(v)),
-                d.log.len()
-            ),
-        ]
+    fn durable_summary(_config: &ServerConfig, d: &ServerDurable, view: &ViewCtx<'_>) -> Summary {
+        let mut s = Summary::new("down", Tone::Failed).badge("term", d.term);
+        if let Some(v) = d.voted_for {
+            s = s.detail(format!("voted {}", view.name(v)));
+        }
+        s.detail(format!("log {} on disk", d.log.len()))
     }
 
     fn inputs(&self) -> Vec<InputSpec> {
