@@ -61,6 +61,20 @@ export function keyBeat(id) {
     : { seq: 0, index: 0, of: 0, key: null, title: '(no beats)', why: 'no beats', lastStep: summary.event_count - 1 };
 }
 
+/**
+ * The beats (1-based) whose step involves no participant — a heal mends every link at once —
+ * and that name no focus: the picture legitimately singles no card out there.
+ */
+export function beatsAboutNoOne(id) {
+  const lines = coordlabCli('run', id, '--format', 'jsonl').trim().split('\n').map((l) => JSON.parse(l));
+  const summary = lines.at(-1);
+  const bySeq = new Map(lines.filter((l) => l.kind !== 'summary').map((l) => [l.seq, l]));
+  return new Set((summary.beats || []).flatMap((b, i) => {
+    const e = bySeq.get(b.seq);
+    return e && !(e.nodes || []).length && !e.message && !(b.focus || []).length ? [i + 1] : [];
+  }));
+}
+
 /** Settles the page: no glide, so marks are read where they end up. */
 export async function settle(page) {
   await page.emulateMedia({ reducedMotion: 'reduce' });

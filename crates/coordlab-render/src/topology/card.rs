@@ -178,6 +178,13 @@ pub fn need(name: &str, shape: Shape, ty: &Type, full: bool) -> (f64, f64) {
     }
 }
 
+/// How much taller than it needs a card in focus may grow when the picture has the height:
+/// a row of badges under its word and two lines of details.
+pub fn growth(ty: &Type) -> f64 {
+    let m = Metrics::new(ty, Level::Full);
+    (m.badge_h() + 2.0 * m.detail_row()).ceil()
+}
+
 /// The icon beside a state word: the shape says what the colour says.
 fn icon(tone: Tone) -> char {
     match tone {

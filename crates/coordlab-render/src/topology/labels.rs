@@ -13,9 +13,6 @@ pub struct LabelPlace {
     pub dy: i64,
 }
 
-/// Above the point: the place of last resort for news that must be said.
-pub const ABOVE: LabelPlace = LabelPlace { dx: 0, dy: -12 };
-
 /// Where a label can go beside its point, in units of its font size (×10) as (dx, dy), in the
 /// order tried: above, below, right, left, then the same a little further off.
 const PLACES: [(i8, i8); 8] = [

@@ -204,12 +204,13 @@ fn flow(nodes: &[NodeInfo], per_row: usize) -> Vec<Vec<usize>> {
 fn place_rows(
     rows: &[Vec<usize>],
     sizes: &[(f64, f64)],
+    full: &[bool],
     space: &Space,
     ty: &Type,
 ) -> Option<(Vec<Bounds>, f64)> {
     let w = space.width;
     let gy = gap_y(ty);
-    let heights: Vec<f64> = rows
+    let mut heights: Vec<f64> = rows
         .iter()
         .map(|r| r.iter().map(|&i| sizes[i].1).fold(0.0, f64::max))
         .collect();
@@ -228,9 +229,28 @@ fn place_rows(
         Some(h) => h,
         None => needed,
     };
-    // Spare height goes between the rows (more room for messages), up to twice the least gap;
-    // what is left centres the picture.
-    let spare = height - needed;
+    // Spare height first lets the cards in focus grow (room for badges under the word and
+    // for details), then goes between the rows (more room for messages), up to twice the
+    // least gap; what is left centres the picture.
+    let mut spare = height - needed;
+    let grows = |r: &Vec<usize>| ty.focus == Level::Full && r.iter().any(|&i| full[i]);
+    let growing = rows.iter().filter(|r| grows(r)).count();
+    let grow = if growing > 0 {
+        (spare / growing as f64).min(card::growth(ty)).max(0.0)
+    } else {
+        0.0
+    };
+    let mut sizes = sizes.to_vec();
+    for (r, row_h) in rows.iter().zip(heights.iter_mut()) {
+        if grows(r) {
+            *row_h += grow;
+            spare -= grow;
+            for &i in r.iter().filter(|&&i| full[i]) {
+                sizes[i].1 = *row_h;
+            }
+        }
+    }
+    let cards: f64 = heights.iter().sum();
     let gy = gy + (spare / n.max(1.0)).min(gy);
     let total = cards + gy * (n - 1.0);
     let mut top = (height - total) / 2.0;
@@ -311,8 +331,8 @@ fn place(
 ) -> Option<(Vec<Bounds>, f64)> {
     match arrangement {
         Arrangement::Ring => place_ring(nodes, &sizes(nodes, full, ty), space),
-        Arrangement::Rows(k) => place_rows(&rows(nodes, k), &sizes(nodes, full, ty), space, ty),
-        Arrangement::Flow(k) => place_rows(&flow(nodes, k), &sizes(nodes, full, ty), space, ty),
+        Arrangement::Rows(k) => place_rows(&rows(nodes, k), &sizes(nodes, full, ty), full, space, ty),
+        Arrangement::Flow(k) => place_rows(&flow(nodes, k), &sizes(nodes, full, ty), full, space, ty),
     }
 }
 
@@ -462,7 +482,7 @@ pub fn lay_out(nodes: &[NodeInfo], arrangement: Arrangement, space: &Space, full
             height: None,
             ..*space
         };
-        let placed = place_rows(&rows(nodes, 1), &sz, &tall, &ty)
+        let placed = place_rows(&rows(nodes, 1), &sz, full, &tall, &ty)
             .unwrap_or((vec![(0.0, 0.0, 10.0, 10.0); nodes.len()], 100.0));
         (ty, placed)
     });

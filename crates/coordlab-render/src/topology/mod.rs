@@ -345,20 +345,32 @@ impl Frame {
             }
         }
         pieces.push(std::mem::take(&mut s.out));
-        let air = labels::with_air(&lay.boxes);
-        let view = (0.0, 0.0, lay.width, lay.height);
-        for m in &entry.lost {
-            let p = labels::between_cards(lay, &air, m.from.index(), m.to.index(), 0.3);
-            let text = format!("✕ lost: {}", truncate(&m.label, 30));
-            // Losing a message is the step's news: said even where no place is clear.
-            let place = labels::place(&lay.boxes, view, p, &text, lay.ty.small).unwrap_or(labels::ABOVE);
-            s.el("text")
-                .attr("class", "lost")
-                .num("x", px(p.0) + place.dx)
-                .num("y", px(p.1) + place.dy)
-                .num("font-size", px(lay.ty.small))
-                .attr("text-anchor", place.anchor())
-                .text(&text);
+        // What the network lost at this step: one label, clear of the cards and of the labels
+        // of messages in flight (several lost at once — a partition — are counted, not
+        // listed; the narration names them).
+        if let Some(first) = entry.lost.first() {
+            let air = labels::with_air(&lay.boxes);
+            let view = (0.0, 0.0, lay.width, lay.height);
+            let mut obstacles = lay.boxes.clone();
+            for m in self.messages(trace, snap, lay) {
+                if let Some(l) = m.label {
+                    obstacles.push(l.bounds((m.x as f64, m.y as f64), &m.text, m.size as f64));
+                }
+            }
+            let p = labels::between_cards(lay, &air, first.from.index(), first.to.index(), 0.3);
+            let text = match entry.lost.len() {
+                1 => format!("✕ lost: {}", headline(&first.label)),
+                n => format!("✕ {n} messages lost"),
+            };
+            if let Some(place) = labels::place(&obstacles, view, p, &text, lay.ty.small) {
+                s.el("text")
+                    .attr("class", "lost")
+                    .num("x", px(p.0) + place.dx)
+                    .num("y", px(p.1) + place.dy)
+                    .num("font-size", px(lay.ty.small))
+                    .attr("text-anchor", place.anchor())
+                    .text(&text);
+            }
         }
         pieces.push(s.out);
         Some(SvgParts {

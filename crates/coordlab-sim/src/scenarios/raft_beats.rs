@@ -400,12 +400,14 @@ pub fn partition(setup: &mut Setup, stale_voter: bool) {
         "S3, S4 and S5 hear no heartbeats, time out and elect one of them in a higher term. That side has 3 of 5: it can commit.",
         |n, _| leader_above(n, 1).is_some_and(|s| s.id.0 >= 2),
     );
-    setup.beat(
-        "heal",
-        "The network heals",
-        "Messages flow between the two sides again. S1 still believes it leads term 1.",
-        |_, step| was_fault(step, |f| matches!(f, Fault::Heal)),
-    );
+    setup
+        .beat(
+            "heal",
+            "The network heals",
+            "Messages flow between the two sides again. S1 still believes it leads term 1.",
+            |_, step| was_fault(step, |f| matches!(f, Fault::Heal)),
+        )
+        .focus(&["S1"]);
     setup.beat(
         "steps-down",
         "S1 sees the higher term and steps down",
