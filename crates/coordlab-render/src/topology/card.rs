@@ -212,7 +212,7 @@ fn text_el(s: &mut Markup, class: &str, x: f64, y: f64, size: f64, anchor: Optio
 
 /// The pill that carries the state: an icon and the word, coloured by its tone; narrowed to
 /// `room` if the word is long.
-fn pill(s: &mut Markup, x: f64, y: f64, m: &Metrics, tone: &str, icon: char, word: &str, room: f64) {
+fn pill(s: &mut Markup, (x, y): (f64, f64), m: &Metrics, (tone, icon, word): (&str, char, &str), room: f64) {
     let label = format!("{icon} {word}");
     let natural = text::width(&label, m.word, true);
     let inner = (room - m.word * 0.7).max(m.word);
@@ -414,7 +414,7 @@ pub fn draw(
         }
     }
     y += m.row();
-    pill(s, left, y, &m, tone, icon, word, pill_room);
+    pill(s, (left, y), &m, (tone, icon, word), pill_room);
     y += m.pill_h() + 4.0;
     // Badges that did not fit beside the name: a row of stacks under the pill, where the card
     // has the height; else said as details.

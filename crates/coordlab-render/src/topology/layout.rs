@@ -584,7 +584,12 @@ mod tests {
             min_text: 11.0,
         };
         let full = vec![true; ns.len()];
-        let l = lay_out(&ns, arrange(&ns, &space, &[full.clone()]), &space, &full);
+        let l = lay_out(
+            &ns,
+            arrange(&ns, &space, std::slice::from_ref(&full)),
+            &space,
+            &full,
+        );
         assert_no_overlap(&l);
         assert!(l.ty.small >= 11.0);
     }

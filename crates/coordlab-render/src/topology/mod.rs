@@ -90,7 +90,7 @@ pub fn focus_at(trace: &Trace, cursor: usize) -> Vec<bool> {
     };
     if !b.focus.is_empty() {
         for (i, n) in trace.nodes.iter().enumerate() {
-            focus[i] = b.focus.iter().any(|f| *f == n.name);
+            focus[i] = b.focus.contains(&n.name);
         }
     } else if let Some(e) = trace.entries.get(seq as usize) {
         for id in &e.nodes {
