@@ -614,7 +614,8 @@ fn log_strip(s: &mut Markup, cells: &[LogCell], left: f64, top: f64, room: f64, 
 /// A node's timer (`data-node` names it) as a ring in its card's top right corner that empties
 /// as time runs out: the arc's length carries the meaning, not its colour; the time left is in
 /// the tooltip.
-pub fn gauge(s: &mut Markup, g: &Gauge, node: &str, b: Bounds, ty: &Type, full: bool) {
+/// The time left in words too, right of the state word, where there is room.
+pub fn gauge(s: &mut Markup, g: &Gauge, node: &NodeView, name: &str, b: Bounds, ty: &Type, full: bool) {
     let level = level(ty, full);
     if level == Level::Chip {
         return;
@@ -629,7 +630,7 @@ pub fn gauge(s: &mut Markup, g: &Gauge, node: &str, b: Bounds, ty: &Type, full: 
     let (cx_s, cy_s) = (n(px(cx)), n(px(cy)));
     s.el("g")
         .attr("class", class)
-        .attr("data-node", &escape(node))
+        .attr("data-node", &escape(name))
         .num("data-remaining-us", g.remaining_us)
         .open();
     s.title(&format!(
@@ -652,6 +653,15 @@ pub fn gauge(s: &mut Markup, g: &Gauge, node: &str, b: Bounds, ty: &Type, full: 
         .attr("stroke-dasharray", &format!("{pct} 100"))
         .attr("transform", &format!("rotate(-90 {cx_s} {cy_s})"))
         .leaf();
+    {
+        let words = format!("{left_ms} ms");
+        let (_, _, _, word) = state(node);
+        let room = b.2 - b.0 - 3.0 * m.pad - m.pill_w(word);
+        if text::width(&words, m.detail, true) <= room {
+            let base = b.1 + m.pad + m.row() + m.pill_h() / 2.0 + m.detail * 0.36;
+            text_el(s, "gauge-text", b.2 - m.pad, base, m.detail, Some("end"), &words);
+        }
+    }
     s.close("g");
 }
 

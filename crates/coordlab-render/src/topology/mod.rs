@@ -227,9 +227,10 @@ impl Frame {
         let size = lay.ty.small;
         let air = labels::with_air(&lay.boxes);
         let view = (0.0, 0.0, lay.width, lay.height);
-        // Earlier labels count as obstacles too: two labels on top of each other read as
-        // neither.
+        // Earlier labels count as obstacles too, the broken links' first: two labels on top
+        // of each other read as neither.
         let mut obstacles = lay.boxes.clone();
+        obstacles.extend(link_label_boxes(&link_marks(trace, &snap.links, lay), size));
         let cluster = layout::is_cluster(&trace.nodes);
         snap.messages
             .iter()
@@ -331,6 +332,7 @@ impl Frame {
                 card::gauge(
                     &mut s,
                     g,
+                    node,
                     trace.node_name(node.id),
                     lay.boxes[i],
                     &lay.ty,
@@ -352,6 +354,10 @@ impl Frame {
             let air = labels::with_air(&lay.boxes);
             let view = (0.0, 0.0, lay.width, lay.height);
             let mut obstacles = lay.boxes.clone();
+            obstacles.extend(link_label_boxes(
+                &link_marks(trace, &snap.links, lay),
+                lay.ty.small,
+            ));
             for m in self.messages(trace, snap, lay) {
                 if let Some(l) = m.label {
                     obstacles.push(l.bounds((m.x as f64, m.y as f64), &m.text, m.size as f64));
@@ -448,42 +454,101 @@ fn defs(s: &mut Markup) {
     ));
 }
 
-/// Broken links. A link broken the same way in both directions (what a partition does) is one
-/// centred line; a one-way break sits on its direction's side of the link with an arrowhead
-/// halfway, so the picture shows which way is broken. Labels only while few links are broken:
-/// a partition breaks many at once and the red lines say it better.
-fn broken_links(s: &mut Markup, trace: &Trace, links: &[LinkView], lay: &Layout) {
+/// A broken link as the picture draws it.
+struct LinkMark<'a> {
+    link: &'a LinkView,
+    /// Broken the same way in both directions (a partition): one centred line.
+    both: bool,
+    /// Start, middle and end of its line.
+    line: [(f64, f64); 3],
+    /// Its label and where it goes beside the middle, clear of the cards and of the labels
+    /// before it; `None` when no place is clear, or when too many links are broken to label.
+    label: Option<(String, LabelPlace)>,
+}
+
+/// Broken links: a link broken the same way in both directions (what a partition does) is one
+/// centred line; a one-way break sits on its direction's side of the link. Labels only while
+/// few links are broken: a partition breaks many at once and the red lines say it better.
+fn link_marks<'a>(trace: &Trace, links: &'a [LinkView], lay: &Layout) -> Vec<LinkMark<'a>> {
     let same_back = |l: &LinkView| {
         links
             .iter()
             .any(|r| r.from == l.to && r.to == l.from && r.cut == l.cut && r.held == l.held)
     };
     let label_links = links.len() <= 4;
+    let view = (0.0, 0.0, lay.width, lay.height);
+    let mut obstacles = lay.boxes.clone();
+    links
+        .iter()
+        .filter(|l| !(same_back(l) && l.from > l.to))
+        .map(|l| {
+            let (a, b) = (lay.centre(l.from.index()), lay.centre(l.to.index()));
+            let both = same_back(l);
+            let line = if both {
+                [a, ((a.0 + b.0) / 2.0, (a.1 + b.1) / 2.0), b]
+            } else {
+                [
+                    along_span(a, b, 0.0),
+                    along_span(a, b, 0.5),
+                    along_span(a, b, 1.0),
+                ]
+            };
+            let label = label_links
+                .then(|| {
+                    let text = format!(
+                        "{} {}{}{}",
+                        if l.cut { "✂ cut" } else { "held" },
+                        trace.node_name(l.from),
+                        if both { "↔" } else { "→" },
+                        trace.node_name(l.to)
+                    );
+                    let place = labels::place(&obstacles, view, line[1], &text, lay.ty.small)?;
+                    obstacles.push(place.bounds(line[1], &text, lay.ty.small));
+                    Some((text, place))
+                })
+                .flatten();
+            LinkMark {
+                link: l,
+                both,
+                line,
+                label,
+            }
+        })
+        .collect()
+}
+
+/// The boxes of the broken links' labels, which the labels drawn after them keep clear of.
+fn link_label_boxes(marks: &[LinkMark<'_>], size: f64) -> Vec<Bounds> {
+    marks
+        .iter()
+        .filter_map(|m| {
+            m.label
+                .as_ref()
+                .map(|(text, place)| place.bounds(m.line[1], text, size))
+        })
+        .collect()
+}
+
+/// Draws the broken links with their labels, or a legend when there are too many to label.
+fn broken_links(s: &mut Markup, trace: &Trace, links: &[LinkView], lay: &Layout) {
     let size = lay.ty.small;
-    for l in links.iter().filter(|l| !(same_back(l) && l.from > l.to)) {
-        let (a, b) = (lay.centre(l.from.index()), lay.centre(l.to.index()));
+    for m in link_marks(trace, links, lay) {
+        let l = m.link;
         let (f, t) = (trace.node_name(l.from), trace.node_name(l.to));
-        let both = same_back(l);
-        let label = if l.cut { "✂ cut" } else { "held" };
-        let arrow = if both { "↔" } else { "→" };
-        let (start, mid, end) = if both {
-            (a, ((a.0 + b.0) / 2.0, (a.1 + b.1) / 2.0), b)
-        } else {
-            (
-                along_span(a, b, 0.0),
-                along_span(a, b, 0.5),
-                along_span(a, b, 1.0),
-            )
-        };
         let class = match (l.cut, l.held) {
             (true, true) => "link-state cut held",
             (true, false) => "link-state cut",
             (false, true) => "link-state held",
             (false, false) => "link-state",
         };
-        let data = escape(&format!("{f}{}{t}", if both { "<->" } else { "->" }));
+        let data = escape(&format!("{f}{}{t}", if m.both { "<->" } else { "->" }));
         s.el("g").attr("class", class).attr("data-link", &data).open();
-        s.title(&format!("{label} {f} {arrow} {t}"));
+        s.title(&format!(
+            "{} {f} {} {t}",
+            if l.cut { "✂ cut" } else { "held" },
+            if m.both { "↔" } else { "→" }
+        ));
+        let [start, mid, end] = m.line;
         let d = format!(
             "M {} {} L {} {} L {} {}",
             px(start.0),
@@ -494,28 +559,23 @@ fn broken_links(s: &mut Markup, trace: &Trace, links: &[LinkView], lay: &Layout)
             px(end.1)
         );
         let path = s.el("path").attr("d", &d);
-        match (both, l.cut) {
+        match (m.both, l.cut) {
             (true, _) => path.leaf(),
             (false, true) => path.attr("marker-mid", "url(#link-arrow)").leaf(),
             (false, false) => path.attr("marker-mid", "url(#link-arrow-held)").leaf(),
         }
-        // A label goes where it covers no card: at the middle of the link, or beside it.
-        if label_links {
-            let text = format!("{label} {f}{arrow}{t}");
-            let view = (0.0, 0.0, lay.width, lay.height);
-            if let Some(place) = labels::place(&lay.boxes, view, mid, &text, size) {
-                s.el("text")
-                    .num("x", px(mid.0) + place.dx)
-                    .num("y", px(mid.1) + place.dy)
-                    .num("font-size", px(size))
-                    .attr("text-anchor", place.anchor())
-                    .text(&text);
-            }
+        if let Some((text, place)) = &m.label {
+            s.el("text")
+                .num("x", px(mid.0) + place.dx)
+                .num("y", px(mid.1) + place.dy)
+                .num("font-size", px(size))
+                .attr("text-anchor", place.anchor())
+                .text(text);
         }
         s.close("g");
     }
     let cut_count = links.iter().filter(|l| l.cut).count();
-    if !label_links && cut_count > 0 {
+    if links.len() > 4 && cut_count > 0 {
         s.el("text")
             .attr("class", "cut-legend")
             .num("x", px(lay.width - 8.0))
