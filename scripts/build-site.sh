@@ -89,8 +89,16 @@ trap 'kill "$second_lane" 2>/dev/null || true' EXIT # a failed first lane stops 
 claim_and_build "$first_target"
 wait "$second_lane"
 
+# The JavaScript goes out minified (terser, from npm): wasm-bindgen's glue and the loader are
+# written for people to read, and about 2 KB of every first load is their whitespace and long
+# names. Every browser test runs against the minified files.
+minify_js() { # minify_js FILE
+    [ "$profile" = wasm-release ] || return 0
+    terser "$1" --module --compress --mangle --output "$1.min" && mv "$1.min" "$1"
+}
 manifest="{"
 for bundle in $wanted; do
+    minify_js "$work/coordlab-$bundle.js"
     js=$(hashed "$work/coordlab-$bundle.js" "coordlab-$bundle" js)
     wasm=$(hashed "$work/coordlab-${bundle}.opt.wasm" "coordlab-$bundle" wasm)
     manifest+="\"$bundle\":{\"js\":\"./$js\",\"wasm\":\"./$wasm\"},"
@@ -120,6 +128,7 @@ let js = fs.readFileSync("web/loader.js", "utf8")
   .replace("/*@EMBED_STYLE@*/ \x27\x27", JSON.stringify("./" + embedStyle));
 fs.writeFileSync(out, js);
 ' "$work/bundles.json" "$manifest" "$work/loader.js" "$embed_style"
+minify_js "$work/loader.js"
 loader=$(hashed "$work/loader.js" loader js)
 printf '%s\n' "$manifest" >"$work/manifest.json"
 style=$(hashed "$work/style.css" style css)

@@ -3,7 +3,7 @@
 # project pins. Safe to run again: every step checks first. Nothing here downloads outside
 # the package registries (crates, npm, Debian/Ubuntu packages).
 #
-#   scripts/ensure-tools.sh          # build tools: wasm target, wasm-bindgen, wasm-opt, node
+#   scripts/ensure-tools.sh          # build tools: wasm target, wasm-bindgen, wasm-opt, terser, node
 #   scripts/ensure-tools.sh --test   # also Chromium + chromedriver for the browser tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,8 +51,8 @@ packages_and_npm() {
     say "installing ${wanted[*]}"
     apt_install "${wanted[@]}" || { [[ " ${wanted[*]} " == *" chromium "* ]] && apt_install chromium-browser chromium-chromedriver; }
   fi
-  if [ ! -x node_modules/.bin/wasm-opt ] || [ ! -d node_modules/playwright-core ] || [ ! -d node_modules/axe-core ]; then
-    say "installing npm tools (binaryen's wasm-opt, playwright-core, axe-core)"
+  if [ ! -x node_modules/.bin/wasm-opt ] || [ ! -x node_modules/.bin/terser ] || [ ! -d node_modules/playwright-core ] || [ ! -d node_modules/axe-core ]; then
+    say "installing npm tools (binaryen's wasm-opt, terser, playwright-core, axe-core)"
     npm ci --no-audit --no-fund --loglevel=error
   fi
 }

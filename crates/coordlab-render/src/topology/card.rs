@@ -125,6 +125,7 @@ pub fn level(ty: &Type, full: bool) -> Level {
 }
 
 /// The width and height a card needs: for `name`, in focus (`full`) or not, at `ty`.
+#[inline(never)]
 pub fn need(name: &str, shape: Shape, ty: &Type, full: bool) -> (f64, f64) {
     let level = level(ty, full);
     let m = Metrics::new(ty, level);
@@ -197,6 +198,7 @@ fn icon(tone: Tone) -> char {
     }
 }
 
+#[inline(never)]
 fn text_el(s: &mut Markup, class: &str, x: f64, y: f64, size: f64, anchor: Option<&str>, body: &str) {
     let mut el = s
         .el("text")
@@ -212,6 +214,7 @@ fn text_el(s: &mut Markup, class: &str, x: f64, y: f64, size: f64, anchor: Optio
 
 /// The pill that carries the state: an icon and the word, coloured by its tone; narrowed to
 /// `room` if the word is long.
+#[inline(never)]
 fn pill(s: &mut Markup, (x, y): (f64, f64), m: &Metrics, (tone, icon, word): (&str, char, &str), room: f64) {
     let label = format!("{icon} {word}");
     let natural = text::width(&label, m.word, true);
@@ -257,6 +260,7 @@ fn state(node: &NodeView) -> (&'static str, &'static str, char, &str) {
 
 /// One participant's card in the box `b`.
 #[allow(clippy::too_many_arguments)]
+#[inline(never)]
 pub fn draw(
     s: &mut Markup,
     info: &NodeInfo,
@@ -447,6 +451,7 @@ pub fn draw(
 /// crashed node's own state first, its clock if it runs off, inputs it holds back, badges that
 /// found no room, then the participant's details by priority.
 #[allow(clippy::too_many_arguments)]
+#[inline(never)]
 fn details(
     s: &mut Markup,
     node: &NodeView,
@@ -497,6 +502,7 @@ fn details(
 }
 
 /// A badge as its label over its figure, right-aligned at `right`.
+#[inline(never)]
 fn badge_stack(s: &mut Markup, right: f64, top: f64, m: &Metrics, label: &str, value: &str) {
     s.el("g").attr("class", "badge").open();
     text_el(
@@ -522,7 +528,11 @@ fn badge_stack(s: &mut Markup, right: f64, top: f64, m: &Metrics, label: &str, v
 
 /// The log as a row of cells, newest last: the term inside each, its index under it;
 /// committed entries solid with a tick, the rest dashed. Older entries fold into "…".
+#[inline(never)]
 fn log_strip(s: &mut Markup, cells: &[LogCell], left: f64, top: f64, room: f64, m: &Metrics) {
+    if !cfg!(feature = "cluster") {
+        return;
+    }
     let (cw, ch) = (m.cell_w(), m.cell_h());
     let step = cw + 3.0;
     let fit = ((room + 3.0) / step).floor().max(2.0) as usize;

@@ -68,6 +68,7 @@ pub fn overlap(a: Bounds, b: Bounds) -> f64 {
 
 /// Where `label` at `size` goes beside the point `p`: the first of the places that covers
 /// none of `obstacles` and stays inside `view`, or `None` when every one would cover one.
+#[inline(never)]
 pub fn place(
     obstacles: &[Bounds],
     view: Bounds,
@@ -97,6 +98,7 @@ pub fn with_air(boxes: &[Bounds]) -> Vec<Bounds> {
 /// `f` of the way from `a` (0) to `b` (1), on the line shifted sideways so the two directions
 /// of a link do not overlap: a message's dot is drawn in the gap, clear of both cards, and
 /// steps round any card in its way. Rounded to whole units, as drawn.
+#[inline(never)]
 pub fn between_cards(lay: &Layout, air: &[Bounds], a: usize, b: usize, f: f64) -> (f64, f64) {
     let (pa, pb) = (lay.centre(a), lay.centre(b));
     let (dx, dy) = (pb.0 - pa.0, pb.1 - pa.1);

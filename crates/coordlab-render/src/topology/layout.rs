@@ -131,14 +131,14 @@ fn tier(kind: &str) -> usize {
 
 pub(crate) fn shape(kind: &str) -> Shape {
     match kind {
-        "raft-server" => Shape::Server,
+        "raft-server" if cfg!(feature = "cluster") => Shape::Server,
         _ => Shape::Plain,
     }
 }
 
 /// Whether a run is a consensus cluster (two or more servers).
 pub fn is_cluster(nodes: &[NodeInfo]) -> bool {
-    nodes.iter().filter(|n| n.kind == "raft-server").count() >= 2
+    cfg!(feature = "cluster") && nodes.iter().filter(|n| n.kind == "raft-server").count() >= 2
 }
 
 /// The least space between two cards side by side (a message's dot and some air), and between
@@ -201,6 +201,7 @@ fn flow(nodes: &[NodeInfo], per_row: usize) -> Vec<Vec<usize>> {
 }
 
 /// The boxes of `sizes` in rows inside `space`, or `None` if they do not fit.
+#[inline(never)]
 fn place_rows(
     rows: &[Vec<usize>],
     sizes: &[(f64, f64)],
@@ -277,7 +278,11 @@ fn apart(a: Bounds, b: Bounds, gap: f64) -> bool {
 
 /// The servers on an ellipse filling the box, starting at the top, clockwise; everyone else in
 /// the corners. `None` if any two cards come closer than a gap or a card leaves the box.
+#[inline(never)]
 fn place_ring(nodes: &[NodeInfo], sizes: &[(f64, f64)], space: &Space) -> Option<(Vec<Bounds>, f64)> {
+    if !cfg!(feature = "cluster") {
+        return None;
+    }
     let h = space.height?;
     let w = space.width;
     let servers: Vec<usize> = (0..nodes.len())

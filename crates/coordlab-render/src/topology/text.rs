@@ -18,12 +18,14 @@ fn advance_em(c: char) -> f64 {
 }
 
 /// The width of `text` drawn at `size` px, `bold` or regular.
+#[inline(never)]
 pub fn width(text: &str, size: f64, bold: bool) -> f64 {
     let em: f64 = text.chars().map(advance_em).sum();
     em * size * if bold { 1.0 } else { 0.92 }
 }
 
 /// `text` cut with "…" to fit `room` px at `size` (whole, if it fits).
+#[inline(never)]
 pub fn fit(text: &str, size: f64, bold: bool, room: f64) -> String {
     if width(text, size, bold) <= room {
         return text.to_string();
