@@ -8,7 +8,7 @@ use super::layout::{Bounds, Type};
 use super::text;
 use crate::markup::{escape, n, px, Markup};
 use coordlab_sim::kernel::time::{format_duration, format_signed_duration, MS_US};
-use coordlab_sim::trace::{Gauge, LogCell, NodeInfo, NodeStatus, NodeView, Tone};
+use coordlab_sim::trace::{Badge, Gauge, LogCell, NodeInfo, NodeStatus, NodeView, Tone};
 
 /// How a card is built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -305,7 +305,18 @@ pub fn draw(
     let left = b.0 + m.pad;
     let inner = w - 2.0 * m.pad;
     let mut y = b.1 + m.pad;
-    let badges = &node.summary.badges;
+    // A clock that runs off is a large figure first: where it happens, it is the story.
+    let mut badges = node.summary.badges.clone();
+    if node.clock_offset_us != 0 {
+        badges.insert(
+            0,
+            Badge {
+                label: "clock".into(),
+                value: format_signed_duration(node.clock_offset_us),
+            },
+        );
+    }
+    let badges = &badges;
     if level == Level::Chip {
         // One line: the icon and the name, the first figure at the right where it fits.
         let base = y + m.name * 0.98;
@@ -473,9 +484,6 @@ fn details(
         } else {
             format!("still thinks: {}", sum.word)
         });
-    }
-    if node.clock_offset_us != 0 {
-        lines.push(format!("clock {}", format_signed_duration(node.clock_offset_us)));
     }
     if node.waiting_inputs > 0 {
         lines.push(format!("{} input(s) waiting", node.waiting_inputs));

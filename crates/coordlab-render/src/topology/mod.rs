@@ -232,7 +232,9 @@ impl Frame {
         let mut obstacles = lay.boxes.clone();
         obstacles.extend(link_label_boxes(&link_marks(trace, &snap.links, lay), size));
         let cluster = layout::is_cluster(&trace.nodes);
-        snap.messages
+        // Every dot first: a label must not sit under another message's dot either.
+        let dots: Vec<(f64, f64)> = snap
+            .messages
             .iter()
             .map(|m| {
                 let f = match m.deliver_us {
@@ -240,7 +242,16 @@ impl Frame {
                     Some(_) => 1.0,
                     None => 0.0,
                 };
-                let p = labels::between_cards(lay, &air, m.from.index(), m.to.index(), f);
+                labels::between_cards(lay, &air, m.from.index(), m.to.index(), f)
+            })
+            .collect();
+        let first_dot = obstacles.len();
+        obstacles.extend(dots.iter().map(|d| (d.0 - 8.0, d.1 - 8.0, d.0 + 8.0, d.1 + 8.0)));
+        snap.messages
+            .iter()
+            .zip(&dots)
+            .enumerate()
+            .map(|(k, (m, &p))| {
                 let text = if cluster {
                     headline(&m.label)
                 } else {
@@ -249,7 +260,15 @@ impl Frame {
                 let about_focus = lay.full.get(m.from.index()).copied().unwrap_or(false)
                     || lay.full.get(m.to.index()).copied().unwrap_or(false);
                 let label = if about_focus {
-                    labels::place(&obstacles, view, p, &text, size)
+                    // Clear of everything but its own dot.
+                    let own = first_dot + k;
+                    let others: Vec<Bounds> = obstacles
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| *i != own)
+                        .map(|(_, b)| *b)
+                        .collect();
+                    labels::place(&others, view, p, &text, size)
                 } else {
                     None
                 };
