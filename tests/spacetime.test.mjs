@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { useBrowser, stepLabel, audit, coordlabCli } from './browser.mjs';
+import { useBrowser, stepLabel, audit, coordlabCli, onScreen } from './browser.mjs';
 
 const { open, shot } = useBrowser();
 const coordlab = coordlabCli;
@@ -131,18 +131,185 @@ test('an embed can show the diagram: view=spacetime in its link', async () => {
   await page.close();
 });
 
-test('at 1280×720 the diagram\'s text is at least 12 px, with 4 lanes and with 9', async () => {
-  for (const hash of ['#/play/zombie-worker?seed=1&step=40&view=spacetime', '#/play/redis-failover?seed=1&step=192&view=spacetime']) {
-    const page = await open(hash);
+test('at 1280×720 and 853×480 the player draws the diagram for its box: every text at least 13 px, none cut off, with 4 lanes and with 9', async () => {
+  for (const [w, h] of [[1280, 720], [853, 480]]) {
+    for (const hash of ['#/play/zombie-worker?seed=1&step=40&view=spacetime', '#/play/redis-failover?seed=1&step=192&view=spacetime']) {
+      if (!builtBundles.has(bundles.scenarios[hash.match(/play\/([a-z-]+)/)[1]]) && process.env.COORDLAB_SOME_BUNDLES) continue;
+      const page = await open(hash);
+      await page.setViewportSize({ width: w, height: h });
+      const svg = page.locator('.spacetime-picture svg');
+      await page.locator('.spacetime-picture svg .st-lane-name').first().waitFor();
+      // The rendered size of every text: its font size times the drawing's scale on screen.
+      const m = await svg.evaluate(measureDiagram);
+      const where = `${hash} at ${w}×${h}`;
+      assert.ok(m.smallest >= 13, `${where}: smallest text ${m.smallest.toFixed(1)} px`);
+      if (w === 1280) {
+        // Room for every lane: the whole picture on the first screen, names at the page's 16 px.
+        checkDiagram(m, where, { big: 16 });
+      }
+      await shot(page, `spacetime-player-${hash.match(/play\/([a-z-]+)/)[1]}-${w}x${h}`);
+      await page.close();
+    }
+  }
+});
+
+// ── Presenter mode: the diagram follows the beat, in type the room reads ─────────────────
+// Every scenario's beats, walked with n in presenter mode on the diagram at 853×480 (a
+// 1280×720 projector at 150%): every text at least 12 px as drawn (font size times the
+// drawing's scale on screen), lane names and the current beat's title at least 18 px, the
+// title whole (the beat's own words, no ellipsis), no beat title or marker over another, and
+// the picture and its texts on the screen. COORDLAB_SOME_BUNDLES=1 skips the scenarios whose
+// bundle a partial build (BUNDLES=… scripts/build-site.sh) left out; otherwise each must run.
+
+const dist = process.env.COORDLAB_DIST || new URL('../dist', import.meta.url).pathname;
+const bundles = JSON.parse(coordlab('bundles'));
+const builtBundles = new Set(fs.readdirSync(dist).map((f) => f.match(/^coordlab-(.+)-[0-9a-f]{16}\.wasm$/)?.[1]).filter(Boolean));
+const scenariosToWalk = Object.values(bundles.bundles).filter((b) => !b.embed && b.features.includes('player'))
+  .flatMap((b) => b.scenarios);
+
+/** Each beat's title and step, from the CLI's summary of the run (the same run the page makes). */
+function beatsOf(id) {
+  const lines = coordlab('run', id, '--format', 'jsonl').trim().split('\n');
+  return JSON.parse(lines.at(-1)).beats.filter((b) => b.seq != null);
+}
+
+/** What the diagram draws, measured on the page: sizes in CSS px as rendered. */
+function measureDiagram(svg) {
+  const scale = svg.getScreenCTM().a;
+  const px = (t) => parseFloat(getComputedStyle(t).fontSize) * scale;
+  const box = (el) => { const r = el.getBoundingClientRect(); return { l: r.left, t: r.top, r: r.right, b: r.bottom }; };
+  const texts = [...svg.querySelectorAll('text')].filter((t) => t.textContent.trim() !== '');
+  const title = svg.querySelector('.st-beat-title');
+  const picture = box(svg);
+  return {
+    scale,
+    picture,
+    viewport: { w: innerWidth, h: innerHeight },
+    smallest: Math.min(...texts.map(px)),
+    smallestText: texts.map((t) => [px(t), t.textContent]).sort((a, b) => a[0] - b[0])[0],
+    names: [...svg.querySelectorAll('.st-lane-name')].map((t) => [t.textContent, px(t)]),
+    title: title && { size: px(title), text: [...title.querySelectorAll('tspan')].map((t) => t.textContent).join(' ') },
+    // The beat title's lines, its badge and every marker: none may cover another.
+    boxes: [...svg.querySelectorAll('.st-beat-title tspan, .st-beat-badge, .st-beat-marker')]
+      .map((el) => ({ what: el.getAttribute('class') || `title “${el.textContent}”`, ...box(el) })),
+    // Texts that leave the picture: cut off on the screen.
+    outside: texts.map((t) => ({ text: t.textContent, ...box(t) }))
+      .filter((b) => b.l < picture.l - 1 || b.r > picture.r + 1 || b.t < picture.t - 1 || b.b > picture.b + 1)
+      .map((b) => b.text),
+  };
+}
+
+function checkDiagram(m, where, { big }) {
+  assert.equal(m.scale, 1, `${where}: drawn one unit to a pixel`);
+  assert.ok(m.smallest >= 12, `${where}: smallest text ${m.smallestText[0].toFixed(1)} px (“${m.smallestText[1]}”)`);
+  assert.ok(m.names.length > 0, `${where}: lane names`);
+  for (const [name, size] of m.names) assert.ok(size >= big, `${where}: lane ${name} is ${size.toFixed(1)} px`);
+  const p = m.picture;
+  assert.ok(p.l >= 0 && p.t >= 0 && p.r <= m.viewport.w + 0.5 && p.b <= m.viewport.h + 0.5,
+    `${where}: the picture is on the screen (${JSON.stringify(p)})`);
+  assert.deepEqual(m.outside, [], `${where}: texts cut off at the picture's edge`);
+  const overlap = (a, b) => a.l < b.r - 0.5 && b.l < a.r - 0.5 && a.t < b.b - 0.5 && b.t < a.b - 0.5;
+  for (let i = 0; i < m.boxes.length; i++) {
+    for (let j = i + 1; j < m.boxes.length; j++) {
+      assert.ok(!overlap(m.boxes[i], m.boxes[j]), `${where}: ${m.boxes[i].what} overlaps ${m.boxes[j].what}`);
+    }
+  }
+}
+
+test('presenter mode at 853×480: the diagram follows every beat of every scenario, its text large and its titles whole', async () => {
+  const skipped = [];
+  const stepTimes = [];
+  for (const id of scenariosToWalk) {
+    const bundle = bundles.scenarios[id];
+    if (!builtBundles.has(bundle)) {
+      assert.ok(process.env.COORDLAB_SOME_BUNDLES, `${id}: its bundle (${bundle}) is not in ${dist}; build it, or set COORDLAB_SOME_BUNDLES=1`);
+      skipped.push(id);
+      continue;
+    }
+    const beats = beatsOf(id);
+    const page = await open(`#/play/${id}?view=spacetime&present=1&step=0`);
+    await page.setViewportSize({ width: 853, height: 480 });
+    const svg = page.locator('.spacetime-picture svg');
+    await svg.waitFor();
+    await page.locator('body').click({ position: { x: 2, y: 2 } });
+    const stops = [...new Set(beats.map((b) => b.seq))].sort((a, b) => a - b);
+    for (const stop of stops) {
+      // n goes to the next beat (a question's answer takes a press of its own).
+      for (let presses = 0; presses < 4; presses++) {
+        const at = Number((await stepLabel(page)).match(/Step (\d+)/)[1]);
+        if (at === stop) break;
+        await page.keyboard.press('n');
+      }
+      assert.match(await stepLabel(page), new RegExp(`^Step ${stop} of`), `${id}: n reaches the beat at step ${stop}`);
+      // The beat being told: the last (in story order) reached by this step.
+      const now = beats.filter((b) => b.seq <= stop).at(-1);
+      const where = `${id}, beat “${now.title}” (step ${stop})`;
+      await page.waitForFunction((title) => document.querySelector('.spacetime-picture svg .st-beat-now title')?.textContent.endsWith(title), now.title);
+      const m = await svg.evaluate(measureDiagram);
+      checkDiagram(m, where, { big: 18 });
+      assert.ok(m.title, `${where}: the beat's title is in the diagram`);
+      assert.equal(m.title.text, now.title, `${where}: the title whole`);
+      assert.ok(m.title.size >= 18, `${where}: the title is ${m.title.size.toFixed(1)} px`);
+    }
+    // A step is drawn at once: the time from the key to the new diagram in the page.
+    for (let k = 0; k < 3; k++) {
+      stepTimes.push(await page.evaluate(() => new Promise((resolve) => {
+        const box = document.querySelector('.spacetime-picture');
+        const t0 = performance.now();
+        new MutationObserver((_, o) => { o.disconnect(); box.getBoundingClientRect(); resolve(performance.now() - t0); })
+          .observe(box, { childList: true, subtree: true, characterData: true, attributes: true });
+        document.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowLeft', bubbles: true }));
+      })));
+    }
+    await page.close();
+  }
+  stepTimes.sort((a, b) => a - b);
+  console.log(`space-time presenter: a step drawn in ${stepTimes[stepTimes.length >> 1]?.toFixed(1)} ms (median), ${stepTimes.at(-1)?.toFixed(1)} ms (slowest of ${stepTimes.length})${skipped.length ? `; skipped (bundle not built): ${skipped.join(', ')}` : ''}`);
+});
+
+test('presenter mode at 1280×720: lane names and the beat title at least 24 px; the controls stay put from beat to beat', async () => {
+  for (const id of ['zombie-worker', 'raft-election']) {
+    if (!builtBundles.has(bundles.scenarios[id]) && process.env.COORDLAB_SOME_BUNDLES) continue;
+    const page = await open(`#/play/${id}?view=spacetime&present=1&step=0`);
     await page.setViewportSize({ width: 1280, height: 720 });
     const svg = page.locator('.spacetime-picture svg');
     await svg.waitFor();
-    // The rendered size of every text: its font size times the drawing's scale on screen.
-    const smallest = await svg.evaluate((el) => {
-      const scale = el.getScreenCTM().a;
-      return Math.min(...[...el.querySelectorAll('text')].map((t) => parseFloat(getComputedStyle(t).fontSize) * scale));
-    });
-    assert.ok(smallest >= 12, `${hash}: smallest text ${smallest.toFixed(1)} px`);
+    await page.locator('body').click({ position: { x: 2, y: 2 } });
+    const transport = async () => page.locator('.transport').evaluate((el) => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.width, r.height].map(Math.round).join(','); });
+    const placed = await transport();
+    for (let k = 0; k < 4; k++) {
+      await page.keyboard.press('n');
+      await page.locator('.spacetime-picture svg .st-beat-title').waitFor();
+      const m = await svg.evaluate(measureDiagram);
+      checkDiagram(m, `${id} at 1280×720, press ${k + 1}`, { big: 24 });
+      assert.ok(m.title.size >= 24, `${id}: the title is ${m.title.size.toFixed(1)} px`);
+      assert.equal(await transport(), placed, `${id}: the transport stays put`);
+    }
+    await shot(page, `spacetime-presenter-${id}-1280x720`);
     await page.close();
   }
+});
+
+test('presenter mode on the diagram passes axe, and d still switches the pictures', async () => {
+  const page = await open('#/play/zombie-worker?view=spacetime&present=1&step=51');
+  await page.setViewportSize({ width: 853, height: 480 });
+  await page.locator('.spacetime-picture svg .st-beat-title').waitFor();
+  await shot(page, 'spacetime-presenter-853x480');
+  await audit(page, 'presenter mode, space-time diagram');
+  // A beat's marker seeks like any mark.
+  const earlier = page.locator('.spacetime-picture .st-beat').first();
+  const seq = await earlier.getAttribute('data-seq');
+  assert.notEqual(seq, '51', 'an earlier beat is in view');
+  await earlier.click();
+  assert.equal(await stepLabel(page), `Step ${seq} of 58`);
+  await page.locator('body').click({ position: { x: 2, y: 2 } });
+  await page.keyboard.press('d');
+  await page.locator('.topology').waitFor();
+  const both = await page.locator('.spacetime-picture svg').evaluate(measureDiagram);
+  // Under the topology the diagram has half the height: its text shrinks to fit its four
+  // lanes, never below 13 px.
+  checkDiagram(both, 'presenter mode, both pictures', { big: 13 });
+  assert.ok(await onScreen(page, '.spacetime-picture svg'), 'both pictures on the screen');
+  await shot(page, 'spacetime-presenter-both-853x480');
+  await page.close();
 });

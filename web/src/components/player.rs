@@ -164,7 +164,8 @@ pub fn player_view(props: &PlayerProps) -> Html {
         <SpaceTime trace={p.trace.clone()} cursor={p.cursor} axis={p.view.axis}
             on_seek={{ let d = dispatch.clone(); Callback::from(move |i| d.dispatch(Action::Seek(i))) }}
             on_axis={{ let d = dispatch.clone(); Callback::from(move |a| d.dispatch(Action::SetAxis(a))) }}
-            export_name={format!("coordlab-{}-step-{}", p.info.id, p.cursor)} />
+            export_name={format!("coordlab-{}-step-{}", p.info.id, p.cursor)}
+            fitted=true presenting={p.presenting} />
     };
     let tools = match p.tab {
         Tab::Story => {

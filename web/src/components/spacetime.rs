@@ -1,13 +1,20 @@
 //! The space-time view: `coordlab-render`'s diagram of the run up to the cursor, following it.
 //! Clicking a mark seeks there; the axis switches between real time and event order; "Export
-//! SVG" saves the very text on screen, which is what `coordlab run … --format svg --step N`
-//! prints. The events in view are listed for screen readers.
+//! SVG" saves what `coordlab run … --format svg --step N` prints. The events in view are listed
+//! for screen readers.
+//!
+//! The player draws the diagram for its box ([`Window::Fit`]): the box's size in CSS pixels
+//! (watched by a `ResizeObserver`, as the topology's) and a type size go to the renderer,
+//! which draws one unit to a pixel around the current beat, with lane names and the beat's
+//! title at the page's 16 px (a presenter's: 18 px and up). An embed and the trace viewer draw
+//! the followed picture, scaled to the width.
 
+use super::topology::use_box_size;
 use crate::picture::Axis;
 #[cfg(feature = "player")]
 use crate::picture::{Picture, View};
 use crate::same_trace::SameTrace;
-use coordlab_render::spacetime::{self, Diagram, Options, Window};
+use coordlab_render::spacetime::{self, Diagram, Fit, Options, Window};
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
@@ -20,20 +27,56 @@ pub struct SpaceTimeProps {
     pub on_axis: Callback<Axis>,
     /// What an export is saved as, without `.svg`.
     pub export_name: AttrValue,
+    /// Draw the diagram for its box (the player).
+    #[prop_or_default]
+    pub fitted: bool,
+    /// Presenter mode: the diagram's names and the beat's title at least 18 px.
+    #[prop_or_default]
+    pub presenting: bool,
+}
+
+/// A fitted diagram's lane names and beat title, px (its other text is 13 px).
+const TEXT_PX: i64 = 16;
+/// In presenter mode: at least what a room reads at 853×480 (GUIDE §9), and the presenter's
+/// type (the stylesheet's 1.9vw: 24 px at 1280×720) on a larger screen.
+const PRESENTER_TEXT_PX: i64 = 18;
+
+/// The presenter's type size, from the window's width (integer pixels: no float formatting).
+fn presenter_text_px() -> i64 {
+    let width = web_sys::window()
+        .and_then(|w| w.inner_width().ok())
+        .and_then(|w| w.as_f64())
+        .unwrap_or(0.0) as i64;
+    (width * 19 / 1000).max(PRESENTER_TEXT_PX)
 }
 
 #[function_component(SpaceTime)]
 pub fn space_time(props: &SpaceTimeProps) -> Html {
     // Positions, spans and senders are worked out once per run, not per step.
     let diagram = use_memo(props.trace.clone(), |t| Diagram::new(t));
+    let picture = use_node_ref();
+    // The player's diagram is drawn for its box, one unit a CSS pixel.
+    let size = use_box_size(picture.clone());
+    let fitted = props.fitted;
+    let window = match size {
+        Some((w, h)) if fitted => Window::Fit(Fit {
+            width: i64::from(w),
+            height: i64::from(h),
+            text_px: if props.presenting {
+                presenter_text_px()
+            } else {
+                TEXT_PX
+            },
+        }),
+        _ => Window::Follow,
+    };
     let options = Options {
         axis: props.axis,
-        window: Window::Follow,
+        window,
     };
     let svg = spacetime::svg(&props.trace, &diagram, props.cursor, options);
     // Where the diagram is wider than its box (a phone, a small frame), keep the cursor —
     // 80% across the drawing — in view.
-    let picture = use_node_ref();
     {
         let picture = picture.clone();
         use_effect_with(props.cursor, move |_| {
@@ -45,7 +88,7 @@ pub fn space_time(props: &SpaceTimeProps) -> Html {
             }
         });
     }
-    let shown = spacetime::visible(&diagram, props.cursor, options);
+    let shown = spacetime::visible(&props.trace, &diagram, props.cursor, options);
     let on_click = {
         let on_seek = props.on_seek.clone();
         Callback::from(move |e: MouseEvent| {
@@ -61,9 +104,19 @@ pub fn space_time(props: &SpaceTimeProps) -> Html {
         })
     };
     let on_export = {
-        let text = format!("{svg}\n");
+        // What `coordlab run … --format svg --step N` prints: the followed picture (a standard
+        // size for a slide or a document), also where the screen shows one drawn for its box;
+        // drawn when asked for, not at every step.
+        let (trace, diagram, cursor, axis) = (props.trace.clone(), diagram.clone(), props.cursor, props.axis);
         let name = format!("{}.svg", props.export_name);
-        Callback::from(move |_| download(&name, &text))
+        Callback::from(move |_| {
+            let followed = Options {
+                axis,
+                window: Window::Follow,
+            };
+            let text = spacetime::svg(&trace, &diagram, cursor, followed);
+            download(&name, &format!("{text}\n"));
+        })
     };
     let axis_button = |axis: Axis, label: &'static str| {
         let on_axis = props.on_axis.clone();
@@ -75,7 +128,7 @@ pub fn space_time(props: &SpaceTimeProps) -> Html {
         }
     };
     html! {
-        <figure class="spacetime-view">
+        <figure class={classes!("spacetime-view", fitted.then_some("fitted"))}>
             <div class="spacetime-bar" role="group" aria-label="Space-time diagram">
                 { axis_button(Axis::Time, "Real time") }
                 { axis_button(Axis::Order, "Event order") }

@@ -47,7 +47,7 @@ fn use_media(query: &'static str) -> bool {
 /// The size of the element behind `node` in whole CSS px, following it as it changes; `None`
 /// until it has been laid out.
 #[hook]
-fn use_box_size(node: NodeRef) -> Option<(u32, u32)> {
+pub fn use_box_size(node: NodeRef) -> Option<(u32, u32)> {
     let size = use_state(|| None::<(u32, u32)>);
     {
         let size = size.clone();

@@ -27,3 +27,6 @@ pub const SLOW: &str = "#f8f2a6";
 pub const SLOW_EDGE: &str = "#9c8f00";
 /// Okabe–Ito bluish green for holding the lock.
 pub const HOLD: &str = "#009e73";
+/// The beat being told: the app's accent, as on the story's current beat (its marker is also
+/// ringed and numbered as the title above the lanes, so colour is not its only sign).
+pub const NOW: &str = "#1d4ed8";

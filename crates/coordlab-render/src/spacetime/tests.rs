@@ -145,7 +145,7 @@ fn a_followed_picture_draws_only_up_to_the_cursor_and_keeps_its_width() {
             let svg = super::svg(&t, &d, cursor, options);
             assert_well_formed(&svg);
             assert!(svg.contains(&format!("width=\"{WIDTH}\"")));
-            let shown = visible(&d, cursor, options);
+            let shown = visible(&t, &d, cursor, options);
             assert_eq!(shown.end, cursor + 1);
             assert!(
                 shown.len() < 200,
@@ -266,4 +266,287 @@ fn labels_of_spans_that_overlap_on_one_lane_do_not_overlap() {
     xs.sort();
     assert!(xs.len() >= 2, "{xs:?}");
     assert!(xs.windows(2).all(|w| w[1] - w[0] >= 40), "labels apart: {xs:?}");
+}
+
+/// A presenter's diagram's box at 853×480 (a 1280×720 projector at 150%) beside the story,
+/// and above it with a question under the picture (the story's band at its tallest); at
+/// 1280×720 beside the story and above it.
+const SMALL_PROJECTOR: Fit = Fit {
+    width: 500,
+    height: 400,
+    text_px: 18,
+};
+const SMALL_PROJECTOR_BAND: Fit = Fit {
+    width: 830,
+    height: 270,
+    text_px: 18,
+};
+const LARGE_PROJECTOR: Fit = Fit {
+    width: 760,
+    height: 620,
+    text_px: 24,
+};
+const LARGE_PROJECTOR_BAND: Fit = Fit {
+    width: 1258,
+    height: 480,
+    text_px: 24,
+};
+/// The player's diagram beside the story at 1280×720, in the page's type.
+const PLAYER: Fit = Fit {
+    width: 868,
+    height: 352,
+    text_px: 17,
+};
+
+fn fitted(fit: Fit) -> Options {
+    Options {
+        axis: Axis::Time,
+        window: Window::Fit(fit),
+    }
+}
+
+/// Every `<tag …>` start tag of `svg` with the given class.
+fn tags_with_class<'a>(svg: &'a str, tag: &str, class: &str) -> Vec<&'a str> {
+    svg.match_indices(&format!("<{tag} class=\"{class}\""))
+        .map(|(i, _)| &svg[i..i + svg[i..].find('>').unwrap()])
+        .collect()
+}
+
+/// The value of `name` in a start tag, as a number.
+fn attr(tag: &str, name: &str) -> i64 {
+    let at = tag
+        .find(&format!(" {name}=\""))
+        .unwrap_or_else(|| panic!("no {name} in {tag}"));
+    let rest = &tag[at + name.len() + 3..];
+    rest[..rest.find('"').unwrap()].parse().unwrap()
+}
+
+/// The text of the current beat's title: its lines joined with spaces.
+fn current_title(svg: &str) -> Option<String> {
+    let at = svg.find("<text class=\"st-beat-title\"")?;
+    let end = at + svg[at..].find("</text>").unwrap();
+    let lines: Vec<&str> = svg[at..end]
+        .split("<tspan")
+        .skip(1)
+        .map(|t| {
+            let t = &t[t.find('>').unwrap() + 1..];
+            &t[..t.find("</tspan>").unwrap()]
+        })
+        .collect();
+    Some(lines.join(" ").replace("&#39;", "'").replace("&amp;", "&"))
+}
+
+#[test]
+fn a_fitted_picture_is_drawn_for_its_box_with_large_text_at_every_beat() {
+    for info in coordlab_sim::scenarios::catalog() {
+        let t = trace(info.id, &[], "");
+        let d = Diagram::new(&t);
+        for fit in [
+            SMALL_PROJECTOR,
+            SMALL_PROJECTOR_BAND,
+            LARGE_PROJECTOR,
+            LARGE_PROJECTOR_BAND,
+            PLAYER,
+        ] {
+            let big = fit.text_px;
+            for (number, (seq, beat)) in t.reached_beats().enumerate() {
+                let cursor = seq as usize;
+                let svg = super::svg(&t, &d, cursor, fitted(fit));
+                let at = format!("{} at beat {} ({big} px)", info.id, number + 1);
+                assert_well_formed(&svg);
+                assert!(
+                    svg.contains(&format!(
+                        "width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\"",
+                        fit.width, fit.height, fit.width, fit.height
+                    )),
+                    "{at}: one unit a pixel"
+                );
+                // Every text at least 13 px; lane names and the title at the large size.
+                for (i, _) in svg.match_indices("<text ") {
+                    let tag = &svg[i..i + svg[i..].find('>').unwrap()];
+                    let size = attr(tag, "font-size");
+                    assert!(size >= 13, "{at}: {size} px in {tag}");
+                }
+                let names = svg
+                    .matches(&format!(
+                        "text-anchor=\"end\" font-weight=\"700\" font-size=\"{big}\""
+                    ))
+                    .count();
+                assert_eq!(names, t.nodes.len(), "{at}: a large name for each lane");
+                // The current beat's title whole, whichever beat shares its step.
+                let (_, now) = current_beat(&t, cursor).expect("a beat is reached");
+                assert_eq!(now, cursor);
+                let title = current_title(&svg).expect("the title is written");
+                let expected = &t.beats[current_beat(&t, cursor).unwrap().0 - 1].title;
+                assert_eq!(&title, expected, "{at}");
+                if beat.title == *expected {
+                    assert!(!title.contains('…'));
+                }
+                // Its lines fit across the box.
+                let f = frame(&t, &d, cursor, fitted(fit));
+                let fitted = f.fitted.as_ref().unwrap();
+                let text_x = fitted.pad * 2 + 2 * fitted.badge_r;
+                for line in fit::wrap(expected, big, f.width - text_x - fitted.pad) {
+                    assert!(text_x + fit::text_px(&line, big) <= f.width, "{at}: {line}");
+                }
+                // Markers apart, in the box, and below the title.
+                let markers = tags_with_class(&svg, "circle", "st-beat-marker");
+                assert!(!markers.is_empty(), "{at}: the current beat's marker");
+                let xs: Vec<i64> = markers.iter().map(|m| attr(m, "cx")).collect();
+                let r = attr(markers[0], "r");
+                assert!(xs.windows(2).all(|w| w[1] - w[0] >= 2 * r + 6), "{at}: {xs:?}");
+                assert!(xs.iter().all(|x| *x - r >= 0 && *x + r <= fit.width));
+                let title_lines = fit::wrap(expected, big, f.width - text_x - fitted.pad).len();
+                let title_bottom = fitted.title_y + fitted.line_h * (title_lines as i64 - 1);
+                assert!(
+                    title_bottom + big / 4 <= fitted.markers_y - r - 3,
+                    "{at}: the title clears the markers"
+                );
+                // The beat is in the plot with what led to it before it (a fifth of the plot,
+                // or the run from its start), and the axis and its chip in the box.
+                let (x, plot_w) = (f.x(cursor), f.plot_right() - f.plot_x0);
+                let context = (plot_w / 5).min(f.pos(cursor));
+                assert!(x >= f.plot_x0 + context && x <= f.plot_right(), "{at}: x {x}");
+                if t.nodes.len() <= 9 {
+                    assert!(
+                        f.lanes_bottom() + f.label_px + 18 <= fit.height,
+                        "{at}: lanes and axis fit the box"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_fitted_picture_turns_by_pages_and_always_shows_the_cursor() {
+    let t = trace("raft-election", &[], "");
+    let d = Diagram::new(&t);
+    let mut starts = Vec::new();
+    for cursor in 0..d.len() {
+        let f = frame(&t, &d, cursor, fitted(SMALL_PROJECTOR));
+        let x = f.x(cursor);
+        assert!(x >= f.plot_x0 && x <= f.plot_right(), "step {cursor} at {x}");
+        if starts.last() != Some(&f.x_start) {
+            starts.push(f.x_start);
+        }
+        // Only what is in view is drawn: a step draws a page, not the run.
+        let shown = visible(&t, &d, cursor, fitted(SMALL_PROJECTOR));
+        assert!(shown.len() < 120, "step {cursor}: {} steps", shown.len());
+    }
+    assert!(
+        starts.len() * 4 < d.len(),
+        "{} moves in {} steps",
+        starts.len(),
+        d.len()
+    );
+}
+
+#[test]
+fn before_the_first_beat_a_fitted_picture_has_no_title_and_keeps_its_layout() {
+    let t = trace("zombie-worker", &[], "");
+    let d = Diagram::new(&t);
+    let first = t.reached_beats().next().unwrap().0 as usize;
+    let before = super::svg(&t, &d, first - 1, fitted(SMALL_PROJECTOR));
+    assert!(current_title(&before).is_none());
+    let (a, b) = (
+        frame(&t, &d, first - 1, fitted(SMALL_PROJECTOR)),
+        frame(&t, &d, first, fitted(SMALL_PROJECTOR)),
+    );
+    assert_eq!((a.top, a.lane_h, a.plot_x0), (b.top, b.lane_h, b.plot_x0));
+}
+
+#[test]
+fn the_followed_and_whole_pictures_are_unchanged_by_fitting() {
+    // The CLI's export: no fitted parts, the beat titles on their two rows.
+    let t = trace("zombie-worker", &[], "");
+    let d = Diagram::new(&t);
+    for window in [Window::Follow, Window::All] {
+        let svg = super::svg(
+            &t,
+            &d,
+            40,
+            Options {
+                axis: Axis::Time,
+                window,
+            },
+        );
+        assert!(!svg.contains("st-beat"));
+        assert!(svg.contains(&format!("viewBox=\"0 0 {WIDTH} ")) || window == Window::All);
+    }
+}
+
+#[test]
+fn in_a_short_box_the_text_shrinks_until_every_lane_fits_but_never_below_13_px() {
+    // Under the topology in presenter mode: half a small projector's height.
+    let short = Fit {
+        width: 490,
+        height: 150,
+        text_px: 18,
+    };
+    for (id, fits) in [
+        ("zombie-worker", true),
+        ("redis-failover", false),
+        ("raft-figure-8", false),
+    ] {
+        let t = trace(id, &[], "");
+        let d = Diagram::new(&t);
+        let cursor = t.reached_beats().last().unwrap().0 as usize;
+        let f = frame(&t, &d, cursor, fitted(short));
+        assert!(f.name_px >= 13 && f.name_px <= 18, "{id}: {}", f.name_px);
+        if fits {
+            assert_eq!(f.height, short.height, "{id}: the box's height");
+            assert!(f.lanes_bottom() + f.label_px + 18 <= short.height, "{id}");
+        } else {
+            // Eight or nine lanes cannot share 150 px at 13 px, even without the title's row:
+            // the picture is taller, and scrolls.
+            assert_eq!(f.name_px, 13, "{id}");
+            assert!(
+                !f.fitted.as_ref().unwrap().title,
+                "{id}: the lanes take the title's row"
+            );
+            assert!(f.height > short.height, "{id}");
+            assert!(f.lanes_bottom() + f.label_px + 18 <= f.height, "{id}");
+        }
+        let svg = super::svg(&t, &d, cursor, fitted(short));
+        assert!(svg.contains(&format!("viewBox=\"0 0 490 {}\"", f.height)));
+        for (i, _) in svg.match_indices("<text ") {
+            let tag = &svg[i..i + svg[i..].find('>').unwrap()];
+            assert!(attr(tag, "font-size") >= 13, "{id}: {tag}");
+        }
+    }
+    // A box where the lanes fit at 13 px only without the title's row.
+    let t = trace("zombie-worker", &[], "");
+    let d = Diagram::new(&t);
+    let lanes_first = Fit {
+        width: 490,
+        height: 120,
+        text_px: 18,
+    };
+    let f = frame(&t, &d, 46, fitted(lanes_first));
+    assert!(!f.fitted.as_ref().unwrap().title);
+    assert_eq!(f.height, 120);
+    assert!(current_title(&super::svg(&t, &d, 46, fitted(lanes_first))).is_none());
+    // With room, the text is as large as asked, with the title.
+    let t = trace("redis-failover", &[], "");
+    let d = Diagram::new(&t);
+    let f = frame(&t, &d, 100, fitted(SMALL_PROJECTOR));
+    assert_eq!(f.name_px, 18);
+    assert!(f.fitted.as_ref().unwrap().title);
+}
+
+#[test]
+#[ignore = "a timing, not a check: cargo test -p coordlab-render --release -- --ignored --nocapture"]
+fn time_a_fitted_step() {
+    for id in ["consensus-lock", "redis-failover", "raft-chaos"] {
+        let t = trace(id, &[], "");
+        let d = Diagram::new(&t);
+        let start = std::time::Instant::now();
+        let mut bytes = 0;
+        for cursor in 0..d.len() {
+            bytes += super::svg(&t, &d, cursor, fitted(SMALL_PROJECTOR_BAND)).len();
+        }
+        let per = start.elapsed() / d.len() as u32;
+        println!("{id}: {per:?} a step, {} bytes", bytes / d.len());
+    }
 }
