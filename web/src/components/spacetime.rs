@@ -38,7 +38,7 @@ pub struct SpaceTimeProps {
 /// A fitted diagram's lane names and beat title, px (its other text is 13 px).
 const TEXT_PX: i64 = 16;
 /// In presenter mode: at least what a room reads at 853×480 (GUIDE §9), and the presenter's
-/// type (the stylesheet's 1.9vw: 24 px at 1280×720) on a larger screen.
+/// type (the stylesheet's 1.95vw: 24 px at 1280×720) on a larger screen.
 const PRESENTER_TEXT_PX: i64 = 18;
 
 /// The presenter's type size, from the window's width (integer pixels: no float formatting).
@@ -47,7 +47,7 @@ fn presenter_text_px() -> i64 {
         .and_then(|w| w.inner_width().ok())
         .and_then(|w| w.as_f64())
         .unwrap_or(0.0) as i64;
-    (width * 19 / 1000).max(PRESENTER_TEXT_PX)
+    (width * 195 / 10_000).max(PRESENTER_TEXT_PX)
 }
 
 #[function_component(SpaceTime)]

@@ -90,14 +90,16 @@ const CONTEXT_PERCENT: i64 = 55;
 const AHEAD_PERCENT: i64 = 10;
 
 /// Where each beat's marker goes on its row, given the beats' axis positions in step order:
-/// the latest at its own place (at most `right`), each earlier one at its own place or moved
-/// left just clear of the one after it (`pitch` apart), and left out (`None`) where that
-/// would put it left of `left`. The latest beat is the one being told, so it is never moved.
+/// the latest at its own place (kept between `left` and `right`), each earlier one at its
+/// own place or moved left just clear of the one after it (`pitch` apart), and left out
+/// (`None`) where that would put it left of `left`. The latest beat is the one being told:
+/// it is never left out.
 pub fn place_markers(xs: &[i64], pitch: i64, left: i64, right: i64) -> Vec<Option<i64>> {
     let mut out = vec![None; xs.len()];
     let mut limit = right;
     for (i, x) in xs.iter().enumerate().rev() {
-        let at = (*x).min(limit);
+        let x = if i + 1 == xs.len() { (*x).max(left) } else { *x };
+        let at = x.min(limit);
         if at < left {
             break;
         }
@@ -195,8 +197,10 @@ mod tests {
             place_markers(&[10, 20, 30], 30, 0, 1_000),
             vec![None, Some(0), Some(30)]
         );
-        // Never further right than allowed.
+        // Never further right than allowed; the latest never left out, but kept right of
+        // `left` (a title beside the markers).
         assert_eq!(place_markers(&[900], 30, 0, 800), vec![Some(800)]);
+        assert_eq!(place_markers(&[100, 200], 30, 300, 800), vec![None, Some(300)]);
         // Placed markers are always at least a pitch apart.
         let xs: Vec<i64> = (0..40).map(|i| i * 7).collect();
         let placed: Vec<i64> = place_markers(&xs, 30, 0, 1_000).into_iter().flatten().collect();

@@ -133,8 +133,7 @@ struct Fitted {
     pad: i64,
     /// The baseline of the current beat's title's first line, and from one line to the next.
     title_y: i64,
-    /// Whether the title is written (a box too short for the lanes leaves it to the story).
-    title: bool,
+    title: Title,
     line_h: i64,
     badge_r: i64,
     /// The markers' row: its middle, and each marker's radius.
@@ -214,16 +213,18 @@ const FIT_LANE_MAX_PERCENT: i64 = 400;
 fn fit_frame(trace: &Trace, f: &mut Frame, fit: Fit) {
     let (width, height) = (fit.width.clamp(160, 8_000), fit.height.clamp(120, 8_000));
     let largest = fit.text_px.clamp(13, 64);
-    // The text as large as asked, or (in a box too short for the run's lanes at that size,
-    // such as the diagram under the topology) as large as lets every lane fit; in a box too
-    // short even at 13 px, the lanes take the title's row (the story beside the picture has
-    // it, and each marker its tooltip).
-    let layout = [true, false]
-        .into_iter()
-        .flat_map(|title| (13..=largest).rev().map(move |big| (title, big)))
+    // The text as large as asked, its title above the markers or (in a box a little short for
+    // the run's lanes) beside them on their row; else (such as the diagram under the topology)
+    // as large as lets every lane fit; in a box too short even at 13 px, the lanes take the
+    // title's row (the story beside the picture has it, and each marker its tooltip).
+    let candidates = (13..=largest)
+        .rev()
+        .flat_map(|big| [(Title::Above, big), (Title::Beside, big)])
+        .chain((13..=largest).rev().map(|big| (Title::Off, big)));
+    let layout = candidates
         .map(|(title, big)| fit_layout(trace, f.diagram, f.axis, (width, height), big, title))
         .find(|l| l.fits)
-        .unwrap_or_else(|| fit_layout(trace, f.diagram, f.axis, (width, height), 13, false));
+        .unwrap_or_else(|| fit_layout(trace, f.diagram, f.axis, (width, height), 13, Title::Off));
     f.legend = layout.legend;
     f.lane_h = layout.lane_h;
     f.plot_x0 = layout.plot_x0;
@@ -262,18 +263,25 @@ fn fit_layout(
     axis: Axis,
     (width, height): (i64, i64),
     big: i64,
-    title: bool,
+    title: Title,
 ) -> FitLayout {
     let small = (big * 3 / 4).max(13).min(big);
     let pad = big / 2;
     let badge_r = big * 2 / 3;
     let title_w = width - 2 * pad - 2 * badge_r - pad;
-    let title_lines = trace
+    let marker_r = small * 3 / 4 + 3;
+    let widest = trace
         .reached_beats()
-        .filter(|_| title)
-        .map(|(_, b)| fit::wrap(&b.title, big, title_w).len())
-        .max()
-        .unwrap_or(0);
+        .map(|(_, b)| fit::text_px(&b.title, big))
+        .max();
+    let title_lines = match title {
+        Title::Above => trace
+            .reached_beats()
+            .map(|(_, b)| fit::wrap(&b.title, big, title_w).len())
+            .max()
+            .unwrap_or(0),
+        _ => 0,
+    };
     let line_h = big * 6 / 5;
     let title_top = pad * 2 / 3;
     let title_h = if title_lines > 0 {
@@ -281,11 +289,16 @@ fn fit_layout(
     } else {
         0
     };
-    let marker_r = small * 3 / 4 + 3;
-    // The markers' row just under the title (clear of its last line's descenders) and just
-    // over the lanes (the current marker's ring ends a pixel above them).
-    let markers_y = title_h + 3 + marker_r;
+    // The markers' row just under the title (clear of its last line's descenders), or with
+    // the title beside them as tall as its line, and just over the lanes (the current
+    // marker's ring ends a pixel above them).
+    let markers_y = match title {
+        Title::Beside => 3 + (marker_r + 3).max(line_h / 2),
+        _ => title_h + 3 + marker_r,
+    };
     let top = markers_y + marker_r + 4;
+    // Beside the markers, every title on one line with room after it for the current marker.
+    let beside_fits = widest.is_none_or(|w| title_w - w >= 2 * marker_r + 16);
     let axis_h = small + 18;
     let legend_h = small + 10;
     let lanes = diagram.lanes.len().max(1) as i64;
@@ -315,15 +328,29 @@ fn fit_layout(
         legend,
         fitted: Fitted {
             pad,
-            title_y: title_top + big * 9 / 10,
+            title_y: match title {
+                Title::Beside => markers_y + big * 7 / 20,
+                _ => title_top + big * 9 / 10,
+            },
             title,
             line_h,
             badge_r,
             markers_y,
             marker_r,
         },
-        fits: room / lanes >= least,
+        fits: room / lanes >= least && (title != Title::Beside || beside_fits),
     }
+}
+
+/// Where a fitted picture writes the current beat's title.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Title {
+    /// On rows of its own above the markers, wrapped if it must be.
+    Above,
+    /// On the markers' row, one line at its left; the markers keep to its right.
+    Beside,
+    /// Not at all: a box too short for the lanes leaves it to the story.
+    Off,
 }
 
 /// The beat being told at `cursor`: the latest in story order reached by then, as its number
@@ -696,7 +723,15 @@ fn beat_markers(trace: &Trace, s: &mut Markup, f: &Frame, fitted: &Fitted, shown
     let current = current_beat(trace, f.cursor).map(|(n, _)| n);
     let r = fitted.marker_r;
     let xs: Vec<i64> = beats.iter().map(|(_, seq)| f.x(*seq)).collect();
-    let placed = fit::place_markers(&xs, 2 * r + 8, f.plot_x0 - 12 + r, f.plot_right() - r);
+    // Beside the title, the markers keep to its right.
+    let left = match (fitted.title, current_beat(trace, f.cursor)) {
+        (Title::Beside, Some((number, _))) => {
+            let title = &trace.beats[number - 1].title;
+            fitted.pad * 2 + 2 * fitted.badge_r + fit::text_px(title, f.name_px) + r + 12
+        }
+        _ => f.plot_x0 - 12 + r,
+    };
+    let placed = fit::place_markers(&xs, 2 * r + 8, left, f.plot_right() - r);
     let y = fitted.markers_y;
     for ((number, seq), at) in beats.iter().zip(placed) {
         let Some(mx) = at else { continue };
@@ -747,13 +782,16 @@ fn beat_markers(trace: &Trace, s: &mut Markup, f: &Frame, fitted: &Fitted, shown
 /// The current beat's title, whole, over the width of a fitted picture: a numbered badge and
 /// the title wrapped onto as many lines as it takes.
 fn beat_title(trace: &Trace, s: &mut Markup, f: &Frame, fitted: &Fitted) {
-    let Some((number, seq)) = current_beat(trace, f.cursor).filter(|_| fitted.title) else {
+    let Some((number, seq)) = current_beat(trace, f.cursor).filter(|_| fitted.title != Title::Off) else {
         return;
     };
     let title = &trace.beats[number - 1].title;
     let (pad, r, size) = (fitted.pad, fitted.badge_r, f.name_px);
     let text_x = pad + 2 * r + pad;
-    let lines = fit::wrap(title, size, f.width - text_x - pad);
+    let lines = match fitted.title {
+        Title::Beside => vec![title.clone()],
+        _ => fit::wrap(title, size, f.width - text_x - pad),
+    };
     let first = fitted.title_y;
     s.el("g").num("data-seq", seq).attr("class", "st-beat-now").open();
     s.title(&format!("Beat {number}: {title}"));

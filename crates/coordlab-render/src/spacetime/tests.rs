@@ -278,7 +278,14 @@ const SMALL_PROJECTOR: Fit = Fit {
 };
 const SMALL_PROJECTOR_BAND: Fit = Fit {
     width: 830,
-    height: 270,
+    height: 264,
+    text_px: 18,
+};
+/// Eight lanes under the story's band at its tallest (lease-stampede's question): the title
+/// goes beside the markers.
+const SMALL_PROJECTOR_QUESTION: Fit = Fit {
+    width: 830,
+    height: 227,
     text_px: 18,
 };
 const LARGE_PROJECTOR: Fit = Fit {
@@ -344,10 +351,15 @@ fn a_fitted_picture_is_drawn_for_its_box_with_large_text_at_every_beat() {
         for fit in [
             SMALL_PROJECTOR,
             SMALL_PROJECTOR_BAND,
+            SMALL_PROJECTOR_QUESTION,
             LARGE_PROJECTOR,
             LARGE_PROJECTOR_BAND,
             PLAYER,
         ] {
+            // The one nine-lane run, redis-failover, keeps 264 px under its tallest band.
+            if fit == SMALL_PROJECTOR_QUESTION && t.nodes.len() > 8 {
+                continue;
+            }
             let big = fit.text_px;
             for (number, (seq, beat)) in t.reached_beats().enumerate() {
                 let cursor = seq as usize;
@@ -396,12 +408,25 @@ fn a_fitted_picture_is_drawn_for_its_box_with_large_text_at_every_beat() {
                 let r = attr(markers[0], "r");
                 assert!(xs.windows(2).all(|w| w[1] - w[0] >= 2 * r + 6), "{at}: {xs:?}");
                 assert!(xs.iter().all(|x| *x - r >= 0 && *x + r <= fit.width));
-                let title_lines = fit::wrap(expected, big, f.width - text_x - fitted.pad).len();
-                let title_bottom = fitted.title_y + fitted.line_h * (title_lines as i64 - 1);
-                assert!(
-                    title_bottom + big / 4 <= fitted.markers_y - r - 3,
-                    "{at}: the title clears the markers"
-                );
+                match fitted.title {
+                    Title::Above => {
+                        let lines = fit::wrap(expected, big, f.width - text_x - fitted.pad).len();
+                        let bottom = fitted.title_y + fitted.line_h * (lines as i64 - 1);
+                        assert!(
+                            bottom + big / 4 <= fitted.markers_y - r - 3,
+                            "{at}: the title clears the markers"
+                        );
+                    }
+                    Title::Beside => {
+                        let end = text_x + fit::text_px(expected, big);
+                        assert!(
+                            xs.iter().all(|x| x - r - 3 > end),
+                            "{at}: the markers keep right of the title"
+                        );
+                        assert!(end <= f.width - fitted.pad, "{at}: the title in the box");
+                    }
+                    Title::Off => panic!("{at}: the title is left out"),
+                }
                 // The beat is in the plot with what led to it before it (a fifth of the plot,
                 // or the run from its start), and the axis and its chip in the box.
                 let (x, plot_w) = (f.x(cursor), f.plot_right() - f.plot_x0);
@@ -502,7 +527,7 @@ fn in_a_short_box_the_text_shrinks_until_every_lane_fits_but_never_below_13_px()
             // the picture is taller, and scrolls.
             assert_eq!(f.name_px, 13, "{id}");
             assert!(
-                !f.fitted.as_ref().unwrap().title,
+                f.fitted.as_ref().unwrap().title == Title::Off,
                 "{id}: the lanes take the title's row"
             );
             assert!(f.height > short.height, "{id}");
@@ -524,7 +549,7 @@ fn in_a_short_box_the_text_shrinks_until_every_lane_fits_but_never_below_13_px()
         text_px: 18,
     };
     let f = frame(&t, &d, 46, fitted(lanes_first));
-    assert!(!f.fitted.as_ref().unwrap().title);
+    assert_eq!(f.fitted.as_ref().unwrap().title, Title::Off);
     assert_eq!(f.height, 120);
     assert!(current_title(&super::svg(&t, &d, 46, fitted(lanes_first))).is_none());
     // With room, the text is as large as asked, with the title.
@@ -532,7 +557,7 @@ fn in_a_short_box_the_text_shrinks_until_every_lane_fits_but_never_below_13_px()
     let d = Diagram::new(&t);
     let f = frame(&t, &d, 100, fitted(SMALL_PROJECTOR));
     assert_eq!(f.name_px, 18);
-    assert!(f.fitted.as_ref().unwrap().title);
+    assert_eq!(f.fitted.as_ref().unwrap().title, Title::Above);
 }
 
 #[test]
