@@ -319,7 +319,7 @@ for (const [w, h] of [[400, 300], [720, 405], [1280, 800]]) {
   });
 }
 
-test('the player’s Embed dialog gives a snippet for the step on screen, copied with one click', async () => {
+test('the player’s Embed dialog gives a snippet for the beat on screen, copied with one click', async () => {
   const { page, context, problems } = await newPage({ width: 1280, height: 800 });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(site).origin });
   await page.goto(`${site}#/play/zombie-worker?fencing=write-predicate&step=34`);
@@ -328,23 +328,47 @@ test('the player’s Embed dialog gives a snippet for the step on screen, copied
   const dialog = page.getByRole('dialog', { name: 'Embed this run in a page' });
   await dialog.waitFor();
   assert.equal(await page.evaluate(() => document.activeElement.id), 'embed-title', 'the focus moves into the dialog');
-  await dialog.getByRole('button', { name: '480×270' }).click();
-  const html = await dialog.getByLabel(/^HTML/).inputValue();
-  assert.match(html, /^<iframe src="http:\/\/127\.0\.0\.1:\d+\/docs\/coordlab\/#\/embed\/zombie-worker\?fencing=write-predicate&amp;seed=1&amp;step=34" width="480" height="270" title="[^"]+" loading="lazy"/);
+  // The sizes offered start at the smallest frame an embed is designed for.
+  const sizes = (await dialog.getByRole('group', { name: 'Size' }).getByRole('button').allTextContents())
+    .map((t) => t.split('×').map(Number));
+  assert.deepEqual(sizes[0], [400, 300]);
+  for (const [w, h] of sizes) assert.ok(w >= 400 && h >= 300, `${w}×${h}`);
+  await dialog.getByRole('button', { name: '400×300' }).click();
+  // By default the embed is locked to the beat on screen, by the keys of that beat and the next.
+  const part = dialog.getByRole('group', { name: 'Part of the run' });
+  assert.equal(await part.getByRole('button', { name: 'This beat', exact: true }).getAttribute('aria-pressed'), 'true');
+  const said = await dialog.locator('.embed-span').textContent();
+  const [, from, to] = said.match(/steps (\d+) to (\d+) of \d+, opening at step \1\./).map(Number);
+  assert.ok(from <= 34 && 34 < to, `the beat on screen: ${said}`);
+  let html = await dialog.getByLabel(/^HTML/).inputValue();
+  assert.match(html, /^<iframe src="http:\/\/127\.0\.0\.1:\d+\/docs\/coordlab\/#\/embed\/zombie-worker\?fencing=write-predicate&amp;seed=1&amp;from=[a-z0-9-]+&amp;to=[a-z0-9-]+" width="400" height="300" title="[^"]+" loading="lazy"/);
+  const markdown = await dialog.getByLabel(/^Markdown/).inputValue();
+  assert.match(markdown, new RegExp(`\\]\\(http://127\\.0\\.0\\.1:\\d+/docs/coordlab/#/play/zombie-worker\\?fencing=write-predicate&seed=1&step=${from}\\)$`));
   await dialog.getByRole('button', { name: 'Copy HTML' }).click();
   await dialog.getByRole('status').filter({ hasText: 'Copied the HTML.' }).waitFor();
   assert.equal(await page.evaluate(() => navigator.clipboard.readText()), html);
-  const markdown = await dialog.getByLabel(/^Markdown/).inputValue();
-  assert.match(markdown, /\]\(http:\/\/127\.0\.0\.1:\d+\/docs\/coordlab\/#\/play\/zombie-worker\?fencing=write-predicate&seed=1&step=34\)$/);
   const url = await dialog.getByLabel('Embed address').inputValue();
+  // From this beat to the end: no `to`.
+  await part.getByRole('button', { name: 'This beat to the end' }).click();
+  assert.match(await dialog.getByLabel('Embed address').inputValue(), /&from=[a-z0-9-]+$/);
+  // The whole run opens at the step on screen, as before.
+  await part.getByRole('button', { name: 'Whole run' }).click();
+  html = await dialog.getByLabel(/^HTML/).inputValue();
+  assert.match(html, /#\/embed\/zombie-worker\?fencing=write-predicate&amp;seed=1&amp;step=34" width="400" height="300"/);
+  assert.match(await dialog.getByLabel(/^Markdown/).inputValue(), /&seed=1&step=34\)$/);
   await page.keyboard.press('Escape');
   await dialog.waitFor({ state: 'detached' });
   await page.waitForFunction(() => document.activeElement.id === 'embed-button');
-  // The address opens that embed, at that step.
+  // The beat's address opens that embed at the beat, and it stops at the next one.
   const other = await context.newPage();
   await other.goto(url);
   await other.locator('.embed .topology svg[role=img]').waitFor();
-  assert.equal(Number((await other.locator('.narration .step-no').textContent()).replace(/\D/g, '')), 34);
+  const embedStep = async () => Number((await other.locator('.narration .step-no').textContent()).replace(/\D/g, ''));
+  assert.equal(await embedStep(), from);
+  for (let i = 0; i < 12 && (await embedStep()) < to; i++) await other.locator('body').press('n');
+  assert.equal(await embedStep(), to, 'the range ends at the next beat');
+  await other.locator('body').press('n');
+  assert.equal(await embedStep(), to, 'and the embed goes no further');
   assert.deepEqual(problems, []);
   await context.close();
 });

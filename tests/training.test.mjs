@@ -2,7 +2,7 @@
 // and keys that cannot misfire. Run: node --test tests/ (after scripts/build-site.sh).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { useBrowser, stepLabel, chip, tab, onScreen } from './browser.mjs';
+import { useBrowser, stepLabel, chip, tab, onScreen, audit } from './browser.mjs';
 
 const { open, shot } = useBrowser();
 const beatNo = (page) => page.locator('.story .beat-no').textContent();
@@ -290,4 +290,116 @@ test('at 853×480 message dots and labels sit on the picture as drawn, off every
       await page.close();
     }
   }
+});
+
+/** Where the key list is, whether its list scrolls and has the focus, and its type size. */
+const keyList = (page) => page.evaluate(() => {
+  const r = document.querySelector('.help').getBoundingClientRect();
+  const list = document.querySelector('.help-keys');
+  return {
+    box: [r.left, r.top, r.right, r.bottom],
+    view: [innerWidth, innerHeight],
+    scrolls: list.scrollHeight > list.clientHeight + 1,
+    top: list.scrollTop,
+    focused: document.activeElement === list,
+    font: parseFloat(getComputedStyle(list.querySelector('dd')).fontSize),
+  };
+});
+
+for (const [w, h] of [[853, 480], [1280, 720]]) {
+  test(`at ${w}×${h} the key list fits the screen in the player and in presenter mode, scrolls, and Escape closes it first`, async () => {
+    for (const present of [false, true]) {
+      const page = await open(`#/play/zombie-worker${present ? '?present=1' : ''}`);
+      await page.setViewportSize({ width: w, height: h });
+      await page.locator('.topology svg[role=img]').waitFor();
+      await page.locator('body').press('n');
+      const step = await stepLabel(page);
+      await page.keyboard.press('?');
+      const help = page.getByRole('dialog', { name: 'Keys' });
+      await help.waitFor();
+      const where = `${present ? 'presenter mode' : 'player'} at ${w}×${h}`;
+      const k = await keyList(page);
+      const [left, top, right, bottom] = k.box;
+      assert.ok(left >= 0 && top >= 0 && right <= w && bottom <= h, `${where}: the key list ${k.box} is inside the screen`);
+      assert.ok(k.focused, `${where}: the list has the focus, so the keyboard scrolls it`);
+      assert.ok(await onScreen(page, '.help dt'), `${where}: “n or Page Down” is in view`);
+      assert.ok(await onScreen(page, '.help .close'), `${where}: Close is in view`);
+      if (present) assert.ok(k.font >= 18, `${where}: the list's type is ${k.font}px`);
+      await audit(page, `the key list, ${where}`);
+      if (k.scrolls) {
+        // The list keeps Page Down and End for itself while it has the focus.
+        await page.keyboard.press('End');
+        await page.waitForFunction(() => {
+          const list = document.querySelector('.help-keys');
+          return list.scrollTop + list.clientHeight >= list.scrollHeight - 1;
+        });
+        assert.ok(await onScreen(page, '.help dl > dt:last-of-type'), `${where}: the last key scrolls into view`);
+        assert.equal(await stepLabel(page), step, `${where}: scrolling the list moved nothing`);
+      }
+      await shot(page, `keys-${present ? 'presenter' : 'player'}-${w}x${h}`);
+      await page.keyboard.press('Escape');
+      await help.waitFor({ state: 'detached' });
+      const presenting = () => page.locator('.player.presenting').count();
+      assert.equal(await presenting(), present ? 1 : 0, `${where}: Escape closed the list and nothing else`);
+      if (present) {
+        await page.keyboard.press('Escape');
+        await page.locator('.player:not(.presenting)').waitFor();
+      }
+      await page.close();
+    }
+  });
+}
+
+test('Close shuts the key list and gives the focus back to the Keys button', async () => {
+  const page = await open('#/play/zombie-worker');
+  await page.getByRole('button', { name: /Keys/ }).click();
+  const help = page.getByRole('dialog', { name: 'Keys' });
+  await help.getByRole('button', { name: 'Close' }).click();
+  await help.waitFor({ state: 'detached' });
+  await page.waitForFunction(() => document.activeElement?.id === 'help-button');
+  await page.close();
+});
+
+test('Escape closes the key list before the Embed dialog', async () => {
+  const page = await open('#/play/zombie-worker');
+  await page.getByRole('button', { name: /Embed/ }).click();
+  const embed = page.getByRole('dialog', { name: 'Embed this run in a page' });
+  await embed.waitFor();
+  await page.keyboard.press('?');
+  const help = page.getByRole('dialog', { name: 'Keys' });
+  await help.waitFor();
+  await page.keyboard.press('Escape');
+  await help.waitFor({ state: 'detached' });
+  assert.equal(await embed.count(), 1, 'the Embed dialog is still open');
+  await page.keyboard.press('Escape');
+  await embed.waitFor({ state: 'detached' });
+  await page.close();
+});
+
+test('the browser leaving full screen with the key list open closes only the list', async () => {
+  const page = await open('#/play/zombie-worker?present=1');
+  await page.locator('.player.presenting').waitFor();
+  await page.locator('body').press('?');
+  const help = page.getByRole('dialog', { name: 'Keys' });
+  await help.waitFor();
+  // The browser's own Escape in full screen: the page hears only this event.
+  await page.evaluate(() => document.dispatchEvent(new Event('fullscreenchange')));
+  await help.waitFor({ state: 'detached' });
+  assert.equal(await page.locator('.player.presenting').count(), 1, 'presenter mode stays');
+  assert.match(page.url(), /present=1/);
+  await page.evaluate(() => document.dispatchEvent(new Event('fullscreenchange')));
+  await page.locator('.player:not(.presenting)').waitFor();
+  await page.close();
+});
+
+test('times read as people write them: "t = 0 ms", never "0.000ms"', async () => {
+  const page = await open('#/play/zombie-worker');
+  assert.match(await page.locator('.sim-time').textContent(), /^ · t = 0 ms$/);
+  await page.locator('body').press('End');
+  assert.match(await page.locator('.sim-time').textContent(), /^ · t = \d+(\.\d{1,3})? s$/);
+  await tab(page, 'Events');
+  const times = await page.locator('.event-log .log-row .time').allTextContents();
+  assert.ok(times.length > 0);
+  for (const t of times) assert.match(t, /^\d+(\.\d{1,3})? (ms|s)$/, t);
+  await page.close();
 });

@@ -83,6 +83,10 @@ pub struct Compare {
     pub cursor: usize,
     pub playing: bool,
     pub notices: Vec<String>,
+    /// Presenter mode: both pictures and both captions fill the screen.
+    pub presenting: bool,
+    /// The list of keys is open.
+    pub help: bool,
 }
 
 pub enum CompareAction {
@@ -98,6 +102,15 @@ pub enum CompareAction {
     SetAllEvents(bool),
     ToggleAllEvents,
     SetSpeed(u32),
+    /// Presenter mode on or off (the button, `f`).
+    TogglePresent,
+    Help(bool),
+    ToggleHelp,
+    /// Escape: closes the top-most thing open — the key list, else presenter mode.
+    Leave,
+    /// The browser left full screen (its own Escape, its control): see
+    /// [`crate::presenter::full_screen_ended`].
+    FullScreenEnded,
 }
 
 impl Compare {
@@ -137,6 +150,8 @@ impl Compare {
             cursor,
             playing: false,
             notices,
+            presenting: route.present,
+            help: false,
         })
     }
 
@@ -148,6 +163,7 @@ impl Compare {
             left_actions: self.left.actions.clone(),
             right_actions: self.right.actions.clone(),
             step: Some(self.cursor as u32),
+            present: self.presenting,
         }
     }
 
@@ -250,6 +266,25 @@ impl Reducible for Compare {
             }
             CompareAction::ClearFaults => next.rerun(Vec::new(), Vec::new()),
             CompareAction::DismissNotices => next.notices.clear(),
+            CompareAction::TogglePresent => {
+                next.presenting = !next.presenting;
+                next.help = false;
+            }
+            CompareAction::Help(open) => next.help = open,
+            CompareAction::ToggleHelp => next.help = !next.help,
+            CompareAction::Leave => {
+                let mut layers = crate::presenter::Layers {
+                    presenting: next.presenting,
+                    help: next.help,
+                    dialog: false,
+                };
+                layers.escape();
+                (next.presenting, next.help) = (layers.presenting, layers.help);
+            }
+            CompareAction::FullScreenEnded => {
+                (next.presenting, next.help) =
+                    crate::presenter::full_screen_ended(next.presenting, next.help);
+            }
             CompareAction::Load(route, notices) => {
                 if route == next.route() {
                     return self;
@@ -258,12 +293,14 @@ impl Reducible for Compare {
                 // to simulate them again.
                 let runs = |r: &CompareRoute| CompareRoute {
                     step: None,
+                    present: false,
                     ..r.clone()
                 };
                 if runs(&route) == runs(&next.route()) {
                     if let Some(step) = route.step {
                         next.cursor = (step as usize).min(next.last());
                     }
+                    next.presenting = route.present;
                     if !notices.is_empty() {
                         next.notices = notices;
                     }
@@ -293,6 +330,7 @@ mod tests {
             left_actions: vec![],
             right_actions: vec![],
             step: None,
+            present: false,
         }
     }
 
@@ -345,6 +383,72 @@ mod tests {
         let c = c.reduce(CompareAction::Inject(Fault::Crash { node }));
         assert!(c.left.actions.is_empty() && c.right.actions.is_empty());
         assert_eq!(c.notices.len(), 2);
+    }
+
+    #[test]
+    fn escape_closes_the_key_list_first_then_presenter_mode() {
+        let mut r = route("redis-failover", "consensus-lock");
+        r.present = true;
+        let c = Rc::new(Compare::from_route(&r, vec![]).unwrap());
+        assert!(c.presenting, "present=1 opens presenter mode");
+        let c = c.reduce(CompareAction::ToggleHelp);
+        assert!(c.help && c.presenting);
+        let c = c.reduce(CompareAction::Leave);
+        assert!(
+            !c.help && c.presenting,
+            "the first Escape closes only the key list"
+        );
+        let c = c.reduce(CompareAction::Leave);
+        assert!(!c.presenting, "the next one leaves presenter mode");
+        let c = c.reduce(CompareAction::Leave);
+        assert!(
+            !c.presenting && !c.help,
+            "and then there is nothing left to close"
+        );
+    }
+
+    #[test]
+    fn leaving_full_screen_with_the_key_list_open_closes_only_the_list() {
+        let c = compare("redis-failover", "consensus-lock")
+            .reduce(CompareAction::TogglePresent)
+            .reduce(CompareAction::Help(true));
+        let c = c.reduce(CompareAction::FullScreenEnded);
+        assert!(
+            !c.help && c.presenting,
+            "presenter mode works without full screen"
+        );
+        let c = c.reduce(CompareAction::FullScreenEnded);
+        assert!(
+            !c.presenting,
+            "with nothing open, leaving full screen leaves presenter mode"
+        );
+        // Full screen ending after presenter mode was left (its own request) changes nothing.
+        let c = c
+            .reduce(CompareAction::Help(true))
+            .reduce(CompareAction::FullScreenEnded);
+        assert!(c.help && !c.presenting);
+    }
+
+    #[test]
+    fn presenter_mode_round_trips_through_the_link_without_simulating_again() {
+        let c = compare("redis-failover", "consensus-lock")
+            .reduce(CompareAction::Seek(20))
+            .reduce(CompareAction::TogglePresent);
+        let link = crate::route::format(&crate::route::Route::Compare(c.route()));
+        assert!(link.ends_with("&step=20&present=1"), "{link}");
+        let crate::route::Route::Compare(parsed) = crate::route::parse(&link).route else {
+            panic!("{link} is not a compare link")
+        };
+        assert_eq!(parsed, c.route());
+        let again = Compare::from_route(&parsed, vec![]).unwrap();
+        assert!(again.presenting);
+        assert_eq!(again.cursor, 20);
+        // Loading the same runs in another mode keeps the traces.
+        let mut off = c.route();
+        off.present = false;
+        let d = c.clone().reduce(CompareAction::Load(off, vec![]));
+        assert!(!d.presenting);
+        assert!(d.left.trace == c.left.trace && d.right.trace == c.right.trace);
     }
 
     #[test]

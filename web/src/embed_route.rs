@@ -90,8 +90,40 @@ impl EmbedRoute {
     }
 }
 
-/// Frame sizes offered, 16:9.
-pub const SIZES: [(u32, u32); 3] = [(480, 270), (720, 405), (960, 540)];
+/// Frame sizes the Embed dialog offers: the documented range of a frame in a docs page, from
+/// the smallest an embed is designed for (400×300) to 960×540.
+pub const SIZES: [(u32, u32); 3] = [(400, 300), (720, 405), (960, 540)];
+/// The size the dialog starts with.
+pub const DEFAULT_SIZE: (u32, u32) = SIZES[1];
+
+/// The part of the run an embed from the Embed dialog shows, counted from the beat on screen.
+/// Written with beat keys (`from=b-takes-over&to=a-write`), which survive a change of seed or
+/// parameters where step numbers would not.
+/// Only the player's Embed dialog writes one; an embed only keeps it in the shared reducer.
+#[cfg_attr(not(feature = "player"), allow(dead_code))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Span {
+    /// The beat on screen up to the next beat.
+    #[default]
+    Beat,
+    /// The beat on screen to the end of the run.
+    FromBeat,
+    /// The whole run, opening at the step on screen.
+    Whole,
+}
+
+#[cfg_attr(not(feature = "player"), allow(dead_code))]
+impl Span {
+    pub const ALL: [Span; 3] = [Span::Beat, Span::FromBeat, Span::Whole];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Span::Beat => "This beat",
+            Span::FromBeat => "This beat to the end",
+            Span::Whole => "Whole run",
+        }
+    }
+}
 
 #[cfg(feature = "embed")]
 fn bound(value: &str) -> Option<Bound> {

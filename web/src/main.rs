@@ -29,6 +29,10 @@ mod nav;
 // Links carry the picture everywhere; only the player and the embed switch it.
 #[cfg_attr(not(any(feature = "player", feature = "embed")), allow(dead_code))]
 mod picture;
+// The embed shares the player's reducer, and with it what Escape closes.
+#[cfg(any(feature = "player", feature = "compare", feature = "embed"))]
+#[cfg_attr(not(any(feature = "player", feature = "compare")), allow(dead_code))]
+mod presenter;
 #[cfg_attr(not(feature = "player"), allow(dead_code))]
 mod route;
 #[cfg(all(test, feature = "embed", feature = "compare"))]

@@ -1,5 +1,6 @@
 //! The URL is the permalink: `#/play/<scenario>?<param>=<value>&seed=N&actions=SCRIPT&step=K`,
-//! or for two runs side by side `#/compare/<left>/<right>?seed=N&left=SCRIPT&right=SCRIPT&step=K`.
+//! or for two runs side by side
+//! `#/compare/<left>/<right>?seed=N&left=SCRIPT&right=SCRIPT&step=K&present=1`.
 //! Parsing is total: anything malformed or outdated yields defaults plus a notice explaining
 //! what was ignored, never an error page.
 
@@ -12,7 +13,8 @@ pub const DEFAULT_SEED: u64 = 1;
 /// The pair the library offers side by side.
 pub use coordlab_sim::scenarios::COMPARE_PAIR as DEFAULT_PAIR;
 
-/// Two runs side by side: `#/compare/<left>/<right>?seed=N&left=SCRIPT&right=SCRIPT&step=K`.
+/// Two runs side by side:
+/// `#/compare/<left>/<right>?seed=N&left=SCRIPT&right=SCRIPT&step=K&present=1`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CompareRoute {
     pub left: String,
@@ -21,6 +23,8 @@ pub struct CompareRoute {
     pub left_actions: Vec<Action>,
     pub right_actions: Vec<Action>,
     pub step: Option<u32>,
+    /// `present=1`: open in presenter mode, as a player link does.
+    pub present: bool,
 }
 
 /// A seed typed by hand: a whole number, or the message saying what a seed is.
@@ -88,6 +92,7 @@ pub fn default_compare_route() -> CompareRoute {
         left_actions: Vec::new(),
         right_actions: Vec::new(),
         step: None,
+        present: false,
     }
 }
 
@@ -139,6 +144,7 @@ fn parse_compare(pair: &str, query: &str, notices: &mut Vec<String>) -> CompareR
                     "The step “{value}” is not a whole number; starting at the beginning."
                 )),
             },
+            "present" => route.present = value != "0",
             "left" => route.left_actions = script("left", notices),
             "right" => route.right_actions = script("right", notices),
             _ => notices.push(unknown_setting(&key, item, "the side-by-side view")),
@@ -413,6 +419,9 @@ pub fn format(route: &Route) -> String {
             if let Some(step) = c.step {
                 parts.push(format!("step={step}"));
             }
+            if c.present {
+                parts.push("present=1".to_string());
+            }
             format!(
                 "#/compare/{}/{}?{}",
                 encode(&c.left),
@@ -557,11 +566,12 @@ mod tests {
                 fault: Fault::Crash { node: NodeId(0) },
             }],
             step: Some(12),
+            present: true,
         });
         let hash = format(&route);
         assert_eq!(
             hash,
-            "#/compare/raft-election/raft-partition?seed=4&left=7@crash:0&right=9@crash:0&step=12"
+            "#/compare/raft-election/raft-partition?seed=4&left=7@crash:0&right=9@crash:0&step=12&present=1"
         );
         assert_eq!(
             parse(&hash),

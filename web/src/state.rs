@@ -44,6 +44,8 @@ pub struct Player {
     pub embedding: bool,
     /// The frame size the Embed dialog's snippet has, and what its last copy did.
     pub embed_size: (u32, u32),
+    /// The part of the run the Embed dialog's snippets show (from the beat on screen).
+    pub embed_span: crate::embed_route::Span,
     pub copy_status: String,
     /// The tab open under the stage.
     pub tab: Tab,
@@ -88,7 +90,6 @@ pub enum Action {
     SetAllEvents(bool),
     ToggleAllEvents,
     SetStopAtBeats(bool),
-    Present(bool),
     TogglePresent,
     Help(bool),
     ToggleHelp,
@@ -97,8 +98,13 @@ pub enum Action {
     EmbedSize((u32, u32)),
     /// What a Copy button did.
     CopyStatus(String),
-    /// Escape: out of presenter mode, help closed.
+    /// Escape: closes the top-most thing open — the key list, else the Embed dialog, else
+    /// presenter mode.
     Leave,
+    /// The browser left full screen: see [`crate::presenter::full_screen_ended`].
+    FullScreenEnded,
+    /// The range the Embed dialog's snippets lock the embed to.
+    EmbedRange(crate::embed_route::Span),
     Tab(Tab),
     /// The learner answers the question of beat `.0` with answer `.1`.
     Pick(usize, u8),
@@ -170,7 +176,8 @@ impl Player {
             view: route.view,
             help: false,
             embedding: false,
-            embed_size: crate::embed_route::SIZES[1],
+            embed_size: crate::embed_route::DEFAULT_SIZE,
+            embed_span: Default::default(),
             copy_status: String::new(),
             tab: Tab::Story,
             picked: None,
@@ -308,13 +315,11 @@ impl Reducible for Player {
             Action::SetAxis(a) => next.view.axis = a,
             Action::ToggleAllEvents => next.stepping.all_events = !next.stepping.all_events,
             Action::SetStopAtBeats(stop) => next.stepping.stop_at_beats = stop,
-            Action::Present(on) => {
-                next.presenting = on;
-                next.help = false;
-            }
             Action::TogglePresent => {
                 next.presenting = !next.presenting;
                 next.help = false;
+                // Presenter mode shows no dialog: one left open would come back behind it.
+                next.embedding &= !next.presenting;
             }
             Action::Help(open) => next.help = open,
             Action::ToggleHelp => next.help = !next.help,
@@ -328,9 +333,23 @@ impl Reducible for Player {
             }
             Action::CopyStatus(m) => next.copy_status = m,
             Action::Leave => {
-                next.presenting = false;
-                next.help = false;
-                next.embedding = false;
+                let mut layers = crate::presenter::Layers {
+                    help: next.help,
+                    dialog: next.embedding,
+                    presenting: next.presenting,
+                };
+                layers.escape();
+                (next.help, next.embedding, next.presenting) =
+                    (layers.help, layers.dialog, layers.presenting);
+                next.copy_status.clear();
+            }
+            Action::FullScreenEnded => {
+                (next.presenting, next.help) =
+                    crate::presenter::full_screen_ended(next.presenting, next.help);
+            }
+            Action::EmbedRange(span) => {
+                next.embed_span = span;
+                next.copy_status.clear();
             }
             Action::Tab(tab) => next.tab = tab,
             Action::Pick(beat, answer) => next.picked = Some((beat, answer)),
@@ -477,6 +496,48 @@ mod tests {
         assert_eq!(p.cursor, 5);
         assert_eq!(&p.trace.entries[..5], &before[..]);
         assert!(p.trace.entries[5].fault.is_some());
+    }
+
+    #[test]
+    fn escape_closes_the_key_list_then_the_embed_dialog_then_presenter_mode() {
+        let p = player("none")
+            .reduce(Action::Embed(true))
+            .reduce(Action::ToggleHelp);
+        assert!(p.help && p.embedding);
+        let p = p.reduce(Action::Leave);
+        assert!(!p.help && p.embedding, "the key list is on top: it closes first");
+        let p = p.reduce(Action::Leave);
+        assert!(!p.embedding);
+        // Presenter mode closes the dialog (it cannot show there); Escape then closes the key
+        // list and keeps presenter mode, and only the next Escape leaves it.
+        let p = p
+            .reduce(Action::Embed(true))
+            .reduce(Action::TogglePresent)
+            .reduce(Action::ToggleHelp);
+        assert!(p.presenting && p.help && !p.embedding);
+        let p = p.reduce(Action::Leave);
+        assert!(p.presenting && !p.help, "the first Escape keeps presenter mode");
+        let p = p.reduce(Action::Leave);
+        assert!(!p.presenting);
+    }
+
+    #[test]
+    fn leaving_full_screen_with_the_key_list_open_closes_the_list_and_keeps_presenter_mode() {
+        let p = player("none")
+            .reduce(Action::TogglePresent)
+            .reduce(Action::Help(true));
+        let p = p.reduce(Action::FullScreenEnded);
+        assert!(p.presenting && !p.help);
+        let p = p.reduce(Action::FullScreenEnded);
+        assert!(
+            !p.presenting,
+            "with nothing open it leaves presenter mode, as before"
+        );
+        let p = p.reduce(Action::Help(true)).reduce(Action::FullScreenEnded);
+        assert!(
+            p.help && !p.presenting,
+            "outside presenter mode it changes nothing"
+        );
     }
 
     #[test]

@@ -118,6 +118,13 @@ pub fn key_for(key: &str, tag: &str, input_type: &str) -> Option<Key> {
     })
 }
 
+/// Whether a scrolling list that has the focus (the key list, marked `data-scroll-keys`) keeps
+/// `key` for scrolling itself instead of the player acting on it: Page Down / Up, Home, End and
+/// Space scroll the list in front of the room, not the run behind it.
+pub fn scrolls_list(key: &str) -> bool {
+    matches!(key, "PageDown" | "PageUp" | "Home" | "End" | " ")
+}
+
 /// Sends `on_tick` `speed` times a second while `playing`. The timer belongs to the effect, so
 /// it is dropped the moment playback stops.
 #[hook]
@@ -143,6 +150,13 @@ pub fn use_player_keys(on_key: Callback<Key>) {
                 .as_ref()
                 .and_then(|el| el.get_attribute("type"))
                 .unwrap_or_default();
+            let in_list = target
+                .as_ref()
+                .and_then(|el| el.closest("[data-scroll-keys]").ok().flatten())
+                .is_some();
+            if in_list && scrolls_list(&e.key()) {
+                return;
+            }
             if let Some(k) = key_for(&e.key(), &tag, &input_type) {
                 e.prevent_default();
                 on_key.emit(k);
@@ -239,5 +253,10 @@ mod tests {
         );
         assert_eq!(key_for(" ", "INPUT", "checkbox"), None, "Space ticks a checkbox");
         assert_eq!(key_for("?", "BODY", ""), Some(Key::Help));
+        assert!(scrolls_list("PageDown") && scrolls_list("End") && scrolls_list(" "));
+        assert!(
+            !scrolls_list("Escape") && !scrolls_list("n") && !scrolls_list("ArrowRight"),
+            "Escape closes the list, n and → still move the run"
+        );
     }
 }

@@ -1,6 +1,13 @@
 //! Side by side: two scenarios with the same seed and the same fault clicks, stepping
 //! together in true-time order, so a room sees one failure and two outcomes.
+//!
+//! It has the player's keys and presenter mode (`f`, `present=1` in the link): then the page is
+//! two columns, each a picture over its caption (the run's beat, or what just happened in it),
+//! with one row of transport under both; the faults and the run's settings step aside. The
+//! picture boxes get their size from the layout (style.css), never from the drawing, so a
+//! renderer that draws to its box fills them.
 
+use super::help::{has_focus, help, settle_focus, HelpProps};
 use super::narration::Narration;
 use super::notices::{notices, NoticesProps};
 use super::topology::Topology;
@@ -9,7 +16,7 @@ use crate::compare_state::{Compare, CompareAction, CompareRoute, Side};
 use crate::route::{self, Route};
 use crate::transport::{use_playback, use_player_keys, Key, Move};
 use coordlab_sim::kernel::faults::{FaultKind, MAX_FAULT_MS};
-use coordlab_sim::kernel::time::format_time;
+use coordlab_sim::kernel::time::format_instant;
 use coordlab_sim::properties::Verdict;
 use coordlab_sim::trace::NodeStatus;
 use coordlab_sim::Fault;
@@ -69,8 +76,33 @@ pub fn compare_view(props: &CompareProps) -> Html {
         use_player_keys(Callback::from(move |k| match k {
             Key::Move(m) => dispatch.dispatch(CompareAction::Transport(m)),
             Key::AllEvents => dispatch.dispatch(CompareAction::ToggleAllEvents),
-            Key::Present | Key::Leave | Key::Help | Key::NextPicture => {}
+            Key::Present => dispatch.dispatch(CompareAction::TogglePresent),
+            Key::Leave => {
+                let had_focus = has_focus();
+                dispatch.dispatch(CompareAction::Leave);
+                settle_focus(had_focus);
+            }
+            Key::Help => {
+                dispatch.dispatch(CompareAction::ToggleHelp);
+                settle_focus(true);
+            }
+            // The space-time diagram is the player's: beside the topology it would cost this
+            // bundle ~22 KiB gzipped, more than its download cap leaves.
+            Key::NextPicture => {}
         }));
+    }
+    // Full screen as the player has it: asked for with presenter mode; the browser leaving it
+    // closes the key list if it is open, else presenter mode.
+    {
+        let dispatch = dispatch.clone();
+        crate::presenter::use_full_screen(
+            state.presenting,
+            Callback::from(move |()| {
+                let had_focus = has_focus();
+                dispatch.dispatch(CompareAction::FullScreenEnded);
+                settle_focus(had_focus);
+            }),
+        );
     }
 
     let c = &*state;
@@ -80,20 +112,75 @@ pub fn compare_view(props: &CompareProps) -> Html {
         let d = dispatch.clone();
         Callback::from(move |_| d.dispatch(CompareAction::DismissNotices))
     };
+    let side = |left: bool| {
+        let (s, at) = if left { (&c.left, l) } else { (&c.right, r) };
+        side_view(&SideProps {
+            side: s.clone(),
+            cursor: at,
+            moved: moved == Some(left),
+            label: if left { "left" } else { "right" },
+        })
+    };
     html! {
-        <div class="compare">
-            { notices(&NoticesProps { notices: c.notices.clone(), on_dismiss: Some(on_dismiss) }) }
-            <div class="player-head">
-                <h1>{ format!("Side by side: {} · {}", c.left.info.title, c.right.info.title) }</h1>
-                <p class="summary">{ "The same seed and the same fault clicks go to both runs. Each step is the next event of whichever run has one first, so both columns always show the same moment." }</p>
-            </div>
-            <Transport state={state.clone()} dispatch={dispatch.clone()} />
+        <div class={classes!("compare", c.presenting.then_some("compare-presenting"))}>
+            if !c.presenting {
+                { notices(&NoticesProps { notices: c.notices.clone(), on_dismiss: Some(on_dismiss) }) }
+                <div class="player-head">
+                    <h1>{ format!("Side by side: {} · {}", c.left.info.title, c.right.info.title) }</h1>
+                    { mode_buttons(c.presenting, &dispatch) }
+                    <p class="summary">{ "The same seed and the same fault clicks go to both runs. Each step is the next event of whichever run has one first, so both columns always show the same moment." }</p>
+                </div>
+            }
+            // The transport is over the runs on a page, under them in presenter mode (where the
+            // screen is the pictures'): in the order it is seen and reached by Tab.
+            if !c.presenting {
+                <Transport state={state.clone()} dispatch={dispatch.clone()} />
+            }
             <div class="compare-sides">
-                { side_view(&SideProps { side: c.left.clone(), cursor: l, moved: moved == Some(true), label: "left" }) }
-                { side_view(&SideProps { side: c.right.clone(), cursor: r, moved: moved == Some(false), label: "right" }) }
+                { side(true) }
+                { side(false) }
             </div>
-            { shared_faults(&SharedFaultsProps { state: state.clone(), dispatch: dispatch.clone() }) }
+            if c.presenting {
+                <Transport state={state.clone()} dispatch={dispatch.clone()} />
+            }
+            if !c.presenting {
+                { shared_faults(&SharedFaultsProps { state: state.clone(), dispatch: dispatch.clone() }) }
+            }
+            if c.help {
+                { help(&HelpProps {
+                    on_close: { let d = dispatch.clone(); Callback::from(move |()| d.dispatch(CompareAction::Help(false))) },
+                    pictures: false,
+                }) }
+            }
         </div>
+    }
+}
+
+/// Presenter mode and the list of keys, as the player has them.
+fn mode_buttons(presenting: bool, d: &UseReducerDispatcher<Compare>) -> Html {
+    let act = |make: fn() -> CompareAction| {
+        let d = d.clone();
+        Callback::from(move |_: MouseEvent| d.dispatch(make()))
+    };
+    html! {
+        <span class="mode-buttons">
+            <button class="present" onclick={act(|| CompareAction::TogglePresent)} title="Presenter mode (f)">
+                if presenting {
+                    { "✕" }<span class="word">{ " Leave presenter mode" }</span>
+                } else {
+                    { "▣" }<span class="word">{ " Present" }</span>
+                }
+            </button>
+            <button id="help-button" class="help-button" title="Keyboard keys (?)" onclick={{
+                let d = d.clone();
+                Callback::from(move |_| {
+                    d.dispatch(CompareAction::ToggleHelp);
+                    settle_focus(true);
+                })
+            }}>
+                { "?" }<span class="word">{ " Keys" }</span>
+            </button>
+        </span>
     }
 }
 
@@ -166,8 +253,11 @@ fn transport(props: &TransportProps) -> Html {
                     <span aria-hidden="true">{ "⚠" }</span><span class="label">{ " Next violation" }</span>
                 </button>
                 <span class="where position" aria-live="off">
-                    { format!("step {} of {} · t = {}", c.cursor, c.last(), format_time(c.time_us())) }
+                    { format!("step {} of {} · t = {}", c.cursor, c.last(), format_instant(c.time_us())) }
                 </span>
+                if c.presenting {
+                    { mode_buttons(true, d) }
+                }
                 <span class="transport-options">
                     <label class="speed">
                         { "Speed " }
@@ -338,35 +428,40 @@ fn side_view(props: &SideProps) -> Html {
         .rev()
         .find(|(_, (seq, _))| *seq <= entry.seq);
     let holders = trace.outcome.get("max_concurrent_holders").cloned();
-    let mut class = classes!("compare-side");
-    if props.moved {
-        class.push("moved");
-    }
+    let now = beat.is_some_and(|(_, (seq, _))| *seq == entry.seq);
+    let title = props.side.info.title;
     html! {
-        <section class={class} data-side={props.label} aria-label={props.side.info.title}>
-            <h2>{ props.side.info.title }</h2>
-            <p class="side-status" aria-live="polite">
-                if violated.is_empty() {
-                    <span class="verdict ok">{ "✓ every property holds so far" }</span>
-                } else {
-                    <span class="verdict bad">{ format!("✗ violated: {}", violated.join(", ")) }</span>
-                }
-                if at_end {
-                    if let Some(h) = holders {
-                        <span class="holders">{ format!(" · at most {h} holder(s) at once") }</span>
+        <section class={classes!("compare-side", props.moved.then_some("moved"), (!now).then_some("between-beats"))}
+            data-side={props.label} aria-label={title}>
+            <div class="side-head">
+                <h2>{ title }</h2>
+                <p class="side-status" aria-live="polite">
+                    if violated.is_empty() {
+                        <span class="verdict ok">{ "✓ every property holds so far" }</span>
+                    } else {
+                        <span class="verdict bad">{ format!("✗ violated: {}", violated.join(", ")) }</span>
                     }
+                    if at_end {
+                        if let Some(h) = holders {
+                            <span class="holders">{ format!(" · at most {h} holder(s) at once") }</span>
+                        }
+                    }
+                </p>
+            </div>
+            <div class="side-pictures">
+                <Topology trace={trace.clone()} cursor={props.cursor} snapshot={props.side.states.at(props.cursor)} phone=true />
+            </div>
+            <div class="side-caption">
+                if let Some((i, (seq, b))) = beat {
+                    <div class={classes!("beat", (*seq == entry.seq).then_some("now"))}>
+                        <p class="beat-no">{ format!("Beat {} of {}", i + 1, beats.len()) }</p>
+                        <h3 class="beat-title">{ &b.title }</h3>
+                        <p class="beat-text">{ &b.text }</p>
+                    </div>
                 }
-            </p>
-            if let Some((i, (seq, b))) = beat {
-                <div class={classes!("beat", (*seq == entry.seq).then_some("now"))}>
-                    <p class="beat-no">{ format!("Beat {} of {}", i + 1, beats.len()) }</p>
-                    <h3 class="beat-title">{ &b.title }</h3>
-                    <p class="beat-text">{ &b.text }</p>
-                </div>
-            }
-            <Topology trace={trace.clone()} cursor={props.cursor} snapshot={props.side.states.at(props.cursor)} phone=true />
-            <Narration trace={trace.clone()} cursor={props.cursor}
-                label={format!("What is happening in {}", props.side.info.title)} />
+                <Narration trace={trace.clone()} cursor={props.cursor}
+                    label={format!("What is happening in {title}")} />
+            </div>
         </section>
     }
 }

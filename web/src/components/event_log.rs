@@ -4,7 +4,7 @@
 //! heartbeat term 2 ×10, append ok ×4"); "All events" lists every one.
 
 use crate::state::{Action, Player};
-use coordlab_sim::kernel::time::format_time;
+use coordlab_sim::kernel::time::format_instant;
 use coordlab_sim::trace::{EventKind, Trace};
 use std::rc::Rc;
 use wasm_bindgen::JsCast;
@@ -180,7 +180,7 @@ pub fn event_log(props: &EventLogProps) -> Html {
                     <div key={format!("e{s}")} id={format!("log-row-{i}")} class={class} ~style={style}
                         role="option" aria-selected={if current { "true" } else { "false" }} data-row={i.to_string()}>
                         <span class="seq">{ e.seq }</span>
-                        <span class="time">{ format_time(e.time_us) }</span>
+                        <span class="time">{ format_instant(e.time_us) }</span>
                         <span class="text">{ &e.text }</span>
                     </div>
                 }

@@ -16,7 +16,7 @@ pub mod event_log;
 pub mod fault_button;
 #[cfg(feature = "player")]
 pub mod fault_panel;
-#[cfg(feature = "player")]
+#[cfg(any(feature = "player", feature = "compare"))]
 pub mod help;
 #[cfg(feature = "player")]
 pub mod inspector;

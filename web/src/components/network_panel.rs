@@ -6,7 +6,7 @@ use super::fault_button::{fault_button, on_fault_click};
 use crate::same_trace::SameTrace;
 use crate::state::Player;
 use coordlab_sim::kernel::faults::FaultKind;
-use coordlab_sim::kernel::time::format_time;
+use coordlab_sim::kernel::time::format_instant;
 use coordlab_sim::trace::{NodeInfo, Snapshot, Trace};
 use coordlab_sim::{Fault, NodeId};
 use std::collections::BTreeSet;
@@ -144,7 +144,7 @@ pub fn network_panel(props: &NetworkPanelProps) -> Html {
         let (f, t) = (name(m.from), name(m.to));
         let held_link = snap.links.iter().any(|l| l.from == m.from && l.to == m.to && l.held);
         let when = match m.deliver_us {
-            Some(at) => format!("arrives {}", format_time(at)),
+            Some(at) => format!("arrives at t = {}", format_instant(at)),
             None => "held until released".to_string(),
         };
         html! {

@@ -8,7 +8,7 @@ use super::beat_list::{beat_list, BeatListProps};
 use super::embed_dialog::{embed_dialog, EmbedDialogProps};
 use super::event_log::EventLog;
 use super::fault_panel::FaultPanel;
-use super::help::{help, HelpProps};
+use super::help::{has_focus, help, settle_focus, HelpProps};
 use super::inspector::{inspector, InspectorProps};
 use super::network_panel::{offers_network, NetworkPanel};
 use super::notices::{notices, NoticesProps};
@@ -23,32 +23,12 @@ use crate::route::{self, PlayRoute, Route};
 use crate::state::{Action, Player, Tab};
 use crate::transport::{use_playback, use_player_keys, Key};
 use std::rc::Rc;
-use wasm_bindgen::closure::Closure;
-use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
 pub struct PlayerProps {
     pub route: PlayRoute,
     pub notices: Vec<String>,
-}
-
-/// Asks the browser for full screen (it may refuse: presenter mode works without it).
-fn enter_fullscreen() {
-    if let Some(root) = web_sys::window()
-        .and_then(|w| w.document())
-        .and_then(|d| d.document_element())
-    {
-        let _ = root.request_fullscreen();
-    }
-}
-
-fn leave_fullscreen() {
-    if let Some(doc) = web_sys::window().and_then(|w| w.document()) {
-        if doc.fullscreen_element().is_some() {
-            doc.exit_fullscreen();
-        }
-    }
 }
 
 #[function_component(PlayerView)]
@@ -85,50 +65,18 @@ pub fn player_view(props: &PlayerProps) -> Html {
         use_playback(player.playing, player.speed, tick);
     }
 
-    // Leaving full screen (Escape, the browser's own control) leaves presenter mode.
+    // Presenter mode asks for full screen; the browser leaving it (its own Escape, its
+    // control) closes the key list if it is open, else presenter mode.
     {
         let dispatch = dispatch.clone();
-        use_effect_with((), move |_| {
-            let listener = Closure::<dyn Fn()>::new(move || {
-                let full = web_sys::window()
-                    .and_then(|w| w.document())
-                    .is_some_and(|d| d.fullscreen_element().is_some());
-                if !full {
-                    dispatch.dispatch(Action::Present(false));
-                }
-            });
-            let doc = web_sys::window().and_then(|w| w.document());
-            if let Some(d) = &doc {
-                let _ =
-                    d.add_event_listener_with_callback("fullscreenchange", listener.as_ref().unchecked_ref());
-            }
-            move || {
-                if let Some(d) = doc {
-                    let _ = d.remove_event_listener_with_callback(
-                        "fullscreenchange",
-                        listener.as_ref().unchecked_ref(),
-                    );
-                }
-            }
-        });
-    }
-
-    // Presenter mode asks for full screen when it starts (a key press or a click just
-    // happened, which browsers require) and gives it back when it ends. Opening a link with
-    // `present=1` is no such moment: the first run of the effect asks for nothing.
-    {
-        let mounted = use_mut_ref(|| false);
-        use_effect_with(player.presenting, move |presenting| {
-            let first = !std::mem::replace(&mut *mounted.borrow_mut(), true);
-            if first {
-                return;
-            }
-            if *presenting {
-                enter_fullscreen();
-            } else {
-                leave_fullscreen();
-            }
-        });
+        crate::presenter::use_full_screen(
+            player.presenting,
+            Callback::from(move |()| {
+                let had_focus = has_focus();
+                dispatch.dispatch(Action::FullScreenEnded);
+                settle_focus(had_focus);
+            }),
+        );
     }
 
     {
@@ -137,8 +85,15 @@ pub fn player_view(props: &PlayerProps) -> Html {
         use_player_keys(Callback::from(move |k: Key| match k {
             Key::Move(m) => dispatch.dispatch(Action::Transport(m)),
             Key::Present => dispatch.dispatch(Action::TogglePresent),
-            Key::Leave => dispatch.dispatch(Action::Leave),
-            Key::Help => dispatch.dispatch(Action::ToggleHelp),
+            Key::Leave => {
+                let had_focus = has_focus();
+                dispatch.dispatch(Action::Leave);
+                settle_focus(had_focus);
+            }
+            Key::Help => {
+                dispatch.dispatch(Action::ToggleHelp);
+                settle_focus(true);
+            }
             Key::AllEvents => dispatch.dispatch(Action::ToggleAllEvents),
             Key::NextPicture => dispatch.dispatch(Action::NextPicture),
         }));
@@ -234,7 +189,10 @@ pub fn player_view(props: &PlayerProps) -> Html {
                 </section>
             }
             if p.help {
-                { help(&HelpProps { dispatch: dispatch.clone() }) }
+                { help(&HelpProps {
+                    on_close: { let d = dispatch.clone(); Callback::from(move |()| d.dispatch(Action::Help(false))) },
+                    pictures: true,
+                }) }
             }
             if p.embedding && !p.presenting {
                 { embed_dialog(&EmbedDialogProps { player: p.clone(), dispatch: dispatch.clone() }) }

@@ -7,7 +7,7 @@ use super::spacetime::SpaceTime;
 use super::transport_buttons::{transport_buttons, TransportButtonsProps};
 use crate::trace_view_state::{TraceAction, TraceView, SPEED};
 use crate::transport::{use_playback, use_player_keys, Key, Move};
-use coordlab_sim::kernel::time::format_time;
+use coordlab_sim::kernel::time::format_instant;
 use coordlab_sim::trace_file::MAX_BYTES;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{DragEvent, File, HtmlInputElement};
@@ -98,7 +98,7 @@ pub fn trace_viewer() -> Html {
                     { transport_buttons(&TransportButtonsProps { cursor, last: view.last(), playing: view.playing, on_move }) }
                     <span class="where">
                         <span class="step-count">{ format!("Step {cursor} of {}", view.last()) }</span>
-                        <span class="sim-time">{ format!(" · {}", format_time(entry.time_us)) }</span>
+                        <span class="sim-time">{ format!(" · t = {}", format_instant(entry.time_us)) }</span>
                         if !nav.beats.is_empty() {
                             <span class="beat-count">{ format!(" · beat {}/{}", nav.beat_at_or_before(cursor).map_or(0, |i| i + 1), nav.beats.len()) }</span>
                         }

@@ -4,7 +4,7 @@
 use super::transport_buttons::{transport_buttons, TransportButtonsProps};
 use crate::state::{Action, Player, SPEEDS};
 use crate::transport::Move;
-use coordlab_sim::kernel::time::format_time;
+use coordlab_sim::kernel::time::format_instant;
 use std::rc::Rc;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
@@ -26,7 +26,7 @@ pub fn transport_bar(props: &TransportBarProps) -> Html {
             { transport_buttons(&TransportButtonsProps { cursor: p.cursor, last: p.last(), playing: p.playing, on_move }) }
             <span class="where">
                 <span class="step-count">{ format!("Step {} of {}", p.cursor, p.last()) }</span>
-                <span class="sim-time">{ format!(" · {}", format_time(p.trace.entries[p.cursor].time_us)) }</span>
+                <span class="sim-time">{ format!(" · t = {}", format_instant(p.trace.entries[p.cursor].time_us)) }</span>
                 if !p.nav.beats.is_empty() {
                     <span class="beat-count">{ format!(" · beat {}/{}", p.nav.beat_at_or_before(p.cursor).map_or(0, |i| i + 1), p.nav.beats.len()) }</span>
                 }
@@ -89,7 +89,13 @@ pub fn mode_buttons(props: &PositionProps) -> Html {
             <button class="present" onclick={act(|| Action::TogglePresent)} title="Presenter mode (f)">
                 if p.presenting { { "Leave presenter mode" } } else { { "▣" }<span class="word">{ " Present" }</span> }
             </button>
-            <button class="help-button" onclick={act(|| Action::ToggleHelp)} title="Keyboard keys (?)">{ "?" }<span class="word">{ " Keys" }</span></button>
+            <button id="help-button" class="help-button" onclick={{
+                let d = props.dispatch.clone();
+                Callback::from(move |_| {
+                    d.dispatch(Action::ToggleHelp);
+                    crate::components::help::settle_focus(true);
+                })
+            }} title="Keyboard keys (?)">{ "?" }<span class="word">{ " Keys" }</span></button>
             if !p.presenting {
                 <button id="embed-button" class="embed-button" title="Put this run in a documentation page"
                     onclick={{

@@ -55,6 +55,29 @@ pub fn format_signed_duration(delta_us: i64) -> String {
     }
 }
 
+/// An instant on the run's clock as people write it, to the millisecond (what a debugger
+/// needs to tell two events apart): "0 ms", "52.125 ms", "250 ms", "1.25 s", "20 s",
+/// "12.345 s". Trailing zeros are dropped; seconds from one second on. The UI puts "t = " in
+/// front where it names the moment.
+pub fn format_instant(us: u64) -> String {
+    let (whole, mut fraction, unit) = if us < SEC_US {
+        (us / MS_US, us % MS_US, "ms")
+    } else {
+        (us / SEC_US, (us % SEC_US) / MS_US, "s")
+    };
+    // Thousandths, without their trailing zeros.
+    let mut digits = 3;
+    while digits > 0 && fraction.is_multiple_of(10) {
+        fraction /= 10;
+        digits -= 1;
+    }
+    if digits == 0 {
+        format!("{whole} {unit}")
+    } else {
+        format!("{whole}.{fraction:0digits$} {unit}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,6 +93,19 @@ mod tests {
         assert_eq!(format_signed_duration(20_000_000), "+20 s");
         assert_eq!(format_signed_duration(-1_500_000), "−1.5 s");
         assert_eq!(format_signed_duration(0), "0 ms");
+    }
+
+    #[test]
+    fn instants_print_as_people_write_them_to_the_millisecond() {
+        assert_eq!(format_instant(0), "0 ms");
+        assert_eq!(format_instant(52_125), "52.125 ms");
+        assert_eq!(format_instant(52_500), "52.5 ms");
+        assert_eq!(format_instant(250_000), "250 ms");
+        assert_eq!(format_instant(999_999), "999.999 ms");
+        assert_eq!(format_instant(1_000_000), "1 s");
+        assert_eq!(format_instant(1_250_400), "1.25 s");
+        assert_eq!(format_instant(20_000_000), "20 s");
+        assert_eq!(format_instant(12_345_678), "12.345 s");
     }
 
     #[test]
