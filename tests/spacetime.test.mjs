@@ -139,6 +139,8 @@ test('at 1280×720 and 853×480 the player draws the diagram for its box: every 
       await page.setViewportSize({ width: w, height: h });
       const svg = page.locator('.spacetime-picture svg');
       await page.locator('.spacetime-picture svg .st-lane-name').first().waitFor();
+      // Drawn again for the new window's box: one unit to a pixel.
+      await page.waitForFunction(() => document.querySelector('.spacetime-picture svg')?.getScreenCTM()?.a === 1);
       // The rendered size of every text: its font size times the drawing's scale on screen.
       const m = await svg.evaluate(measureDiagram);
       const where = `${hash} at ${w}×${h}`;

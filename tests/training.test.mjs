@@ -233,6 +233,8 @@ const smallestCardText = (page) => page.evaluate(() => {
 test('at 853×480 the cards are readable and the properties leave the beat in view', async () => {
   const page = await open('#/play/zombie-worker?step=40');
   await page.setViewportSize({ width: 853, height: 480 });
+  // The picture is drawn again for its new box (one drawing unit to a CSS pixel).
+  await page.waitForFunction(() => Math.abs(document.querySelector('.topology svg[role=img]')?.getScreenCTM()?.a - 1) < 0.01);
   const plain = await smallestCardText(page);
   assert.ok(plain >= 9, `card text is ${plain.toFixed(1)}px in the player at 853×480`);
   await page.keyboard.press('f');

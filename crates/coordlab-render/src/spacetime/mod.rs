@@ -299,7 +299,9 @@ fn fit_layout(
     let top = markers_y + marker_r + 4;
     // Beside the markers, every title on one line with room after it for the current marker.
     let beside_fits = widest.is_none_or(|w| title_w - w >= 2 * marker_r + 16);
-    let axis_h = small + 18;
+    // Under the lanes: the axis 4 px down, its labels' baseline 10/7 of their size below it,
+    // and the cursor's chip around them.
+    let axis_h = small + 15;
     let legend_h = small + 10;
     let lanes = diagram.lanes.len().max(1) as i64;
     let least = big + big / 9;

@@ -434,7 +434,7 @@ fn a_fitted_picture_is_drawn_for_its_box_with_large_text_at_every_beat() {
                 assert!(x >= f.plot_x0 + context && x <= f.plot_right(), "{at}: x {x}");
                 if t.nodes.len() <= 9 {
                     assert!(
-                        f.lanes_bottom() + f.label_px + 18 <= fit.height,
+                        f.lanes_bottom() + f.label_px + 15 <= fit.height,
                         "{at}: lanes and axis fit the box"
                     );
                 }
@@ -521,7 +521,7 @@ fn in_a_short_box_the_text_shrinks_until_every_lane_fits_but_never_below_13_px()
         assert!(f.name_px >= 13 && f.name_px <= 18, "{id}: {}", f.name_px);
         if fits {
             assert_eq!(f.height, short.height, "{id}: the box's height");
-            assert!(f.lanes_bottom() + f.label_px + 18 <= short.height, "{id}");
+            assert!(f.lanes_bottom() + f.label_px + 15 <= short.height, "{id}");
         } else {
             // Eight or nine lanes cannot share 150 px at 13 px, even without the title's row:
             // the picture is taller, and scrolls.
@@ -531,7 +531,7 @@ fn in_a_short_box_the_text_shrinks_until_every_lane_fits_but_never_below_13_px()
                 "{id}: the lanes take the title's row"
             );
             assert!(f.height > short.height, "{id}");
-            assert!(f.lanes_bottom() + f.label_px + 18 <= f.height, "{id}");
+            assert!(f.lanes_bottom() + f.label_px + 15 <= f.height, "{id}");
         }
         let svg = super::svg(&t, &d, cursor, fitted(short));
         assert!(svg.contains(&format!("viewBox=\"0 0 490 {}\"", f.height)));
@@ -540,18 +540,6 @@ fn in_a_short_box_the_text_shrinks_until_every_lane_fits_but_never_below_13_px()
             assert!(attr(tag, "font-size") >= 13, "{id}: {tag}");
         }
     }
-    // A box where the lanes fit at 13 px only without the title's row.
-    let t = trace("zombie-worker", &[], "");
-    let d = Diagram::new(&t);
-    let lanes_first = Fit {
-        width: 490,
-        height: 120,
-        text_px: 18,
-    };
-    let f = frame(&t, &d, 46, fitted(lanes_first));
-    assert_eq!(f.fitted.as_ref().unwrap().title, Title::Off);
-    assert_eq!(f.height, 120);
-    assert!(current_title(&super::svg(&t, &d, 46, fitted(lanes_first))).is_none());
     // With room, the text is as large as asked, with the title.
     let t = trace("redis-failover", &[], "");
     let d = Diagram::new(&t);

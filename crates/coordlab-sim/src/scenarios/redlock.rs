@@ -15,7 +15,7 @@ use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
 use crate::kernel::setup::Setup;
-use crate::kernel::time::{format_signed_ms, MS_US};
+use crate::kernel::time::{format_signed_duration, MS_US};
 use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::{PropertySpec, Verdict};
@@ -379,7 +379,7 @@ impl World for RedlockWorld {
             .iter()
             .map(|m| {
                 let now = nodes.local_now_us[m.index()];
-                let offset = format_signed_ms(now as i64 - nodes.now_us as i64);
+                let offset = format_signed_duration(now as i64 - nodes.now_us as i64);
                 let name = nodes.name(*m).to_string();
                 match nodes.live::<RedisNode>(*m) {
                     Some(s) => {
