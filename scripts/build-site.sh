@@ -61,7 +61,9 @@ build_bundle() { # build_bundle BUNDLE TARGET_DIR
         cp "$work/coordlab-${bundle}_bg.wasm" "$work/coordlab-${bundle}.opt.wasm"
         return
     fi
-    wasm-opt -Oz --converge --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+    # The producers and target-features sections name the compiler and its settings: no browser
+    # reads them.
+    wasm-opt -Oz --converge --strip-producers --strip-target-features --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
         --enable-mutable-globals --enable-reference-types --enable-multivalue \
         "$work/coordlab-${bundle}_bg.wasm" -o "$work/coordlab-${bundle}.opt.wasm"
 }

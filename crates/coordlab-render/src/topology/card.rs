@@ -7,7 +7,7 @@
 use super::layout::{Bounds, Type};
 use super::text;
 use crate::markup::{escape, n, px, Markup};
-use coordlab_sim::kernel::time::{format_duration, format_signed_duration, MS_US};
+use coordlab_sim::kernel::time::{format_duration, format_instant, format_signed_duration, MS_US};
 use coordlab_sim::trace::{Badge, Gauge, LogCell, NodeInfo, NodeStatus, NodeView, Tone};
 
 /// How a card is built.
@@ -476,14 +476,12 @@ fn details(
     let sum = &node.summary;
     let mut lines: Vec<String> = Vec::new();
     if let NodeStatus::Paused { until_us } = node.status {
-        lines.push(format!("until {}", format_duration(until_us)));
+        lines.push(format!("until t = {}", format_instant(until_us)));
     }
-    if node.status != NodeStatus::Up && !sum.word.is_empty() {
-        lines.push(if node.status == NodeStatus::Crashed {
-            format!("on disk: {}", sum.word)
-        } else {
-            format!("still thinks: {}", sum.word)
-        });
+    // A paused node still believes what its word says; a crashed one's summary is what it keeps
+    // on disk (its word is always "down", which the status already says), so its details say it.
+    if matches!(node.status, NodeStatus::Paused { .. }) && !sum.word.is_empty() {
+        lines.push(format!("still thinks: {}", sum.word));
     }
     if node.waiting_inputs > 0 {
         lines.push(format!("{} input(s) waiting", node.waiting_inputs));

@@ -438,11 +438,11 @@ static REGISTRY: &[ScenarioDef] = &[
     scenario!("leases", duplicate_job),
     scenario!("leases", lease_lifecycle),
     scenario!("leases", wrong_release),
-    scenario!("leases", zombie_worker),
-    scenario!("leases", clock_skew),
-    scenario!("leases", unfenceable_resource),
+    scenario!("fencing", zombie_worker),
+    scenario!("fencing", clock_skew),
+    scenario!("unfenceable", unfenceable_resource),
     scenario!("leases", lock_alternatives),
-    scenario!("leases", lease_stampede),
+    scenario!("fencing", lease_stampede),
     scenario!("raft", raft_election),
     scenario!("raft", raft_split_vote),
     scenario!("raft", raft_log_replication),
@@ -458,10 +458,10 @@ static REGISTRY: &[ScenarioDef] = &[
     scenario!("services", lease_placement),
     scenario!("services", fence_mistakes),
     scenario!("services", token_sources),
-    scenario!("services", redisson_watchdog),
-    scenario!("services", scheduled_job_guard),
-    scenario!("services", chubby_sequencer),
-    scenario!("services", hazelcast_fenced_lock),
+    scenario!("lock-services", redisson_watchdog),
+    scenario!("lock-services", scheduled_job_guard),
+    scenario!("lock-services", chubby_sequencer),
+    scenario!("lock-services", hazelcast_fenced_lock),
 ];
 
 /// Every scenario, in library order.
@@ -476,6 +476,8 @@ pub const BUNDLES: &[&str] = &[
     "locks",
     "db",
     "leases",
+    "fencing",
+    "unfenceable",
     "raft",
     "quorum",
     "zk",
@@ -483,6 +485,7 @@ pub const BUNDLES: &[&str] = &[
     "redlock",
     "consensus",
     "services",
+    "lock-services",
 ];
 
 /// The pair the library shows side by side: one failure, two lock services, two outcomes.
