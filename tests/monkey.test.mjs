@@ -18,7 +18,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { useBrowser } from './browser.mjs';
+import { useBrowser, coordlabCli } from './browser.mjs';
 
 const { open, shot, origin, reported } = useBrowser();
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -49,13 +49,15 @@ function generator(seed) {
   return { next, int, pick, weighted, chance: (p) => next() < p };
 }
 
-/** The scenarios and routes the built site holds, from its loader's tables (a site built with
- *  BUNDLES=… holds some only; links elsewhere would wait for a bundle that is not there). */
+/** The scenarios and routes the built site holds: the command line's bundle tables (what the
+ *  loader's tables are made from), kept to the bundles whose WebAssembly is in the site (a site
+ *  built with BUNDLES=… holds some only; links elsewhere would wait for a bundle that is not
+ *  there). The loader itself is minified, its tables unnamed. */
 function builtSite() {
-  const loader = fs.readdirSync(dist).find((f) => /^loader-[0-9a-f]+\.js$/.test(f));
-  const text = fs.readFileSync(path.join(dist, loader), 'utf8');
-  const table = (name) => JSON.parse(text.match(new RegExp(`const ${name} = (\\{[^\\n]*?\\});`))[1]);
-  return { scenarios: Object.keys(table('SCENARIOS')), routes: Object.keys(table('ROUTES')) };
+  const b = JSON.parse(coordlabCli('bundles'));
+  const built = new Set(fs.readdirSync(dist).map((f) => f.match(/^coordlab-(.+)-[0-9a-f]{16}\.wasm$/)?.[1]).filter(Boolean));
+  const kept = (table) => Object.keys(table).filter((k) => built.has(table[k]));
+  return { scenarios: kept(b.scenarios), routes: kept(b.routes) };
 }
 
 // The player's keys (its `?` list), and others a visitor presses.
