@@ -150,7 +150,8 @@ pub fn need(name: &str, shape: Shape, ty: &Type, full: bool) -> (f64, f64) {
     match (shape, level) {
         (_, Level::Chip) => {
             // The first figure is drawn where it fits; a chip plans no room for it.
-            let line = text::width(&format!("★ {name}"), m.name, true);
+            // Room for the widest icon a chip draws (… for waiting), so no name is cut.
+            let line = text::width(&format!("… {name}"), m.name, true);
             let w = line.max(cells) + 2.0 * m.pad;
             (w.ceil(), (2.0 * m.pad + m.name * 1.3 + log).ceil())
         }
