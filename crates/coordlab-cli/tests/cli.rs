@@ -469,7 +469,7 @@ fn mermaid_notes_where_a_fault_span_begins_and_ends() {
     let text = stdout(&out);
     let begins = text
         .lines()
-        .position(|l| l.contains("Note over n1: paused 36 s begins, lasts until 41.000 s"))
+        .position(|l| l.contains("Note over n1: paused 36 s begins, lasts until 41 s"))
         .expect("a note where the pause begins");
     let ends = text
         .lines()
