@@ -211,7 +211,7 @@ test(`the monkey: ${ACTIONS} random actions (seed ${SEED}) leave no error and ne
         return null;
       } catch (e) {
         // A reload swaps the document under the check: look again.
-        if (Date.now() < until && /context was destroyed|navigat|Target closed/i.test(e.message)) continue;
+        if (Date.now() < until && /context was destroyed|Cannot find context|navigat|Target closed/i.test(e.message)) continue;
         const seen = await page.evaluate(() => ({
           url: location.href,
           main: document.querySelector('#main')?.outerHTML.slice(0, 300) ?? '(no #main)',
@@ -384,8 +384,10 @@ test(`the monkey: ${ACTIONS} random actions (seed ${SEED}) leave no error and ne
       // A link to another chapter reloads the page with that chapter's bundle a moment after
       // the hash changes, so the page can still show the old document when the walk moves on
       // and then vanish under the next action. A user's click there lands on the new page or
-      // nowhere; the walk notes it and checks the page that arrives.
-      if (/context was destroyed|navigat/i.test(e.message)) {
+      // nowhere; the walk notes it and checks the page that arrives. (Chromium words it either
+      // way: "context was destroyed", or "Cannot find context with specified id" when the click
+      // scrolls an element of the page that just went.)
+      if (/context was destroyed|Cannot find context|navigat/i.test(e.message)) {
         did = `missed: a reload was under way (${e.message.split('\n')[0]})`;
       } else {
         log.push(`${i} (failed) ${e.message.split('\n')[0]} — at ${before}`);
