@@ -95,3 +95,12 @@ fn the_waiter_waits_out_the_ttl_or_an_unlock_message_not_a_poll_every_second() {
         .unwrap();
     assert!(next - published[0] < 20_000, "{}", next - published[0]);
 }
+
+#[test]
+fn the_starving_waiter_beat_says_it_waits_out_the_ttl() {
+    let t = trace("stuck-thread", 1);
+    let b = t.beats.iter().find(|b| b.key == "b-starves").unwrap();
+    assert!(b.seq.is_some());
+    assert!(b.text.contains("TTL would have run out"), "{}", b.text);
+    assert!(!b.text.contains("every second"), "{}", b.text);
+}

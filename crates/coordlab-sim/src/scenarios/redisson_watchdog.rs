@@ -208,7 +208,7 @@ fn beats(setup: &mut Setup, variant: &str, timeout_ms: u64) {
             setup.beat(
                 "b-starves",
                 "B is still waiting, three minutes on",
-                "Each time the key's TTL would have run out B asks again, and finds it renewed; no unlock message ever comes. Only a timeout inside A's job, or killing A, would free the lock.",
+                "Each time the key's TTL would have run out B asks again, and finds it renewed by A's keep-alive; no unlock message ever comes. Only a timeout inside A's job, or killing A, would free the lock.",
                 |n, _| n.now_us >= 170 * SEC_US && !acquired(n, B),
             );
         }
