@@ -428,10 +428,15 @@ fn beats(setup: &mut Setup, source: TokenSource, failover: bool, b_fast: bool) {
                 1,
                 "B read three steps done and wrote step 4 with 34 before A woke. The lease failed; the fence did not.",
             );
+        let why = if source == TokenSource::DynamoDb {
+            "DynamoDB compares whatever :now a worker sends."
+        } else {
+            "client-go documents that its election gives no fencing."
+        };
         setup.beat(
             "a-refused",
             "A's write with 33 is refused",
-            "Two workers held the lease at once in real time, because a worker's clock judged expiry. Only the token kept the ledger right: client-go documents that its election gives no fencing, and DynamoDB compares whatever :now a worker sends.",
+            &format!("Two workers held the lease at once in real time, because a worker's clock judged expiry. Only the token kept the ledger right: {why}"),
             |n, _| wrote(n, A, 4, false),
         );
         return;
