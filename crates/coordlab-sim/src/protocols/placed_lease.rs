@@ -51,7 +51,8 @@ pub struct PlacedGrant {
 pub struct PlacedDurable {
     pub row: PlacedRow,
     pub grants: Vec<PlacedGrant>,
-    /// ZooKeeper: the lock node's child counter, and the waiters' sequence numbers.
+    /// ZooKeeper: the ensemble's last zxid (a lock node's czxid is drawn from it), and the
+    /// waiters with their nodes' czxids.
     pub seq: u64,
     pub waiting: Vec<(NodeId, u64)>,
     /// A replica that took over stays the primary through its own restarts.
