@@ -56,3 +56,52 @@ fn lock_delay_covers_a_write_that_arrives_within_it_and_the_check_covers_any() {
         (json!(0), json!(0))
     );
 }
+
+fn trace(pairs: &[(&str, &str)]) -> coordlab_sim::Trace {
+    run(&request(pairs, 1), Limits::default(), Recording::Lines).unwrap()
+}
+
+/// Deliveries of `label` sent by node `from` (client-A is 1, client-B is 2).
+fn delivered(t: &coordlab_sim::Trace, from: u32, label: &str) -> Vec<u64> {
+    t.entries
+        .iter()
+        .filter(|e| e.kind == coordlab_sim::trace::EventKind::Deliver)
+        .filter_map(|e| e.message.as_ref().map(|m| (e.time_us, m)))
+        .filter(|(_, m)| m.from.0 == from && m.label == label)
+        .map(|(at, _)| at)
+        .collect()
+}
+
+#[test]
+fn the_cell_holds_a_keepalive_until_the_lease_nears_its_end() {
+    let t = trace(&[("check", "yes")]);
+    // A sends one KeepAlive at its grant, not one every few seconds, before it dies at 3.5 s.
+    let keepalives = delivered(&t, 1, "renew");
+    assert_eq!(keepalives.len(), 1, "{keepalives:?}");
+    // The cell answers it about 11 s in, just before the 12 s lease would end.
+    let answer = t
+        .entries
+        .iter()
+        .find(|e| {
+            e.notes
+                .iter()
+                .any(|n| n.contains("has held client-A's KeepAlive"))
+        })
+        .expect("the held KeepAlive is answered");
+    assert!(
+        (10_900_000..11_300_000).contains(&answer.time_us),
+        "{}",
+        answer.time_us
+    );
+    // So the dead client's session ends a lease later, about 23 s in.
+    let ends = t
+        .entries
+        .iter()
+        .find(|e| e.notes.iter().any(|n| n.contains("session lease runs out")))
+        .unwrap();
+    assert!(
+        (22_900_000..23_400_000).contains(&ends.time_us),
+        "{}",
+        ends.time_us
+    );
+}

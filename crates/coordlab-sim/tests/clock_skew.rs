@@ -398,3 +398,16 @@ fn the_fence_refuses_the_late_write_only_when_b_has_written_first() {
         ]
     );
 }
+
+#[test]
+fn the_clock_step_beat_says_the_danger_assumes_a_wall_clock() {
+    let t = run(&defaults(1), Limits::default(), Recording::Summary).unwrap();
+    let step = t.beats.iter().find(|b| b.key == "clock-step").unwrap();
+    assert!(step.seq.is_some());
+    assert!(step.text.contains("wall clock"), "{}", step.text);
+    assert!(
+        step.text.contains("monotonic clock, which NTP never steps"),
+        "{}",
+        step.text
+    );
+}

@@ -226,6 +226,8 @@ fn the_fenced_write_is_one_whole_statement_and_says_why_it_is_less_or_equal() {
         "{}",
         narration(&second)
     );
+    // An equal token passes, so the note says what that demands of the grants.
+    assert!(narration(&second).contains("no two grants may share a number"));
     // Said once, not at every equal write.
     assert!(!narration(&fenced(&mut r, A, 3, 33)).contains("Why <="));
 }

@@ -66,3 +66,41 @@ fn without_a_pause_the_clients_take_turns() {
     assert_eq!(t.outcome["b_got_the_lock"], json!(true));
     assert_eq!(t.outcome["max_concurrent_holders"], json!(1));
 }
+
+/// Times at which `label` sent by node `from` was delivered (client-A is 1, client-B is 2).
+fn delivered(t: &Trace, from: u32, label: &str) -> Vec<u64> {
+    t.entries
+        .iter()
+        .filter(|e| e.kind == coordlab_sim::trace::EventKind::Deliver)
+        .filter_map(|e| e.message.as_ref().map(|m| (e.time_us, m)))
+        .filter(|(_, m)| m.from.0 == from && m.label == label)
+        .map(|(at, _)| at)
+        .collect()
+}
+
+#[test]
+fn the_waiter_waits_out_the_ttl_or_an_unlock_message_not_a_poll_every_second() {
+    // Stuck holder, watchdog renewing: B asks again only when the key's TTL would run out.
+    let t = trace("stuck-thread", 1);
+    let asks = delivered(&t, 2, "lock()");
+    assert!(asks.len() <= 12, "{} asks in three minutes", asks.len());
+    assert!(asks.windows(2).all(|w| w[1] - w[0] >= 9_000_000), "{asks:?}");
+    // No pause: A's unlock publishes on the channel and B asks within milliseconds.
+    let t = trace("none", 1);
+    let published = delivered(&t, 0, "PUBLISH: unlocked");
+    assert_eq!(published.len(), 1);
+    let next = delivered(&t, 2, "lock()")
+        .into_iter()
+        .find(|at| *at > published[0])
+        .unwrap();
+    assert!(next - published[0] < 20_000, "{}", next - published[0]);
+}
+
+#[test]
+fn the_starving_waiter_beat_says_it_waits_out_the_ttl() {
+    let t = trace("stuck-thread", 1);
+    let b = t.beats.iter().find(|b| b.key == "b-starves").unwrap();
+    assert!(b.seq.is_some());
+    assert!(b.text.contains("TTL would have run out"), "{}", b.text);
+    assert!(!b.text.contains("every second"), "{}", b.text);
+}

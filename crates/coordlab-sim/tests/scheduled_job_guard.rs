@@ -2,8 +2,9 @@
 //! an instance whose clock runs ahead, with `:now` from the database, lets the job run twice
 //! unless lockAtLeastFor covers the skew.
 
+use coordlab_sim::properties::Verdict;
 use coordlab_sim::scenarios::{expectation_for, Params};
-use coordlab_sim::{run, Limits, Recording, RunRequest};
+use coordlab_sim::{run, Limits, Recording, RunRequest, Trace};
 use serde_json::json;
 
 fn request(pairs: &[(&str, &str)], seed: u64) -> RunRequest {
@@ -25,6 +26,13 @@ const CASES: &[&[(&str, &str)]] = &[
     &[("now", "app")],
     &[("lock_at_least_for_ms", "30000")],
     &[("skew_ms", "3000")],
+    &[("skew", "jumps")],
+    &[("skew", "jumps"), ("now", "app")],
+    &[
+        ("skew", "jumps"),
+        ("now", "app"),
+        ("lock_at_most_for_ms", "40000"),
+    ],
 ];
 
 #[test]
@@ -52,4 +60,45 @@ fn runs_per_schedule() {
         json!(1)
     );
     assert_eq!(runs(&[("skew", "ahead"), ("now", "app")]), json!(1));
+}
+
+fn trace(pairs: &[(&str, &str)]) -> Trace {
+    run(&request(pairs, 1), Limits::default(), Recording::Lines).unwrap()
+}
+
+fn verdict(t: &Trace, name: &str) -> Verdict {
+    t.properties.iter().find(|p| p.name == name).unwrap().verdict
+}
+
+fn beat_text(t: &Trace, key: &str) -> String {
+    let b = t
+        .beats
+        .iter()
+        .find(|b| b.key == key)
+        .unwrap_or_else(|| panic!("no beat {key}"));
+    assert!(b.seq.is_some(), "beat {key} never happens");
+    b.text.clone()
+}
+
+#[test]
+fn application_time_gives_one_run_with_a_caveat() {
+    let t = trace(&[("skew", "ahead"), ("now", "app")]);
+    let why = beat_text(&t, "skipped");
+    assert!(why.contains("usingDbTime()"), "{why}");
+    assert!(
+        why.contains("only because the instance ahead fired first"),
+        "{why}"
+    );
+}
+
+#[test]
+fn a_clock_that_jumps_ahead_steals_a_running_lock_with_application_time() {
+    let t = trace(&[("skew", "jumps"), ("now", "app")]);
+    assert_eq!(verdict(&t, "one-run-at-a-time"), Verdict::Violated);
+    assert_eq!(t.outcome["max_runs_per_schedule"], json!(2));
+    assert!(beat_text(&t, "two-at-once").contains("app-1 is mid-run"));
+    // usingDbTime(): the running lock is never taken from its holder.
+    let t = trace(&[("skew", "jumps"), ("now", "db")]);
+    assert_eq!(verdict(&t, "one-run-at-a-time"), Verdict::Holds);
+    assert!(beat_text(&t, "skipped").contains("usingDbTime()"));
 }

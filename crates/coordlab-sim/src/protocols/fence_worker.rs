@@ -12,7 +12,7 @@
 
 use super::card;
 use super::lease_msg::{seconds, LeaseMsg, WriteCheck};
-use super::placed_lease::{PlacedMsg, TokenSource};
+use super::placed_lease::{ClientClock, PlacedMsg, TokenSource};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::message::{Inbox, Message};
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
@@ -99,11 +99,19 @@ pub enum FencePhase {
     Idle,
     Reading,
     Acquiring,
+    /// ZooKeeper: its node is queued behind the holder's; it watches the node ahead.
+    Watching,
     BackingOff,
     ReadingProgress,
-    Working { step: u32 },
-    Rereading { step: u32 },
-    Writing { step: u32 },
+    Working {
+        step: u32,
+    },
+    Rereading {
+        step: u32,
+    },
+    Writing {
+        step: u32,
+    },
     Done,
     Refused,
     GaveUp,
@@ -161,6 +169,9 @@ pub struct FenceWorker {
     /// Leases this process has taken since it started (the per-process counter).
     pub acquisitions: u64,
     pub finished: bool,
+    /// The holder's record (token) it last saw refused with, and its own clock when it first
+    /// saw it: client-go's observed time, for a Kubernetes Lease.
+    pub seen: Option<(FencingToken, u64)>,
 }
 
 impl FenceWorker {
@@ -185,11 +196,16 @@ impl FenceWorker {
         match self.config.via {
             AcquireVia::Atomic => {
                 self.phase = FencePhase::Acquiring;
+                let clock = ClientClock {
+                    now_us: ctx.local_now_us,
+                    seen: self.seen,
+                };
                 ctx.send(
                     self.config.store,
                     PlacedMsg::Acquire {
                         ttl_ms: self.plan().ttl_ms,
                         source: self.config.source,
+                        clock,
                     },
                 );
             }
@@ -286,7 +302,18 @@ impl FenceWorker {
         }
         match (msg, self.phase.clone()) {
             (PlacedMsg::Granted { token, ttl_ms }, FencePhase::Acquiring) => self.granted(ctx, token, ttl_ms),
-            (PlacedMsg::Denied { .. }, FencePhase::Acquiring) => self.back_off(ctx),
+            (PlacedMsg::Granted { token, ttl_ms }, FencePhase::Watching) => self.granted(ctx, token, ttl_ms),
+            (PlacedMsg::Denied { token, .. }, FencePhase::Acquiring) => {
+                if self.seen.is_none_or(|(t, _)| t != token) {
+                    self.seen = Some((token, ctx.local_now_us));
+                }
+                if self.config.source == TokenSource::ZooKeeper {
+                    // Its node stays queued; the watch on the node ahead will tell it.
+                    self.phase = FencePhase::Watching;
+                } else {
+                    self.back_off(ctx);
+                }
+            }
             (PlacedMsg::Row { free: true, .. }, FencePhase::Reading) => {
                 ctx.note(format!(
                     "The replica's row looks expired, so {me} concludes the lease is free and claims it on the primary."
@@ -351,6 +378,7 @@ impl FenceWorker {
             FencePhase::Idle => "waiting for the job".to_string(),
             FencePhase::Reading => "reading the replica".into(),
             FencePhase::Acquiring => "asking for the lease".into(),
+            FencePhase::Watching => "watching the node ahead".into(),
             FencePhase::BackingOff => "backing off".into(),
             FencePhase::ReadingProgress => "checking the job's progress".into(),
             FencePhase::Working { step } => format!("step {step}: working"),
@@ -374,6 +402,7 @@ impl FenceWorker {
             FencePhase::Idle => card::idle(),
             FencePhase::Reading => card::asking("reading the replica"),
             FencePhase::Acquiring => card::asking("for the lease"),
+            FencePhase::Watching => card::asking("watching the node ahead"),
             FencePhase::BackingOff => card::backing_off(),
             FencePhase::ReadingProgress => card::holder("checking progress"),
             FencePhase::Working { step } => card::holder(card::step(*step, "working")),
@@ -475,8 +504,8 @@ impl Participant for FenceWorker {
             ctx.name(peer),
             ctx.name(next)
         ));
-        if self.phase == FencePhase::Acquiring {
-            // The request in flight went to the crashed store: ask again.
+        if matches!(self.phase, FencePhase::Acquiring | FencePhase::Watching) {
+            // The request in flight, or the watch, was on the crashed store: ask again.
             self.attempts -= 1;
             self.ask(ctx);
         }
@@ -495,6 +524,7 @@ impl Participant for FenceWorker {
             attempts: 0,
             acquisitions: 0,
             finished: durable.finished,
+            seen: None,
         }
     }
 

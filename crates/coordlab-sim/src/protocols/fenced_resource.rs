@@ -145,7 +145,7 @@ impl FencedResource {
                     .any(|w| w.checked && w.accepted && w.token == w.highest_before && w.token.0 > 0);
                 if accepted && checked && token == highest && token.0 > 0 && first_equal {
                     ctx.note(format!(
-                        "Why <= where the curriculum writes <: the row's last_token is already {token}, put there by this holder's own mark or earlier write, and the write carries {token} again. With < a holder would lock itself out after its first write; <= still refuses every older token."
+                        "Why <= where the curriculum writes <: last_token is already {token}, from this holder's own mark or earlier write. With < a holder would lock itself out after its first write. <= refuses every older token but lets an equal one through, so no two grants may share a number."
                     ));
                 }
                 let earlier = self

@@ -51,7 +51,8 @@ pub struct PlacedGrant {
 pub struct PlacedDurable {
     pub row: PlacedRow,
     pub grants: Vec<PlacedGrant>,
-    /// ZooKeeper: the lock node's child counter, and the waiters' sequence numbers.
+    /// ZooKeeper: the ensemble's last zxid (a lock node's czxid is drawn from it), and the
+    /// waiters with their nodes' czxids.
     pub seq: u64,
     pub waiting: Vec<(NodeId, u64)>,
     /// A replica that took over stays the primary through its own restarts.
@@ -74,7 +75,8 @@ pub enum TokenSource {
     K8sLease,
     /// etcd's revision of the put that created the key; the expiry's delete is a revision too.
     Etcd,
-    /// The sequence number of an `EPHEMERAL_SEQUENTIAL` znode, given at create.
+    /// An `EPHEMERAL_SEQUENTIAL` znode's `czxid` (the zxid of its create), fixed at create.
+    /// Not the number in its name: a container parent, deleted once empty, restarts it at 0.
     ZooKeeper,
     /// A Lua script doing `SET … NX PX` and `INCR` together.
     RedisLua,
@@ -137,10 +139,12 @@ impl PlacedConfig {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlacedMsg {
-    /// The store's atomic acquire; `source` names its command on the wire.
+    /// The store's atomic acquire; `source` names its command on the wire, `clock` is what
+    /// the requesting worker read on its own clock (DynamoDB's `:now`, client-go's timing).
     Acquire {
         ttl_ms: u64,
         source: TokenSource,
+        clock: ClientClock,
     },
     Read,
     Claim {
@@ -152,6 +156,8 @@ pub enum PlacedMsg {
     },
     Denied {
         holder: Option<NodeId>,
+        /// The holder's token: for a Kubernetes Lease, the record the worker has now seen.
+        token: FencingToken,
     },
     /// The answer to `Read`: the row as this copy has it, and whether it looks free by this
     /// copy's clock.
@@ -179,6 +185,17 @@ pub enum PlacedMsg {
 }
 
 crate::inbox!(PlacedMsg);
+
+/// The requesting worker's own clock, sent with an acquire. Two stores decide expiry by it
+/// and not by a clock of their own: a DynamoDB condition compares with `:now`, a value the
+/// worker puts in the request; client-go's leader election waits `leaseDurationSeconds`
+/// from when *it* last saw the Lease's record change, timed locally.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ClientClock {
+    pub now_us: u64,
+    /// The holder's record (its token) the worker last saw, and its clock when it first saw it.
+    pub seen: Option<(FencingToken, u64)>,
+}
 
 impl Label for PlacedMsg {
     fn label(&self) -> String {
@@ -209,13 +226,22 @@ impl Label for PlacedMsg {
         }
     }
 }
-/// The store's timer: ship the changes so far to the replicas (async replication).
+/// The store's timers.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ShipTimer;
+pub enum PlacedTimer {
+    /// Ship the changes so far to the replicas (async replication).
+    Ship,
+    /// ZooKeeper: the holder's session may have timed out; its node goes, and the watch on
+    /// it fires for the node behind.
+    SessionExpiry,
+}
 
-impl Label for ShipTimer {
+impl Label for PlacedTimer {
     fn label(&self) -> String {
-        "streams its writes to the replicas".into()
+        match self {
+            PlacedTimer::Ship => "streams its writes to the replicas".into(),
+            PlacedTimer::SessionExpiry => "the holder's session times out".into(),
+        }
     }
 }
 
@@ -258,7 +284,7 @@ pub fn acquire_command(source: TokenSource, lease: &str, who: &str, ttl_ms: u64)
             "Txn().If(CreateRevision(\"/locks/{lease}\") == 0).Then(Put(\"/locks/{lease}\", \"{who}\", WithLease(ttl {ttl})))"
         ),
         TokenSource::ZooKeeper => format!(
-            "create(\"/locks/{lease}/req-\", \"{who}\", EPHEMERAL_SEQUENTIAL), session timeout {ttl}"
+            "create(\"/locks/{lease}/lock-\", \"{who}\", EPHEMERAL_SEQUENTIAL) under a container parent, returning its Stat; session timeout {ttl}"
         ),
         TokenSource::RedisLua => format!(
             "EVAL \"if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return redis.call('INCR', KEYS[2]) end return false\" 2 lock:{lease} fence:{lease} {who} {ttl_ms}"
@@ -273,7 +299,7 @@ fn granted_text(source: TokenSource, lease: &str, t: FencingToken) -> String {
         TokenSource::DynamoDb => format!("Attributes: {{fence: {t}, …}}"),
         TokenSource::K8sLease => format!("200 OK, spec.leaseTransitions {t}"),
         TokenSource::Etcd => format!("succeeded: true, header.revision {t}"),
-        TokenSource::ZooKeeper => format!("\"/locks/{lease}/req-{:010}\", the lowest node", t.0),
+        TokenSource::ZooKeeper => format!("\"/locks/{lease}/lock-…\", the lowest node: Stat.czxid {t}"),
         TokenSource::RedisLua => format!("(integer) {t}"),
     }
 }
@@ -365,13 +391,21 @@ impl PlacedLease {
         }
     }
 
-    fn grant(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, ttl_ms: u64) -> FencingToken {
+    /// Grants the row to `from`. `row_expires_us` is what the row records as its end: the
+    /// store's clock plus the TTL, or for DynamoDB the worker's `:exp`, read from its clock.
+    fn grant(
+        &mut self,
+        ctx: &mut Ctx<'_, Self>,
+        from: NodeId,
+        ttl_ms: u64,
+        row_expires_us: u64,
+    ) -> FencingToken {
         let now = ctx.local_now_us;
         let token = self.next_token(from, ctx);
         self.durable.row = PlacedRow {
             owner: Some(from),
             token,
-            expires_at_us: now + ttl_ms * MS_US,
+            expires_at_us: row_expires_us,
         };
         let made = PlacedGrant {
             owner: from,
@@ -389,14 +423,116 @@ impl PlacedLease {
         self.durable.grants.push(made);
         ctx.persist(self.durable.clone());
         match self.config.replication {
-            Replication::Async { ship_ms } => ctx.set_timer(ShipTimer, ship_ms * MS_US),
+            Replication::Async { ship_ms } => ctx.set_timer(PlacedTimer::Ship, ship_ms * MS_US),
             _ => self.ship(ctx),
         }
         ctx.send(from, PlacedMsg::Granted { token, ttl_ms });
         token
     }
 
-    fn acquire(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, ttl_ms: u64) {
+    /// Whether the row is free for `from`. Most stores judge expiry by their own clock;
+    /// DynamoDB compares the row's `expires` with the worker's `:now`; with a Kubernetes Lease
+    /// the candidate decides, by its own clock, that `leaseDurationSeconds` have passed since
+    /// it first saw the holder's record (every worker here uses the same duration, `ttl_ms`).
+    fn free_for(&self, from: NodeId, now_us: u64, ttl_ms: u64, clock: ClientClock) -> bool {
+        let row = &self.durable.row;
+        if row.owner.is_none() || row.owner == Some(from) {
+            return true;
+        }
+        match self.config.source {
+            TokenSource::DynamoDb => row.expires_at_us < clock.now_us,
+            TokenSource::K8sLease => clock
+                .seen
+                .is_some_and(|(t, at)| t == row.token && clock.now_us >= at + ttl_ms * MS_US),
+            _ => row.expires_at_us < now_us,
+        }
+    }
+
+    /// Why a busy row refuses `who`, as the store's kind decides it.
+    fn refusal_note(&self, ctx: &Ctx<'_, Self>, who: &str, ttl_ms: u64, clock: ClientClock) -> String {
+        let holder = self.owner_name(ctx);
+        let me = ctx.me();
+        let lease = &self.config.lease;
+        let row = &self.durable.row;
+        let at = |us: u64| seconds(us / MS_US);
+        match self.config.source {
+            TokenSource::DynamoDb => format!(
+                "{holder}'s item says expires = {}, from {holder}'s clock; {who} sent :now = {}, from its own. Not past, so the condition fails. DynamoDB reads no clock here: the lease holds only as well as the workers' clocks agree.",
+                at(row.expires_at_us),
+                at(clock.now_us)
+            ),
+            TokenSource::K8sLease => match clock.seen {
+                Some((t, since)) if t == row.token => format!(
+                    "{who}'s client-go has seen {holder}'s Lease unchanged for {} by its own clock, short of leaseDurationSeconds ({}): it does not try. The API server judges no expiry.",
+                    at(clock.now_us.saturating_sub(since)),
+                    seconds(ttl_ms)
+                ),
+                _ => format!(
+                    "{who}'s client-go reads the Lease, held by {holder}, and notes the time by its own clock: it will take over only if the record is still unchanged {} later by that clock.",
+                    seconds(ttl_ms)
+                ),
+            },
+            _ => format!(
+                "{holder} holds {lease} for another {} by {me}'s clock, so {who} gets no lease and backs off.",
+                seconds(row.expires_at_us.saturating_sub(ctx.local_now_us) / MS_US)
+            ),
+        }
+    }
+
+    /// ZooKeeper: `who`'s node sorts behind the holder's. It watches the node ahead and waits.
+    fn queue_behind(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId) {
+        let who = ctx.name(from);
+        let holder = self.owner_name(ctx);
+        let queued = self
+            .durable
+            .waiting
+            .iter()
+            .find(|(w, _)| *w == from)
+            .map(|(_, n)| *n);
+        if let Some(n) = queued {
+            ctx.note(format!(
+                "{who}'s node (czxid {n}) is still behind {holder}'s, whose session is alive: {who} keeps watching."
+            ));
+        } else {
+            self.durable.seq += 1;
+            let n = self.durable.seq;
+            self.durable.waiting.push((from, n));
+            ctx.persist(self.durable.clone());
+            self.ship(ctx);
+            ctx.note(format!(
+                "{who}'s node sorts behind {holder}'s: {who} does not hold the lock yet. As the recipe says, it sets a watch on the node just ahead and sends nothing more until it fires. Its czxid, {n}, was fixed at create."
+            ));
+        }
+        let left = self.durable.row.expires_at_us.saturating_sub(ctx.local_now_us);
+        ctx.set_timer(PlacedTimer::SessionExpiry, left);
+    }
+
+    /// ZooKeeper: the holder's session has timed out. Its ephemeral node goes, and the watch
+    /// on it fires for the first waiter, whose node is now the lowest.
+    fn session_expired(&mut self, ctx: &mut Ctx<'_, Self>) {
+        let now = ctx.local_now_us;
+        let row = &self.durable.row;
+        if !self.primary || self.syncing || row.owner.is_none() || row.expires_at_us > now {
+            return;
+        }
+        let Some(&(next, _)) = self.durable.waiting.first() else {
+            return;
+        };
+        let gone = self.owner_name(ctx).to_string();
+        let who = ctx.name(next).to_string();
+        let ttl_ms = self
+            .durable
+            .grants
+            .last()
+            .map_or(30_000, |g| (g.expires_at_us - g.at_us) / MS_US);
+        ctx.note(format!(
+            "{gone}'s session times out: the ensemble deletes its ephemeral node, and the watch {who} set on it fires. {who} lists the children again: its own node is now the lowest."
+        ));
+        let token = self.grant(ctx, next, ttl_ms, now + ttl_ms * MS_US);
+        ctx.note(source_note(TokenSource::ZooKeeper, &who, Some(&gone), token));
+    }
+
+    fn acquire(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, ttl_ms: u64, clock: ClientClock) {
         let now = ctx.local_now_us;
         let who = ctx.name(from);
         let me = ctx.me();
@@ -415,46 +551,31 @@ impl PlacedLease {
             ));
             return;
         }
-        let free = self.free(now) || self.durable.row.owner == Some(from);
-        if !free {
-            let holder = self.owner_name(ctx);
+        if !self.free_for(from, now, ttl_ms, clock) {
             ctx.note(format!("{me}: {command} → {}", refused_text(source)));
-            let queued = self
-                .durable
-                .waiting
-                .iter()
-                .find(|(w, _)| *w == from)
-                .map(|(_, n)| *n);
-            if let (TokenSource::ZooKeeper, Some(n)) = (source, queued) {
-                ctx.note(format!(
-                    "{who}'s node req-{n:010} is still behind {holder}'s, whose session is alive: {who} keeps waiting."
-                ));
-            } else if source == TokenSource::ZooKeeper {
-                self.durable.seq += 1;
-                let n = self.durable.seq;
-                self.durable.waiting.push((from, n));
-                ctx.persist(self.durable.clone());
-                self.ship(ctx);
-                ctx.note(format!(
-                    "{who}'s node is req-{n:010}, behind {holder}'s: {who} does not hold the lock yet. Its number was fixed at create, and is already higher than {holder}'s."
-                ));
+            if source == TokenSource::ZooKeeper {
+                self.queue_behind(ctx, from);
             } else {
-                ctx.note(format!(
-                    "{holder} holds {lease} for another {} by {me}'s clock, so {who} gets no lease and backs off.",
-                    seconds((self.durable.row.expires_at_us - now) / MS_US)
-                ));
+                let note = self.refusal_note(ctx, who, ttl_ms, clock);
+                ctx.note(note);
             }
             ctx.send(
                 from,
                 PlacedMsg::Denied {
                     holder: self.durable.row.owner,
+                    token: self.durable.row.token,
                 },
             );
             return;
         }
         let before = self.durable.row.token;
         let was_owner = self.durable.row.owner;
-        let token = self.grant(ctx, from, ttl_ms);
+        // DynamoDB's `:exp` is `:now` plus the TTL, both from the worker's clock.
+        let row_expires_us = match source {
+            TokenSource::DynamoDb => clock.now_us,
+            _ => now,
+        } + ttl_ms * MS_US;
+        let token = self.grant(ctx, from, ttl_ms, row_expires_us);
         ctx.note(format!(
             "{me}: {command} → {}",
             granted_text(source, &lease, token)
@@ -476,9 +597,15 @@ impl PlacedLease {
         };
         ctx.note(note);
         if self.pending.is_some() {
-            ctx.note(format!(
-                "{me} tells {who} only once a replica holds the change: with {me} itself that is a majority of the three copies."
-            ));
+            ctx.note(match source {
+                // PostgreSQL answers a COMMIT at once unless told to wait for a standby.
+                TokenSource::LeaseTable | TokenSource::PostgresSequence => format!(
+                    "{me} runs synchronous replication (synchronous_standby_names lists a standby; PostgreSQL's default is asynchronous), so COMMIT returns to {who} only once a standby holds the change."
+                ),
+                _ => format!(
+                    "{me} tells {who} only once a replica holds the change: with {me} itself that is a majority of the three copies."
+                ),
+            });
         }
     }
 
@@ -488,7 +615,7 @@ impl PlacedLease {
         let lease = self.config.lease.clone();
         let me = ctx.me();
         match msg {
-            PlacedMsg::Acquire { ttl_ms, .. } => self.acquire(ctx, from, ttl_ms),
+            PlacedMsg::Acquire { ttl_ms, clock, .. } => self.acquire(ctx, from, ttl_ms, clock),
             PlacedMsg::Read => {
                 let free = self.free(now);
                 let row = &self.durable.row;
@@ -521,7 +648,7 @@ impl PlacedLease {
             }
             PlacedMsg::Claim { ttl_ms } => {
                 let was = self.durable.row.clone();
-                let token = self.grant(ctx, from, ttl_ms);
+                let token = self.grant(ctx, from, ttl_ms, now + ttl_ms * MS_US);
                 ctx.note(format!(
                     "{me}: UPDATE lease SET owner = '{who}', fence_token = fence_token + 1, acquired_at = now(), expires_at = now() + interval '{}' WHERE name = '{lease}' RETURNING fence_token → {token}",
                     seconds(ttl_ms)
@@ -595,6 +722,11 @@ impl PlacedLease {
                     ctx.persist(self.durable.clone());
                 } else {
                     ctx.note(format!("{who} holds nothing {me} lacks: {me} takes writes now."));
+                }
+                if !self.durable.waiting.is_empty() && self.durable.row.owner.is_some() {
+                    // The new leader now tracks the holder's session, and the waiters' watches.
+                    let left = self.durable.row.expires_at_us.saturating_sub(ctx.local_now_us);
+                    ctx.set_timer(PlacedTimer::SessionExpiry, left);
                 }
             }
             PlacedMsg::WalAck => {
@@ -699,7 +831,7 @@ impl TokenSource {
             TokenSource::DynamoDb => Some("the fence attribute"),
             TokenSource::K8sLease => Some("leaseTransitions"),
             TokenSource::Etcd => Some("the key's revision"),
-            TokenSource::ZooKeeper => Some("the znode's sequence"),
+            TokenSource::ZooKeeper => Some("the znode's czxid"),
             TokenSource::RedisLua => Some("INCR of a fence key"),
         }
     }
@@ -707,9 +839,15 @@ impl TokenSource {
 
 /// How a source's grant reads, beyond the command and its answer.
 fn source_note(source: TokenSource, who: &str, before: Option<&str>, token: FencingToken) -> String {
-    let change = match before {
-        Some(b) => format!("{b}'s lease has run out, so {who} takes over"),
-        None => format!("The lease is free, so {who} takes it"),
+    let change = match (before, source) {
+        (Some(b), TokenSource::DynamoDb) => {
+            format!("By {who}'s own clock, the :now it sent, {b}'s expires has passed, so {who} takes over")
+        }
+        (Some(b), TokenSource::K8sLease) => format!(
+            "{who}'s client-go has seen {b}'s Lease unchanged for leaseDurationSeconds by its own clock, so {who} writes itself in as holder"
+        ),
+        (Some(b), _) => format!("{b}'s lease has run out, so {who} takes over"),
+        (None, _) => format!("The lease is free, so {who} takes it"),
     };
     match source {
         TokenSource::PostgresSequence => format!(
@@ -719,13 +857,13 @@ fn source_note(source: TokenSource, who: &str, before: Option<&str>, token: Fenc
             "{change}. The condition and the ADD are one conditional write, and ReturnValues hands back the new counter in the same round trip: {token}."
         ),
         TokenSource::K8sLease => format!(
-            "{change}. The holder changed, so leaseTransitions goes up by one: {token}. The write carried the resourceVersion {who} read, so had anyone changed the Lease since, the API server would have answered 409 Conflict."
+            "{change}. The holder changed, so leaseTransitions goes up by one: {token}. The write carried the resourceVersion {who} read, so had anyone changed the Lease since, the API server would have answered 409 Conflict. client-go's docs say its election gives no fencing: carrying leaseTransitions is up to you."
         ),
         TokenSource::Etcd => format!(
             "{change}. The key did not exist, so the put succeeds; its revision, {token}, is the token. etcd's revisions only grow, across the whole cluster."
         ),
         TokenSource::ZooKeeper => format!(
-            "{change}: its node has the lowest sequence number under the lock. That number, {token}, was given by the ensemble when the node was created: its token."
+            "{change}: its node is the lowest under the lock. Its token is the node's czxid, {token}: the zxid of the create, which only grows. Not the number in the node's name: Curator's lock parent is a container node, deleted once empty, and a new one numbers from 0 again."
         ),
         TokenSource::RedisLua => format!(
             "{change}. The script runs as one step: SET NX succeeded, so it INCRs the fence key and returns {token}."
@@ -736,11 +874,16 @@ fn source_note(source: TokenSource, who: &str, before: Option<&str>, token: Fenc
 
 impl Participant for PlacedLease {
     type Msg = PlacedMsg;
-    type Timer = ShipTimer;
+    type Timer = PlacedTimer;
     type Durable = PlacedDurable;
     type Config = PlacedConfig;
 
     fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        if self.primary && !self.durable.waiting.is_empty() && self.durable.row.owner.is_some() {
+            // Timers do not survive a restart: watch the holder's session again.
+            let left = self.durable.row.expires_at_us.saturating_sub(ctx.local_now_us);
+            ctx.set_timer(PlacedTimer::SessionExpiry, left);
+        }
         if self.durable.promoted {
             // A promoted copy back from a crash may have missed what it was syncing.
             self.sync(ctx);
@@ -765,8 +908,11 @@ impl Participant for PlacedLease {
         self.handle(ctx, from, msg);
     }
 
-    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, _timer: ShipTimer) {
-        self.ship(ctx);
+    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: PlacedTimer) {
+        match timer {
+            PlacedTimer::Ship => self.ship(ctx),
+            PlacedTimer::SessionExpiry => self.session_expired(ctx),
+        }
     }
 
     fn watches(&self, peer: NodeId) -> bool {
@@ -802,7 +948,7 @@ impl Participant for PlacedLease {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::testing::{sent, timers_set, Harness};
+    use crate::kernel::testing::{narration, sent, timers_set, Harness};
 
     const A: NodeId = NodeId(0);
     const B: NodeId = NodeId(1);
@@ -827,6 +973,10 @@ mod tests {
             PlacedMsg::Acquire {
                 ttl_ms: 30_000,
                 source: s.node.config.source,
+                clock: ClientClock {
+                    now_us: at_ms * MS_US,
+                    seen: None,
+                },
             },
         );
         sent::<_, PlacedMsg>(&fx)
@@ -862,29 +1012,112 @@ mod tests {
             PlacedMsg::Acquire {
                 ttl_ms: 30_000,
                 source: TokenSource::RedisLua,
+                clock: ClientClock::default(),
             },
         );
         assert_eq!(sent::<_, PlacedMsg>(&fx), vec![(A, granted(33))]);
-        assert_eq!(timers_set(&fx), vec![(ShipTimer, 200 * MS_US)]);
+        assert_eq!(timers_set(&fx), vec![(PlacedTimer::Ship, 200 * MS_US)]);
+    }
+
+    fn denied(token: u64) -> PlacedMsg {
+        PlacedMsg::Denied {
+            holder: Some(A),
+            token: FencingToken(token),
+        }
     }
 
     #[test]
-    fn etcd_counts_the_expiry_delete_and_zookeeper_fixes_the_waiters_number_at_create() {
+    fn etcd_counts_the_expiry_delete() {
         let mut etcd = store(TokenSource::Etcd, Replication::Stream);
         assert_eq!(acquire(&mut etcd, A, 0), vec![granted(33)]);
         assert_eq!(acquire(&mut etcd, B, 31_000), vec![granted(35)]);
+    }
+
+    #[test]
+    fn a_zookeeper_waiter_gets_its_czxid_when_the_watch_fires_without_asking_again() {
         let mut zk = store(TokenSource::ZooKeeper, Replication::Stream);
         assert_eq!(acquire(&mut zk, A, 0), vec![granted(33)]);
-        assert_eq!(
-            acquire(&mut zk, B, 500),
-            vec![PlacedMsg::Denied { holder: Some(A) }]
+        let fx = zk.deliver(
+            B,
+            PlacedMsg::Acquire {
+                ttl_ms: 30_000,
+                source: TokenSource::ZooKeeper,
+                clock: ClientClock::default(),
+            },
         );
         assert_eq!(zk.node.durable.waiting, vec![(B, 34)]);
+        // The store watches A's session for B: one timer, for when A's session times out.
         assert_eq!(
-            acquire(&mut zk, B, 5_500),
-            vec![PlacedMsg::Denied { holder: Some(A) }]
+            timers_set(&fx),
+            vec![(PlacedTimer::SessionExpiry, 30_000 * MS_US)]
         );
-        assert_eq!(acquire(&mut zk, B, 31_000), vec![granted(34)]);
+        zk.now_us = 30_000 * MS_US;
+        let fx = zk.fire(PlacedTimer::SessionExpiry);
+        let to_b: Vec<PlacedMsg> = sent::<_, PlacedMsg>(&fx)
+            .into_iter()
+            .filter(|(to, _)| *to == B)
+            .map(|(_, m)| m)
+            .collect();
+        assert_eq!(to_b, vec![granted(34)]);
+        let notes = narration(&fx);
+        assert!(notes.contains("czxid, 34"), "{notes}");
+        assert!(notes.contains("container node"), "{notes}");
+    }
+
+    fn to_b(fx: &[crate::kernel::participant::Effect<PlacedLease>]) -> Vec<PlacedMsg> {
+        sent::<_, PlacedMsg>(fx)
+            .into_iter()
+            .filter(|(to, _)| *to == B)
+            .map(|(_, m)| m)
+            .collect()
+    }
+
+    #[test]
+    fn dynamodb_judges_expiry_by_the_workers_now_not_its_own_clock() {
+        let mut ddb = store(TokenSource::DynamoDb, Replication::Stream);
+        assert_eq!(acquire(&mut ddb, A, 0), vec![granted(33)]);
+        // At 20 s by the store, B's clock (running fast) reads 31 s: past A's expires.
+        ddb.now_us = 20_000 * MS_US;
+        let ask = |now_ms: u64| PlacedMsg::Acquire {
+            ttl_ms: 30_000,
+            source: TokenSource::DynamoDb,
+            clock: ClientClock {
+                now_us: now_ms * MS_US,
+                seen: None,
+            },
+        };
+        let fx = ddb.deliver(B, ask(29_000));
+        assert_eq!(to_b(&fx), vec![denied(33)]);
+        let fx = ddb.deliver(B, ask(31_000));
+        assert_eq!(to_b(&fx), vec![granted(34)]);
+    }
+
+    #[test]
+    fn a_kubernetes_candidate_waits_lease_duration_from_when_it_first_saw_the_record() {
+        let mut k8s = store(TokenSource::K8sLease, Replication::Stream);
+        assert_eq!(acquire(&mut k8s, A, 0), vec![granted(33)]);
+        let ask = |now_ms: u64, seen: Option<u64>| PlacedMsg::Acquire {
+            ttl_ms: 30_000,
+            source: TokenSource::K8sLease,
+            clock: ClientClock {
+                now_us: now_ms * MS_US,
+                seen: seen.map(|at| (FencingToken(33), at * MS_US)),
+            },
+        };
+        // Its clock says 100 s, but it has not watched the record yet: no takeover.
+        k8s.now_us = 1_000 * MS_US;
+        assert_eq!(to_b(&k8s.deliver(B, ask(100_000, None))), vec![denied(33)]);
+        // 29 s of its own clock since it first saw the record: still no.
+        assert_eq!(
+            to_b(&k8s.deliver(B, ask(129_000, Some(100_000)))),
+            vec![denied(33)]
+        );
+        // 30 s by its clock, only 5 s by the store's: the candidate takes over.
+        k8s.now_us = 5_000 * MS_US;
+        assert_eq!(
+            to_b(&k8s.deliver(B, ask(130_000, Some(100_000)))),
+            vec![granted(34)]
+        );
     }
 
     #[test]
@@ -969,6 +1202,7 @@ mod tests {
             PlacedMsg::Acquire {
                 ttl_ms: 30_000,
                 source: TokenSource::Etcd,
+                clock: ClientClock::default(),
             },
         );
         assert_eq!(

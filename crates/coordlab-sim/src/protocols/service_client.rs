@@ -23,9 +23,11 @@ pub struct ClientConfig {
     pub resource: NodeId,
     /// When it first asks for the lock, drawn from this range (ms).
     pub start_after_ms: (u64, u64),
-    /// How long it waits before asking again after a refusal.
+    /// How long it waits before asking again after a refusal (Redisson instead waits for the
+    /// unlock message or the key's remaining TTL).
     pub retry_ms: u64,
-    /// How often the keep-alive thread renews.
+    /// How often the keep-alive thread renews (Chubby: the next KeepAlive goes out as soon as
+    /// the cell answers the last).
     pub renew_every_ms: u64,
     pub steps: u32,
     pub step_ms: u64,
@@ -56,6 +58,8 @@ pub struct ClientState {
     pub renewing: bool,
     pub acquired: bool,
     pub renewals: u32,
+    /// Refusals it has waited out (Redisson: narrated the first time).
+    pub waits: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,12 +94,22 @@ impl ServiceClient {
             renewing: false,
             acquired: false,
             renewals: 0,
+            waits: 0,
         }
     }
 
     /// Whether it believes it holds the lock.
     pub fn believes_it_holds(&self) -> bool {
         matches!(self.state.phase, ClientPhase::Holding | ClientPhase::Stuck)
+    }
+
+    /// Schedules the next renewal; a Chubby library sends its next KeepAlive at once, since
+    /// the cell answers only near the lease's end.
+    fn keep_alive(&mut self, ctx: &mut Ctx<'_, Self>) {
+        match (self.config.flavour, self.state.number) {
+            (Flavour::Chubby, Some(number)) => ctx.send(self.config.server, ServiceMsg::Renew { number }),
+            _ => ctx.set_timer(ClientTimer::Renew, self.config.renew_every_ms * MS_US),
+        }
     }
 
     fn before_horizon(&self, ctx: &Ctx<'_, Self>) -> bool {
@@ -161,24 +175,41 @@ impl Participant for ServiceClient {
                         "{me} holds the lock and starts its job. Redisson's watchdog thread will renew the lock every {every} (a third of the 30 s watchdog timeout) for as long as the process runs."
                     ),
                     Flavour::Chubby => format!(
-                        "{me} holds the lock with sequencer generation {number}; its Chubby library sends a KeepAlive every {every}."
+                        "{me} holds the lock with sequencer generation {number}. Its Chubby library sends a KeepAlive at once; the cell holds it until the lease nears its end."
                     ),
                     Flavour::Hazelcast => format!(
                         "{me} holds the FencedLock with fence {number}; its CP session is kept alive by a heartbeat every {every}."
                     ),
                 });
                 ctx.set_timer(ClientTimer::Step, self.config.step_ms * MS_US);
-                ctx.set_timer(ClientTimer::Renew, self.config.renew_every_ms * MS_US);
+                self.keep_alive(ctx);
             }
-            ServiceMsg::Busy { .. }
+            ServiceMsg::Busy { left_us, .. }
                 if self.state.phase == ClientPhase::Waiting && self.before_horizon(ctx) =>
             {
-                ctx.set_timer(ClientTimer::TryLock, self.config.retry_ms * MS_US);
+                self.state.waits += 1;
+                if flavour == Flavour::Redisson {
+                    // tryLock's script returns the key's remaining TTL; Redisson subscribes to
+                    // the lock's channel and waits that long at most.
+                    if self.state.waits == 1 {
+                        ctx.note(format!(
+                            "The lock is taken, and the script returns the key's remaining TTL, {}. Redisson subscribes {me} to the lock's channel: it waits for an unlock message, or for that TTL to run out, then tries again.",
+                            seconds(left_us / MS_US)
+                        ));
+                    }
+                    ctx.set_timer(ClientTimer::TryLock, left_us);
+                } else {
+                    ctx.set_timer(ClientTimer::TryLock, self.config.retry_ms * MS_US);
+                }
+            }
+            ServiceMsg::UnlockPublished if self.state.phase == ClientPhase::Waiting => {
+                ctx.cancel_timer(ClientTimer::TryLock);
+                ctx.send(self.config.server, ServiceMsg::Acquire);
             }
             ServiceMsg::Renewed => {
                 self.state.renewals += 1;
                 if self.state.renewing && self.believes_it_holds() && self.before_horizon(ctx) {
-                    ctx.set_timer(ClientTimer::Renew, self.config.renew_every_ms * MS_US);
+                    self.keep_alive(ctx);
                 }
             }
             ServiceMsg::RenewRefused => {

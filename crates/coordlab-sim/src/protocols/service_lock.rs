@@ -54,10 +54,14 @@ pub enum ServiceMsg {
     Granted {
         number: u64,
     },
-    /// The lock is held, or still inside its lock-delay.
+    /// The lock is held, or still inside its lock-delay; `left_us` is how long that lasts
+    /// by the server's clock (Redisson's script returns the key's remaining TTL).
     Busy {
         delayed: bool,
+        left_us: u64,
     },
+    /// Redisson: the unlock message published on the lock's channel to subscribed waiters.
+    UnlockPublished,
     Renew {
         number: u64,
     },
@@ -90,8 +94,9 @@ impl Label for ServiceMsg {
         match self {
             ServiceMsg::Acquire => "lock()".into(),
             ServiceMsg::Granted { number } => format!("granted #{number}"),
-            ServiceMsg::Busy { delayed: false } => "held by another".into(),
-            ServiceMsg::Busy { delayed: true } => "refused: lock-delay".into(),
+            ServiceMsg::Busy { delayed: false, .. } => "held by another".into(),
+            ServiceMsg::Busy { delayed: true, .. } => "refused: lock-delay".into(),
+            ServiceMsg::UnlockPublished => "PUBLISH: unlocked".into(),
             ServiceMsg::Renew { .. } => "renew".into(),
             ServiceMsg::Renewed => "renewed".into(),
             ServiceMsg::RenewRefused => "renew refused".into(),
@@ -149,19 +154,34 @@ pub struct ServerDurable {
     pub renewals: u32,
 }
 
+/// Chubby's master answers a held KeepAlive this long before the lease would end.
+pub const KEEPALIVE_EARLY_MS: u64 = 1_000;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LockServer {
     pub config: ServerConfig,
     pub durable: ServerDurable,
+    /// Chubby: the grant whose KeepAlive the master is holding, unanswered.
+    pub held_keepalive: Option<u64>,
+    /// Redisson: clients subscribed to the lock's channel while they wait.
+    pub subscribers: Vec<NodeId>,
 }
 
-/// The server's one timer: the lease of grant `number` may have lapsed.
+/// The server's timers.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Expire(pub u64);
+pub enum Expire {
+    /// The lease of grant `number` may have lapsed.
+    Lease(u64),
+    /// Chubby: the lease of this grant nears its end; answer its held KeepAlive.
+    AnswerKeepAlive(u64),
+}
 
 impl Label for Expire {
     fn label(&self) -> String {
-        format!("lease of #{} ends", self.0)
+        match self {
+            Expire::Lease(n) => format!("lease of #{n} ends"),
+            Expire::AnswerKeepAlive(n) => format!("lease of #{n} nears its end"),
+        }
     }
 }
 
@@ -213,6 +233,33 @@ impl LockServer {
         ctx.persist(self.durable.clone());
     }
 
+    /// Chubby: the lease nears its end, so the master answers the KeepAlive it has been
+    /// holding, with a new lease. It cannot know whether the client is still there.
+    fn answer_keepalive(&mut self, ctx: &mut Ctx<'_, Self>, number: u64) {
+        if self.held_keepalive != Some(number) {
+            return;
+        }
+        let lease_us = self.config.lease_ms * MS_US;
+        let now = ctx.local_now_us;
+        let Some(h) = self.durable.holder.as_mut().filter(|h| h.number == number) else {
+            return;
+        };
+        self.held_keepalive = None;
+        h.expires_at_us = now + lease_us;
+        let node = h.node;
+        self.durable.renewals += 1;
+        if self.durable.renewals == 1 {
+            let who = ctx.name(node).to_string();
+            ctx.note(format!(
+                "The cell has held {who}'s KeepAlive since it came in. With the lease about to end it replies, granting a new {} lease; {who}'s library sends the next KeepAlive at once.",
+                seconds(self.config.lease_ms)
+            ));
+        }
+        ctx.set_timer(Expire::Lease(number), lease_us);
+        ctx.persist(self.durable.clone());
+        ctx.send(node, ServiceMsg::Renewed);
+    }
+
     fn grant(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId) {
         self.durable.last_number += 1;
         let number = self.durable.last_number;
@@ -235,7 +282,7 @@ impl LockServer {
                 "The CP group commits the acquisition through Raft (a majority of its members log it) and lockAndGetFence() returns fence {number} to {who}, tied to its CP session (TTL {lease})."
             ),
         });
-        ctx.set_timer(Expire(number), lease_us);
+        ctx.set_timer(Expire::Lease(number), lease_us);
         ctx.persist(self.durable.clone());
         ctx.send(from, ServiceMsg::Granted { number });
     }
@@ -250,7 +297,7 @@ impl Participant for LockServer {
     fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
         if let Some(h) = self.durable.holder.clone() {
             let left = h.expires_at_us.saturating_sub(ctx.local_now_us);
-            ctx.set_timer(Expire(h.number), left);
+            ctx.set_timer(Expire::Lease(h.number), left);
         }
     }
 
@@ -268,11 +315,21 @@ impl Participant for LockServer {
         match msg {
             ServiceMsg::Acquire => {
                 if let Some(h) = self.holder_at(now) {
-                    let holder = h.node;
+                    let (holder, number, left_us) = (h.node, h.number, h.expires_at_us - now);
                     if holder == from {
-                        ctx.send(from, ServiceMsg::Granted { number: h.number });
+                        ctx.send(from, ServiceMsg::Granted { number });
                     } else {
-                        ctx.send(from, ServiceMsg::Busy { delayed: false });
+                        if self.config.flavour == Flavour::Redisson && !self.subscribers.contains(&from) {
+                            // Redisson subscribes the waiter to the lock's channel.
+                            self.subscribers.push(from);
+                        }
+                        ctx.send(
+                            from,
+                            ServiceMsg::Busy {
+                                delayed: false,
+                                left_us,
+                            },
+                        );
                     }
                 } else if now < self.durable.delay_until_us {
                     if !self.durable.delay_told {
@@ -283,7 +340,14 @@ impl Participant for LockServer {
                             seconds(left_ms)
                         ));
                     }
-                    ctx.send(from, ServiceMsg::Busy { delayed: true });
+                    let left_us = self.durable.delay_until_us - now;
+                    ctx.send(
+                        from,
+                        ServiceMsg::Busy {
+                            delayed: true,
+                            left_us,
+                        },
+                    );
                 } else {
                     self.grant(ctx, from);
                 }
@@ -291,10 +355,22 @@ impl Participant for LockServer {
             ServiceMsg::Renew { number } => {
                 let lease_us = self.config.lease_ms * MS_US;
                 match self.durable.holder.as_mut() {
+                    Some(h)
+                        if h.node == from && h.number == number && self.config.flavour == Flavour::Chubby =>
+                    {
+                        // The master holds the KeepAlive and answers it when the lease nears
+                        // its end, granting the next lease then.
+                        let left = h.expires_at_us.saturating_sub(now);
+                        self.held_keepalive = Some(number);
+                        ctx.set_timer(
+                            Expire::AnswerKeepAlive(number),
+                            left.saturating_sub(KEEPALIVE_EARLY_MS * MS_US),
+                        );
+                    }
                     Some(h) if h.node == from && h.number == number => {
                         h.expires_at_us = now + lease_us;
                         self.durable.renewals += 1;
-                        ctx.set_timer(Expire(number), lease_us);
+                        ctx.set_timer(Expire::Lease(number), lease_us);
                         ctx.persist(self.durable.clone());
                         ctx.send(from, ServiceMsg::Renewed);
                     }
@@ -315,9 +391,21 @@ impl Participant for LockServer {
                     .is_some_and(|h| h.node == from && h.number == number);
                 if ok {
                     self.durable.holder = None;
-                    ctx.cancel_timer(Expire(number));
+                    self.held_keepalive = None;
+                    ctx.cancel_timer(Expire::Lease(number));
+                    ctx.cancel_timer(Expire::AnswerKeepAlive(number));
                     ctx.persist(self.durable.clone());
-                    ctx.note(format!("{who} releases the lock; it is free at once."));
+                    let waiters = std::mem::take(&mut self.subscribers);
+                    if waiters.is_empty() {
+                        ctx.note(format!("{who} releases the lock; it is free at once."));
+                    } else {
+                        ctx.note(format!(
+                            "{who} releases the lock: the unlock script deletes the key and PUBLISHes on the lock's channel, waking every subscribed waiter at once."
+                        ));
+                    }
+                    for w in waiters {
+                        ctx.send(w, ServiceMsg::UnlockPublished);
+                    }
                 }
                 ctx.send(from, ServiceMsg::Released { ok });
             }
@@ -329,13 +417,18 @@ impl Participant for LockServer {
         if ctx.local_now_us > self.config.horizon_ms * MS_US {
             return;
         }
-        let lapsed = self
-            .durable
-            .holder
-            .as_ref()
-            .is_some_and(|h| h.number == timer.0 && h.expires_at_us <= ctx.local_now_us);
-        if lapsed {
-            self.lapse(ctx);
+        match timer {
+            Expire::Lease(number) => {
+                let lapsed = self
+                    .durable
+                    .holder
+                    .as_ref()
+                    .is_some_and(|h| h.number == number && h.expires_at_us <= ctx.local_now_us);
+                if lapsed {
+                    self.lapse(ctx);
+                }
+            }
+            Expire::AnswerKeepAlive(number) => self.answer_keepalive(ctx, number),
         }
     }
 
@@ -343,6 +436,8 @@ impl Participant for LockServer {
         LockServer {
             config: config.clone(),
             durable: durable.clone(),
+            held_keepalive: None,
+            subscribers: Vec::new(),
         }
     }
 

@@ -1,10 +1,14 @@
 //! `chubby-sequencer` (curriculum §7, with §5): Google's Chubby, where fencing tokens began.
 //! A lock comes with a sequencer (lock name, mode, generation number); a holder's session is
 //! kept alive by KeepAlives, and when it dies without releasing, the cell refuses the lock to
-//! everyone for a lock-delay (the paper allows up to a minute).
+//! everyone for a lock-delay (the paper allows up to a minute). The cell holds each KeepAlive
+//! until the lease nears its end and answers it then with a new lease; the client sends the
+//! next one at once. So a client that dies still gets its held KeepAlive answered: its session
+//! lasts about one more lease.
 //!
 //! Client A takes the lock (generation 7) and sends a write that the network holds for
-//! `write_delay_ms`; then A crashes. Its session lease (12 s) runs out, the lock-delay passes,
+//! `write_delay_ms`; then A crashes. Its session lease (12 s, renewed once more by the held
+//! KeepAlive) runs out about 23 s in, the lock-delay passes,
 //! B takes the lock with generation 8 and writes. A's delayed write then arrives. Lock-delay
 //! only covers writes that arrive within it; the storage's sequencer check (`check=yes`, the
 //! storage remembering the highest generation, as Chubby's `CheckSequencer()` would tell it)
@@ -18,7 +22,9 @@ use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::protocols::lease_msg::seconds;
 use crate::protocols::service_client::ServiceClient;
-use crate::protocols::service_lock::{Check, Flavour, GuardedResource, LockServer, ServerConfig};
+use crate::protocols::service_lock::{
+    Check, Flavour, GuardedResource, LockServer, ServerConfig, KEEPALIVE_EARLY_MS,
+};
 use crate::trace::EventKind;
 use serde_json::json;
 
@@ -56,7 +62,8 @@ fn late_enough(params: &Params) -> Option<bool> {
     if arrives < CRASH_AT_MS {
         return Some(false);
     }
-    let expiry = LEASE_MS;
+    // A's held KeepAlive is answered just before its first lease ends, with one more lease.
+    let expiry = 2 * LEASE_MS - KEEPALIVE_EARLY_MS;
     let b_first_write_min = expiry + delay + STEP_MS;
     let b_first_write_max = expiry + 300 + delay + 1_100 + STEP_MS;
     if arrives > b_first_write_max + 500 {
@@ -88,7 +95,6 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     let write_delay_ms: u64 = int(params, "write_delay_ms");
     let job = |start| {
         let mut c = client(Flavour::Chubby, start);
-        c.renew_every_ms = LEASE_MS / 3;
         c.steps = 2;
         c.step_ms = STEP_MS;
         c.sends_number = true;
@@ -137,7 +143,7 @@ fn beats(setup: &mut Setup, checks: bool, lock_delay_ms: u64) {
     setup.beat(
         "a-locks",
         "A takes the lock: sequencer generation 7",
-        "The cell grants the lock in A's session and hands A a sequencer: the lock's name, exclusive mode, generation 7. A's library sends KeepAlives to keep the session's 12 s lease.",
+        "The cell grants the lock in A's session and hands A a sequencer: the lock's name, exclusive mode, generation 7. A's library sends a KeepAlive; the cell holds it until the 12 s lease nears its end, then answers with a new lease.",
         |n, _| client_of(n, A).is_some_and(|c| c.state.acquired),
     );
     setup.beat(
@@ -149,7 +155,7 @@ fn beats(setup: &mut Setup, checks: bool, lock_delay_ms: u64) {
     setup.beat(
         "a-dies",
         "A crashes without releasing",
-        "A's process dies. No more KeepAlives reach the cell; its write is still out there.",
+        "A's process dies. The cell still answers the KeepAlive it holds, near the lease's end, granting one more lease; no next KeepAlive comes. A's write is still out there.",
         |_, step| matches!(step.fault, Some(Fault::Crash { node }) if *node == A),
     );
     let lapse = if lock_delay_ms > 0 {

@@ -104,7 +104,7 @@ pub(super) fn beats(setup: &mut Setup, story: &Story) {
         let (title, text) = if o < 0 {
             (
                 format!("At 16 s NTP steps A's clock back {size}"),
-                format!("A correction sets worker-A's clock back {size} at once, as NTP or a VM moved to another host can. Every interval A measures across this moment, the age of its lease included, now looks {size} shorter."),
+                format!("NTP or a VM move sets worker-A's wall clock back {size}. A times its lease on it, so the lease looks {size} younger; a monotonic clock, which NTP never steps, would not."),
             )
         } else {
             (

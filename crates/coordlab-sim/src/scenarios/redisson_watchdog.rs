@@ -72,7 +72,8 @@ fn gc_story(params: &Params) -> Option<bool> {
         return None;
     }
     let expiry = last_renewal + timeout;
-    // B asks every second; its first write comes one step after its grant.
+    // B waits out the key's remaining TTL, so it asks again just after the expiry (this allows
+    // more); its first write comes one step after its grant.
     let b_writes = expiry + 1_300 + STEP_MS;
     let wake = start + pause;
     if wake > b_writes + 500 && wake + 500 < expiry + 1_000 + STEP_MS * u64::from(STEPS) {
@@ -207,7 +208,7 @@ fn beats(setup: &mut Setup, variant: &str, timeout_ms: u64) {
             setup.beat(
                 "b-starves",
                 "B is still waiting, three minutes on",
-                "B has asked every second and been refused every time. Nothing expires, nothing recovers: only a timeout inside A's job, or killing A, would free the lock.",
+                "Each time the key's TTL would have run out B asks again, and finds it renewed by A's keep-alive; no unlock message ever comes. Only a timeout inside A's job, or killing A, would free the lock.",
                 |n, _| n.now_us >= 170 * SEC_US && !acquired(n, B),
             );
         }
@@ -221,7 +222,7 @@ fn beats(setup: &mut Setup, variant: &str, timeout_ms: u64) {
             setup.beat(
                 "b-locks",
                 "B takes the lock",
-                "B's next attempt finds the key gone and takes the lock; its own watchdog starts.",
+                "unlock() published on the lock's channel, so B, subscribed while it waited, tries at once and takes the lock; its own watchdog starts.",
                 |n, _| acquired(n, B),
             );
             setup.beat(
@@ -251,7 +252,7 @@ fn beats(setup: &mut Setup, variant: &str, timeout_ms: u64) {
             setup.beat(
                 "b-locks",
                 "B takes the lock and writes",
-                "B's next attempt succeeds and it starts its own job. Redisson gave neither client a token, so the storage cannot tell them apart.",
+                "B waited out the key's remaining TTL (no unlock was published) and tries again: it gets the lock and starts its job. Redisson gave neither client a token, so the storage cannot tell them apart.",
                 |n, _| {
                     n.live::<GuardedResource>(STORAGE)
                         .is_some_and(|r| r.durable.writes.iter().any(|w| w.writer == B))

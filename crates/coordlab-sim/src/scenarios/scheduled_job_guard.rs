@@ -10,7 +10,13 @@
 //! 5 s run is over and the row free before app-1 fires, and app-1 runs the job again.
 //! `lock_at_least_for_ms` above the skew keeps the row taken until app-1 has fired. With
 //! `:now` from each instance's clock (ShedLock's default) app-2 stamps the row in its own
-//! future, and app-1 finds it taken.
+//! future, and app-1 finds it taken: one run, but only because the instance that is ahead
+//! fired first. ShedLock assumes synchronized clocks and recommends `usingDbTime()`.
+//!
+//! `skew=jumps`: app-2 runs 2 s behind, so app-1 takes the first minute's row; at 61 s
+//! app-2's clock is stepped `skew_ms` forward, after its scheduler planned its firing. With
+//! application time its `:now` is past the `lock_until` app-1 set, and it runs the job while
+//! app-1's run still holds the row: two runs at once. With `usingDbTime()` it skips.
 
 use super::lease_setup::{choice, holds_if, int, millis};
 use super::{Expectation, ParamSpec, Params, ScenarioInfo, VariantDefault};
@@ -48,58 +54,111 @@ pub fn info() -> ScenarioInfo {
                 "skew",
                 "Clocks",
                 "Whether app-2's clock runs ahead of app-1's.",
-                &[("ahead", "app-2 runs ahead"), ("none", "in step")],
+                &[
+                    ("ahead", "app-2 runs ahead"),
+                    ("none", "in step"),
+                    ("jumps", "app-2's clock jumps ahead mid-run"),
+                ],
             ),
             choice(
                 "now",
                 "Whose clock is :now",
-                "The database's (usingDbTime()) or each instance's own (ShedLock's default).",
+                "The database's (usingDbTime(), which ShedLock's docs recommend) or each instance's own (the default).",
                 &[("db", "the database's"), ("app", "each instance's")],
             ),
             ParamSpec {
-                variant_defaults: &[VariantDefault {
-                    when: ("skew", "none"),
-                    value: "0",
-                }],
-                ..millis("skew_ms", "How far ahead", "How far app-2's clock runs ahead.", "20000", (0, 29_000))
+                variant_defaults: &[
+                    VariantDefault {
+                        when: ("skew", "none"),
+                        value: "0",
+                    },
+                    VariantDefault {
+                        when: ("skew", "jumps"),
+                        value: "25000",
+                    },
+                ],
+                ..millis("skew_ms", "How far ahead", "How far app-2's clock runs ahead (jumps: the size of the step).", "20000", (0, 29_000))
             },
             millis("lock_at_least_for_ms", "lockAtLeastFor", "The row stays taken at least this long after it is locked.", "0", (0, 55_000)),
-            millis("lock_at_most_for_ms", "lockAtMostFor", "The row frees itself this long after it is locked, if nobody unlocks.", "50000", (10_000, 59_000)),
+            ParamSpec {
+                variant_defaults: &[VariantDefault {
+                    when: ("skew", "jumps"),
+                    value: "15000",
+                }],
+                ..millis("lock_at_most_for_ms", "lockAtMostFor", "The row frees itself this long after it is locked, if nobody unlocks.", "50000", (10_000, 59_000))
+            },
         ],
     }
 }
 
-/// The runs each schedule gets, where the same for every seed: 1, 2 or unknown.
-fn runs_per_schedule(params: &Params) -> Option<u32> {
-    let skew: u64 = if params.get("skew").is_some_and(|v| v == "ahead") {
-        int(params, "skew_ms")
-    } else {
-        0
-    };
+/// With `skew=jumps`: app-2 starts this far behind, so app-1 takes the first row.
+const BEHIND_MS: u64 = 2_000;
+/// And its clock is stepped forward at this time, after app-1 took the row and before app-2
+/// fires (at 62 s real time).
+const JUMP_AT_MS: u64 = 61_000;
+
+fn skew_choice(params: &Params) -> &str {
+    params.get("skew").map_or("ahead", String::as_str)
+}
+
+/// Runs for one schedule when an instance fires `early_ms` before the other, `:now` from the
+/// database: 1, 2, or unknown near the edge.
+fn early_runs(early_ms: u64, params: &Params) -> Option<u32> {
     let at_least: u64 = int(params, "lock_at_least_for_ms");
-    let app_time = params.get("now").is_some_and(|v| v == "app");
-    if app_time || skew == 0 {
-        // The later instance's :now at firing is never past the row the earlier one left
-        // (within the scheduler's wake jitter, well under the job's length).
-        return Some(1);
-    }
     let held = JOB_MS.max(at_least);
-    if skew > held + 1_000 {
+    if early_ms == 0 {
+        Some(1)
+    } else if early_ms > held + 1_000 {
         Some(2)
-    } else if skew + 1_000 < held {
+    } else if early_ms + 1_000 < held {
         Some(1)
     } else {
         None
     }
 }
 
+/// The runs of each schedule (1, 2, …), where the same for every seed, and whether two runs
+/// overlap in time.
+fn forecast(params: &Params) -> Option<(Vec<u32>, bool)> {
+    let skew: u64 = int(params, "skew_ms");
+    let app_time = params.get("now").is_some_and(|v| v == "app");
+    match skew_choice(params) {
+        "jumps" => {
+            let at_most: u64 = int(params, "lock_at_most_for_ms");
+            if app_time {
+                // app-2's :now at its first firing is 60 s + skew (its 2 s lag undone by the
+                // wait), against app-1's lock_until of 60 s + lockAtMostFor.
+                let first = if skew > at_most + 500 {
+                    2
+                } else if skew + 500 < at_most {
+                    1
+                } else {
+                    return None;
+                };
+                Some((vec![first, 1, 1], first == 2))
+            } else {
+                let later = early_runs(skew.saturating_sub(BEHIND_MS), params)?;
+                Some((vec![1, later, later], false))
+            }
+        }
+        "none" => Some((vec![1; SCHEDULES as usize], false)),
+        _ if app_time => Some((vec![1; SCHEDULES as usize], false)),
+        _ => {
+            let n = early_runs(skew, params)?;
+            Some((vec![n; SCHEDULES as usize], false))
+        }
+    }
+}
+
 pub fn expectation(params: &Params) -> Expectation {
     let mut outcome = Vec::new();
     let mut verdicts = Vec::new();
-    if let Some(n) = runs_per_schedule(params) {
-        outcome.push(("max_runs_per_schedule".to_string(), json!(n)));
-        outcome.push(("runs".to_string(), json!(n * SCHEDULES)));
-        verdicts.push(("one-run-per-schedule".to_string(), holds_if(n == 1)));
+    if let Some((runs, overlap)) = forecast(params) {
+        let max = runs.iter().copied().max().unwrap_or(0);
+        outcome.push(("max_runs_per_schedule".to_string(), json!(max)));
+        outcome.push(("runs".to_string(), json!(runs.iter().sum::<u32>())));
+        verdicts.push(("one-run-per-schedule".to_string(), holds_if(max == 1)));
+        verdicts.push(("one-run-at-a-time".to_string(), holds_if(!overlap)));
     }
     Expectation { outcome, verdicts }
 }
@@ -128,12 +187,27 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     for name in ["app-1", "app-2"] {
         setup.add::<ScheduledInstance>(name, "worker", &super::common::WORKER_FAULTS, config.clone(), ());
     }
-    let skew: i64 = if params.get("skew").is_some_and(|v| v == "ahead") {
-        int(params, "skew_ms")
-    } else {
-        0
+    let skew: i64 = match skew_choice(params) {
+        "none" => 0,
+        _ => int(params, "skew_ms"),
     };
-    if skew != 0 {
+    let jumps = skew_choice(params) == "jumps";
+    if jumps {
+        setup.script(
+            500 * MS_US,
+            Fault::ClockJump {
+                node: APP2,
+                delta_ms: -(BEHIND_MS as i64),
+            },
+        );
+        setup.script(
+            JUMP_AT_MS * MS_US,
+            Fault::ClockJump {
+                node: APP2,
+                delta_ms: skew,
+            },
+        );
+    } else if skew != 0 {
         setup.script(
             500 * MS_US,
             Fault::ClockJump {
@@ -143,7 +217,11 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         );
     }
     setup.set_world(ShedWorld);
-    beats(&mut setup, params, skew as u64);
+    if jumps {
+        jump_beats(&mut setup, params, skew as u64);
+    } else {
+        beats(&mut setup, params, skew as u64);
+    }
     setup
 }
 
@@ -154,6 +232,18 @@ fn table<'a>(nodes: &Nodes<'a>) -> Option<&'a ShedDbDurable> {
         .or_else(|| nodes.durable::<ShedlockDb>(DB))
 }
 
+/// How many instances are running the job now (a paused one still is).
+fn running(nodes: &Nodes<'_>) -> usize {
+    [APP1, APP2]
+        .iter()
+        .filter(|i| {
+            nodes
+                .live::<ScheduledInstance>(**i)
+                .is_some_and(|a| a.running.is_some())
+        })
+        .count()
+}
+
 fn max_runs(d: &ShedDbDurable) -> u32 {
     (1..=SCHEDULES).map(|s| ShedlockDb::runs(d, s)).max().unwrap_or(0)
 }
@@ -162,15 +252,24 @@ struct ShedWorld;
 
 impl World for ShedWorld {
     fn properties(&self) -> Vec<PropertySpec> {
-        vec![PropertySpec {
-            name: "one-run-per-schedule",
-            kind: PropertyKind::Always,
-            description: "The job runs at most once for each firing of the schedule, across all instances.",
-        }]
+        vec![
+            PropertySpec {
+                name: "one-run-per-schedule",
+                kind: PropertyKind::Always,
+                description:
+                    "The job runs at most once for each firing of the schedule, across all instances.",
+            },
+            PropertySpec {
+                name: "one-run-at-a-time",
+                kind: PropertyKind::Always,
+                description: "At most one instance runs the job at any moment: ShedLock's own promise.",
+            },
+        ]
     }
 
     fn evaluate(&mut self, nodes: &Nodes<'_>, out: &mut Vec<bool>) {
         out.push(table(nodes).is_none_or(|d| max_runs(d) <= 1));
+        out.push(running(nodes) <= 1);
     }
 
     fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {
@@ -212,6 +311,9 @@ impl World for ShedWorld {
     }
 
     fn highlight(&self, nodes: &Nodes<'_>) -> Option<String> {
+        if running(nodes) > 1 {
+            return Some("Two instances are running the job at once".to_string());
+        }
         table(nodes)
             .filter(|d| max_runs(d) > 1)
             .map(|_| "The job has run twice for one schedule".to_string())
@@ -223,7 +325,7 @@ fn reports(n: &Nodes<'_>) -> usize {
 }
 
 fn beats(setup: &mut Setup, params: &Params, skew_ms: u64) {
-    let expected = runs_per_schedule(params);
+    let expected = forecast(params).map(|(runs, _)| runs[0]);
     let app_time = params.get("now").is_some_and(|v| v == "app");
     if skew_ms > 0 {
         setup.beat(
@@ -269,7 +371,7 @@ fn beats(setup: &mut Setup, params: &Params, skew_ms: u64) {
         }
         Some(_) => {
             let why = if app_time && skew_ms > 0 {
-                "app-1 compares lock_until, written by app-2's clock, with its own reading: app-2's reading was ahead, so the row is still taken."
+                "app-1 compares lock_until, written by app-2's clock, with its own reading: app-2's was ahead, so the row is still taken. One run, only because the instance ahead fired first. ShedLock assumes synced clocks and recommends usingDbTime(): an instance ahead of a running holder would see its lock as expired (skew=jumps)."
             } else if skew_ms > 0 {
                 "lockAtLeastFor kept lock_until past the moment app-1 fires: the row is still taken."
             } else {
@@ -285,6 +387,59 @@ fn beats(setup: &mut Setup, params: &Params, skew_ms: u64) {
         "three",
         "Three schedules later",
         "Count the reports: one per schedule is what ShedLock promises when the clocks agree closely enough.",
+        |n, _| table(n).is_some_and(|d| (1..=SCHEDULES).all(|s| ShedlockDb::runs(d, s) >= 1)),
+    );
+}
+
+/// `skew=jumps`: app-2's clock is stepped forward after app-1 took the row.
+fn jump_beats(setup: &mut Setup, params: &Params, skew_ms: u64) {
+    let app_time = params.get("now").is_some_and(|v| v == "app");
+    let steals = forecast(params).is_some_and(|(_, overlap)| overlap);
+    let at_most: u64 = int(params, "lock_at_most_for_ms");
+    setup.beat(
+        "first-lock",
+        "app-1 takes the shedlock row",
+        &format!("app-2's clock runs 2 s behind, so app-1 fires first and locks the row until its now + lockAtMostFor ({}). Its 5 s run starts.", seconds(at_most)),
+        |n, _| table(n).is_some_and(|d| d.row.locked_by == Some(APP1)),
+    );
+    setup
+        .beat(
+            "clock-jumps",
+            "app-2's clock jumps ahead",
+            &format!("At 61 s app-2's clock is stepped {} forward (a bad time source, a restored VM). Its scheduler fires when it planned, a second later, but :now reads the new clock.", seconds(skew_ms)),
+            |_, step| matches!(step.fault, Some(Fault::ClockJump { delta_ms, .. }) if *delta_ms > 0),
+        )
+        .ask(
+            "app-2 fires while app-1's run holds the row. Does it skip?",
+            &["Yes: the row is taken", "No: by its :now, lock_until has passed"],
+            u8::from(steals),
+            if app_time {
+                "lock_until was set by app-1's clock; app-2 compares it with its own, which is now far ahead."
+            } else {
+                "With usingDbTime() both sides of the comparison are the database's clock."
+            },
+        );
+    if steals {
+        setup.beat(
+            "two-at-once",
+            "Two runs at once",
+            "app-2's UPDATE matches: by its clock lock_until has passed, yet app-1 is mid-run. ShedLock's promise, at most one run at a time, rests on synced clocks; usingDbTime() keeps it.",
+            |n, _| running(n) > 1,
+        );
+    } else {
+        let why = if app_time {
+            "lockAtMostFor is longer than the jump: app-2's :now is still before lock_until, so it skips."
+        } else {
+            "With usingDbTime() :now is the database's: app-1's row is still taken, so app-2 skips. It still fires early from now on, so a later minute can run twice unless lockAtLeastFor covers the skew."
+        };
+        setup.beat("skipped", "app-2 skips the run", why, |_, step| {
+            step.notes.iter().any(|n| n.contains("skips this run"))
+        });
+    }
+    setup.beat(
+        "three",
+        "Three schedules later",
+        "Count the reports and when they ran: ShedLock holds its promise only as well as the clocks it compares agree.",
         |n, _| table(n).is_some_and(|d| (1..=SCHEDULES).all(|s| ShedlockDb::runs(d, s) >= 1)),
     );
 }

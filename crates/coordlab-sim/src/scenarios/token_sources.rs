@@ -5,8 +5,16 @@
 //! grants the lease: the lease table's counter column, `nextval` in the acquiring
 //! transaction, DynamoDB's conditional `UpdateItem` with `ReturnValues`, a Kubernetes Lease's
 //! `leaseTransitions`, etcd's revision (two up: the expiry's delete is a revision too), a
-//! ZooKeeper sequential node's number (given at create, while B waits), and Redis's Lua
-//! script doing `SET NX PX` and `INCR` together.
+//! ZooKeeper lock node's `czxid` (fixed at create; B then watches the node ahead), and Redis's
+//! Lua script doing `SET NX PX` and `INCR` together.
+//!
+//! Whose clock judges expiry differs. PostgreSQL's `now()`, etcd's lease, ZooKeeper's session
+//! and Redis's `PX` run on the store. DynamoDB has no clock in a condition: `:now` is the
+//! worker's reading. client-go's election times `leaseDurationSeconds` on the candidate's
+//! clock from when it saw the record. `worker_clock=b-fast`: B's clock runs 50% fast (far more
+//! than real drift, so it shows in one run) and A freezes for 13 s, well inside its lease. With
+//! DynamoDB or a Kubernetes Lease, B takes over at about 20 s while A's lease has 10 s left;
+//! only the fence refuses A's write. The other stores ignore B's clock and A finishes.
 //!
 //! `failover=yes`: the store's primary (or leader) crashes right after granting A. Stores that
 //! replicate by quorum (etcd, ZooKeeper, Kubernetes through etcd, DynamoDB, PostgreSQL with a
@@ -28,6 +36,7 @@ use crate::protocols::fence_worker::{
     AcquireVia, FenceWorker, FenceWorkerConfig, FenceWorkerDurable, FenceWorkerPlan,
 };
 use crate::protocols::fenced_resource::{FencedResource, LedgerIntro, ResourceDurable};
+use crate::protocols::lease_msg::seconds;
 use crate::protocols::placed_lease::{acquire_command, PlacedConfig, PlacedLease, Replication, TokenSource};
 use crate::trace::EventKind;
 use serde_json::json;
@@ -83,6 +92,12 @@ pub fn info() -> ScenarioInfo {
                 ],
             ),
             choice(
+                "worker_clock",
+                "Worker-B's clock",
+                "Whether worker-B's clock runs fast. It matters only where a worker's clock judges expiry.",
+                &[("exact", "accurate"), ("b-fast", "runs 50% fast")],
+            ),
+            choice(
                 "failover",
                 "Failover",
                 "Whether the store's primary crashes right after granting A.",
@@ -109,6 +124,29 @@ fn reissues(params: &Params) -> bool {
     source(params) == TokenSource::RedisLua && chosen(params, "failover", "yes")
 }
 
+/// Whether expiry is judged on a worker's clock, not the store's.
+fn worker_judges(source: TokenSource) -> bool {
+    matches!(source, TokenSource::DynamoDb | TokenSource::K8sLease)
+}
+
+/// Whether B's fast clock makes it take a lease A still holds.
+fn stolen(params: &Params) -> bool {
+    chosen(params, "worker_clock", "b-fast") && worker_judges(source(params)) && !reissues(params)
+}
+
+/// When A freezes, and for how long (ms). With B's fast clock the pause ends inside A's lease,
+/// and before it A has written three steps.
+fn pause_of(b_fast: bool) -> (u64, u64) {
+    if b_fast {
+        (13_000, 13_000)
+    } else {
+        (5_000, 36_000)
+    }
+}
+
+/// B's clock rate with `worker_clock=b-fast`: +50%, the most the kernel allows.
+const B_FAST_PPM: i64 = 500_000;
+
 pub fn expectation(params: &Params) -> Expectation {
     let bad = reissues(params);
     let total = FenceWorkerPlan::standard().job_total();
@@ -120,6 +158,7 @@ pub fn expectation(params: &Params) -> Expectation {
     Expectation {
         outcome: vec![("balance".into(), json!(balance))],
         verdicts: vec![
+            ("one-grant".into(), holds_if(!bad && !stolen(params))),
             ("tokens-unique".into(), holds_if(!bad)),
             ("no-stale-write".into(), holds_if(!bad)),
             ("no-double-debit".into(), holds_if(!bad)),
@@ -140,6 +179,7 @@ fn node_prefix(source: TokenSource) -> &'static str {
 pub fn setup(params: &Params, _seed: u64) -> Setup {
     let source = source(params);
     let failover = chosen(params, "failover", "yes");
+    let b_fast = chosen(params, "worker_clock", "b-fast");
     let mut setup = Setup::new(LinkConfig::reliable(MS_US, 4 * MS_US));
     for (name, start) in [("worker-A", (0, 100)), ("worker-B", (500, 600))] {
         let config = FenceWorkerConfig {
@@ -210,11 +250,21 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     if failover {
         setup.script(CRASH_AT_MS * MS_US, Fault::Crash { node: S1 });
     }
+    if b_fast {
+        setup.script(
+            0,
+            Fault::ClockDrift {
+                node: B,
+                drift_ppm: B_FAST_PPM,
+            },
+        );
+    }
+    let (pause_at_ms, pause_ms) = pause_of(b_fast);
     setup.script(
-        5_000 * MS_US,
+        pause_at_ms * MS_US,
         Fault::Pause {
             node: A,
-            duration_ms: 36_000,
+            duration_ms: pause_ms,
         },
     );
     setup.set_world(FenceWorld {
@@ -224,6 +274,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         opening_balance: OPENING_BALANCE,
         job_total: FenceWorkerPlan::standard().job_total(),
         properties: vec![
+            FenceProperty::OneGrant,
             FenceProperty::TokensUnique,
             FenceProperty::NoStaleWrite,
             FenceProperty::NoDoubleDebit,
@@ -232,7 +283,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         max_holders: 0,
         write_grants: Vec::new(),
     });
-    beats(&mut setup, source, failover);
+    beats(&mut setup, source, failover, b_fast);
     setup
 }
 
@@ -268,12 +319,29 @@ fn where_from(source: TokenSource) -> &'static str {
         }
         TokenSource::K8sLease => "the Lease's leaseTransitions, which goes up whenever the holder changes",
         TokenSource::Etcd => "the revision of the put that created the lock key",
-        TokenSource::ZooKeeper => "the sequence number ZooKeeper gave A's ephemeral node",
+        TokenSource::ZooKeeper => "the czxid of A's ephemeral node, the zxid of its create: it only grows, unlike the number in the node's name, which restarts at 0 when ZooKeeper deletes the empty container parent",
         TokenSource::RedisLua => "the INCR in the same Lua script as the SET NX PX",
     }
 }
 
-fn beats(setup: &mut Setup, source: TokenSource, failover: bool) {
+fn wrote(n: &Nodes<'_>, w: NodeId, step: u32, accepted: bool) -> bool {
+    ledger(n).is_some_and(|r| {
+        r.writes
+            .iter()
+            .any(|x| x.worker == w && x.step == step && x.accepted == accepted)
+    })
+}
+
+/// How B's fast clock lets it take A's lease, for the store whose worker's clock decides.
+fn steal_text(source: TokenSource) -> &'static str {
+    if source == TokenSource::DynamoDb {
+        "worker-B's clock runs 50% fast: about 20 s after A's grant it reads 30 s, past the expires A wrote. :now is B's reading, so the condition holds and B takes over with 34 while A's lease has 10 s left."
+    } else {
+        "worker-B's clock runs 50% fast: about 20 s after it first saw A's Lease it has counted leaseDurationSeconds with no renewal, so it writes itself in with leaseTransitions 34. A's lease has 10 s left."
+    }
+}
+
+fn beats(setup: &mut Setup, source: TokenSource, failover: bool, b_fast: bool) {
     let command = acquire_command(source, "account-42", "worker-A", 30_000);
     setup.beat(
         "a-acquires",
@@ -285,6 +353,8 @@ fn beats(setup: &mut Setup, source: TokenSource, failover: bool) {
         |n, _| granted(n, A) == Some(33),
     );
     let reissue = failover && source == TokenSource::RedisLua;
+    let (_, pause_ms) = pause_of(b_fast);
+    let pause = seconds(pause_ms);
     if failover {
         setup.beat(
             "crash",
@@ -324,29 +394,80 @@ fn beats(setup: &mut Setup, source: TokenSource, failover: bool) {
             "A's step 1 and B's step 1 both carry 33, and both land.",
             |n, _| debited_twice(n),
         );
+        let wake_step = if b_fast { 4 } else { 2 };
         setup.beat(
             "a-wakes",
-            "A wakes and writes step 2 with 33",
-            "After its 36 s pause A carries on. B finished long ago with 33, so 33 is the highest the ledger has seen: A's step 2 lands.",
-            |n, _| {
-                ledger(n).is_some_and(|r| {
-                    r.writes
-                        .iter()
-                        .any(|w| w.worker == A && w.step == 2 && w.accepted)
-                })
-            },
+            &format!("A wakes and writes step {wake_step} with 33"),
+            &format!("After its {pause} pause A carries on. B finished long ago with 33, so 33 is the highest the ledger has seen: A's step {wake_step} lands."),
+            move |n, _| wrote(n, A, wake_step, true),
         );
         return;
     }
+    let freeze = if b_fast {
+        "A stop-the-world pause halts worker-A after step 3, for 13 s: it wakes at 26 s, inside its 30 s lease by any accurate clock."
+    } else {
+        "A stop-the-world pause halts worker-A after step 1, for 36 s. It still believes it holds the lease."
+    };
     setup.beat(
         "a-freezes",
         "A freezes in a GC pause",
-        "A stop-the-world pause halts worker-A after step 1, for 36 s. It still believes it holds the lease.",
+        freeze,
         |_, step| matches!(step.fault, Some(Fault::Pause { node, .. }) if *node == A),
     );
+    if b_fast && worker_judges(source) {
+        setup
+            .beat(
+                "b-steals",
+                "B's fast clock takes a live lease",
+                steal_text(source),
+                |n, _| granted(n, B).is_some_and(|t| t > 33),
+            )
+            .ask(
+                "A wakes at 26 s, inside its lease by its own clock, and writes step 4 with 33. What happens?",
+                &["It lands: A still holds the lease", "It is refused: B wrote 34 first"],
+                1,
+                "B read three steps done and wrote step 4 with 34 before A woke. The lease failed; the fence did not.",
+            );
+        let why = if source == TokenSource::DynamoDb {
+            "DynamoDB compares whatever :now a worker sends."
+        } else {
+            "client-go documents that its election gives no fencing."
+        };
+        setup.beat(
+            "a-refused",
+            "A's write with 33 is refused",
+            &format!("Two workers held the lease at once in real time, because a worker's clock judged expiry. Only the token kept the ledger right: {why}"),
+            |n, _| wrote(n, A, 4, false),
+        );
+        return;
+    }
+    if b_fast {
+        setup
+            .beat(
+                "a-finishes",
+                "A wakes in time and finishes",
+                "B's clock runs 50% fast, but this store judges expiry by its own clock, so B is refused until 30 s. A wakes at 26 s and writes step 4 inside its lease.",
+                |n, _| wrote(n, A, 4, true),
+            )
+            .ask(
+                "Could B's fast clock have cut A's lease short here?",
+                &["Yes, by a third", "No: the store's clock decides"],
+                1,
+                "A fast clock only makes B ask more often. With DynamoDB or a Kubernetes Lease a worker's clock decides, and it would.",
+            );
+        setup.beat(
+            "b-takes-over",
+            "B takes over and finds the job done",
+            "At 30 s by the store's clock the lease is over and B gets it with a higher token. The ledger says four steps are done.",
+            |n, _| granted(n, B).is_some_and(|t| t > 33),
+        );
+        return;
+    }
     let b_token = match source {
         TokenSource::Etcd => "35: A's key was deleted when its etcd lease ran out (revision 34), and B's put is the next revision",
-        TokenSource::ZooKeeper => "34, the number its node got when it was created, half a second in; it became the lowest when A's session expired",
+        TokenSource::ZooKeeper => "34, the czxid its node got at create, half a second in. B has sent nothing since: the watch on A's node fired when A's session expired and ZooKeeper deleted it",
+        TokenSource::DynamoDb => "34: the :now B sent, read from its own clock, is past the expires A's clock wrote",
+        TokenSource::K8sLease => "34: by B's own clock, leaseDurationSeconds have passed since it first saw A's Lease unchanged",
         _ => "34",
     };
     setup.beat(
