@@ -145,3 +145,13 @@ fn a_wait_for_no_key_update_says_what_that_mode_is() {
         "txn-2's FOR NO KEY UPDATE (what an UPDATE that changes no key column takes) conflicts with it"
     )));
 }
+
+/// The first beat says a lock is held until commit only where one was taken.
+#[test]
+fn the_first_beat_says_a_plain_read_holds_nothing() {
+    let read = beat_text(&lines("read", "update", "none"), "first");
+    assert_eq!(read, "A plain SELECT takes no row lock: it reads a snapshot.");
+    let update = beat_text(&lines("update-name", "update", "none"), "first");
+    assert!(update.ends_with("Held until it commits."), "{update}");
+    assert!(update.contains("FOR NO KEY UPDATE: what an UPDATE that changes no key column takes"));
+}

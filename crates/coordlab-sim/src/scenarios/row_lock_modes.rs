@@ -314,7 +314,10 @@ fn beats(setup: &mut Setup, txns: Vec<NodeId>, accesses: &[RowAccess]) {
     setup.beat(
         "first",
         "Transaction 1 has the row",
-        &format!("{} Held until it commits.", took(accesses[0])),
+        &match accesses[0].lock() {
+            Some(_) => format!("{} Held until it commits.", took(accesses[0])),
+            None => took(accesses[0]),
+        },
         move |n, _| super::db_common::client(n, t1).is_some_and(|c| c.pc >= 1),
     );
     let t2 = txns[1];
