@@ -71,6 +71,26 @@ test('row-lock-modes: a foreign-key insert shares the row with an update of the 
   await page.close();
 });
 
+test('row-lock-modes: the state panel shows PostgreSQL\'s conflict table', async () => {
+  const page = await open('#/play/row-lock-modes');
+  await beat(page, 'Transaction 2 asks');
+  assert.match(await page.locator('main').textContent(), /InnoDB differs/);
+  await tab(page, 'State');
+  const conflicts = await table(page, 'row-lock conflicts (PostgreSQL)');
+  assert.match(conflicts, /KEY SHARE\s*ok\s*ok\s*ok\s*waits/, conflicts);
+  assert.match(conflicts, /NO KEY UPDATE\s*ok\s*waits\s*waits\s*waits/, conflicts);
+  await page.close();
+});
+
+test('lock-granularity: at REPEATABLE READ an insert waits for InnoDB\'s gap lock', async () => {
+  const page = await open('#/play/lock-granularity?other=insert');
+  await beat(page, 'Support\'s insert waits for a gap');
+  assert.match(await page.locator('main').textContent(), /PostgreSQL takes no gap locks/);
+  await tab(page, 'State');
+  assert.match(await table(page, 'waits for'), /support\s*billing\s*users#supremum X insert-intention lock/);
+  await page.close();
+});
+
 test('lock-granularity: without an index, an unrelated update waits', async () => {
   const page = await open('#/play/lock-granularity');
   await page.getByRole('heading', { name: 'Lock granularity', level: 1 }).waitFor();

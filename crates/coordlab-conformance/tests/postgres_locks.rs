@@ -90,3 +90,48 @@ fn a_plain_select_claim_lets_both_workers_do_job_1() {
         1000,
     );
 }
+
+/// PostgreSQL's 4×4 row-lock conflict table and every pair of `row-lock-modes`' locking
+/// statements: the real server waits exactly where the simulator's table says.
+#[test]
+fn the_row_lock_conflict_table_is_the_real_servers() {
+    let Some(url) = server_env("COORDLAB_PG_URL") else {
+        return;
+    };
+    let report = coordlab_conformance::pg_conflicts::check(&url);
+    println!("== row-lock conflicts\n{}", report.text());
+    assert_eq!(
+        report.log.len(),
+        49,
+        "7 locking statements, every pair:\n{}",
+        report.text()
+    );
+    assert!(
+        report.mismatches.is_empty(),
+        "the real PostgreSQL disagrees with the simulator's conflict table:\n{}",
+        report.text()
+    );
+}
+
+/// The foreign-key check of a child insert (FOR KEY SHARE on the parent) lets an UPDATE of the
+/// parent's name through and stops its DELETE: not the InnoDB contention of the curriculum.
+#[test]
+fn the_foreign_key_check_blocks_a_delete_of_the_parent_but_not_an_update_of_its_name() {
+    use coordlab_sim::protocols::db_sql::RowAccess;
+    let Some(url) = server_env("COORDLAB_PG_URL") else {
+        return;
+    };
+    let mut pair = coordlab_conformance::pg_conflicts::Pair::connect(&url).unwrap();
+    assert_eq!(
+        pair.conflicts(RowAccess::InsertChild, RowAccess::UpdateName),
+        Ok(false)
+    );
+    assert_eq!(
+        pair.conflicts(RowAccess::InsertChild, RowAccess::Delete),
+        Ok(true)
+    );
+    assert_eq!(
+        pair.conflicts(RowAccess::UpdateName, RowAccess::InsertChild),
+        Ok(false)
+    );
+}

@@ -63,3 +63,28 @@ fn the_wait_grows_with_deadlock_timeout() {
         .unwrap();
     assert!(ordered < 100, "{ordered}");
 }
+
+/// The model always aborts the transaction whose check ran; the narration does not pass that
+/// off as PostgreSQL's rule, whose choice of victim is not predictable.
+#[test]
+fn the_narration_says_a_real_servers_victim_is_not_predictable() {
+    let t = run(&request("opposite", 1000, 1), Limits::default(), Recording::Lines).unwrap();
+    let beat = t.beats.iter().find(|b| b.key == "detected").unwrap();
+    assert!(beat.seq.is_some());
+    assert!(
+        beat.text
+            .contains("Which one a real PostgreSQL aborts is not predictable"),
+        "{}",
+        beat.text
+    );
+    let cycle = t.beats.iter().find(|b| b.key == "cycle").unwrap();
+    assert!(cycle
+        .question
+        .as_ref()
+        .unwrap()
+        .why
+        .contains("which one you cannot predict"));
+    assert!(t.entries.iter().flat_map(|e| &e.notes).any(|n| n.contains(
+        "This model aborts the one whose check ran; which one a real PostgreSQL aborts is not predictable."
+    )));
+}

@@ -92,3 +92,65 @@ fn skip_locked_finishes_sooner_than_for_update() {
         end("for-update")
     );
 }
+
+fn lines(claim: &str, workers: u32, seed: u64, actions: &str) -> Trace {
+    let mut req = request(claim, workers, seed);
+    req.actions = coordlab_sim::kernel::faults::parse_script(actions).unwrap();
+    run(&req, Limits::default(), Recording::Lines).unwrap()
+}
+
+fn notes(t: &Trace) -> Vec<&String> {
+    t.entries.iter().flat_map(|e| &e.notes).collect()
+}
+
+/// SKIP LOCKED returning no row means no *unlocked* pending job, not an empty queue.
+#[test]
+fn an_empty_skip_locked_claim_is_not_called_an_empty_queue() {
+    for seed in 0..40 {
+        let t = lines("skip-locked", 3, seed, "");
+        let said = notes(&t);
+        assert!(!said.iter().any(|n| n.contains("queue is empty")), "seed {seed}");
+        // Workers finish at different times: someone's last claim skipped a job still held.
+        assert!(
+            said.iter()
+                .any(|n| n.contains("claim found no unlocked pending job, so it stops")),
+            "seed {seed}"
+        );
+    }
+}
+
+/// worker-2 crashes holding job 6 just after the others' SKIP LOCKED claims passed over it;
+/// the database rolls it back and the job is pending again. Those empty claims are not
+/// narrated as an empty queue, and worker-2 does job 6 when it comes back.
+#[test]
+fn after_a_crash_rolls_a_job_back_no_claim_says_the_queue_is_empty() {
+    let t = lines("skip-locked", 3, 1, "63@crash:2;70@restart:2");
+    let said = notes(&t);
+    let rolled_back = said
+        .iter()
+        .position(|n| n.contains("worker-2's connection is gone: the database rolls its transaction back"))
+        .expect("the crash rolls worker-2's job back");
+    let stops = said
+        .iter()
+        .rposition(|n| n.contains("worker-1's claim found no unlocked pending job, so it stops"))
+        .expect("worker-1 stops");
+    assert!(rolled_back < stops, "worker-1 stops after the rollback");
+    assert!(!said.iter().any(|n| n.contains("queue is empty")));
+    assert_eq!(t.outcome["jobs_done"], json!(6));
+    assert_eq!(t.outcome["jobs_done_twice"], json!(0));
+}
+
+/// With a plain SELECT the second UPDATE of job 1 need not wait (the first may have committed
+/// already); the beat names what went wrong, not a wait.
+#[test]
+fn the_plain_claim_beat_blames_the_missing_status_check_not_a_wait() {
+    let t = lines("plain", 3, 1, "");
+    let beat = t.beats.iter().find(|b| b.key == "twice").unwrap();
+    assert!(beat.seq.is_some());
+    assert!(beat
+        .text
+        .contains("It has no status check, so it ran though job 1 was already done"));
+    assert!(!beat.text.contains("waited"));
+    let first = t.beats.iter().find(|b| b.key == "first-claim").unwrap();
+    assert!(first.text.contains("A plain SELECT locks nothing."));
+}

@@ -5,7 +5,7 @@
 //! The tables: `jobs (id, status, runs)` — a queue, `runs` counts how often a job was done;
 //! `accounts (id, balance, version)` as in `lost-update`; `customers (id, name)` with child
 //! table `orders (customer_id REFERENCES customers)`; `users (id, email, plan)` with no index
-//! on `email` unless the scenario says so.
+//! on `email` unless the scenario says so (a unique one if it does).
 
 use super::row_locks::{LockMode, RowKey};
 use crate::kernel::participant::Label;
@@ -46,6 +46,19 @@ pub enum RowAccess {
 }
 
 impl RowAccess {
+    /// Why it takes its lock (for narration).
+    pub fn why(self) -> &'static str {
+        match self {
+            RowAccess::Read => "a plain SELECT takes no row lock",
+            RowAccess::SelectFor(_) => "its SELECT asked for it by name",
+            RowAccess::InsertChild => {
+                "the order's foreign-key check takes it, so customer 1 keeps its id until the insert commits"
+            }
+            RowAccess::UpdateName => LockMode::NoKeyUpdate.gloss(),
+            RowAccess::Delete => LockMode::Update.gloss(),
+        }
+    }
+
     /// The row lock it takes on the customer, if any.
     pub fn lock(self) -> Option<LockMode> {
         match self {
@@ -81,13 +94,18 @@ pub enum DbRequest {
         access: RowAccess,
     },
     /// `UPDATE users SET plan=:plan WHERE email=:email` (the row with id `target`); with no
-    /// index on `email` every row is scanned, and here every scanned row is locked.
+    /// index on `email` every row is scanned, and InnoDB at REPEATABLE READ locks them all.
     UpdateUserByEmail {
         target: u32,
         plan: &'static str,
     },
     /// `UPDATE users SET plan=:plan WHERE id=:id`: by primary key, one row.
     UpdateUserById {
+        id: u32,
+        plan: &'static str,
+    },
+    /// `INSERT INTO users (id, email, plan) VALUES (…)`: a new user, `id` past the last.
+    InsertUser {
         id: u32,
         plan: &'static str,
     },
@@ -187,6 +205,10 @@ impl DbRequest {
             DbRequest::UpdateUserById { id, plan } => {
                 format!("UPDATE users SET plan='{plan}' WHERE id={id}")
             }
+            DbRequest::InsertUser { id, plan } => format!(
+                "INSERT INTO users (id, email, plan) VALUES ({id}, '{}', '{plan}')",
+                user_email(*id)
+            ),
             DbRequest::Begin => "BEGIN".to_string(),
             DbRequest::Commit => "COMMIT".to_string(),
             DbRequest::Rollback => "ROLLBACK".to_string(),

@@ -10,12 +10,17 @@
 //!
 //! Deadlock detection works as PostgreSQL's does: a transaction that has waited
 //! `deadlock_timeout` looks for a cycle in the wait-for graph through itself; if there is
-//! one it is aborted with SQLSTATE 40P01 and its locks are released.
+//! one it is aborted with SQLSTATE 40P01 and its locks are released. (Which transaction a real
+//! server aborts is not predictable; here it is always the one whose check ran.)
+//!
+//! The `users` statements of `lock-granularity` run as MySQL's InnoDB would when the config
+//! says so ([`innodb`]): that scenario is about InnoDB's scan locking, which PostgreSQL does
+//! not do.
 
 use super::card;
 use super::db_sql::{
-    account_row, customer_row, job_row, user_email, user_row, ClaimLock, DbMsg, DbReply, DbRequest,
-    RowAccess, DEADLOCK_DETECTED, LOCK_NOT_AVAILABLE, NO_CONNECTION,
+    account_row, customer_row, job_row, ClaimLock, DbMsg, DbReply, DbRequest, RowAccess, DEADLOCK_DETECTED,
+    LOCK_NOT_AVAILABLE, NO_CONNECTION,
 };
 use super::row_locks::{Acquire, LockMode, RowKey, RowLockManager, WaitPolicy};
 use crate::kernel::collections::VecMap;
@@ -24,14 +29,19 @@ use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::view::{Summary, Tone};
 use std::collections::BTreeMap;
 
+pub mod innodb;
+
 /// The database's rules, fixed by the scenario.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LockDbConfig {
     /// How long a waiter waits before it looks for a deadlock (PostgreSQL default: 1 s).
     pub deadlock_timeout_us: u64,
-    /// Whether `users.email` has an index: without one, an update by e-mail scans and locks
-    /// every row.
+    /// Whether `users.email` has a unique index: without one, an update by e-mail scans the
+    /// whole table.
     pub email_index: bool,
+    /// Run the `users` statements as InnoDB at this isolation level (`lock-granularity`);
+    /// `None`: as PostgreSQL, which locks only the rows that match.
+    pub innodb: Option<innodb::Isolation>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,10 +136,13 @@ pub struct LockDb {
     pub stats: LockStats,
     /// The last cycle deadlock detection broke, victim first.
     pub last_deadlock: Option<Vec<NodeId>>,
+    /// InnoDB's name for a lock a transaction holds or waits for ("X next-key"), where the
+    /// statement ran as InnoDB; other locks are named by their PostgreSQL mode.
+    pub innodb_names: BTreeMap<(NodeId, RowKey), &'static str>,
 }
 
 /// What running a statement came to.
-enum Ran {
+pub(crate) enum Ran {
     Reply(DbReply),
     Wait,
 }
@@ -144,7 +157,14 @@ impl LockDb {
             pending: VecMap::new(),
             stats: LockStats::default(),
             last_deadlock: None,
+            innodb_names: BTreeMap::new(),
         }
+    }
+
+    /// The lock `txn` holds or wants on `row`, in the database's own words: InnoDB's name if
+    /// the statement ran as InnoDB, else the PostgreSQL mode.
+    pub fn lock_name(&self, txn: NodeId, row: RowKey, mode: LockMode) -> &'static str {
+        self.innodb_names.get(&(txn, row)).copied().unwrap_or(mode.sql())
     }
 
     /// Handles one statement from the connection of `from`.
@@ -202,14 +222,24 @@ impl LockDb {
             }
             Ran::Wait => {
                 let (row, mode) = self.locks.waiting(from).expect("it waits");
-                let holders: Vec<&str> = self
+                let holders: Vec<String> = self
                     .locks
                     .blockers(from, row, mode)
                     .into_iter()
-                    .map(|h| ctx.name(h))
+                    .map(|h| {
+                        let held = self.locks.held(h, row).unwrap_or(mode);
+                        format!("{} ({})", ctx.name(h), self.lock_name(h, row, held))
+                    })
                     .collect();
+                let want = self.lock_name(from, row, mode);
+                // Say why the statement wants that lock, where the mode name does not.
+                let why = if self.innodb_names.contains_key(&(from, row)) {
+                    String::new()
+                } else {
+                    format!(" ({})", mode.gloss())
+                };
                 ctx.note(format!(
-                    "{row} is held by {} in a mode that conflicts with {mode}. {}'s statement does not return: it waits in the row's queue.",
+                    "{row} is held by {}. {}'s {want}{why} conflicts with it, so its statement waits in the row's queue.",
                     holders.join(" and "),
                     ctx.name(from)
                 ));
@@ -230,11 +260,11 @@ impl LockDb {
         }
     }
 
-    fn lock(&mut self, from: NodeId, row: RowKey, mode: LockMode, policy: WaitPolicy) -> Acquire {
+    pub(crate) fn lock(&mut self, from: NodeId, row: RowKey, mode: LockMode, policy: WaitPolicy) -> Acquire {
         self.locks.acquire(from, row, mode, policy)
     }
 
-    fn stage(&mut self, from: NodeId, write: Write) {
+    pub(crate) fn stage(&mut self, from: NodeId, write: Write) {
         if let Some(txn) = self.txns.get_mut(&from) {
             if !txn.writes.contains(&write) || matches!(write, Write::Balance { .. } | Write::Order) {
                 txn.writes.push(write);
@@ -278,7 +308,7 @@ impl LockDb {
                                     skipped.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
                                 )
                             };
-                            ctx.note(format!("{who} locks job {id} FOR UPDATE and gets it.{also}"));
+                            ctx.note(format!("{who} locks job {id} FOR UPDATE and gets it: no other claim can take it until {who} ends its transaction.{also}"));
                             return Ran::Reply(DbReply::Job(Some(id)));
                         }
                         Acquire::Waiting => return Ran::Wait,
@@ -300,7 +330,7 @@ impl LockDb {
                 ctx.note(if skipped.is_empty() {
                     format!("No pending job is left: {who}'s claim returns no row.")
                 } else {
-                    format!("Every pending job is locked by another worker; SKIP LOCKED passes over them all and {who}'s claim returns no row.")
+                    format!("Every pending job is locked by another worker. SKIP LOCKED passes over them all: {who}'s claim returns no row, though jobs are still pending.")
                 });
                 Ran::Reply(DbReply::Job(None))
             }
@@ -339,7 +369,7 @@ impl LockDb {
                 };
                 match self.lock(from, customer_row(), mode, WaitPolicy::Block) {
                     Acquire::Granted => {
-                        ctx.note(format!("{who} now holds customers#1 {mode}."));
+                        ctx.note(format!("{who} now holds customers#1 {mode}: {}.", access.why()));
                         match access {
                             RowAccess::UpdateName => self.stage(from, Write::CustomerName),
                             RowAccess::InsertChild => self.stage(from, Write::Order),
@@ -350,44 +380,9 @@ impl LockDb {
                     _ => Ran::Wait,
                 }
             }
-            DbRequest::UpdateUserByEmail { target, plan } => {
-                let rows: Vec<u32> = if self.config.email_index {
-                    vec![target]
-                } else {
-                    self.durable.users.keys().copied().collect()
-                };
-                for id in &rows {
-                    if self.lock(from, user_row(*id), LockMode::NoKeyUpdate, WaitPolicy::Block)
-                        != Acquire::Granted
-                    {
-                        return Ran::Wait;
-                    }
-                }
-                self.stage(from, Write::UserPlan { id: target, plan });
-                ctx.note(if self.config.email_index {
-                    format!(
-                        "The index on email leads straight to user {target}: {who} locks that one row."
-                    )
-                } else {
-                    format!(
-                        "No index on email: the database reads all {} users to find {} and, as MySQL's InnoDB does, locks every row it examines — users#{}..#{} are now {who}'s until it commits, though it changes one.",
-                        rows.len(),
-                        user_email(target),
-                        rows.first().copied().unwrap_or(0),
-                        rows.last().copied().unwrap_or(0)
-                    )
-                });
-                Ran::Reply(DbReply::Rows(1))
-            }
-            DbRequest::UpdateUserById { id, plan } => {
-                match self.lock(from, user_row(id), LockMode::NoKeyUpdate, WaitPolicy::Block) {
-                    Acquire::Granted => {
-                        self.stage(from, Write::UserPlan { id, plan });
-                        Ran::Reply(DbReply::Rows(1))
-                    }
-                    _ => Ran::Wait,
-                }
-            }
+            DbRequest::UpdateUserByEmail { .. }
+            | DbRequest::UpdateUserById { .. }
+            | DbRequest::InsertUser { .. } => self.execute_users(ctx, from, request),
             DbRequest::Begin | DbRequest::Commit | DbRequest::Rollback => unreachable!("handled in handle"),
         }
     }
@@ -456,6 +451,7 @@ impl LockDb {
         }
         let held = self.locks.holdings(from);
         let granted = self.locks.release_all(from);
+        self.innodb_names.retain(|(t, _), _| *t != from);
         if !held.is_empty() {
             ctx.note(format!(
                 "{}'s transaction is over: its lock{} on {} {} released.",
@@ -476,8 +472,9 @@ impl LockDb {
             let waited_us = ctx.local_now_us.saturating_sub(p.since_us);
             self.stats.wait_us += waited_us;
             ctx.note(format!(
-                "{} gets {row} {mode} after waiting {} ms, and its statement carries on.",
+                "{} gets {row} {} after waiting {} ms, and its statement carries on.",
                 ctx.name(waiter),
+                self.lock_name(waiter, row, mode),
                 waited_us / 1_000
             ));
             self.run(ctx, waiter, p.request);
@@ -499,7 +496,7 @@ impl LockDb {
         self.stats.deadlocks += 1;
         let names: Vec<&str> = cycle.iter().map(|t| ctx.name(*t)).collect();
         ctx.note(format!(
-            "{} has waited deadlock_timeout. Following who waits for whom leads back to it: {} → {}. Nobody in that circle can ever move, so the database aborts {}: ERROR {DEADLOCK_DETECTED}, deadlock detected.",
+            "{} has waited deadlock_timeout. Following who waits for whom leads back to it: {} → {}. Nobody in that circle can ever move, so the database aborts {}: ERROR {DEADLOCK_DETECTED}, deadlock detected. (This model aborts the one whose check ran; which one a real PostgreSQL aborts is not predictable.)",
             names[0],
             names.join(" → "),
             names[0],
@@ -619,11 +616,16 @@ impl Participant for LockDb {
 mod tests {
     use super::*;
     use crate::kernel::testing::{sent, timers_set, Harness};
+    use crate::protocols::db_sql::user_row;
 
     const W1: NodeId = NodeId(1);
     const W2: NodeId = NodeId(2);
 
     fn db(email_index: bool) -> Harness<LockDb> {
+        innodb_db(email_index, innodb::Isolation::RepeatableRead)
+    }
+
+    fn innodb_db(email_index: bool, isolation: innodb::Isolation) -> Harness<LockDb> {
         let mut durable = LockDbDurable {
             customer_name: "Asha",
             ..LockDbDurable::default()
@@ -649,6 +651,7 @@ mod tests {
         let config = LockDbConfig {
             deadlock_timeout_us: 1_000_000,
             email_index,
+            innodb: Some(isolation),
         };
         Harness::new(NodeId(0), LockDb::recover(config, &durable), &["db", "w1", "w2"])
     }
@@ -826,7 +829,11 @@ mod tests {
                 plan: "pro",
             },
         );
-        assert_eq!(d.node.locks.holdings(W1).len(), 3);
+        assert_eq!(
+            d.node.locks.holdings(W1).len(),
+            4,
+            "3 rows and the gap after them"
+        );
         assert_eq!(
             feed(&mut d, W2, DbRequest::UpdateUserById { id: 3, plan: "team" }),
             vec![]
@@ -845,6 +852,74 @@ mod tests {
             feed(&mut d, W2, DbRequest::UpdateUserById { id: 3, plan: "team" }),
             vec![(W2, DbReply::Rows(1))]
         );
+    }
+
+    fn insert(id: u32) -> DbRequest {
+        DbRequest::InsertUser { id, plan: "team" }
+    }
+
+    fn by_email(target: u32) -> DbRequest {
+        DbRequest::UpdateUserByEmail { target, plan: "pro" }
+    }
+
+    #[test]
+    fn at_read_committed_the_scan_keeps_only_the_matching_row() {
+        let mut d = innodb_db(false, innodb::Isolation::ReadCommitted);
+        feed(&mut d, W1, by_email(1));
+        assert_eq!(d.node.locks.holdings(W1), vec![(user_row(1), LockMode::Update)]);
+        assert_eq!(
+            d.node.lock_name(W1, user_row(1), LockMode::Update),
+            innodb::RECORD
+        );
+        assert_eq!(
+            feed(&mut d, W2, DbRequest::UpdateUserById { id: 3, plan: "team" }),
+            vec![(W2, DbReply::Rows(1))]
+        );
+        assert_eq!(feed(&mut d, W2, insert(4)), vec![(W2, DbReply::Rows(1))]);
+    }
+
+    #[test]
+    fn at_repeatable_read_a_full_scan_locks_the_gap_and_an_insert_waits_for_it() {
+        let mut d = db(false);
+        feed(&mut d, W1, by_email(1));
+        let gap = innodb::users_supremum();
+        assert_eq!(d.node.lock_name(W1, gap, LockMode::Update), innodb::NEXT_KEY);
+        assert_eq!(
+            feed(&mut d, W2, insert(4)),
+            vec![],
+            "the insert waits for the gap"
+        );
+        assert_eq!(d.node.locks.waiting(W2).map(|(r, _)| r), Some(gap));
+        assert_eq!(
+            d.node.lock_name(W2, gap, LockMode::Update),
+            innodb::INSERT_INTENTION
+        );
+        assert_eq!(
+            feed(&mut d, W1, DbRequest::Commit),
+            vec![(W1, DbReply::Committed), (W2, DbReply::Rows(1))]
+        );
+        feed(&mut d, W2, DbRequest::Commit);
+        assert_eq!(d.node.durable.users.get(&4), Some(&"team"));
+    }
+
+    #[test]
+    fn a_unique_index_takes_a_record_lock_and_no_gap() {
+        let mut d = db(true);
+        feed(&mut d, W1, by_email(1));
+        assert_eq!(d.node.locks.holdings(W1).len(), 1);
+        assert_eq!(feed(&mut d, W2, insert(4)), vec![(W2, DbReply::Rows(1))]);
+    }
+
+    #[test]
+    fn as_postgresql_the_update_by_email_locks_only_the_matching_row() {
+        let mut d = db(false);
+        d.node.config.innodb = None;
+        feed(&mut d, W1, by_email(1));
+        assert_eq!(
+            d.node.locks.holdings(W1),
+            vec![(user_row(1), LockMode::NoKeyUpdate)]
+        );
+        assert_eq!(feed(&mut d, W2, insert(4)), vec![(W2, DbReply::Rows(1))]);
     }
 
     #[test]

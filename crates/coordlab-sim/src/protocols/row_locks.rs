@@ -38,15 +38,17 @@ impl LockMode {
     /// Whether a lock in `self` held by one transaction blocks `other` for another.
     /// The table is symmetric.
     pub fn conflicts_with(self, other: LockMode) -> bool {
-        use LockMode::*;
-        matches!(
-            (self, other),
-            (Update, _)
-                | (_, Update)
-                | (NoKeyUpdate, NoKeyUpdate)
-                | (NoKeyUpdate, Share)
-                | (Share, NoKeyUpdate)
-        )
+        CONFLICTS[self as usize][other as usize]
+    }
+
+    /// Why a statement takes this mode, in a few words (for narration).
+    pub fn gloss(self) -> &'static str {
+        match self {
+            LockMode::KeyShare => "what a foreign-key check takes on the parent row",
+            LockMode::Share => "the row must not change",
+            LockMode::NoKeyUpdate => "what an UPDATE that changes no key column takes",
+            LockMode::Update => "what a DELETE or a key-changing UPDATE takes",
+        }
     }
 
     /// The SQL clause: `FOR KEY SHARE` …
@@ -66,6 +68,17 @@ impl fmt::Display for LockMode {
     }
 }
 
+/// PostgreSQL's row-lock conflict table, indexed by [`LockMode`] in the order of
+/// [`LockMode::ALL`]: `CONFLICTS[held][requested]` is true when the request must wait. The
+/// simulator decides with it and the conformance suite checks it against a real server.
+pub const CONFLICTS: [[bool; 4]; 4] = [
+    // requested: KEY SHARE, SHARE, NO KEY UPDATE, UPDATE
+    [false, false, false, true], // held FOR KEY SHARE
+    [false, false, true, true],  // held FOR SHARE
+    [false, true, true, true],   // held FOR NO KEY UPDATE
+    [true, true, true, true],    // held FOR UPDATE
+];
+
 /// What a transaction does when the row is locked in a conflicting mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WaitPolicy {
@@ -84,9 +97,17 @@ pub struct RowKey {
     pub id: u32,
 }
 
+/// The id of InnoDB's "supremum", the pseudo-row past a table's last row: a lock on it locks
+/// the gap after the last row (`lock-granularity` only).
+pub const SUPREMUM: u32 = u32::MAX;
+
 impl fmt::Display for RowKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}#{}", self.table, self.id)
+        if self.id == SUPREMUM {
+            write!(f, "{}#supremum", self.table)
+        } else {
+            write!(f, "{}#{}", self.table, self.id)
+        }
     }
 }
 
@@ -315,6 +336,20 @@ mod tests {
                 assert_eq!(held.conflicts_with(requested), want, "symmetric");
             }
         }
+    }
+
+    #[test]
+    fn the_exported_table_follows_the_order_of_all_and_is_symmetric() {
+        for (i, held) in LockMode::ALL.into_iter().enumerate() {
+            assert_eq!(held as usize, i);
+            for (j, requested) in LockMode::ALL.into_iter().enumerate() {
+                assert_eq!(CONFLICTS[i][j], CONFLICTS[j][i]);
+                assert_eq!(held.conflicts_with(requested), CONFLICTS[i][j]);
+            }
+        }
+        // The foreign-key check passes a no-key update and stops at a delete.
+        assert!(!KeyShare.conflicts_with(NoKeyUpdate));
+        assert!(KeyShare.conflicts_with(Update));
     }
 
     #[test]

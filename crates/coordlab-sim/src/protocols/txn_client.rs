@@ -82,8 +82,9 @@ pub struct TxnClient {
     /// Index of the step being run.
     pub pc: usize,
     pub claimed: Option<u32>,
-    /// No job was left at the last claim.
-    pub queue_empty: bool,
+    /// The last claim returned no row, and how it locked (with SKIP LOCKED, no row does not
+    /// mean no job is pending: only that none was unlocked).
+    pub no_row: Option<ClaimLock>,
     /// Committed runs of the program (jobs done, transfers made).
     pub committed: u32,
     /// Errors the database returned (NOWAIT refusals, deadlock aborts).
@@ -100,7 +101,7 @@ impl TxnClient {
             phase: ClientPhase::Idle,
             pc: 0,
             claimed: None,
-            queue_empty: false,
+            no_row: None,
             committed: durable.committed,
             errors: 0,
             retries: 0,
@@ -197,8 +198,8 @@ impl TxnClient {
                 }
             }
             (DbReply::Begun, ClientPhase::Sent(DbRequest::Begin)) => self.advance(ctx),
-            (DbReply::Job(None), ClientPhase::Sent(DbRequest::ClaimJob { .. })) => {
-                self.queue_empty = true;
+            (DbReply::Job(None), ClientPhase::Sent(DbRequest::ClaimJob { lock })) => {
+                self.no_row = Some(lock);
                 ctx.send(self.plan.db, DbMsg::Request(DbRequest::Commit));
                 self.phase = ClientPhase::Sent(DbRequest::Commit);
             }
@@ -219,8 +220,8 @@ impl TxnClient {
                 self.advance(ctx);
             }
             (DbReply::Committed, ClientPhase::Sent(DbRequest::Commit)) => {
-                if self.queue_empty {
-                    ctx.note(format!("The queue is empty: {} stops.", ctx.me()));
+                if let Some(lock) = self.no_row {
+                    ctx.note(no_row_note(ctx.me(), lock));
                     self.finish(ctx);
                     return;
                 }
@@ -340,6 +341,17 @@ impl TxnClient {
     }
 }
 
+/// Why a worker whose claim came back empty stops. With SKIP LOCKED an empty answer means
+/// only that no pending job was unlocked: one another worker holds may still be pending, and
+/// is pending again if that worker rolls back.
+pub fn no_row_note(me: &str, lock: ClaimLock) -> String {
+    if lock == ClaimLock::SkipLocked {
+        format!("{me}'s claim found no unlocked pending job, so it stops. Jobs other workers hold may still be pending.")
+    } else {
+        format!("No pending job is left: {me} stops.")
+    }
+}
+
 /// A statement in a few words: `UPDATE account 2`.
 fn statement(r: &DbRequest) -> String {
     match r {
@@ -355,6 +367,7 @@ fn statement(r: &DbRequest) -> String {
         },
         DbRequest::UpdateUserByEmail { .. } => "UPDATE user by email".into(),
         DbRequest::UpdateUserById { id, .. } => format!("UPDATE user {id}"),
+        DbRequest::InsertUser { id, .. } => format!("INSERT user {id}"),
         DbRequest::Begin => "BEGIN".into(),
         DbRequest::Commit => "COMMIT".into(),
         DbRequest::Rollback => "ROLLBACK".into(),

@@ -34,23 +34,20 @@ pub fn someone_waits(nodes: &Nodes<'_>) -> bool {
     live(nodes).is_some_and(|db| !db.pending.is_empty())
 }
 
-/// The lock manager's rows: who holds each row in which mode, and who waits.
+/// The lock manager's rows: who holds each row in which mode, and who waits (modes in the
+/// database's words: PostgreSQL's, or InnoDB's where the statement ran as InnoDB).
 pub fn lock_table(nodes: &Nodes<'_>) -> TableView {
     let mut rows = Vec::new();
     if let Some(db) = live(nodes) {
         for (row, locks) in &db.locks.rows {
-            let held = locks
-                .holders
-                .iter()
-                .map(|(t, m)| format!("{} {}", nodes.name(*t), m.sql()))
-                .collect::<Vec<_>>()
-                .join(", ");
-            let queue = locks
-                .queue
-                .iter()
-                .map(|(t, m)| format!("{} {}", nodes.name(*t), m.sql()))
-                .collect::<Vec<_>>()
-                .join(", ");
+            let named = |list: &[(NodeId, _)]| {
+                list.iter()
+                    .map(|(t, m)| format!("{} {}", nodes.name(*t), db.lock_name(*t, *row, *m)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let held = named(&locks.holders);
+            let queue = named(&locks.queue);
             rows.push(vec![
                 row.to_string(),
                 if held.is_empty() { "—".into() } else { held },
@@ -79,7 +76,7 @@ pub fn wait_for_table(nodes: &Nodes<'_>) -> TableView {
                     vec![
                         nodes.name(e.waiter).to_string(),
                         nodes.name(e.holder).to_string(),
-                        format!("{} {}", e.row, e.mode.sql()),
+                        format!("{} {}", e.row, db.lock_name(e.waiter, e.row, e.mode)),
                     ]
                 })
                 .collect()

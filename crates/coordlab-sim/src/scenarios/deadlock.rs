@@ -4,7 +4,8 @@
 //! account 1, each as two UPDATEs in one transaction with a little work between them. Both
 //! take their first row before either asks for its second, so each waits for the other. The
 //! database notices when the first waiter's `deadlock_timeout` runs out, aborts it (40P01)
-//! and the survivor finishes; the victim rolls back and runs its transfer again. With
+//! and the survivor finishes (the model always aborts that waiter; PostgreSQL's manual says
+//! which one it aborts is hard to predict, and the narration says so); the victim rolls back and runs its transfer again. With
 //! `order=ordered` both lock the lower account id first: the second simply waits, and no
 //! cycle can form.
 
@@ -240,6 +241,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         LockDbConfig {
             deadlock_timeout_us: deadlock_timeout_us(params),
             email_index: true,
+            innodb: None,
         },
         initial_db(),
     );
@@ -318,12 +320,12 @@ fn beats(setup: &mut Setup, ordered: bool) {
                 "Both transactions are stuck. What happens next?",
                 &["They wait forever", "The database aborts one after deadlock_timeout", "Both are aborted"],
                 1,
-                "The database sees every waiter. After deadlock_timeout it follows the edges, finds the circle, and kills one transaction.",
+                "The database sees every waiter. After deadlock_timeout it follows the edges, finds the circle, and aborts one transaction, which one you cannot predict.",
             );
         setup.beat(
             "detected",
             "deadlock detected: one is aborted",
-            "The victim gets SQLSTATE 40P01; its locks are released and the other goes on.",
+            "One gets SQLSTATE 40P01, its locks go and the other moves on. Which one a real PostgreSQL aborts is not predictable: both must be ready to retry.",
             |n, _| live(n).is_some_and(|db| db.stats.deadlocks > 0),
         );
         setup.beat(

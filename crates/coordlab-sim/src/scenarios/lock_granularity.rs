@@ -1,12 +1,16 @@
 //! `lock-granularity` (curriculum §1): the blast radius of a lock is decided by the access
 //! path. `billing` upgrades one user, found by e-mail, and holds its transaction open for a
-//! while; `support` then changes an unrelated user by primary key. With no index on `email`
-//! the update has to scan the whole table and — as in MySQL/InnoDB, which this database
-//! models here — every row it examines stays locked, so `support` waits. With the index the
-//! update goes straight to its row and locks only that one.
+//! while; `support` then changes an unrelated user by primary key (`other=update`) or inserts
+//! a new one (`other=insert`).
 //!
-//! (PostgreSQL itself locks only the rows that match; InnoDB's behaviour is the one the
-//! curriculum warns about, and what `EXPLAIN` on a locking query is for.)
+//! The database here is MySQL's InnoDB, because InnoDB's scan locking is what the curriculum
+//! warns about; PostgreSQL locks only the rows that match and would make support wait in none
+//! of the variants, and the run says so. With no index on `email` the update scans the whole
+//! table. At REPEATABLE READ (`isolation`, InnoDB's default) every row it reads keeps a
+//! next-key lock and the gap after the last row is locked too, so support's update of user 7
+//! and its insert of user 9 both wait. At READ COMMITTED InnoDB lets go of the rows that fail
+//! the WHERE and takes no gap locks: nobody waits. With a unique index on `email` the update
+//! locks one record and nothing else.
 
 use super::db_common::{client_table, committed, live, lock_table, wait_for_table, DB};
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
@@ -18,7 +22,9 @@ use crate::kernel::time::MS_US;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::{PropertyKind, PropertySpec, Verdict};
 use crate::protocols::db_sql::{user_email, user_row, DbRequest, USERS};
+use crate::protocols::row_lock_db::innodb::Isolation;
 use crate::protocols::row_lock_db::{LockDb, LockDbConfig, LockDbDurable};
+use crate::protocols::row_locks::SUPREMUM;
 use crate::protocols::txn_client::{ClientDurable, Step, TxnClient, TxnPlan};
 use crate::trace::{columns, TableView};
 use serde_json::json;
@@ -26,11 +32,33 @@ use std::collections::BTreeMap;
 
 pub const ID: &str = "lock-granularity";
 pub const USER_COUNT: u32 = 8;
-/// The user billing upgrades, and the unrelated one support edits.
+/// The user billing upgrades, the unrelated one support edits, and the one it inserts.
 pub const BILLING_TARGET: u32 = 3;
 pub const SUPPORT_TARGET: u32 = 7;
+pub const NEW_USER: u32 = USER_COUNT + 1;
 const BILLING: NodeId = NodeId(1);
 const SUPPORT: NodeId = NodeId(2);
+
+fn choice(
+    key: &'static str,
+    label: &'static str,
+    help: &'static str,
+    options: &[(&'static str, &'static str)],
+) -> ParamSpec {
+    ParamSpec {
+        variant_defaults: &[],
+        key,
+        label,
+        help,
+        default: options[0].0,
+        kind: ParamKind::Choice {
+            options: options
+                .iter()
+                .map(|(value, label)| ChoiceOption { value, label })
+                .collect(),
+        },
+    }
+}
 
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
@@ -38,26 +66,30 @@ pub fn info() -> ScenarioInfo {
         chapter: 1,
         sections: "§1",
         title: "Lock granularity",
-        summary: "With no index, an update locks every row it scans.",
-        params: vec![ParamSpec {
-            variant_defaults: &[],
-            key: "index",
-            label: "Index on email",
-            help: "Without an index the update scans the table and locks every row it reads; with one it finds and locks only the row it changes.",
-            default: "no",
-            kind: ParamKind::Choice {
-                options: vec![
-                    ChoiceOption {
-                        value: "no",
-                        label: "no",
-                    },
-                    ChoiceOption {
-                        value: "yes",
-                        label: "yes",
-                    },
+        summary: "InnoDB: with no index, an update locks every row it scans, and the gaps.",
+        params: vec![
+            choice(
+                "index",
+                "Index on email",
+                "Without an index the update scans the whole table; with a unique one it goes straight to its row.",
+                &[("no", "no"), ("yes", "yes (unique)")],
+            ),
+            choice(
+                "isolation",
+                "InnoDB isolation",
+                "REPEATABLE READ (InnoDB's default) keeps a lock on every row a scan reads, and on the gaps; READ COMMITTED keeps only the rows that match.",
+                &[
+                    ("repeatable-read", "REPEATABLE READ"),
+                    ("read-committed", "READ COMMITTED"),
                 ],
-            },
-        }],
+            ),
+            choice(
+                "other",
+                "Support's statement",
+                "Support updates user 7 by id, or inserts a new user 9.",
+                &[("update", "UPDATE user 7"), ("insert", "INSERT user 9")],
+            ),
+        ],
     }
 }
 
@@ -65,25 +97,38 @@ fn indexed(params: &Params) -> bool {
     params.get("index").is_some_and(|v| v == "yes")
 }
 
+fn isolation(params: &Params) -> Isolation {
+    match params.get("isolation").map(String::as_str) {
+        Some("read-committed") => Isolation::ReadCommitted,
+        _ => Isolation::RepeatableRead,
+    }
+}
+
+fn inserts(params: &Params) -> bool {
+    params.get("other").is_some_and(|v| v == "insert")
+}
+
+/// Whether billing's scan keeps next-key locks on the whole table (and so support waits).
+pub fn whole_table_locked(params: &Params) -> bool {
+    !indexed(params) && isolation(params) == Isolation::RepeatableRead
+}
+
 pub fn expectation(params: &Params) -> Expectation {
-    let indexed = indexed(params);
+    let whole = whole_table_locked(params);
     Expectation {
         outcome: vec![
             (
                 "rows_locked_by_billing".to_string(),
-                json!(if indexed { 1 } else { USER_COUNT }),
+                json!(if whole { USER_COUNT } else { 1 }),
             ),
-            ("support_waited".to_string(), json!(!indexed)),
+            ("gap_locked_by_billing".to_string(), json!(whole)),
+            ("support_waited".to_string(), json!(whole)),
             ("committed".to_string(), json!(2)),
         ],
         verdicts: vec![
             (
                 "unrelated-update-never-waits".to_string(),
-                if indexed {
-                    Verdict::Holds
-                } else {
-                    Verdict::Violated
-                },
+                if whole { Verdict::Violated } else { Verdict::Holds },
             ),
             ("both-commit".to_string(), Verdict::Holds),
         ],
@@ -92,7 +137,9 @@ pub fn expectation(params: &Params) -> Expectation {
 
 #[derive(Default)]
 pub struct GranularityWorld {
+    /// The most user rows billing held at once (the gap not counted).
     pub most_locked_by_billing: u32,
+    pub gap_locked_by_billing: bool,
     pub support_waited: bool,
 }
 
@@ -108,7 +155,8 @@ impl World for GranularityWorld {
             PropertySpec {
                 name: "unrelated-update-never-waits",
                 kind: PropertyKind::Always,
-                description: "Support's update of another user never waits for billing's.",
+                description:
+                    "Support's statement on another user (an update, or an insert) never waits for billing's.",
             },
             PropertySpec {
                 name: "both-commit",
@@ -120,8 +168,10 @@ impl World for GranularityWorld {
 
     fn evaluate(&mut self, nodes: &Nodes<'_>, out: &mut Vec<bool>) {
         if let Some(db) = live(nodes) {
-            let held = db.locks.holdings(BILLING).len() as u32;
-            self.most_locked_by_billing = self.most_locked_by_billing.max(held);
+            let held = db.locks.holdings(BILLING);
+            let rows = held.iter().filter(|(r, _)| r.id != SUPREMUM).count() as u32;
+            self.most_locked_by_billing = self.most_locked_by_billing.max(rows);
+            self.gap_locked_by_billing |= rows as usize != held.len();
             self.support_waited |= db.pending.contains_key(&SUPPORT);
         }
         out.push(!live(nodes).is_some_and(|db| db.pending.contains_key(&SUPPORT)));
@@ -159,6 +209,10 @@ impl World for GranularityWorld {
             "rows_locked_by_billing".to_string(),
             json!(self.most_locked_by_billing),
         );
+        out.insert(
+            "gap_locked_by_billing".to_string(),
+            json!(self.gap_locked_by_billing),
+        );
         out.insert("support_waited".to_string(), json!(self.support_waited));
         let done = [BILLING, SUPPORT]
             .iter()
@@ -187,12 +241,25 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         LockDbConfig {
             deadlock_timeout_us: 1_000 * MS_US,
             email_index: indexed(params),
+            innodb: Some(isolation(params)),
         },
         LockDbDurable {
             users: (1..=USER_COUNT).map(|id| (id, "free")).collect(),
             ..LockDbDurable::default()
         },
     );
+    let support = if inserts(params) {
+        DbRequest::InsertUser {
+            id: NEW_USER,
+            plan: "team",
+        }
+    } else {
+        DbRequest::UpdateUserById {
+            id: SUPPORT_TARGET,
+            plan: "team",
+        }
+    };
+    let support_noun = if inserts(params) { "insert" } else { "update" };
     let programs = [
         (
             "billing",
@@ -202,18 +269,11 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
                 plan: "pro",
             },
             100 * MS_US,
+            "update",
         ),
-        (
-            "support",
-            15 * MS_US,
-            DbRequest::UpdateUserById {
-                id: SUPPORT_TARGET,
-                plan: "team",
-            },
-            5 * MS_US,
-        ),
+        ("support", 15 * MS_US, support, 5 * MS_US, support_noun),
     ];
-    for (name, start, statement, work) in programs {
+    for (name, start, statement, work, noun) in programs {
         setup.add::<TxnClient>(
             name,
             "client",
@@ -229,61 +289,91 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
                 backoff_us: (10 * MS_US, 20 * MS_US),
                 max_retries: 3,
                 repeat: false,
-                noun: "update",
+                noun,
             },
             ClientDurable::default(),
         );
     }
     setup.set_world(GranularityWorld::default());
-    beats(&mut setup, indexed(params));
+    beats(&mut setup, params);
     setup
 }
 
-fn beats(setup: &mut Setup, indexed: bool) {
-    setup
-        .beat(
-            "billing-locks",
-            if indexed {
-                "Billing locks one row"
-            } else {
-                "Billing locks the whole table"
-            },
-            if indexed {
-                "The index leads to user 3: one row lock."
-            } else {
-                "No index on email: it examined all eight users and holds a lock on each."
-            },
-            |n, _| live(n).is_some_and(|db| !db.locks.holdings(BILLING).is_empty() && db.pending.is_empty()),
-        )
-        .ask(
+fn beats(setup: &mut Setup, params: &Params) {
+    let whole = whole_table_locked(params);
+    let insert = inserts(params);
+    let (title, text) = match (indexed(params), isolation(params)) {
+        (true, _) => (
+            "Billing locks one row",
+            "InnoDB: the unique index on email leads to user 3. One record lock, no gap lock.",
+        ),
+        (false, Isolation::RepeatableRead) => (
+            "Billing locks every row and gap",
+            "InnoDB, REPEATABLE READ, no index: the scan keeps a next-key lock (row + the gap before it) on all 8 users, and locks the gap after the last.",
+        ),
+        (false, Isolation::ReadCommitted) => (
+            "Billing keeps one row",
+            "InnoDB, READ COMMITTED, no index: the scan read all 8 users but let go of those that failed the WHERE. No gap locks.",
+        ),
+    };
+    let (prompt, why) = match (insert, whole) {
+        (false, true) => (
             "Support now updates user 7 by its id. Will it wait?",
-            &["Yes", "No"],
-            if indexed { 1 } else { 0 },
-            if indexed {
-                "Billing holds only user 3; user 7 is free."
-            } else {
-                "Billing's scan locked user 7 too, though it changes only user 3."
-            },
-        );
-    if !indexed {
+            "Billing's scan locked user 7 too, though it changes only user 3.",
+        ),
+        (false, false) => (
+            "Support now updates user 7 by its id. Will it wait?",
+            "Billing holds only user 3; user 7 is free.",
+        ),
+        (true, true) => (
+            "Support now inserts a new user 9. Will it wait?",
+            "User 9 would go in the gap after user 8, and billing holds that gap.",
+        ),
+        (true, false) => (
+            "Support now inserts a new user 9. Will it wait?",
+            "No gap is locked, so the new row can go in.",
+        ),
+    };
+    setup
+        .beat("billing-locks", title, text, |n, _| {
+            live(n).is_some_and(|db| !db.locks.holdings(BILLING).is_empty() && db.pending.is_empty())
+        })
+        .ask(prompt, &["Yes", "No"], if whole { 0 } else { 1 }, why);
+    if whole {
         setup.beat(
             "support-waits",
-            "Support waits for an unrelated row",
-            "Its one-row update by primary key queues behind billing's scan.",
+            if insert {
+                "Support's insert waits for a gap"
+            } else {
+                "Support waits for an unrelated row"
+            },
+            if insert {
+                "No user 9 exists, but the gap it goes into is billing's: the insert-intention lock waits. PostgreSQL takes no gap locks and would not wait here."
+            } else {
+                "Its record lock on user 7 waits for billing's next-key lock. PostgreSQL would not wait here: it locks only the rows that match."
+            },
             |n, _| live(n).is_some_and(|db| db.pending.contains_key(&SUPPORT)),
         );
     } else {
         setup.beat(
             "support-done",
             "Support commits at once",
-            "Different rows, no wait: the lock was as narrow as the access path.",
+            if indexed(params) {
+                "Nothing of billing's is in the way: the lock was as narrow as the access path."
+            } else {
+                "Nothing of billing's is in the way: READ COMMITTED kept only the row that matched."
+            },
             |n, _| n.durable::<TxnClient>(SUPPORT).is_some_and(|d| d.committed == 1),
         );
     }
     setup.beat(
         "both-commit",
-        "Both updates are committed",
-        "User 3 is on pro, user 7 on team.",
+        "Both are committed",
+        if insert {
+            "User 3 is on pro; user 9 is new, on team."
+        } else {
+            "User 3 is on pro, user 7 on team."
+        },
         |n, _| both_committed(n),
     );
 }

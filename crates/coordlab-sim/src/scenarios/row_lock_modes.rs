@@ -3,7 +3,12 @@
 //! FOR SHARE / FOR NO KEY UPDATE / FOR UPDATE`, an `UPDATE` of the name (FOR NO KEY UPDATE) or
 //! an `INSERT` of an order that references the customer (its foreign-key check takes
 //! FOR KEY SHARE). Each holds its lock for a while and commits; the state panel shows who
-//! holds the row in which mode and who waits for whom.
+//! holds the row in which mode, who waits for whom, and PostgreSQL's conflict table.
+//!
+//! The curriculum says a child insert takes a shared lock on the parent and contends with
+//! updates of it. That is InnoDB (its foreign-key check takes an S lock, which any X lock
+//! blocks); in PostgreSQL the check takes FOR KEY SHARE, which waits only for FOR UPDATE (a
+//! DELETE or a key change), not for an UPDATE of the name. The beats say both.
 
 use super::db_common::{client_table, committed, live, lock_table, wait_for_table, DB};
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
@@ -16,7 +21,7 @@ use crate::kernel::world::{Nodes, World};
 use crate::properties::{PropertyKind, PropertySpec, Verdict};
 use crate::protocols::db_sql::{customer_row, DbRequest, RowAccess};
 use crate::protocols::row_lock_db::{LockDb, LockDbConfig, LockDbDurable};
-use crate::protocols::row_locks::LockMode;
+use crate::protocols::row_locks::{LockMode, CONFLICTS};
 use crate::protocols::txn_client::{ClientDurable, Step, TxnClient, TxnPlan};
 use crate::trace::{columns, TableView};
 use serde_json::json;
@@ -192,6 +197,7 @@ impl World for ModesWorld {
             lock_table(nodes),
             customer,
             client_table(nodes, &self.txns, "committed"),
+            conflict_table(),
         ]
     }
 
@@ -211,6 +217,40 @@ impl World for ModesWorld {
     }
 }
 
+/// PostgreSQL's conflict table as the state panel shows it: held mode down, requested across.
+pub fn conflict_table() -> TableView {
+    let short = |m: LockMode| m.sql().trim_start_matches("FOR ");
+    let mut cols = vec!["held \\ asked".to_string()];
+    cols.extend(LockMode::ALL.iter().map(|m| short(*m).to_string()));
+    TableView {
+        title: "row-lock conflicts (PostgreSQL)".to_string(),
+        columns: cols,
+        rows: LockMode::ALL
+            .iter()
+            .map(|held| {
+                let mut row = vec![short(*held).to_string()];
+                row.extend(
+                    CONFLICTS[*held as usize]
+                        .iter()
+                        .map(|c| if *c { "waits" } else { "ok" }.to_string()),
+                );
+                row
+            })
+            .collect(),
+    }
+}
+
+/// What a transaction's statement takes on customer 1, and why.
+fn took(access: RowAccess) -> String {
+    match access.lock() {
+        None => "A plain SELECT takes no row lock: it reads a snapshot.".to_string(),
+        Some(m) => format!("It takes {m}: {}.", access.why()),
+    }
+}
+
+/// Said where a child insert meets a write: PostgreSQL is not InnoDB here.
+const FK_VS_INNODB: &str = " InnoDB differs: its check takes a shared lock that any update of the parent blocks, the contention the curriculum describes. Here only FOR UPDATE (a delete, a key change) blocks it.";
+
 pub fn setup(params: &Params, _seed: u64) -> Setup {
     let accesses = accesses(params);
     let faults = [
@@ -227,6 +267,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         LockDbConfig {
             deadlock_timeout_us: 1_000 * MS_US,
             email_index: true,
+            innodb: None,
         },
         LockDbDurable {
             customer_name: "Asha",
@@ -263,30 +304,39 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         txns: txns.clone(),
         waited: vec![false; n],
     });
-    let second_waits = expected_waits(&accesses)[1];
-    beats(&mut setup, txns, second_waits);
+    beats(&mut setup, txns, &accesses);
     setup
 }
 
-fn beats(setup: &mut Setup, txns: Vec<NodeId>, second_waits: bool) {
+fn beats(setup: &mut Setup, txns: Vec<NodeId>, accesses: &[RowAccess]) {
+    let second_waits = expected_waits(accesses)[1];
     let t1 = txns[0];
     setup.beat(
         "first",
         "Transaction 1 has the row",
-        "Its statement ran; any lock it took is held until it commits.",
+        &match accesses[0].lock() {
+            Some(_) => format!("{} Held until it commits.", took(accesses[0])),
+            None => took(accesses[0]),
+        },
         move |n, _| super::db_common::client(n, t1).is_some_and(|c| c.pc >= 1),
     );
     let t2 = txns[1];
+    let fk = accesses[..2].contains(&RowAccess::InsertChild);
+    let second = format!(
+        "{} {}{}",
+        took(accesses[1]),
+        if second_waits {
+            "It conflicts with transaction 1's lock, so it waits."
+        } else {
+            "No conflict with transaction 1: both go ahead."
+        },
+        if fk { FK_VS_INNODB } else { "" }
+    );
     setup
-        .beat(
-            "second",
-            "Transaction 2 asks",
-            "Compatible modes share the row; a conflicting one waits.",
-            move |n, _| {
-                live(n).is_some_and(|db| db.pending.contains_key(&t2))
-                    || super::db_common::client(n, t2).is_some_and(|c| c.pc >= 1)
-            },
-        )
+        .beat("second", "Transaction 2 asks", &second, move |n, _| {
+            live(n).is_some_and(|db| db.pending.contains_key(&t2))
+                || super::db_common::client(n, t2).is_some_and(|c| c.pc >= 1)
+        })
         .ask(
             "Does transaction 2 have to wait?",
             &["Yes", "No"],

@@ -248,6 +248,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         LockDbConfig {
             deadlock_timeout_us: 1_000 * MS_US,
             email_index: true,
+            innodb: None,
         },
         initial_db(),
     );
@@ -288,7 +289,11 @@ fn beats(setup: &mut Setup, lock: ClaimLock, ids: Vec<NodeId>) {
     setup.beat(
         "first-claim",
         "A worker claims job 1",
-        "The first claim locks the first pending job and returns it.",
+        if lock == ClaimLock::None {
+            "The first claim returns the first pending job. A plain SELECT locks nothing."
+        } else {
+            "The first claim locks the first pending job and returns it."
+        },
         move |n, _| working(n, &first) >= 1,
     );
     match lock {
@@ -358,7 +363,7 @@ fn beats(setup: &mut Setup, lock: ClaimLock, ids: Vec<NodeId>) {
             setup.beat(
                 "twice",
                 "Job 1 is done twice",
-                "The second UPDATE waited for the first to commit, then ran anyway: runs = 2.",
+                "A second UPDATE of job 1 committed. It has no status check, so it ran though job 1 was already done: runs = 2.",
                 |n, _| done_twice(n) > 0,
             );
         }
