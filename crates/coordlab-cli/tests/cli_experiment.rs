@@ -302,3 +302,58 @@ fn consensus_throughput_prints_two_tables_and_explains_bad_options() {
         assert!(!stderr(&out).contains("panicked"), "{bad:?}");
     }
 }
+
+/// The costs are labelled as assumptions, etcd's published figures and their source are
+/// printed beside the model's, each row names the cap that holds it, and the model's
+/// controls re-run it (a smaller batch lowers the 3-server group) or are refused with the range.
+#[test]
+fn consensus_throughput_labels_its_assumptions_and_shows_etcds_published_figures() {
+    let text = stdout(&throughput(&["--duration-ms", "50"]));
+    for needle in [
+        "illustrative assumptions",
+        "etcd operations guide, \"Performance\" (etcd 3.2.0",
+        "583 writes/s at 1.6 ms",
+        "44341 writes/s at 22.0 ms",
+        "50104 writes/s at 20.0 ms",
+        "clients/(w/s)",
+        "held by",
+    ] {
+        assert!(text.contains(needle), "{needle} missing:\n{text}");
+    }
+    let out = throughput(&["--duration-ms", "150", "--format", "json"]);
+    let report: Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let held: Vec<&str> = report["by_cluster_size"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["held_by"].as_str().unwrap())
+        .collect();
+    assert_eq!(held, ["batch", "CPU", "CPU"]);
+    let small = throughput(&[
+        "--duration-ms",
+        "150",
+        "--batch",
+        "4",
+        "--clients",
+        "32",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(small.status.code(), Some(0), "{}", stderr(&small));
+    let small: Value = serde_json::from_str(&stdout(&small)).expect("json");
+    assert_eq!(small["batch_entries"], 4);
+    assert!(
+        writes_per_s(&small["by_cluster_size"])[0] < writes_per_s(&report["by_cluster_size"])[0],
+        "a batch of 4 commits less"
+    );
+    for (bad, says) in [
+        (&["--batch", "17"][..], "1..=16"),
+        (&["--clients", "0"], "1..=1000"),
+        (&["--message-cpu-us", "x"], "whole number"),
+        (&["--servers", "10"], "1..=9"),
+    ] {
+        let out = throughput(bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert!(stderr(&out).contains(says), "{bad:?}: {}", stderr(&out));
+    }
+}
