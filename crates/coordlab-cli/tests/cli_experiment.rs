@@ -357,3 +357,22 @@ fn consensus_throughput_labels_its_assumptions_and_shows_etcds_published_figures
         assert!(stderr(&out).contains(says), "{bad:?}: {}", stderr(&out));
     }
 }
+
+/// Where the 12-24 ms downtime goes: detection as in the paper, then an election whose first
+/// winner is sometimes deposed, because a 15 ms vote round trip outlasts a 12 ms timeout.
+#[test]
+fn election_downtime_splits_the_time_and_counts_deposed_winners() {
+    let out = downtime(&["--timeout-ms", "12-24", "--trials", "200", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let w = &report["where_the_time_went"];
+    assert_eq!(w["trials"], 200);
+    let detect = w["detect_mean_ms"].as_f64().unwrap();
+    assert!((12.0..16.0).contains(&detect), "{w}");
+    assert!(w["first_winner_deposed"].as_u64().unwrap() >= 10, "{w}");
+    let text = stdout(&downtime(&["--timeout-ms", "150-200", "--trials", "50"]));
+    assert!(
+        text.contains("where the time went") && text.contains("first winner deposed in 0 trials"),
+        "{text}"
+    );
+}
