@@ -255,21 +255,32 @@ pub struct Decomposition {
 
 /// The decomposition of a report's finished trials.
 pub fn decomposition(trials: &[TrialResult]) -> Decomposition {
-    let done: Vec<(u64, u64, u64, bool)> = trials
+    /// One finished trial: detected, elected, recovered (µs after the crash), deposed.
+    struct Done {
+        detected: u64,
+        elected: u64,
+        recovered: u64,
+        deposed: bool,
+    }
+    let done: Vec<Done> = trials
         .iter()
         .filter_map(|t| {
-            let (down, elected, detected) = (t.downtime_us?, t.elected_us?, t.detected_us?);
-            Some((detected, elected, down, t.first_new_term != t.new_term))
+            Some(Done {
+                detected: t.detected_us?,
+                elected: t.elected_us?,
+                recovered: t.downtime_us?,
+                deposed: t.first_new_term != t.new_term,
+            })
         })
         .collect();
     let n = done.len().max(1) as u64;
-    let mean = |f: &dyn Fn(&(u64, u64, u64, bool)) -> u64| done.iter().map(f).sum::<u64>() / n;
+    let mean = |f: fn(&Done) -> u64| done.iter().map(f).sum::<u64>() / n;
     Decomposition {
         trials: done.len() as u32,
-        detect_us: mean(&|d| d.0),
-        elect_us: mean(&|d| d.1 - d.0),
-        announce_us: mean(&|d| d.2 - d.1),
-        deposed: done.iter().filter(|d| d.3).count() as u32,
+        detect_us: mean(|d| d.detected),
+        elect_us: mean(|d| d.elected - d.detected),
+        announce_us: mean(|d| d.recovered - d.elected),
+        deposed: done.iter().filter(|d| d.deposed).count() as u32,
     }
 }
 
