@@ -10,7 +10,8 @@
 //! - Every group starts with its leader already elected (term 1; the election is
 //!   `election-downtime`'s subject, not this one's) and election timeouts far beyond the run,
 //!   so the measurement sees a steady leader.
-//! - [`CLIENTS_PER_GROUP`] clients per group each keep one write outstanding against the
+//! - [`CLIENTS_PER_GROUP`] clients per group (unless the config says otherwise) each keep one
+//!   write outstanding against the
 //!   group's leader: a *closed loop*, the next write leaves as soon as the last one is
 //!   answered. The leader answers once the entry is committed (stored on a majority) and
 //!   applied.
@@ -28,7 +29,8 @@
 //! - flow control: a leader keeps at most one AppendEntries in flight to each follower (as
 //!   real implementations bound their in-flight window); what the server asks to send
 //!   meanwhile waits, and the answer brings the next AppendEntries with every entry appended
-//!   since (the server's batch limit applies). Without it the server re-sends the whole
+//!   since (at most [`ThroughputConfig::batch_entries`], which cannot exceed the server's own
+//!   limit of 16). Without it the server re-sends the whole
 //!   unacknowledged tail on every client request and the leader drowns in copies.
 //! - the wire: each message takes a one-way delay uniform in
 //!   [`LATENCY_MIN_US`]`..=`[`LATENCY_MAX_US`], drawn per message.
@@ -37,6 +39,12 @@
 //!   (many writes may be in flight), so it lengthens a write but does not bound throughput.
 //!
 //! Clients cost nothing: they stand for many application servers.
+//!
+//! The two CPU costs are illustrative assumptions, not measurements of any real server; the
+//! page and the CLI say so and print etcd's published benchmark ([`ETCD_PUBLISHED`]) beside
+//! the model's numbers. [`caps`] computes what each limit (CPU, batch, clients) allows a
+//! setup, so every row can name the one that holds it; in a closed loop the mean latency is
+//! the clients divided by the throughput (Little's law), so the latency shown is queueing.
 //!
 //! Writes committed during the measurement window (after [`WARMUP_MS`] of warm-up) give
 //! writes per second; their latency, from the client sending the write to the client
