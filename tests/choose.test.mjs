@@ -1,7 +1,9 @@
 // The choosing page and the consensus-throughput chart (both served by the choosing bundle): from
 // the library to #/choose, the questions answered by keyboard, the recommendation and its link;
-// the chart view runs the experiment in WebAssembly and draws four charts and a table. axe-core
-// finds no WCAG A/AA violation on either, and both are looked at on a projector and a phone.
+// the chart view runs the experiment in WebAssembly and draws four charts and a table, names the
+// cap of each row, shows etcd's published figures with their source, and re-runs the model from
+// its form (a bad value refused with the range). axe-core finds no WCAG A/AA violation on
+// either, and both are looked at on a projector and a phone.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { useBrowser, audit } from './browser.mjs';
@@ -67,7 +69,7 @@ test('the throughput chart runs the experiment and draws its charts and table', 
   const sinceLoad = await page.evaluate(() => Math.round(performance.now()));
   console.log(`the table appeared ${Date.now() - started} ms after the heading, ${sinceLoad} ms after navigation`);
   assert.equal(await page.locator('.experiment .chart svg[role=img]').count(), 4);
-  const rows = await page.locator('.experiment table.results tbody tr').evaluateAll((trs) =>
+  const rows = await page.locator('.experiment table.results:not(.published):not(.setup-result) tbody tr').evaluateAll((trs) =>
     trs.map((tr) => [tr.querySelector('th').textContent, Number(tr.querySelector('td').textContent)]));
   assert.equal(rows.length, 7);
   const [three, five, seven] = rows.slice(0, 3).map((r) => r[1]);
@@ -76,8 +78,47 @@ test('the throughput chart runs the experiment and draws its charts and table', 
   assert.ok(groups.every((w, i) => i === 0 || w > groups[i - 1]), `more groups, more writes: ${JSON.stringify(rows)}`);
   // Each chart's accessible name carries its numbers.
   assert.match(await page.locator('.chart svg title').first().textContent(), /3 servers: writes\/s \d+/);
+  // The costs are labelled as assumptions; etcd's published figures and their source stand beside them.
+  assert.match(await page.locator('.experiment .assumptions').textContent(), /Illustrative assumptions, not measurements/);
+  assert.match(await page.locator('.experiment').textContent(), /Little's law/);
+  const published = page.locator('.experiment table.published');
+  assert.match(await published.locator('caption').textContent(), /etcd operations guide, "Performance" \(etcd 3\.2\.0; three members of 8 vCPUs/);
+  assert.equal(await published.getByRole('link').getAttribute('href'), 'https://etcd.io/docs/v3.4/op-guide/performance/');
+  const etcd = await published.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => tr.textContent));
+  assert.equal(etcd.length, 3);
+  assert.ok(etcd[0].includes('583') && etcd[0].includes('1.6'), etcd[0]);
+  assert.ok(etcd[1].includes('44341') && etcd[1].includes('22.0'), etcd[1]);
+  assert.ok(etcd[2].includes('50104') && etcd[2].includes('20.0'), etcd[2]);
+  // Each row names the cap that holds it: the 16-entry batch for 3 servers, the CPU for 5.
+  const held = await page.locator('.experiment table.results:not(.published) tbody td.held-by').allTextContents();
+  assert.match(held[0], /^batch \(\d+\)/);
+  assert.match(held[1], /^CPU \(\d+\)/);
   await shot(page, 'throughput-853x480');
   await audit(page, 'the throughput chart');
+
+  // The model's controls, by keyboard: a bad value is refused with a message naming the range…
+  const batch = page.getByRole('textbox', { name: /Batch size/ });
+  await batch.focus();
+  await batch.fill('40');
+  await page.keyboard.press('Enter');
+  await page.getByRole('alert').waitFor();
+  assert.match(await page.getByRole('alert').textContent(), /Batch size.*1\.\.=16/);
+  assert.equal(await batch.getAttribute('aria-invalid'), 'true');
+  await audit(page, 'the throughput form with an error');
+  // …and a good one re-runs the model: batches of 4 commit fewer writes in a group of three.
+  await batch.fill('4');
+  await page.getByRole('textbox', { name: /Clients per group/ }).fill('32');
+  await page.getByRole('button', { name: 'Run' }).focus();
+  await page.keyboard.press('Enter');
+  await page.waitForFunction((before) => {
+    const td = document.querySelector('.experiment table.results tbody tr td');
+    return td && Number(td.textContent) !== before;
+  }, three);
+  assert.equal(await page.getByRole('alert').count(), 0);
+  const rerun = await page.locator('.experiment table.results tbody tr').first().evaluate((tr) => Number(tr.querySelector('td').textContent));
+  assert.ok(rerun < three, `a batch of 4 commits less: ${rerun} vs ${three}`);
+  assert.match(await page.locator('.experiment table.results caption').first().textContent(), /32 clients per group.*batches of at most 4/);
+  assert.match((await page.locator('.experiment table.results:not(.published) tbody td.held-by').allTextContents())[0], /^batch/);
   await page.setViewportSize({ width: 390, height: 844 });
   await shot(page, 'throughput-390x844');
   assert.equal(await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth + 1), false,

@@ -3,7 +3,8 @@
 
 use crate::args::UsageError;
 use coordlab_sim::experiments::election_downtime::{
-    ms_text, run, DowntimeConfig, DowntimeReport, START_TERM, TIMEOUT_MS_MAX, TIMEOUT_MS_MIN, TRIALS_MAX,
+    decomposition, ms_text, run, DowntimeConfig, DowntimeReport, START_TERM, TIMEOUT_MS_MAX, TIMEOUT_MS_MIN,
+    TRIALS_MAX,
 };
 use serde_json::{json, Value};
 use std::fmt::Write;
@@ -60,14 +61,21 @@ THE MODEL (what one trial simulates, and what it leaves out):
       A vote request and its answer therefore take 2.5 + 10 + 2.5 = 15 ms on average: the
       paper's broadcast time (\"roughly 15 ms\"). How the 15 ms splits between wire and
       disk is our assumption, chosen so that two of the paper's stated results come out
-      close: 150-155 a median of 287 ms, 150-200 a worst case of 513 ms over 1000 trials
-      (its 12-24 mean of 35 ms does not: ours is 48; see the README). The jitter is what lets identical
+      close: 150-155 a median of 287 ms, 150-200 a worst case of 513 ms over 1000 trials.
+      Its 12-24 mean of 35 ms does not (ours is 48): a 15 ms vote round trip is longer than
+      a 12 ms timeout, so a voter whose fresh timer is short stands again before the
+      winner's first heartbeat arrives and deposes it (the `where the time went` line
+      counts them); --durable-ms 5 (a 10 ms round trip) gives 35.5. See the README.
+      The jitter is what lets identical
       timeouts (150-150) elect at all: each round it moves the servers' timers apart by a
       little, until one runs out a full write and a hop ahead of the others.
     - The model before this one put the whole 15 ms on the wire (5-10 ms each way, no disk
       write, exact timers): --latency-ms 5-10 --durable-ms 0 --jitter-ms 0 reproduces it.
     - Downtime runs from the crash until every surviving server has accepted an
       AppendEntries from the leader of one new term, i.e. received its first heartbeat.
+      `where the time went` splits it into detect (crash to the first candidate), elect
+      (to the first winner) and announce (to every survivor following one leader: one
+      message delay, more when the first winner was deposed).
     - A trial with no such leader 60 s (simulated) after the crash, or after a million
       simulated events, is counted as \"no leader\": it ranks after every finished trial,
       and a percentile that falls on it, the maximum and the mean are reported as unknown
@@ -313,6 +321,7 @@ fn ms_json(us: Option<u64>) -> Value {
 fn json_report(report: &DowntimeReport) -> Value {
     let c = &report.config;
     let s = &report.summary;
+    let d = decomposition(&report.trials);
     json!({
         "experiment": "election-downtime",
         "timeout_ms": {"min": c.timeout_ms_min, "max": c.timeout_ms_max},
@@ -328,6 +337,13 @@ fn json_report(report: &DowntimeReport) -> Value {
         "no_leader": s.censored,
         "trials_ms": report.trials.iter().map(|t| ms_json(t.downtime_us)).collect::<Vec<_>>(),
         "terms_used": report.trials.iter().map(|t| t.new_term.map_or(Value::Null, |n| json!(n.0 - START_TERM.0))).collect::<Vec<_>>(),
+        "where_the_time_went": {
+            "trials": d.trials,
+            "detect_mean_ms": ms_json(Some(d.detect_us)),
+            "elect_mean_ms": ms_json(Some(d.elect_us)),
+            "announce_mean_ms": ms_json(Some(d.announce_us)),
+            "first_winner_deposed": d.deposed,
+        },
         "summary": {
             "min": ms_json(s.min_us),
             "p10": ms_json(s.p10_us),
@@ -416,6 +432,16 @@ fn text(report: &DowntimeReport) -> String {
     histogram(&mut out, report);
     let _ = writeln!(out);
     terms(&mut out, report);
+    let d = decomposition(&report.trials);
+    let _ = writeln!(
+        out,
+        "where the time went (means over {} trials that elected): detect {} ms (crash to first candidate) · elect {} ms (to the first winner) · announce {} ms (to every survivor following one leader) · first winner deposed in {} trials",
+        d.trials,
+        ms(d.detect_us),
+        ms(d.elect_us),
+        ms(d.announce_us),
+        d.deposed
+    );
     let _ = writeln!(out);
     let _ = writeln!(out, "every trial (ms; `-` = no leader within the cap)");
     for chunk in report.trials.chunks(TRIALS_PER_LINE) {

@@ -302,3 +302,77 @@ fn consensus_throughput_prints_two_tables_and_explains_bad_options() {
         assert!(!stderr(&out).contains("panicked"), "{bad:?}");
     }
 }
+
+/// The costs are labelled as assumptions, etcd's published figures and their source are
+/// printed beside the model's, each row names the cap that holds it, and the model's
+/// controls re-run it (a smaller batch lowers the 3-server group) or are refused with the range.
+#[test]
+fn consensus_throughput_labels_its_assumptions_and_shows_etcds_published_figures() {
+    let text = stdout(&throughput(&["--duration-ms", "50"]));
+    for needle in [
+        "illustrative assumptions",
+        "etcd operations guide, \"Performance\" (etcd 3.2.0",
+        "583 writes/s at 1.6 ms",
+        "44341 writes/s at 22.0 ms",
+        "50104 writes/s at 20.0 ms",
+        "clients/(w/s)",
+        "held by",
+    ] {
+        assert!(text.contains(needle), "{needle} missing:\n{text}");
+    }
+    let out = throughput(&["--duration-ms", "150", "--format", "json"]);
+    let report: Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let held: Vec<&str> = report["by_cluster_size"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["held_by"].as_str().unwrap())
+        .collect();
+    assert_eq!(held, ["batch", "CPU", "CPU"]);
+    let small = throughput(&[
+        "--duration-ms",
+        "150",
+        "--batch",
+        "4",
+        "--clients",
+        "32",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(small.status.code(), Some(0), "{}", stderr(&small));
+    let small: Value = serde_json::from_str(&stdout(&small)).expect("json");
+    assert_eq!(small["batch_entries"], 4);
+    assert!(
+        writes_per_s(&small["by_cluster_size"])[0] < writes_per_s(&report["by_cluster_size"])[0],
+        "a batch of 4 commits less"
+    );
+    for (bad, says) in [
+        (&["--batch", "17"][..], "1..=16"),
+        (&["--clients", "0"], "1..=1000"),
+        (&["--message-cpu-us", "x"], "whole number"),
+        (&["--servers", "10"], "1..=9"),
+    ] {
+        let out = throughput(bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert!(stderr(&out).contains(says), "{bad:?}: {}", stderr(&out));
+    }
+}
+
+/// Where the 12-24 ms downtime goes: detection as in the paper, then an election whose first
+/// winner is sometimes deposed, because a 15 ms vote round trip outlasts a 12 ms timeout.
+#[test]
+fn election_downtime_splits_the_time_and_counts_deposed_winners() {
+    let out = downtime(&["--timeout-ms", "12-24", "--trials", "200", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let w = &report["where_the_time_went"];
+    assert_eq!(w["trials"], 200);
+    let detect = w["detect_mean_ms"].as_f64().unwrap();
+    assert!((12.0..16.0).contains(&detect), "{w}");
+    assert!(w["first_winner_deposed"].as_u64().unwrap() >= 10, "{w}");
+    let text = stdout(&downtime(&["--timeout-ms", "150-200", "--trials", "50"]));
+    assert!(
+        text.contains("where the time went") && text.contains("first winner deposed in 0 trials"),
+        "{text}"
+    );
+}

@@ -10,7 +10,8 @@
 //! - Every group starts with its leader already elected (term 1; the election is
 //!   `election-downtime`'s subject, not this one's) and election timeouts far beyond the run,
 //!   so the measurement sees a steady leader.
-//! - [`CLIENTS_PER_GROUP`] clients per group each keep one write outstanding against the
+//! - [`CLIENTS_PER_GROUP`] clients per group (unless the config says otherwise) each keep one
+//!   write outstanding against the
 //!   group's leader: a *closed loop*, the next write leaves as soon as the last one is
 //!   answered. The leader answers once the entry is committed (stored on a majority) and
 //!   applied.
@@ -28,7 +29,8 @@
 //! - flow control: a leader keeps at most one AppendEntries in flight to each follower (as
 //!   real implementations bound their in-flight window); what the server asks to send
 //!   meanwhile waits, and the answer brings the next AppendEntries with every entry appended
-//!   since (the server's batch limit applies). Without it the server re-sends the whole
+//!   since (at most [`ThroughputConfig::batch_entries`], which cannot exceed the server's own
+//!   limit of 16). Without it the server re-sends the whole
 //!   unacknowledged tail on every client request and the leader drowns in copies.
 //! - the wire: each message takes a one-way delay uniform in
 //!   [`LATENCY_MIN_US`]`..=`[`LATENCY_MAX_US`], drawn per message.
@@ -37,6 +39,12 @@
 //!   (many writes may be in flight), so it lengthens a write but does not bound throughput.
 //!
 //! Clients cost nothing: they stand for many application servers.
+//!
+//! The two CPU costs are illustrative assumptions, not measurements of any real server; the
+//! page and the CLI say so and print etcd's published benchmark ([`ETCD_PUBLISHED`]) beside
+//! the model's numbers. [`caps`] computes what each limit (CPU, batch, clients) allows a
+//! setup, so every row can name the one that holds it; in a closed loop the mean latency is
+//! the clients divided by the throughput (Little's law), so the latency shown is queueing.
 //!
 //! Writes committed during the measurement window (after [`WARMUP_MS`] of warm-up) give
 //! writes per second; their latency, from the client sending the write to the client
@@ -57,19 +65,33 @@ use crate::protocols::raft::{
 use std::collections::BTreeMap;
 
 /// CPU time to handle one message, charged once for the message taken in and once for each
-/// message sent out. 50 µs is a full RPC through a real server's stack (decode, checks,
-/// encode, a system call), not the few instructions of the Raft rule itself.
+/// message sent out. An illustrative assumption, not a measurement of any real server: 50 µs
+/// stands for a full RPC through a server's stack (decode, checks, encode, a system call),
+/// not the few instructions of the Raft rule itself. The default of
+/// [`ThroughputConfig::message_cpu_us`].
 pub const MESSAGE_CPU_US: u64 = 50;
 /// CPU time to copy one log entry into or out of an AppendEntries (encoding the command,
-/// its checksum). A leader pays it once per follower for every write.
+/// its checksum). A leader pays it once per follower for every write. Illustrative, like
+/// [`MESSAGE_CPU_US`].
 pub const ENTRY_CPU_US: u64 = 10;
+/// Most entries one AppendEntries carries: the simulator's Raft server sends at most 16, so a
+/// smaller batch can be asked for and a larger one cannot.
+pub const BATCH_ENTRIES_MAX: u32 = 16;
+/// Bounds on the model a user may set (the page's controls and the CLI's options).
+pub const CLIENTS_MAX: u32 = 1_000;
+pub const SERVERS_MAX: u32 = 9;
+pub const GROUPS_MAX: u32 = 16;
+pub const MESSAGE_CPU_US_MIN: u64 = 1;
+pub const MESSAGE_CPU_US_MAX: u64 = 10_000;
+pub const ENTRY_CPU_US_MAX: u64 = 10_000;
 /// Shortest one-way delay on the wire: machines in one data centre.
 pub const LATENCY_MIN_US: u64 = 200;
 /// Longest one-way delay.
 pub const LATENCY_MAX_US: u64 = 400;
 /// One durable write (an fsync on a fast SSD), paid before what a server sends after it.
 pub const DURABLE_WRITE_US: u64 = 500;
-/// Writes each group's clients keep outstanding: enough to keep the busiest leader busy.
+/// Writes each group's clients keep outstanding, unless told otherwise: enough to keep the
+/// busiest leader busy.
 pub const CLIENTS_PER_GROUP: u32 = 64;
 /// Simulated time before the measurement starts (the queues fill up).
 pub const WARMUP_MS: u64 = 50;
@@ -97,18 +119,158 @@ pub struct ThroughputConfig {
     pub seed: u64,
     /// The measurement window, in simulated ms, after [`WARMUP_MS`].
     pub duration_ms: u64,
+    /// Clients per group, each with one write outstanding ([`CLIENTS_PER_GROUP`]).
+    pub clients_per_group: u32,
+    /// CPU per message in or out ([`MESSAGE_CPU_US`]); an illustrative assumption.
+    pub message_cpu_us: u64,
+    /// CPU per entry copied into or out of an AppendEntries ([`ENTRY_CPU_US`]); illustrative.
+    pub entry_cpu_us: u64,
+    /// Most entries one AppendEntries carries, 1..=[`BATCH_ENTRIES_MAX`].
+    pub batch_entries: u32,
+    /// The extra setup measured beside the two tables: this many servers per group…
+    pub servers: u32,
+    /// …and this many groups, on `max(servers, groups)` machines.
+    pub groups: u32,
 }
 
 impl ThroughputConfig {
-    /// Checks a request; the error says what is allowed.
+    /// Checks a request; the error says what is allowed. The model takes its defaults.
     pub fn new(seed: u64, duration_ms: u64) -> Result<Self, String> {
         if !(DURATION_MS_MIN..=DURATION_MS_MAX).contains(&duration_ms) {
             return Err(format!(
                 "a measurement window of {duration_ms} ms is out of range; allowed {DURATION_MS_MIN}..={DURATION_MS_MAX} ms"
             ));
         }
-        Ok(ThroughputConfig { seed, duration_ms })
+        Ok(ThroughputConfig {
+            seed,
+            duration_ms,
+            clients_per_group: CLIENTS_PER_GROUP,
+            message_cpu_us: MESSAGE_CPU_US,
+            entry_cpu_us: ENTRY_CPU_US,
+            batch_entries: BATCH_ENTRIES_MAX,
+            servers: GROUP_REPLICAS,
+            groups: 1,
+        })
     }
+
+    /// The same request with another model; checks every bound and names the allowed range.
+    pub fn with_model(self, model: Model) -> Result<Self, String> {
+        let Model {
+            clients_per_group,
+            message_cpu_us,
+            entry_cpu_us,
+            batch_entries,
+            servers,
+            groups,
+        } = model;
+        let out_of = |what: &str, v: u64, lo: u64, hi: u64| {
+            (!(lo..=hi).contains(&v)).then(|| format!("{what} {v} is out of range; allowed {lo}..={hi}"))
+        };
+        let checks = [
+            out_of(
+                "clients per group",
+                clients_per_group.into(),
+                1,
+                CLIENTS_MAX.into(),
+            ),
+            out_of("servers per group", servers.into(), 1, SERVERS_MAX.into()),
+            out_of("groups", groups.into(), 1, GROUPS_MAX.into()),
+            out_of(
+                "CPU per message (µs)",
+                message_cpu_us,
+                MESSAGE_CPU_US_MIN,
+                MESSAGE_CPU_US_MAX,
+            ),
+            out_of("CPU per entry (µs)", entry_cpu_us, 0, ENTRY_CPU_US_MAX),
+            out_of(
+                "batch size (entries)",
+                batch_entries.into(),
+                1,
+                BATCH_ENTRIES_MAX.into(),
+            ),
+        ];
+        if let Some(error) = checks.into_iter().flatten().next() {
+            return Err(error);
+        }
+        Ok(ThroughputConfig {
+            clients_per_group,
+            message_cpu_us,
+            entry_cpu_us,
+            batch_entries,
+            servers,
+            groups,
+            ..self
+        })
+    }
+
+    /// The model this config runs.
+    pub fn model(&self) -> Model {
+        Model {
+            clients_per_group: self.clients_per_group,
+            message_cpu_us: self.message_cpu_us,
+            entry_cpu_us: self.entry_cpu_us,
+            batch_entries: self.batch_entries,
+            servers: self.servers,
+            groups: self.groups,
+        }
+    }
+
+    /// The extra setup: `groups` groups of `servers`, on as many machines as either, so no
+    /// machine leads two groups.
+    pub fn setup(&self) -> Layout {
+        Layout {
+            machines: self.servers.max(self.groups),
+            groups: self.groups,
+            replicas: self.servers,
+        }
+    }
+}
+
+/// One published measurement of a real Raft store, shown beside the model's numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Published {
+    pub setup: &'static str,
+    pub clients: u32,
+    pub writes_per_s: u64,
+    /// Average latency per request, in tenths of a ms.
+    pub latency_tenth_ms: u64,
+}
+
+/// Where [`ETCD_PUBLISHED`] comes from.
+pub const ETCD_SOURCE: &str = "etcd operations guide, \"Performance\" (etcd 3.2.0; three members of 8 vCPUs, 16 GB, SSD on Google Compute Engine; 8-byte keys, 256-byte values)";
+/// Its address.
+pub const ETCD_SOURCE_URL: &str = "https://etcd.io/docs/v3.4/op-guide/performance/";
+/// etcd's published write benchmark: one real group of three.
+pub const ETCD_PUBLISHED: [Published; 3] = [
+    Published {
+        setup: "1 client, to the leader",
+        clients: 1,
+        writes_per_s: 583,
+        latency_tenth_ms: 16,
+    },
+    Published {
+        setup: "1,000 clients, to the leader",
+        clients: 1_000,
+        writes_per_s: 44_341,
+        latency_tenth_ms: 220,
+    },
+    Published {
+        setup: "1,000 clients, to all members",
+        clients: 1_000,
+        writes_per_s: 50_104,
+        latency_tenth_ms: 200,
+    },
+];
+
+/// What a user may vary: the load, the two illustrative costs, the batch and one setup.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Model {
+    pub clients_per_group: u32,
+    pub message_cpu_us: u64,
+    pub entry_cpu_us: u64,
+    pub batch_entries: u32,
+    pub servers: u32,
+    pub groups: u32,
 }
 
 /// One setup: how many machines, groups and replicas per group.
@@ -139,13 +301,25 @@ pub struct Point {
     pub writes_per_s: u64,
     pub median_us: u64,
     pub p99_us: u64,
+    /// Rounded down to a whole µs.
+    pub mean_us: u64,
+    /// What the model allows at most, by each of its three limits.
+    pub caps: Caps,
+    pub clients_per_group: u32,
     /// The busiest machine's CPU use during the window, in thousandths.
     pub busiest_cpu_permille: u64,
     /// Messages the busiest machine handled (in and out) per write, in hundredths.
     pub messages_per_write_centi: u64,
 }
 
-/// The two tables.
+impl Point {
+    /// Writes in flight at any moment: every client of every group has one outstanding.
+    pub fn clients_in_flight(&self) -> u32 {
+        self.clients_per_group * self.layout.groups
+    }
+}
+
+/// The two tables and the chosen setup.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ThroughputReport {
     pub config: ThroughputConfig,
@@ -153,9 +327,112 @@ pub struct ThroughputReport {
     pub by_size: Vec<Point>,
     /// 1, 2, 4 and 8 groups of three on eight machines.
     pub by_groups: Vec<Point>,
+    /// [`ThroughputConfig::setup`].
+    pub setup: Point,
 }
 
-/// Runs both tables.
+/// Which of the model's limits allows the fewest writes per second.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// The busiest machine's CPU: every write costs it messages and entries.
+    Cpu,
+    /// The batch: one AppendEntries in flight per follower, each with at most
+    /// `batch_entries`, so a group commits at most a batch per round trip.
+    Batch,
+    /// The clients: each has one write outstanding, so a group answers at most `clients`
+    /// writes per unloaded commit latency (Little's law).
+    Clients,
+}
+
+impl Limit {
+    pub fn name(self) -> &'static str {
+        match self {
+            Limit::Cpu => "CPU",
+            Limit::Batch => "batch",
+            Limit::Clients => "clients",
+        }
+    }
+}
+
+/// The most writes per second each limit allows a setup, from the model's constants at mean
+/// wire delays (estimates: queueing and unequal delays make the real figure a little lower).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Caps {
+    pub cpu_per_s: u64,
+    pub batch_per_s: u64,
+    pub clients_per_s: u64,
+}
+
+impl Caps {
+    /// The lowest cap: what bounds the setup.
+    pub fn binding(&self) -> (Limit, u64) {
+        [
+            (Limit::Cpu, self.cpu_per_s),
+            (Limit::Batch, self.batch_per_s),
+            (Limit::Clients, self.clients_per_s),
+        ]
+        .into_iter()
+        .min_by_key(|(_, v)| *v)
+        .expect("three limits")
+    }
+}
+
+/// The three caps of one setup under a config's model.
+///
+/// - CPU: a leader pays, per write, the request in and the reply out (2 messages), the entry
+///   copied to each follower, and per batch one AppendEntries out and one answer in per
+///   follower; a follower pays per write the entry in and per batch one message in and one
+///   out. The busiest machine (its leader and follower duties added up) caps each group.
+/// - Batch: a follower acknowledges at most one batch per round trip: the wire both ways,
+///   its handling and its disk write, and the leader's handling of the answer (which sends
+///   the next AppendEntries and answers the batch's clients). A write commits when the
+///   majority's slowest needed follower has it, so the group commits a batch per round trip.
+/// - Clients: a closed loop answers `clients ÷ latency` writes per second (Little's law), so
+///   at most `clients ÷` the unloaded commit latency.
+pub fn caps(config: &ThroughputConfig, layout: Layout) -> Caps {
+    let (m, e) = (config.message_cpu_us, config.entry_cpu_us);
+    let b = u64::from(config.batch_entries);
+    let followers = u64::from(layout.replicas.saturating_sub(1));
+    // CPU per write, in hundredths of a µs so the per-batch shares stay exact enough.
+    let leader_centi = 100 * (2 * m + followers * e) + 100 * 2 * m * followers / b;
+    let follower_centi = 100 * e + 100 * 2 * m / b;
+    let busiest_centi = (0..layout.machines)
+        .map(|machine| {
+            (0..layout.groups)
+                .map(|g| match layout.members(g).iter().position(|n| n.0 == machine) {
+                    Some(0) => leader_centi,
+                    Some(_) => follower_centi,
+                    None => 0,
+                })
+                .sum::<u64>()
+        })
+        .max()
+        .unwrap_or(leader_centi)
+        .max(1);
+    let groups = u64::from(layout.groups);
+    let cpu_per_s = groups * 100 * 1_000_000 / busiest_centi;
+    let wire_us = (LATENCY_MIN_US + LATENCY_MAX_US) / 2;
+    let batch_per_s = if followers == 0 {
+        u64::MAX
+    } else {
+        let follower_us = 2 * m + b * e;
+        let leader_us = 2 * m + b * e + b * m;
+        let round_trip_us = 2 * wire_us + follower_us + DURABLE_WRITE_US + leader_us;
+        groups * b * 1_000_000 / round_trip_us
+    };
+    // Unloaded: client → leader, the leader's handling and disk write, leader → follower,
+    // the follower's handling and disk write, back, the leader's handling, → client.
+    let unloaded_us =
+        4 * wire_us + (m + followers * (m + e)) + DURABLE_WRITE_US + (2 * m + e) + DURABLE_WRITE_US + 2 * m;
+    let clients_per_s = groups * u64::from(config.clients_per_group) * 1_000_000 / unloaded_us;
+    Caps {
+        cpu_per_s,
+        batch_per_s,
+        clients_per_s,
+    }
+}
+
+/// Runs both tables and the chosen setup.
 pub fn run(config: &ThroughputConfig) -> ThroughputReport {
     let by_size = CLUSTER_SIZES
         .iter()
@@ -187,6 +464,7 @@ pub fn run(config: &ThroughputConfig) -> ThroughputReport {
         config: *config,
         by_size,
         by_groups,
+        setup: measure(config, config.setup()),
     }
 }
 
@@ -209,6 +487,10 @@ enum Event {
 
 struct Sim {
     layout: Layout,
+    clients_per_group: u32,
+    message_cpu_us: u64,
+    entry_cpu_us: u64,
+    batch_entries: usize,
     now_us: u64,
     seq: u64,
     queue: BTreeMap<(u64, u64), Event>,
@@ -241,11 +523,11 @@ impl Sim {
     }
 
     fn client_id(&self, group: u32, k: u32) -> NodeId {
-        NodeId(self.layout.machines + group * CLIENTS_PER_GROUP + k)
+        NodeId(self.layout.machines + group * self.clients_per_group + k)
     }
 
     fn group_of_client(&self, client: NodeId) -> u32 {
-        (client.0 - self.layout.machines) / CLIENTS_PER_GROUP
+        (client.0 - self.layout.machines) / self.clients_per_group
     }
 
     fn wire_us(&mut self) -> u64 {
@@ -308,18 +590,33 @@ impl Sim {
             Some((to, RaftMsg::AppendEntries { .. })) => self.in_flight.insert((group, to.0)),
             _ => true,
         });
-        let sends = effects
+        // The batch limit: a shorter AppendEntries is still a valid one (the follower
+        // matches what it got, and the leader sends the rest next).
+        let outputs: Vec<Output> = effects
+            .into_iter()
+            .map(|effect| match effect {
+                Effect::Send { to, msg } => {
+                    let mut msg = *msg
+                        .into_any()
+                        .downcast::<RaftMsg>()
+                        .expect("a Raft server sends Raft messages");
+                    if let RaftMsg::AppendEntries { entries, .. } = &mut msg {
+                        entries.truncate(self.batch_entries);
+                    }
+                    Output::Send(to, msg)
+                }
+                other => Output::Other(other),
+            })
+            .collect();
+        let sends = outputs.iter().filter(|o| matches!(o, Output::Send(..))).count() as u64;
+        let entries_out: u64 = outputs
             .iter()
-            .filter(|e| matches!(e, Effect::Send { .. }))
-            .count() as u64;
-        let entries_out: u64 = effects
-            .iter()
-            .map(|e| match e.sent::<RaftMsg>() {
-                Some((_, RaftMsg::AppendEntries { entries, .. })) => entries.len() as u64,
+            .map(|o| match o {
+                Output::Send(_, RaftMsg::AppendEntries { entries, .. }) => entries.len() as u64,
                 _ => 0,
             })
             .sum();
-        let cost_us = MESSAGE_CPU_US * (1 + sends) + ENTRY_CPU_US * (entries_in + entries_out);
+        let cost_us = self.message_cpu_us * (1 + sends) + self.entry_cpu_us * (entries_in + entries_out);
         let m = machine.index();
         self.busy_until_us[m] = self.now_us + cost_us;
         if (self.window_start_us..self.window_end_us).contains(&self.now_us) {
@@ -328,14 +625,9 @@ impl Sim {
         }
         let done_us = self.busy_until_us[m];
         let mut disk_us = 0;
-        for effect in effects {
-            match effect {
-                Effect::Persist(_) => disk_us = DURABLE_WRITE_US,
-                Effect::Send { to, msg } => {
-                    let msg = *msg
-                        .into_any()
-                        .downcast::<RaftMsg>()
-                        .expect("a Raft server sends Raft messages");
+        for output in outputs {
+            let effect = match output {
+                Output::Send(to, msg) => {
                     let at = done_us + disk_us + self.wire_us();
                     self.push(
                         at,
@@ -346,7 +638,13 @@ impl Sim {
                             msg,
                         },
                     );
+                    continue;
                 }
+                Output::Other(effect) => effect,
+            };
+            match effect {
+                Effect::Persist(_) => disk_us = DURABLE_WRITE_US,
+                Effect::Send { .. } => unreachable!("sends were taken out above"),
                 Effect::SetTimer {
                     timer,
                     after_local_us,
@@ -455,18 +753,29 @@ fn server_config(members: &[NodeId], end_ms: u64) -> ServerConfig {
     }
 }
 
+/// What a handler asked for, its messages taken out of their boxes (so the batch limit can
+/// shorten an AppendEntries).
+enum Output {
+    Send(NodeId, RaftMsg),
+    Other(Effect<RaftServer>),
+}
+
 /// Runs one setup and measures it.
 pub fn measure(config: &ThroughputConfig, layout: Layout) -> Point {
     let window_start_us = WARMUP_MS * MS_US;
     let window_end_us = window_start_us + config.duration_ms * MS_US;
     let mut names: Vec<String> = (0..layout.machines).map(|m| format!("S{}", m + 1)).collect();
     for g in 0..layout.groups {
-        for k in 0..CLIENTS_PER_GROUP {
+        for k in 0..config.clients_per_group {
             names.push(format!("client-{}-{}", g + 1, k + 1));
         }
     }
     let mut sim = Sim {
         layout,
+        clients_per_group: config.clients_per_group,
+        message_cpu_us: config.message_cpu_us,
+        entry_cpu_us: config.entry_cpu_us,
+        batch_entries: config.batch_entries as usize,
         now_us: 0,
         seq: 0,
         queue: BTreeMap::new(),
@@ -513,7 +822,7 @@ pub fn measure(config: &ThroughputConfig, layout: Layout) -> Point {
         sim.timers.remove(&(leader.0, g, false));
         sim.handle(leader, g, 0, |s, ctx| s.on_timer(ctx, RaftTimer::Heartbeat));
         sim.busy_until_us[leader.index()] = 0;
-        for k in 0..CLIENTS_PER_GROUP {
+        for k in 0..config.clients_per_group {
             let client = sim.client_id(g, k);
             sim.client_send(client);
         }
@@ -534,12 +843,16 @@ pub fn measure(config: &ThroughputConfig, layout: Layout) -> Point {
         .max_by_key(|&m| (sim.busy_in_window_us[m], std::cmp::Reverse(m)))
         .unwrap_or(0);
     let window_us = window_end_us - window_start_us;
+    let total_us: u128 = latencies.iter().map(|v| u128::from(*v)).sum();
     Point {
         layout,
         writes,
         writes_per_s: writes * 1_000_000 / window_us,
         median_us: nearest_rank(&latencies, 0, 50).unwrap_or(0),
         p99_us: nearest_rank(&latencies, 0, 99).unwrap_or(0),
+        mean_us: (total_us / u128::from(writes.max(1))) as u64,
+        caps: caps(config, layout),
+        clients_per_group: config.clients_per_group,
         busiest_cpu_permille: (sim.busy_in_window_us[busiest] * 1_000 / window_us).min(1_000),
         messages_per_write_centi: sim.messages_in_window[busiest] * 100 / writes.max(1),
     }
@@ -586,6 +899,87 @@ mod tests {
         let g: Vec<u64> = r.by_groups.iter().map(|p| p.writes_per_s).collect();
         assert!(g.windows(2).all(|p| p[0] < p[1]), "{:?}", r.by_groups);
         assert!(g[3] > 3 * g[0], "{:?}", r.by_groups);
+    }
+
+    fn model(f: impl FnOnce(&mut Model)) -> ThroughputConfig {
+        let mut m = quick().model();
+        f(&mut m);
+        quick().with_model(m).expect("valid")
+    }
+
+    fn within(measured: u64, cap: u64, low_percent: u64) -> bool {
+        measured * 100 >= cap * low_percent && measured * 100 <= cap * 105
+    }
+
+    #[test]
+    fn bad_models_are_refused_with_the_allowed_range() {
+        let bad = |f: fn(&mut Model)| {
+            let mut m = quick().model();
+            f(&mut m);
+            quick().with_model(m).unwrap_err()
+        };
+        assert!(bad(|m| m.clients_per_group = 0).contains("1..=1000"));
+        assert!(bad(|m| m.batch_entries = 17).contains("batch size (entries) 17"));
+        assert!(bad(|m| m.message_cpu_us = 0).contains("1..=10000"));
+        assert!(bad(|m| m.servers = 10).contains("1..=9"));
+        assert!(bad(|m| m.groups = 0).contains("1..=16"));
+        assert!(bad(|m| m.entry_cpu_us = 10_001).contains("0..=10000"));
+    }
+
+    /// The default model: the 3-server group is held by its 16-entry batch (a batch per
+    /// round trip), the 5- and 7-server groups and the 8 groups by the leader's CPU. Each
+    /// row's measurement lands just under the cap the model computes for it.
+    #[test]
+    fn each_row_is_held_by_the_cap_the_model_names() {
+        let r = run(&quick());
+        let limits: Vec<Limit> = r.by_size.iter().map(|p| p.caps.binding().0).collect();
+        assert_eq!(limits, [Limit::Batch, Limit::Cpu, Limit::Cpu], "{:?}", r.by_size);
+        assert_eq!(r.by_groups[3].caps.binding().0, Limit::Cpu);
+        // 3 servers: 16 entries per 2.42 ms round trip; 5: 165 µs of leader CPU per write.
+        assert_eq!(r.by_size[0].caps.batch_per_s, 6_611);
+        assert_eq!(r.by_size[1].caps.cpu_per_s, 6_060);
+        for p in r.by_size.iter().chain(&r.by_groups) {
+            let (limit, cap) = p.caps.binding();
+            assert!(within(p.writes_per_s, cap, 90), "{limit:?} cap {cap}: {p:?}");
+        }
+    }
+
+    #[test]
+    fn few_clients_are_held_by_the_clients() {
+        let c = model(|m| m.clients_per_group = 1);
+        let p = measure(&c, c.setup());
+        let (limit, cap) = p.caps.binding();
+        assert_eq!(limit, Limit::Clients, "{p:?}");
+        assert!(within(p.writes_per_s, cap, 85), "cap {cap}: {p:?}");
+    }
+
+    #[test]
+    fn a_smaller_batch_lowers_the_batch_cap_and_the_writes() {
+        let small = model(|m| m.batch_entries = 4);
+        let p = measure(&small, small.setup());
+        let q = measure(&quick(), quick().setup());
+        assert_eq!(p.caps.binding().0, Limit::Batch, "{p:?}");
+        assert!(p.writes_per_s < q.writes_per_s, "{p:?} vs {q:?}");
+        assert!(within(p.writes_per_s, p.caps.batch_per_s, 85), "{p:?}");
+    }
+
+    /// Little's law: in a closed loop the mean latency is the writes in flight (the clients)
+    /// divided by the throughput, so the latency shown is queueing at the busy leader.
+    #[test]
+    fn the_latency_is_clients_divided_by_throughput() {
+        for clients in [1, 64, 200] {
+            let c = model(|m| m.clients_per_group = clients);
+            let r = run(&c);
+            for p in r.by_size.iter().chain(&r.by_groups) {
+                let in_flight = u64::from(clients * p.layout.groups);
+                let littles_us = in_flight * 1_000_000 / p.writes_per_s;
+                let diff = p.mean_us.abs_diff(littles_us);
+                assert!(
+                    diff * 100 <= littles_us * 3,
+                    "{clients} clients: {littles_us} µs vs {p:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -147,6 +147,11 @@ pub struct DowntimeWorld {
     pub leaders: VecMap<Term, NodeId>,
     two_leaders: bool,
     pub recovered: Option<Recovery>,
+    /// The first moment after the crash that a survivor stood for election: the crash
+    /// detected.
+    pub first_candidacy_us: Option<u64>,
+    /// The first moment after the crash that a survivor became leader: the election won.
+    pub elected_us: Option<u64>,
 }
 
 impl DowntimeWorld {
@@ -156,6 +161,8 @@ impl DowntimeWorld {
             leaders: VecMap::new(),
             two_leaders: false,
             recovered: None,
+            first_candidacy_us: None,
+            elected_us: None,
         }
     }
 
@@ -204,6 +211,22 @@ impl World for DowntimeWorld {
         }
         // The old leader leads from the start, so "a leader everyone follows" only counts
         // once it is down (it is never restarted, so that is for good).
+        if !nodes.is_live(self.crashed) {
+            for (id, n) in trial_servers(nodes) {
+                if id == self.crashed {
+                    continue;
+                }
+                match n.server.role {
+                    Role::Candidate => {
+                        self.first_candidacy_us.get_or_insert(nodes.now_us);
+                    }
+                    Role::Leader => {
+                        self.elected_us.get_or_insert(nodes.now_us);
+                    }
+                    Role::Follower => {}
+                }
+            }
+        }
         if self.recovered.is_none() && !nodes.is_live(self.crashed) {
             if let Some((leader, term)) = self.acknowledged_leader(nodes) {
                 self.recovered = Some(Recovery {
@@ -226,6 +249,17 @@ impl World for DowntimeWorld {
             out.insert("recovered_us".into(), json!(r.at_us));
             out.insert("leader".into(), json!(r.leader.0));
             out.insert("term".into(), json!(r.term.0));
+        }
+        if let Some(at) = self.first_candidacy_us {
+            out.insert("first_candidacy_us".into(), json!(at));
+        }
+        if let Some(at) = self.elected_us {
+            out.insert("elected_us".into(), json!(at));
+        }
+        // The first leader elected after the crash; if everyone came to follow a later one,
+        // that first leader was deposed before its heartbeat reached them all.
+        if let Some((term, _)) = self.leaders.iter().find(|(_, id)| **id != self.crashed) {
+            out.insert("first_new_term".into(), json!(term.0));
         }
         out
     }
