@@ -219,3 +219,30 @@ fn a_crashed_worker_s_session_lock_is_released_with_its_connection() {
     assert_eq!(verdict(&t, "lock-ends-with-job"), Verdict::Holds);
     assert_eq!(t.outcome["report_runs_refused"], json!(0));
 }
+
+/// Random crashes, restarts and pauses: distinct names never exclude each other, and a
+/// transaction-scoped lock never outlives its job; in session scope a throwing job's lock
+/// does, and the sweep finds it.
+#[test]
+fn random_faults_keep_the_safe_variants_safe_and_find_the_pooled_session_lock() {
+    use coordlab_sim::sweep::sweep;
+    let props = [
+        "unrelated-jobs-never-exclude".to_string(),
+        "lock-ends-with-job".to_string(),
+    ];
+    for pairs in [
+        vec![("scope", "xact")],
+        vec![("scope", "xact"), ("first_run", "throws")],
+        vec![("scope", "session")],
+        vec![("scope", "xact"), ("wait", "block"), ("first_run", "throws")],
+    ] {
+        let report = sweep(&request(&pairs, 1, ""), 0..500, &props).unwrap();
+        assert_eq!(report.runs, 500);
+        assert!(report.findings.is_empty(), "{pairs:?}: {:?}", report.findings);
+    }
+    let report = sweep(&request(&[("first_run", "throws")], 1, ""), 0..200, &props).unwrap();
+    assert!(report
+        .findings
+        .get("lock-ends-with-job")
+        .is_some_and(|f| f.violations > 100));
+}

@@ -72,10 +72,12 @@ pub enum Phase {
     RollingBack,
 }
 
-/// Survives a crash: how each run it started ended, by run index.
+/// Survives a crash: how each run it started ended, by run index, and how many connections
+/// it has opened (a restarted process opens new ones; it cannot reuse the old).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct JobDurable {
     pub results: Vec<(u32, RunResult)>,
+    pub conns_opened: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -120,7 +122,7 @@ impl JobWorker {
             phase: Phase::Idle,
             run: None,
             conn: None,
-            conns_opened: 0,
+            conns_opened: durable.conns_opened,
             retire_pending: false,
             results: durable.results.clone(),
             last_sql: String::new(),
@@ -154,6 +156,13 @@ impl JobWorker {
             .count() as u32
     }
 
+    fn persist(&self, ctx: &mut Ctx<'_, Self>) {
+        ctx.persist(JobDurable {
+            results: self.results.clone(),
+            conns_opened: self.conns_opened,
+        });
+    }
+
     fn send(&mut self, ctx: &mut Ctx<'_, Self>, request: AdvisoryRequest) {
         let conn = match self.conn {
             Some(c) => c,
@@ -161,6 +170,7 @@ impl JobWorker {
                 self.conns_opened += 1;
                 let c = self.conns_opened;
                 self.conn = Some(c);
+                self.persist(ctx);
                 ctx.set_timer(JobTimer::Retire(c), self.plan.pool_lifetime_us);
                 c
             }
@@ -172,9 +182,7 @@ impl JobWorker {
     fn record(&mut self, ctx: &mut Ctx<'_, Self>, result: RunResult) {
         if let Some(i) = self.run {
             self.results.push((i, result));
-            ctx.persist(JobDurable {
-                results: self.results.clone(),
-            });
+            self.persist(ctx);
         }
     }
 
@@ -214,9 +222,7 @@ impl JobWorker {
         if self.phase != Phase::Idle {
             let busy = self.running().unwrap_or("a run");
             self.results.push((i, RunResult::Missed));
-            ctx.persist(JobDurable {
-                results: self.results.clone(),
-            });
+            self.persist(ctx);
             ctx.note(format!(
                 "{}'s run of {} is due, but it is still busy with {busy}: this run is missed.",
                 ctx.me(),

@@ -208,12 +208,15 @@ fn count(nodes: &Nodes<'_>, name: &str, result: RunResult) -> u32 {
         .sum()
 }
 
-/// A key held by a connection of a live worker that runs no job: the lock outlived its job.
+/// A key held by the open connection of a live worker that runs no job: the lock outlived
+/// its job. (A connection of a crashed process is the database's to notice, not the job's.)
 fn orphan_key(nodes: &Nodes<'_>) -> Option<i64> {
     let db = db(nodes)?;
     db.locks
         .iter()
-        .find(|(_, h)| worker(nodes, h.conn.0).is_some_and(|w| w.running().is_none()))
+        .find(|(_, h)| {
+            worker(nodes, h.conn.0).is_some_and(|w| w.conn == Some(h.conn.1) && w.running().is_none())
+        })
         .map(|(k, _)| *k)
 }
 
