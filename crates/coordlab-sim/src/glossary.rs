@@ -56,6 +56,12 @@ const fn term(
 /// Every term, in alphabetical order of `name` (ignoring case).
 pub static TERMS: &[Term] = &[
     term(
+        "Advisory lock",
+        "advisory lock|advisory locks",
+        "A PostgreSQL lock on a number the application picks, not on a row: held to the end of the transaction or, in session scope, until unlocked or the connection closes.",
+        "advisory-locks",
+    ),
+    term(
         "AppendEntries",
         "AppendEntries|append entries",
         "The Raft leader's message to followers: new log entries (none in a heartbeat) and how far the log is committed.",

@@ -2,6 +2,9 @@
 //! kernel (see [`crate::kernel::participant::Participant`]).
 
 pub mod account_db;
+pub mod advisory_db;
+pub mod advisory_sql;
+pub mod advisory_worker;
 pub mod card;
 pub mod db_sql;
 pub mod debit_worker;

@@ -2,6 +2,7 @@
 //! plus a builder that sets up participants for the kernel. This module is the registry and
 //! the validation of everything a user can type.
 
+pub mod advisory_locks;
 pub mod chubby_sequencer;
 pub mod clock_skew;
 mod clock_skew_beats;
@@ -431,6 +432,7 @@ fn no_expectation(_params: &Params) -> Expectation {
 /// Every scenario, in library order.
 static REGISTRY: &[ScenarioDef] = &[
     scenario!("locks", lost_update),
+    scenario!("locks", advisory_locks),
     scenario!("db", skip_locked_queue),
     scenario!("db", deadlock),
     scenario!("db", row_lock_modes),
