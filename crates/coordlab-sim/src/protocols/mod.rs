@@ -2,6 +2,7 @@
 //! kernel (see [`crate::kernel::participant::Participant`]).
 
 pub mod account_db;
+pub mod call_worker;
 pub mod card;
 pub mod db_sql;
 pub mod debit_worker;
@@ -14,6 +15,7 @@ pub mod lease_worker;
 pub mod lock_client;
 pub mod lock_service;
 pub mod lock_store;
+pub mod payment_api;
 pub mod payment_rail;
 pub mod placed_lease;
 pub mod raft;

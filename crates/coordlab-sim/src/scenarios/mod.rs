@@ -2,6 +2,7 @@
 //! plus a builder that sets up participants for the kernel. This module is the registry and
 //! the validation of everything a user can type.
 
+pub mod call_world;
 pub mod chubby_sequencer;
 pub mod clock_skew;
 mod clock_skew_beats;
@@ -20,6 +21,7 @@ pub mod lease_setup;
 pub mod lease_stampede;
 mod lease_table_beats;
 pub mod lease_world;
+pub mod lock_across_call;
 pub mod lock_alternatives;
 pub mod lock_granularity;
 pub mod lock_service_common;
@@ -441,6 +443,7 @@ static REGISTRY: &[ScenarioDef] = &[
     scenario!("fencing", zombie_worker),
     scenario!("fencing", clock_skew),
     scenario!("unfenceable", unfenceable_resource),
+    scenario!("unfenceable", lock_across_call),
     scenario!("leases", lock_alternatives),
     scenario!("fencing", lease_stampede),
     scenario!("raft", raft_election),
