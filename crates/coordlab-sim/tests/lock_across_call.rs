@@ -50,9 +50,17 @@ fn every_variant_meets_its_expectation_across_seeds_and_call_lengths() {
             let expected = expectation_for(&request(call, call_ms, 0)).unwrap();
             assert!(!expected.verdicts.is_empty());
             for seed in 0..150 {
-                let t = run(&request(call, call_ms, seed), Limits::default(), Recording::Summary).unwrap();
+                let t = run(
+                    &request(call, call_ms, seed),
+                    Limits::default(),
+                    Recording::Summary,
+                )
+                .unwrap();
                 let miss = expected.mismatches(&t);
-                assert!(miss.is_empty(), "call={call} call_ms={call_ms} seed={seed}: {miss:?}");
+                assert!(
+                    miss.is_empty(),
+                    "call={call} call_ms={call_ms} seed={seed}: {miss:?}"
+                );
             }
         }
     }
@@ -68,10 +76,17 @@ fn held_across_the_call_the_api_pays_twice_and_a_records_with_a_stale_token() {
         let b_paid = position(&t, "payment-api: finishes call 2");
         let a_paid = position(&t, "payment-api: finishes call 1");
         let a_records = position(&t, "worker-A -> ledger: step 1, ₹10, token 33 unchecked");
-        assert!(b_granted < b_paid && b_paid < a_paid && a_paid < a_records, "seed {seed}");
+        assert!(
+            b_granted < b_paid && b_paid < a_paid && a_paid < a_records,
+            "seed {seed}"
+        );
         // The second payout is A's stalled call, and that is where safety breaks.
-        assert!(t.entries[a_paid].violations.contains(&"no-double-payment".to_string()));
-        assert!(t.entries[a_records].violations.contains(&"fence-monotonic".to_string()));
+        assert!(t.entries[a_paid]
+            .violations
+            .contains(&"no-double-payment".to_string()));
+        assert!(t.entries[a_records]
+            .violations
+            .contains(&"fence-monotonic".to_string()));
         assert_eq!(verdict(&t, "no-double-debit"), Verdict::Violated);
     }
     let t = trace("inside-lock", 1);
@@ -90,7 +105,10 @@ fn claiming_the_job_row_then_calling_without_the_lease_pays_once() {
         let a_calls = position(&t, "worker-A -> payment-api: pay ₹10");
         let b_refused = position(&t, "job-db -> worker-B: 0 row(s)");
         assert!(a_releases < a_calls && a_calls < b_refused, "seed {seed}");
-        assert!(!t.entries.iter().any(|e| e.text.starts_with("worker-B -> payment-api")));
+        assert!(!t
+            .entries
+            .iter()
+            .any(|e| e.text.starts_with("worker-B -> payment-api")));
         assert_eq!(verdict(&t, "no-double-payment"), Verdict::Holds);
     }
 }
@@ -120,17 +138,30 @@ fn a_call_shorter_than_the_lease_does_no_harm_in_any_variant() {
         for seed in 0..20 {
             let t = run(&request(call, 5_000, seed), Limits::default(), Recording::Lines).unwrap();
             assert_eq!(t.outcome["payments_sent"], json!(1), "call={call} seed={seed}");
-            assert_eq!(t.outcome["max_concurrent_holders"], json!(1), "call={call} seed={seed}");
+            assert_eq!(
+                t.outcome["max_concurrent_holders"],
+                json!(1),
+                "call={call} seed={seed}"
+            );
         }
     }
-    let t = run(&request("inside-lock", 5_000, 1), Limits::default(), Recording::Lines).unwrap();
+    let t = run(
+        &request("inside-lock", 5_000, 1),
+        Limits::default(),
+        Recording::Lines,
+    )
+    .unwrap();
     assert!(beat_text(&t, "a-records").starts_with("A's answer comes back in time"));
 }
 
 #[test]
 fn every_variant_survives_crashes_and_pauses_of_its_workers() {
     for call in VARIANTS {
-        for script in ["3@crash:1;40@restart:1", "5@pause:1:20000", "12@crash:2;30@restart:2"] {
+        for script in [
+            "3@crash:1;40@restart:1",
+            "5@pause:1:20000",
+            "12@crash:2;30@restart:2",
+        ] {
             let mut r = request(call, 15_000, 3);
             r.actions = coordlab_sim::kernel::faults::parse_script(script).unwrap();
             let t = run(&r, Limits::default(), Recording::Lines).unwrap();

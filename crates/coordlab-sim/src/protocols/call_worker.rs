@@ -270,7 +270,9 @@ impl CallWorker {
                 ctx.set_timer(CallTimer::Retry, wait_ms * MS_US);
                 ctx.note(format!("{me} backs off; it asks again in {}.", seconds(wait_ms)));
             }
-            (LeaseMsg::TokenIs { last_token }, Stamping) if last_token == self.token => self.read_progress(ctx),
+            (LeaseMsg::TokenIs { last_token }, Stamping) if last_token == self.token => {
+                self.read_progress(ctx)
+            }
             (LeaseMsg::TokenIs { .. }, Stamping) => {
                 self.belief = None;
                 self.phase = Stopped("newer holder");

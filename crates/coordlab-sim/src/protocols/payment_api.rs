@@ -108,7 +108,13 @@ impl PaymentApi {
         });
         ctx.persist(self.durable.clone());
         let step = c.step;
-        ctx.send(c.from, LeaseMsg::PayResult { step, applied: !replay });
+        ctx.send(
+            c.from,
+            LeaseMsg::PayResult {
+                step,
+                applied: !replay,
+            },
+        );
     }
 }
 
@@ -146,7 +152,9 @@ impl Participant for PaymentApi {
         let sent: Vec<&Payment> = self.durable.payments.iter().filter(|p| p.applied).collect();
         let total: i64 = sent.iter().map(|p| p.amount).sum();
         let s = match self.calls.first() {
-            Some(c) => Summary::new("working", Tone::Holds).detail(format!("on {}'s call", view.name(c.from))),
+            Some(c) => {
+                Summary::new("working", Tone::Holds).detail(format!("on {}'s call", view.name(c.from)))
+            }
             None => Summary::new("idle", Tone::Quiet),
         };
         s.badge("payouts", sent.len())

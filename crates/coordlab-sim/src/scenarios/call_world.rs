@@ -130,7 +130,9 @@ impl World for CallWorld {
         if let Some(d) = self.api(nodes) {
             let mut payouts = LeaseWorld::payments_table(nodes, d);
             payouts.title = "payouts".into();
-            let calls = nodes.live::<PaymentApi>(self.api).map_or(&[][..], |a| &a.calls[..]);
+            let calls = nodes
+                .live::<PaymentApi>(self.api)
+                .map_or(&[][..], |a| &a.calls[..]);
             for c in calls {
                 payouts.rows.push(vec![
                     nodes.name(c.from).to_string(),
@@ -183,15 +185,11 @@ impl World for CallWorld {
     }
 
     fn holdings(&self, nodes: &Nodes<'_>) -> Vec<Holding> {
-        Holding::of(
-            self.workers.iter().copied(),
-            self.inner.granted_to(nodes),
-            |w| {
-                nodes
-                    .live::<CallWorker>(w)
-                    .is_some_and(CallWorker::believes_it_holds)
-            },
-        )
+        Holding::of(self.workers.iter().copied(), self.inner.granted_to(nodes), |w| {
+            nodes
+                .live::<CallWorker>(w)
+                .is_some_and(CallWorker::believes_it_holds)
+        })
     }
 
     fn take_notes(&mut self) -> Vec<String> {

@@ -1,4 +1,4 @@
-//! `lock-across-call` (curriculum §2 and §9, "try not to hold a lock across a network call"):
+//! `lock-across-call` (curriculum §2, §5 and §9: "try not to hold a lock across a network call"):
 //! worker A takes a 10 s lease on payout-42 (token 33), sized for a payment API that usually
 //! answers in 1 s, and calls it to pay out ₹10. This call stalls for 15 s. A does not renew,
 //! so the lease expires mid-call; B takes it with token 34, finds no payout recorded and
@@ -13,8 +13,7 @@
 use super::call_world::CallWorld;
 use super::common::WORKER_FAULTS;
 use super::lease_setup::{
-    add_store, choice, holds_if, int, millis, StorePlan, OPENING_BALANCE, SINK_FAULTS,
-    STORE_FAULTS,
+    add_store, choice, holds_if, int, millis, StorePlan, OPENING_BALANCE, SINK_FAULTS, STORE_FAULTS,
 };
 use super::lease_table_beats::{granted_to, grants, refused, writes};
 use super::lease_world::{accepted, rejected, HolderCount, LeaseProperty::*, LeaseWorld};
@@ -50,7 +49,7 @@ pub fn info() -> ScenarioInfo {
     ScenarioInfo {
         id: ID,
         chapter: 3,
-        sections: "§2, §9",
+        sections: "§2, §5, §9",
         title: "A lock held across a network call",
         summary: "A calls a slow payment API while holding a 10 s lease. The call outlives the lease, B makes the same call, and the API pays twice. The remedies: hold the lock only for a short claim, or make the call idempotent and the record fenced.",
         params: vec![
@@ -150,7 +149,9 @@ pub fn expectation(params: &Params) -> Expectation {
         _ => (Vec::new(), Vec::new()),
     };
     if !outcome.is_empty() {
-        let paid = outcome.iter().any(|(k, v)| k == "payments_sent" && v == &json!(1));
+        let paid = outcome
+            .iter()
+            .any(|(k, v)| k == "payments_sent" && v == &json!(1));
         if paid {
             outcome.push(("balance".into(), json!(OPENING_BALANCE - AMOUNT)));
         }
@@ -201,7 +202,13 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         stall_ms: int(params, "call_ms"),
         usual_ms: USUAL_MS,
     };
-    setup.add::<PaymentApi>("payment-api", "rail", &SINK_FAULTS, timing, PaymentRail::initial());
+    setup.add::<PaymentApi>(
+        "payment-api",
+        "rail",
+        &SINK_FAULTS,
+        timing,
+        PaymentRail::initial(),
+    );
     if outside {
         setup.add::<JobTable>("job-db", "job-table", &STORE_FAULTS, (), JobTable::initial());
     }
