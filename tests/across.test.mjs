@@ -18,6 +18,7 @@ test('lock-across-call: the call outlives the lease and the API pays out twice',
   const page = await open('#/play/lock-across-call');
   await page.getByRole('heading', { name: 'A lock held across a network call', level: 1 }).waitFor();
   await goToBeat(page, 'Mid-call, the lease expires: B gets token 34');
+  await goToBeat(page, 'B makes the same call');
   assert.match(await page.locator('.unsafe-banner').textContent(), /worker-A and worker-B each believe they own payout-42/);
   await goToBeat(page, 'The API pays out a second time');
   assert.match(await page.locator('.story .beat-text').textContent(), /another ₹10 goes out for payout-42/);
