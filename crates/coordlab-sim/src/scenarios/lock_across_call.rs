@@ -319,13 +319,13 @@ fn beats(setup: &mut Setup, variant: &str, call_ms: u64) {
         (
             "api-pays-once",
             "The API pays once: A's call is a replay",
-            "B's call paid and recorded key payout-42#1. A's call ends with the same key: nothing is sent, and A gets the earlier result.",
+            "B's call paid and recorded key payout-42#1. A's call ends with the same key: nothing is sent, and A gets the earlier result. (This API checks the key as it pays; some refuse a repeat that arrives mid-call.)",
         )
     } else {
         (
             "api-pays-twice",
             "The API pays out a second time",
-            "A's stalled call finishes: another ₹10 goes out for payout-42. Someone else's slowest answer became A's lock duration.",
+            "A's stalled call finishes: another ₹10 goes out for payout-42. The lease was sized for the usual answer, not the slowest.",
         )
     };
     setup.beat(key, title, text, move |n, _| {
