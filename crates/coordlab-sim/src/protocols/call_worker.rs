@@ -374,3 +374,111 @@ impl Participant for CallWorker {
         card::down_with_job(durable.finished)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::testing::{sent, Harness};
+
+    const STORE: NodeId = NodeId(0);
+    const LEDGER: NodeId = NodeId(2);
+    const API: NodeId = NodeId(3);
+    const JOBS: NodeId = NodeId(4);
+
+    fn worker(placement: Placement) -> Harness<CallWorker> {
+        let config = CallConfig {
+            plan: CallPlan {
+                lease: "payout-42".into(),
+                ttl_ms: 10_000,
+                start_after_ms: (0, 0),
+                retry_ms: 5_000,
+                amount: 10,
+                placement,
+                idempotency_key: false,
+                fenced: false,
+            },
+            store: STORE,
+            ledger: LEDGER,
+            api: API,
+            jobs: Some(JOBS),
+        };
+        let w = CallWorker::recover(&config, NodeId(1), &WorkerDurable { finished: false });
+        Harness::new(NodeId(1), w, &["store", "w", "ledger", "api", "jobs"])
+    }
+
+    fn granted() -> LeaseMsg {
+        LeaseMsg::Granted {
+            lease: "payout-42".into(),
+            token: FencingToken(33),
+            ttl_ms: 10_000,
+        }
+    }
+
+    fn msgs(fx: &[crate::kernel::participant::Effect<CallWorker>]) -> Vec<(NodeId, LeaseMsg)> {
+        sent(fx)
+    }
+
+    #[test]
+    fn across_the_call_it_still_believes_it_holds_while_it_waits() {
+        let mut w = worker(Placement::AcrossCall);
+        w.fire(CallTimer::Start);
+        assert_eq!(
+            msgs(&w.deliver(STORE, granted())),
+            vec![(LEDGER, LeaseMsg::ReadProgress)]
+        );
+        let fx = w.deliver(LEDGER, LeaseMsg::Progress { steps_done: 0 });
+        assert!(matches!(msgs(&fx)[..], [(API, LeaseMsg::Pay { .. })]));
+        assert!(w.node.believes_it_holds());
+        // Its answer is recorded with the token, unchecked.
+        let fx = w.deliver(
+            API,
+            LeaseMsg::PayResult {
+                step: 1,
+                applied: true,
+            },
+        );
+        let write = LeaseMsg::Write {
+            step: 1,
+            amount: 10,
+            token: FencingToken(33),
+            check: WriteCheck::Unfenced,
+        };
+        assert_eq!(msgs(&fx), vec![(LEDGER, write)]);
+    }
+
+    #[test]
+    fn claiming_first_it_lets_go_before_it_calls_and_records_without_a_token() {
+        let mut w = worker(Placement::ClaimThenCall);
+        w.fire(CallTimer::Start);
+        let claim = LeaseMsg::ClaimJob {
+            key: "payout-42".into(),
+        };
+        assert_eq!(msgs(&w.deliver(STORE, granted())), vec![(JOBS, claim)]);
+        let fx = w.deliver(JOBS, LeaseMsg::RowsChanged { rows: 1 });
+        assert!(matches!(msgs(&fx)[..], [(STORE, LeaseMsg::Release { .. })]));
+        let released = LeaseMsg::Released {
+            lease: "payout-42".into(),
+            deleted: true,
+        };
+        let fx = w.deliver(STORE, released);
+        assert!(matches!(msgs(&fx)[..], [(API, LeaseMsg::Pay { .. })]));
+        assert!(!w.node.believes_it_holds());
+        let fx = w.deliver(
+            API,
+            LeaseMsg::PayResult {
+                step: 1,
+                applied: true,
+            },
+        );
+        assert!(matches!(
+            msgs(&fx)[..],
+            [(
+                LEDGER,
+                LeaseMsg::Write {
+                    token: FencingToken(0),
+                    ..
+                }
+            )]
+        ));
+    }
+}

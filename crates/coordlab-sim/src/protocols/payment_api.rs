@@ -162,3 +162,85 @@ impl Participant for PaymentApi {
             .minor("knows no tokens")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::testing::{sent, timers_set, Harness};
+    use crate::protocols::payment_rail::PaymentRail;
+
+    const A: NodeId = NodeId(0);
+    const B: NodeId = NodeId(1);
+
+    fn api() -> Harness<PaymentApi> {
+        let timing = ApiTiming {
+            stall_ms: 15_000,
+            usual_ms: 1_000,
+        };
+        let api = PaymentApi::recover(&timing, NodeId(2), &PaymentRail::initial());
+        Harness::new(NodeId(2), api, &["worker-A", "worker-B", "payment-api"])
+    }
+
+    fn pay(key: Option<&str>) -> LeaseMsg {
+        LeaseMsg::Pay {
+            step: 1,
+            amount: 10,
+            idempotency_key: key.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn the_first_call_stalls_and_pays_only_when_it_is_done() {
+        let mut api = api();
+        let fx = api.deliver(A, pay(None));
+        assert_eq!(timers_set(&fx), vec![(ApiTimer(1), 15_000 * MS_US)]);
+        assert!(sent::<_, LeaseMsg>(&fx).is_empty() && api.node.durable.payments.is_empty());
+        let fx = api.deliver(B, pay(None));
+        assert_eq!(timers_set(&fx), vec![(ApiTimer(2), 1_000 * MS_US)]);
+        let fx = api.fire(ApiTimer(2));
+        assert_eq!(
+            sent(&fx),
+            vec![(
+                B,
+                LeaseMsg::PayResult {
+                    step: 1,
+                    applied: true
+                }
+            )]
+        );
+        // Without a key the stalled call pays again when it finishes.
+        let fx = api.fire(ApiTimer(1));
+        assert_eq!(
+            sent(&fx),
+            vec![(
+                A,
+                LeaseMsg::PayResult {
+                    step: 1,
+                    applied: true
+                }
+            )]
+        );
+        assert_eq!(api.node.durable.payments.iter().filter(|p| p.applied).count(), 2);
+    }
+
+    #[test]
+    fn a_key_paid_before_is_answered_as_a_replay_and_pays_nothing() {
+        let mut api = api();
+        api.deliver(A, pay(Some("payout-42#1")));
+        api.deliver(B, pay(Some("payout-42#1")));
+        api.fire(ApiTimer(2));
+        let fx = api.fire(ApiTimer(1));
+        assert_eq!(
+            sent(&fx),
+            vec![(
+                A,
+                LeaseMsg::PayResult {
+                    step: 1,
+                    applied: false
+                }
+            )]
+        );
+        let applied: Vec<bool> = api.node.durable.payments.iter().map(|p| p.applied).collect();
+        assert_eq!(applied, vec![true, false]);
+    }
+}
