@@ -25,14 +25,14 @@ use crate::protocols::payment_rail::PaymentRail;
 pub const OPENING_BALANCE: i64 = 100;
 
 /// Faults a user may inject on the lease store (more with [`StorePlan::clock_faults`]).
-const STORE_FAULTS: [FaultKind; 4] = [
+pub(super) const STORE_FAULTS: [FaultKind; 4] = [
     FaultKind::Pause,
     FaultKind::Crash,
     FaultKind::Restart,
     FaultKind::Network,
 ];
 /// Faults a user may inject on the ledger or the rail: they are never down, only slow or cut off.
-const SINK_FAULTS: [FaultKind; 2] = [FaultKind::Pause, FaultKind::Network];
+pub(super) const SINK_FAULTS: [FaultKind; 2] = [FaultKind::Pause, FaultKind::Network];
 
 /// The lease store of a scenario.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -176,7 +176,7 @@ pub fn build(plan: LeasePlan) -> Setup {
     setup
 }
 
-fn add_store(setup: &mut Setup, plan: &StorePlan, lease: &str) -> NodeId {
+pub(super) fn add_store(setup: &mut Setup, plan: &StorePlan, lease: &str) -> NodeId {
     let mut faults = STORE_FAULTS.to_vec();
     if plan.clock_faults {
         faults.push(FaultKind::Clock);

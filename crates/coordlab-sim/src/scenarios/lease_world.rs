@@ -118,7 +118,7 @@ pub struct HolderCount {
 }
 
 impl HolderCount {
-    fn observe(&mut self, holders: u32, now_us: u64) {
+    pub(super) fn observe(&mut self, holders: u32, now_us: u64) {
         self.max = self.max.max(holders);
         match (holders >= 2, self.window_opened_us) {
             (true, None) => self.window_opened_us = Some(now_us),
@@ -131,7 +131,7 @@ impl HolderCount {
     }
 
     /// How long two or more workers at once believed they held the lease, in total.
-    fn unsafe_window_us(&self, now_us: u64) -> u64 {
+    pub(super) fn unsafe_window_us(&self, now_us: u64) -> u64 {
         self.window_closed_total_us + self.window_opened_us.map_or(0, |opened| now_us - opened)
     }
 }
@@ -184,7 +184,7 @@ impl LeaseWorld {
     /// says otherwise does not change the answer. A crashed store answers from its disk, which
     /// is what it will serve when it comes back. A released row has `expires_at = now()` of
     /// the release, so it grants nobody from then on.
-    fn granted_to(&self, nodes: &Nodes<'_>) -> Option<NodeId> {
+    pub(super) fn granted_to(&self, nodes: &Nodes<'_>) -> Option<NodeId> {
         let store = self.store?;
         let row = self.store_durable(nodes)?.rows.get(self.lease.as_str())?;
         let store_now = nodes.local_now_us.get(store.index()).copied().unwrap_or(0);
@@ -497,7 +497,7 @@ impl LeaseWorld {
         [account, writes]
     }
 
-    fn payments_table(nodes: &Nodes<'_>, r: &RailDurable) -> TableView {
+    pub(super) fn payments_table(nodes: &Nodes<'_>, r: &RailDurable) -> TableView {
         TableView {
             title: "payments".into(),
             columns: columns(&["from", "step", "amount", "idempotency key", "result"]),

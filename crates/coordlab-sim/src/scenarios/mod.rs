@@ -3,6 +3,7 @@
 //! the validation of everything a user can type.
 
 pub mod advisory_locks;
+pub mod call_world;
 pub mod chubby_sequencer;
 pub mod clock_skew;
 mod clock_skew_beats;
@@ -21,6 +22,7 @@ pub mod lease_setup;
 pub mod lease_stampede;
 mod lease_table_beats;
 pub mod lease_world;
+pub mod lock_across_call;
 pub mod lock_alternatives;
 pub mod lock_granularity;
 pub mod lock_service_common;
@@ -443,6 +445,7 @@ static REGISTRY: &[ScenarioDef] = &[
     scenario!("fencing", zombie_worker),
     scenario!("fencing", clock_skew),
     scenario!("unfenceable", unfenceable_resource),
+    scenario!("unfenceable", lock_across_call),
     scenario!("leases", lock_alternatives),
     scenario!("fencing", lease_stampede),
     scenario!("raft", raft_election),
