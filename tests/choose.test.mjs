@@ -119,7 +119,7 @@ test('every combination of answers gets advice whose links open the scenarios th
     await player.getByRole('heading', { name: title, level: 1 }).waitFor();
     assert.match(await player.evaluate(() => location.hash), new RegExp(`^#/play/${id}\\?`));
     await player.close();
-    checked.push(id);
+    checked.push(href);
   }
   console.log(`${links.size} links; opened in the player: ${checked.join(', ') || 'none (their bundles are not built)'}`);
 });

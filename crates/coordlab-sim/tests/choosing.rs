@@ -78,11 +78,18 @@ fn check(e: &Evidence) -> Vec<String> {
     if e.shows.is_empty() {
         return vec![format!("{where_}: states nothing the run must show")];
     }
-    let given: Params = e.params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let given: Params = e
+        .params
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     if let Err(err) = resolve_params(&def.info(), &given) {
         return vec![format!("{where_}: {err}")];
     }
-    let plain = |s: &str| s.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+    let plain = |s: &str| {
+        s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+    };
     if !e.params.iter().all(|(k, v)| plain(k) && plain(v)) {
         return vec![format!("{where_}: a parameter would need escaping in the link")];
     }
@@ -126,7 +133,11 @@ fn every_advice_links_to_runs_that_show_what_it_says() {
         seen.push(advice);
         assert!(!advice.evidence.is_empty(), "{}: no link", advice.head);
         for e in advice.evidence {
-            wrong.extend(check(e).into_iter().map(|m| format!("{answers:?} {}: {m}", advice.head)));
+            wrong.extend(
+                check(e)
+                    .into_iter()
+                    .map(|m| format!("{answers:?} {}: {m}", advice.head)),
+            );
         }
     }
     assert_eq!(seen.len(), 7, "each advice is reached by some answers");
@@ -143,7 +154,11 @@ fn every_rule_links_to_a_run_that_shows_it() {
 fn with_redis_the_token_comes_from_the_acquiring_script_not_from_elsewhere() {
     // Exclusive time, a resource that checks tokens, no need to survive a failover, Redis.
     let advice = recommend([Some(1), Some(0), Some(1), Some(1)]).unwrap();
-    assert!(advice.why.contains("in one Lua script that returns the number"), "{}", advice.why);
+    assert!(
+        advice.why.contains("in one Lua script that returns the number"),
+        "{}",
+        advice.why
+    );
     assert!(!advice.why.contains("from the database"), "{}", advice.why);
     let links: Vec<String> = advice.evidence.iter().map(Evidence::link).collect();
     assert_eq!(
@@ -182,7 +197,12 @@ fn the_rules_include_the_network_call_and_tie_the_ttl_to_a_pause_longer_than_it(
         "#/play/lock-across-call"
     );
     let ttl = &rule("Set the TTL").evidence;
-    let param = |k: &str| ttl.params.iter().find(|(key, _)| *key == k).map(|(_, v)| v.parse::<u64>().unwrap());
+    let param = |k: &str| {
+        ttl.params
+            .iter()
+            .find(|(key, _)| *key == k)
+            .map(|(_, v)| v.parse::<u64>().unwrap())
+    };
     let (ttl_ms, pause_ms) = (param("ttl_ms").unwrap(), param("pause_ms").unwrap());
     assert!(pause_ms > ttl_ms, "the linked run's pause outlasts its TTL");
     assert!(ttl.shows.contains(&Shows::Outcome("max_concurrent_holders", "2")));
