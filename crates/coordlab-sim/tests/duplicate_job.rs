@@ -167,7 +167,86 @@ fn with_a_run_key_the_late_replica_finds_the_run_taken_and_does_nothing() {
         assert_eq!(t.outcome["conflicts"], json!(1), "seed {seed}");
         assert_eq!(t.outcome["finished_by"], json!(["replica-A"]), "seed {seed}");
         assert_eq!(verdict(&t, "no-double-debit"), Verdict::Holds);
-        assert!(t.entries.iter().any(|e| e.text == "job-db -> replica-B: 0 row(s)"
-            && e.notes.iter().any(|n| n.contains("The run key is taken"))));
+        assert!(t
+            .entries
+            .iter()
+            .any(|e| e.text == "ledger -> replica-B: duplicate key: ROLLBACK"
+                && e.notes.iter().any(|n| n.contains("this run happened"))));
     }
+}
+
+/// `lock=lease-and-run-key`, seed 1, with replica-A crashed as the entry after `after`
+/// (the first entry whose text starts with it) — replica-A wins the lease with seed 1.
+fn crash_a_after(after: &str) -> Trace {
+    let plain = trace("lease-and-run-key", 1);
+    let at = plain
+        .entries
+        .iter()
+        .position(|e| e.text.starts_with(after))
+        .unwrap_or_else(|| panic!("no entry `{after}`"));
+    let req = RunRequest {
+        actions: parse_script(&format!("{}@crash:1", at + 1)).unwrap(),
+        ..request("lease-and-run-key", 1)
+    };
+    run(&req, Limits::default(), Recording::Lines).unwrap()
+}
+
+/// The beats reached, in the order they happened.
+fn beat_titles(t: &Trace) -> Vec<String> {
+    let mut reached: Vec<(u32, String)> = t.reached_beats().map(|(s, b)| (s, b.title.clone())).collect();
+    reached.sort();
+    reached.into_iter().map(|(_, title)| title).collect()
+}
+
+#[test]
+fn a_holder_that_crashes_before_its_commit_leaves_the_run_to_the_other_replica_exactly_once() {
+    let t = crash_a_after("lease-store -> replica-A: granted");
+    assert_eq!(t.outcome["balance"], json!(70), "the job is done once");
+    assert_eq!(t.outcome["finished_by"], json!(["replica-B"]));
+    assert_eq!(verdict(&t, "job-completes"), Verdict::Holds);
+    assert_eq!(verdict(&t, "no-double-debit"), Verdict::Holds);
+    let crashed = t
+        .entries
+        .iter()
+        .position(|e| e.text == "replica-A crashes")
+        .unwrap();
+    let (debit_at, _) = t
+        .reached_beats()
+        .find(|(_, b)| b.title == "The debit and the run key commit together")
+        .expect("the debit beat");
+    assert!(
+        debit_at as usize > crashed,
+        "replica-B commits after replica-A's crash"
+    );
+}
+
+#[test]
+fn a_holder_that_crashes_after_its_commit_has_done_the_job_and_the_retry_rolls_back() {
+    let t = crash_a_after("replica-A -> ledger: BEGIN; INSERT INTO job_run");
+    assert_eq!(t.outcome["balance"], json!(70));
+    assert_eq!(t.outcome["conflicts"], json!(1), "replica-B's attempt rolls back");
+    assert_eq!(
+        t.outcome["finished_by"],
+        json!([]),
+        "nobody heard the commit, but the key is there"
+    );
+    assert_eq!(verdict(&t, "job-completes"), Verdict::Holds);
+    assert_eq!(verdict(&t, "no-double-debit"), Verdict::Holds);
+    assert!(beat_titles(&t).contains(&"A second attempt finds the key and rolls back".to_string()));
+}
+
+#[test]
+fn the_run_key_variant_tells_its_own_story_in_its_beats() {
+    let t = trace("lease-and-run-key", 1);
+    assert_eq!(
+        beat_titles(&t),
+        [
+            "2am: the job fires on both replicas",
+            "One replica gets the lease",
+            "The other replica backs off, to ask again",
+            "The debit and the run key commit together",
+            "The lease goes; the run key stays",
+            "A second attempt finds the key and rolls back",
+        ]
+    );
 }

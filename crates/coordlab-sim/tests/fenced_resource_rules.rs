@@ -330,3 +330,59 @@ fn a_run_whose_writes_carry_no_token_never_says_token_0() {
         writes.rows
     );
 }
+
+fn with_key(r: &mut R, from: NodeId) -> Fx {
+    r.deliver(
+        from,
+        LeaseMsg::WriteWithRunKey {
+            step: 1,
+            amount: 10,
+            token: FencingToken(0),
+            check: WriteCheck::Unfenced,
+            key: "nightly:2025-03-14".into(),
+        },
+    )
+}
+
+#[test]
+fn a_debit_with_a_run_key_commits_both_and_a_second_one_rolls_back_entirely() {
+    let mut r = ledger(0);
+    let fx = with_key(&mut r, A);
+    assert_eq!(sent(&fx), vec![(A, result(1, 0, true, None))]);
+    let d = only_persisted(&fx);
+    assert_eq!(d.balance, 90);
+    assert_eq!(d.runs.get(&"nightly:2025-03-14".to_string()), Some(&A));
+    let fx = with_key(&mut r, B);
+    let key = "nightly:2025-03-14".to_string();
+    assert_eq!(
+        sent(&fx),
+        vec![(B, result(1, 0, false, Some(RejectReason::RunKeyTaken { key })))]
+    );
+    let d = only_persisted(&fx);
+    assert_eq!(
+        (d.balance, d.run_conflicts, d.writes.len()),
+        (90, 1, 1),
+        "nothing of B's transaction is kept"
+    );
+    assert!(narration(&fx).contains("The whole transaction rolls back"));
+}
+
+#[test]
+fn a_refused_debit_takes_its_run_key_with_it() {
+    let mut r = ledger(5);
+    let fx = r.deliver(
+        A,
+        LeaseMsg::WriteWithRunKey {
+            step: 1,
+            amount: 10,
+            token: FencingToken(4),
+            check: WriteCheck::TokenPredicate,
+            key: "nightly:2025-03-14".into(),
+        },
+    );
+    assert!(!only_persisted(&fx).writes[0].accepted);
+    assert!(
+        r.node.durable.runs.is_empty(),
+        "the key did not commit without its debit"
+    );
+}

@@ -416,6 +416,14 @@ fn a_stale_expiry_timer_changes_nothing_after_a_takeover_or_a_release() {
         narration(&fx)
     );
     assert!(persisted(&fx).is_empty());
+    // A's timer, after B took the lease over and released it: B no longer holds it.
+    let fx = s.fire(expiry(33));
+    assert!(
+        narration(&fx).contains("worker-B took it over with token 34 since, and has released it"),
+        "{}",
+        narration(&fx)
+    );
+    assert!(!narration(&fx).contains("holds it"));
 }
 
 #[test]

@@ -21,8 +21,7 @@ const STORE: NodeId = NodeId(0);
 const ME: NodeId = NodeId(1);
 const LEDGER: NodeId = NodeId(2);
 const OTHER: NodeId = NodeId(3);
-const JOBS: NodeId = NodeId(4);
-const NAMES: [&str; 5] = ["store", "worker-A", "ledger", "worker-B", "job-db"];
+const NAMES: [&str; 4] = ["store", "worker-A", "ledger", "worker-B"];
 
 type Fx = Vec<Effect<LeaseWorker>>;
 type W = testing::Harness<LeaseWorker>;
@@ -31,7 +30,6 @@ fn worker_with(plan: WorkerPlan, finished: bool) -> W {
     let config = WorkerConfig {
         plan,
         authority: Some(STORE),
-        job_table: Some(JOBS),
         sink_node: LEDGER,
     };
     let w = LeaseWorker::recover(&config, &WorkerDurable { finished });
@@ -643,44 +641,64 @@ fn with_run_key() -> WorkerPlan {
     WorkerPlan {
         run_key: Some("job:2025-03-14".into()),
         check_progress: false,
+        steps: 1,
         ..leased()
     }
 }
 
-#[test]
-fn with_a_run_key_the_worker_claims_the_run_after_the_lease_and_works_if_the_insert_wins() {
-    let mut w = worker(with_run_key());
-    w.fire(LeaseTimer::Start);
-    let fx = grant(&mut w, 1);
-    assert_eq!(
-        sent(&fx),
-        vec![(
-            JOBS,
-            LeaseMsg::InsertJobRow {
-                key: "job:2025-03-14".into()
-            }
-        )]
-    );
-    assert_eq!(w.node.phase, Phase::ClaimingRun);
-    // Only the job table's answer counts.
-    w.deliver(LEDGER, LeaseMsg::RowsChanged { rows: 1 });
-    assert_eq!(w.node.phase, Phase::ClaimingRun);
-    let fx = w.deliver(JOBS, LeaseMsg::RowsChanged { rows: 1 });
-    assert_eq!(
-        timers_set(&fx),
-        vec![(LeaseTimer::StepDone { step: 1 }, 4_000 * MS_US)]
-    );
+/// The one-step job's transaction: its debit with the run key.
+fn write_with_key(token: u64) -> LeaseMsg {
+    LeaseMsg::WriteWithRunKey {
+        step: 1,
+        amount: 10,
+        token: FencingToken(token),
+        check: WriteCheck::TokenPredicate,
+        key: "job:2025-03-14".into(),
+    }
 }
 
 #[test]
-fn with_a_run_key_a_conflict_means_the_run_happened_so_the_worker_lets_go_without_writing() {
+fn with_a_run_key_the_debit_carries_the_key_in_its_own_transaction() {
+    let mut w = worker(with_run_key());
+    w.fire(LeaseTimer::Start);
+    // No separate insert before the work: the grant starts the step.
+    let fx = grant(&mut w, 1);
+    assert!(sent(&fx).is_empty(), "{fx:?}");
+    assert_eq!(
+        timers_set(&fx),
+        vec![
+            (LeaseTimer::Heartbeat, 10_000 * MS_US),
+            (LeaseTimer::StepDone { step: 1 }, 4_000 * MS_US)
+        ]
+    );
+    let fx = w.fire(LeaseTimer::StepDone { step: 1 });
+    assert_eq!(sent(&fx), vec![(LEDGER, write_with_key(1))]);
+    assert!(narration(&fx).contains("to commit together or not at all"));
+    let fx = result(&mut w, 1, 1, true);
+    assert_eq!(sent(&fx), vec![(STORE, release_msg())]);
+    assert!(w.node.finished);
+}
+
+#[test]
+fn with_a_run_key_a_rolled_back_transaction_means_the_run_happened_so_the_worker_lets_go() {
     let mut w = worker(with_run_key());
     w.fire(LeaseTimer::Start);
     grant(&mut w, 2);
-    let fx = w.deliver(JOBS, LeaseMsg::RowsChanged { rows: 0 });
+    w.fire(LeaseTimer::StepDone { step: 1 });
+    let fx = w.deliver(
+        LEDGER,
+        LeaseMsg::WriteResult {
+            step: 1,
+            token: FencingToken(2),
+            accepted: false,
+            reason: Some(RejectReason::RunKeyTaken {
+                key: "job:2025-03-14".into(),
+            }),
+        },
+    );
     assert_eq!(sent(&fx), vec![(STORE, release_msg())]);
     assert_eq!(cancelled(&fx), vec![LeaseTimer::Heartbeat]);
-    assert!(narration(&fx).contains("The run key is taken"));
+    assert!(narration(&fx).contains("this run happened"));
     assert!(!w.node.believes_it_holds());
     w.deliver(
         STORE,

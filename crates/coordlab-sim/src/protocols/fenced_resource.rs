@@ -12,6 +12,7 @@
 
 use super::card;
 use super::lease_msg::{LeaseMsg, RejectReason, WriteCheck};
+use crate::kernel::collections::VecMap;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::{Ctx, NoTimer, Participant, ViewCtx};
 use crate::kernel::view::{Summary, Tone};
@@ -55,6 +56,11 @@ pub struct ResourceDurable {
     pub writes: Vec<WriteRecord>,
     /// The highest job step that has been applied.
     pub steps_done: u32,
+    /// Rows of `job_run`, in the same database as the account: a run's key, inserted in the
+    /// transaction of the debit it guards, and who committed it.
+    pub runs: VecMap<String, NodeId>,
+    /// Transactions rolled back because their run key was already there.
+    pub run_conflicts: u32,
 }
 
 /// How the scenario introduces the ledger when it starts: what the learner should know about
@@ -83,6 +89,8 @@ impl FencedResource {
             last_token: FencingToken(0),
             writes: Vec::new(),
             steps_done: 0,
+            runs: VecMap::new(),
+            run_conflicts: 0,
         }
     }
 
@@ -106,84 +114,14 @@ impl FencedResource {
                 amount,
                 token,
                 check,
-            } => {
-                let highest = self.durable.last_token;
-                let stale = token < highest;
-                let checked = check == WriteCheck::TokenPredicate;
-                let accepted = !(stale && checked);
-                let reason = (!accepted).then_some(RejectReason::StaleToken { token, highest });
-                let balance_before = self.durable.balance;
-                if accepted {
-                    self.durable.balance -= amount;
-                    self.durable.last_token = highest.max(token);
-                    self.durable.steps_done = self.durable.steps_done.max(step);
-                }
-                let balance = self.durable.balance;
-                ctx.note(match (accepted, stale) {
-                    _ if check.no_token(token) => format!(
-                        "The ledger applies {who}'s step {step}, which carries no token: balance ₹{balance}."
-                    ),
-                    (true, false) if checked => format!(
-                        "The ledger applies {who}'s step {step}: last_token was {highest}, and {highest} <= {token}, so the row matches. UPDATE 1: balance ₹{balance}, last_token {token}."
-                    ),
-                    (true, false) => format!(
-                        "The ledger applies {who}'s step {step}. It carries token {token}, but the statement does not check it: balance ₹{balance}, last_token {}.",
-                        self.durable.last_token
-                    ),
-                    (true, true) => format!(
-                        "{who}'s write carries token {token}, older than {highest} — but nothing checks it, so it lands: balance ₹{balance}. A stale holder just changed the account."
-                    ),
-                    (false, _) => format!(
-                        "The ledger refuses {who}'s step {step}: last_token is {highest}, and {highest} <= {token} is false, so the statement matches no row. UPDATE 0: the balance stays ₹{balance_before}."
-                    ),
-                });
-                // The first time `<=` rather than `<` is what lets a write through, say why.
-                let first_equal = !self
-                    .durable
-                    .writes
-                    .iter()
-                    .any(|w| w.checked && w.accepted && w.token == w.highest_before && w.token.0 > 0);
-                if accepted && checked && token == highest && token.0 > 0 && first_equal {
-                    ctx.note(format!(
-                        "Why <= where the curriculum writes <: last_token is already {token}, from this holder's own mark or earlier write. With < a holder would lock itself out after its first write. <= refuses every older token but lets an equal one through, so no two grants may share a number."
-                    ));
-                }
-                let earlier = self
-                    .durable
-                    .writes
-                    .iter()
-                    .find(|w| w.accepted && w.step == step);
-                if let (true, Some(earlier)) = (accepted, earlier) {
-                    let carried = match earlier.carries_no_token() {
-                        true => "with no token".to_string(),
-                        false => format!("with token {}", earlier.token),
-                    };
-                    ctx.note(format!(
-                        "Step {step} had already been applied by {} {carried}: the account is now debited for it twice.",
-                        ctx.name(earlier.worker)
-                    ));
-                }
-                self.durable.writes.push(WriteRecord {
-                    worker: from,
-                    step,
-                    token,
-                    amount,
-                    accepted,
-                    reason: reason.clone(),
-                    highest_before: highest,
-                    checked,
-                });
-                ctx.persist(self.durable.clone());
-                ctx.send(
-                    from,
-                    LeaseMsg::WriteResult {
-                        step,
-                        token,
-                        accepted,
-                        reason,
-                    },
-                );
-            }
+            } => self.write(ctx, from, (step, amount, token, check), None),
+            LeaseMsg::WriteWithRunKey {
+                step,
+                amount,
+                token,
+                check,
+                key,
+            } => self.write(ctx, from, (step, amount, token, check), Some(key)),
             LeaseMsg::Touch { token } if token > self.durable.last_token => {
                 let before = self.durable.last_token;
                 self.durable.last_token = token;
@@ -220,6 +158,117 @@ impl FencedResource {
             }
             _ => {}
         }
+    }
+
+    /// One step's debit; with `key`, in one transaction with the insert of the run's key into
+    /// `job_run`: a key already there rolls the whole transaction back, and a refused debit
+    /// takes the key with it.
+    fn write(
+        &mut self,
+        ctx: &mut Ctx<'_, Self>,
+        from: NodeId,
+        (step, amount, token, check): (u32, i64, FencingToken, WriteCheck),
+        key: Option<String>,
+    ) {
+        let who = ctx.name(from);
+        if let Some(owner) = key.as_ref().and_then(|k| self.durable.runs.get(k)) {
+            let (owner, key) = (ctx.name(*owner), key.clone().unwrap_or_default());
+            self.durable.run_conflicts += 1;
+            ctx.persist(self.durable.clone());
+            ctx.note(format!(
+                "{who}'s INSERT of {key} into job_run conflicts: {owner} committed this run already. The whole transaction rolls back, the debit with it: the balance stays ₹{}.",
+                self.durable.balance
+            ));
+            let reason = Some(RejectReason::RunKeyTaken { key });
+            ctx.send(
+                from,
+                LeaseMsg::WriteResult {
+                    step,
+                    token,
+                    accepted: false,
+                    reason,
+                },
+            );
+            return;
+        }
+        let highest = self.durable.last_token;
+        let stale = token < highest;
+        let checked = check == WriteCheck::TokenPredicate;
+        let accepted = !(stale && checked);
+        let reason = (!accepted).then_some(RejectReason::StaleToken { token, highest });
+        let balance_before = self.durable.balance;
+        if accepted {
+            if let Some(key) = key {
+                ctx.note(format!(
+                    "In the same transaction {who} inserts {key} into job_run: the key and the debit commit together, or neither does."
+                ));
+                self.durable.runs.insert(key, from);
+            }
+            self.durable.balance -= amount;
+            self.durable.last_token = highest.max(token);
+            self.durable.steps_done = self.durable.steps_done.max(step);
+        }
+        let balance = self.durable.balance;
+        ctx.note(match (accepted, stale) {
+            _ if check.no_token(token) => format!(
+                "The ledger applies {who}'s step {step}, which carries no token: balance ₹{balance}."
+            ),
+            (true, false) if checked => format!(
+                "The ledger applies {who}'s step {step}: last_token was {highest}, and {highest} <= {token}, so the row matches. UPDATE 1: balance ₹{balance}, last_token {token}."
+            ),
+            (true, false) => format!(
+                "The ledger applies {who}'s step {step}. It carries token {token}, but the statement does not check it: balance ₹{balance}, last_token {}.",
+                self.durable.last_token
+            ),
+            (true, true) => format!(
+                "{who}'s write carries token {token}, older than {highest} — but nothing checks it, so it lands: balance ₹{balance}. A stale holder just changed the account."
+            ),
+            (false, _) => format!(
+                "The ledger refuses {who}'s step {step}: last_token is {highest}, and {highest} <= {token} is false, so the statement matches no row. UPDATE 0: the balance stays ₹{balance_before}."
+            ),
+        });
+        // The first time `<=` rather than `<` is what lets a write through, say why.
+        let first_equal = !self
+            .durable
+            .writes
+            .iter()
+            .any(|w| w.checked && w.accepted && w.token == w.highest_before && w.token.0 > 0);
+        if accepted && checked && token == highest && token.0 > 0 && first_equal {
+            ctx.note(format!(
+                "Why <= where the curriculum writes <: last_token is already {token}, from this holder's own mark or earlier write. With < a holder would lock itself out after its first write. <= refuses every older token but lets an equal one through, so no two grants may share a number."
+            ));
+        }
+        let earlier = self.durable.writes.iter().find(|w| w.accepted && w.step == step);
+        if let (true, Some(earlier)) = (accepted, earlier) {
+            let carried = match earlier.carries_no_token() {
+                true => "with no token".to_string(),
+                false => format!("with token {}", earlier.token),
+            };
+            ctx.note(format!(
+                "Step {step} had already been applied by {} {carried}: the account is now debited for it twice.",
+                ctx.name(earlier.worker)
+            ));
+        }
+        self.durable.writes.push(WriteRecord {
+            worker: from,
+            step,
+            token,
+            amount,
+            accepted,
+            reason: reason.clone(),
+            highest_before: highest,
+            checked,
+        });
+        ctx.persist(self.durable.clone());
+        ctx.send(
+            from,
+            LeaseMsg::WriteResult {
+                step,
+                token,
+                accepted,
+                reason,
+            },
+        );
     }
 
     pub fn summary(&self, view: &ViewCtx<'_>) -> Summary {

@@ -66,6 +66,9 @@ pub enum RejectReason {
         token: FencingToken,
         highest: FencingToken,
     },
+    /// The write's transaction also inserted the run's key, which `job_run` already has: the
+    /// run happened, and the whole transaction rolled back.
+    RunKeyTaken { key: String },
 }
 
 impl RejectReason {
@@ -74,6 +77,7 @@ impl RejectReason {
             RejectReason::StaleToken { token, highest } => {
                 format!("token {token} < {highest}: a newer holder exists")
             }
+            RejectReason::RunKeyTaken { key } => format!("run key {key} exists: this run already happened"),
         }
     }
 }
@@ -111,6 +115,16 @@ pub enum LeaseMsg {
         amount: i64,
         token: FencingToken,
         check: WriteCheck,
+    },
+    /// The job's debit and its run key in one transaction: `INSERT INTO job_run (job_key)
+    /// VALUES (:key)` and the debit commit together, or neither does (a key already there
+    /// rolls both back). Answered with `WriteResult`.
+    WriteWithRunKey {
+        step: u32,
+        amount: i64,
+        token: FencingToken,
+        check: WriteCheck,
+        key: String,
     },
     /// A liveness mark on the protected row, carrying the worker's current token.
     Touch {
@@ -195,10 +209,25 @@ impl Label for LeaseMsg {
                     debit_sql(*amount, *token, *check)
                 )
             }
+            LeaseMsg::WriteWithRunKey {
+                amount,
+                token,
+                check,
+                key,
+                ..
+            } => format!(
+                "BEGIN; INSERT INTO job_run (job_key) VALUES ('{key}'); {}; COMMIT",
+                debit_sql(*amount, *token, *check)
+            ),
             LeaseMsg::Touch { token } => format!("heartbeat mark, token {token}: {}", mark_sql(*token)),
             LeaseMsg::WriteResult {
                 step, accepted: true, ..
             } => format!("step {step}: UPDATE 1"),
+            LeaseMsg::WriteResult {
+                accepted: false,
+                reason: Some(RejectReason::RunKeyTaken { .. }),
+                ..
+            } => "duplicate key: ROLLBACK".to_string(),
             LeaseMsg::WriteResult {
                 step,
                 accepted: false,

@@ -540,7 +540,12 @@ impl LeaseStore {
             return;
         };
         let owner = owner_name(row.owner, |id| ctx.name(id));
-        if row.token != timer.token {
+        if row.token != timer.token && row.released {
+            ctx.note(format!(
+                "{lapsed}, but {owner} took it over with token {} since, and has released it: nothing changes.",
+                row.token
+            ));
+        } else if row.token != timer.token {
             ctx.note(format!(
                 "{lapsed}, but {owner} holds it with token {} since: nothing changes.",
                 row.token

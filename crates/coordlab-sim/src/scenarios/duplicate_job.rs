@@ -10,9 +10,13 @@
 //!
 //! A lease only stops the runs from overlapping. A copy that fires late, after the first has
 //! finished and let go (`--actions '2@pause:2:5000'` freezes replica-B for 5 s), finds the
-//! lease free and runs the job again. `lease-and-run-key` adds the real fix: after the
-//! lease, each copy inserts the run's key (the job and its date) into a job table whose
-//! unique constraint lets one insert per run win, so the late copy finds the run taken.
+//! lease free and runs the job again. `lease-and-run-key` adds the real fix: the debit's
+//! transaction also inserts the run's key (the job and its date) into `job_run`, in the
+//! ledger's own database, whose unique constraint lets one insert per run commit. The key and
+//! the debit commit together or not at all, so a copy may safely come back later: each copy
+//! that finds the lease held asks again every 10 s, and a late copy's transaction finds the
+//! key and rolls back. A holder that crashes before its commit leaves neither, and the other
+//! copy runs the job once when the lease expires.
 
 use super::lease_setup::{build, choice, chosen, holds_if, worker, LeasePlan, OPENING_BALANCE};
 use super::lease_world::LeaseProperty::*;
@@ -21,8 +25,8 @@ use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::world::Nodes;
 use crate::properties::Verdict;
-use crate::protocols::fenced_resource::FencedResource;
-use crate::protocols::job_table::JobTable;
+use crate::protocols::fenced_resource::{FencedResource, ResourceDurable};
+use crate::protocols::lease_store::LeaseStore;
 use crate::protocols::lease_worker::{Coordination, Fencing, LeaseWorker, Phase, WorkerPlan};
 use serde_json::json;
 
@@ -37,7 +41,7 @@ pub fn info() -> ScenarioInfo {
         chapter: 2,
         sections: "§1, §3",
         title: "Duplicate 2am job",
-        summary: "Two replicas of a service both run the nightly job that debits ₹30. With nothing in between, the account is debited twice; with a lease, the copy that asks second is turned away — but only while the first holds it. A copy that fires after the first let go runs the job again, unless each run also claims a key of its own.",
+        summary: "Two replicas of a service both run the nightly job that debits ₹30. With nothing in between, the account is debited twice; with a lease, the copy that asks second is turned away — but only while the first holds it. A copy that fires after the first let go runs the job again, unless each run's debit also commits a key of its own: then a crash before the commit leaves the run to the other copy, and the job is done exactly once.",
         params: vec![choice(
             "lock",
             "Coordination",
@@ -47,7 +51,7 @@ pub fn info() -> ScenarioInfo {
                 ("lease", "lease — insert the lease row first; if it exists, back off"),
                 (
                     "lease-and-run-key",
-                    "lease and run key — also insert the run's key; a conflict means it already ran",
+                    "lease and run key — the debit's transaction inserts the run's key; a conflict rolls it back",
                 ),
             ],
         )],
@@ -58,14 +62,24 @@ fn uses_lease(params: &Params) -> bool {
     !chosen(params, "lock", "none")
 }
 
+fn with_key(params: &Params) -> bool {
+    chosen(params, "lock", "lease-and-run-key")
+}
+
 pub fn expectation(params: &Params) -> Expectation {
     let lease = uses_lease(params);
     let runs = if lease { 1 } else { 2 };
+    let mut outcome = vec![
+        ("balance".to_string(), json!(OPENING_BALANCE - DEBIT * runs)),
+        ("max_concurrent_holders".to_string(), json!(runs)),
+    ];
+    if with_key(params) {
+        // The copy that found the lease held comes back once it is free; its transaction
+        // finds the key and rolls back.
+        outcome.push(("conflicts".to_string(), json!(1)));
+    }
     Expectation {
-        outcome: vec![
-            ("balance".to_string(), json!(OPENING_BALANCE - DEBIT * runs)),
-            ("max_concurrent_holders".to_string(), json!(runs)),
-        ],
+        outcome,
         verdicts: vec![
             ("no-double-debit".to_string(), holds_if(lease)),
             ("job-completes".to_string(), Verdict::Holds),
@@ -82,8 +96,10 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         },
         // Each copy's 2am timer fires somewhere in this window (ms).
         start_after_ms: (0, 300),
-        // Denied means another copy is running the job: back off for good.
-        retry_ms: 0,
+        // Denied means another copy is running the job. Without a run key a copy backs off for
+        // good: coming back later would run the job again. With one it comes back every 10 s
+        // until the run is done: the key makes that safe, and a crashed holder's run is not lost.
+        retry_ms: if with_key(params) { 10_000 } else { 0 },
         // One step, much longer than the start jitter, so the copies always overlap.
         steps: 1,
         step_ms: 2_000,
@@ -91,7 +107,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         // Fencing is the subject of a later chapter; here the lease alone decides.
         fencing: Fencing::None,
         check_progress: false,
-        run_key: chosen(params, "lock", "lease-and-run-key").then(|| RUN_KEY.to_string()),
+        run_key: with_key(params).then(|| RUN_KEY.to_string()),
         ..WorkerPlan::leased("job:nightly-debit")
     };
     let mut setup = build(LeasePlan {
@@ -105,8 +121,8 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
 }
 
 const REPLICAS: [NodeId; 2] = [NodeId(1), NodeId(2)];
+const STORE: NodeId = NodeId(0);
 const LEDGER: NodeId = NodeId(3);
-const JOBS: NodeId = NodeId(4);
 
 fn replica<'a>(n: &Nodes<'a>, id: NodeId) -> Option<&'a LeaseWorker> {
     n.live::<LeaseWorker>(id)
@@ -129,10 +145,11 @@ fn beats(setup: &mut Setup, params: &Params) {
         "fire",
         "2am: the job fires on both replicas",
         "Each replica's timer fires within the same few hundred milliseconds.",
+        // A replica that crashed before its timer fired counts as fired: the story goes on.
         |n, _| {
             REPLICAS
                 .iter()
-                .all(|&r| replica(n, r).is_some_and(|w| w.phase != Phase::Idle))
+                .all(|&r| replica(n, r).is_none_or(|w| w.phase != Phase::Idle))
         },
     );
     if !uses_lease(params) {
@@ -161,19 +178,44 @@ fn beats(setup: &mut Setup, params: &Params) {
         );
         return;
     }
+    let with_key = with_key(params);
+    let (answers, why): (&[&str], &str) = if with_key {
+        (
+            &["It gets its own lease and runs too", "It finds the lease held and asks again later", "It gives up for tonight"],
+            "The row exists and has not expired, so its insert changes nothing. It comes back every 10 s: with the run key in the debit's transaction, a second attempt can never debit twice.",
+        )
+    } else {
+        (
+            &["It gets its own lease and runs too", "It finds the lease held and backs off", "It waits, then runs the job after the first"],
+            "The row exists and has not expired, so its insert changes nothing; with no retry configured it gives up for tonight.",
+        )
+    };
     setup
         .beat(
             "lease",
             "One replica gets the lease",
             "Its INSERT of the lease row arrives first, so it holds the lease and starts the job.",
-            |n, _| REPLICAS.iter().any(|&r| replica(n, r).is_some_and(|w| w.belief.is_some())),
+            // With a run key, also once the store has granted it: the holder may have crashed
+            // right after, and the story goes on with the other copy.
+            move |n, _| {
+                REPLICAS
+                    .iter()
+                    .any(|&r| replica(n, r).is_some_and(|w| w.belief.is_some()))
+                    || (with_key
+                        && n.durable::<LeaseStore>(STORE)
+                            .is_some_and(|s| !s.grants.is_empty()))
+            },
         )
         .ask(
             "The other replica asks for the same lease a moment later. What does it do?",
-            &["It gets its own lease and runs too", "It finds the lease held and backs off", "It waits, then runs the job after the first"],
+            answers,
             1,
-            "The row exists and has not expired, so its insert changes nothing; with no retry configured it gives up for tonight.",
+            why,
         );
+    if with_key {
+        beats_with_key(setup);
+        return;
+    }
     setup.beat(
         "backs-off",
         "The other replica backs off",
@@ -184,31 +226,59 @@ fn beats(setup: &mut Setup, params: &Params) {
                 .any(|&r| replica(n, r).is_some_and(|w| w.phase == Phase::GaveUp))
         },
     );
-    let with_key = chosen(params, "lock", "lease-and-run-key");
-    if with_key {
-        setup.beat(
-            "run-key",
-            "The run key is claimed",
-            "The lease holder also inserts nightly-debit:2025-03-14 into the job table. That row stays after the lease is gone.",
-            |n, _| n.live::<JobTable>(JOBS).is_some_and(|j| !j.durable.runs.is_empty()),
-        );
-    }
     setup.beat(
         "debit",
         "The job debits ₹30 once",
         "Only the lease holder runs the job: the account goes from ₹100 to ₹70.",
         |n, _| debits(n) == 1,
     );
-    let (title, text) = if with_key {
-        (
-            "The lease is released; the run key stays",
-            "A replica that fired late would get the lease, then fail to insert the run key, and do nothing.",
-        )
-    } else {
-        (
-            "The lease is released and forgets the run",
-            "A lease only keeps runs from overlapping. A replica firing now would find it free and debit again.",
-        )
-    };
-    setup.beat("released", title, text, |n, _| finished_and_let_go(n));
+    setup.beat(
+        "released",
+        "The lease is released and forgets the run",
+        "A lease only keeps runs from overlapping. A replica firing now would find it free and debit again.",
+        |n, _| finished_and_let_go(n),
+    );
+}
+
+fn ledger<'a>(n: &Nodes<'a>) -> Option<&'a ResourceDurable> {
+    n.durable::<FencedResource>(LEDGER)
+}
+
+/// `lease-and-run-key`: the run key commits with the debit, the other copy keeps asking, and
+/// its late transaction rolls back. The beats hold whichever copy commits, so a run where the
+/// holder crashes (an action) before or after its commit tells the same story.
+fn beats_with_key(setup: &mut Setup) {
+    setup.beat(
+        "asks-again",
+        "The other replica backs off, to ask again",
+        "The lease is held, so this copy waits 10 s and asks again, until the run is done.",
+        |n, _| {
+            REPLICAS
+                .iter()
+                .any(|&r| replica(n, r).is_some_and(|w| w.phase == Phase::BackingOff))
+        },
+    );
+    setup.beat(
+        "debit",
+        "The debit and the run key commit together",
+        "One transaction inserts nightly-debit:2025-03-14 into job_run and debits ₹30: ₹100 → ₹70. A holder that crashes before its COMMIT leaves neither, and the other copy's next attempt runs the job instead.",
+        |n, _| debits(n) == 1,
+    );
+    setup.beat(
+        "key-stays",
+        "The lease goes; the run key stays",
+        "Released or expired, the lease only kept the copies apart in time. The job_run row remembers that tonight's run happened.",
+        |n, _| {
+            ledger(n).is_some_and(|l| !l.runs.is_empty())
+                && !REPLICAS
+                    .iter()
+                    .any(|&r| replica(n, r).is_some_and(LeaseWorker::believes_it_holds))
+        },
+    );
+    setup.beat(
+        "rolled-back",
+        "A second attempt finds the key and rolls back",
+        "The other replica got the lease and did the work, but its INSERT into job_run conflicts, so its whole transaction rolls back: still ₹70, one debit.",
+        |n, _| ledger(n).is_some_and(|l| l.run_conflicts > 0),
+    );
 }

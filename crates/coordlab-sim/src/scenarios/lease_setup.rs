@@ -113,13 +113,11 @@ pub fn build(plan: LeasePlan) -> Setup {
     let count = plan.workers.len() as u32;
     let workers: Vec<NodeId> = (first..first + count).map(NodeId).collect();
     let sink_node = NodeId(first + count);
-    let needs_jobs = plan
-        .workers
-        .iter()
-        .any(|(_, p)| p.coordination.needs_job_table() || p.run_key.is_some());
+    let needs_jobs = plan.workers.iter().any(|(_, p)| p.coordination.needs_job_table());
     let jobs = needs_jobs.then_some(NodeId(first + count + 1));
     for (name, worker_plan) in plan.workers {
-        // A claim in the job table replaces the lease; a run key comes on top of it.
+        // A claim in the job table replaces the lease. (A run key goes to the ledger, with
+        // the debit it guards.)
         let authority = if worker_plan.coordination.needs_job_table() {
             jobs
         } else {
@@ -128,7 +126,6 @@ pub fn build(plan: LeasePlan) -> Setup {
         let config = WorkerConfig {
             plan: worker_plan,
             authority,
-            job_table: jobs,
             sink_node,
         };
         let fresh = WorkerDurable { finished: false };
@@ -165,8 +162,9 @@ pub fn build(plan: LeasePlan) -> Setup {
         job_total: job.job_total(),
         properties: plan.properties,
         histogram_bucket_ms: plan.histogram_bucket_ms,
-        // The alternatives are compared by their conflicts, partitioning (no table) included.
-        report_conflicts: job.coordination.is_alternative(),
+        // The alternatives are compared by their conflicts, partitioning (no table) included;
+        // so is a run key, by the transactions it rolled back.
+        report_conflicts: job.coordination.is_alternative() || job.run_key.is_some(),
         holders: HolderCount::default(),
         writes_seen: 0,
         notes: Vec::new(),

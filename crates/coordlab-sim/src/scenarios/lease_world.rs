@@ -239,7 +239,12 @@ impl LeaseWorld {
             LeaseProperty::NoOverlappingGrants => self
                 .store_durable(nodes)
                 .is_none_or(|d| d.overlapping_grants == 0),
-            LeaseProperty::JobCompletes => self.workers.iter().any(|w| Self::finished(nodes, *w)),
+            // A committed run key is the job done, even if the worker that committed it
+            // crashed before it heard so.
+            LeaseProperty::JobCompletes => {
+                self.workers.iter().any(|w| Self::finished(nodes, *w))
+                    || self.resource(nodes).is_some_and(|r| !r.runs.is_empty())
+            }
         }
     }
 
@@ -459,7 +464,7 @@ impl LeaseWorld {
         beliefs
     }
 
-    fn ledger_tables(nodes: &Nodes<'_>, r: &ResourceDurable) -> [TableView; 2] {
+    fn ledger_tables(nodes: &Nodes<'_>, r: &ResourceDurable) -> Vec<TableView> {
         let account = TableView {
             title: "account_state".into(),
             columns: columns(&["account_id", "balance", "last_token", "steps done"]),
@@ -494,7 +499,26 @@ impl LeaseWorld {
                 })
                 .collect(),
         };
-        [account, writes]
+        let mut tables = vec![account, writes];
+        if !r.runs.is_empty() || r.run_conflicts > 0 {
+            let mut rows: Vec<Vec<String>> = r
+                .runs
+                .iter()
+                .map(|(k, who)| vec![k.clone(), format!("committed by {}", nodes.name(*who))])
+                .collect();
+            if r.run_conflicts > 0 {
+                rows.push(vec![
+                    "duplicate inserts".into(),
+                    format!("{} rolled back", r.run_conflicts),
+                ]);
+            }
+            tables.push(TableView {
+                title: "job_run".into(),
+                columns: columns(&["job_key", "state"]),
+                rows,
+            });
+        }
+        tables
     }
 
     pub(super) fn payments_table(nodes: &Nodes<'_>, r: &RailDurable) -> TableView {
@@ -665,7 +689,8 @@ impl World for LeaseWorld {
                 out.insert("conflicts".into(), json!(j.conflicts));
             }
             None if self.report_conflicts => {
-                out.insert("conflicts".into(), json!(0));
+                let rolled_back = self.resource(nodes).map_or(0, |r| r.run_conflicts);
+                out.insert("conflicts".into(), json!(rolled_back));
             }
             None => {}
         }

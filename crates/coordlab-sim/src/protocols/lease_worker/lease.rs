@@ -177,51 +177,11 @@ impl LeaseWorker {
                     ));
                     let step = self.next_step;
                     self.start_step(ctx, step);
-                } else if let Some(key) = self.plan.run_key.clone() {
-                    self.claim_run(ctx, key);
                 } else {
                     self.stamp_or_read_progress(ctx, token);
                 }
             }
             _ => {}
-        }
-    }
-
-    /// With a run key: the lease only keeps two copies from running at once, so claim this
-    /// run's key too. The job table's unique constraint lets one claim per run win.
-    fn claim_run(&mut self, ctx: &mut Ctx<'_, Self>, key: String) {
-        ctx.note(format!(
-            "The lease only keeps copies from running at the same time. {} also inserts the run key {key}: a unique constraint lets one insert per run win, however late a copy comes.",
-            ctx.me()
-        ));
-        self.phase = Phase::ClaimingRun;
-        if let Some(table) = self.job_table {
-            ctx.send(table, LeaseMsg::InsertJobRow { key });
-        }
-    }
-
-    /// The job table's answer to the run-key insert.
-    pub(super) fn run_claimed(&mut self, ctx: &mut Ctx<'_, Self>, rows: u32) {
-        let Some(belief) = self.belief else { return };
-        if rows == 1 {
-            ctx.note(format!(
-                "{}'s insert went in: this run is its own to do.",
-                ctx.me()
-            ));
-            self.stamp_or_read_progress(ctx, belief.token);
-            return;
-        }
-        ctx.note(format!(
-            "The run key is taken: this run already happened or is under way. {} does nothing and lets go of the lease.",
-            ctx.me()
-        ));
-        self.belief = None;
-        ctx.cancel_timer(LeaseTimer::Heartbeat);
-        self.stop_reason = Some(StopReason::AlreadyRun);
-        if self.releases() {
-            self.release(ctx);
-        } else {
-            self.phase = Phase::Stopped(StopReason::AlreadyRun);
         }
     }
 

@@ -37,7 +37,8 @@ pub enum StopReason {
     Rejected,
     AppCheckCaught,
     NotMine,
-    /// The run key was already claimed: this run happened, or is under way, elsewhere.
+    /// The run key was already committed: this run happened, and this worker's transaction
+    /// rolled back.
     AlreadyRun,
 }
 
@@ -46,8 +47,6 @@ pub enum Phase {
     Idle,
     Acquiring,
     BackingOff,
-    /// Claiming the run key in the job table.
-    ClaimingRun,
     /// Stamping the ledger row with a fresh token before reading progress.
     Stamping,
     ReadingProgress,
@@ -107,8 +106,6 @@ pub struct LeaseWorker {
     pub plan: WorkerPlan,
     /// The lease store or job table it asks; `None` when it asks nobody.
     pub authority: Option<NodeId>,
-    /// The job table it claims its run key in.
-    pub job_table: Option<NodeId>,
     /// Where its writes go.
     pub sink_node: NodeId,
     pub phase: Phase,
@@ -130,7 +127,6 @@ impl LeaseWorker {
         LeaseWorker {
             plan: config.plan.clone(),
             authority: config.authority,
-            job_table: config.job_table,
             sink_node: config.sink_node,
             phase: if d.finished { Phase::Done } else { Phase::Idle },
             belief: None,
@@ -148,8 +144,7 @@ impl LeaseWorker {
         self.belief.is_some()
             && matches!(
                 self.phase,
-                Phase::ClaimingRun
-                    | Phase::Stamping
+                Phase::Stamping
                     | Phase::ReadingProgress
                     | Phase::Checking { .. }
                     | Phase::Computing { .. }
@@ -205,11 +200,6 @@ impl LeaseWorker {
             }
             LeaseMsg::PayResult { step, applied } => self.pay_result(ctx, step, applied),
             LeaseMsg::RowsChanged { rows } if self.phase == Phase::Acquiring => self.claimed(ctx, rows),
-            LeaseMsg::RowsChanged { rows }
-                if self.phase == Phase::ClaimingRun && Some(from) == self.job_table =>
-            {
-                self.run_claimed(ctx, rows)
-            }
             LeaseMsg::Released { deleted, .. } if self.phase == Phase::Releasing => {
                 self.released(ctx, deleted)
             }
@@ -223,7 +213,6 @@ impl LeaseWorker {
             Phase::Idle => "waiting for the job".to_string(),
             Phase::Acquiring => "asking for the lease".to_string(),
             Phase::BackingOff => "backing off".to_string(),
-            Phase::ClaimingRun => "claiming the run key".to_string(),
             Phase::Stamping => "stamping the row with its token".to_string(),
             Phase::ReadingProgress => "checking the job's progress".to_string(),
             Phase::Checking { step } => format!("step {step}: checking token"),
@@ -250,7 +239,6 @@ impl LeaseWorker {
                 card::backing_off().detail(format!("to resume at step {}", self.next_step))
             }
             Phase::BackingOff => card::backing_off().detail("the lease is held"),
-            Phase::ClaimingRun => card::holder("claiming the run key"),
             Phase::Stamping => card::holder("stamping the row"),
             Phase::ReadingProgress => card::holder("checking progress"),
             Phase::Checking { step } => card::holder(card::step(*step, "checking token")),
@@ -262,7 +250,7 @@ impl LeaseWorker {
                 Summary::new("not mine", Tone::Quiet).detail("the job goes elsewhere")
             }
             Phase::Stopped(StopReason::AlreadyRun) => {
-                Summary::new("skipped", Tone::Done).detail("run already claimed")
+                Summary::new("skipped", Tone::Done).detail("run already done")
             }
             Phase::Stopped(r) => card::stopped(stop_text(r)),
             Phase::GaveUp => Summary::new("backed off", Tone::Done).detail(if leased {
@@ -303,7 +291,7 @@ pub fn stop_text(r: &StopReason) -> &'static str {
         StopReason::Rejected => "write rejected",
         StopReason::AppCheckCaught => "app check caught it",
         StopReason::NotMine => "not my partition",
-        StopReason::AlreadyRun => "run already claimed",
+        StopReason::AlreadyRun => "run already done",
     }
 }
 
@@ -351,7 +339,6 @@ mod tests {
         let config = WorkerConfig {
             plan,
             authority,
-            job_table: None,
             sink_node: LEDGER,
         };
         let w = LeaseWorker::recover(&config, &WorkerDurable { finished: false });

@@ -106,9 +106,10 @@ pub struct WorkerPlan {
     /// and read it back, and only then read the progress. Without it an older holder's write
     /// can still land between the progress read and this worker's first write.
     pub stamp_before_progress: bool,
-    /// After the lease, claim this run's key (e.g. the job and its date) in the job table,
-    /// whose unique constraint lets one claim win per run; a conflict means the run already
-    /// happened, and the worker lets go without running it.
+    /// This run's key (e.g. the job and its date), inserted into `job_run` in the same
+    /// transaction as the write that completes the job, on the ledger's database: a key
+    /// already there rolls the write back (the run happened; the worker lets go), and a crash
+    /// before the commit leaves neither, so another copy may run the job later.
     pub run_key: Option<String>,
 }
 
@@ -177,8 +178,6 @@ pub struct WorkerConfig {
     /// The authority it coordinates through: the lease store, or the job table for a unique
     /// insert or a conditional claim. `None` when it asks nobody (a partition).
     pub authority: Option<NodeId>,
-    /// The job table it claims its run key in, when its plan has one.
-    pub job_table: Option<NodeId>,
     /// Where the job's writes go: the ledger or the rail.
     pub sink_node: NodeId,
 }

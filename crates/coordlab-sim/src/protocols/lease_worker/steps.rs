@@ -144,11 +144,20 @@ impl LeaseWorker {
                     Fencing::FirstWriteOnly if step == 1 => WriteCheck::TokenPredicate,
                     _ => WriteCheck::Unfenced,
                 };
-                LeaseMsg::Write {
-                    step,
-                    amount,
-                    token,
-                    check,
+                match self.plan.run_key.clone() {
+                    Some(key) if step == self.plan.steps => LeaseMsg::WriteWithRunKey {
+                        step,
+                        amount,
+                        token,
+                        check,
+                        key,
+                    },
+                    _ => LeaseMsg::Write {
+                        step,
+                        amount,
+                        token,
+                        check,
+                    },
                 }
             }
         };
@@ -157,6 +166,9 @@ impl LeaseWorker {
                 idempotency_key: Some(key),
                 ..
             } => format!("tells the rail to pay ₹{amount}, with idempotency key {key}"),
+            LeaseMsg::WriteWithRunKey { key, .. } => format!(
+                "sends one transaction: the insert of the run key {key} into job_run and the debit, to commit together or not at all"
+            ),
             LeaseMsg::Pay { .. } => {
                 format!("tells the rail to pay ₹{amount}; the instruction carries no key and no token")
             }
@@ -189,6 +201,14 @@ impl LeaseWorker {
         }
         if accepted {
             self.step_finished(ctx, step);
+            return;
+        }
+        if let Some(RejectReason::RunKeyTaken { key }) = &reason {
+            ctx.note(format!(
+                "The run key {key} is already in job_run: this run happened. Nothing of {}'s transaction was kept, and it lets go without trying again.",
+                ctx.me()
+            ));
+            self.already_run(ctx);
             return;
         }
         // The newer token may be the worker's own: a renewal that changed the token (the
@@ -227,6 +247,18 @@ impl LeaseWorker {
                 ));
                 self.step_finished(ctx, step);
             }
+        }
+    }
+
+    /// The run happened elsewhere: drop the lease, and release it if the plan releases.
+    fn already_run(&mut self, ctx: &mut Ctx<'_, Self>) {
+        self.belief = None;
+        ctx.cancel_timer(LeaseTimer::Heartbeat);
+        self.stop_reason = Some(StopReason::AlreadyRun);
+        if self.releases() {
+            self.release(ctx);
+        } else {
+            self.phase = Phase::Stopped(StopReason::AlreadyRun);
         }
     }
 
