@@ -13,9 +13,6 @@ const { open, shot } = useBrowser();
 const dist = process.env.COORDLAB_DIST || new URL('../dist', import.meta.url).pathname;
 const bundles = JSON.parse(coordlabCli('bundles'));
 const builtBundles = new Set(fs.readdirSync(dist).map((f) => f.match(/^coordlab-(.+)-[0-9a-f]{16}\.wasm$/)?.[1]).filter(Boolean));
-// Linked from a rule while another branch adds it (crates/coordlab-sim/src/choosing.rs, PENDING).
-const PENDING = ['lock-across-call'];
-
 test('from the library, the choosing page answers the questions by keyboard with a linked recommendation', async () => {
   const page = await open();
   await page.getByRole('heading', { name: 'Scenario library' }).waitFor();
@@ -106,10 +103,7 @@ test('every combination of answers gets advice whose links open the scenarios th
     assert.ok(id, `${href}: a player link`);
     assert.ok(text.startsWith(`${id}:`), `${href}: the link names its scenario (${text})`);
     const bundle = bundles.scenarios[id];
-    if (!bundle) {
-      assert.ok(PENDING.includes(id), `${href}: no scenario ${id}`);
-      continue;
-    }
+    assert.ok(bundle, `${href}: no scenario ${id}`);
     if (!builtBundles.has(bundle)) {
       // Not built here: the loader's route for it is all there is to check.
       assert.ok(process.env.COORDLAB_SOME_BUNDLES, `${id}: its bundle (${bundle}) is not in ${dist}; build it, or set COORDLAB_SOME_BUNDLES=1`);

@@ -20,8 +20,8 @@ use std::io::Write;
 
 pub mod connection;
 pub mod pg;
-pub mod pg_conflicts;
 pub mod pg_advisory;
+pub mod pg_conflicts;
 pub mod pg_locks;
 pub mod redis_check;
 pub mod trace_walk;

@@ -252,10 +252,6 @@ pub fn recommend(answers: [Option<usize>; 4]) -> Option<&'static Advice> {
     })
 }
 
-/// Scenarios the rules link to that other branches are adding; the native test accepts them
-/// missing, and fails once one exists and still states nothing it must show.
-pub const PENDING: &[&str] = &["lock-across-call"];
-
 /// The rules of thumb (curriculum §8–9), each with a run that shows it.
 pub const RULES: &[Rule] = &[
     Rule {
@@ -307,9 +303,9 @@ pub const RULES: &[Rule] = &[
         text: "Do not hold a lock across a network call: someone else's slowest answer becomes your lock's duration.",
         evidence: Evidence {
             scenario: "lock-across-call",
-            params: &[],
-            label: "a slow remote call outlives the lease",
-            shows: &[],
+            params: &[("call", "inside-lock")],
+            label: "a slow remote call outlives the lease: paid twice",
+            shows: &[Shows::Outcome("payments_sent", "2"), Shows::Violated("no-double-payment")],
         },
     },
     Rule {

@@ -2,7 +2,7 @@
 //! advice, and every run the advice or a rule links to exists, takes its parameters, and
 //! (run with seed 1, as the link opens it) shows each claim stated beside the text.
 
-use coordlab_sim::choosing::{recommend, Advice, Evidence, Shows, PENDING, QUESTIONS, RULES};
+use coordlab_sim::choosing::{recommend, Advice, Evidence, Shows, QUESTIONS, RULES};
 use coordlab_sim::properties::Verdict;
 use coordlab_sim::scenarios::{find, resolve_params, Params};
 use coordlab_sim::{run, Limits, Recording, RunRequest, Trace};
@@ -63,18 +63,8 @@ fn mismatch(t: &Trace, claim: &Shows) -> Option<String> {
 fn check(e: &Evidence) -> Vec<String> {
     let where_ = format!("{} ({})", e.link(), e.label);
     let Ok(def) = find(e.scenario) else {
-        return if PENDING.contains(&e.scenario) {
-            Vec::new()
-        } else {
-            vec![format!("{where_}: no scenario `{}`", e.scenario)]
-        };
+        return vec![format!("{where_}: no scenario `{}`", e.scenario)];
     };
-    if PENDING.contains(&e.scenario) {
-        return vec![format!(
-            "{where_}: `{}` exists now; state what it shows and remove it from PENDING",
-            e.scenario
-        )];
-    }
     if e.shows.is_empty() {
         return vec![format!("{where_}: states nothing the run must show")];
     }
