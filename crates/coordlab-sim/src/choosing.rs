@@ -303,7 +303,7 @@ pub const RULES: &[Rule] = &[
         text: "Do not hold a lock across a network call: someone else's slowest answer becomes your lock's duration.",
         evidence: Evidence {
             scenario: "lock-across-call",
-            params: &[("call", "inside-lock")],
+            params: &[],
             label: "a slow remote call outlives the lease: paid twice",
             shows: &[Shows::Outcome("payments_sent", "2"), Shows::Violated("no-double-payment")],
         },
