@@ -326,3 +326,28 @@ fn an_indexed_update_never_blocks_an_unrelated_one_and_a_table_scan_is_found_blo
     );
     assert!(finding.violations > 100, "{}", finding.violations);
 }
+
+/// A lease held across a slow call: random pauses, crashes and call lengths find the double
+/// payout with the call inside the lock (and its request reproduces it); with the run claimed
+/// outside the lock, or the call keyed and the record fenced, nothing pays twice.
+#[test]
+fn a_lock_held_across_a_call_is_found_paying_twice_and_the_remedies_never_do() {
+    let props = ["no-double-payment".to_string()];
+    let inside = sweep(
+        &request("lock-across-call", &[("call", "inside-lock")]),
+        0..1_000,
+        &props,
+    )
+    .unwrap();
+    let finding = assert_found_and_reproduces(
+        &inside,
+        "no-double-payment",
+        "a call longer than the lease lets the next holder pay again",
+    );
+    assert!(finding.violations > 50, "{}", finding.violations);
+    for call in ["outside-lock", "idempotent-fenced"] {
+        let report = sweep(&request("lock-across-call", &[("call", call)]), 0..1_000, &[]).unwrap();
+        assert_eq!(report.runs, 1_000);
+        assert!(report.findings.is_empty(), "{call}: {:?}", report.findings);
+    }
+}
