@@ -24,6 +24,7 @@
 pub mod choosing;
 pub mod experiments;
 pub mod glossary;
+pub mod json;
 pub mod kernel;
 pub mod properties;
 pub mod protocols;

@@ -9,12 +9,13 @@
 //! deserializers: the browser bundles link it, and the hand walk is both smaller and able to
 //! say which field was wrong.
 
+use crate::json;
 use crate::kernel::engine::MAX_NODES;
 use crate::kernel::faults::{parse_script, script_code, Fault};
 use crate::kernel::ids::{MsgId, NodeId};
 use crate::properties::{PropertyKind, PropertyReport, Verdict};
 use crate::trace::{Beat, EventKind, Holding, MessageRecord, NodeInfo, StopReason, Trace, TraceEntry};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -132,7 +133,7 @@ fn summary_json(trace: &Trace, mismatches: &[String]) -> Value {
             .reached_beats()
             .map(|(seq, b)| json!({"seq": seq, "key": b.key, "title": b.title}))
             .collect::<Vec<_>>(),
-        "expected": { "met": mismatches.is_empty(), "mismatches": mismatches },
+        "expected": json!({ "met": mismatches.is_empty(), "mismatches": mismatches }),
         "stop": trace.stop,
         "event_count": trace.event_count,
     })

@@ -8,6 +8,7 @@
 //! [`DowntimeWorld`] watches every step and records the first moment a leader of some term is
 //! acknowledged by every other surviving server: the end of the downtime.
 
+use crate::json;
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Participant, ViewCtx};
@@ -16,7 +17,7 @@ use crate::kernel::world::{Nodes, World};
 use crate::properties::{PropertyKind, PropertySpec};
 use crate::protocols::raft::{RaftMsg, RaftServer, RaftTimer, Role, ServerConfig, ServerDurable, Term};
 use crate::trace::TableView;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// One server of a trial.

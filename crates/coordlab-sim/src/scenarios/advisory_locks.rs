@@ -9,6 +9,7 @@
 //! its unlock: in session scope the pooled connection keeps the lock until the pool closes it.
 
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo, VariantDefault};
+use crate::json;
 use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
@@ -23,7 +24,6 @@ use crate::protocols::advisory_sql::{
 };
 use crate::protocols::advisory_worker::{JobDurable, JobPlan, JobRun, JobWorker, RunResult};
 use crate::trace::{columns, TableView};
-use serde_json::json;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "advisory-locks";
@@ -438,7 +438,7 @@ fn beats(setup: &mut Setup, params: &Params) {
         .beat(
             "report-locked",
             "worker-1 locks the report job's name",
-            &format!("worker-1's {function}(hashtext('{REPORT_JOB}')) succeeds: the database holds key {REPORT_KEY} for its connection. The lock is on the number, not on the text."),
+            &format!("worker-1 calls {function} on hashtext('{REPORT_JOB}'), and it succeeds: the database holds key {REPORT_KEY} for its connection. The lock is on the number, not on the text."),
             |n, _| report_held(n),
         )
         .ask(

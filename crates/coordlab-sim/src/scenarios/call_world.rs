@@ -3,6 +3,7 @@
 //! this world adds the calling workers and the payment API's payouts.
 
 use super::lease_world::{HolderCount, LeaseProperty, LeaseWorld};
+use crate::json;
 use crate::kernel::collections::VecSet;
 use crate::kernel::ids::NodeId;
 use crate::kernel::time::MS_US;
@@ -15,7 +16,6 @@ use crate::protocols::lease_worker::WorkerDurable;
 use crate::protocols::payment_api::PaymentApi;
 use crate::protocols::payment_rail::RailDurable;
 use crate::trace::{columns, TableView};
-use serde_json::json;
 use std::collections::BTreeMap;
 
 pub struct CallWorld {

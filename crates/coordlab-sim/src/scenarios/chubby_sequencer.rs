@@ -17,6 +17,7 @@
 use super::lease_setup::{choice, holds_if, int, millis};
 use super::service_world::{build, client, ServicePlan, ServiceProperty, A, B, SERVER, STORAGE};
 use super::{Expectation, Params, ScenarioInfo};
+use crate::json;
 use crate::kernel::faults::Fault;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
@@ -26,7 +27,6 @@ use crate::protocols::service_lock::{
     Check, Flavour, GuardedResource, LockServer, ServerConfig, KEEPALIVE_EARLY_MS,
 };
 use crate::trace::EventKind;
-use serde_json::json;
 
 pub const ID: &str = "chubby-sequencer";
 const LEASE_MS: u64 = 12_000;

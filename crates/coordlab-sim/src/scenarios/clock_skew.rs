@@ -29,6 +29,7 @@ use super::clock_skew_beats;
 use super::lease_setup::{build, choice, holds_if, int, worker, LeasePlan, StorePlan, OPENING_BALANCE};
 use super::lease_world::LeaseProperty::*;
 use super::{Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
+use crate::json;
 use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
@@ -36,7 +37,6 @@ use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
 use crate::protocols::lease_worker::WorkerPlan;
-use serde_json::json;
 
 pub const ID: &str = "clock-skew";
 /// Worker A: the first node after the lease store.

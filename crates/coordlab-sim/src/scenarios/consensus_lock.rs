@@ -20,6 +20,7 @@ use super::common::WORKER_FAULTS;
 use super::consensus_world::ConsensusWorld;
 use super::raft_common::{bug, common_params, int_param, num, promised_verdicts, PROPERTIES};
 use super::{Expectation, Params, ScenarioInfo};
+use crate::json;
 use crate::kernel::faults::{Fault, FaultKind};
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
@@ -30,7 +31,6 @@ use crate::protocols::fenced_resource::{FencedResource, LedgerIntro};
 use crate::protocols::lock_client::{LockClient, LockClientDurable, LockClientPlan};
 use crate::protocols::lock_service::LockServer;
 use crate::protocols::raft::{RaftBug, RaftServer, ServerConfig, ServerDurable};
-use serde_json::json;
 
 #[path = "consensus_lock_beats.rs"]
 mod beats;

@@ -6,6 +6,7 @@ use super::lock_service_common::{
     fence_monotonic, ledger_outcome, ledger_row, ledger_tables, name, GrantLog, HolderCount, LockProperty,
 };
 use super::raft_world::{RaftView, RaftWorld};
+use crate::json;
 use crate::kernel::collections::VecSet;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::time::MS_US;
@@ -18,7 +19,7 @@ use crate::protocols::lock_service::LockServer;
 use crate::protocols::lock_store::LockEvent;
 use crate::protocols::raft::{RaftServer, Role, ServerDurable};
 use crate::trace::{columns, TableView};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 const LOCK_PROPERTIES: [LockProperty; 3] = [

@@ -11,6 +11,7 @@
 
 use super::db_common::{client, client_table, committed, live, lock_table, wait_for_table, DB};
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
+use crate::json;
 use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
@@ -23,7 +24,6 @@ use crate::protocols::row_lock_db::{AccountRow, LockDb, LockDbConfig, LockDbDura
 use crate::protocols::sql::rupees;
 use crate::protocols::txn_client::{ClientDurable, Step, TxnClient, TxnPlan};
 use crate::trace::{columns, TableView};
-use serde_json::json;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "deadlock";

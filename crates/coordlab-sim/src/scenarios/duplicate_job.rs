@@ -21,6 +21,7 @@
 use super::lease_setup::{build, choice, chosen, holds_if, worker, LeasePlan, OPENING_BALANCE};
 use super::lease_world::LeaseProperty::*;
 use super::{Expectation, Params, ScenarioInfo};
+use crate::json;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::world::Nodes;
@@ -28,7 +29,6 @@ use crate::properties::Verdict;
 use crate::protocols::fenced_resource::{FencedResource, ResourceDurable};
 use crate::protocols::lease_store::LeaseStore;
 use crate::protocols::lease_worker::{Coordination, Fencing, LeaseWorker, Phase, WorkerPlan};
-use serde_json::json;
 
 pub const ID: &str = "duplicate-job";
 const DEBIT: i64 = 30;

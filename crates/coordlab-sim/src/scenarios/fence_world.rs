@@ -2,6 +2,7 @@
 //! worker believes, the ledger, and four properties — one holder at a time, no step debited
 //! twice, no stale write landing, and the job finishing.
 
+use crate::json;
 use crate::kernel::collections::VecSet;
 use crate::kernel::ids::NodeId;
 use crate::kernel::view::Holding;
@@ -11,7 +12,6 @@ use crate::protocols::fence_worker::FenceWorker;
 use crate::protocols::fenced_resource::{FencedResource, ResourceDurable};
 use crate::protocols::placed_lease::{PlacedDurable, PlacedLease};
 use crate::trace::{columns, TableView};
-use serde_json::json;
 use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

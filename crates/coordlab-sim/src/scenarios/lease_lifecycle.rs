@@ -31,6 +31,7 @@ use super::lease_setup::{build, choice, chosen, worker, LeasePlan, StorePlan, OP
 use super::lease_world::LeaseProperty::*;
 use super::lease_world::{accepted, grant, rejected};
 use super::{Expectation, Params, ScenarioInfo};
+use crate::json;
 use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
@@ -38,7 +39,6 @@ use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
 use crate::protocols::lease_store::{ReleaseStyle, TokenSource};
 use crate::protocols::lease_worker::WorkerPlan;
-use serde_json::json;
 
 pub const ID: &str = "lease-lifecycle";
 /// Worker A: the first node after the lease store.

@@ -15,6 +15,7 @@
 use super::fence_world::{FenceProperty, FenceWorld};
 use super::lease_setup::{choice, holds_if, int, millis, OPENING_BALANCE};
 use super::{Expectation, Params, ScenarioInfo};
+use crate::json;
 use crate::kernel::faults::{Fault, FaultKind};
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
@@ -27,7 +28,6 @@ use crate::protocols::fence_worker::{
 use crate::protocols::fenced_resource::{FencedResource, LedgerIntro};
 use crate::protocols::placed_lease::{PlacedConfig, PlacedLease, TokenSource};
 use crate::trace::EventKind;
-use serde_json::json;
 
 pub const ID: &str = "lease-placement";
 

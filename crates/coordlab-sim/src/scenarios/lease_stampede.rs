@@ -19,12 +19,12 @@ use super::lease_setup::{build, choice, chosen, int, worker, LeasePlan};
 use super::lease_table_beats::{grants, released, STORE};
 use super::lease_world::LeaseProperty::*;
 use super::{Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
+use crate::json;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::properties::Verdict;
 use crate::protocols::lease_store::LeaseStore;
 use crate::protocols::lease_worker::WorkerPlan;
-use serde_json::json;
 
 pub const ID: &str = "lease-stampede";
 const TTL_MS: u64 = 9_000;

@@ -2,6 +2,7 @@
 //! the inspector tables, the outcome fields and the "unsafe window" highlight. The world only
 //! reads the participants [`super::lease_setup::build`] put in place.
 
+use crate::json;
 use crate::kernel::collections::{VecMap, VecSet};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::Participant;
@@ -18,7 +19,6 @@ use crate::protocols::lease_store::{
 use crate::protocols::lease_worker::{Coordination, Fencing, LeaseWorker, Phase};
 use crate::protocols::payment_rail::{PaymentRail, RailDurable};
 use crate::trace::{columns, TableView};
-use serde_json::json;
 use std::collections::BTreeMap;
 
 /// The checks a lease scenario can declare.

@@ -18,6 +18,7 @@ use super::lease_setup::{
 use super::lease_table_beats::{granted_to, grants, refused, writes};
 use super::lease_world::{accepted, rejected, HolderCount, LeaseProperty::*, LeaseWorld};
 use super::{Expectation, Params, ScenarioInfo};
+use crate::json;
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
 use crate::kernel::setup::Setup;
@@ -30,7 +31,6 @@ use crate::protocols::job_table::{JobDurable, JobTable};
 use crate::protocols::lease_worker::WorkerDurable;
 use crate::protocols::payment_api::{ApiTiming, PaymentApi};
 use crate::protocols::payment_rail::{Payment, PaymentRail};
-use serde_json::json;
 
 pub const ID: &str = "lock-across-call";
 const LEASE: &str = "payout-42";

@@ -16,6 +16,7 @@
 use super::lease_setup::{build, choice, worker, LeasePlan, OPENING_BALANCE};
 use super::lease_world::LeaseProperty::*;
 use super::{Expectation, Params, ScenarioInfo};
+use crate::json;
 use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
@@ -23,7 +24,6 @@ use crate::kernel::world::Nodes;
 use crate::properties::Verdict;
 use crate::protocols::job_table::{JobDurable, JobTable};
 use crate::protocols::lease_worker::{Coordination, LeaseWorker, Phase, StopReason, WorkerPlan};
-use serde_json::json;
 
 pub const ID: &str = "lock-alternatives";
 const JOB: &str = "2am-debit:account-42";

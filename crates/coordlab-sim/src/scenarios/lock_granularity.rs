@@ -14,6 +14,7 @@
 
 use super::db_common::{client_table, committed, live, lock_table, wait_for_table, DB};
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
+use crate::json;
 use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
@@ -27,7 +28,6 @@ use crate::protocols::row_lock_db::{LockDb, LockDbConfig, LockDbDurable};
 use crate::protocols::row_locks::SUPREMUM;
 use crate::protocols::txn_client::{ClientDurable, Step, TxnClient, TxnPlan};
 use crate::trace::{columns, TableView};
-use serde_json::json;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "lock-granularity";

@@ -2,13 +2,14 @@
 //! record of grants and the checks on it, the holder counts, and the fenced ledger's row,
 //! inspector tables and outcome fields as their worlds read them.
 
+use crate::json;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::time::MS_US;
 use crate::kernel::world::Nodes;
 use crate::properties::{PropertyKind, PropertySpec};
 use crate::protocols::fenced_resource::{FencedResource, ResourceDurable, WriteRecord};
 use crate::trace::{columns, TableView};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// The checks a lock-service scenario can declare.

@@ -7,6 +7,7 @@
 //! start times, so both reads land before either write.
 
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
+use crate::json;
 use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
@@ -18,7 +19,6 @@ use crate::protocols::account_db::{AccountDb, DbDurable};
 use crate::protocols::debit_worker::{DebitPlan, DebitStrategy, DebitWorker, Phase, WorkerDurable};
 use crate::protocols::sql::{rupees, ACCOUNT_ID};
 use crate::trace::{columns, TableView};
-use serde_json::json;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "lost-update";

@@ -5,12 +5,13 @@
 use super::raft_beats;
 use super::raft_common::{bug, build_with_world, common_params, num, servers_param, ClusterPlan, PROPERTIES};
 use super::{Expectation, Params, ScenarioInfo};
+use crate::json;
 use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::properties::Verdict;
 use crate::protocols::raft::{RaftBug, MAX_SERVERS};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "raft-election";

@@ -29,6 +29,7 @@
 
 use super::raft_common::{build, ClusterPlan, RaftWorld, CLIENT_FAULTS, PROPERTIES};
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
+use crate::json;
 use crate::kernel::collections::VecSet;
 use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
@@ -37,7 +38,7 @@ use crate::kernel::world::{Nodes, World};
 use crate::properties::{PropertySpec, Verdict};
 use crate::protocols::raft::{ClientConfig, Entry, LogIndex, RaftClient, RaftServer, Role, Term};
 use crate::trace::{columns, TableView};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "raft-figure-8";

@@ -6,11 +6,11 @@ use super::raft_beats;
 use super::raft_common::promised_verdicts;
 use super::raft_common::{bug, build_with_world, common_params, int_param, num, servers_param, ClusterPlan};
 use super::{Expectation, Params, ScenarioInfo};
+use crate::json;
 use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::protocols::raft::{RaftBug, MAX_SERVERS};
-use serde_json::json;
 
 pub const ID: &str = "raft-log-replication";
 pub const STOP_AT_MS: u64 = 3_000;

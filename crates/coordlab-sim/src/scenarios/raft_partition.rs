@@ -7,13 +7,14 @@ use super::raft_beats;
 use super::raft_common::promised_verdicts;
 use super::raft_common::{bug, build_with_world, common_params, num, ClusterPlan, Watch};
 use super::{Expectation, Params, ScenarioInfo};
+use crate::json;
 use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
 use crate::protocols::raft::RaftBug;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "raft-partition";

@@ -11,6 +11,7 @@
 use super::raft_common::{bug, PROPERTIES};
 use super::raft_common::{build, common_params, num, servers_param, ClusterPlan, RaftWorld};
 use super::{Expectation, Params, ScenarioInfo};
+use crate::json;
 use crate::kernel::collections::VecMap;
 use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
@@ -19,7 +20,7 @@ use crate::kernel::world::{Nodes, World};
 use crate::properties::{PropertySpec, Verdict};
 use crate::protocols::raft::{RaftBug, RaftClient, RaftServer, Role, MAX_SERVERS};
 use crate::trace::{columns, TableView};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "raft-quorum";

@@ -7,10 +7,11 @@
 use super::raft_beats;
 use super::raft_common::{bug, build_with_world, common_params, num, servers_param, ClusterPlan, PROPERTIES};
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
+use crate::json;
 use crate::kernel::setup::Setup;
 use crate::properties::Verdict;
 use crate::protocols::raft::RaftBug;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "raft-split-vote";

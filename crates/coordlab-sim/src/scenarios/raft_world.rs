@@ -8,6 +8,7 @@
 
 use super::raft_common::Watch;
 use super::raft_log_checks::{Checked, LeaderSeen};
+use crate::json;
 use crate::kernel::collections::{sort_by_key, VecMap};
 use crate::kernel::ids::NodeId;
 use crate::kernel::world::{Nodes, World};
@@ -15,7 +16,7 @@ use crate::properties::Verdict;
 use crate::properties::{PropertyKind, PropertySpec};
 use crate::protocols::raft::{Entry, LogIndex, RaftBug, RaftClient, RaftServer, Role, ServerDurable, Term};
 use crate::trace::{columns, TableView};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// The Raft servers (and the client) of a run, as [`RaftWorld`] reads them.

@@ -2,6 +2,7 @@
 //! node, its inspector tables and outcome fields), the property specs, and the unsafe-window
 //! bookkeeping.
 
+use crate::json;
 use crate::kernel::collections::VecMap;
 use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
@@ -14,7 +15,7 @@ use crate::protocols::fenced_resource::{FencedResource, LedgerIntro, ResourceDur
 use crate::protocols::redis_job::JobDurable;
 use crate::protocols::redis_msg::{tenths, KeyEntry};
 use crate::trace::{columns, TableView};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// The ledger row's opening balance.

@@ -22,6 +22,7 @@ use super::redis_common::{
 };
 use super::redis_failover_beats::{beats, Story};
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
+use crate::json;
 use crate::kernel::collections::{sort_by_key, VecMap};
 use crate::kernel::faults::{Fault, FaultKind};
 use crate::kernel::ids::NodeId;
@@ -38,7 +39,7 @@ use crate::protocols::redis_msg::KeyEntry;
 use crate::protocols::redis_sentinel::{Sentinel, SentinelConfig, SentinelDurable};
 use crate::protocols::redis_worker::{RedisWorker, WorkerPlan};
 use crate::trace::{columns, TableView};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "redis-failover";
@@ -231,7 +232,10 @@ pub fn expectation(params: &Params) -> Expectation {
         if waits(params) {
             outcome.push((
                 "wait_acks".to_string(),
-                json!([{"worker": "worker-a", "acked": 1}, {"worker": "worker-b", "acked": 1}]),
+                json!([
+                    json!({"worker": "worker-a", "acked": 1}),
+                    json!({"worker": "worker-b", "acked": 1})
+                ]),
             ));
         }
         verdicts.push(("one-holder-per-store".to_string(), Verdict::Violated));

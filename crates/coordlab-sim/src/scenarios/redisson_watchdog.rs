@@ -13,6 +13,7 @@
 use super::lease_setup::{choice, holds_if, int, millis};
 use super::service_world::{build, client, ServicePlan, ServiceProperty, A, B, SERVER, STORAGE};
 use super::{Expectation, Params, ScenarioInfo};
+use crate::json;
 use crate::kernel::faults::Fault;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::{MS_US, SEC_US};
@@ -21,7 +22,6 @@ use crate::protocols::lease_msg::seconds;
 use crate::protocols::service_client::{ClientPhase, ServiceClient};
 use crate::protocols::service_lock::{Check, Flavour, GuardedResource, LockServer, ServerConfig};
 use crate::trace::EventKind;
-use serde_json::json;
 
 pub const ID: &str = "redisson-watchdog";
 const STEP_MS: u64 = 5_000;

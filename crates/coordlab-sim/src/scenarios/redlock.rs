@@ -10,6 +10,7 @@ use super::redis_common::{
 };
 use super::redlock_beats::beats;
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
+use crate::json;
 use crate::kernel::collections::VecMap;
 use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
@@ -24,7 +25,7 @@ use crate::protocols::redis_job::{JobDurable, JobPlan};
 use crate::protocols::redis_msg::tenths;
 use crate::protocols::redlock_client::{RedlockClient, RedlockPlan};
 use crate::trace::{columns, TableView};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "redlock";

@@ -12,6 +12,7 @@
 
 use super::db_common::{client_table, committed, live, lock_table, wait_for_table, DB};
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
+use crate::json;
 use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
@@ -24,7 +25,6 @@ use crate::protocols::row_lock_db::{LockDb, LockDbConfig, LockDbDurable};
 use crate::protocols::row_locks::{LockMode, CONFLICTS};
 use crate::protocols::txn_client::{ClientDurable, Step, TxnClient, TxnPlan};
 use crate::trace::{columns, TableView};
-use serde_json::json;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "row-lock-modes";

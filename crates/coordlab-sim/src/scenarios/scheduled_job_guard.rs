@@ -20,6 +20,7 @@
 
 use super::lease_setup::{choice, holds_if, int, millis};
 use super::{Expectation, ParamSpec, Params, ScenarioInfo, VariantDefault};
+use crate::json;
 use crate::kernel::faults::{Fault, FaultKind};
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
@@ -30,7 +31,6 @@ use crate::properties::{PropertyKind, PropertySpec};
 use crate::protocols::lease_msg::seconds;
 use crate::protocols::shedlock::{clock_text, InstanceConfig, ScheduledInstance, ShedDbDurable, ShedlockDb};
 use crate::trace::{columns, TableView};
-use serde_json::json;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "scheduled-job-guard";

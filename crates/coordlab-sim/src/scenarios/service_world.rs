@@ -4,6 +4,7 @@
 //! checks that no write from a superseded holder lands, and whether every client got the lock.
 
 use super::common::WORKER_FAULTS;
+use crate::json;
 use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
@@ -18,7 +19,6 @@ use crate::protocols::service_lock::{
     Check, Flavour, GuardedResource, LockServer, ResourceState, ServerConfig, WriteSeen,
 };
 use crate::trace::{columns, TableView};
-use serde_json::json;
 use std::collections::BTreeMap;
 
 pub const SERVER: NodeId = NodeId(0);

@@ -8,6 +8,7 @@
 
 use super::db_common::{client_errors, client_table, committed, live, lock_table, wait_for_table, DB};
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
+use crate::json;
 use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
@@ -19,7 +20,6 @@ use crate::protocols::db_sql::{ClaimLock, DbRequest};
 use crate::protocols::row_lock_db::{JobRow, LockDb, LockDbConfig, LockDbDurable};
 use crate::protocols::txn_client::{ClientDurable, Step, TxnClient, TxnPlan};
 use crate::trace::{columns, TableView};
-use serde_json::json;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "skip-locked-queue";

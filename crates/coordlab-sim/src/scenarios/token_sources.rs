@@ -26,6 +26,7 @@
 use super::fence_world::{FenceProperty, FenceWorld};
 use super::lease_setup::{choice, chosen, holds_if, OPENING_BALANCE};
 use super::{Expectation, Params, ScenarioInfo};
+use crate::json;
 use crate::kernel::faults::{Fault, FaultKind};
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
@@ -39,7 +40,6 @@ use crate::protocols::fenced_resource::{FencedResource, LedgerIntro, ResourceDur
 use crate::protocols::lease_msg::seconds;
 use crate::protocols::placed_lease::{acquire_command, PlacedConfig, PlacedLease, Replication, TokenSource};
 use crate::trace::EventKind;
-use serde_json::json;
 
 pub const ID: &str = "token-sources";
 

@@ -14,6 +14,7 @@ use super::lease_setup::{build, choice, chosen, holds_if, worker, LeasePlan, Sto
 use super::lease_table_beats::{granted_to, grants};
 use super::lease_world::LeaseProperty::*;
 use super::{Expectation, Params, ScenarioInfo};
+use crate::json;
 use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
@@ -23,7 +24,6 @@ use crate::properties::Verdict;
 use crate::protocols::lease_worker::{Fencing, Sink, WorkerPlan};
 use crate::protocols::payment_rail::{Payment, PaymentRail};
 use crate::trace::EventKind;
-use serde_json::json;
 
 pub const ID: &str = "unfenceable-resource";
 /// Worker A: the first node after the lease store.

@@ -27,13 +27,13 @@ use super::lease_table_beats::{granted_to, grants, last_statement, refused, row,
 use super::lease_world::LeaseProperty::*;
 use super::lease_world::{accepted, rejected};
 use super::{Expectation, Params, ScenarioInfo};
+use crate::json;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::properties::Verdict;
 use crate::protocols::lease_msg::ReleaseMode;
 use crate::protocols::lease_store::ReleaseStyle;
 use crate::protocols::lease_worker::WorkerPlan;
-use serde_json::json;
 
 pub const ID: &str = "wrong-release";
 const AMOUNT: i64 = 10;

@@ -16,13 +16,13 @@ use super::lease_setup::{
 };
 use super::lease_world::LeaseProperty::*;
 use super::{Expectation, ParamSpec, Params, ScenarioInfo, VariantDefault};
+use crate::json;
 use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
 use crate::protocols::lease_worker::{Fencing, OnReject, WorkerPlan};
-use serde_json::json;
 
 pub const ID: &str = "zombie-worker";
 /// Worker A: the first node after the lease store.

@@ -10,6 +10,7 @@
 use super::common::WORKER_FAULTS;
 use super::zookeeper_world::ZkWorld;
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
+use crate::json;
 use crate::kernel::faults::{Fault, FaultKind};
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
@@ -19,7 +20,6 @@ use crate::properties::Verdict;
 use crate::protocols::fenced_resource::{FencedResource, LedgerIntro};
 use crate::protocols::zk_lock_worker::{WatchMode, ZkLockWorker, ZkWorkerDurable, ZkWorkerPlan};
 use crate::protocols::zookeeper::{ZkConfig, ZkService};
-use serde_json::json;
 
 #[path = "zookeeper_lock_beats.rs"]
 mod beats;

@@ -5,6 +5,7 @@
 use super::lock_service_common::{
     fence_monotonic, ledger_outcome, ledger_row, ledger_tables, name, GrantLog, HolderCount, LockProperty,
 };
+use crate::json;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::time::MS_US;
 use crate::kernel::view::Holding;
@@ -14,7 +15,7 @@ use crate::protocols::lease_msg::seconds;
 use crate::protocols::zk_lock_worker::ZkLockWorker;
 use crate::protocols::zookeeper::{base_name, ReleaseCause, ZkService};
 use crate::trace::{columns, TableView};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 const PROPERTIES: [LockProperty; 4] = [
