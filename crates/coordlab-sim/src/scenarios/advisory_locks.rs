@@ -8,7 +8,8 @@
 //! job is refused (or waits). With `first_run=throws` the report's first run throws before
 //! its unlock: in session scope the pooled connection keeps the lock until the pool closes it.
 
-use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo, VariantDefault};
+use super::lease_setup::choice;
+use super::{Expectation, Params, ScenarioInfo, VariantDefault};
 use crate::json;
 use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
@@ -31,27 +32,6 @@ const DB: NodeId = NodeId(0);
 const WORKERS: [NodeId; 2] = [NodeId(1), NodeId(2)];
 /// The pool closes a connection this long after opening it.
 pub const POOL_LIFETIME_MS: u64 = 400;
-
-fn choice(
-    key: &'static str,
-    label: &'static str,
-    help: &'static str,
-    options: &[(&'static str, &'static str)],
-) -> ParamSpec {
-    ParamSpec {
-        variant_defaults: &[],
-        key,
-        label,
-        help,
-        default: options[0].0,
-        kind: ParamKind::Choice {
-            options: options
-                .iter()
-                .map(|(value, label)| ChoiceOption { value, label })
-                .collect(),
-        },
-    }
-}
 
 pub fn info() -> ScenarioInfo {
     let mut scope = choice(

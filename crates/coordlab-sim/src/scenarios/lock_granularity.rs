@@ -13,7 +13,8 @@
 //! locks one record and nothing else.
 
 use super::db_common::{client_table, committed, live, lock_table, wait_for_table, DB};
-use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
+use super::lease_setup::choice;
+use super::{Expectation, Params, ScenarioInfo};
 use crate::json;
 use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
@@ -38,27 +39,6 @@ pub const SUPPORT_TARGET: u32 = 7;
 pub const NEW_USER: u32 = USER_COUNT + 1;
 const BILLING: NodeId = NodeId(1);
 const SUPPORT: NodeId = NodeId(2);
-
-fn choice(
-    key: &'static str,
-    label: &'static str,
-    help: &'static str,
-    options: &[(&'static str, &'static str)],
-) -> ParamSpec {
-    ParamSpec {
-        variant_defaults: &[],
-        key,
-        label,
-        help,
-        default: options[0].0,
-        kind: ParamKind::Choice {
-            options: options
-                .iter()
-                .map(|(value, label)| ChoiceOption { value, label })
-                .collect(),
-        },
-    }
-}
 
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
