@@ -173,6 +173,42 @@ fn link_up(con: &mut redis::Connection) -> bool {
         .is_ok_and(|i| i.contains("master_link_status:up"))
 }
 
+/// `blocked_clients` from `INFO clients`: connections waiting in a `WAIT` (or another
+/// blocking command).
+fn blocked_clients(con: &mut redis::Connection) -> Result<u64, String> {
+    let info = redis::cmd("INFO")
+        .arg("clients")
+        .query::<String>(con)
+        .map_err(|e| e.to_string())?;
+    info.lines()
+        .find_map(|l| l.trim().strip_prefix("blocked_clients:"))
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| format!("no blocked_clients in {info}"))
+}
+
+/// How long a `WAIT` that finds its replicas already acknowledged takes to answer at most; a
+/// `WAIT` that blocks shows in `blocked_clients` well within it.
+const WAIT_SETTLES_WITHIN: Duration = Duration::from_millis(200);
+
+/// Lets a `WAIT` just sent reach its primary before the walk goes on. A `WAIT` that blocks
+/// makes the primary put `REPLCONF GETACK` into the replication stream before it next reads a
+/// command, so once `INFO` shows it blocked, the request for acknowledgements travels with
+/// the stream the trace delivers next. Without this, a stream delivered a moment after the
+/// `WAIT` was sent could leave without the `GETACK`; the replica would then acknowledge only
+/// on its once-a-second timer, and the `WAIT` could time out with 0 where the model's counts
+/// the replica (seen once in CI; a 60 ms delay before the worker thread sends its `WAIT` reproduces it every time, and this wait mends it). A `WAIT` answered at once never blocks: after
+/// `WAIT_SETTLES_WITHIN` the walk goes on and its answer is judged where the model answers.
+fn wait_blocks(primary: &mut redis::Connection, before: u64) -> Result<(), String> {
+    let deadline = Instant::now() + WAIT_SETTLES_WITHIN;
+    while Instant::now() < deadline {
+        if blocked_clients(primary)? > before {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    Ok(())
+}
+
 /// How long an acknowledgement the replica has sent takes to land, at most, on loopback.
 const ACK_LANDS_WITHIN: Duration = Duration::from_millis(100);
 
@@ -503,7 +539,13 @@ fn replay(trace: &Trace, servers: &Servers, report: &mut Report) -> Result<(), S
                 Entry::Occupied(o) => o.into_mut(),
                 Entry::Vacant(v) => v.insert(worker_connection(&stores[k].addr)?),
             };
+            let blocked_before = matches!(request, RedisMsg::Wait { .. })
+                .then(|| blocked_clients(&mut stores[k].admin))
+                .transpose()?;
             worker.send(args);
+            if let Some(before) = blocked_before {
+                wait_blocks(&mut stores[k].admin, before)?;
+            }
             match answer(trace, at) {
                 Some((sent_at, reply)) => {
                     waiting.push((msg.from, msg.to, sent_at, reply.label.clone(), request))
