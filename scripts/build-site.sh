@@ -140,7 +140,7 @@ cp web/favicon.svg "$dist/favicon.svg"
 # compiled from its own bundles ('wasm-unsafe-eval'), no inline script or style, no eval, no
 # plugins, no forms. A meta cannot set frame-ancestors, so any page may frame an embed.
 csp="default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'none'"
-# An example documentation page with three embeds (linked from the README).
+# An example documentation page with three embeds (linked from docs/embedding.md).
 cp web/example/embed-example.css web/example/embed-example.js "$dist/"
 sed -e "s|@CSP@|$csp|" web/example/embed-example.html >"$dist/embed-example.html"
 sed -e "s|@LOADER@|$loader|" -e "s|@STYLE@|$style|" -e "s|@CSP@|$csp|" web/index.html >"$dist/index.html"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes the parsers of user input with a million seeded inputs each (see "Fuzzing the
-# parsers" in the README): the router and the seed field, the action-script parser, the
+# parsers" in docs/testing.md): the router and the seed field, the action-script parser, the
 # run-request line, and the command line's --set. Fails on any panic or broken property and
 # prints, per parser, the inputs run, accepted, rejected, panics and the seed.
 #

@@ -9,7 +9,7 @@
 # exceeds SIZE_LIMIT_BYTES (default 112000), or a scenario bundle's exceeds
 # SCENARIO_LIMIT_BYTES (default 268000). Scenario bundles met 200000 after kernel v2; the
 # fidelity fixes, the story beats and the glossary took the larger ones back over it, and
-# bringing them under it again is open work (see README, "Download size"). An embed bundle
+# bringing them under it again is open work (see docs/performance.md, "Download size"). An embed bundle
 # (`<chapter>-embed`, plus the embeds' stylesheet) must also stay smaller than its chapter's
 # player bundle: an embed must not cost a documentation page more than the player would.
 set -euo pipefail
@@ -21,7 +21,7 @@ dist="${1:-dist}"
 # about 6 KB. Raised again, to 222000 and 260000, for the space-time diagram (issue 12): its
 # renderer, the picture switch and the lock holdings cost every player bundle about 16 KB
 # (the renderer alone is ~20 KiB of code before wasm-opt). Winning it back is open work
-# (README, "Download size"). Raised again, to 226000 and 263000, for phones and the focus
+# (docs/performance.md, "Download size"). Raised again, to 226000 and 263000, for phones and the focus
 # ring (issue 15): the phone drawing of the topology, the beat ticks kept clear of each other,
 # the narration's name and the phone stylesheet cost the player bundles about 3 KB.
 # Issue 14: the home bundle is now the library alone (no simulation, no player): 105 KiB, so
@@ -32,7 +32,7 @@ dist="${1:-dist}"
 # updated in place (issue 11): the picture in pieces and the message labels placed clear of
 # the cards and of each other cost the leases bundle ~3.3 KB, of which a per-run `Frame` won
 # 0.5 KB back. Issue 27 kept 268000: the picture work took the eight-scenario leases bundle
-# to 279,135 and services to about 273,700, and both were split by chapter (README).
+# to 279,135 and services to about 273,700, and both were split by chapter (docs/performance.md).
 limit="${SIZE_LIMIT_BYTES:-112000}"
 scenario_limit="${SCENARIO_LIMIT_BYTES:-268000}"
 home=$(node -e 'console.log(require(process.argv[1]).home)' "$PWD/target/site/bundles.json")

@@ -19,6 +19,8 @@
 #[cfg(feature = "compare")]
 mod compare_state;
 mod components;
+#[cfg(all(test, feature = "embed", feature = "player"))]
+mod doc_links;
 #[cfg(feature = "embed")]
 mod embed_api;
 // The player only writes embed links (the Embed dialog); the embed bundles read them.

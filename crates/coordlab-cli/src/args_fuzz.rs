@@ -13,7 +13,7 @@ use coordlab_sim::scenarios::{self, ParamKind, ParamSpec, Params};
 /// Separates arguments in an input, so that a mutation can also move, split or join them.
 const SEPARATOR: char = '\u{1f}';
 
-/// Command lines from the README and the tests: the mutation corpus.
+/// Command lines from the docs (docs/cli.md) and the tests: the mutation corpus.
 const CORPUS: &[&str] = &[
     "run\u{1f}lost-update\u{1f}--set\u{1f}lock=none\u{1f}--format\u{1f}jsonl",
     "run\u{1f}lost-update\u{1f}--set\u{1f}lock=row-lock\u{1f}--seed\u{1f}7\u{1f}--format\u{1f}mermaid",

@@ -65,7 +65,7 @@ THE MODEL (what one trial simulates, and what it leaves out):
       Its 12-24 mean of 35 ms does not (ours is 48): a 15 ms vote round trip is longer than
       a 12 ms timeout, so a voter whose fresh timer is short stands again before the
       winner's first heartbeat arrives and deposes it (the `where the time went` line
-      counts them); --durable-ms 5 (a 10 ms round trip) gives 35.5. See the README.
+      counts them); --durable-ms 5 (a 10 ms round trip) gives 35.5. See docs/cli.md.
       The jitter is what lets identical
       timeouts (150-150) elect at all: each round it moves the servers' timers apart by a
       little, until one runs out a full write and a hop ahead of the others.

@@ -1,7 +1,7 @@
 //! The trace file: a run as JSON Lines, one object per event and one summary object.
 //! `coordlab run --format jsonl` writes it and the player's `#/trace` page reads it back, so
 //! the writer and the reader live here together and cannot drift apart. The schema is
-//! described in the README ("The trace file (JSONL) schema").
+//! described in docs/cli.md ("The trace file (JSONL) schema").
 //!
 //! A file may come from anywhere, so [`parse`] trusts nothing in it: every field is checked,
 //! sizes are bounded, and a bad file gives a [`TraceFileError`] naming the line and field,

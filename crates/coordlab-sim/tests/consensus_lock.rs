@@ -325,7 +325,7 @@ fn no_crash_time_around_the_grant_gives_the_lock_to_two_workers() {
 }
 
 #[test]
-#[ignore = "the README's figure: minutes in release (cargo test --release --test consensus_lock -- --ignored)"]
+#[ignore = "the figure in docs/cli.md: minutes in release (cargo test --release --test consensus_lock -- --ignored)"]
 fn no_crash_time_up_to_five_seconds_and_no_random_fault_sweep_seed_double_grants() {
     let runs = crash_sweep(0..=5_000, 0..1);
     let base = request(&[], 1);

@@ -130,7 +130,7 @@ pub fn trace_viewer() -> Html {
             <h1>{ "Open a trace" }</h1>
             <p class="lead">
                 { "A trace from " }<code>{ "coordlab run <scenario> --format jsonl" }</code>
-                { ", or any history written in that schema (the README describes it), drawn as a space-time diagram you can step through. The file is read in this tab; nothing is uploaded." }
+                { ", or any history written in that schema (docs/cli.md in coordlab's source describes it), drawn as a space-time diagram you can step through. The file is read in this tab; nothing is uploaded." }
             </p>
             <label class={classes!("drop-zone", dragging.then_some("dragging"))}
                 ondrop={on_drop} ondragover={on_drag_over} ondragleave={on_drag_leave}>

@@ -65,10 +65,10 @@ pub const LATENCY_MAX_US: u64 = 3 * MS_US;
 /// One durable write (an fsync of the term, vote or entries): 10 ms, which with a 5 ms round
 /// trip makes the paper's 15 ms broadcast time. How the 15 ms is split matters: a longer hop
 /// lets more followers time out before a candidate's request reaches them (more split votes).
-/// 2–3 ms and 10 ms put the paper's 150-155 median and 150-200 worst case within 4% (README).
+/// 2–3 ms and 10 ms put the paper's 150-155 median and 150-200 worst case within 4% (docs/cli.md).
 pub const DURABLE_WRITE_US: u64 = 10 * MS_US;
 /// How late a timer may fire: up to 0.5 ms, uniform. Without any lateness timers with
-/// identical timeouts stay in lockstep for ever; see the README for how the results depend
+/// identical timeouts stay in lockstep for ever; see docs/cli.md for how the results depend
 /// on it.
 pub const TIMER_JITTER_US: u64 = MS_US / 2;
 /// Bounds on the timing a user may set, in µs.

@@ -1,0 +1,263 @@
+//! The documentation's links and coordlab addresses, checked: every relative link in
+//! `README.md` and `docs/*.md` names a file that exists (and, for a Markdown file with a
+//! `#fragment`, a heading in it), and every `#/play/`, `#/embed/` and `#/compare/` address
+//! opens as written — the run builds, and neither the router nor the player drops any part of
+//! it with a notice. A reader who follows a link or pastes an address from the docs gets what
+//! the text says. Templates (`#/embed/<scenario>?…`) are not addresses and are passed over.
+//!
+//! Natively, in the web crate's unit tests: `cargo test -p coordlab-web doc_links`.
+
+use crate::route::{parse, Route};
+use crate::state::Player;
+use std::path::{Path, PathBuf};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// `README.md` and every Markdown file in `docs/`, with their text.
+fn pages() -> Vec<(PathBuf, String)> {
+    let mut files = vec![repo().join("README.md")];
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(repo().join("docs"))
+        .expect("docs/ exists")
+        .map(|e| e.expect("a docs/ entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    docs.sort();
+    files.extend(docs);
+    files
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            (p, text)
+        })
+        .collect()
+}
+
+/// The targets of Markdown links `[text](target)` and of `src="…"` / `href="…"` in HTML.
+fn link_targets(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("](") {
+        rest = &rest[i + 2..];
+        if let Some(end) = rest.find(')') {
+            out.push(rest[..end].trim().to_string());
+        }
+    }
+    for attr in ["src=\"", "href=\""] {
+        let mut rest = text;
+        while let Some(i) = rest.find(attr) {
+            rest = &rest[i + attr.len()..];
+            if let Some(end) = rest.find('"') {
+                out.push(rest[..end].to_string());
+            }
+        }
+    }
+    out
+}
+
+/// A heading's fragment as GitHub writes it: lower case, punctuation dropped, spaces to `-`.
+fn slug(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+fn headings(text: &str) -> Vec<String> {
+    let mut in_code = false;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.starts_with("```") {
+            in_code = !in_code;
+        } else if !in_code && line.starts_with('#') {
+            out.push(slug(line.trim_start_matches('#')));
+        }
+    }
+    out
+}
+
+/// What is wrong with a relative link from `page`, if anything.
+fn broken(page: &Path, target: &str) -> Option<String> {
+    let external = ["http://", "https://", "mailto:"];
+    if external.iter().any(|p| target.starts_with(p)) || target.starts_with("#/") {
+        return None;
+    }
+    let (file, fragment) = target.split_once('#').unwrap_or((target, ""));
+    let dir = page.parent().expect("a page is in a folder");
+    let path = if file.is_empty() {
+        page.to_path_buf()
+    } else {
+        dir.join(file)
+    };
+    if !path.exists() {
+        return Some(format!("{target}: no file {}", path.display()));
+    }
+    if !fragment.is_empty() && path.extension().is_some_and(|x| x == "md") {
+        let text = std::fs::read_to_string(&path).ok()?;
+        if !headings(&text).iter().any(|h| h == fragment) {
+            return Some(format!("{target}: {} has no heading #{fragment}", path.display()));
+        }
+    }
+    None
+}
+
+/// Every `#/play/…`, `#/embed/…` and `#/compare/…` address in the text, up to the first
+/// character that cannot be part of one in prose (space, quote, backtick, bracket).
+fn addresses(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, _) in text.match_indices("#/") {
+        let rest = &text[i..];
+        let end = rest
+            .find(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | ')' | '>' | ']' | '|'))
+            .unwrap_or(rest.len());
+        let address = &rest[..end];
+        let kinds = ["#/play/", "#/embed/", "#/compare/"];
+        let template = address.contains('<') || address.contains('…') || rest[end..].starts_with('<');
+        if kinds.iter().any(|k| address.starts_with(k)) && !template {
+            out.push(address.trim_end_matches(['.', ',', ';', ':']).to_string());
+        }
+    }
+    out
+}
+
+/// What a reader would be told on opening the address: the router's and the player's
+/// notices, or why nothing could be shown.
+fn notices_of(address: &str) -> Vec<String> {
+    let parsed = parse(address);
+    let mut notices = parsed.notices.clone();
+    match &parsed.route {
+        Route::Play(play) => match Player::from_route(play, Vec::new()) {
+            Some(p) => notices.extend(p.notices),
+            None => notices.push("the run could not be built".to_string()),
+        },
+        Route::Embed(embed) => match Player::for_embed(embed, Vec::new()) {
+            Some(p) => notices.extend(p.notices),
+            None => notices.push("the run could not be built".to_string()),
+        },
+        Route::Compare(_) => {}
+        other => notices.push(format!("opens {other:?}, not a run")),
+    }
+    notices
+}
+
+#[test]
+fn every_relative_link_in_the_docs_names_a_file_and_heading_that_exist() {
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    for (page, text) in pages() {
+        for target in link_targets(&text) {
+            checked += 1;
+            if let Some(p) = broken(&page, &target) {
+                problems.push(format!("{}: {p}", page.display()));
+            }
+        }
+    }
+    assert!(
+        checked > 20,
+        "only {checked} links found: is the extraction broken?"
+    );
+    assert!(problems.is_empty(), "broken links:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn every_coordlab_address_in_the_docs_opens_without_a_notice() {
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    for (page, text) in pages() {
+        for address in addresses(&text) {
+            checked += 1;
+            let notices = notices_of(&address);
+            if !notices.is_empty() {
+                problems.push(format!("{}: {address}: {}", page.display(), notices.join(" / ")));
+            }
+        }
+    }
+    assert!(
+        checked >= 5,
+        "only {checked} addresses found: is the extraction broken?"
+    );
+    assert!(
+        problems.is_empty(),
+        "addresses that do not open as written:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn the_checks_catch_a_missing_file_a_missing_heading_and_a_bad_address() {
+    let readme = repo().join("README.md");
+    assert!(broken(&readme, "docs/no-such-page.md").is_some());
+    assert!(broken(&readme, "docs/learner.md#no-such-heading").is_some());
+    assert!(broken(&readme, "docs/learner.md").is_none());
+    assert!(!notices_of("#/play/lost-update?lock=no-such-lock").is_empty());
+    assert!(!notices_of("#/embed/zombie-worker?from=no-such-beat").is_empty());
+    assert!(!notices_of("#/play/no-such-scenario").is_empty());
+    assert!(notices_of("#/play/lost-update?lock=row-lock&seed=7").is_empty());
+    assert_eq!(
+        addresses("see `#/embed/<scenario>?…` and `#/play/lost-update?seed=3`."),
+        vec!["#/play/lost-update?seed=3".to_string()]
+    );
+    assert_eq!(
+        slug("Checked against real PostgreSQL and Redis"),
+        "checked-against-real-postgresql-and-redis"
+    );
+    assert_eq!(
+        slug("The trace file (JSONL) schema"),
+        "the-trace-file-jsonl-schema"
+    );
+}
+
+/// The contributor's example scenario: every line of the Rust block under "Adding a
+/// scenario" stands in the file it names (the summary string, cut short with `…`, aside), and
+/// the file has the length the text gives, so the example cannot drift from the code.
+#[test]
+fn the_adding_a_scenario_example_is_the_current_file() {
+    let doc = std::fs::read_to_string(repo().join("docs/architecture.md")).expect("docs/architecture.md");
+    let section = doc
+        .split_once("### Adding a scenario")
+        .expect("an \"Adding a scenario\" section")
+        .1;
+    let file = section
+        .split('`')
+        .find(|s| s.starts_with("crates/") && s.ends_with(".rs"))
+        .expect("the section names its file");
+    let source = std::fs::read_to_string(repo().join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let stated: usize = section
+        .split_once(" lines in all)")
+        .and_then(|(before, _)| before.rsplit('(').next())
+        .and_then(|n| n.trim().parse().ok())
+        .expect("the section gives the file's length as “(N lines in all)”");
+    assert_eq!(
+        stated,
+        source.lines().count(),
+        "{file}'s length in docs/architecture.md"
+    );
+    let block = section
+        .split_once("```rust\n")
+        .and_then(|(_, rest)| rest.split_once("\n```"))
+        .expect("a rust block")
+        .0;
+    let lines: Vec<&str> = source.lines().map(str::trim).collect();
+    let missing: Vec<&str> = block
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.ends_with("…\","))
+        .filter(|l| !lines.contains(l))
+        .collect();
+    assert!(
+        block.lines().count() > 40,
+        "the example is too short to be the scenario"
+    );
+    assert!(
+        missing.is_empty(),
+        "lines in the example that are not in {file}:\n{}",
+        missing.join("\n")
+    );
+}
