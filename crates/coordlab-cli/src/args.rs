@@ -19,6 +19,9 @@ USAGE:
         [--step N] [--axis time|order]
     coordlab check <scenario> --seeds A..B [--set KEY=VALUE]... [--actions SCRIPT]
     coordlab sweep <scenario> --seeds A..B [--set KEY=VALUE]... [--property NAME]...
+    coordlab search <scenario> --faults K [--kinds pause,crash] [--set KEY=VALUE]... [--seed N]
+        [--actions SCRIPT] [--property NAME]... [--pause-ms MS,MS...] [--shard I/N]
+    coordlab search --merge FILE...
     coordlab experiment election-downtime --timeout-ms MIN-MAX --trials N [--seed S]
         [--latency-ms MIN-MAX] [--durable-ms D] [--jitter-ms J] [--format text|json]
     coordlab experiment consensus-throughput [--seed S] [--duration-ms D] [--format text|json]
@@ -36,6 +39,13 @@ COMMANDS:
                 and random values for every integer parameter not fixed with --set;
                 report every violated safety property with a command that reproduces
                 it; exits 1 if any was violated
+    search      every schedule of up to K faults (pauses of lengths taken from the
+                scenario's timing, crashes) on every participant that offers them, at every
+                step, fewest faults first, on all cores: per safety property the first
+                schedule that breaks it, shortened and explained step by step, or the claim
+                that none of up to K faults does; exits 1 if a property broke.
+                --shard I/N runs the I-th of N disjoint parts and prints it as JSON;
+                --merge combines the parts into the answer one run would give
     experiment  repeat a measurement over many trials and print its distribution;
                 `election-downtime` times Raft's leader election after a crash
                 (`coordlab experiment election-downtime --help` describes the model);
@@ -59,11 +69,16 @@ OPTIONS:
     --axis AXIS         svg: time (default; long quiet gaps drawn shorter, marked) or order
                         (one column per event)
     --seeds RANGE       A..B runs seeds A through B-1; A..=B includes B; at most 1000000 seeds
-    --property NAME     sweep: check only this safety property; repeatable
+    --property NAME     sweep, search: check only this safety property; repeatable
+    --faults K          search: at most K faults in a schedule, 0..=3
+    --kinds KINDS       search: which faults to place, from pause and crash (default both)
+    --pause-ms LIST     search: the pause lengths to try, e.g. 15000,36000 (default: half of
+                        and a fifth past each of the scenario's timing parameters)
+    --shard I/N         search: run only the schedules numbered I mod N, print JSON for --merge
 
 EXIT STATUS:
-    0 success, 1 `check` found seeds that missed the expectation or `sweep` found a
-    violation, 2 usage error
+    0 success, 1 `check` found seeds that missed the expectation, or `sweep` or `search`
+    found a violation, 2 usage error
 ";
 
 /// A mistake in what the user typed; exits with status 2.
@@ -105,11 +120,22 @@ pub enum Command {
         properties: Vec<String>,
     },
     Experiment(crate::experiment::ExperimentCommand),
+    Search(crate::search::SearchCommand),
 }
 
 const RUN_OPTIONS: &[&str] = &["--seed", "--set", "--actions", "--format", "--step", "--axis"];
 const CHECK_OPTIONS: &[&str] = &["--seeds", "--set", "--actions"];
 const SWEEP_OPTIONS: &[&str] = &["--seeds", "--set", "--actions", "--property"];
+const SEARCH_OPTIONS: &[&str] = &[
+    "--seed",
+    "--set",
+    "--actions",
+    "--property",
+    "--faults",
+    "--kinds",
+    "--pause-ms",
+    "--shard",
+];
 
 pub fn parse(args: &[String]) -> Result<Command, UsageError> {
     // An experiment has its own help, describing its model.
@@ -121,13 +147,13 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
     }
     let Some((command, rest)) = args.split_first() else {
         return Err(UsageError(
-            "missing command; expected one of list, bundles, describe, run, check, sweep, experiment, help"
+            "missing command; expected one of list, bundles, describe, run, check, sweep, search, experiment, help"
                 .into(),
         ));
     };
     if command.is_empty() {
         return Err(UsageError(
-            "missing command (the first argument is empty); expected one of list, bundles, describe, run, check, sweep, experiment, help"
+            "missing command (the first argument is empty); expected one of list, bundles, describe, run, check, sweep, search, experiment, help"
                 .into(),
         ));
     }
@@ -199,8 +225,41 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
                 properties: opts.properties,
             })
         }
+        "search" => {
+            use crate::search::{parse_kinds, parse_pauses, parse_shard, SearchCommand};
+            if rest.first().is_some_and(|a| a == "--merge") {
+                return Ok(Command::Search(SearchCommand::Merge(rest[1..].to_vec())));
+            }
+            let (id, rest) = scenario_id(command, rest)?;
+            let opts = options(command, rest, SEARCH_OPTIONS)?;
+            let Some(faults) = opts.faults.as_deref() else {
+                return Err(UsageError(
+                    "`search` needs --faults K (at most K faults in a schedule), e.g. --faults 1".into(),
+                ));
+            };
+            let max_faults = faults.parse::<u32>().ok().filter(|k| *k <= coordlab_sim::search::MAX_SEARCH_FAULTS).ok_or_else(|| {
+                UsageError(format!(
+                    "bad --faults `{faults}`; expected 0, 1, 2 or 3"
+                ))
+            })?;
+            let kinds = parse_kinds(opts.kinds.as_deref().unwrap_or("pause,crash"))?;
+            let pause_ms = opts.pause_ms.as_deref().map(parse_pauses).transpose()?;
+            let shard = opts.shard.as_deref().map(parse_shard).transpose()?;
+            let (base, story_off) = coordlab_sim::search::without_story_faults(&opts.request(id)?)?;
+            Ok(Command::Search(SearchCommand::Run {
+                story_off,
+                spec: coordlab_sim::search::SearchSpec {
+                    base,
+                    max_faults,
+                    kinds,
+                    properties: opts.properties,
+                    pause_ms,
+                },
+                shard,
+            }))
+        }
         other => Err(UsageError(format!(
-            "unknown command `{other}`; expected one of list, bundles, describe, run, check, sweep, experiment, help"
+            "unknown command `{other}`; expected one of list, bundles, describe, run, check, sweep, search, experiment, help"
         ))),
     }
 }
@@ -258,6 +317,10 @@ struct Options {
     sets: Vec<String>,
     actions: Vec<String>,
     properties: Vec<String>,
+    faults: Option<String>,
+    kinds: Option<String>,
+    pause_ms: Option<String>,
+    shard: Option<String>,
 }
 
 fn options(command: &str, rest: &[String], valid: &[&str]) -> Result<Options, UsageError> {
@@ -300,6 +363,10 @@ fn options(command: &str, rest: &[String], valid: &[&str]) -> Result<Options, Us
             "--axis" => opts.axis = Some(value),
             "--set" => opts.sets.push(value),
             "--property" => opts.properties.push(value),
+            "--faults" => opts.faults = Some(value),
+            "--kinds" => opts.kinds = Some(value),
+            "--pause-ms" => opts.pause_ms = Some(value),
+            "--shard" => opts.shard = Some(value),
             _ => opts.actions.push(value),
         }
     }

@@ -62,7 +62,7 @@ fn set_argument(c: &mut Choices, params: &[ParamSpec]) -> String {
 fn command_line(c: &mut Choices) -> Vec<String> {
     let ids: Vec<&str> = scenarios::registry().iter().map(|d| d.id).collect();
     let command = *c.pick(&[
-        "run", "run", "run", "check", "sweep", "describe", "list", "help", "runn", "",
+        "run", "run", "run", "check", "sweep", "search", "describe", "list", "help", "runn", "",
     ]);
     let id = if c.chance(1, 10) {
         grammar::noise(c)
@@ -72,7 +72,7 @@ fn command_line(c: &mut Choices) -> Vec<String> {
     let params = scenarios::find(&id).map(|d| d.info().params).unwrap_or_default();
     let mut args = vec![command.to_string(), id];
     for _ in 0..c.below(7) {
-        let (option, value) = match c.below(14) {
+        let (option, value) = match c.below(15) {
             0..=6 => ("--set", set_argument(c, &params)),
             7 => ("--seed", grammar::number(c)),
             8 => (
@@ -91,6 +91,22 @@ fn command_line(c: &mut Choices) -> Vec<String> {
             ),
             11 => (*c.pick(&["--step", "--axis", "--property"]), grammar::number(c)),
             12 => (*c.pick(&["--sett", "-s", "--", "--help"]), grammar::noise(c)),
+            13 => (
+                *c.pick(&["--faults", "--kinds", "--shard", "--pause-ms"]),
+                c.pick(&[
+                    "1",
+                    "0",
+                    "4",
+                    "pause",
+                    "crash,pause",
+                    "flood",
+                    "0/2",
+                    "2/2",
+                    "5000,36000",
+                    "-1",
+                ])
+                .to_string(),
+            ),
             _ => ("--set", String::new()),
         };
         match c.below(8) {
@@ -171,6 +187,7 @@ fn check(input: &str) -> Verdict {
         Ok(
             Command::Run { request, .. } | Command::Check { request, .. } | Command::Sweep { request, .. },
         ) => request,
+        Ok(Command::Search(crate::search::SearchCommand::Run { spec, .. })) => spec.base,
         Ok(_) => return Verdict::Accepted,
     };
     // What `coordlab` does next with the request: the simulator validates the parameters.

@@ -11,6 +11,7 @@ mod experiment;
 mod format_mermaid;
 mod format_text;
 mod list;
+mod search;
 mod sweep;
 mod throughput;
 mod util;
@@ -76,6 +77,13 @@ fn dispatch(args: &[String]) -> Result<Output, UsageError> {
             })
         }
         Command::Experiment(command) => Ok(ok(experiment::execute(&command))),
+        Command::Search(command) => {
+            let (stdout, clean) = search::execute(&command)?;
+            Ok(Output {
+                stdout,
+                status: if clean { 0 } else { 1 },
+            })
+        }
         Command::Check { request, seeds } => {
             let (stdout, all_met) = check::check(&request, seeds)?;
             Ok(Output {

@@ -29,6 +29,7 @@ pub mod kernel;
 pub mod properties;
 pub mod protocols;
 pub mod scenarios;
+pub mod search;
 pub mod sweep;
 pub mod trace;
 pub mod trace_file;

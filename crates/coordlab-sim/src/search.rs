@@ -1,0 +1,567 @@
+//! The bounded search for counterexamples: every schedule of up to K faults, drawn from the
+//! scenario's own fault vocabulary, run breadth-first — fewer faults first, then earlier
+//! steps — so the first schedule that breaks a property is a shortest one. Where nothing
+//! breaks, the result is a claim a learner can repeat: "no schedule of ≤ K faults of these
+//! kinds breaks P — N schedules checked".
+//!
+//! The space is fixed by the request, before anything runs:
+//! - the **atoms**: one fault at one step — a pause of each candidate length, or a crash — on
+//!   each participant that offers that fault, at every step of the undisturbed run;
+//! - a **schedule** of k faults is a set of k atoms, and schedules are numbered level by level
+//!   (0 faults, then 1, then 2…), each level in the lexicographic order of its atoms. That
+//!   number is the schedule's identity: a shard runs the numbers `≡ I (mod N)`, and the
+//!   merged answer (per property, the lowest number that breaks it) is the single run's.
+//!
+//! Pause lengths come from the scenario's timing parameters (TTL, heartbeat, renewal,
+//! election timeout): half of each, a tenth short of it and a fifth past it, so a pause ends
+//! well inside, just inside and just beyond each period. Everything here is deterministic; the threads that share the work are
+//! the caller's (the command line's), since the simulator runs in the browser too.
+
+use crate::kernel::faults::{Action, Fault, FaultKind, MAX_FAULT_MS};
+use crate::kernel::ids::NodeId;
+use crate::kernel::view::Holding;
+use crate::properties::{PropertyKind, Verdict};
+use crate::scenarios::{self, RunRequest, SimError};
+use crate::trace::{EventKind, Trace};
+use crate::{Limits, Recording};
+use std::collections::BTreeMap;
+
+/// The most faults one schedule may hold: beyond 3 the space outgrows any machine.
+pub const MAX_SEARCH_FAULTS: u32 = 3;
+/// The most schedules one search may hold (a guard against a space no run will finish).
+pub const MAX_SCHEDULES: u64 = 50_000_000;
+
+/// The kinds of fault a search places.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SearchKind {
+    Pause,
+    Crash,
+}
+
+impl SearchKind {
+    pub fn code(self) -> &'static str {
+        match self {
+            SearchKind::Pause => "pause",
+            SearchKind::Crash => "crash",
+        }
+    }
+
+    pub fn from_code(code: &str) -> Option<SearchKind> {
+        match code {
+            "pause" => Some(SearchKind::Pause),
+            "crash" => Some(SearchKind::Crash),
+            _ => None,
+        }
+    }
+}
+
+/// What to search: the run to disturb, how many faults at most, of which kinds, and which
+/// properties to check (empty: every always-property of the scenario).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SearchSpec {
+    pub base: RunRequest,
+    pub max_faults: u32,
+    pub kinds: Vec<SearchKind>,
+    pub properties: Vec<String>,
+    /// Pause lengths to try; `None` derives them from the scenario's timing.
+    pub pause_ms: Option<Vec<u64>>,
+}
+
+/// The space of schedules a spec describes.
+#[derive(Clone, Debug)]
+pub struct Space {
+    pub spec: SearchSpec,
+    /// Single faults, in the order schedules are numbered by.
+    pub atoms: Vec<Action>,
+    /// The always-properties checked.
+    pub checked: Vec<String>,
+    pub pause_ms: Vec<u64>,
+    /// Steps of the undisturbed run: where a fault may be placed.
+    pub steps: u32,
+    /// How many schedules each level (0, 1, … K faults) holds.
+    pub level_sizes: Vec<u64>,
+}
+
+/// The first schedule (lowest number) that broke a property.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Witness {
+    pub index: u64,
+    pub faults: Vec<Action>,
+    /// The step at which the property first broke.
+    pub at_seq: u32,
+}
+
+/// What a search (or one part of it) ran and found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SearchReport {
+    pub schedules: u64,
+    pub events: u64,
+    pub witnesses: BTreeMap<String, Witness>,
+}
+
+impl SearchReport {
+    pub fn empty() -> SearchReport {
+        SearchReport {
+            schedules: 0,
+            events: 0,
+            witnesses: BTreeMap::new(),
+        }
+    }
+
+    /// Adds another part's work: counts add up, and per property the lower-numbered
+    /// witness wins, so merging parts in any order gives the single run's answer.
+    pub fn absorb(&mut self, other: SearchReport) {
+        self.schedules += other.schedules;
+        self.events += other.events;
+        for (name, w) in other.witnesses {
+            match self.witnesses.get(&name) {
+                Some(mine) if mine.index <= w.index => {}
+                _ => {
+                    self.witnesses.insert(name, w);
+                }
+            }
+        }
+    }
+}
+
+fn binomial(n: u64, k: u64) -> u128 {
+    if k > n {
+        return 0;
+    }
+    let k = k.min(n - k);
+    let mut r: u128 = 1;
+    for i in 0..k {
+        r = r * u128::from(n - i) / u128::from(i + 1);
+    }
+    r
+}
+
+/// The `rank`-th k-combination of `0..n` in lexicographic order (the combinatorial number
+/// system), without listing the ones before it.
+fn unrank(n: u64, k: usize, rank: u64) -> Vec<u64> {
+    let mut out = Vec::with_capacity(k);
+    let mut rank = u128::from(rank);
+    let mut next = 0u64;
+    for left in (1..=k as u64).rev() {
+        while next < n {
+            let with_this = binomial(n - next - 1, left - 1);
+            next += 1;
+            if rank < with_this {
+                out.push(next - 1);
+                break;
+            }
+            rank -= with_this;
+        }
+    }
+    out
+}
+
+/// Half of each timing parameter, a tenth short of it and a fifth past it: the lengths a
+/// pause is tried at.
+fn timing_pauses(trace: &Trace) -> Vec<u64> {
+    let timing = [
+        "ttl",
+        "timeout",
+        "heartbeat",
+        "renew",
+        "lease",
+        "lock_at",
+        "watchdog",
+        "session",
+    ];
+    let mut out: Vec<u64> = trace
+        .params
+        .iter()
+        .filter(|(k, _)| k.ends_with("_ms") && timing.iter().any(|t| k.contains(t)))
+        .filter_map(|(_, v)| v.parse::<u64>().ok())
+        .filter(|v| *v > 0)
+        .flat_map(|v| [v / 2, v - v / 10, v + v / 5])
+        .filter(|v| (1..=MAX_FAULT_MS).contains(v))
+        .collect();
+    if out.is_empty() {
+        out = vec![1_000, 10_000, 30_000];
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Parameters by which a scenario injects its story's own fault (its pause), and the value
+/// that switches it off.
+const STORY_FAULT_PARAMS: &[(&str, &str)] = &[("pause_ms", "0")];
+
+/// The request with the story's own fault switched off, where the scenario injects it by a
+/// parameter the user did not set, and what was switched: the search then asks whether the
+/// design breaks under faults it places itself, not whether the story's fault breaks it. A
+/// story whose fault is scripted or a choice keeps it (the search reports it as breaking
+/// with no added fault).
+pub fn without_story_faults(base: &RunRequest) -> Result<(RunRequest, Vec<String>), SimError> {
+    let info = scenarios::find(&base.scenario)?.info();
+    let mut request = base.clone();
+    let mut switched = Vec::new();
+    for (key, off) in STORY_FAULT_PARAMS {
+        let offered = info.params.iter().any(|p| {
+            p.key == *key
+                && matches!(p.kind, crate::scenarios::ParamKind::Int { min, .. } if min.to_string() == *off)
+        });
+        if offered && !base.params.contains_key(*key) {
+            request.params.insert(key.to_string(), off.to_string());
+            switched.push(format!("{key}={off}"));
+        }
+    }
+    Ok((request, switched))
+}
+
+impl Space {
+    pub fn new(spec: SearchSpec) -> Result<Space, SimError> {
+        if spec.max_faults > MAX_SEARCH_FAULTS {
+            return Err(SimError::BadAction(format!(
+                "--faults {} is more than {MAX_SEARCH_FAULTS}: the space would not finish",
+                spec.max_faults
+            )));
+        }
+        if spec.kinds.is_empty() {
+            return Err(SimError::BadAction(
+                "no fault kinds to search (pause, crash)".into(),
+            ));
+        }
+        let probe = scenarios::run(&spec.base, Limits::default(), Recording::Summary)?;
+        for name in &spec.properties {
+            if !probe
+                .properties
+                .iter()
+                .any(|p| &p.name == name && p.kind == PropertyKind::Always)
+            {
+                let valid: Vec<&str> = probe
+                    .properties
+                    .iter()
+                    .filter(|p| p.kind == PropertyKind::Always)
+                    .map(|p| p.name.as_str())
+                    .collect();
+                return Err(SimError::BadAction(format!(
+                    "scenario `{}` has no safety property `{name}`; its safety properties are: {}",
+                    spec.base.scenario,
+                    valid.join(", ")
+                )));
+            }
+        }
+        let checked: Vec<String> = probe
+            .properties
+            .iter()
+            .filter(|p| p.kind == PropertyKind::Always)
+            .filter(|p| spec.properties.is_empty() || spec.properties.contains(&p.name))
+            .map(|p| p.name.clone())
+            .collect();
+        let pause_ms = match &spec.pause_ms {
+            Some(list) => {
+                if let Some(bad) = list.iter().find(|d| !(1..=MAX_FAULT_MS).contains(*d)) {
+                    return Err(SimError::BadAction(format!(
+                        "a pause of {bad} ms is outside 1..={MAX_FAULT_MS}"
+                    )));
+                }
+                let mut list = list.clone();
+                list.sort_unstable();
+                list.dedup();
+                list
+            }
+            None => timing_pauses(&probe),
+        };
+        let steps = u32::try_from(probe.event_count).unwrap_or(u32::MAX);
+        let nodes = scenarios::participants(&spec.base)?;
+        let mut atoms = Vec::new();
+        for at_step in 0..steps {
+            for node in &nodes {
+                if spec.kinds.contains(&SearchKind::Pause) && node.faults.contains(&FaultKind::Pause) {
+                    for &duration_ms in &pause_ms {
+                        atoms.push(Action {
+                            at_step,
+                            fault: Fault::Pause {
+                                node: node.id,
+                                duration_ms,
+                            },
+                        });
+                    }
+                }
+                if spec.kinds.contains(&SearchKind::Crash) && node.faults.contains(&FaultKind::Crash) {
+                    atoms.push(Action {
+                        at_step,
+                        fault: Fault::Crash { node: node.id },
+                    });
+                }
+            }
+        }
+        let a = atoms.len() as u64;
+        let level_sizes: Vec<u64> = (0..=u64::from(spec.max_faults))
+            .map(|k| u64::try_from(binomial(a, k)).unwrap_or(u64::MAX))
+            .collect();
+        let total = level_sizes.iter().fold(0u64, |t, n| t.saturating_add(*n));
+        if total > MAX_SCHEDULES {
+            return Err(SimError::BadAction(format!(
+                "{total} schedules is more than the limit of {MAX_SCHEDULES}: use fewer faults, fewer kinds or fewer pause lengths"
+            )));
+        }
+        Ok(Space {
+            spec,
+            atoms,
+            checked,
+            pause_ms,
+            steps,
+            level_sizes,
+        })
+    }
+
+    /// How many schedules the space holds.
+    pub fn len(&self) -> u64 {
+        self.level_sizes.iter().sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The faults of schedule `index` (levels in order, each in lexicographic order).
+    pub fn schedule(&self, mut index: u64) -> Vec<Action> {
+        for (k, size) in self.level_sizes.iter().enumerate() {
+            if index < *size {
+                return unrank(self.atoms.len() as u64, k, index)
+                    .into_iter()
+                    .map(|i| self.atoms[i as usize].clone())
+                    .collect();
+            }
+            index -= size;
+        }
+        Vec::new()
+    }
+
+    /// The request that runs schedule `faults` on top of the base's own actions.
+    pub fn request(&self, faults: &[Action]) -> RunRequest {
+        let mut request = self.spec.base.clone();
+        request.actions.extend(faults.iter().cloned());
+        request.actions.sort_by_key(|a| a.at_step);
+        request
+    }
+
+    /// Runs one schedule: its events and the checked properties it broke, with the step.
+    pub fn evaluate(&self, faults: &[Action]) -> Result<(u64, Vec<(String, u32)>), SimError> {
+        let trace = scenarios::run(&self.request(faults), Limits::default(), Recording::Summary)?;
+        let broken = trace
+            .properties
+            .iter()
+            .filter(|p| p.verdict == Verdict::Violated && self.checked.contains(&p.name))
+            .map(|p| (p.name.clone(), p.first_violation_seq.unwrap_or(0)))
+            .collect();
+        Ok((trace.event_count, broken))
+    }
+
+    /// Runs every schedule whose number `keep` accepts, in order.
+    pub fn run_part(
+        &self,
+        keep: impl Fn(u64) -> bool,
+        mut progress: impl FnMut(),
+    ) -> Result<SearchReport, SimError> {
+        let mut report = SearchReport::empty();
+        for index in (0..self.len()).filter(|i| keep(*i)) {
+            let faults = self.schedule(index);
+            let (events, broken) = self.evaluate(&faults)?;
+            report.schedules += 1;
+            report.events += events;
+            for (name, at_seq) in broken {
+                report.witnesses.entry(name).or_insert_with(|| Witness {
+                    index,
+                    faults: faults.clone(),
+                    at_seq,
+                });
+            }
+            progress();
+        }
+        Ok(report)
+    }
+
+    /// How many faults schedule `index` holds.
+    pub fn level_of(&self, mut index: u64) -> usize {
+        for (k, size) in self.level_sizes.iter().enumerate() {
+            if index < *size {
+                return k;
+            }
+            index -= size;
+        }
+        self.level_sizes.len()
+    }
+
+    /// The witness made smaller where it still breaks `property`: each pause cut to the
+    /// shortest length (to the millisecond, by halving) that still breaks it.
+    pub fn shrink(&self, property: &str, witness: &Witness) -> Result<Witness, SimError> {
+        let breaks = |faults: &[Action]| -> Result<Option<u32>, SimError> {
+            let (_, broken) = self.evaluate(faults)?;
+            Ok(broken.into_iter().find(|(n, _)| n == property).map(|(_, s)| s))
+        };
+        let mut faults = witness.faults.clone();
+        let mut at_seq = witness.at_seq;
+        for i in 0..faults.len() {
+            let Fault::Pause { node, duration_ms } = faults[i].fault.clone() else {
+                continue;
+            };
+            // The longest length known not to break it, and the shortest known to.
+            let (mut lo, mut hi) = (0u64, duration_ms);
+            while hi - lo > 1 {
+                let mid = lo + (hi - lo) / 2;
+                faults[i].fault = Fault::Pause {
+                    node,
+                    duration_ms: mid,
+                };
+                if breaks(&faults)?.is_some() {
+                    hi = mid;
+                } else {
+                    lo = mid;
+                }
+            }
+            faults[i].fault = Fault::Pause {
+                node,
+                duration_ms: hi,
+            };
+            if let Some(seq) = breaks(&faults)? {
+                at_seq = seq;
+            }
+        }
+        Ok(Witness {
+            index: witness.index,
+            faults,
+            at_seq,
+        })
+    }
+}
+
+/// Why the property broke, as the chain of steps the violation depends on: the faults of the
+/// schedule, the steps where someone came to hold or lost the lock (by the authority's
+/// record or by its own belief), and the violating step — each in the causal past of the
+/// violation (reached back through the messages it received and each node's earlier
+/// steps). A trace without holdings (Raft) keeps the causal steps of the violating node
+/// since the first fault instead.
+pub fn chain(trace: &Trace, at_seq: u32) -> Vec<(u32, String)> {
+    let Some(v) = trace.entries.iter().position(|e| e.seq == at_seq) else {
+        return Vec::new();
+    };
+    let entries = &trace.entries;
+    // The causal past: walk back through senders and each node's previous step.
+    let mut past = vec![false; v + 1];
+    let mut stack = vec![v];
+    while let Some(i) = stack.pop() {
+        if past[i] {
+            continue;
+        }
+        past[i] = true;
+        let e = &entries[i];
+        if let Some(actor) = e.nodes.first() {
+            if let Some(p) = (0..i).rev().find(|&j| entries[j].nodes.first() == Some(actor)) {
+                stack.push(p);
+            }
+        }
+        if let (EventKind::Deliver, Some(m)) = (e.kind, &e.message) {
+            if let Some(s) = (0..i)
+                .rev()
+                .find(|&j| entries[j].time_us == m.sent_us && entries[j].nodes.first() == Some(&m.from))
+            {
+                stack.push(s);
+            }
+        }
+    }
+    let first_fault = entries
+        .iter()
+        .position(|e| {
+            e.kind == EventKind::Fault && trace.actions.iter().any(|a| Some(&a.fault) == e.fault.as_ref())
+        })
+        .unwrap_or(0);
+    let with_holdings = entries.iter().any(|e| !e.holdings.is_empty());
+    let mut out = Vec::new();
+    for i in first_fault..=v {
+        let e = &entries[i];
+        if !past[i] && e.kind != EventKind::Fault {
+            continue;
+        }
+        let change = if i > 0 { holding_change(trace, i) } else { None };
+        let keep = i == v
+            || i == first_fault
+            || (e.kind == EventKind::Fault && past[i])
+            || change.is_some()
+            || (!with_holdings && e.nodes.first() == entries[v].nodes.first());
+        if !keep {
+            continue;
+        }
+        let mut line = e.text.clone();
+        if let Some(c) = change {
+            line = format!("{line} — {c}");
+        }
+        out.push((e.seq, line));
+    }
+    // A long causal run of one node says little past its last few steps.
+    if !with_holdings && out.len() > 8 {
+        let head = out[0].clone();
+        let tail = out.split_off(out.len() - 6);
+        out = std::iter::once(head).chain(tail).collect();
+    }
+    out
+}
+
+fn holding_of(list: &[Holding], n: NodeId) -> Option<&Holding> {
+    list.iter().find(|h| h.node == n)
+}
+
+/// What changed in who holds the lock at entry `i`, in words, if anything.
+fn holding_change(trace: &Trace, i: usize) -> Option<String> {
+    let before = &trace.entries[i - 1].holdings;
+    let after = &trace.entries[i].holdings;
+    let mut nodes: Vec<NodeId> = before.iter().chain(after).map(|h| h.node).collect();
+    nodes.sort();
+    nodes.dedup();
+    let mut said = Vec::new();
+    for n in nodes {
+        let (b, a) = (holding_of(before, n), holding_of(after, n));
+        let (bg, ag) = (b.is_some_and(|h| h.granted), a.is_some_and(|h| h.granted));
+        let (bb, ab) = (b.is_some_and(|h| h.believes), a.is_some_and(|h| h.believes));
+        let name = trace.node_name(n);
+        if !bg && ag {
+            said.push(format!("the record now names {name} the holder"));
+        }
+        if bg && !ag {
+            said.push(format!("the record no longer names {name}"));
+        }
+        if !bb && ab {
+            said.push(format!("{name} believes it holds the lock"));
+        }
+        if bb && !ab {
+            said.push(format!("{name} no longer believes it holds it"));
+        }
+    }
+    (!said.is_empty()).then(|| said.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn combos(start: u64, n: u64, k: u64, cur: &mut Vec<u64>, out: &mut Vec<Vec<u64>>) {
+        if k == 0 {
+            out.push(cur.clone());
+            return;
+        }
+        for i in start..n {
+            cur.push(i);
+            combos(i + 1, n, k - 1, cur, out);
+            cur.pop();
+        }
+    }
+
+    #[test]
+    fn unranking_gives_every_combination_once_in_lexicographic_order() {
+        for n in [1u64, 5, 9] {
+            for k in 0..=3usize {
+                let mut expected = Vec::new();
+                combos(0, n, k as u64, &mut Vec::new(), &mut expected);
+                let count = binomial(n, k as u64) as u64;
+                assert_eq!(count as usize, expected.len(), "C({n}, {k})");
+                let got: Vec<Vec<u64>> = (0..count).map(|r| unrank(n, k, r)).collect();
+                assert_eq!(got, expected, "n = {n}, k = {k}");
+            }
+        }
+    }
+}
