@@ -90,7 +90,7 @@ fn cancelled(fx: &Fx) -> Vec<RedlockTimer> {
 fn reply(c: &mut C, from: NodeId, ok: bool) -> Fx {
     c.deliver(
         from,
-        ClientMsg::Redis(RedisMsg::SetReply {
+        ClientMsg::Lock(RedisMsg::SetReply {
             key: "lock".into(),
             ok,
             counter: None,

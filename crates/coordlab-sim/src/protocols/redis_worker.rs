@@ -161,6 +161,7 @@ impl RedisLock {
 impl LockClient for RedisLock {
     type Plan = WorkerPlan;
     type Timer = RequestTimeout;
+    type Reply = RedisMsg;
     const RELEASE_WORDS: &'static str = "gives the lock back";
 
     fn job(plan: &WorkerPlan) -> &JobPlan {
@@ -478,7 +479,7 @@ mod tests {
             ok: true,
             counter: Some(token),
         };
-        let fx = w.deliver(STORE, ClientMsg::Redis(reply));
+        let fx = w.deliver(STORE, ClientMsg::Lock(reply));
         assert_eq!(sent::<_, LeaseMsg>(&fx), vec![(LEDGER, LeaseMsg::ReadProgress)]);
     }
 

@@ -175,6 +175,7 @@ impl RedlockLock {
 impl LockClient for RedlockLock {
     type Plan = RedlockPlan;
     type Timer = MasterTimeout;
+    type Reply = RedisMsg;
     const RELEASE_WORDS: &'static str = "unlocks";
 
     fn job(plan: &RedlockPlan) -> &JobPlan {

@@ -12,9 +12,9 @@
 
 use super::card;
 use super::lease_msg::{LeaseMsg, WriteCheck};
-use super::redis_job::{ClientMsg, Job, JobDurable, JobPlan, Next};
-use super::redis_msg::RedisMsg;
+use super::redis_job::{Job, JobDurable, JobPlan, Next};
 use crate::kernel::ids::{FencingToken, NodeId};
+use crate::kernel::message::{Inbox, Message};
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::MS_US;
 use crate::kernel::view::Summary;
@@ -71,6 +71,22 @@ impl<T: Label> Label for JobTimer<T> {
     }
 }
 
+/// What a job runner takes off the wire: its lock family's answers, or the ledger's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JobMsg<R> {
+    Lock(R),
+    Ledger(LeaseMsg),
+}
+
+impl<R: Message> Inbox for JobMsg<R> {
+    fn accept(msg: Box<dyn Message>) -> Option<Self> {
+        match msg.downcast::<R>() {
+            Ok(m) => Some(JobMsg::Lock(m)),
+            Err(msg) => msg.downcast::<LeaseMsg>().ok().map(JobMsg::Ledger),
+        }
+    }
+}
+
 /// Where the job goes after the lock client has handled an answer, a timer or a lost peer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Turn {
@@ -108,6 +124,8 @@ pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
     /// The node's configuration: the job plan and the family's own settings.
     type Plan: Clone + Debug + PartialEq + 'static;
     type Timer: Clone + Debug + PartialEq + Label + 'static;
+    /// What its lock servers answer.
+    type Reply: Message;
     /// What the narration says it does when the ledger has every step already ("unlocks").
     const RELEASE_WORDS: &'static str;
 
@@ -128,7 +146,7 @@ pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
         job: &Job,
         phase: &Phase,
         from: NodeId,
-        msg: RedisMsg,
+        msg: Self::Reply,
     ) -> Turn;
     fn on_timer(
         &mut self,
@@ -323,7 +341,7 @@ impl<L: LockClient> JobRunner<L> {
 }
 
 impl<L: LockClient> Participant for JobRunner<L> {
-    type Msg = ClientMsg;
+    type Msg = JobMsg<L::Reply>;
     type Timer = JobTimer<L::Timer>;
     type Durable = JobDurable;
     type Config = L::Plan;
@@ -332,15 +350,15 @@ impl<L: LockClient> Participant for JobRunner<L> {
         self.job.schedule(ctx, L::job(&self.plan), JobTimer::JobStart);
     }
 
-    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: ClientMsg) {
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: Self::Msg) {
         match msg {
-            ClientMsg::Redis(msg) => {
+            JobMsg::Lock(msg) => {
                 let turn = self
                     .lock
                     .on_reply(ctx, &self.plan, &self.job, &self.phase, from, msg);
                 self.turn(ctx, turn);
             }
-            ClientMsg::Ledger(msg) => self.ledger_reply(ctx, msg),
+            JobMsg::Ledger(msg) => self.ledger_reply(ctx, msg),
         }
     }
 
