@@ -12,7 +12,7 @@
 //! The job itself is the [`JobRunner`]'s; this file is the lock side, [`RedisLock`].
 
 use super::card;
-use super::job::{JobCtx, JobRunner, JobTimer, LockClient, Turn};
+use super::job::{At, JobCtx, JobRunner, JobTimer, LockClient, Turn};
 use super::lease_msg::{ReleaseMode, WriteCheck};
 use super::redis_job::{Job, JobPlan};
 use super::redis_msg::{tenths, RedisMsg};
@@ -187,7 +187,8 @@ impl LockClient for RedisLock {
         !self.primary_down
     }
 
-    fn request(&mut self, ctx: Ctx, plan: &WorkerPlan, job: &Job) {
+    fn request(&mut self, ctx: Ctx, at: At<'_, Self>) {
+        let At { plan, job, .. } = at;
         ctx.note(if job.attempt == 1 {
             format!(
                 "{}'s job fires. It asks {} for the lock with a random value of its own, {}. Redis has no fencing tokens, so the same script also increments the counter `{}` and hands back its new value as one.",
@@ -218,15 +219,8 @@ impl LockClient for RedisLock {
         ctx.set_timer(Self::timeout(job), plan.request_timeout_ms * MS_US);
     }
 
-    fn on_reply(
-        &mut self,
-        ctx: Ctx,
-        plan: &WorkerPlan,
-        job: &Job,
-        phase: &Phase,
-        from: NodeId,
-        msg: RedisMsg,
-    ) -> Turn {
+    fn on_reply(&mut self, ctx: Ctx, at: At<'_, Self>, from: NodeId, msg: RedisMsg) -> Turn {
+        let At { plan, job, phase } = at;
         match msg {
             RedisMsg::SetReply { ok, counter, .. } if *phase == Phase::Acquiring && from == self.primary => {
                 ctx.cancel_timer(Self::timeout(job));
@@ -320,14 +314,8 @@ impl LockClient for RedisLock {
         }
     }
 
-    fn on_timer(
-        &mut self,
-        ctx: Ctx,
-        plan: &WorkerPlan,
-        job: &Job,
-        phase: &Phase,
-        timer: RequestTimeout,
-    ) -> Turn {
+    fn on_timer(&mut self, ctx: Ctx, at: At<'_, Self>, timer: RequestTimeout) -> Turn {
+        let At { plan, job, phase } = at;
         if timer.attempt != job.attempt || !matches!(phase, Phase::Acquiring | Phase::Confirming) {
             return Turn::Stay;
         }
@@ -339,7 +327,8 @@ impl LockClient for RedisLock {
         self.lose_connection(ctx, plan)
     }
 
-    fn on_peer_down(&mut self, ctx: Ctx, plan: &WorkerPlan, job: &Job, phase: &Phase, peer: NodeId) -> Turn {
+    fn on_peer_down(&mut self, ctx: Ctx, at: At<'_, Self>, peer: NodeId) -> Turn {
+        let At { plan, job, phase } = at;
         if peer != self.primary {
             return Turn::Stay;
         }
@@ -399,7 +388,8 @@ impl LockClient for RedisLock {
         true
     }
 
-    fn release(&mut self, ctx: Ctx, plan: &WorkerPlan, job: &Job) -> bool {
+    fn release(&mut self, ctx: Ctx, at: At<'_, Self>) -> bool {
+        let At { plan, job, .. } = at;
         let how = match plan.release {
             ReleaseMode::NaiveDelete => "DEL".to_string(),
             ReleaseMode::CompareAndDelete => {

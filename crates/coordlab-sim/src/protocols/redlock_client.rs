@@ -11,7 +11,7 @@
 //! The job itself is the [`JobRunner`]'s; this file is the lock side, [`RedlockLock`].
 
 use super::card;
-use super::job::{JobCtx, JobRunner, JobTimer, LockClient, StepGate, Turn};
+use super::job::{At, JobCtx, JobRunner, JobTimer, LockClient, StepGate, Turn};
 use super::lease_msg::WriteCheck;
 use super::redis_job::{Job, JobPlan};
 use super::redis_msg::{tenths, RedisMsg};
@@ -192,7 +192,8 @@ impl LockClient for RedlockLock {
         }
     }
 
-    fn request(&mut self, ctx: Ctx, plan: &RedlockPlan, job: &Job) {
+    fn request(&mut self, ctx: Ctx, at: At<'_, Self>) {
+        let At { plan, job, .. } = at;
         self.started_local_us = ctx.local_now_us;
         self.replies.clear();
         ctx.note(format!(
@@ -221,15 +222,8 @@ impl LockClient for RedlockLock {
         }
     }
 
-    fn on_reply(
-        &mut self,
-        ctx: Ctx,
-        plan: &RedlockPlan,
-        job: &Job,
-        phase: &Phase,
-        from: NodeId,
-        msg: RedisMsg,
-    ) -> Turn {
+    fn on_reply(&mut self, ctx: Ctx, at: At<'_, Self>, from: NodeId, msg: RedisMsg) -> Turn {
+        let At { plan, job, phase } = at;
         match msg {
             RedisMsg::SetReply { ok, .. }
                 if *phase == Phase::Acquiring
@@ -245,14 +239,8 @@ impl LockClient for RedlockLock {
         }
     }
 
-    fn on_timer(
-        &mut self,
-        ctx: Ctx,
-        plan: &RedlockPlan,
-        job: &Job,
-        phase: &Phase,
-        timer: MasterTimeout,
-    ) -> Turn {
+    fn on_timer(&mut self, ctx: Ctx, at: At<'_, Self>, timer: MasterTimeout) -> Turn {
+        let At { plan, job, phase } = at;
         if *phase != Phase::Acquiring
             || timer.attempt != job.attempt
             || self.replies.contains_key(&timer.master)
@@ -268,7 +256,8 @@ impl LockClient for RedlockLock {
         plan.job.retry_ms * MS_US + jitter_us
     }
 
-    fn before_step(&mut self, ctx: Ctx, plan: &RedlockPlan, job: &Job, step: u32) -> StepGate {
+    fn before_step(&mut self, ctx: Ctx, at: At<'_, Self>, step: u32) -> StepGate {
+        let At { plan, job, .. } = at;
         let Some(lock) = &self.held else {
             return StepGate::Skip;
         };
@@ -298,7 +287,8 @@ impl LockClient for RedlockLock {
         (FencingToken(0), WriteCheck::Unfenced)
     }
 
-    fn release(&mut self, ctx: Ctx, plan: &RedlockPlan, job: &Job) -> bool {
+    fn release(&mut self, ctx: Ctx, at: At<'_, Self>) -> bool {
+        let At { plan, job, .. } = at;
         ctx.note(format!(
             "{} is done with the job and unlocks every master.",
             ctx.me()

@@ -119,6 +119,21 @@ pub enum StepGate {
 /// A context of the runner hosting lock client `L`.
 pub type JobCtx<'a, 'b, L> = &'a mut Ctx<'b, JobRunner<L>>;
 
+/// What a lock client may read of the job when it acts: the node's plan, the attempt, the phase.
+pub struct At<'a, L: LockClient> {
+    pub plan: &'a L::Plan,
+    pub job: &'a Job,
+    pub phase: &'a Phase,
+}
+
+impl<L: LockClient> Clone for At<'_, L> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<L: LockClient> Copy for At<'_, L> {}
+
 /// The lock side of a job: how one family takes, checks and gives back its lock.
 pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
     /// The node's configuration: the job plan and the family's own settings.
@@ -138,32 +153,16 @@ pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
         true
     }
     /// Sends this attempt's requests (the runner has drawn `job.value`).
-    fn request(&mut self, ctx: JobCtx<'_, '_, Self>, plan: &Self::Plan, job: &Job);
+    fn request(&mut self, ctx: JobCtx<'_, '_, Self>, at: At<'_, Self>);
     fn on_reply(
         &mut self,
         ctx: JobCtx<'_, '_, Self>,
-        plan: &Self::Plan,
-        job: &Job,
-        phase: &Phase,
+        at: At<'_, Self>,
         from: NodeId,
         msg: Self::Reply,
     ) -> Turn;
-    fn on_timer(
-        &mut self,
-        ctx: JobCtx<'_, '_, Self>,
-        plan: &Self::Plan,
-        job: &Job,
-        phase: &Phase,
-        timer: Self::Timer,
-    ) -> Turn;
-    fn on_peer_down(
-        &mut self,
-        _ctx: JobCtx<'_, '_, Self>,
-        _plan: &Self::Plan,
-        _job: &Job,
-        _phase: &Phase,
-        _peer: NodeId,
-    ) -> Turn {
+    fn on_timer(&mut self, ctx: JobCtx<'_, '_, Self>, at: At<'_, Self>, timer: Self::Timer) -> Turn;
+    fn on_peer_down(&mut self, _ctx: JobCtx<'_, '_, Self>, _at: At<'_, Self>, _peer: NodeId) -> Turn {
         Turn::Stay
     }
     fn watches(&self, _peer: NodeId) -> bool {
@@ -172,13 +171,7 @@ pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
     /// How long it backs off before the next attempt.
     fn retry_after_us(&self, ctx: JobCtx<'_, '_, Self>, plan: &Self::Plan) -> u64;
     /// Whether step `step` may start.
-    fn before_step(
-        &mut self,
-        _ctx: JobCtx<'_, '_, Self>,
-        _plan: &Self::Plan,
-        _job: &Job,
-        _step: u32,
-    ) -> StepGate {
+    fn before_step(&mut self, _ctx: JobCtx<'_, '_, Self>, _at: At<'_, Self>, _step: u32) -> StepGate {
         StepGate::Go
     }
     /// What a write of step `step` carries, narrated.
@@ -188,7 +181,7 @@ pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
         false
     }
     /// Gives the lock back at the job's end; `true` if it waits for the answer.
-    fn release(&mut self, ctx: JobCtx<'_, '_, Self>, plan: &Self::Plan, job: &Job) -> bool;
+    fn release(&mut self, ctx: JobCtx<'_, '_, Self>, at: At<'_, Self>) -> bool;
     /// Whether it holds a lock it believes in.
     fn holds(&self) -> bool;
     /// What it is doing while acquiring or confirming: a few words and the card.
@@ -224,6 +217,16 @@ impl<L: LockClient> JobRunner<L> {
         }
     }
 
+    /// Its lock client, and what that may read of the job.
+    fn split(&mut self) -> (&mut L, At<'_, L>) {
+        let at = At {
+            plan: &self.plan,
+            job: &self.job,
+            phase: &self.phase,
+        };
+        (&mut self.lock, at)
+    }
+
     fn job_plan(&self) -> &JobPlan {
         L::job(&self.plan)
     }
@@ -243,7 +246,8 @@ impl<L: LockClient> JobRunner<L> {
             return;
         }
         self.phase = Phase::Acquiring;
-        self.lock.request(ctx, &self.plan, &self.job);
+        let (lock, at) = self.split();
+        lock.request(ctx, at);
     }
 
     fn turn(&mut self, ctx: &mut Ctx<'_, Self>, turn: Turn) {
@@ -290,18 +294,22 @@ impl<L: LockClient> JobRunner<L> {
 
     fn go(&mut self, ctx: &mut Ctx<'_, Self>, next: Next) {
         match next {
-            Next::Step(step) => match self.lock.before_step(ctx, &self.plan, &self.job, step) {
-                StepGate::Go => {
-                    self.phase = Phase::Working { step };
-                    let step_us = self.job_plan().step_ms * MS_US;
-                    ctx.set_timer(JobTimer::StepDone { step }, step_us);
+            Next::Step(step) => {
+                let (lock, at) = self.split();
+                match lock.before_step(ctx, at, step) {
+                    StepGate::Go => {
+                        self.phase = Phase::Working { step };
+                        let step_us = self.job_plan().step_ms * MS_US;
+                        ctx.set_timer(JobTimer::StepDone { step }, step_us);
+                    }
+                    StepGate::Skip => {}
+                    StepGate::OutOfTime => self.phase = Phase::OutOfTime,
                 }
-                StepGate::Skip => {}
-                StepGate::OutOfTime => self.phase = Phase::OutOfTime,
-            },
+            }
             Next::Finish => {
                 self.job.finish(ctx);
-                let waits = self.lock.release(ctx, &self.plan, &self.job);
+                let (lock, at) = self.split();
+                let waits = lock.release(ctx, at);
                 self.phase = if waits { Phase::Releasing } else { Phase::Done };
             }
         }
@@ -353,9 +361,8 @@ impl<L: LockClient> Participant for JobRunner<L> {
     fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: Self::Msg) {
         match msg {
             JobMsg::Lock(msg) => {
-                let turn = self
-                    .lock
-                    .on_reply(ctx, &self.plan, &self.job, &self.phase, from, msg);
+                let (lock, at) = self.split();
+                let turn = lock.on_reply(ctx, at, from, msg);
                 self.turn(ctx, turn);
             }
             JobMsg::Ledger(msg) => self.ledger_reply(ctx, msg),
@@ -363,7 +370,7 @@ impl<L: LockClient> Participant for JobRunner<L> {
     }
 
     fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: Self::Timer) {
-        match (timer, &self.phase) {
+        match (timer, self.phase.clone()) {
             (JobTimer::JobStart, Phase::Idle) | (JobTimer::Retry, Phase::BackingOff) => {
                 if self.lock.ready(ctx, &self.plan) {
                     self.acquire(ctx);
@@ -371,9 +378,10 @@ impl<L: LockClient> Participant for JobRunner<L> {
                     self.back_off(ctx);
                 }
             }
-            (JobTimer::StepDone { step }, Phase::Working { step: s }) if step == *s => self.write(ctx, step),
-            (JobTimer::Lock(t), phase) => {
-                let turn = self.lock.on_timer(ctx, &self.plan, &self.job, phase, t);
+            (JobTimer::StepDone { step }, Phase::Working { step: s }) if step == s => self.write(ctx, step),
+            (JobTimer::Lock(t), _) => {
+                let (lock, at) = self.split();
+                let turn = lock.on_timer(ctx, at, t);
                 self.turn(ctx, turn);
             }
             _ => {}
@@ -381,9 +389,8 @@ impl<L: LockClient> Participant for JobRunner<L> {
     }
 
     fn on_peer_down(&mut self, ctx: &mut Ctx<'_, Self>, peer: NodeId) {
-        let turn = self
-            .lock
-            .on_peer_down(ctx, &self.plan, &self.job, &self.phase, peer);
+        let (lock, at) = self.split();
+        let turn = lock.on_peer_down(ctx, at, peer);
         self.turn(ctx, turn);
     }
 
