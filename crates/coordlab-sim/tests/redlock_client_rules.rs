@@ -12,7 +12,9 @@ use coordlab_sim::kernel::time::MS_US;
 use coordlab_sim::protocols::lease_msg::{LeaseMsg, WriteCheck};
 use coordlab_sim::protocols::redis_job::{ClientMsg, JobDurable, JobPlan};
 use coordlab_sim::protocols::redis_msg::RedisMsg;
-use coordlab_sim::protocols::redlock_client::{Phase, QuorumLock, RedlockClient, RedlockPlan, RedlockTimer};
+use coordlab_sim::protocols::redlock_client::{
+    MasterTimeout, Phase, QuorumLock, RedlockClient, RedlockPlan, RedlockTimer,
+};
 
 const MASTERS: [NodeId; 5] = [NodeId(0), NodeId(1), NodeId(2), NodeId(3), NodeId(4)];
 const LEDGER: NodeId = NodeId(5);
@@ -88,7 +90,7 @@ fn cancelled(fx: &Fx) -> Vec<RedlockTimer> {
 fn reply(c: &mut C, from: NodeId, ok: bool) -> Fx {
     c.deliver(
         from,
-        ClientMsg::Redis(RedisMsg::SetReply {
+        ClientMsg::Lock(RedisMsg::SetReply {
             key: "lock".into(),
             ok,
             counter: None,
@@ -97,11 +99,11 @@ fn reply(c: &mut C, from: NodeId, ok: bool) -> Fx {
 }
 
 fn master_timeout(master: NodeId, attempt: u32) -> RedlockTimer {
-    RedlockTimer::MasterTimeout {
+    RedlockTimer::Lock(MasterTimeout {
         master,
         name: NAMES[master.index()].to_string(),
         attempt,
-    }
+    })
 }
 
 fn time_out(c: &mut C, master: NodeId) -> Fx {

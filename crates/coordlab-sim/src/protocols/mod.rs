@@ -11,6 +11,7 @@ pub mod db_sql;
 pub mod debit_worker;
 pub mod fence_worker;
 pub mod fenced_resource;
+pub mod job;
 pub mod job_table;
 pub mod lease_msg;
 pub mod lease_store;

@@ -4,10 +4,10 @@
 //! not depend on how the lock was taken — when the job fires, the attempts and their random
 //! lock values, asking the ledger how far the job got, and moving from step to step.
 
+use super::job::JobMsg;
 use super::lease_msg::LeaseMsg;
 use super::redis_msg::RedisMsg;
 use crate::kernel::ids::NodeId;
-use crate::kernel::message::{Inbox, Message};
 use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
 use crate::kernel::view::Summary;
@@ -90,22 +90,9 @@ impl JobDurable {
     }
 }
 
-/// What a lock client takes off the wire: Redis replies and the failover monitor's news, or
-/// the ledger's answers.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ClientMsg {
-    Redis(RedisMsg),
-    Ledger(LeaseMsg),
-}
-
-impl Inbox for ClientMsg {
-    fn accept(msg: Box<dyn Message>) -> Option<Self> {
-        match msg.downcast::<RedisMsg>() {
-            Ok(m) => Some(ClientMsg::Redis(m)),
-            Err(msg) => msg.downcast::<LeaseMsg>().ok().map(ClientMsg::Ledger),
-        }
-    }
-}
+/// What a Redis lock client takes off the wire: Redis replies and the failover monitor's
+/// news, or the ledger's answers.
+pub type ClientMsg = JobMsg<RedisMsg>;
 
 /// The job's progress as a client keeps it in memory.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -158,6 +145,7 @@ impl Job {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::message::{Inbox, Message};
     use crate::kernel::testing::{narration, Harness};
     use crate::protocols::redlock_client::{RedlockClient, RedlockPlan};
 
@@ -192,7 +180,7 @@ mod tests {
         let redis: Box<dyn Message> = Box::new(RedisMsg::WhoIsPrimary);
         assert_eq!(
             ClientMsg::accept(redis),
-            Some(ClientMsg::Redis(RedisMsg::WhoIsPrimary))
+            Some(ClientMsg::Lock(RedisMsg::WhoIsPrimary))
         );
         let ledger: Box<dyn Message> = Box::new(LeaseMsg::Progress { steps_done: 2 });
         assert_eq!(

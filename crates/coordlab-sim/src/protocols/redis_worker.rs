@@ -8,15 +8,20 @@
 //! key has vanished from the store. `WAIT` changes only when it starts trusting: once a
 //! replica has a copy. A failover that promotes another replica, or a TTL that runs out while
 //! it works, takes the lock away all the same.
+//!
+//! The job itself is the [`JobRunner`]'s; this file is the lock side, [`RedisLock`].
 
 use super::card;
-use super::lease_msg::{LeaseMsg, ReleaseMode, WriteCheck};
-use super::redis_job::{ClientMsg, Job, JobDurable, JobPlan, Next};
+use super::job::{At, JobCtx, JobRunner, JobTimer, LockClient, Turn};
+use super::lease_msg::{ReleaseMode, WriteCheck};
+use super::redis_job::{Job, JobPlan};
 use super::redis_msg::{tenths, RedisMsg};
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::participant::{Label, ViewCtx};
 use crate::kernel::time::MS_US;
 use crate::kernel::view::Summary;
+
+pub use super::job::Phase;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WorkerPlan {
@@ -33,48 +38,20 @@ pub struct WorkerPlan {
     pub first_primary: NodeId,
 }
 
+/// A worker: the job runner with a Redis lock.
+pub type RedisWorker = JobRunner<RedisLock>;
+pub type WorkerTimer = JobTimer<RequestTimeout>;
+
+/// No answer to a request of this attempt.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum WorkerTimer {
-    /// The job fires.
-    JobStart,
-    /// Try the lock again.
-    Retry,
-    /// No answer to a request of this attempt.
-    RequestTimeout { attempt: u32 },
-    /// The work of a step is done.
-    StepDone { step: u32 },
+pub struct RequestTimeout {
+    pub attempt: u32,
 }
 
-impl Label for WorkerTimer {
+impl Label for RequestTimeout {
     fn label(&self) -> String {
-        match self {
-            WorkerTimer::JobStart => "the job fires".to_string(),
-            WorkerTimer::Retry => "tries the lock again".to_string(),
-            WorkerTimer::RequestTimeout { .. } => "gives up waiting for an answer".to_string(),
-            WorkerTimer::StepDone { step } => format!("finishes the work of step {step}"),
-        }
+        "gives up waiting for an answer".to_string()
     }
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Phase {
-    Idle,
-    Acquiring,
-    /// Waiting for `WAIT`'s answer.
-    Confirming,
-    /// Asking the ledger how far the job got before taking it up.
-    ReadingProgress,
-    Working {
-        step: u32,
-    },
-    Writing {
-        step: u32,
-    },
-    Releasing,
-    BackingOff,
-    Done,
-    Stopped,
-    GaveUp,
 }
 
 /// The lock as the worker holds it.
@@ -85,10 +62,9 @@ pub struct Held {
     pub granted_by: NodeId,
 }
 
+/// The lock side of a Redis worker: where the primary is, and the lock it holds there.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RedisWorker {
-    pub plan: WorkerPlan,
-    pub phase: Phase,
+pub struct RedisLock {
     /// Where it sends commands.
     pub primary: NodeId,
     /// The sentinels' epoch of that news: older news is ignored.
@@ -99,322 +75,68 @@ pub struct RedisWorker {
     pub wait_acks: Vec<u32>,
     /// Its connection to `primary` dropped, or a request went unanswered.
     pub primary_down: bool,
-    /// Its attempts, this attempt's lock value, and whether the job is done.
-    pub job: Job,
     pub held: Option<Held>,
 }
 
-impl RedisWorker {
-    pub fn recover(plan: &WorkerPlan, d: &JobDurable) -> RedisWorker {
-        RedisWorker {
-            plan: plan.clone(),
-            phase: if d.finished { Phase::Done } else { Phase::Idle },
-            primary: plan.first_primary,
-            epoch: 0,
-            asked: 0,
-            wait_acks: Vec::new(),
-            primary_down: false,
-            job: Job::recover(d),
-            held: None,
-        }
-    }
+type Ctx<'a, 'b> = JobCtx<'a, 'b, RedisLock>;
 
-    /// Whether it is doing the protected work believing the lock is its own.
-    pub fn believes_it_holds(&self) -> bool {
-        self.held.is_some()
-            && matches!(
-                self.phase,
-                Phase::ReadingProgress | Phase::Working { .. } | Phase::Writing { .. }
-            )
-    }
-
-    pub fn watches(&self, peer: NodeId) -> bool {
-        peer == self.primary
-    }
-
-    pub fn start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        self.job.schedule(ctx, &self.plan.job, WorkerTimer::JobStart);
-    }
-
-    pub fn timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: WorkerTimer) {
-        match (timer, &self.phase) {
-            (WorkerTimer::JobStart, Phase::Idle) | (WorkerTimer::Retry, Phase::BackingOff) => {
-                if self.primary_down {
-                    // Ask a sentinel first; its answer (or the next retry) moves things on.
-                    self.ask_sentinel(ctx);
-                    self.back_off(ctx);
-                } else {
-                    self.acquire(ctx);
-                }
-            }
-            (WorkerTimer::RequestTimeout { attempt }, Phase::Acquiring | Phase::Confirming)
-                if attempt == self.job.attempt =>
-            {
-                ctx.note(format!(
-                    "{} gets no answer from {}. It cannot tell whether its lock was set, so it treats it as not held and asks a sentinel where the primary is.",
-                    ctx.me(),
-                    ctx.name(self.primary)
-                ));
-                self.lose_connection(ctx);
-            }
-            (WorkerTimer::StepDone { step }, Phase::Working { step: s }) if step == *s => {
-                self.write(ctx, step)
-            }
-            _ => {}
-        }
-    }
-
-    fn acquire(&mut self, ctx: &mut Ctx<'_, Self>) {
-        if !self.job.next_attempt(ctx, &self.plan.job) {
-            self.phase = Phase::GaveUp;
-            return;
-        }
-        self.phase = Phase::Acquiring;
-        ctx.note(if self.job.attempt == 1 {
-            format!(
-                "{}'s job fires. It asks {} for the lock with a random value of its own, {}. Redis has no fencing tokens, so the same script also increments the counter `{}` and hands back its new value as one.",
-                ctx.me(),
-                ctx.name(self.primary),
-                self.job.value,
-                self.plan.fence_key
-            )
-        } else {
-            format!(
-                "{} asks {} for the lock again (attempt {}), as {}.",
-                ctx.me(),
-                ctx.name(self.primary),
-                self.job.attempt,
-                self.job.value
-            )
-        });
-        ctx.send(
-            self.primary,
-            RedisMsg::Set {
-                key: self.plan.job.key.clone(),
-                value: self.job.value.clone(),
-                nx: true,
-                px_ms: self.plan.job.ttl_ms,
-                incr: Some(self.plan.fence_key.clone()),
-            },
-        );
-        ctx.set_timer(
-            WorkerTimer::RequestTimeout {
-                attempt: self.job.attempt,
-            },
-            self.plan.request_timeout_ms * MS_US,
-        );
-    }
-
-    fn cancel_request_timeout(&self, ctx: &mut Ctx<'_, Self>) {
-        ctx.cancel_timer(WorkerTimer::RequestTimeout {
-            attempt: self.job.attempt,
-        });
-    }
-
-    pub fn message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: ClientMsg) {
-        match msg {
-            ClientMsg::Redis(msg) => self.redis_reply(ctx, from, msg),
-            ClientMsg::Ledger(msg) => self.ledger_reply(ctx, msg),
-        }
-    }
-
-    fn redis_reply(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: RedisMsg) {
-        match msg {
-            RedisMsg::SetReply { ok, counter, .. }
-                if self.phase == Phase::Acquiring && from == self.primary =>
-            {
-                self.cancel_request_timeout(ctx);
-                if !ok {
-                    ctx.note(format!(
-                        "Someone else holds the lock; {} will try again in {}.",
-                        ctx.me(),
-                        tenths(self.plan.job.retry_ms)
-                    ));
-                    self.back_off(ctx);
-                    return;
-                }
-                let token = counter.unwrap_or(0);
-                self.held = Some(Held {
-                    value: self.job.value.clone(),
-                    token,
-                    granted_by: from,
-                });
-                match self.plan.wait {
-                    Some((replicas, timeout_ms)) => {
-                        ctx.note(format!(
-                            "{} got OK and token {token} from {}. The key is set and visible there already; {} sends WAIT {replicas} {timeout_ms}, which only delays its answer until {replicas} replica(s) have the write (or {timeout_ms} ms pass).",
-                            ctx.me(),
-                            ctx.name(from),
-                            ctx.me()
-                        ));
-                        self.phase = Phase::Confirming;
-                        ctx.send(from, RedisMsg::Wait { replicas, timeout_ms });
-                        ctx.set_timer(
-                            WorkerTimer::RequestTimeout {
-                                attempt: self.job.attempt,
-                            },
-                            (timeout_ms + self.plan.request_timeout_ms) * MS_US,
-                        );
-                    }
-                    None => {
-                        ctx.note(format!(
-                            "{} holds the lock: OK from {}, token {token}, {} TTL. It starts on the job at once.",
-                            ctx.me(),
-                            ctx.name(from),
-                            tenths(self.plan.job.ttl_ms)
-                        ));
-                        self.read_progress(ctx);
-                    }
-                }
-            }
-            RedisMsg::WaitReply { acked } if self.phase == Phase::Confirming && from == self.primary => {
-                self.cancel_request_timeout(ctx);
-                self.wait_acks.push(acked);
-                let needed = self.plan.wait.map_or(0, |w| w.0);
-                if acked >= needed {
-                    ctx.note(format!(
-                        "WAIT says {acked} replica(s) have the write, so {} starts the job (token {}). That makes the lock harder to lose, not safe: a failover may still promote a replica without it, and the key still expires after {} whether the job is done or not.",
-                        ctx.me(),
-                        self.held.as_ref().map_or(0, |h| h.token),
-                        tenths(self.plan.job.ttl_ms)
-                    ));
-                    self.read_progress(ctx);
-                } else {
-                    ctx.note(format!(
-                        "WAIT says only {acked} replica(s) have the write. The key is still set on {} — WAIT cannot take it back — so {} removes it itself and will try again.",
-                        ctx.name(from),
-                        ctx.me()
-                    ));
-                    self.send_release(ctx);
-                    self.held = None;
-                    self.back_off(ctx);
-                }
-            }
-            RedisMsg::Error { text } if from == self.primary => {
-                ctx.note(format!(
-                    "{} answers {text}: it is not the primary. {} asks a sentinel.",
-                    ctx.name(from),
-                    ctx.me()
-                ));
-                self.cancel_request_timeout(ctx);
-                if matches!(self.phase, Phase::Acquiring | Phase::Confirming) {
-                    self.held = None;
-                    self.ask_sentinel(ctx);
-                    self.back_off(ctx);
-                }
-            }
-            RedisMsg::PrimaryIs { primary, name, epoch } => self.primary_is(ctx, primary, &name, epoch),
-            RedisMsg::DelReply { deleted, .. } if self.phase == Phase::Releasing => {
-                ctx.note(if deleted {
-                    format!("{}'s release removed a key; it is done.", ctx.me())
-                } else {
-                    format!("{}'s release removed nothing; it is done.", ctx.me())
-                });
-                self.phase = Phase::Done;
-            }
-            _ => {}
-        }
+impl RedisLock {
+    fn timeout(job: &Job) -> WorkerTimer {
+        JobTimer::Lock(RequestTimeout { attempt: job.attempt })
     }
 
     /// A sentinel says where the primary is.
-    fn primary_is(&mut self, ctx: &mut Ctx<'_, Self>, primary: NodeId, name: &str, epoch: u64) {
+    fn primary_is(
+        &mut self,
+        ctx: Ctx,
+        job: &Job,
+        phase: &Phase,
+        primary: NodeId,
+        name: &str,
+        epoch: u64,
+    ) -> Turn {
         if epoch < self.epoch {
-            return; // a sentinel that has not heard of the latest failover
+            return Turn::Stay; // a sentinel that has not heard of the latest failover
         }
         self.epoch = epoch;
         let changed = primary != self.primary;
         self.primary = primary;
         self.primary_down = false;
         if !changed {
-            return;
+            return Turn::Stay;
         }
-        match self.phase {
-            Phase::Working { .. } | Phase::Writing { .. } => ctx.note(format!(
-                "{} hears that {name} is the primary now and will send its commands there. Nothing in that news says whether its own lock survived.",
-                ctx.me()
-            )),
-            Phase::BackingOff => {
-                ctx.cancel_timer(WorkerTimer::Retry);
-                self.acquire(ctx);
+        match phase {
+            Phase::Working { .. } | Phase::Writing { .. } => {
+                ctx.note(format!(
+                    "{} hears that {name} is the primary now and will send its commands there. Nothing in that news says whether its own lock survived.",
+                    ctx.me()
+                ));
+                Turn::Stay
             }
+            Phase::BackingOff => Turn::RetryNow,
             Phase::Acquiring | Phase::Confirming => {
                 ctx.note(format!(
                     "{} hears that {name} is the primary now and abandons its unanswered request.",
                     ctx.me()
                 ));
-                self.cancel_request_timeout(ctx);
+                ctx.cancel_timer(Self::timeout(job));
                 self.held = None;
-                self.acquire(ctx);
+                Turn::Acquire
             }
-            _ => {}
+            _ => Turn::Stay,
         }
     }
 
-    fn ledger_reply(&mut self, ctx: &mut Ctx<'_, Self>, msg: LeaseMsg) {
-        match msg {
-            LeaseMsg::Progress { steps_done } if self.phase == Phase::ReadingProgress => {
-                let next = self.plan.job.resume(ctx, steps_done, "gives the lock back");
-                self.go(ctx, next);
-            }
-            LeaseMsg::WriteResult { step, accepted, .. } => {
-                if self.phase != (Phase::Writing { step }) {
-                    return;
-                }
-                if accepted {
-                    self.go(ctx, self.plan.job.after(step));
-                } else {
-                    ctx.note(format!(
-                        "The ledger refused {}'s step {step}: a higher token has written there, so another holder exists. It stops.",
-                        ctx.me()
-                    ));
-                    self.held = None;
-                    self.phase = Phase::Stopped;
-                }
-            }
-            _ => {}
-        }
-    }
-
-    pub fn peer_down(&mut self, ctx: &mut Ctx<'_, Self>, peer: NodeId) {
-        if peer != self.primary {
-            return;
-        }
-        let (me, primary) = (ctx.me(), ctx.name(peer));
-        match self.phase {
-            Phase::Confirming => {
-                ctx.note(format!(
-                    "{me}'s connection to {primary} drops while its WAIT is still waiting. Its lock was set, and visible to every client of {primary}, from the moment of the OK; WAIT only reports how far replication got and could never have taken it back. Did a replica get it? {me} cannot know, so it does not act on it."
-                ));
-                self.cancel_request_timeout(ctx);
-                self.lose_connection(ctx);
-            }
-            Phase::Acquiring => {
-                ctx.note(format!(
-                    "{me}'s connection to {primary} drops before the answer came. Was the lock set? It cannot know, so it does not act on it."
-                ));
-                self.cancel_request_timeout(ctx);
-                self.lose_connection(ctx);
-            }
-            Phase::Working { .. } | Phase::Writing { .. } => {
-                self.primary_down = true;
-                ctx.note(format!(
-                    "{me}'s connection to {primary} drops. It carries on working: its lock is a key in {primary}'s memory, and nothing tells it whether any replica has that key."
-                ));
-            }
-            _ => self.primary_down = true,
-        }
-    }
-
-    fn lose_connection(&mut self, ctx: &mut Ctx<'_, Self>) {
+    fn lose_connection(&mut self, ctx: Ctx, plan: &WorkerPlan) -> Turn {
         self.held = None;
         self.primary_down = true;
-        self.ask_sentinel(ctx);
-        self.back_off(ctx);
+        self.ask_sentinel(ctx, plan);
+        Turn::BackOff
     }
 
     /// Asks the next sentinel in its list where the primary is.
-    fn ask_sentinel(&mut self, ctx: &mut Ctx<'_, Self>) {
-        let sentinels = &self.plan.sentinels;
+    fn ask_sentinel(&mut self, ctx: Ctx, plan: &WorkerPlan) {
+        let sentinels = &plan.sentinels;
         if sentinels.is_empty() {
             return;
         }
@@ -423,47 +145,252 @@ impl RedisWorker {
         ctx.send(to, RedisMsg::WhoIsPrimary);
     }
 
-    fn back_off(&mut self, ctx: &mut Ctx<'_, Self>) {
-        self.phase = Phase::BackingOff;
-        ctx.set_timer(WorkerTimer::Retry, self.plan.job.retry_ms * MS_US);
+    fn send_release(&self, ctx: Ctx, plan: &WorkerPlan, job: &Job) {
+        let key = plan.job.key.clone();
+        let msg = match plan.release {
+            ReleaseMode::NaiveDelete => RedisMsg::Del { key },
+            ReleaseMode::CompareAndDelete => RedisMsg::CompareAndDelete {
+                key,
+                value: job.value.clone(),
+            },
+        };
+        ctx.send(self.primary, msg);
+    }
+}
+
+impl LockClient for RedisLock {
+    type Plan = WorkerPlan;
+    type Timer = RequestTimeout;
+    type Reply = RedisMsg;
+    const RELEASE_WORDS: &'static str = "gives the lock back";
+
+    fn job(plan: &WorkerPlan) -> &JobPlan {
+        &plan.job
     }
 
-    fn read_progress(&mut self, ctx: &mut Ctx<'_, Self>) {
-        self.phase = Phase::ReadingProgress;
-        self.plan.job.read_progress(ctx);
-    }
-
-    fn go(&mut self, ctx: &mut Ctx<'_, Self>, next: Next) {
-        match next {
-            Next::Step(step) => {
-                self.phase = Phase::Working { step };
-                ctx.set_timer(WorkerTimer::StepDone { step }, self.plan.job.step_ms * MS_US);
-            }
-            Next::Finish => self.finish(ctx),
+    fn recover(plan: &WorkerPlan) -> Self {
+        RedisLock {
+            primary: plan.first_primary,
+            epoch: 0,
+            asked: 0,
+            wait_acks: Vec::new(),
+            primary_down: false,
+            held: None,
         }
     }
 
-    fn write(&mut self, ctx: &mut Ctx<'_, Self>, step: u32) {
+    fn ready(&mut self, ctx: Ctx, plan: &WorkerPlan) -> bool {
+        if self.primary_down {
+            // Ask a sentinel first; its answer (or the next retry) moves things on.
+            self.ask_sentinel(ctx, plan);
+        }
+        !self.primary_down
+    }
+
+    fn request(&mut self, ctx: Ctx, at: At<'_, Self>) {
+        let At { plan, job, .. } = at;
+        ctx.note(if job.attempt == 1 {
+            format!(
+                "{}'s job fires. It asks {} for the lock with a random value of its own, {}. Redis has no fencing tokens, so the same script also increments the counter `{}` and hands back its new value as one.",
+                ctx.me(),
+                ctx.name(self.primary),
+                job.value,
+                plan.fence_key
+            )
+        } else {
+            format!(
+                "{} asks {} for the lock again (attempt {}), as {}.",
+                ctx.me(),
+                ctx.name(self.primary),
+                job.attempt,
+                job.value
+            )
+        });
+        ctx.send(
+            self.primary,
+            RedisMsg::Set {
+                key: plan.job.key.clone(),
+                value: job.value.clone(),
+                nx: true,
+                px_ms: plan.job.ttl_ms,
+                incr: Some(plan.fence_key.clone()),
+            },
+        );
+        ctx.set_timer(Self::timeout(job), plan.request_timeout_ms * MS_US);
+    }
+
+    fn on_reply(&mut self, ctx: Ctx, at: At<'_, Self>, from: NodeId, msg: RedisMsg) -> Turn {
+        let At { plan, job, phase } = at;
+        match msg {
+            RedisMsg::SetReply { ok, counter, .. } if *phase == Phase::Acquiring && from == self.primary => {
+                ctx.cancel_timer(Self::timeout(job));
+                if !ok {
+                    ctx.note(format!(
+                        "Someone else holds the lock; {} will try again in {}.",
+                        ctx.me(),
+                        tenths(plan.job.retry_ms)
+                    ));
+                    return Turn::BackOff;
+                }
+                let token = counter.unwrap_or(0);
+                self.held = Some(Held {
+                    value: job.value.clone(),
+                    token,
+                    granted_by: from,
+                });
+                match plan.wait {
+                    Some((replicas, timeout_ms)) => {
+                        ctx.note(format!(
+                            "{} got OK and token {token} from {}. The key is set and visible there already; {} sends WAIT {replicas} {timeout_ms}, which only delays its answer until {replicas} replica(s) have the write (or {timeout_ms} ms pass).",
+                            ctx.me(),
+                            ctx.name(from),
+                            ctx.me()
+                        ));
+                        ctx.send(from, RedisMsg::Wait { replicas, timeout_ms });
+                        ctx.set_timer(Self::timeout(job), (timeout_ms + plan.request_timeout_ms) * MS_US);
+                        Turn::Confirm
+                    }
+                    None => {
+                        ctx.note(format!(
+                            "{} holds the lock: OK from {}, token {token}, {} TTL. It starts on the job at once.",
+                            ctx.me(),
+                            ctx.name(from),
+                            tenths(plan.job.ttl_ms)
+                        ));
+                        Turn::Granted
+                    }
+                }
+            }
+            RedisMsg::WaitReply { acked } if *phase == Phase::Confirming && from == self.primary => {
+                ctx.cancel_timer(Self::timeout(job));
+                self.wait_acks.push(acked);
+                let needed = plan.wait.map_or(0, |w| w.0);
+                if acked >= needed {
+                    ctx.note(format!(
+                        "WAIT says {acked} replica(s) have the write, so {} starts the job (token {}). That makes the lock harder to lose, not safe: a failover may still promote a replica without it, and the key still expires after {} whether the job is done or not.",
+                        ctx.me(),
+                        self.held.as_ref().map_or(0, |h| h.token),
+                        tenths(plan.job.ttl_ms)
+                    ));
+                    Turn::Granted
+                } else {
+                    ctx.note(format!(
+                        "WAIT says only {acked} replica(s) have the write. The key is still set on {} — WAIT cannot take it back — so {} removes it itself and will try again.",
+                        ctx.name(from),
+                        ctx.me()
+                    ));
+                    self.send_release(ctx, plan, job);
+                    self.held = None;
+                    Turn::BackOff
+                }
+            }
+            RedisMsg::Error { text } if from == self.primary => {
+                ctx.note(format!(
+                    "{} answers {text}: it is not the primary. {} asks a sentinel.",
+                    ctx.name(from),
+                    ctx.me()
+                ));
+                ctx.cancel_timer(Self::timeout(job));
+                if matches!(phase, Phase::Acquiring | Phase::Confirming) {
+                    self.held = None;
+                    self.ask_sentinel(ctx, plan);
+                    Turn::BackOff
+                } else {
+                    Turn::Stay
+                }
+            }
+            RedisMsg::PrimaryIs { primary, name, epoch } => {
+                self.primary_is(ctx, job, phase, primary, &name, epoch)
+            }
+            RedisMsg::DelReply { deleted, .. } if *phase == Phase::Releasing => {
+                ctx.note(if deleted {
+                    format!("{}'s release removed a key; it is done.", ctx.me())
+                } else {
+                    format!("{}'s release removed nothing; it is done.", ctx.me())
+                });
+                Turn::Released
+            }
+            _ => Turn::Stay,
+        }
+    }
+
+    fn on_timer(&mut self, ctx: Ctx, at: At<'_, Self>, timer: RequestTimeout) -> Turn {
+        let At { plan, job, phase } = at;
+        if timer.attempt != job.attempt || !matches!(phase, Phase::Acquiring | Phase::Confirming) {
+            return Turn::Stay;
+        }
+        ctx.note(format!(
+            "{} gets no answer from {}. It cannot tell whether its lock was set, so it treats it as not held and asks a sentinel where the primary is.",
+            ctx.me(),
+            ctx.name(self.primary)
+        ));
+        self.lose_connection(ctx, plan)
+    }
+
+    fn on_peer_down(&mut self, ctx: Ctx, at: At<'_, Self>, peer: NodeId) -> Turn {
+        let At { plan, job, phase } = at;
+        if peer != self.primary {
+            return Turn::Stay;
+        }
+        let (me, primary) = (ctx.me(), ctx.name(peer));
+        match phase {
+            Phase::Confirming => {
+                ctx.note(format!(
+                    "{me}'s connection to {primary} drops while its WAIT is still waiting. Its lock was set, and visible to every client of {primary}, from the moment of the OK; WAIT only reports how far replication got and could never have taken it back. Did a replica get it? {me} cannot know, so it does not act on it."
+                ));
+                ctx.cancel_timer(Self::timeout(job));
+                self.lose_connection(ctx, plan)
+            }
+            Phase::Acquiring => {
+                ctx.note(format!(
+                    "{me}'s connection to {primary} drops before the answer came. Was the lock set? It cannot know, so it does not act on it."
+                ));
+                ctx.cancel_timer(Self::timeout(job));
+                self.lose_connection(ctx, plan)
+            }
+            Phase::Working { .. } | Phase::Writing { .. } => {
+                self.primary_down = true;
+                ctx.note(format!(
+                    "{me}'s connection to {primary} drops. It carries on working: its lock is a key in {primary}'s memory, and nothing tells it whether any replica has that key."
+                ));
+                Turn::Stay
+            }
+            _ => {
+                self.primary_down = true;
+                Turn::Stay
+            }
+        }
+    }
+
+    fn watches(&self, peer: NodeId) -> bool {
+        peer == self.primary
+    }
+
+    fn retry_after_us(&self, _ctx: Ctx, plan: &WorkerPlan) -> u64 {
+        plan.job.retry_ms * MS_US
+    }
+
+    fn fence(&self, ctx: Ctx, step: u32) -> (FencingToken, WriteCheck) {
         let token = self.held.as_ref().map_or(0, |h| h.token);
-        self.phase = Phase::Writing { step };
         ctx.note(format!(
             "{} has done step {step}'s work and sends the debit with token {token} in its WHERE clause.",
             ctx.me()
         ));
-        ctx.send(
-            self.plan.job.ledger,
-            LeaseMsg::Write {
-                step,
-                amount: self.plan.job.amount,
-                token: FencingToken(token),
-                check: WriteCheck::TokenPredicate,
-            },
-        );
+        (FencingToken(token), WriteCheck::TokenPredicate)
     }
 
-    fn finish(&mut self, ctx: &mut Ctx<'_, Self>) {
-        self.job.finish(ctx);
-        let how = match self.plan.release {
+    fn refused(&mut self, ctx: Ctx, step: u32) -> bool {
+        ctx.note(format!(
+            "The ledger refused {}'s step {step}: a higher token has written there, so another holder exists. It stops.",
+            ctx.me()
+        ));
+        self.held = None;
+        true
+    }
+
+    fn release(&mut self, ctx: Ctx, at: At<'_, Self>) -> bool {
+        let At { plan, job, .. } = at;
+        let how = match plan.release {
             ReleaseMode::NaiveDelete => "DEL".to_string(),
             ReleaseMode::CompareAndDelete => {
                 "the release script (delete only if the value is still mine)".into()
@@ -474,54 +401,23 @@ impl RedisWorker {
             ctx.me(),
             ctx.name(self.primary)
         ));
-        self.send_release(ctx);
+        self.send_release(ctx, plan, job);
         self.held = None;
-        self.phase = Phase::Releasing;
+        true
     }
 
-    fn send_release(&mut self, ctx: &mut Ctx<'_, Self>) {
-        let key = self.plan.job.key.clone();
-        let msg = match self.plan.release {
-            ReleaseMode::NaiveDelete => RedisMsg::Del { key },
-            ReleaseMode::CompareAndDelete => RedisMsg::CompareAndDelete {
-                key,
-                value: self.job.value.clone(),
-            },
-        };
-        ctx.send(self.primary, msg);
+    fn holds(&self) -> bool {
+        self.held.is_some()
     }
 
-    /// What it is doing, in a few words (the card's first line).
-    pub fn doing(&self) -> String {
-        match &self.phase {
-            Phase::Idle => "waiting for the job".to_string(),
-            Phase::Acquiring => "asking for the lock".to_string(),
-            Phase::Confirming => "waiting for WAIT".to_string(),
-            Phase::ReadingProgress => "checking the job's progress".to_string(),
-            Phase::Working { step } => format!("step {step}: working"),
-            Phase::Writing { step } => format!("step {step}: writing"),
-            Phase::Releasing => "releasing".to_string(),
-            Phase::BackingOff => "backing off".to_string(),
-            Phase::Done => "done".to_string(),
-            Phase::Stopped => "stopped: write refused".to_string(),
-            Phase::GaveUp => "gave up".to_string(),
+    fn asking(&self, _plan: &WorkerPlan, phase: &Phase) -> (String, Summary) {
+        match phase {
+            Phase::Confirming => ("waiting for WAIT".to_string(), card::asking("waiting for WAIT")),
+            _ => ("asking for the lock".to_string(), card::asking("for the lock")),
         }
     }
 
-    pub fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        let s = match &self.phase {
-            Phase::Idle => card::idle(),
-            Phase::Acquiring => card::asking("for the lock"),
-            Phase::Confirming => card::asking("waiting for WAIT"),
-            Phase::ReadingProgress => card::holder("checking progress"),
-            Phase::Working { step } => card::holder(card::step(*step, "working")),
-            Phase::Writing { step } => card::holder(card::step(*step, "writing")),
-            Phase::Releasing => card::releasing(),
-            Phase::BackingOff => card::backing_off(),
-            Phase::Done => card::done(),
-            Phase::Stopped => card::stopped("write refused"),
-            Phase::GaveUp => card::gave_up("no attempts left"),
-        };
+    fn decorate(&self, s: Summary, _plan: &WorkerPlan, view: &ViewCtx<'_>) -> Summary {
         let s = match &self.held {
             Some(h) => card::fit_badge(s.badge("token", h.token), "lock", &h.value),
             None => s,
@@ -530,49 +426,12 @@ impl RedisWorker {
     }
 }
 
-impl Participant for RedisWorker {
-    type Msg = ClientMsg;
-    type Timer = WorkerTimer;
-    type Durable = JobDurable;
-    type Config = WorkerPlan;
-
-    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        self.start(ctx);
-    }
-
-    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: ClientMsg) {
-        self.message(ctx, from, msg);
-    }
-
-    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: WorkerTimer) {
-        self.timer(ctx, timer);
-    }
-
-    fn on_peer_down(&mut self, ctx: &mut Ctx<'_, Self>, peer: NodeId) {
-        self.peer_down(ctx, peer);
-    }
-
-    fn watches(&self, peer: NodeId) -> bool {
-        RedisWorker::watches(self, peer)
-    }
-
-    fn recover(plan: &WorkerPlan, _id: NodeId, durable: &JobDurable) -> Self {
-        RedisWorker::recover(plan, durable)
-    }
-
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        RedisWorker::summary(self, view)
-    }
-
-    fn durable_summary(_plan: &WorkerPlan, durable: &JobDurable, _view: &ViewCtx<'_>) -> Summary {
-        durable.summary()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::kernel::testing::{persisted, sent, Harness};
+    use crate::protocols::lease_msg::LeaseMsg;
+    use crate::protocols::redis_job::{ClientMsg, JobDurable};
 
     const STORE: NodeId = NodeId(0);
     const LEDGER: NodeId = NodeId(1);
@@ -610,7 +469,7 @@ mod tests {
             ok: true,
             counter: Some(token),
         };
-        let fx = w.deliver(STORE, ClientMsg::Redis(reply));
+        let fx = w.deliver(STORE, ClientMsg::Lock(reply));
         assert_eq!(sent::<_, LeaseMsg>(&fx), vec![(LEDGER, LeaseMsg::ReadProgress)]);
     }
 

@@ -1,0 +1,425 @@
+//! One job runner for every lock client that does a job under its lock: it waits for the
+//! job's hour, takes the lock (attempt after attempt, backing off between them, giving up when
+//! the attempts are spent), asks the ledger how far the job got, works and writes step by
+//! step, and gives the lock back. The job lives here once, with its one [`Phase`] enum.
+//!
+//! How the lock is taken, kept and given back is a [`LockClient`] of the family: the Redis
+//! worker's `SET NX PX` with its optional `WAIT` ([`super::redis_worker`]), Redlock's majority
+//! of masters ([`super::redlock_client`]). A component sends its own requests, reads its own
+//! answers and sets its own timers ([`JobTimer::Lock`]); it tells the runner where the job
+//! goes next with a [`Turn`], and narrates what only it knows. The runner reads as its lock
+//! client (it dereferences to it), so a scenario asks `worker.held` as before.
+
+use super::card;
+use super::lease_msg::{LeaseMsg, WriteCheck};
+use super::redis_job::{Job, JobDurable, JobPlan, Next};
+use crate::kernel::ids::{FencingToken, NodeId};
+use crate::kernel::message::{Inbox, Message};
+use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::time::MS_US;
+use crate::kernel::view::Summary;
+use std::fmt::Debug;
+use std::ops::Deref;
+
+/// Where a job is, for every lock family.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Idle,
+    Acquiring,
+    /// The lock said yes; the client checks that answer before trusting it (Redis `WAIT`).
+    Confirming,
+    /// Asking the ledger how far the job got before taking it up.
+    ReadingProgress,
+    Working {
+        step: u32,
+    },
+    Writing {
+        step: u32,
+    },
+    /// The release went out; waiting for its answer.
+    Releasing,
+    BackingOff,
+    Done,
+    /// The ledger refused a write: another holder exists.
+    Stopped,
+    /// Its validity ran out by its own clock before a step.
+    OutOfTime,
+    GaveUp,
+}
+
+/// The runner's timers and its lock client's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JobTimer<T> {
+    /// The job fires.
+    JobStart,
+    /// Try the lock again.
+    Retry,
+    /// The work of a step is done.
+    StepDone { step: u32 },
+    /// A timer of the lock client.
+    Lock(T),
+}
+
+impl<T: Label> Label for JobTimer<T> {
+    fn label(&self) -> String {
+        match self {
+            JobTimer::JobStart => "the job fires".to_string(),
+            JobTimer::Retry => "tries the lock again".to_string(),
+            JobTimer::StepDone { step } => format!("finishes the work of step {step}"),
+            JobTimer::Lock(t) => t.label(),
+        }
+    }
+}
+
+/// What a job runner takes off the wire: its lock family's answers, or the ledger's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JobMsg<R> {
+    Lock(R),
+    Ledger(LeaseMsg),
+}
+
+impl<R: Message> Inbox for JobMsg<R> {
+    fn accept(msg: Box<dyn Message>) -> Option<Self> {
+        match msg.downcast::<R>() {
+            Ok(m) => Some(JobMsg::Lock(m)),
+            Err(msg) => msg.downcast::<LeaseMsg>().ok().map(JobMsg::Ledger),
+        }
+    }
+}
+
+/// Where the job goes after the lock client has handled an answer, a timer or a lost peer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Turn {
+    /// Nothing changes for the job.
+    Stay,
+    /// The lock is held: read the job's progress.
+    Granted,
+    /// The lock said yes and the client confirms it first.
+    Confirm,
+    /// Not held: try again after the back-off.
+    BackOff,
+    /// Start a new attempt now.
+    Acquire,
+    /// Cut the back-off short and start a new attempt now.
+    RetryNow,
+    /// The release was answered: the job is over.
+    Released,
+}
+
+/// Whether a step may start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepGate {
+    Go,
+    /// It holds nothing to work under: nothing happens.
+    Skip,
+    /// Its lock is over by its own clock; it has given it back.
+    OutOfTime,
+}
+
+/// A context of the runner hosting lock client `L`.
+pub type JobCtx<'a, 'b, L> = &'a mut Ctx<'b, JobRunner<L>>;
+
+/// What a lock client may read of the job when it acts: the node's plan, the attempt, the phase.
+pub struct At<'a, L: LockClient> {
+    pub plan: &'a L::Plan,
+    pub job: &'a Job,
+    pub phase: &'a Phase,
+}
+
+impl<L: LockClient> Clone for At<'_, L> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<L: LockClient> Copy for At<'_, L> {}
+
+/// The lock side of a job: how one family takes, checks and gives back its lock.
+pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
+    /// The node's configuration: the job plan and the family's own settings.
+    type Plan: Clone + Debug + PartialEq + 'static;
+    type Timer: Clone + Debug + PartialEq + Label + 'static;
+    /// What its lock servers answer.
+    type Reply: Message;
+    /// What the narration says it does when the ledger has every step already ("unlocks").
+    const RELEASE_WORDS: &'static str;
+
+    fn job(plan: &Self::Plan) -> &JobPlan;
+    fn recover(plan: &Self::Plan) -> Self;
+
+    /// Before an attempt: `false` when it must back off first (it has already done what it
+    /// can, e.g. asked where the server is).
+    fn ready(&mut self, _ctx: JobCtx<'_, '_, Self>, _plan: &Self::Plan) -> bool {
+        true
+    }
+    /// Sends this attempt's requests (the runner has drawn `job.value`).
+    fn request(&mut self, ctx: JobCtx<'_, '_, Self>, at: At<'_, Self>);
+    fn on_reply(
+        &mut self,
+        ctx: JobCtx<'_, '_, Self>,
+        at: At<'_, Self>,
+        from: NodeId,
+        msg: Self::Reply,
+    ) -> Turn;
+    fn on_timer(&mut self, ctx: JobCtx<'_, '_, Self>, at: At<'_, Self>, timer: Self::Timer) -> Turn;
+    fn on_peer_down(&mut self, _ctx: JobCtx<'_, '_, Self>, _at: At<'_, Self>, _peer: NodeId) -> Turn {
+        Turn::Stay
+    }
+    fn watches(&self, _peer: NodeId) -> bool {
+        false
+    }
+    /// How long it backs off before the next attempt.
+    fn retry_after_us(&self, ctx: JobCtx<'_, '_, Self>, plan: &Self::Plan) -> u64;
+    /// Whether step `step` may start.
+    fn before_step(&mut self, _ctx: JobCtx<'_, '_, Self>, _at: At<'_, Self>, _step: u32) -> StepGate {
+        StepGate::Go
+    }
+    /// What a write of step `step` carries, narrated.
+    fn fence(&self, ctx: JobCtx<'_, '_, Self>, step: u32) -> (FencingToken, WriteCheck);
+    /// The ledger refused step `step`; `true` if that stops the job (it narrates why).
+    fn refused(&mut self, _ctx: JobCtx<'_, '_, Self>, _step: u32) -> bool {
+        false
+    }
+    /// Gives the lock back at the job's end; `true` if it waits for the answer.
+    fn release(&mut self, ctx: JobCtx<'_, '_, Self>, at: At<'_, Self>) -> bool;
+    /// Whether it holds a lock it believes in.
+    fn holds(&self) -> bool;
+    /// What it is doing while acquiring or confirming: a few words and the card.
+    fn asking(&self, plan: &Self::Plan, phase: &Phase) -> (String, Summary);
+    /// Adds what it holds to the card.
+    fn decorate(&self, s: Summary, plan: &Self::Plan, view: &ViewCtx<'_>) -> Summary;
+}
+
+/// A participant that does a job under a lock taken by `L`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobRunner<L: LockClient> {
+    pub plan: L::Plan,
+    pub phase: Phase,
+    /// Its attempts, this attempt's lock value, and whether the job is done.
+    pub job: Job,
+    pub lock: L,
+}
+
+impl<L: LockClient> Deref for JobRunner<L> {
+    type Target = L;
+    fn deref(&self) -> &L {
+        &self.lock
+    }
+}
+
+impl<L: LockClient> JobRunner<L> {
+    pub fn recover(plan: &L::Plan, d: &JobDurable) -> Self {
+        JobRunner {
+            plan: plan.clone(),
+            phase: if d.finished { Phase::Done } else { Phase::Idle },
+            job: Job::recover(d),
+            lock: L::recover(plan),
+        }
+    }
+
+    /// Its lock client, and what that may read of the job.
+    fn split(&mut self) -> (&mut L, At<'_, L>) {
+        let at = At {
+            plan: &self.plan,
+            job: &self.job,
+            phase: &self.phase,
+        };
+        (&mut self.lock, at)
+    }
+
+    fn job_plan(&self) -> &JobPlan {
+        L::job(&self.plan)
+    }
+
+    /// Whether it is doing the protected work believing the lock is its own.
+    pub fn believes_it_holds(&self) -> bool {
+        self.lock.holds()
+            && matches!(
+                self.phase,
+                Phase::ReadingProgress | Phase::Working { .. } | Phase::Writing { .. }
+            )
+    }
+
+    fn acquire(&mut self, ctx: &mut Ctx<'_, Self>) {
+        if !self.job.next_attempt(ctx, L::job(&self.plan)) {
+            self.phase = Phase::GaveUp;
+            return;
+        }
+        self.phase = Phase::Acquiring;
+        let (lock, at) = self.split();
+        lock.request(ctx, at);
+    }
+
+    fn turn(&mut self, ctx: &mut Ctx<'_, Self>, turn: Turn) {
+        match turn {
+            Turn::Stay => {}
+            Turn::Granted => {
+                self.phase = Phase::ReadingProgress;
+                self.job_plan().read_progress(ctx);
+            }
+            Turn::Confirm => self.phase = Phase::Confirming,
+            Turn::BackOff => self.back_off(ctx),
+            Turn::Acquire => self.acquire(ctx),
+            Turn::RetryNow => {
+                ctx.cancel_timer(JobTimer::Retry);
+                self.acquire(ctx);
+            }
+            Turn::Released => self.phase = Phase::Done,
+        }
+    }
+
+    fn back_off(&mut self, ctx: &mut Ctx<'_, Self>) {
+        self.phase = Phase::BackingOff;
+        let after_us = self.lock.retry_after_us(ctx, &self.plan);
+        ctx.set_timer(JobTimer::Retry, after_us);
+    }
+
+    fn ledger_reply(&mut self, ctx: &mut Ctx<'_, Self>, msg: LeaseMsg) {
+        match msg {
+            LeaseMsg::Progress { steps_done } if self.phase == Phase::ReadingProgress => {
+                let next = self.job_plan().resume(ctx, steps_done, L::RELEASE_WORDS);
+                self.go(ctx, next);
+            }
+            LeaseMsg::WriteResult { step, accepted, .. } if self.phase == (Phase::Writing { step }) => {
+                if !accepted && self.lock.refused(ctx, step) {
+                    self.phase = Phase::Stopped;
+                } else {
+                    let next = self.job_plan().after(step);
+                    self.go(ctx, next);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn go(&mut self, ctx: &mut Ctx<'_, Self>, next: Next) {
+        match next {
+            Next::Step(step) => {
+                let (lock, at) = self.split();
+                match lock.before_step(ctx, at, step) {
+                    StepGate::Go => {
+                        self.phase = Phase::Working { step };
+                        let step_us = self.job_plan().step_ms * MS_US;
+                        ctx.set_timer(JobTimer::StepDone { step }, step_us);
+                    }
+                    StepGate::Skip => {}
+                    StepGate::OutOfTime => self.phase = Phase::OutOfTime,
+                }
+            }
+            Next::Finish => {
+                self.job.finish(ctx);
+                let (lock, at) = self.split();
+                let waits = lock.release(ctx, at);
+                self.phase = if waits { Phase::Releasing } else { Phase::Done };
+            }
+        }
+    }
+
+    fn write(&mut self, ctx: &mut Ctx<'_, Self>, step: u32) {
+        self.phase = Phase::Writing { step };
+        let (token, check) = self.lock.fence(ctx, step);
+        let plan = self.job_plan();
+        ctx.send(
+            plan.ledger,
+            LeaseMsg::Write {
+                step,
+                amount: plan.amount,
+                token,
+                check,
+            },
+        );
+    }
+
+    /// What it is doing, in a few words (the card's first line).
+    pub fn doing(&self) -> String {
+        match &self.phase {
+            Phase::Idle => "waiting for the job".to_string(),
+            Phase::Acquiring | Phase::Confirming => self.lock.asking(&self.plan, &self.phase).0,
+            Phase::ReadingProgress => "checking the job's progress".to_string(),
+            Phase::Working { step } => format!("step {step}: working"),
+            Phase::Writing { step } => format!("step {step}: writing"),
+            Phase::Releasing => "releasing".to_string(),
+            Phase::BackingOff => "backing off".to_string(),
+            Phase::Done => "done".to_string(),
+            Phase::Stopped => "stopped: write refused".to_string(),
+            Phase::OutOfTime => "stopped: validity over".to_string(),
+            Phase::GaveUp => "gave up".to_string(),
+        }
+    }
+}
+
+impl<L: LockClient> Participant for JobRunner<L> {
+    type Msg = JobMsg<L::Reply>;
+    type Timer = JobTimer<L::Timer>;
+    type Durable = JobDurable;
+    type Config = L::Plan;
+
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        self.job.schedule(ctx, L::job(&self.plan), JobTimer::JobStart);
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: Self::Msg) {
+        match msg {
+            JobMsg::Lock(msg) => {
+                let (lock, at) = self.split();
+                let turn = lock.on_reply(ctx, at, from, msg);
+                self.turn(ctx, turn);
+            }
+            JobMsg::Ledger(msg) => self.ledger_reply(ctx, msg),
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: Self::Timer) {
+        match (timer, self.phase.clone()) {
+            (JobTimer::JobStart, Phase::Idle) | (JobTimer::Retry, Phase::BackingOff) => {
+                if self.lock.ready(ctx, &self.plan) {
+                    self.acquire(ctx);
+                } else {
+                    self.back_off(ctx);
+                }
+            }
+            (JobTimer::StepDone { step }, Phase::Working { step: s }) if step == s => self.write(ctx, step),
+            (JobTimer::Lock(t), _) => {
+                let (lock, at) = self.split();
+                let turn = lock.on_timer(ctx, at, t);
+                self.turn(ctx, turn);
+            }
+            _ => {}
+        }
+    }
+
+    fn on_peer_down(&mut self, ctx: &mut Ctx<'_, Self>, peer: NodeId) {
+        let (lock, at) = self.split();
+        let turn = lock.on_peer_down(ctx, at, peer);
+        self.turn(ctx, turn);
+    }
+
+    fn watches(&self, peer: NodeId) -> bool {
+        self.lock.watches(peer)
+    }
+
+    fn recover(plan: &L::Plan, _id: NodeId, durable: &JobDurable) -> Self {
+        JobRunner::recover(plan, durable)
+    }
+
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
+        let s = match &self.phase {
+            Phase::Idle => card::idle(),
+            Phase::Acquiring | Phase::Confirming => self.lock.asking(&self.plan, &self.phase).1,
+            Phase::ReadingProgress => card::holder("checking progress"),
+            Phase::Working { step } => card::holder(card::step(*step, "working")),
+            Phase::Writing { step } => card::holder(card::step(*step, "writing")),
+            Phase::Releasing => card::releasing(),
+            Phase::BackingOff => card::backing_off(),
+            Phase::Done => card::done(),
+            Phase::Stopped => card::stopped("write refused"),
+            Phase::OutOfTime => card::stopped("validity over"),
+            Phase::GaveUp => card::gave_up("no attempts left"),
+        };
+        self.lock.decorate(s, &self.plan, view)
+    }
+
+    fn durable_summary(_plan: &L::Plan, durable: &JobDurable, _view: &ViewCtx<'_>) -> Summary {
+        durable.summary()
+    }
+}
