@@ -11,6 +11,7 @@
 // Run it on wasm-opt's output and wasm-bindgen's glue before terser (whose mangled names could
 // be `_0`): it refuses a glue that already has one of the new names, or lacks an old one.
 import fs from 'node:fs';
+import { reader } from './wasm-items.mjs';
 
 const [wasmFile, jsFile] = process.argv.slice(2);
 if (!wasmFile || !jsFile) {
@@ -21,16 +22,9 @@ if (!wasmFile || !jsFile) {
 const generated = /^(__wbg_|__wbindgen_|__externref_|wasm_bindgen__)/;
 
 const bytes = fs.readFileSync(wasmFile);
-let pos = 8;
-const u32 = () => {
-  let result = 0, shift = 0, b;
-  do {
-    b = bytes[pos++];
-    result += (b & 0x7f) * 2 ** shift;
-    shift += 7;
-  } while (b & 0x80);
-  return result;
-};
+const r = reader(bytes);
+r.pos = 8; // magic and version
+const u32 = r.u32;
 const leb = (n) => {
   const out = [];
   do {
@@ -41,18 +35,13 @@ const leb = (n) => {
   } while (n > 0);
   return Buffer.from(out);
 };
-const nameAt = () => {
-  const len = u32();
-  const s = bytes.subarray(pos, pos + len).toString('utf8');
-  pos += len;
-  return s;
-};
+const nameAt = r.name;
 const encodeName = (s) => {
   const b = Buffer.from(s, 'utf8');
   return Buffer.concat([leb(b.length), b]);
 };
 const limits = () => {
-  const flags = bytes[pos++];
+  const flags = r.byte();
   u32();
   if (flags & 1) u32();
 };
@@ -65,14 +54,14 @@ const rename = (name) => {
 };
 
 const parts = [bytes.subarray(0, 8)];
-while (pos < bytes.length) {
-  const start = pos;
-  const id = bytes[pos++];
+while (r.pos < bytes.length) {
+  const start = r.pos;
+  const id = r.byte();
   const size = u32();
-  const end = pos + size;
+  const end = r.pos + size;
   if (id !== 2 && id !== 7) {
     parts.push(bytes.subarray(start, end));
-    pos = end;
+    r.pos = end;
     continue;
   }
   const entries = [];
@@ -82,24 +71,24 @@ while (pos < bytes.length) {
     if (id === 2) {
       const module = nameAt();
       const field = nameAt();
-      const descStart = pos;
-      const kind = bytes[pos++];
+      const descStart = r.pos;
+      const kind = r.byte();
       if (kind === 0) u32();
-      else if (kind === 1) { pos++; limits(); }
+      else if (kind === 1) { r.pos++; limits(); }
       else if (kind === 2) limits();
-      else if (kind === 3) pos += 2;
-      else if (kind === 4) { pos++; u32(); }
+      else if (kind === 3) r.pos += 2;
+      else if (kind === 4) { r.pos++; u32(); }
       else throw new Error(`${wasmFile}: import of unknown kind ${kind}`);
-      entries.push(encodeName(module), encodeName(rename(field)), bytes.subarray(descStart, pos));
+      entries.push(encodeName(module), encodeName(rename(field)), bytes.subarray(descStart, r.pos));
     } else {
       const name = nameAt();
-      const descStart = pos;
-      pos++;
+      const descStart = r.pos;
+      r.pos++;
       u32();
-      entries.push(encodeName(rename(name)), bytes.subarray(descStart, pos));
+      entries.push(encodeName(rename(name)), bytes.subarray(descStart, r.pos));
     }
   }
-  if (pos !== end) throw new Error(`${wasmFile}: section ${id} did not parse to its end`);
+  if (r.pos !== end) throw new Error(`${wasmFile}: section ${id} did not parse to its end`);
   const body = Buffer.concat(entries);
   parts.push(Buffer.from([id]), leb(body.length), body);
 }
