@@ -6,7 +6,7 @@
 #
 # Usage: scripts/size-report.sh [DIST_DIR]      (default: dist; run scripts/build-site.sh first)
 # Exits 1 if the home bundle's first download (the site's first download: the library)
-# exceeds SIZE_LIMIT_BYTES (default 112000), or a scenario bundle's exceeds
+# exceeds SIZE_LIMIT_BYTES (default 110000), or a scenario bundle's exceeds
 # SCENARIO_LIMIT_BYTES (default 268000). Scenario bundles met 200000 after kernel v2; the
 # fidelity fixes, the story beats and the glossary took the larger ones back over it, and
 # bringing them under it again is open work (see docs/performance.md, "Download size"). An embed bundle
@@ -33,7 +33,11 @@ dist="${1:-dist}"
 # the cards and of each other cost the leases bundle ~3.3 KB, of which a per-run `Frame` won
 # 0.5 KB back. Issue 27 kept 268000: the picture work took the eight-scenario leases bundle
 # to 279,135 and services to about 273,700, and both were split by chapter (docs/performance.md).
-limit="${SIZE_LIMIT_BYTES:-112000}"
+# Issue 29: the home cap fell to 110000 (the library is about 103,300 on the full build after
+# wasm-opt's --low-memory-unused and the shortened wasm-bindgen names); the scenario cap is to
+# fall to 240000 once every bundle fits. From here on a cap rises only with an equal saving in
+# the same change.
+limit="${SIZE_LIMIT_BYTES:-110000}"
 scenario_limit="${SCENARIO_LIMIT_BYTES:-268000}"
 home=$(node -e 'console.log(require(process.argv[1]).home)' "$PWD/target/site/bundles.json")
 manifest=target/site/manifest.json

@@ -7,7 +7,7 @@
 // Sizes are before wasm-opt: they rank what to cut, they are not the shipped bytes.
 import fs from 'node:fs';
 
-function reader(bytes) {
+export function reader(bytes) {
   let pos = 0;
   const r = {
     get pos() { return pos; },
