@@ -75,6 +75,8 @@ OPTIONS:
     --pause-ms LIST     search: the pause lengths to try, e.g. 15000,36000 (default: half of
                         and a fifth past each of the scenario's timing parameters)
     --shard I/N         search: run only the schedules numbered I mod N, print JSON for --merge
+    --export-test       search: print each witness as a Rust #[test] (public API only) that
+                        fails once the schedule no longer breaks the property
 
 EXIT STATUS:
     0 success, 1 `check` found seeds that missed the expectation, or `sweep` or `search`
@@ -135,6 +137,7 @@ const SEARCH_OPTIONS: &[&str] = &[
     "--kinds",
     "--pause-ms",
     "--shard",
+    "--export-test",
 ];
 
 pub fn parse(args: &[String]) -> Result<Command, UsageError> {
@@ -246,8 +249,14 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
             let pause_ms = opts.pause_ms.as_deref().map(parse_pauses).transpose()?;
             let shard = opts.shard.as_deref().map(parse_shard).transpose()?;
             let (base, story_off) = coordlab_sim::search::without_story_faults(&opts.request(id)?)?;
+            if opts.export_test && shard.is_some() {
+                return Err(UsageError(
+                    "--export-test goes without --shard: export from the merged search or a whole one".into(),
+                ));
+            }
             Ok(Command::Search(SearchCommand::Run {
                 story_off,
+                export_test: opts.export_test,
                 spec: coordlab_sim::search::SearchSpec {
                     base,
                     max_faults,
@@ -321,6 +330,7 @@ struct Options {
     kinds: Option<String>,
     pause_ms: Option<String>,
     shard: Option<String>,
+    export_test: bool,
 }
 
 fn options(command: &str, rest: &[String], valid: &[&str]) -> Result<Options, UsageError> {
@@ -343,6 +353,10 @@ fn options(command: &str, rest: &[String], valid: &[&str]) -> Result<Options, Us
                     valid.join(", ")
                 )
             }));
+        }
+        if name == "--export-test" {
+            opts.export_test = true;
+            continue;
         }
         let value = match inline {
             Some(v) => v,

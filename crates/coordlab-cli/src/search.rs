@@ -25,6 +25,8 @@ pub enum SearchCommand {
         shard: Option<Shard>,
         /// The story's own faults the search switched off (`pause_ms=0`).
         story_off: Vec<String>,
+        /// Print each witness as a Rust regression test instead of the report.
+        export_test: bool,
     },
     Merge(Vec<String>),
 }
@@ -277,10 +279,14 @@ pub fn execute(command: &SearchCommand) -> Result<(String, bool), UsageError> {
             spec,
             shard,
             story_off,
+            export_test,
         } => {
             let space = Space::new(spec.clone())?;
             let part = shard.unwrap_or(Shard { index: 0, count: 1 });
             let report = run_space(&space, part)?;
+            if *export_test {
+                return export(&space, &report);
+            }
             match shard {
                 Some(s) => Ok((
                     shard_json(&space, *s, &report, story_off),
@@ -291,6 +297,65 @@ pub fn execute(command: &SearchCommand) -> Result<(String, bool), UsageError> {
         }
         SearchCommand::Merge(files) => merge(files),
     }
+}
+
+/// A Rust test name: the words of `text`, lower case, joined by `_`.
+fn ident(text: &str) -> String {
+    text.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect::<Vec<_>>()
+        .join("_")
+}
+
+/// Each shrunk witness as a `#[test]` that uses only the simulator's public API and fails
+/// once the schedule no longer breaks the property. The output is a whole file: paste it
+/// into `crates/coordlab-sim/tests/` (or a crate depending on `coordlab-sim`).
+fn export(space: &Space, report: &SearchReport) -> Result<(String, bool), UsageError> {
+    if report.witnesses.is_empty() {
+        return Err(UsageError(
+            "no schedule broke a property, so there is no witness to export as a test".into(),
+        ));
+    }
+    let base = &space.spec.base;
+    let mut out = format!(
+        "//! Regression tests exported by `coordlab search {} --export-test`. Each runs a schedule\n\
+         //! the search found and asserts that it still breaks the property: a failure here means\n\
+         //! the schedule no longer breaks it (the design was fixed, or the model changed).\n\
+         \n\
+         use coordlab_sim::properties::Verdict;\n\
+         use coordlab_sim::{{Limits, Recording, RunRequest}};\n\
+         \n\
+         /// Runs the request written as `scenario params seed faults` (`RunRequest::to_line`)\n\
+         /// and panics unless `property` is violated.\n\
+         pub fn assert_breaks(line: &str, property: &str) {{\n    \
+         let request = RunRequest::parse_line(line).expect(\"an exported request line\");\n    \
+         let trace = coordlab_sim::run(&request, Limits::default(), Recording::Summary).expect(\"the run is valid\");\n    \
+         let report = trace\n        .properties\n        .iter()\n        .find(|p| p.name == property)\n        .expect(\"the scenario checks the property\");\n    \
+         assert_eq!(\n        report.verdict,\n        Verdict::Violated,\n        \"{{property}} no longer breaks under {{line}}\"\n    );\n\
+         }}\n",
+        base.scenario
+    );
+    for name in &space.checked {
+        let Some(found) = report.witnesses.get(name) else {
+            continue;
+        };
+        let small = space.shrink(name, found)?;
+        let what = if small.faults.is_empty() {
+            "the run with no added fault".to_string()
+        } else {
+            format!("`{}`", coordlab_sim::kernel::faults::script_code(&small.faults))
+        };
+        let _ = write!(
+            out,
+            "\n/// Found by the search: {what} breaks it, at step {}.\n#[test]\nfn {}_{}_breaks() {{\n    assert_breaks(\n        {:?},\n        {name:?},\n    );\n}}\n",
+            small.at_seq,
+            ident(&base.scenario),
+            ident(name),
+            space.request(&small.faults).to_line(),
+        );
+    }
+    Ok((out, false))
 }
 
 fn field<'a>(v: &'a Value, key: &str, file: &str) -> Result<&'a Value, UsageError> {

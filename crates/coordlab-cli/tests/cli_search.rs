@@ -256,3 +256,41 @@ fn bad_search_input_exits_2_with_a_message() {
         );
     }
 }
+
+#[test]
+fn the_exported_regression_test_is_the_committed_one() {
+    let out = coordlab(&[
+        "search",
+        "zombie-worker",
+        "--set",
+        "fencing=none",
+        "--faults",
+        "1",
+        "--property",
+        "no-double-debit",
+        "--export-test",
+    ]);
+    let committed = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../coordlab-sim/tests/exported/zombie_worker.rs"),
+    )
+    .expect("the committed export");
+    assert_eq!(
+        text(&out.stdout),
+        committed,
+        "the exporter's output changed: re-export it"
+    );
+    assert!(committed.contains("#[test]\nfn zombie_worker_no_double_debit_breaks()"));
+    // Nothing to export where nothing breaks.
+    let none = coordlab(&[
+        "search",
+        "zombie-worker",
+        "--set",
+        "fencing=fence-on-takeover",
+        "--faults",
+        "1",
+        "--export-test",
+    ]);
+    assert_eq!(none.status.code(), Some(2));
+    assert!(text(&none.stderr).contains("no witness to export"));
+}
