@@ -125,10 +125,7 @@ pub fn build(options: &Options) -> Result<(), String> {
     }
     let example = read(Path::new("web/example/embed-example.html"))?;
     write(&dist.join("embed-example.html"), &example.replace("@CSP@", CSP))?;
-    let index = read(Path::new("web/index.html"))?
-        .replace("@LOADER@", &loader)
-        .replace("@STYLE@", style)
-        .replace("@CSP@", CSP);
+    let index = release_page(&read(Path::new("index.html"))?, style, &loader);
     write(&dist.join("index.html"), &index)?;
     say(&format!("built {} in {:.0?}", dist.display(), started.elapsed()));
     Ok(())
@@ -353,6 +350,29 @@ fn fill_loader(
     Ok(out)
 }
 
+/// The site's page from the one `trunk serve` builds (index.html at the top level): trunk's
+/// own links go, its stylesheet becomes the hashed one, the loader gets its hashed name, and
+/// the Content Security Policy comes first after the charset, before anything it governs.
+fn release_page(trunk_page: &str, style: &str, loader: &str) -> String {
+    let mut page = String::new();
+    for line in trunk_page.lines() {
+        let indent = &line[..line.len() - line.trim_start().len()];
+        if line.contains("data-trunk rel=\"css\"") {
+            page += &format!("{indent}<link rel=\"stylesheet\" href=\"./{style}\" />\n");
+            continue;
+        }
+        if line.contains("data-trunk") {
+            continue;
+        }
+        page += &line.replace("\"./loader.js\"", &format!("\"./{loader}\""));
+        page.push('\n');
+        if line.trim() == "<meta charset=\"utf-8\" />" {
+            page += &format!("{indent}<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\" />\n");
+        }
+    }
+    page
+}
+
 /// A stylesheet without its comments and layout whitespace.
 pub fn minify_css(css: &str) -> Result<String, String> {
     let minified = minifier::css::minify(css).map_err(|e| format!("minifying CSS: {e}"))?;
@@ -437,4 +457,35 @@ fn copy(from: &Path, to: &Path) -> Result<(), String> {
     fs::copy(from, to)
         .map(drop)
         .map_err(|e| format!("{} -> {}: {e}", from.display(), to.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The release page is the page the site had before trunk's page replaced its template.
+    #[test]
+    fn release_page_is_the_sites_page() {
+        let trunk_page = read(Path::new("../index.html")).expect("index.html");
+        let expected = format!(
+            r#"<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <meta http-equiv="Content-Security-Policy" content="{CSP}" />
+    <meta name="viewport" content="width=device-width, initial-scale=1" />
+    <title>coordlab — see distributed coordination</title>
+    <meta name="description" content="Deterministic, steppable simulations of locks, leases, fencing tokens and consensus." />
+    <link rel="icon" href="./favicon.svg" type="image/svg+xml" />
+    <link rel="stylesheet" href="./style-0.css" />
+    <script type="module" src="./loader-1.js"></script>
+  </head>
+  <body>
+    <noscript>coordlab needs JavaScript and WebAssembly to run its simulations.</noscript>
+  </body>
+</html>
+"#
+        );
+        assert_eq!(release_page(&trunk_page, "style-0.css", "loader-1.js"), expected);
+    }
 }
