@@ -2,7 +2,7 @@
 // player: medians of 7 in headless Chromium on loopback, each run in a fresh browser context
 // (nothing cached). A report, not a test: timings depend on the machine.
 //
-//   node scripts/embed-timing.mjs [dist]          (after scripts/build-site.sh)
+//   node scripts/embed-timing.mjs [dist]          (after `cargo xtask dist`)
 //
 // - example page: navigation start of embed-example.html to its first embed's `ready` message
 //   (sent once the embed has drawn);

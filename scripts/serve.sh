@@ -3,5 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/ensure-tools.sh
-scripts/build-site.sh
+cargo xtask dist
 exec node tests/serve.mjs dist "${PORT:-8080}" "${ADDRESS:-127.0.0.1}"

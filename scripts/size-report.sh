@@ -4,7 +4,7 @@
 # WebAssembly), gzipped with -9 as a web server would. Then, per bundle, the ten biggest
 # items and modules inside its WebAssembly (named, measured before wasm-opt).
 #
-# Usage: scripts/size-report.sh [DIST_DIR]      (default: dist; run scripts/build-site.sh first)
+# Usage: scripts/size-report.sh [DIST_DIR]      (default: dist; run `cargo xtask dist` first)
 # Exits 1 if the home bundle's first download (the site's first download: the library)
 # exceeds SIZE_LIMIT_BYTES (default 110000), or a scenario bundle's exceeds
 # SCENARIO_LIMIT_BYTES (default 268000). Scenario bundles met 200000 after kernel v2; the
@@ -42,7 +42,7 @@ scenario_limit="${SCENARIO_LIMIT_BYTES:-268000}"
 home=$(node -e 'console.log(require(process.argv[1]).home)' "$PWD/target/site/bundles.json")
 manifest=target/site/manifest.json
 [[ -f "$dist/index.html" && -f "$manifest" ]] || {
-    echo "size-report: no built site in $dist (run scripts/build-site.sh first)" >&2
+    echo "size-report: no built site in $dist (run cargo xtask dist first)" >&2
     exit 1
 }
 

@@ -4,7 +4,7 @@
 // (the diagram is redrawn in the same render). Medians of 5 pages × 5 steps, also with the
 // CPU throttled 4× (a modest laptop). A report, not a test: timings depend on the machine.
 //
-//   node scripts/spacetime-timing.mjs [dist]          (after scripts/build-site.sh)
+//   node scripts/spacetime-timing.mjs [dist]          (after `cargo xtask dist`)
 import { serve } from '../tests/serve.mjs';
 import { launch } from '../tests/browser.mjs';
 

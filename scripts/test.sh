@@ -42,7 +42,7 @@ CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
   cargo test -p coordlab-web --target wasm32-unknown-unknown --test wasm_fingerprint
 
 step "release build of the site (one bundle per chapter group)"
-scripts/build-site.sh
+cargo xtask dist
 
 step "size of the first download of each bundle (fails past 110,000 bytes gzipped for the home bundle, 268,000 for a scenario bundle)"
 scripts/size-report.sh dist

@@ -4,7 +4,7 @@
 // until the page is laid out again with it (style and layout included; painting, not). Reports medians of 5, also with the
 // CPU throttled 4× (a modest laptop). A report, not a test: timings depend on the machine.
 //
-//   node scripts/ui-timing.mjs [dist]          (after scripts/build-site.sh)
+//   node scripts/ui-timing.mjs [dist]          (after `cargo xtask dist`)
 import { serve } from '../tests/serve.mjs';
 import { launch } from '../tests/browser.mjs';
 

@@ -23,7 +23,7 @@ export function launch() {
 /**
  * Reports every Content Security Policy violation in `target` (a page or a browser context),
  * in any of its frames, into `problems`: the directive broken, what it blocked and where.
- * The built site declares its policy in each page (scripts/build-site.sh); a violation means
+ * The built site declares its policy in each page (`cargo xtask dist`); a violation means
  * the app did something the policy forbids, such as writing a `style` attribute.
  */
 export async function guardPolicy(target, problems) {
@@ -50,7 +50,7 @@ export function useBrowser() {
   let problems = [];
 
   before(async () => {
-    assert.ok(fs.existsSync(path.join(dist, 'index.html')), `no built site at ${dist}; run scripts/build-site.sh first`);
+    assert.ok(fs.existsSync(path.join(dist, 'index.html')), `no built site at ${dist}; run cargo xtask dist first`);
     server = await serve(dist);
     origin = `http://127.0.0.1:${server.address().port}`;
     browser = await launch();
@@ -210,7 +210,7 @@ export async function logRows(page) {
 
 /**
  * Runs the command line and returns what it prints: the test build (`target/debug`, built by
- * `cargo test` and by scripts/build-site.sh), else a release build.
+ * `cargo test` or `cargo build -p coordlab-cli`), else a release build.
  */
 export function coordlabCli(...args) {
   const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');

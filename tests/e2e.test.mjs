@@ -1,6 +1,6 @@
 // Browser end-to-end tests for the foundation: the library and the Lost update player,
 // driven like a user would in real headless Chromium against the release build.
-// Run: node --test tests/  (after `scripts/build-site.sh`; scripts/test.sh does both)
+// Run: node --test tests/  (after `cargo xtask dist`; scripts/test.sh does both)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { useBrowser, stepLabel, property, tab } from './browser.mjs';

@@ -1,6 +1,6 @@
 // Browser tests for the glossary: the first use of a term in a run is a button that opens its
 // definition (Tab, Enter; Escape or moving away closes it), and #/glossary lists every term.
-// Run: node --test tests/glossary.test.mjs (after scripts/build-site.sh; the locks bundle is
+// Run: node --test tests/glossary.test.mjs (after `cargo xtask dist`; the locks bundle is
 // enough).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,8 +1,8 @@
 // The space-time diagram in the browser: drawn beside the story, following the cursor, a
 // click on a mark seeks there, Export SVG saves what `coordlab run … --format svg --step N`
 // prints byte for byte, and a jsonl trace file opens read-only at #/trace — or is refused with
-// its line and field named. Run: node --test tests/ (after scripts/build-site.sh, which also
-// builds the CLI these tests compare with).
+// its line and field named. Run: node --test tests/ (after `cargo xtask dist`, and a build of
+// the CLI these tests compare with: `cargo test` or `cargo build -p coordlab-cli`).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -161,7 +161,7 @@ test('at 1280×720 and 853×480 the player draws the diagram for its box: every 
 // drawing's scale on screen), lane names and the current beat's title at least 18 px, the
 // title whole (the beat's own words, no ellipsis), no beat title or marker over another, and
 // the picture and its texts on the screen. COORDLAB_SOME_BUNDLES=1 skips the scenarios whose
-// bundle a partial build (BUNDLES=… scripts/build-site.sh) left out; otherwise each must run.
+// bundle a partial build (`cargo xtask dist --bundles …`) left out; otherwise each must run.
 
 const dist = process.env.COORDLAB_DIST || new URL('../dist', import.meta.url).pathname;
 const bundles = JSON.parse(coordlab('bundles'));

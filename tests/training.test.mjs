@@ -1,5 +1,5 @@
 // Browser tests for running a class with coordlab: beats, presenter mode, predict-then-see,
-// and keys that cannot misfire. Run: node --test tests/ (after scripts/build-site.sh).
+// and keys that cannot misfire. Run: node --test tests/ (after `cargo xtask dist`).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { useBrowser, stepLabel, chip, tab, onScreen, audit } from './browser.mjs';

@@ -1,7 +1,7 @@
 // Starts coordlab: picks the WebAssembly bundle that holds the scenario the URL names and
 // runs it. Each bundle is the whole player with one chapter's simulations, so a visitor
 // downloads only the chapter they open. Every path is relative to this file, so the site works
-// from any sub-path. scripts/build-site.sh fills in the two tables below.
+// from any sub-path. `cargo xtask dist` (xtask/src/dist.rs) fills in the tables below.
 const BUNDLES = /*@BUNDLES@*/ {};
 const SCENARIOS = /*@SCENARIOS@*/ {};
 const ROUTES = /*@ROUTES@*/ {};

@@ -30,7 +30,7 @@ USAGE:
 COMMANDS:
     list        every scenario with its chapter and title
     bundles     how the browser build splits the library into bundles, as JSON (for
-                scripts/build-site.sh): each bundle's cargo features, chapters, scenarios
+                cargo xtask dist reads the same table): each bundle's cargo features, chapters, scenarios
     describe    a scenario's summary, parameters and declared expectations
     run         simulate one seed and print the trace (default seed 1, format text)
     check       run many seeds and count those that reach the declared expectation;

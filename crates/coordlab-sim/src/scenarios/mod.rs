@@ -48,6 +48,8 @@ pub mod redlock_beats;
 pub mod row_lock_modes;
 pub mod scheduled_job_guard;
 pub mod service_world;
+mod site_bundles;
+pub use site_bundles::{site_bundles, SiteBundle, SiteLayout};
 pub mod skip_locked_queue;
 pub mod token_sources;
 pub mod unfenceable_resource;

@@ -1,0 +1,502 @@
+//! `cargo xtask dist`: the site in dist/ (or elsewhere): one WebAssembly bundle per group of
+//! chapters, a loader that picks the bundle a URL needs, the stylesheets and index.html. Every
+//! asset path is relative, so the site can be served from / or from any sub-path. File names
+//! carry a content hash, so a new build never mixes with a cached old one.
+
+use coordlab_sim::scenarios::{site_bundles, SiteLayout};
+use sha2::{Digest, Sha256};
+use std::collections::VecDeque;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::Instant;
+
+pub struct Options {
+    /// The bundles to build (`None`: all); the home bundle and each chapter's embed bundle
+    /// come with any selection.
+    pub bundles: Option<Vec<String>>,
+    /// The cargo profile: `wasm-release` for the real site, anything else for a quick build
+    /// without wasm-opt and terser.
+    pub profile: String,
+    pub dist: PathBuf,
+    /// How many bundles build at once.
+    pub lanes: usize,
+}
+
+/// Where the intermediate files go; scripts/size-report.sh reads `bundles.json`,
+/// `manifest.json` and the raw WebAssembly from here.
+const WORK: &str = "target/site";
+
+/// The Content Security Policy every page declares (a <meta>, so it holds on any static host):
+/// scripts, styles, images, fetches and frames only from the site's own origin, WebAssembly
+/// compiled from its own bundles ('wasm-unsafe-eval'), no inline script or style, no eval, no
+/// plugins, no forms. A meta cannot set frame-ancestors, so any page may frame an embed.
+const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'none'";
+
+/// wasm-opt's settings for the release bundles. The producers and target-features sections
+/// name the compiler and its settings: no browser reads them. The features are those every
+/// browser we target has had since 2021 (Chromium, Firefox, Safari). `--low-memory-unused`:
+/// the stack comes first in memory and grows down from 1 MiB, so addresses under 1024 are
+/// used only by a stack about to overflow; it lets wasm-opt fold constant offsets into loads
+/// and stores (1.5 KB of the fencing bundle).
+const WASM_OPT_ARGS: &[&str] = &[
+    "-Oz",
+    "--converge",
+    "--low-memory-unused",
+    "--strip-producers",
+    "--strip-target-features",
+    "--enable-bulk-memory",
+    "--enable-nontrapping-float-to-int",
+    "--enable-sign-ext",
+    "--enable-mutable-globals",
+    "--enable-reference-types",
+    "--enable-multivalue",
+];
+
+pub fn build(options: &Options) -> Result<(), String> {
+    let started = Instant::now();
+    enter_root()?;
+    let release = options.profile == "wasm-release";
+    let (work, dist) = (Path::new(WORK), options.dist.as_path());
+    for dir in [work, dist] {
+        if dir.exists() {
+            fs::remove_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+
+    let layout = site_bundles();
+    let bundles_json = serde_json::to_string_pretty(&layout).map_err(|e| e.to_string())?;
+    write(&work.join("bundles.json"), &format!("{bundles_json}\n"))?;
+    let wanted = wanted_bundles(&layout, options.bundles.as_deref())?;
+    build_bundles(&layout, &wanted, options)?;
+
+    // The manifest, in build order: each bundle's JavaScript and WebAssembly, hashed.
+    let mut manifest = Vec::new();
+    for bundle in &wanted {
+        let js = work.join(format!("coordlab-{bundle}.js"));
+        if release {
+            minify_js(&js)?;
+        }
+        let js = hashed(&js, &format!("coordlab-{bundle}"), "js", dist)?;
+        let opt_wasm = work.join(format!("coordlab-{bundle}.opt.wasm"));
+        let wasm = hashed(&opt_wasm, &format!("coordlab-{bundle}"), "wasm", dist)?;
+        manifest.push((bundle.as_str(), js, wasm));
+    }
+    let manifest_json = json_object(manifest.iter().map(|(bundle, js, wasm)| {
+        let files = json_object([
+            ("js", quoted(&format!("./{js}"))),
+            ("wasm", quoted(&format!("./{wasm}"))),
+        ]);
+        (*bundle, files)
+    }));
+    write(&work.join("manifest.json"), &format!("{manifest_json}\n"))?;
+
+    // The stylesheets go out without their comments and layout whitespace (about 2 KB less of
+    // every first load, gzipped); tests/minify-css.test.mjs checks Chromium reads the same
+    // rules.
+    let mut styles = Vec::new();
+    for name in ["style", "embed"] {
+        let css = read(Path::new(&format!("web/{name}.css")))?;
+        let minified = work.join(format!("{name}.css"));
+        write(&minified, &minify_css(&css)?)?;
+        styles.push(hashed(&minified, name, "css", dist)?);
+    }
+    let [style, embed_style] = [&styles[0], &styles[1]];
+
+    // The loader: the bundle table, the scenario-to-bundle table, the routes, the bundle for
+    // pages that name no scenario, and the embeds' stylesheet.
+    let loader = work.join("loader.js");
+    write(
+        &loader,
+        &fill_loader(
+            &read(Path::new("web/loader.js"))?,
+            &layout,
+            &manifest_json,
+            &wanted,
+            embed_style,
+        )?,
+    )?;
+    if release {
+        minify_js(&loader)?;
+    }
+    let loader = hashed(&loader, "loader", "js", dist)?;
+
+    copy(Path::new("web/favicon.svg"), &dist.join("favicon.svg"))?;
+    // An example documentation page with three embeds (linked from the README).
+    for file in ["embed-example.css", "embed-example.js"] {
+        copy(&Path::new("web/example").join(file), &dist.join(file))?;
+    }
+    let example = read(Path::new("web/example/embed-example.html"))?;
+    write(&dist.join("embed-example.html"), &example.replace("@CSP@", CSP))?;
+    let index = release_page(&read(Path::new("index.html"))?, style, &loader);
+    write(&dist.join("index.html"), &index)?;
+    say(&format!("built {} in {:.0?}", dist.display(), started.elapsed()));
+    Ok(())
+}
+
+/// The bundle `trunk serve` builds: the web crate's default features, every chapter.
+const DEV_BUNDLE: &str = "all";
+
+/// `cargo xtask dev-loader`, Trunk.toml's post-build hook: the loader in trunk's staging
+/// directory, with every scenario and route sent to the one bundle trunk built (named after
+/// the crate, without a hash: Trunk.toml turns hashing off).
+pub fn dev_loader() -> Result<(), String> {
+    let staging = std::env::var_os("TRUNK_STAGING_DIR")
+        .ok_or("TRUNK_STAGING_DIR is not set (this runs as trunk's hook)")?;
+    enter_root()?;
+    let mut layout = site_bundles();
+    layout.home = DEV_BUNDLE;
+    for bundle in layout.scenarios.values_mut().chain(layout.routes.values_mut()) {
+        *bundle = DEV_BUNDLE;
+    }
+    let files = json_object([
+        ("js", quoted("./coordlab-web.js")),
+        ("wasm", quoted("./coordlab-web_bg.wasm")),
+    ]);
+    let manifest_json = json_object([(DEV_BUNDLE, files)]);
+    let loader = fill_loader(
+        &read(Path::new("web/loader.js"))?,
+        &layout,
+        &manifest_json,
+        &[DEV_BUNDLE.to_string()],
+        "embed.css",
+    )?;
+    write(&Path::new(&staging).join("loader.js"), &loader)
+}
+
+/// Works from the repository's root, with the project's tools on PATH.
+fn enter_root() -> Result<(), String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .ok_or("xtask/ has no parent")?;
+    std::env::set_current_dir(root).map_err(|e| format!("{}: {e}", root.display()))?;
+    put_tools_on_path(root);
+    Ok(())
+}
+
+/// The bundles to build, in build order: the home bundle first (the library: the site's front
+/// page, in any selection), then the selection (or all, by name), then the embed bundle of
+/// each chapter chosen without its own (scripts/size-report.sh compares the two).
+fn wanted_bundles(layout: &SiteLayout, selection: Option<&[String]>) -> Result<Vec<String>, String> {
+    let mut wanted: Vec<String> = match selection {
+        Some(names) => names.to_vec(),
+        None => layout.bundles.keys().cloned().collect(),
+    };
+    if let Some(unknown) = wanted.iter().find(|b| !layout.bundles.contains_key(*b)) {
+        let known: Vec<&str> = layout.bundles.keys().map(String::as_str).collect();
+        return Err(format!(
+            "no bundle `{unknown}`; the bundles are {}",
+            known.join(" ")
+        ));
+    }
+    if !wanted.iter().any(|b| b == layout.home) {
+        wanted.insert(0, layout.home.to_string());
+    }
+    for bundle in wanted.clone() {
+        let embed = format!("{bundle}-embed");
+        if layout.bundles.contains_key(&embed) && !wanted.contains(&embed) {
+            wanted.push(embed);
+        }
+    }
+    Ok(wanted)
+}
+
+/// Builds every wanted bundle into `target/site/coordlab-<bundle>.opt.wasm` and `.js`.
+///
+/// A bundle's release build is mostly one long single-threaded step (the whole-program LTO of
+/// one crate graph), so with two lanes two bundles build at once, each in its own target
+/// directory (two cargo builds cannot share one). The other lanes start from a copy of the
+/// first lane's compiled dependencies once the first bundle is done, so they compile once.
+fn build_bundles(layout: &SiteLayout, wanted: &[String], options: &Options) -> Result<(), String> {
+    let first_target = PathBuf::from(std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into()));
+    let profile_dir = |target: &Path| target.join("wasm32-unknown-unknown").join(&options.profile);
+    let features = |bundle: &str| layout.bundles[bundle].features.join(",");
+    let (first, rest) = wanted.split_first().ok_or("no bundle to build")?;
+    build_bundle(first, &features(first), &first_target, &options.profile)?;
+
+    // Each lane takes the next bundle nobody has claimed, so the lanes stay busy until the
+    // list runs out whatever each bundle costs.
+    let queue = Mutex::new(rest.iter().collect::<VecDeque<_>>());
+    let lanes = options.lanes.min(rest.len()).max(1);
+    let mut targets = vec![first_target.clone()];
+    for lane in 2..=lanes {
+        let target = first_target.join(format!("site-lane-{lane}"));
+        let copy_to = target.join("wasm32-unknown-unknown");
+        fs::create_dir_all(&copy_to).map_err(|e| e.to_string())?;
+        let _ = fs::remove_dir_all(profile_dir(&target));
+        // Taken before any lane goes on: a lane building its next bundle rewrites files in its
+        // target directory, and a copy taken meanwhile can lose one.
+        run(Command::new("cp")
+            .arg("-a")
+            .arg(profile_dir(&first_target))
+            .arg(&copy_to))?;
+        targets.push(target);
+    }
+    std::thread::scope(|scope| {
+        let lanes: Vec<_> = targets
+            .iter()
+            .map(|target| {
+                let queue = &queue;
+                scope.spawn(move || -> Result<(), String> {
+                    loop {
+                        let Some(bundle) = queue.lock().map_err(|e| e.to_string())?.pop_front() else {
+                            return Ok(());
+                        };
+                        if let Err(e) = build_bundle(bundle, &features(bundle), target, &options.profile) {
+                            // A failed lane stops the others at their next bundle.
+                            queue.lock().map_err(|e| e.to_string())?.clear();
+                            return Err(e);
+                        }
+                    }
+                })
+            })
+            .collect();
+        // The scope waits for every lane; the first error is the one reported.
+        lanes.into_iter().try_for_each(|lane| {
+            lane.join()
+                .unwrap_or_else(|_| Err("a build lane panicked".into()))
+        })
+    })
+}
+
+/// One bundle: cargo, wasm-bindgen, and for a release build wasm-opt.
+fn build_bundle(bundle: &str, features: &str, target_dir: &Path, profile: &str) -> Result<(), String> {
+    say(&format!("bundle {bundle} (features: {features})"));
+    let started = Instant::now();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    run(Command::new(cargo)
+        .env("CARGO_TARGET_DIR", target_dir)
+        .args([
+            "build",
+            "--quiet",
+            "--profile",
+            profile,
+            "--target",
+            "wasm32-unknown-unknown",
+        ])
+        .args([
+            "-p",
+            "coordlab-web",
+            "--no-default-features",
+            "--features",
+            features,
+        ]))?;
+    let work = Path::new(WORK);
+    let raw = work.join(format!("coordlab-{bundle}.raw.wasm"));
+    copy(
+        &target_dir
+            .join("wasm32-unknown-unknown")
+            .join(profile)
+            .join("coordlab-web.wasm"),
+        &raw,
+    )?;
+    run(Command::new("wasm-bindgen")
+        .args([
+            "--target",
+            "web",
+            "--no-typescript",
+            "--out-dir",
+            WORK,
+            "--out-name",
+        ])
+        .arg(format!("coordlab-{bundle}"))
+        .arg(&raw))?;
+    let bound = work.join(format!("coordlab-{bundle}_bg.wasm"));
+    let optimized = work.join(format!("coordlab-{bundle}.opt.wasm"));
+    if profile == "wasm-release" {
+        run(Command::new("wasm-opt")
+            .args(WASM_OPT_ARGS)
+            .arg(&bound)
+            .arg("-o")
+            .arg(&optimized))?;
+        // wasm-bindgen's hashed import and export names, shortened in both files (4.3 KB of
+        // the fencing bundle): scripts/minify-wasm-names.mjs.
+        run(Command::new("node")
+            .arg("scripts/minify-wasm-names.mjs")
+            .arg(&optimized)
+            .arg(work.join(format!("coordlab-{bundle}.js"))))?;
+    } else {
+        copy(&bound, &optimized)?;
+    }
+    say(&format!("bundle {bundle} done in {:.0?}", started.elapsed()));
+    Ok(())
+}
+
+/// The loader with its tables filled in, for the bundles built: a scenario or route whose
+/// bundle was left out of the build has no entry (the home bundle says so), and the home
+/// bundle is the registry's if built, else the first built.
+fn fill_loader(
+    loader: &str,
+    layout: &SiteLayout,
+    manifest_json: &str,
+    built: &[String],
+    embed_style: &str,
+) -> Result<String, String> {
+    let is_built = |bundle: &&str| built.iter().any(|b| b == bundle);
+    let table = |entries: &std::collections::BTreeMap<&str, &str>| {
+        json_object(
+            entries
+                .iter()
+                .filter(|(_, b)| is_built(b))
+                .map(|(k, b)| (*k, quoted(b))),
+        )
+    };
+    // The home bundle comes with every selection (wanted_bundles).
+    let home = layout.home;
+    let mut out = loader.to_string();
+    for (placeholder, value) in [
+        ("/*@BUNDLES@*/ {}", manifest_json.to_string()),
+        ("/*@SCENARIOS@*/ {}", table(&layout.scenarios)),
+        ("/*@ROUTES@*/ {}", table(&layout.routes)),
+        ("/*@HOME@*/ ''", quoted(home)),
+        ("/*@EMBED_STYLE@*/ ''", quoted(&format!("./{embed_style}"))),
+    ] {
+        if !out.contains(placeholder) {
+            return Err(format!("web/loader.js has no `{placeholder}` to fill in"));
+        }
+        out = out.replacen(placeholder, &value, 1);
+    }
+    Ok(out)
+}
+
+/// The site's page from the one `trunk serve` builds (index.html at the top level): trunk's
+/// own links go, its stylesheet becomes the hashed one, the loader gets its hashed name, and
+/// the Content Security Policy comes first after the charset, before anything it governs.
+fn release_page(trunk_page: &str, style: &str, loader: &str) -> String {
+    let mut page = String::new();
+    for line in trunk_page.lines() {
+        let indent = &line[..line.len() - line.trim_start().len()];
+        if line.contains("data-trunk rel=\"css\"") {
+            page += &format!("{indent}<link rel=\"stylesheet\" href=\"./{style}\" />\n");
+            continue;
+        }
+        if line.contains("data-trunk") {
+            continue;
+        }
+        page += &line.replace("\"./loader.js\"", &format!("\"./{loader}\""));
+        page.push('\n');
+        if line.trim() == "<meta charset=\"utf-8\" />" {
+            page += &format!("{indent}<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\" />\n");
+        }
+    }
+    page
+}
+
+/// A stylesheet without its comments and layout whitespace.
+pub fn minify_css(css: &str) -> Result<String, String> {
+    let minified = minifier::css::minify(css).map_err(|e| format!("minifying CSS: {e}"))?;
+    Ok(format!("{minified}\n"))
+}
+
+/// The JavaScript goes out minified (terser, from npm): wasm-bindgen's glue and the loader are
+/// written for people to read, and about 2 KB of every first load is their whitespace and
+/// long names. Every browser test runs against the minified files.
+fn minify_js(file: &Path) -> Result<(), String> {
+    let out = file.with_extension("js.min");
+    run(Command::new("terser")
+        .arg(file)
+        .args(["--module", "--compress", "--mangle", "--output"])
+        .arg(&out))?;
+    fs::rename(&out, file).map_err(|e| format!("{}: {e}", file.display()))
+}
+
+/// Copies `file` into `dist` as `<name>-<hash>.<ext>` (the first 16 hex digits of its
+/// SHA-256) and returns the new name.
+fn hashed(file: &Path, name: &str, ext: &str, dist: &Path) -> Result<String, String> {
+    let bytes = fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let digest: String = Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let hashed = format!("{name}-{}.{ext}", &digest[..16]);
+    fs::write(dist.join(&hashed), bytes).map_err(|e| format!("{hashed}: {e}"))?;
+    Ok(hashed)
+}
+
+/// `{"k":v,...}` in the order given (serde_json's own maps sort their keys).
+fn json_object<'a>(entries: impl IntoIterator<Item = (&'a str, String)>) -> String {
+    let fields: Vec<String> = entries
+        .into_iter()
+        .map(|(k, v)| format!("{}:{v}", quoted(k)))
+        .collect();
+    format!("{{{}}}", fields.join(","))
+}
+
+fn quoted(text: &str) -> String {
+    serde_json::Value::from(text).to_string()
+}
+
+/// Puts the project's tools first on PATH for the commands run here, as scripts/env.sh does
+/// for the scripts: cargo-installed wasm-bindgen, npm's wasm-opt and terser.
+fn put_tools_on_path(root: &Path) {
+    let mut dirs = vec![root.join("node_modules/.bin")];
+    if let Some(home) = std::env::var_os("HOME") {
+        dirs.insert(0, PathBuf::from(home).join(".cargo/bin"));
+    }
+    dirs.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    if let Ok(path) = std::env::join_paths(dirs) {
+        std::env::set_var("PATH", path);
+    }
+}
+
+fn run(command: &mut Command) -> Result<(), String> {
+    let status = command.status().map_err(|e| format!("{command:?}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{command:?} failed ({status})"))
+    }
+}
+
+fn say(message: &str) {
+    eprintln!("\x1b[1m[xtask dist]\x1b[0m {message}");
+}
+
+fn read(file: &Path) -> Result<String, String> {
+    fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))
+}
+
+fn write(file: &Path, text: &str) -> Result<(), String> {
+    fs::write(file, text).map_err(|e| format!("{}: {e}", file.display()))
+}
+
+fn copy(from: &Path, to: &Path) -> Result<(), String> {
+    fs::copy(from, to)
+        .map(drop)
+        .map_err(|e| format!("{} -> {}: {e}", from.display(), to.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The release page is the page the site had before trunk's page replaced its template.
+    #[test]
+    fn release_page_is_the_sites_page() {
+        let trunk_page = read(Path::new("../index.html")).expect("index.html");
+        let expected = format!(
+            r#"<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <meta http-equiv="Content-Security-Policy" content="{CSP}" />
+    <meta name="viewport" content="width=device-width, initial-scale=1" />
+    <title>coordlab — see distributed coordination</title>
+    <meta name="description" content="Deterministic, steppable simulations of locks, leases, fencing tokens and consensus." />
+    <link rel="icon" href="./favicon.svg" type="image/svg+xml" />
+    <link rel="stylesheet" href="./style-0.css" />
+    <script type="module" src="./loader-1.js"></script>
+  </head>
+  <body>
+    <noscript>coordlab needs JavaScript and WebAssembly to run its simulations.</noscript>
+  </body>
+</html>
+"#
+        );
+        assert_eq!(release_page(&trunk_page, "style-0.css", "loader-1.js"), expected);
+    }
+}
