@@ -33,7 +33,6 @@ use super::lease_world::{accepted, grant, rejected};
 use super::{Expectation, Params, ScenarioInfo};
 use crate::json;
 use crate::kernel::faults::Fault;
-use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
@@ -41,8 +40,6 @@ use crate::protocols::lease_store::{ReleaseStyle, TokenSource};
 use crate::protocols::lease_worker::WorkerPlan;
 
 pub const ID: &str = "lease-lifecycle";
-/// Worker A: the first node after the lease store.
-const A: NodeId = NodeId(1);
 const AMOUNT: i64 = 10;
 const STEPS: u32 = 2;
 const TTL_MS: u64 = 9_000;
@@ -228,7 +225,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         start_after_ms: B_START_MS,
         ..a.clone()
     };
-    let mut setup = build(LeasePlan {
+    let (mut setup, cast) = build(LeasePlan {
         store: Some(StorePlan {
             renewal_increments_token: increments(params),
             release: store_rules(params).0,
@@ -239,8 +236,9 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         properties: vec![TokensIncrease, FenceMonotonic, JobCompletes],
         ..LeasePlan::default()
     });
-    setup.script(CRASH_A_MS * MS_US, Fault::Crash { node: A });
-    setup.script(RESTART_A_MS * MS_US, Fault::Restart { node: A });
-    super::lease_table_beats::lifecycle(&mut setup, increments(params), store_rules(params));
+    let cast = cast.pair();
+    setup.script(CRASH_A_MS * MS_US, Fault::Crash { node: cast.a });
+    setup.script(RESTART_A_MS * MS_US, Fault::Restart { node: cast.a });
+    super::lease_table_beats::lifecycle(&mut setup, cast, increments(params), store_rules(params));
     setup
 }

@@ -18,15 +18,12 @@ use super::lease_world::LeaseProperty::*;
 use super::{Expectation, ParamSpec, Params, ScenarioInfo, VariantDefault};
 use crate::json;
 use crate::kernel::faults::Fault;
-use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
 use crate::protocols::lease_worker::{Fencing, OnReject, WorkerPlan};
 
 pub const ID: &str = "zombie-worker";
-/// Worker A: the first node after the lease store.
-const A: NodeId = NodeId(1);
 
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
@@ -164,22 +161,23 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         start_after_ms: (500, 600),
         ..a.clone()
     };
-    let mut setup = build(LeasePlan {
+    let (mut setup, cast) = build(LeasePlan {
         store: Some(StorePlan::with_tokens_issued(32)),
         workers: vec![worker("worker-A", a), worker("worker-B", b)],
         properties: vec![FenceMonotonic, TokensIncrease, NoDoubleDebit, JobCompletes],
         explain_double_runs: true,
         ..LeasePlan::default()
     });
+    let cast = cast.pair();
     let pause_ms = int(params, "pause_ms");
     if pause_ms > 0 {
         let pause = Fault::Pause {
-            node: A,
+            node: cast.a,
             duration_ms: pause_ms,
         };
         setup.script(int::<u64>(params, "pause_start_ms") * MS_US, pause);
     }
     let variant = params.get("fencing").map_or("none", String::as_str);
-    super::zombie_worker_beats::beats(&mut setup, variant);
+    super::zombie_worker_beats::beats(&mut setup, variant, cast);
     setup
 }
