@@ -10,3 +10,11 @@ pub const WORKER_FAULTS: [FaultKind; 5] = [
     FaultKind::Network,
     FaultKind::Clock,
 ];
+
+/// Faults a user may inject on a node whose clock plays no part: all but a clock fault.
+pub const CLOCKLESS_FAULTS: [FaultKind; 4] = [
+    FaultKind::Crash,
+    FaultKind::Restart,
+    FaultKind::Pause,
+    FaultKind::Network,
+];

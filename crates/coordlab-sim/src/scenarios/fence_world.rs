@@ -4,12 +4,14 @@
 
 use crate::json;
 use crate::kernel::collections::VecSet;
+use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
+use crate::kernel::setup::Setup;
 use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::{PropertyKind, PropertySpec};
-use crate::protocols::fence_worker::FenceWorker;
-use crate::protocols::fenced_resource::{FencedResource, ResourceDurable};
+use crate::protocols::fence_worker::{FenceWorker, FenceWorkerConfig, FenceWorkerDurable};
+use crate::protocols::fenced_resource::{FencedResource, LedgerIntro, ResourceDurable};
 use crate::protocols::placed_lease::{PlacedDurable, PlacedLease};
 use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
@@ -58,6 +60,37 @@ impl FenceProperty {
                 description: "Some worker finishes the job.",
             },
         }
+    }
+}
+
+/// Workers A and B of a fencing story and the ledger they write to.
+#[derive(Clone, Copy, Debug)]
+pub struct FenceCast {
+    pub a: NodeId,
+    pub b: NodeId,
+    pub ledger: NodeId,
+}
+
+impl FenceCast {
+    /// Reserves the ids of workers A and B, first in every fencing story, and adds the ledger
+    /// after them. The workers name their lease tables, added next: [`FenceCast::place`]
+    /// puts each worker in once those exist.
+    pub fn reserve(setup: &mut Setup, intro: LedgerIntro, opening_balance: i64) -> FenceCast {
+        let [a, b] = [setup.reserve(), setup.reserve()];
+        let ledger = setup.add::<FencedResource>(
+            "ledger",
+            "resource",
+            &[FaultKind::Pause, FaultKind::Network],
+            intro,
+            FencedResource::initial(opening_balance),
+        );
+        FenceCast { a, b, ledger }
+    }
+
+    /// Puts worker `id` (A or B), not yet finished, in its reserved place.
+    pub fn place(setup: &mut Setup, id: NodeId, name: &str, faults: &[FaultKind], config: FenceWorkerConfig) {
+        let fresh = FenceWorkerDurable { finished: false };
+        setup.place::<FenceWorker>(id, name, "worker", faults, config, fresh);
     }
 }
 
