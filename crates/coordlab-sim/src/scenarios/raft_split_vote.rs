@@ -83,7 +83,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     if let Some(min) = &identical_max {
         params_used.insert("election_timeout_ms_max".into(), min.clone());
     }
-    let mut setup = build_with_world(
+    let (mut setup, _) = build_with_world(
         &params_used,
         ClusterPlan {
             servers: num(params, "servers", 5) as u32,
