@@ -8,6 +8,7 @@
 //! job is refused (or waits). With `first_run=throws` the report's first run throws before
 //! its unlock: in session scope the pooled connection keeps the lock until the pool closes it.
 
+use super::common::always;
 use super::lease_setup::choice;
 use super::{Expectation, Params, ScenarioInfo, VariantDefault};
 use crate::json;
@@ -18,7 +19,7 @@ use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
-use crate::properties::{PropertyKind, PropertySpec, Verdict};
+use crate::properties::{PropertySpec, Verdict};
 use crate::protocols::advisory_db::{AdvisoryDb, AdvisoryDbDurable};
 use crate::protocols::advisory_sql::{
     key_of, lock_function, Scope, Wait, COLLIDING_INVOICE_JOB, INVOICE_JOB, REPORT_JOB, REPORT_KEY,
@@ -209,16 +210,14 @@ fn orphan_key(nodes: &Nodes<'_>, cast: AdvisoryCast) -> Option<i64> {
 impl World for AdvisoryWorld {
     fn properties(&self) -> Vec<PropertySpec> {
         vec![
-            PropertySpec {
-                name: "unrelated-jobs-never-exclude",
-                kind: PropertyKind::Always,
-                description: "No run is refused, or waits, because another job's name holds its key.",
-            },
-            PropertySpec {
-                name: "lock-ends-with-job",
-                kind: PropertyKind::Always,
-                description: "No advisory lock stays held after its job's run has ended.",
-            },
+            always(
+                "unrelated-jobs-never-exclude",
+                "No run is refused, or waits, because another job's name holds its key.",
+            ),
+            always(
+                "lock-ends-with-job",
+                "No advisory lock stays held after its job's run has ended.",
+            ),
         ]
     }
 

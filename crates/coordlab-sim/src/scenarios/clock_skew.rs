@@ -26,7 +26,7 @@
 //! different rate, or a step between asking and checking, changes what A concludes.
 
 use super::clock_skew_beats;
-use super::lease_setup::{build, choice, holds_if, int, worker, LeasePlan, StorePlan, OPENING_BALANCE};
+use super::lease_setup::{build, choice, holds_if, int, worker_pair, LeasePlan, StorePlan, OPENING_BALANCE};
 use super::lease_world::LeaseProperty::*;
 use super::{Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
 use crate::json;
@@ -367,16 +367,12 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         finish_margin_ms: margin_ms,
         ..WorkerPlan::leased("account-42")
     };
-    let b = WorkerPlan {
-        start_after_ms: B_START_MS,
-        ..a.clone()
-    };
     let (mut setup, cast) = build(LeasePlan {
         store: Some(StorePlan {
             clock_faults: true,
             ..StorePlan::with_tokens_issued(32)
         }),
-        workers: vec![worker("worker-A", a), worker("worker-B", b)],
+        workers: worker_pair(a, B_START_MS),
         properties: vec![
             TokensIncrease,
             NoOverlappingGrants,

@@ -1,7 +1,6 @@
 //! What the chapter-1 lock scenarios share: the database node, its tables as the state panel
 //! shows them (the row locks and the wait-for edges), and the client nodes.
 
-use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::world::Nodes;
@@ -9,13 +8,18 @@ use crate::protocols::row_lock_db::{LockDb, LockDbConfig, LockDbDurable};
 use crate::protocols::txn_client::{ClientDurable, TxnClient, TxnPlan};
 use crate::trace::{columns, TableView};
 
-/// What every node of these scenarios may suffer.
-pub const DB_FAULTS: [FaultKind; 4] = [
-    FaultKind::Crash,
-    FaultKind::Restart,
-    FaultKind::Pause,
-    FaultKind::Network,
-];
+/// What every node of these scenarios may suffer: all but a clock fault.
+pub use super::common::CLOCKLESS_FAULTS as DB_FAULTS;
+
+/// PostgreSQL's row locking (not InnoDB's), with the email index, detecting deadlocks after
+/// `deadlock_timeout_us`.
+pub fn postgres(deadlock_timeout_us: u64) -> LockDbConfig {
+    LockDbConfig {
+        deadlock_timeout_us,
+        email_index: true,
+        innodb: None,
+    }
+}
 
 /// Adds the database, and returns its id for the clients to connect to.
 pub fn add_database(setup: &mut Setup, config: LockDbConfig, rows: LockDbDurable) -> NodeId {

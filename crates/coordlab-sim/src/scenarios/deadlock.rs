@@ -9,8 +9,9 @@
 //! `order=ordered` both lock the lower account id first: the second simply waits, and no
 //! cycle can form.
 
+use super::common::{always, eventually};
 use super::db_common::{
-    add_client, add_database, client, client_table, committed, live, lock_table, wait_for_table,
+    add_client, add_database, client, client_table, committed, live, lock_table, postgres, wait_for_table,
 };
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
 use crate::json;
@@ -19,9 +20,9 @@ use crate::kernel::network::LinkConfig;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::world::{Nodes, World};
-use crate::properties::{PropertyKind, PropertySpec, Verdict};
+use crate::properties::{PropertySpec, Verdict};
 use crate::protocols::db_sql::DbRequest;
-use crate::protocols::row_lock_db::{AccountRow, LockDbConfig, LockDbDurable};
+use crate::protocols::row_lock_db::{AccountRow, LockDbDurable};
 use crate::protocols::sql::rupees;
 use crate::protocols::txn_client::{Step, TxnPlan};
 use crate::trace::{columns, TableView};
@@ -152,17 +153,11 @@ fn total(db: &LockDbDurable) -> i64 {
 impl World for DeadlockWorld {
     fn properties(&self) -> Vec<PropertySpec> {
         vec![
-            PropertySpec {
-                name: "money-conserved",
-                kind: PropertyKind::Always,
-                description:
-                    "The committed balances always add up to ₹200: a transfer commits whole or not at all.",
-            },
-            PropertySpec {
-                name: "both-transfers-commit",
-                kind: PropertyKind::Eventually,
-                description: "Both transfers eventually commit.",
-            },
+            always(
+                "money-conserved",
+                "The committed balances always add up to ₹200: a transfer commits whole or not at all.",
+            ),
+            eventually("both-transfers-commit", "Both transfers eventually commit."),
         ]
     }
 
@@ -237,15 +232,7 @@ pub fn initial_db() -> LockDbDurable {
 pub fn setup(params: &Params, _seed: u64) -> Setup {
     let ordered = ordered(params);
     let mut setup = Setup::new(LinkConfig::reliable(MS_US, 4 * MS_US));
-    let db = add_database(
-        &mut setup,
-        LockDbConfig {
-            deadlock_timeout_us: deadlock_timeout_us(params),
-            email_index: true,
-            innodb: None,
-        },
-        initial_db(),
-    );
+    let db = add_database(&mut setup, postgres(deadlock_timeout_us(params)), initial_db());
     let clients = [0, 1].map(|i| {
         let [first, second] = transfer_statements(i, ordered);
         let plan = TxnPlan {

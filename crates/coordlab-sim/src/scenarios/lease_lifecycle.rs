@@ -27,7 +27,7 @@
 //! own write is refused: it fences itself out, aborts and releases. Every holder does the same
 //! at its first renewal, and the job never completes.
 
-use super::lease_setup::{build, choice, chosen, worker, LeasePlan, StorePlan, OPENING_BALANCE};
+use super::lease_setup::{build, choice, chosen, worker_pair, LeasePlan, StorePlan, OPENING_BALANCE};
 use super::lease_world::LeaseProperty::*;
 use super::lease_world::{accepted, grant, rejected};
 use super::{Expectation, Params, ScenarioInfo};
@@ -221,10 +221,6 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         touch_on_heartbeat: true,
         ..WorkerPlan::leased("account-42")
     };
-    let b = WorkerPlan {
-        start_after_ms: B_START_MS,
-        ..a.clone()
-    };
     let (mut setup, cast) = build(LeasePlan {
         store: Some(StorePlan {
             renewal_increments_token: increments(params),
@@ -232,7 +228,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             tokens: store_rules(params).1,
             ..StorePlan::default()
         }),
-        workers: vec![worker("worker-A", a), worker("worker-B", b)],
+        workers: worker_pair(a, B_START_MS),
         properties: vec![TokensIncrease, FenceMonotonic, JobCompletes],
         ..LeasePlan::default()
     });

@@ -5,7 +5,7 @@
 //! [`LeaseWorld`] that checks the run. A scenario file is then its info, its expectation, its
 //! parameters and its plan; the small helpers at the end serve its info and expectation.
 
-use super::common::WORKER_FAULTS;
+use super::common::{int_param, WORKER_FAULTS};
 use super::lease_world::{Explainer, HolderCount, LeaseProperty, LeaseWorld};
 use super::{ChoiceOption, ParamKind, ParamSpec, Params};
 use crate::kernel::collections::VecMap;
@@ -252,6 +252,16 @@ pub fn worker(name: impl Into<String>, plan: WorkerPlan) -> (String, WorkerPlan)
     (name.into(), plan)
 }
 
+/// worker-A running `a`, and worker-B running the same job from `b_start_after_ms`: the
+/// pair of a two-worker lease story.
+pub fn worker_pair(a: WorkerPlan, b_start_after_ms: (u64, u64)) -> Vec<(String, WorkerPlan)> {
+    let b = WorkerPlan {
+        start_after_ms: b_start_after_ms,
+        ..a.clone()
+    };
+    vec![worker("worker-A", a), worker("worker-B", b)]
+}
+
 /// A choice parameter whose first option is the default: `(value, label)` per option.
 pub fn choice(
     key: &'static str,
@@ -282,14 +292,7 @@ pub fn millis(
     default: &'static str,
     (min, max): (i64, i64),
 ) -> ParamSpec {
-    ParamSpec {
-        variant_defaults: &[],
-        key,
-        label,
-        help,
-        default,
-        kind: ParamKind::Int { min, max, unit: "ms" },
-    }
+    int_param(key, label, help, default, min, max, "ms")
 }
 
 /// An integer parameter's value (validated before a scenario sees it).

@@ -13,11 +13,11 @@
 //! Which copy wins the insert or the update depends on the seed (start jitter and network
 //! latency); that exactly one does, does not.
 
+use super::common::CLOCKLESS_FAULTS;
 use super::lease_setup::{build, choice, worker, LeasePlan, OPENING_BALANCE};
 use super::lease_world::LeaseProperty::*;
 use super::{Expectation, Params, ScenarioInfo};
 use crate::json;
-use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::world::Nodes;
@@ -29,13 +29,6 @@ pub const ID: &str = "lock-alternatives";
 const JOB: &str = "2am-debit:account-42";
 const STEPS: u32 = 2;
 const AMOUNT: i64 = 20;
-/// The workers' clocks play no part: nothing here has a lease to time.
-const CLOCKLESS_WORKER_FAULTS: [FaultKind; 4] = [
-    FaultKind::Crash,
-    FaultKind::Restart,
-    FaultKind::Pause,
-    FaultKind::Network,
-];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Method {
@@ -121,7 +114,8 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             worker("replica-A", plan(coordination(true))),
             worker("replica-B", plan(coordination(false))),
         ],
-        worker_faults: &CLOCKLESS_WORKER_FAULTS,
+        // The workers' clocks play no part: nothing here has a lease to time.
+        worker_faults: &CLOCKLESS_FAULTS,
         properties: vec![NoDoubleDebit, JobCompletes],
         ..LeasePlan::default()
     });

@@ -12,6 +12,7 @@
 //! the WHERE and takes no gap locks: nobody waits. With a unique index on `email` the update
 //! locks one record and nothing else.
 
+use super::common::{always, eventually};
 use super::db_common::{add_client, add_database, client_table, committed, live, lock_table, wait_for_table};
 use super::lease_setup::choice;
 use super::{Expectation, Params, ScenarioInfo};
@@ -21,7 +22,7 @@ use crate::kernel::network::LinkConfig;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::world::{Nodes, World};
-use crate::properties::{PropertyKind, PropertySpec, Verdict};
+use crate::properties::{PropertySpec, Verdict};
 use crate::protocols::db_sql::{user_email, user_row, DbRequest, USERS};
 use crate::protocols::row_lock_db::innodb::Isolation;
 use crate::protocols::row_lock_db::{LockDbConfig, LockDbDurable};
@@ -137,17 +138,11 @@ fn both_committed(nodes: &Nodes<'_>, cast: GranularityCast) -> bool {
 impl World for GranularityWorld {
     fn properties(&self) -> Vec<PropertySpec> {
         vec![
-            PropertySpec {
-                name: "unrelated-update-never-waits",
-                kind: PropertyKind::Always,
-                description:
-                    "Support's statement on another user (an update, or an insert) never waits for billing's.",
-            },
-            PropertySpec {
-                name: "both-commit",
-                kind: PropertyKind::Eventually,
-                description: "Both updates eventually commit.",
-            },
+            always(
+                "unrelated-update-never-waits",
+                "Support's statement on another user (an update, or an insert) never waits for billing's.",
+            ),
+            eventually("both-commit", "Both updates eventually commit."),
         ]
     }
 

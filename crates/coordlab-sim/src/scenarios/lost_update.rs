@@ -6,6 +6,7 @@
 //! never the outcome: the computing time after a read is always longer than the spread of
 //! start times, so both reads land before either write.
 
+use super::common::{always, eventually};
 use super::db_common::DB_FAULTS;
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
 use crate::json;
@@ -14,7 +15,7 @@ use crate::kernel::network::LinkConfig;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::world::{Nodes, World};
-use crate::properties::{PropertyKind, PropertySpec, Verdict};
+use crate::properties::{PropertySpec, Verdict};
 use crate::protocols::account_db::{AccountDb, DbDurable};
 use crate::protocols::debit_worker::{DebitPlan, DebitStrategy, DebitWorker, Phase, WorkerDurable};
 use crate::protocols::sql::{rupees, ACCOUNT_ID};
@@ -104,16 +105,14 @@ impl LostUpdateWorld {
 impl World for LostUpdateWorld {
     fn properties(&self) -> Vec<PropertySpec> {
         vec![
-            PropertySpec {
-                name: "no-lost-update",
-                kind: PropertyKind::Always,
-                description: "The committed balance equals ₹100 minus ₹30 for every committed debit.",
-            },
-            PropertySpec {
-                name: "every-debit-finishes",
-                kind: PropertyKind::Eventually,
-                description: "Both workers eventually finish their debit.",
-            },
+            always(
+                "no-lost-update",
+                "The committed balance equals ₹100 minus ₹30 for every committed debit.",
+            ),
+            eventually(
+                "every-debit-finishes",
+                "Both workers eventually finish their debit.",
+            ),
         ]
     }
 

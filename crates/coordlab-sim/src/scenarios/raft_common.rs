@@ -8,6 +8,7 @@ use crate::kernel::network::LinkConfig;
 use crate::kernel::participant::Participant;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
+use crate::properties::Verdict;
 use crate::protocols::raft::{
     ClientConfig, RaftBug, RaftClient, RaftServer, ServerConfig, ServerDurable, MAX_SERVERS,
 };
@@ -16,24 +17,7 @@ use std::collections::BTreeMap;
 
 pub use super::raft_world::{promised_verdicts, RaftView, RaftWorld, CONVERGES_AFTER_HEAL, PROPERTIES};
 
-pub fn int_param(
-    key: &'static str,
-    label: &'static str,
-    help: &'static str,
-    default: &'static str,
-    min: i64,
-    max: i64,
-    unit: &'static str,
-) -> ParamSpec {
-    ParamSpec {
-        variant_defaults: &[],
-        key,
-        label,
-        help,
-        default,
-        kind: ParamKind::Int { min, max, unit },
-    }
-}
+pub use super::common::int_param;
 
 /// The cluster size, as a choice: the number of nodes must not change under a sweep that
 /// draws integer parameters at random (its faults name nodes of the default layout).
@@ -134,6 +118,17 @@ pub fn bug(params: &Params) -> RaftBug {
         .get("bug")
         .and_then(|b| RaftBug::parse(b))
         .unwrap_or(RaftBug::None)
+}
+
+/// Every safety property holds, if the run plants no bug; nothing promised otherwise.
+pub fn verdicts_if_correct(params: &Params) -> Vec<(String, Verdict)> {
+    if bug(params) != RaftBug::None {
+        return Vec::new();
+    }
+    PROPERTIES
+        .iter()
+        .map(|(n, _)| (n.to_string(), Verdict::Holds))
+        .collect()
 }
 
 /// Who [`build`] added: the servers S1… in order, then the client if the plan writes.

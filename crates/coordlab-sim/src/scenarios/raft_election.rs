@@ -4,7 +4,8 @@
 
 use super::raft_beats;
 use super::raft_common::{
-    bug, build_with_world, common_params, num, servers_param, ClusterPlan, RaftCast, PROPERTIES,
+    bug, build_with_world, common_params, num, servers_param, verdicts_if_correct, ClusterPlan, RaftCast,
+    PROPERTIES,
 };
 use super::{Expectation, Params, ScenarioInfo};
 use crate::json;
@@ -35,14 +36,8 @@ pub fn info() -> ScenarioInfo {
 }
 
 pub fn expectation(params: &Params) -> Expectation {
-    let mut verdicts = Vec::new();
+    let mut verdicts = verdicts_if_correct(params);
     let mut outcome = Vec::new();
-    if bug(params) == RaftBug::None {
-        verdicts = PROPERTIES
-            .iter()
-            .map(|(n, _)| (n.to_string(), Verdict::Holds))
-            .collect();
-    }
     if forget_vote_story(params) {
         // Two leaders of term 1, made by second votes; no client, so the logs stay empty.
         verdicts = PROPERTIES

@@ -8,8 +8,8 @@
 //! an even N survives no more than N−1 would. The world shows that table with the chosen N
 //! marked, and counts the writes committed at each number of failures.
 
-use super::raft_common::{bug, RaftCast, PROPERTIES};
 use super::raft_common::{build, common_params, num, servers_param, ClusterPlan, RaftWorld};
+use super::raft_common::{verdicts_if_correct, RaftCast};
 use super::{Expectation, Params, ScenarioInfo};
 use crate::json;
 use crate::kernel::collections::VecMap;
@@ -17,8 +17,8 @@ use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::world::{Nodes, World};
-use crate::properties::{PropertySpec, Verdict};
-use crate::protocols::raft::{RaftBug, RaftClient, RaftServer, Role, MAX_SERVERS};
+use crate::properties::PropertySpec;
+use crate::protocols::raft::{RaftClient, RaftServer, Role, MAX_SERVERS};
 use crate::trace::{columns, TableView};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -95,14 +95,8 @@ fn story(params: &Params) -> bool {
 }
 
 pub fn expectation(params: &Params) -> Expectation {
-    let mut verdicts = Vec::new();
+    let verdicts = verdicts_if_correct(params);
     let mut outcome = Vec::new();
-    if bug(params) == RaftBug::None {
-        verdicts = PROPERTIES
-            .iter()
-            .map(|(n, _)| (n.to_string(), Verdict::Holds))
-            .collect();
-    }
     if story(params) {
         let n = cluster_size(params);
         outcome.push(("first_leader".to_string(), json!("S1")));

@@ -10,7 +10,10 @@
 //! blocks); in PostgreSQL the check takes FOR KEY SHARE, which waits only for FOR UPDATE (a
 //! DELETE or a key change), not for an UPDATE of the name. The beats say both.
 
-use super::db_common::{add_client, add_database, client_table, committed, live, lock_table, wait_for_table};
+use super::common::{always, eventually};
+use super::db_common::{
+    add_client, add_database, client_table, committed, live, lock_table, postgres, wait_for_table,
+};
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
 use crate::json;
 use crate::kernel::ids::NodeId;
@@ -18,9 +21,9 @@ use crate::kernel::network::LinkConfig;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::world::{Nodes, World};
-use crate::properties::{PropertyKind, PropertySpec, Verdict};
+use crate::properties::{PropertySpec, Verdict};
 use crate::protocols::db_sql::{customer_row, DbRequest, RowAccess};
-use crate::protocols::row_lock_db::{LockDbConfig, LockDbDurable};
+use crate::protocols::row_lock_db::LockDbDurable;
 use crate::protocols::row_locks::{LockMode, CONFLICTS};
 use crate::protocols::txn_client::{Step, TxnClient, TxnPlan};
 use crate::trace::{columns, TableView};
@@ -144,16 +147,11 @@ pub struct ModesWorld {
 impl World for ModesWorld {
     fn properties(&self) -> Vec<PropertySpec> {
         vec![
-            PropertySpec {
-                name: "holders-compatible",
-                kind: PropertyKind::Always,
-                description: "No two transactions hold the row in conflicting modes.",
-            },
-            PropertySpec {
-                name: "all-commit",
-                kind: PropertyKind::Eventually,
-                description: "Every transaction eventually commits.",
-            },
+            always(
+                "holders-compatible",
+                "No two transactions hold the row in conflicting modes.",
+            ),
+            eventually("all-commit", "Every transaction eventually commits."),
         ]
     }
 
@@ -256,11 +254,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     let mut setup = Setup::new(LinkConfig::reliable(MS_US, 2 * MS_US));
     let db = add_database(
         &mut setup,
-        LockDbConfig {
-            deadlock_timeout_us: 1_000 * MS_US,
-            email_index: true,
-            innodb: None,
-        },
+        postgres(1_000 * MS_US),
         LockDbDurable {
             customer_name: "Asha",
             ..LockDbDurable::default()

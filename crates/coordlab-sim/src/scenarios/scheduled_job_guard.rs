@@ -18,6 +18,7 @@
 //! application time its `:now` is past the `lock_until` app-1 set, and it runs the job while
 //! app-1's run still holds the row: two runs at once. With `usingDbTime()` it skips.
 
+use super::common::always;
 use super::lease_setup::{choice, holds_if, int, millis};
 use super::{Expectation, ParamSpec, Params, ScenarioInfo, VariantDefault};
 use crate::json;
@@ -27,7 +28,7 @@ use crate::kernel::network::LinkConfig;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::world::{Nodes, World};
-use crate::properties::{PropertyKind, PropertySpec};
+use crate::properties::PropertySpec;
 use crate::protocols::lease_msg::seconds;
 use crate::protocols::shedlock::{clock_text, InstanceConfig, ScheduledInstance, ShedDbDurable, ShedlockDb};
 use crate::trace::{columns, TableView};
@@ -257,17 +258,14 @@ struct ShedWorld(ShedCast);
 impl World for ShedWorld {
     fn properties(&self) -> Vec<PropertySpec> {
         vec![
-            PropertySpec {
-                name: "one-run-per-schedule",
-                kind: PropertyKind::Always,
-                description:
-                    "The job runs at most once for each firing of the schedule, across all instances.",
-            },
-            PropertySpec {
-                name: "one-run-at-a-time",
-                kind: PropertyKind::Always,
-                description: "At most one instance runs the job at any moment: ShedLock's own promise.",
-            },
+            always(
+                "one-run-per-schedule",
+                "The job runs at most once for each firing of the schedule, across all instances.",
+            ),
+            always(
+                "one-run-at-a-time",
+                "At most one instance runs the job at any moment: ShedLock's own promise.",
+            ),
         ]
     }
 

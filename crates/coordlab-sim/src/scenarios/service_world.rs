@@ -4,6 +4,7 @@
 //! checks that no write from a superseded holder lands, and whether every client got the lock.
 
 use super::common::WORKER_FAULTS;
+use super::common::{always, eventually};
 use crate::json;
 use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
@@ -12,7 +13,7 @@ use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
-use crate::properties::{PropertyKind, PropertySpec};
+use crate::properties::PropertySpec;
 use crate::protocols::lease_msg::seconds;
 use crate::protocols::service_client::{ClientConfig, ServiceClient};
 use crate::protocols::service_lock::{
@@ -44,16 +45,8 @@ pub enum ServiceProperty {
 impl ServiceProperty {
     fn spec(self) -> PropertySpec {
         match self {
-            ServiceProperty::NoStaleWrite => PropertySpec {
-                name: "no-stale-write",
-                kind: PropertyKind::Always,
-                description: "The storage never applies a write from a holder whose lock has passed to someone who has already written.",
-            },
-            ServiceProperty::EveryClientAcquires => PropertySpec {
-                name: "every-client-acquires",
-                kind: PropertyKind::Eventually,
-                description: "Every client that asks for the lock gets it at some point.",
-            },
+            ServiceProperty::NoStaleWrite => always("no-stale-write", "The storage never applies a write from a holder whose lock has passed to someone who has already written."),
+            ServiceProperty::EveryClientAcquires => eventually("every-client-acquires", "Every client that asks for the lock gets it at some point."),
         }
     }
 }

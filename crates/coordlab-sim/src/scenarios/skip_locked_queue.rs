@@ -6,8 +6,10 @@
 //! `FOR UPDATE` makes everyone queue behind the first worker's row; `NOWAIT` makes them fail
 //! and retry; a plain SELECT (the planted bug) lets two workers do the same job.
 
+use super::common::{always, eventually};
 use super::db_common::{
-    add_client, add_database, client_errors, client_table, committed, live, lock_table, wait_for_table,
+    add_client, add_database, client_errors, client_table, committed, live, lock_table, postgres,
+    wait_for_table,
 };
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
 use crate::json;
@@ -16,9 +18,9 @@ use crate::kernel::network::LinkConfig;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::world::{Nodes, World};
-use crate::properties::{PropertyKind, PropertySpec, Verdict};
+use crate::properties::{PropertySpec, Verdict};
 use crate::protocols::db_sql::{ClaimLock, DbRequest};
-use crate::protocols::row_lock_db::{JobRow, LockDbConfig, LockDbDurable};
+use crate::protocols::row_lock_db::{JobRow, LockDbDurable};
 use crate::protocols::txn_client::{Step, TxnPlan};
 use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
@@ -142,16 +144,8 @@ fn done_twice(nodes: &Nodes<'_>, db: NodeId) -> u32 {
 impl World for QueueWorld {
     fn properties(&self) -> Vec<PropertySpec> {
         vec![
-            PropertySpec {
-                name: "no-job-done-twice",
-                kind: PropertyKind::Always,
-                description: "No job's work is committed more than once.",
-            },
-            PropertySpec {
-                name: "every-job-done",
-                kind: PropertyKind::Eventually,
-                description: "Every job in the table is eventually done.",
-            },
+            always("no-job-done-twice", "No job's work is committed more than once."),
+            eventually("every-job-done", "Every job in the table is eventually done."),
         ]
     }
 
@@ -233,15 +227,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     let lock = claim_lock(params);
     let n = workers(params);
     let mut setup = Setup::new(LinkConfig::reliable(MS_US, 4 * MS_US));
-    let db = add_database(
-        &mut setup,
-        LockDbConfig {
-            deadlock_timeout_us: 1_000 * MS_US,
-            email_index: true,
-            innodb: None,
-        },
-        initial_db(),
-    );
+    let db = add_database(&mut setup, postgres(1_000 * MS_US), initial_db());
     let plan = TxnPlan {
         db,
         program: worker_program(lock),

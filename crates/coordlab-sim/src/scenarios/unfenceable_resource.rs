@@ -10,7 +10,7 @@
 //! so the rail recognises A's instruction as a replay of B's. Without it, the rail sends the
 //! money a second time.
 
-use super::lease_setup::{build, choice, chosen, holds_if, worker, LeasePair, LeasePlan, StorePlan};
+use super::lease_setup::{build, choice, chosen, holds_if, worker_pair, LeasePair, LeasePlan, StorePlan};
 use super::lease_table_beats::{granted_to, grants};
 use super::lease_world::LeaseProperty::*;
 use super::{Expectation, Params, ScenarioInfo};
@@ -91,13 +91,9 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         fencing: Fencing::None,
         ..WorkerPlan::leased("payout-42")
     };
-    let b = WorkerPlan {
-        start_after_ms: (500, 600),
-        ..a.clone()
-    };
     let (mut setup, cast) = build(LeasePlan {
         store: Some(StorePlan::with_tokens_issued(32)),
-        workers: vec![worker("worker-A", a), worker("worker-B", b)],
+        workers: worker_pair(a, (500, 600)),
         properties: vec![NoDoublePayment, TokensIncrease, JobCompletes],
         ..LeasePlan::default()
     });

@@ -12,7 +12,7 @@
 //! new holder stamps the row with its token and reads it back before reading the progress.
 
 use super::lease_setup::{
-    build, choice, holds_if, int, millis, worker, LeasePlan, StorePlan, OPENING_BALANCE,
+    build, choice, holds_if, int, millis, worker_pair, LeasePlan, StorePlan, OPENING_BALANCE,
 };
 use super::lease_world::LeaseProperty::*;
 use super::{Expectation, ParamSpec, Params, ScenarioInfo, VariantDefault};
@@ -157,13 +157,9 @@ pub fn expectation(params: &Params) -> Expectation {
 
 pub fn setup(params: &Params, _seed: u64) -> Setup {
     let a = plan(params);
-    let b = WorkerPlan {
-        start_after_ms: (500, 600),
-        ..a.clone()
-    };
     let (mut setup, cast) = build(LeasePlan {
         store: Some(StorePlan::with_tokens_issued(32)),
-        workers: vec![worker("worker-A", a), worker("worker-B", b)],
+        workers: worker_pair(a, (500, 600)),
         properties: vec![FenceMonotonic, TokensIncrease, NoDoubleDebit, JobCompletes],
         explain_double_runs: true,
         ..LeasePlan::default()
