@@ -16,7 +16,8 @@ use std::collections::BTreeMap;
 pub struct Setup {
     pub(crate) world: Box<dyn World>,
     pub(crate) infos: Vec<NodeInfo>,
-    pub(crate) slots: Vec<Box<dyn Slot>>,
+    /// One per id handed out; `None` while a [reserved](Setup::reserve) id awaits its node.
+    pub(crate) slots: Vec<Option<Box<dyn Slot>>>,
     /// Every link's configuration, unless [`Setup::link`] overrides one direction.
     pub link: LinkConfig,
     pub(crate) links: Vec<(NodeId, NodeId, LinkConfig)>,
@@ -51,7 +52,7 @@ impl Setup {
     }
 
     /// Adds a participant that starts from `durable` as it would after a restart, and returns
-    /// its id (ids count up from 0 in the order nodes are added).
+    /// its id (ids count up from 0 in the order nodes are added or reserved).
     pub fn add<P: Participant>(
         &mut self,
         name: impl Into<String>,
@@ -60,9 +61,9 @@ impl Setup {
         config: P::Config,
         durable: P::Durable,
     ) -> NodeId {
-        let id = self.next_id();
-        let live = P::recover(&config, id, &durable);
-        self.add_live(name, kind, faults, config, live, durable)
+        let id = self.reserve();
+        self.place::<P>(id, name, kind, faults, config, durable);
+        id
     }
 
     /// Adds a participant whose starting state is not just a recovery from `durable`.
@@ -75,20 +76,63 @@ impl Setup {
         live: P,
         durable: P::Durable,
     ) -> NodeId {
-        let id = self.next_id();
+        let id = self.reserve();
+        self.place_live(id, name, kind, faults, config, live, durable);
+        id
+    }
+
+    /// Hands out the next id for a participant [placed](Setup::place) later: for nodes whose
+    /// configuration names nodes added after them (workers that write to a ledger added next).
+    /// Every reserved id must be placed before the run starts.
+    pub fn reserve(&mut self) -> NodeId {
+        let id = NodeId(self.infos.len() as u32);
         self.infos.push(NodeInfo {
+            id,
+            name: String::new(),
+            kind: String::new(),
+            faults: Vec::new(),
+        });
+        self.slots.push(None);
+        id
+    }
+
+    /// Puts a participant at a [reserved](Setup::reserve) id, starting from `durable` as it
+    /// would after a restart.
+    pub fn place<P: Participant>(
+        &mut self,
+        id: NodeId,
+        name: impl Into<String>,
+        kind: &str,
+        faults: &[FaultKind],
+        config: P::Config,
+        durable: P::Durable,
+    ) {
+        let live = P::recover(&config, id, &durable);
+        self.place_live(id, name, kind, faults, config, live, durable);
+    }
+
+    /// Puts a participant whose starting state is not just a recovery from `durable` at a
+    /// [reserved](Setup::reserve) id.
+    #[allow(clippy::too_many_arguments)]
+    pub fn place_live<P: Participant>(
+        &mut self,
+        id: NodeId,
+        name: impl Into<String>,
+        kind: &str,
+        faults: &[FaultKind],
+        config: P::Config,
+        live: P,
+        durable: P::Durable,
+    ) {
+        let slot = &mut self.slots[id.index()];
+        assert!(slot.is_none(), "node {} is placed twice", id.0);
+        *slot = Some(Box::new(Hosted::new(config, live, durable)));
+        self.infos[id.index()] = NodeInfo {
             id,
             name: name.into(),
             kind: kind.to_string(),
             faults: faults.to_vec(),
-        });
-        self.slots.push(Box::new(Hosted::new(config, live, durable)));
-        id
-    }
-
-    /// The id the next participant added will get.
-    pub fn next_id(&self) -> NodeId {
-        NodeId(self.infos.len() as u32)
+        };
     }
 
     /// The display names of the participants added so far, by id.

@@ -70,6 +70,16 @@ impl<'a> Nodes<'a> {
         self.slots.is_empty()
     }
 
+    /// Every node's id, in order.
+    pub fn ids(&self) -> impl Iterator<Item = NodeId> {
+        (0..self.slots.len() as u32).map(NodeId)
+    }
+
+    /// The ids of the nodes that are `P`s, up or down.
+    pub fn ids_of<P: Participant>(&self) -> Vec<NodeId> {
+        self.ids().filter(|id| self.durable::<P>(*id).is_some()).collect()
+    }
+
     /// Node `id`'s live state, if it is up and is a `P`.
     pub fn live<P: Participant>(&self, id: NodeId) -> Option<&'a P> {
         self.slots.get(id.index())?.live_any()?.downcast_ref()

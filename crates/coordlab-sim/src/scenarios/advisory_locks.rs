@@ -8,6 +8,7 @@
 //! job is refused (or waits). With `first_run=throws` the report's first run throws before
 //! its unlock: in session scope the pooled connection keeps the lock until the pool closes it.
 
+use super::common::always;
 use super::lease_setup::choice;
 use super::{Expectation, Params, ScenarioInfo, VariantDefault};
 use crate::json;
@@ -18,7 +19,7 @@ use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
-use crate::properties::{PropertyKind, PropertySpec, Verdict};
+use crate::properties::{PropertySpec, Verdict};
 use crate::protocols::advisory_db::{AdvisoryDb, AdvisoryDbDurable};
 use crate::protocols::advisory_sql::{
     key_of, lock_function, Scope, Wait, COLLIDING_INVOICE_JOB, INVOICE_JOB, REPORT_JOB, REPORT_KEY,
@@ -28,8 +29,6 @@ use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
 pub const ID: &str = "advisory-locks";
-const DB: NodeId = NodeId(0);
-const WORKERS: [NodeId; 2] = [NodeId(1), NodeId(2)];
 /// The pool closes a connection this long after opening it.
 pub const POOL_LIFETIME_MS: u64 = 400;
 
@@ -158,12 +157,20 @@ pub fn expectation(params: &Params) -> Expectation {
     }
 }
 
+/// The database and the two workers, as the setup added them.
+#[derive(Clone, Copy)]
+pub struct AdvisoryCast {
+    pub db: NodeId,
+    pub workers: [NodeId; 2],
+}
+
 pub struct AdvisoryWorld {
+    pub cast: AdvisoryCast,
     pub names: [&'static str; 2],
 }
 
-fn db<'a>(nodes: &Nodes<'a>) -> Option<&'a AdvisoryDb> {
-    nodes.live::<AdvisoryDb>(DB)
+fn db<'a>(nodes: &Nodes<'a>, cast: AdvisoryCast) -> Option<&'a AdvisoryDb> {
+    nodes.live::<AdvisoryDb>(cast.db)
 }
 
 fn worker<'a>(nodes: &Nodes<'a>, id: NodeId) -> Option<&'a JobWorker> {
@@ -171,8 +178,8 @@ fn worker<'a>(nodes: &Nodes<'a>, id: NodeId) -> Option<&'a JobWorker> {
 }
 
 /// Runs of `name` that ended as `result`, over both workers (crashed ones from disk).
-fn count(nodes: &Nodes<'_>, name: &str, result: RunResult) -> u32 {
-    WORKERS
+fn count(nodes: &Nodes<'_>, cast: AdvisoryCast, name: &str, result: RunResult) -> u32 {
+    cast.workers
         .iter()
         .map(|id| {
             match (
@@ -190,8 +197,8 @@ fn count(nodes: &Nodes<'_>, name: &str, result: RunResult) -> u32 {
 
 /// A key held by the open connection of a live worker that runs no job: the lock outlived
 /// its job. (A connection of a crashed process is the database's to notice, not the job's.)
-fn orphan_key(nodes: &Nodes<'_>) -> Option<i64> {
-    let db = db(nodes)?;
+fn orphan_key(nodes: &Nodes<'_>, cast: AdvisoryCast) -> Option<i64> {
+    let db = db(nodes, cast)?;
     db.locks
         .iter()
         .find(|(_, h)| {
@@ -203,27 +210,27 @@ fn orphan_key(nodes: &Nodes<'_>) -> Option<i64> {
 impl World for AdvisoryWorld {
     fn properties(&self) -> Vec<PropertySpec> {
         vec![
-            PropertySpec {
-                name: "unrelated-jobs-never-exclude",
-                kind: PropertyKind::Always,
-                description: "No run is refused, or waits, because another job's name holds its key.",
-            },
-            PropertySpec {
-                name: "lock-ends-with-job",
-                kind: PropertyKind::Always,
-                description: "No advisory lock stays held after its job's run has ended.",
-            },
+            always(
+                "unrelated-jobs-never-exclude",
+                "No run is refused, or waits, because another job's name holds its key.",
+            ),
+            always(
+                "lock-ends-with-job",
+                "No advisory lock stays held after its job's run has ended.",
+            ),
         ]
     }
 
     fn evaluate(&mut self, nodes: &Nodes<'_>, out: &mut Vec<bool>) {
-        out.push(db(nodes).is_none_or(|d| d.stats.unrelated == 0));
-        out.push(orphan_key(nodes).is_none());
+        let cast = self.cast;
+        out.push(db(nodes, cast).is_none_or(|d| d.stats.unrelated == 0));
+        out.push(orphan_key(nodes, cast).is_none());
     }
 
     fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {
+        let cast = self.cast;
         let mut locks = Vec::new();
-        if let Some(d) = db(nodes) {
+        if let Some(d) = db(nodes, cast) {
             for (key, h) in d.locks.iter() {
                 let scope = match (h.xact > 0, h.session) {
                     (true, 0) => "transaction".to_string(),
@@ -269,9 +276,9 @@ impl World for AdvisoryWorld {
                     vec![
                         name.to_string(),
                         key_of(name).to_string(),
-                        count(nodes, name, RunResult::Done).to_string(),
-                        count(nodes, name, RunResult::Refused).to_string(),
-                        count(nodes, name, RunResult::Failed).to_string(),
+                        count(nodes, cast, name, RunResult::Done).to_string(),
+                        count(nodes, cast, name, RunResult::Refused).to_string(),
+                        count(nodes, cast, name, RunResult::Failed).to_string(),
                     ]
                 })
                 .collect(),
@@ -279,14 +286,15 @@ impl World for AdvisoryWorld {
         let workers = TableView {
             title: "workers".to_string(),
             columns: columns(&["worker", "connection", "running", "last statement"]),
-            rows: WORKERS
+            rows: cast
+                .workers
                 .iter()
                 .map(|id| {
                     let name = nodes.name(*id).to_string();
                     let Some(w) = worker(nodes, *id) else {
                         return vec![name, "—".into(), "down".into(), "—".into()];
                     };
-                    let conn = match (w.conn, db(nodes)) {
+                    let conn = match (w.conn, db(nodes, cast)) {
                         (Some(c), Some(d)) => match d.pid((*id, c)) {
                             Some(pid) if w.running().is_some() => format!("pid {pid}, in use"),
                             Some(pid) => format!("pid {pid}, in the pool"),
@@ -315,25 +323,26 @@ impl World for AdvisoryWorld {
     }
 
     fn outcome(&self, nodes: &Nodes<'_>) -> BTreeMap<String, serde_json::Value> {
+        let cast = self.cast;
         let mut out = BTreeMap::new();
         let [report, invoice] = self.names;
         out.insert(
             "report_runs_done".to_string(),
-            json!(count(nodes, report, RunResult::Done)),
+            json!(count(nodes, cast, report, RunResult::Done)),
         );
         out.insert(
             "report_runs_refused".to_string(),
-            json!(count(nodes, report, RunResult::Refused)),
+            json!(count(nodes, cast, report, RunResult::Refused)),
         );
         out.insert(
             "report_runs_missed".to_string(),
-            json!(count(nodes, report, RunResult::Missed)),
+            json!(count(nodes, cast, report, RunResult::Missed)),
         );
         out.insert(
             "invoice_runs_done".to_string(),
-            json!(count(nodes, invoice, RunResult::Done)),
+            json!(count(nodes, cast, invoice, RunResult::Done)),
         );
-        if let Some(d) = db(nodes) {
+        if let Some(d) = db(nodes, cast) {
             out.insert("unrelated_exclusions".to_string(), json!(d.stats.unrelated));
             out.insert("lock_waits".to_string(), json!(d.stats.waits));
             out.insert(
@@ -345,9 +354,12 @@ impl World for AdvisoryWorld {
     }
 
     fn holdings(&self, nodes: &Nodes<'_>) -> Vec<Holding> {
+        let cast = self.cast;
         // The report's key: who the database says holds it, and who believes it does.
-        let granted = db(nodes).and_then(|d| d.locks.get(&REPORT_KEY)).map(|h| h.conn.0);
-        Holding::of(WORKERS, granted, |id| {
+        let granted = db(nodes, cast)
+            .and_then(|d| d.locks.get(&REPORT_KEY))
+            .map(|h| h.conn.0);
+        Holding::of(cast.workers, granted, |id| {
             worker(nodes, id).is_some_and(|w| {
                 w.believes_it_holds() && w.running().is_some_and(|n| key_of(n) == REPORT_KEY)
             })
@@ -358,8 +370,11 @@ impl World for AdvisoryWorld {
 pub fn setup(params: &Params, _seed: u64) -> Setup {
     let throws = is(params, "first_run", "throws");
     let invoice = invoice_name(params);
+    let faults = [FaultKind::Crash, FaultKind::Restart, FaultKind::Pause];
+    let mut setup = Setup::new(LinkConfig::reliable(MS_US, 4 * MS_US));
+    let db = setup.add::<AdvisoryDb>("database", "database", &faults, (), AdvisoryDbDurable::default());
     let plan = |runs: Vec<JobRun>| JobPlan {
-        db: DB,
+        db,
         scope: scope(params),
         wait: wait(params),
         runs,
@@ -372,17 +387,14 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         name,
         throws,
     };
-    let faults = [FaultKind::Crash, FaultKind::Restart, FaultKind::Pause];
-    let mut setup = Setup::new(LinkConfig::reliable(MS_US, 4 * MS_US));
-    setup.add::<AdvisoryDb>("database", "database", &faults, (), AdvisoryDbDurable::default());
-    setup.add::<JobWorker>(
+    let first = setup.add::<JobWorker>(
         "worker-1",
         "worker",
         &faults,
         plan(vec![run(0, REPORT_JOB, throws)]),
         JobDurable::default(),
     );
-    setup.add::<JobWorker>(
+    let second = setup.add::<JobWorker>(
         "worker-2",
         "worker",
         &faults,
@@ -394,22 +406,27 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         ]),
         JobDurable::default(),
     );
+    let cast = AdvisoryCast {
+        db,
+        workers: [first, second],
+    };
     setup.set_world(AdvisoryWorld {
+        cast,
         names: [REPORT_JOB, invoice],
     });
-    beats(&mut setup, params);
+    beats(&mut setup, params, cast);
     setup
 }
 
-fn report_held(n: &Nodes<'_>) -> bool {
-    db(n).is_some_and(|d| d.locks.contains_key(&REPORT_KEY))
+fn report_held(n: &Nodes<'_>, cast: AdvisoryCast) -> bool {
+    db(n, cast).is_some_and(|d| d.locks.contains_key(&REPORT_KEY))
 }
 
 fn ended(n: &Nodes<'_>, id: NodeId, run: u32) -> Option<RunResult> {
     worker(n, id).and_then(|w| w.results.iter().find(|(i, _)| *i == run).map(|(_, r)| *r))
 }
 
-fn beats(setup: &mut Setup, params: &Params) {
+fn beats(setup: &mut Setup, params: &Params, cast: AdvisoryCast) {
     let (scope, wait) = (scope(params), wait(params));
     let colliding = is(params, "names", "colliding");
     let throws = is(params, "first_run", "throws");
@@ -419,7 +436,7 @@ fn beats(setup: &mut Setup, params: &Params) {
             "report-locked",
             "worker-1 locks the report job's name",
             &format!("worker-1 calls {function} on hashtext('{REPORT_JOB}'), and it succeeds: the database holds key {REPORT_KEY} for its connection. The lock is on the number, not on the text."),
-            |n, _| report_held(n),
+            move |n, _| report_held(n, cast),
         )
         .ask(
             "What does the database actually lock?",
@@ -439,7 +456,7 @@ fn beats(setup: &mut Setup, params: &Params) {
             ),
         };
         setup
-            .beat("unrelated-excluded", title, text, |n, _| db(n).is_some_and(|d| d.stats.unrelated > 0))
+            .beat("unrelated-excluded", title, text, move |n, _| db(n, cast).is_some_and(|d| d.stats.unrelated > 0))
             .ask(
                 "Why is the invoice job kept out?",
                 &["An invoice run is already in progress", "Both names hash to the same 32-bit number", "A database allows one advisory lock at a time"],
@@ -454,7 +471,7 @@ fn beats(setup: &mut Setup, params: &Params) {
                 "job:invoice-21143 hashes to {}: worker-2 gets its own lock and both jobs run at once.",
                 key_of(INVOICE_JOB)
             ),
-            |n, _| db(n).is_some_and(|d| d.locks.len() == 2),
+            move |n, _| db(n, cast).is_some_and(|d| d.locks.len() == 2),
         );
     }
     match (throws, scope) {
@@ -464,7 +481,7 @@ fn beats(setup: &mut Setup, params: &Params) {
                     "throws-still-held",
                     "The job threw; its lock is still held",
                     "The unlock line never ran, and the pool keeps the connection open without resetting it (DISCARD ALL would unlock): the session holds the report's key with no report running.",
-                    |n, _| ended(n, WORKERS[0], 0) == Some(RunResult::Failed) && report_held(n),
+                    move |n, _| ended(n, cast.workers[0], 0) == Some(RunResult::Failed) && report_held(n, cast),
                 )
                 .ask(
                     "The report run is over. When does the database release its lock?",
@@ -479,13 +496,13 @@ fn beats(setup: &mut Setup, params: &Params) {
                     Wait::Block => "The next report run waits",
                 },
                 "worker-2's run of the report asks for a key held by an idle pooled connection. No report is running.",
-                |n, _| ended(n, WORKERS[1], 1) == Some(RunResult::Refused) || db(n).is_some_and(|d| d.waiters.iter().any(|w| w.name == REPORT_JOB)),
+                move |n, _| ended(n, cast.workers[1], 1) == Some(RunResult::Refused) || db(n, cast).is_some_and(|d| d.waiters.iter().any(|w| w.name == REPORT_JOB)),
             );
             setup.beat(
                 "pool-closes",
                 "The pool closes the connection",
                 &format!("At its maximum lifetime ({POOL_LIFETIME_MS} ms here; HikariCP's default is 30 minutes) the pool closes worker-1's connection, and the database drops the session's locks."),
-                |n, _| db(n).is_some_and(|d| d.stats.released_at_close > 0),
+                move |n, _| db(n, cast).is_some_and(|d| d.stats.released_at_close > 0),
             );
         }
         (true, Scope::Xact) => {
@@ -494,7 +511,7 @@ fn beats(setup: &mut Setup, params: &Params) {
                     "throws-rolled-back",
                     "The job threw; ROLLBACK released the lock",
                     "The error path ends the transaction, and a transaction-scoped lock ends with it. Nothing is left for anyone to forget.",
-                    |n, _| ended(n, WORKERS[0], 0) == Some(RunResult::Failed) && !report_held(n),
+                    move |n, _| ended(n, cast.workers[0], 0) == Some(RunResult::Failed) && !report_held(n, cast),
                 )
                 .ask(
                     "Had it used pg_try_advisory_lock (session scope) instead, when would the lock end?",
@@ -514,7 +531,7 @@ fn beats(setup: &mut Setup, params: &Params) {
                 "report-released",
                 "The report run ends and releases the key",
                 how,
-                |n, _| ended(n, WORKERS[0], 0) == Some(RunResult::Done) && !report_held(n),
+                move |n, _| ended(n, cast.workers[0], 0) == Some(RunResult::Done) && !report_held(n, cast),
             );
         }
     }
@@ -522,8 +539,9 @@ fn beats(setup: &mut Setup, params: &Params) {
         "next-report-runs",
         "The next report run gets the lock",
         "worker-2's report run holds the key: no other session has it.",
-        |n, _| {
-            worker(n, WORKERS[1]).is_some_and(|w| w.running() == Some(REPORT_JOB) && w.believes_it_holds())
+        move |n, _| {
+            worker(n, cast.workers[1])
+                .is_some_and(|w| w.running() == Some(REPORT_JOB) && w.believes_it_holds())
         },
     );
 }

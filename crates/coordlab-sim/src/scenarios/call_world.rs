@@ -2,6 +2,7 @@
 //! the lease chapter's, checked and shown by a [`LeaseWorld`] that has no workers of its own;
 //! this world adds the calling workers and the payment API's payouts.
 
+use super::common::always;
 use super::lease_world::{HolderCount, LeaseProperty, LeaseWorld};
 use crate::json;
 use crate::kernel::collections::VecSet;
@@ -9,7 +10,7 @@ use crate::kernel::ids::NodeId;
 use crate::kernel::time::MS_US;
 use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
-use crate::properties::{PropertyKind, PropertySpec};
+use crate::properties::PropertySpec;
 use crate::protocols::call_worker::{CallPhase, CallWorker};
 use crate::protocols::lease_msg::seconds;
 use crate::protocols::lease_worker::WorkerDurable;
@@ -101,11 +102,10 @@ fn doing(phase: &CallPhase) -> String {
 impl World for CallWorld {
     fn properties(&self) -> Vec<PropertySpec> {
         let mut specs = self.inner.properties();
-        specs.push(PropertySpec {
-            name: "no-double-payment",
-            kind: PropertyKind::Always,
-            description: "The payment API pays the job out at most once.",
-        });
+        specs.push(always(
+            "no-double-payment",
+            "The payment API pays the job out at most once.",
+        ));
         specs.push(LeaseProperty::JobCompletes.spec());
         specs
     }

@@ -15,7 +15,7 @@
 //! refuses the late write however late it is.
 
 use super::lease_setup::{choice, holds_if, int, millis};
-use super::service_world::{build, client, ServicePlan, ServiceProperty, A, B, SERVER, STORAGE};
+use super::service_world::{build, client, place_clients, ServiceCast, ServicePlan, ServiceProperty};
 use super::{Expectation, Params, ScenarioInfo};
 use crate::json;
 use crate::kernel::faults::Fault;
@@ -93,15 +93,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     let checks = params.get("check").is_some_and(|v| v == "yes");
     let lock_delay_ms: u64 = int(params, "lock_delay_ms");
     let write_delay_ms: u64 = int(params, "write_delay_ms");
-    let job = |start| {
-        let mut c = client(Flavour::Chubby, start);
-        c.steps = 2;
-        c.step_ms = STEP_MS;
-        c.sends_number = true;
-        c.horizon_ms = 400_000;
-        c
-    };
-    let mut setup = build(ServicePlan {
+    let (mut setup, cast) = build(ServicePlan {
         server: ServerConfig {
             flavour: Flavour::Chubby,
             lease_ms: LEASE_MS,
@@ -110,20 +102,36 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         },
         numbers_issued: 6,
         server_name: "chubby-cell",
-        a: job((0, 200)),
-        b: job((500, 700)),
         check: if checks { Check::Highest } else { Check::None },
         properties: vec![ServiceProperty::NoStaleWrite],
     });
+    let job = |start| {
+        let mut c = client(cast, Flavour::Chubby, start);
+        c.steps = 2;
+        c.step_ms = STEP_MS;
+        c.sends_number = true;
+        c.horizon_ms = 400_000;
+        c
+    };
+    place_clients(&mut setup, cast, job((0, 200)), job((500, 700)));
     if write_delay_ms > 0 {
-        setup.script(HOLD_FROM_MS * MS_US, Fault::HoldLink { from: A, to: STORAGE });
+        setup.script(
+            HOLD_FROM_MS * MS_US,
+            Fault::HoldLink {
+                from: cast.a,
+                to: cast.storage,
+            },
+        );
         setup.script(
             (HOLD_FROM_MS + write_delay_ms) * MS_US,
-            Fault::ReleaseLink { from: A, to: STORAGE },
+            Fault::ReleaseLink {
+                from: cast.a,
+                to: cast.storage,
+            },
         );
     }
-    setup.script(CRASH_AT_MS * MS_US, Fault::Crash { node: A });
-    beats(&mut setup, checks, lock_delay_ms);
+    setup.script(CRASH_AT_MS * MS_US, Fault::Crash { node: cast.a });
+    beats(&mut setup, checks, lock_delay_ms, cast);
     setup
 }
 
@@ -134,39 +142,39 @@ fn client_of<'a>(
     n.live::<ServiceClient>(id)
 }
 
-fn a_writes_at_storage(n: &crate::kernel::world::Nodes<'_>) -> bool {
-    n.live::<GuardedResource>(STORAGE)
-        .is_some_and(|r| r.durable.writes.iter().any(|w| w.writer == A))
+fn a_writes_at_storage(n: &crate::kernel::world::Nodes<'_>, cast: ServiceCast) -> bool {
+    n.live::<GuardedResource>(cast.storage)
+        .is_some_and(|r| r.durable.writes.iter().any(|w| w.writer == cast.a))
 }
 
-fn beats(setup: &mut Setup, checks: bool, lock_delay_ms: u64) {
+fn beats(setup: &mut Setup, checks: bool, lock_delay_ms: u64, cast: ServiceCast) {
     setup.beat(
         "a-locks",
         "A takes the lock: sequencer generation 7",
         "The cell grants the lock in A's session and hands A a sequencer: the lock's name, exclusive mode, generation 7. A's library sends a KeepAlive; the cell holds it until the 12 s lease nears its end, then answers with a new lease.",
-        |n, _| client_of(n, A).is_some_and(|c| c.state.acquired),
+        move |n, _| client_of(n, cast.a).is_some_and(|c| c.state.acquired),
     );
     setup.beat(
         "a-writes",
         "A's write is stuck in the network",
         "A sends its write with generation 7. The network holds it: a slow path, a retransmission queue.",
-        |n, _| client_of(n, A).is_some_and(|c| c.state.steps_written >= 1),
+        move |n, _| client_of(n, cast.a).is_some_and(|c| c.state.steps_written >= 1),
     );
     setup.beat(
         "a-dies",
         "A crashes without releasing",
         "A's process dies. The cell still answers the KeepAlive it holds, near the lease's end, granting one more lease; no next KeepAlive comes. A's write is still out there.",
-        |_, step| matches!(step.fault, Some(Fault::Crash { node }) if *node == A),
+        move |_, step| matches!(step.fault, Some(Fault::Crash { node }) if *node == cast.a),
     );
     let lapse = if lock_delay_ms > 0 {
         format!("The session's lease runs out. The holder did not release the lock, so the cell refuses it to everyone for the lock-delay of {}: time for A's stray messages to drain.", seconds(lock_delay_ms))
     } else {
         "The session's lease runs out. With no lock-delay the lock is free at once.".to_string()
     };
-    setup.beat("session-ends", "A's session ends", &lapse, |n, step| {
+    setup.beat("session-ends", "A's session ends", &lapse, move |n, step| {
         step.kind == EventKind::Timer
-            && step.acted(SERVER)
-            && n.live::<LockServer>(SERVER)
+            && step.acted(cast.server)
+            && n.live::<LockServer>(cast.server)
                 .is_some_and(|s| s.durable.holder.is_none())
     });
     setup
@@ -174,7 +182,7 @@ fn beats(setup: &mut Setup, checks: bool, lock_delay_ms: u64) {
             "b-locks",
             "B takes the lock: generation 8",
             "The cell grants B the lock with a new sequencer, generation 8. B writes with it. A's write with generation 7 is still on its way.",
-            |n, _| client_of(n, B).is_some_and(|c| c.state.acquired),
+            move |n, _| client_of(n, cast.b).is_some_and(|c| c.state.acquired),
         )
         .ask(
             "When A's write with generation 7 finally arrives, what happens?",
@@ -197,5 +205,7 @@ fn beats(setup: &mut Setup, checks: bool, lock_delay_ms: u64) {
             "The storage does not look at the sequencer. Lock-delay guarded the lock for a while; this write came later than any delay can cover.",
         )
     };
-    setup.beat("a-write-arrives", title, text, |n, _| a_writes_at_storage(n));
+    setup.beat("a-write-arrives", title, text, move |n, _| {
+        a_writes_at_storage(n, cast)
+    });
 }

@@ -26,12 +26,11 @@
 //! different rate, or a step between asking and checking, changes what A concludes.
 
 use super::clock_skew_beats;
-use super::lease_setup::{build, choice, holds_if, int, worker, LeasePlan, StorePlan, OPENING_BALANCE};
+use super::lease_setup::{build, choice, holds_if, int, worker_pair, LeasePlan, StorePlan, OPENING_BALANCE};
 use super::lease_world::LeaseProperty::*;
 use super::{Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
 use crate::json;
 use crate::kernel::faults::Fault;
-use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
@@ -39,8 +38,6 @@ use crate::properties::Verdict;
 use crate::protocols::lease_worker::WorkerPlan;
 
 pub const ID: &str = "clock-skew";
-/// Worker A: the first node after the lease store.
-const A: NodeId = NodeId(1);
 const AMOUNT: i64 = 10;
 const STEPS: u32 = 6;
 /// Five steps fill the TTL exactly by a correct clock, so A's own check stops it before
@@ -370,16 +367,12 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         finish_margin_ms: margin_ms,
         ..WorkerPlan::leased("account-42")
     };
-    let b = WorkerPlan {
-        start_after_ms: B_START_MS,
-        ..a.clone()
-    };
-    let mut setup = build(LeasePlan {
+    let (mut setup, cast) = build(LeasePlan {
         store: Some(StorePlan {
             clock_faults: true,
             ..StorePlan::with_tokens_issued(32)
         }),
-        workers: vec![worker("worker-A", a), worker("worker-B", b)],
+        workers: worker_pair(a, B_START_MS),
         properties: vec![
             TokensIncrease,
             NoOverlappingGrants,
@@ -389,15 +382,22 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         ],
         ..LeasePlan::default()
     });
+    let cast = cast.pair();
     // The forecast counts on this latency.
     setup.link = LinkConfig::reliable(LATENCY_US.0, LATENCY_US.1);
     // Both clock faults take the same path as a fault injected from the UI.
     if drift_ppm != 0 {
-        setup.script(0, Fault::ClockDrift { node: A, drift_ppm });
+        setup.script(
+            0,
+            Fault::ClockDrift {
+                node: cast.a,
+                drift_ppm,
+            },
+        );
     }
     if offset_ms != 0 {
         let jump = Fault::ClockJump {
-            node: A,
+            node: cast.a,
             delta_ms: offset_ms,
         };
         setup.script(CLOCK_STEP_AT_MS * MS_US, jump);
@@ -408,7 +408,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         margin_ms,
         forecast: forecast(offset_ms, drift_ppm, margin_ms),
     };
-    clock_skew_beats::beats(&mut setup, &story);
+    clock_skew_beats::beats(&mut setup, &story, cast);
     setup
 }
 

@@ -4,7 +4,7 @@
 //! or by its margin).
 
 use super::clock_skew::{Story, REAL_DRIFT_PPM};
-use super::lease_setup::OPENING_BALANCE;
+use super::lease_setup::{LeasePair, OPENING_BALANCE};
 use crate::kernel::beats::Step;
 use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
@@ -15,10 +15,6 @@ use crate::protocols::lease_msg::seconds;
 use crate::protocols::lease_store::LeaseStore;
 use crate::protocols::lease_worker::{LeaseWorker, Phase};
 
-const STORE: NodeId = NodeId(0);
-const A: NodeId = NodeId(1);
-const B: NodeId = NodeId(2);
-const LEDGER: NodeId = NodeId(3);
 /// The balance once every step is debited exactly once.
 const DONE_ONCE: i64 = OPENING_BALANCE - 60;
 
@@ -30,8 +26,8 @@ fn holds(n: &Nodes<'_>, id: NodeId) -> bool {
     worker(n, id).is_some_and(|w| w.belief.is_some())
 }
 
-fn writes(n: &Nodes<'_>, id: NodeId, accepted: bool) -> u32 {
-    n.live::<FencedResource>(LEDGER).map_or(0, |l| {
+fn writes(n: &Nodes<'_>, ledger: NodeId, id: NodeId, accepted: bool) -> u32 {
+    n.live::<FencedResource>(ledger).map_or(0, |l| {
         l.durable
             .writes
             .iter()
@@ -40,18 +36,18 @@ fn writes(n: &Nodes<'_>, id: NodeId, accepted: bool) -> u32 {
     })
 }
 
-fn balance(n: &Nodes<'_>) -> Option<i64> {
-    n.live::<FencedResource>(LEDGER).map(|l| l.durable.balance)
+fn balance(n: &Nodes<'_>, ledger: NodeId) -> Option<i64> {
+    n.live::<FencedResource>(ledger).map(|l| l.durable.balance)
 }
 
 /// The store's clock has passed the expiry of A's grant.
-fn store_expired_a(n: &Nodes<'_>) -> bool {
-    let store_now = n.local_now_us.get(STORE.index()).copied().unwrap_or(0);
-    n.live::<LeaseStore>(STORE).is_some_and(|s| {
+fn store_expired_a(n: &Nodes<'_>, cast: LeasePair) -> bool {
+    let store_now = n.local_now_us.get(cast.store.index()).copied().unwrap_or(0);
+    n.live::<LeaseStore>(cast.store).is_some_and(|s| {
         s.durable
             .rows
             .values()
-            .any(|r| r.owner == Some(A) && store_now >= r.expires_at_us)
+            .any(|r| r.owner == Some(cast.a) && store_now >= r.expires_at_us)
     })
 }
 
@@ -74,7 +70,8 @@ fn strays(ppm: i64) -> String {
     }
 }
 
-pub(super) fn beats(setup: &mut Setup, story: &Story) {
+pub(super) fn beats(setup: &mut Setup, story: &Story, cast: LeasePair) {
+    let a = cast.a;
     let d = story.drift_ppm;
     if d != 0 {
         let way = if d < 0 { "slow" } else { "fast" };
@@ -88,14 +85,14 @@ pub(super) fn beats(setup: &mut Setup, story: &Story) {
             "drift",
             &title,
             &text,
-            |_, s| matches!(s.fault, Some(Fault::ClockDrift { node, .. }) if *node == A),
+            move |_, s| matches!(s.fault, Some(Fault::ClockDrift { node, .. }) if *node == a),
         );
     }
     setup.beat(
         "granted",
         "A takes the lease: token 33 for 30 s",
         "worker-A will not renew. Before each 6 s step it asks its own clock whether the lease still holds; the store judges expiry by the store's clock.",
-        |n, _| holds(n, A),
+        move |n, _| holds(n, a),
     );
     let o = story.offset_ms;
     let safe = story.forecast.holders == Some(1);
@@ -116,7 +113,7 @@ pub(super) fn beats(setup: &mut Setup, story: &Story) {
             "clock-step",
             &title,
             &text,
-            |_, s| matches!(s.fault, Some(Fault::ClockJump { node, .. }) if *node == A),
+            move |_, s| matches!(s.fault, Some(Fault::ClockJump { node, .. }) if *node == a),
         );
         if let (true, Some(m), true) = (o < 0, story.margin_ms, safe) {
             beat.ask(
@@ -131,14 +128,17 @@ pub(super) fn beats(setup: &mut Setup, story: &Story) {
         }
     }
     if safe {
-        one_holder(setup, story);
+        one_holder(setup, story, cast);
     } else {
-        two_holders(setup, story);
+        two_holders(setup, story, cast);
     }
 }
 
 /// A stops in time; B takes over alone and finishes.
-fn one_holder(setup: &mut Setup, story: &Story) {
+fn one_holder(setup: &mut Setup, story: &Story, cast: LeasePair) {
+    let LeasePair {
+        a, b, sink: ledger, ..
+    } = cast;
     let (title, text) = match story.margin_ms {
         Some(m) => (
             format!("A stops: a step would cut into its {} margin", seconds(m)),
@@ -149,26 +149,29 @@ fn one_holder(setup: &mut Setup, story: &Story) {
             "worker-A's clock agrees with the store's within milliseconds, so it stops before the next step.".to_string(),
         ),
     };
-    setup.beat("a-stops", &title, &text, |n, _| {
-        worker(n, A).is_some_and(|w| matches!(w.phase, Phase::Stopped(_)))
+    setup.beat("a-stops", &title, &text, move |n, _| {
+        worker(n, a).is_some_and(|w| matches!(w.phase, Phase::Stopped(_)))
     });
     setup.beat(
         "takeover",
         "B takes over with token 34, alone",
         "The store's expiry has passed and B's poll gets the lease with token 34. It reads how far the job got and carries on from there.",
-        |n, _| holds(n, B),
+        move |n, _| holds(n, b),
     );
     setup.beat(
         "finished",
         "B finishes: every step debited once",
         "One holder at a time: the ledger took each of the six ₹10 steps exactly once.",
-        |n, _| worker(n, B).is_some_and(|w| w.finished) && balance(n) == Some(DONE_ONCE),
+        move |n, _| worker(n, b).is_some_and(|w| w.finished) && balance(n, ledger) == Some(DONE_ONCE),
     );
 }
 
 /// A keeps working past the store's expiry; B takes over; A's late write is applied or
 /// refused.
-fn two_holders(setup: &mut Setup, story: &Story) {
+fn two_holders(setup: &mut Setup, story: &Story, cast: LeasePair) {
+    let LeasePair {
+        a, b, sink: ledger, ..
+    } = cast;
     let why = if story.offset_ms < 0 {
         "its clock was set back"
     } else {
@@ -178,13 +181,13 @@ fn two_holders(setup: &mut Setup, story: &Story) {
         "expired",
         "The store expires the lease; A thinks it has time",
         &format!("By the store's clock the 30 s are up. By worker-A's clock they are not, because {why}, so A carries on."),
-        |n, _| store_expired_a(n) && holds(n, A),
+        move |n, _| store_expired_a(n, cast) && holds(n, a),
     );
     let takeover = setup.beat(
         "takeover",
         "B takes over with token 34: two holders",
         "B's poll finds the lease expired and gets token 34, while worker-A still believes it holds the lease with 33.",
-        |n, _| holds(n, B) && holds(n, A),
+        move |n, _| holds(n, b) && holds(n, a),
     );
     match story.forecast.double_debit {
         Some(true) => {
@@ -198,13 +201,13 @@ fn two_holders(setup: &mut Setup, story: &Story) {
                 "stale-applied",
                 "A's stale write is applied",
                 "The ledger takes worker-A's token-33 write: it has not seen 34. B read the job's progress before this write landed.",
-                grows(|n| writes(n, A, true)),
+                grows(move |n| writes(n, ledger, a, true)),
             );
             setup.beat(
                 "twice",
                 "B does the step again: debited twice",
                 "B writes the same step with token 34 and the ledger applies it too. The clock step cost ₹10, fence and all.",
-                |n, _| balance(n).is_some_and(|b| b < DONE_ONCE),
+                move |n, _| balance(n, ledger).is_some_and(|b| b < DONE_ONCE),
             );
         }
         Some(false) => {
@@ -212,13 +215,13 @@ fn two_holders(setup: &mut Setup, story: &Story) {
                 "b-writes",
                 "B writes with token 34",
                 "B's first write raises the highest token the ledger has seen to 34.",
-                grows(|n| writes(n, B, true)),
+                grows(move |n| writes(n, ledger, b, true)),
             );
             setup.beat(
                 "refused",
                 "A's late write is refused: 33 < 34",
                 "The ledger has seen 34, so the predicate refuses worker-A's write and A aborts. The fence caught what the clock got wrong.",
-                grows(|n| writes(n, A, false)),
+                grows(move |n| writes(n, ledger, a, false)),
             );
         }
         None => {
@@ -226,7 +229,7 @@ fn two_holders(setup: &mut Setup, story: &Story) {
                 "done",
                 "The job completes",
                 "Count the debits: whether A's late write landed depends on when it reached the ledger.",
-                |n, _| [A, B].iter().any(|w| worker(n, *w).is_some_and(|w| w.finished)),
+                move |n, _| [a, b].iter().any(|w| worker(n, *w).is_some_and(|w| w.finished)),
             );
         }
     }

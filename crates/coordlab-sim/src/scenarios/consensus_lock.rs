@@ -36,13 +36,13 @@ use crate::protocols::raft::{RaftBug, RaftServer, ServerConfig, ServerDurable};
 mod beats;
 
 pub const ID: &str = "consensus-lock";
-pub const STORE_1: NodeId = NodeId(0);
-pub const STORE_2: NodeId = NodeId(1);
-pub const STORE_3: NodeId = NodeId(2);
-pub const WORKER_A: NodeId = NodeId(3);
-pub const WORKER_B: NodeId = NodeId(4);
-pub const LEDGER: NodeId = NodeId(5);
-const STORES: [NodeId; 3] = [STORE_1, STORE_2, STORE_3];
+/// Who the setup added: the three stores (store-1 boots first), the workers, the ledger.
+#[derive(Clone, Copy, Debug)]
+pub struct ConsensusCast {
+    pub stores: [NodeId; 3],
+    pub workers: [NodeId; 2],
+    pub ledger: NodeId,
+}
 /// The mutex's prefix: each worker's key is `/lock/account-42/<lease id>`.
 pub const LOCK_PREFIX: &str = "/lock/account-42";
 /// The same moments as `redis-failover`: A's job fires, B's job fires, store-1 crashes
@@ -201,23 +201,38 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     let min = num(params, "election_timeout_ms_min", 150);
     let max = num(params, "election_timeout_ms_max", 300).max(min);
     let stop_at = stop_at_ms(params);
+    // Every node names others added after it: the ids come first, the nodes after.
+    let stores = [setup.reserve(), setup.reserve(), setup.reserve()];
+    let workers = [setup.reserve(), setup.reserve()];
+    let ledger = setup.add::<FencedResource>(
+        "ledger",
+        "resource",
+        &[FaultKind::Pause, FaultKind::Network],
+        LedgerIntro::RefusesBelowHighest,
+        FencedResource::initial(OPENING),
+    );
+    let cast = ConsensusCast {
+        stores,
+        workers,
+        ledger,
+    };
     let config = ServerConfig {
-        cluster: STORES.to_vec(),
+        cluster: stores.to_vec(),
         election_timeout_ms_min: min,
         election_timeout_ms_max: max,
         heartbeat_ms: num(params, "heartbeat_ms", 50),
         stop_at_ms: stop_at,
         bug: bug(params),
     };
-    for (id, name) in STORES.into_iter().zip(["store-1", "store-2", "store-3"]) {
+    for (id, name) in stores.into_iter().zip(["store-1", "store-2", "store-3"]) {
         let mut server = RaftServer::new(id, config.clone());
         // store-1 boots first and times out first: it leads term 1, as the Redis primary is
         // store-1 in redis-failover.
-        if id == STORE_1 {
+        if id == stores[0] {
             server.first_timeout_ms = Some((min / 2, min / 2 + 10));
         }
-        // Ids count up in the order nodes are added; the compare view relies on them.
-        let added = setup.add_live(
+        setup.place_live(
+            id,
             name,
             "store",
             &STORE_FAULTS,
@@ -225,13 +240,12 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             LockServer::new(server),
             ServerDurable::default(),
         );
-        debug_assert_eq!(added, id);
     }
     let ttl = ttl_ms(params);
     let plan = |start_ms: u64| LockClientPlan {
-        servers: STORES.to_vec(),
-        first_guess: STORE_1,
-        ledger: LEDGER,
+        servers: stores.to_vec(),
+        first_guess: stores[0],
+        ledger,
         prefix: LOCK_PREFIX.into(),
         ttl_ms: ttl,
         keepalive_ms: (ttl / 3).max(1),
@@ -242,11 +256,10 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         amount_per_step: AMOUNT,
         stop_at_ms: stop_at,
     };
-    for (id, name, start_ms) in [
-        (WORKER_A, "worker-a", A_START_MS),
-        (WORKER_B, "worker-b", B_START_MS),
-    ] {
-        let added = setup.add::<LockClient>(
+    let named = [("worker-a", A_START_MS), ("worker-b", B_START_MS)];
+    for (id, (name, start_ms)) in workers.into_iter().zip(named) {
+        setup.place::<LockClient>(
+            id,
             name,
             "worker",
             &WORKER_FAULTS,
@@ -256,34 +269,25 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
                 next_id: 1,
             },
         );
-        debug_assert_eq!(added, id);
     }
-    let ledger = setup.add::<FencedResource>(
-        "ledger",
-        "resource",
-        &[FaultKind::Pause, FaultKind::Network],
-        LedgerIntro::RefusesBelowHighest,
-        FencedResource::initial(OPENING),
-    );
-    debug_assert_eq!(ledger, LEDGER);
     if crash_at_ms(params) > 0 {
-        setup.script(crash_at_ms(params) * MS_US, Fault::Crash { node: STORE_1 });
+        setup.script(crash_at_ms(params) * MS_US, Fault::Crash { node: stores[0] });
     }
     if pause_ms(params) > 0 {
         setup.script(
             PAUSE_AT_MS * MS_US,
             Fault::Pause {
-                node: WORKER_A,
+                node: workers[0],
                 duration_ms: pause_ms(params),
             },
         );
     }
     setup.set_world(ConsensusWorld::new(
-        STORES.to_vec(),
-        vec![WORKER_A, WORKER_B],
-        LEDGER,
+        stores.to_vec(),
+        workers.to_vec(),
+        ledger,
         LOCK_PREFIX,
     ));
-    beats::beats(&mut setup);
+    beats::beats(&mut setup, cast);
     setup
 }

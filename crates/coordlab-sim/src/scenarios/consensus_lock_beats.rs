@@ -4,7 +4,7 @@
 //! worker-a's late write with revision 2 is refused. Every variant tells the same story (a
 //! planted Raft bug does not show in these runs; the sweep finds it).
 
-use super::{LEDGER, STORE_1, STORE_2, STORE_3, WORKER_A, WORKER_B};
+use super::ConsensusCast;
 use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
@@ -14,45 +14,44 @@ use crate::protocols::lock_service::LockServer;
 use crate::protocols::raft::Role;
 use crate::scenarios::lock_service_common::ledger_row;
 
-const STORES: [NodeId; 3] = [STORE_1, STORE_2, STORE_3];
-
 /// Whether `worker` believes it holds the lock.
 fn holds(n: &Nodes<'_>, worker: NodeId) -> bool {
     n.live::<LockClient>(worker).is_some_and(|w| w.held.is_some())
 }
 
 /// A live server other than store-1 leads, and its store still has worker-a's key.
-fn new_leader_keeps_a(n: &Nodes<'_>) -> bool {
-    STORES.iter().filter(|id| **id != STORE_1).any(|id| {
+fn new_leader_keeps_a(n: &Nodes<'_>, c: ConsensusCast) -> bool {
+    c.stores[1..].iter().any(|id| {
         n.live::<LockServer>(*id).is_some_and(|s| {
-            s.server.role == Role::Leader && s.server.locks.keys.values().any(|kv| kv.owner == WORKER_A)
+            s.server.role == Role::Leader && s.server.locks.keys.values().any(|kv| kv.owner == c.workers[0])
         })
     })
 }
 
 /// Some live server has applied the deletion of worker-a's key.
-fn a_key_deleted(n: &Nodes<'_>) -> bool {
-    STORES.iter().any(|id| {
+fn a_key_deleted(n: &Nodes<'_>, c: ConsensusCast) -> bool {
+    c.stores.iter().any(|id| {
         n.live::<LockServer>(*id).is_some_and(|s| {
             let store = &s.server.locks;
-            !store.deletions.is_empty() && store.keys.values().all(|kv| kv.owner != WORKER_A)
+            !store.deletions.is_empty() && store.keys.values().all(|kv| kv.owner != c.workers[0])
         })
     })
 }
 
-pub fn beats(setup: &mut Setup) {
+pub fn beats(setup: &mut Setup, c: ConsensusCast) {
+    let [a, b] = c.workers;
     setup.beat(
         "leader",
         "store-1 is elected leader",
         "The three stores run Raft underneath the lock: store-1 wins term 1, and every write to the store now goes through its log.",
-        |n, _| n.live::<LockServer>(STORE_1).is_some_and(|s| s.server.role == Role::Leader),
+        move |n, _| n.live::<LockServer>(c.stores[0]).is_some_and(|s| s.server.role == Role::Leader),
     );
     setup
         .beat(
             "a-holds",
             "worker-a holds the lock at revision 2",
             "Its Txn put its own key, /lock/account-42/7a01, because no such key existed. The store was at revision 1, so the key's create revision is 2: its fencing token.",
-            |n, _| holds(n, WORKER_A),
+            move |n, _| holds(n, a),
         )
         .ask(
             "store-1 crashes a moment after telling worker-a yes. What will the next leader know about worker-a's key?",
@@ -68,33 +67,33 @@ pub fn beats(setup: &mut Setup) {
         "failover",
         "A new leader still has worker-a's key",
         "store-1 crashed, and the new leader's store still shows worker-a's key first in line. worker-b, whose key came next (revision 3), still waits behind it.",
-        |n, _| new_leader_keeps_a(n),
+        move |n, _| new_leader_keeps_a(n, c),
     );
     setup.beat(
         "freeze",
         "worker-a freezes holding the lock",
         "A stop-the-world pause: no keep-alive leaves worker-a, yet it still believes it holds revision 2.",
-        |_, step| matches!(step.fault, Some(Fault::Pause { node, .. }) if *node == WORKER_A),
+        move |_, step| matches!(step.fault, Some(Fault::Pause { node, .. }) if *node == a),
     );
     setup.beat(
         "revoked",
         "The lease runs out: worker-a's key is deleted",
         "By its own clock the leader saw no keep-alive for a whole TTL. It revoked the lease through the log, and that one write deleted worker-a's key: revision 4.",
-        |n, _| a_key_deleted(n),
+        move |n, _| a_key_deleted(n, c),
     );
     setup.beat(
         "b-holds",
         "worker-b's watch fires: it holds at revision 3",
         "worker-b was watching worker-a's key, not polling. It reads once more, finds no key ahead of its own, and writes with token 3.",
-        |n, _| holds(n, WORKER_B),
+        move |n, _| holds(n, b),
     );
     setup.beat(
         "fenced",
         "worker-a's stale write is refused",
         "worker-a wakes and writes with token 2; the ledger has seen 3 and changes nothing. Raft kept the store's leaders in line; only the token stops the worker.",
-        |n, _| {
-            ledger_row(n, LEDGER)
-                .is_some_and(|l| l.writes.iter().any(|w| w.worker == WORKER_A && !w.accepted))
+        move |n, _| {
+            ledger_row(n, c.ledger)
+                .is_some_and(|l| l.writes.iter().any(|w| w.worker == a && !w.accepted))
         },
     );
 }

@@ -2,26 +2,47 @@
 //! shows them (the row locks and the wait-for edges), and the client nodes.
 
 use crate::kernel::ids::NodeId;
+use crate::kernel::setup::Setup;
 use crate::kernel::world::Nodes;
-use crate::protocols::row_lock_db::{LockDb, LockDbDurable};
-use crate::protocols::txn_client::TxnClient;
+use crate::protocols::row_lock_db::{LockDb, LockDbConfig, LockDbDurable};
+use crate::protocols::txn_client::{ClientDurable, TxnClient, TxnPlan};
 use crate::trace::{columns, TableView};
 
-/// The database is always node 0; clients follow.
-pub const DB: NodeId = NodeId(0);
+/// What every node of these scenarios may suffer: all but a clock fault.
+pub use super::common::CLOCKLESS_FAULTS as DB_FAULTS;
+
+/// PostgreSQL's row locking (not InnoDB's), with the email index, detecting deadlocks after
+/// `deadlock_timeout_us`.
+pub fn postgres(deadlock_timeout_us: u64) -> LockDbConfig {
+    LockDbConfig {
+        deadlock_timeout_us,
+        email_index: true,
+        innodb: None,
+    }
+}
+
+/// Adds the database, and returns its id for the clients to connect to.
+pub fn add_database(setup: &mut Setup, config: LockDbConfig, rows: LockDbDurable) -> NodeId {
+    setup.add::<LockDb>("database", "database", &DB_FAULTS, config, rows)
+}
+
+/// Adds one client running `plan`, and returns its id.
+pub fn add_client(setup: &mut Setup, name: &str, kind: &str, plan: TxnPlan) -> NodeId {
+    setup.add::<TxnClient>(name, kind, &DB_FAULTS, plan, ClientDurable::default())
+}
 
 /// The committed rows: the live database's, or what it persisted while it is down.
-pub fn committed<'a>(nodes: &Nodes<'a>) -> &'a LockDbDurable {
+pub fn committed<'a>(nodes: &Nodes<'a>, db: NodeId) -> &'a LockDbDurable {
     nodes
-        .live::<LockDb>(DB)
-        .map(|db| &db.durable)
-        .or_else(|| nodes.durable::<LockDb>(DB))
-        .expect("node 0 is the database")
+        .live::<LockDb>(db)
+        .map(|live| &live.durable)
+        .or_else(|| nodes.durable::<LockDb>(db))
+        .expect("the database node hosts a LockDb")
 }
 
 /// The live database, if it is up.
-pub fn live<'a>(nodes: &Nodes<'a>) -> Option<&'a LockDb> {
-    nodes.live::<LockDb>(DB)
+pub fn live<'a>(nodes: &Nodes<'a>, db: NodeId) -> Option<&'a LockDb> {
+    nodes.live::<LockDb>(db)
 }
 
 /// The live client `id`, if it is up.
@@ -30,15 +51,15 @@ pub fn client<'a>(nodes: &Nodes<'a>, id: NodeId) -> Option<&'a TxnClient> {
 }
 
 /// Whether some transaction waits for a row lock.
-pub fn someone_waits(nodes: &Nodes<'_>) -> bool {
-    live(nodes).is_some_and(|db| !db.pending.is_empty())
+pub fn someone_waits(nodes: &Nodes<'_>, db: NodeId) -> bool {
+    live(nodes, db).is_some_and(|db| !db.pending.is_empty())
 }
 
 /// The lock manager's rows: who holds each row in which mode, and who waits (modes in the
 /// database's words: PostgreSQL's, or InnoDB's where the statement ran as InnoDB).
-pub fn lock_table(nodes: &Nodes<'_>) -> TableView {
+pub fn lock_table(nodes: &Nodes<'_>, db: NodeId) -> TableView {
     let mut rows = Vec::new();
-    if let Some(db) = live(nodes) {
+    if let Some(db) = live(nodes, db) {
         for (row, locks) in &db.locks.rows {
             let named = |list: &[(NodeId, _)]| {
                 list.iter()
@@ -66,8 +87,8 @@ pub fn lock_table(nodes: &Nodes<'_>) -> TableView {
 }
 
 /// The wait-for graph, one edge a line.
-pub fn wait_for_table(nodes: &Nodes<'_>) -> TableView {
-    let mut rows: Vec<Vec<String>> = live(nodes)
+pub fn wait_for_table(nodes: &Nodes<'_>, db: NodeId) -> TableView {
+    let mut rows: Vec<Vec<String>> = live(nodes, db)
         .map(|db| {
             db.locks
                 .wait_edges()

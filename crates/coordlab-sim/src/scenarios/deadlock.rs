@@ -9,20 +9,22 @@
 //! `order=ordered` both lock the lower account id first: the second simply waits, and no
 //! cycle can form.
 
-use super::db_common::{client, client_table, committed, live, lock_table, wait_for_table, DB};
+use super::common::{always, eventually};
+use super::db_common::{
+    add_client, add_database, client, client_table, committed, live, lock_table, postgres, wait_for_table,
+};
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
 use crate::json;
-use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::world::{Nodes, World};
-use crate::properties::{PropertyKind, PropertySpec, Verdict};
+use crate::properties::{PropertySpec, Verdict};
 use crate::protocols::db_sql::DbRequest;
-use crate::protocols::row_lock_db::{AccountRow, LockDb, LockDbConfig, LockDbDurable};
+use crate::protocols::row_lock_db::{AccountRow, LockDbDurable};
 use crate::protocols::sql::rupees;
-use crate::protocols::txn_client::{ClientDurable, Step, TxnClient, TxnPlan};
+use crate::protocols::txn_client::{Step, TxnPlan};
 use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
@@ -30,7 +32,6 @@ pub const ID: &str = "deadlock";
 pub const OPENING_BALANCE: i64 = 100;
 /// (from, to, amount) of each transfer.
 pub const TRANSFERS: [(u32, u32, i64); 2] = [(1, 2, 10), (2, 1, 20)];
-const CLIENTS: [NodeId; 2] = [NodeId(1), NodeId(2)];
 
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
@@ -136,7 +137,14 @@ pub fn expectation(params: &Params) -> Expectation {
     }
 }
 
-pub struct DeadlockWorld;
+/// The database and the two transfers, as the setup added them.
+#[derive(Clone, Copy)]
+pub struct DeadlockCast {
+    pub db: NodeId,
+    pub clients: [NodeId; 2],
+}
+
+pub struct DeadlockWorld(DeadlockCast);
 
 fn total(db: &LockDbDurable) -> i64 {
     db.accounts.values().map(|a| a.balance).sum()
@@ -145,28 +153,22 @@ fn total(db: &LockDbDurable) -> i64 {
 impl World for DeadlockWorld {
     fn properties(&self) -> Vec<PropertySpec> {
         vec![
-            PropertySpec {
-                name: "money-conserved",
-                kind: PropertyKind::Always,
-                description:
-                    "The committed balances always add up to ₹200: a transfer commits whole or not at all.",
-            },
-            PropertySpec {
-                name: "both-transfers-commit",
-                kind: PropertyKind::Eventually,
-                description: "Both transfers eventually commit.",
-            },
+            always(
+                "money-conserved",
+                "The committed balances always add up to ₹200: a transfer commits whole or not at all.",
+            ),
+            eventually("both-transfers-commit", "Both transfers eventually commit."),
         ]
     }
 
     fn evaluate(&mut self, nodes: &Nodes<'_>, out: &mut Vec<bool>) {
-        let db = committed(nodes);
+        let db = committed(nodes, self.0.db);
         out.push(total(db) == 2 * OPENING_BALANCE);
         out.push(db.commits == 2);
     }
 
     fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {
-        let db = committed(nodes);
+        let db = committed(nodes, self.0.db);
         let accounts = TableView {
             title: "accounts".to_string(),
             columns: columns(&["id", "balance", "version"]),
@@ -178,27 +180,29 @@ impl World for DeadlockWorld {
         };
         vec![
             accounts,
-            wait_for_table(nodes),
-            lock_table(nodes),
-            client_table(nodes, &CLIENTS, "committed"),
+            wait_for_table(nodes, self.0.db),
+            lock_table(nodes, self.0.db),
+            client_table(nodes, &self.0.clients, "committed"),
         ]
     }
 
     fn outcome(&self, nodes: &Nodes<'_>) -> BTreeMap<String, serde_json::Value> {
-        let db = committed(nodes);
+        let db = committed(nodes, self.0.db);
         let mut out = BTreeMap::new();
         for (id, a) in &db.accounts {
             out.insert(format!("balance_{id}"), json!(a.balance));
         }
         out.insert("total".to_string(), json!(total(db)));
         out.insert("transfers_committed".to_string(), json!(db.commits));
-        let retries: u32 = CLIENTS
+        let retries: u32 = self
+            .0
+            .clients
             .iter()
             .filter_map(|c| client(nodes, *c))
             .map(|c| c.retries)
             .sum();
         out.insert("retries".to_string(), json!(retries));
-        if let Some(live) = live(nodes) {
+        if let Some(live) = live(nodes, self.0.db) {
             out.insert("deadlocks".to_string(), json!(live.stats.deadlocks));
             out.insert("lock_waits".to_string(), json!(live.stats.lock_waits));
             out.insert("total_wait_ms".to_string(), json!(live.stats.wait_us / MS_US));
@@ -227,28 +231,12 @@ pub fn initial_db() -> LockDbDurable {
 
 pub fn setup(params: &Params, _seed: u64) -> Setup {
     let ordered = ordered(params);
-    let faults = [
-        FaultKind::Crash,
-        FaultKind::Restart,
-        FaultKind::Pause,
-        FaultKind::Network,
-    ];
     let mut setup = Setup::new(LinkConfig::reliable(MS_US, 4 * MS_US));
-    setup.add::<LockDb>(
-        "database",
-        "database",
-        &faults,
-        LockDbConfig {
-            deadlock_timeout_us: deadlock_timeout_us(params),
-            email_index: true,
-            innodb: None,
-        },
-        initial_db(),
-    );
-    for i in 0..2 {
+    let db = add_database(&mut setup, postgres(deadlock_timeout_us(params)), initial_db());
+    let clients = [0, 1].map(|i| {
         let [first, second] = transfer_statements(i, ordered);
         let plan = TxnPlan {
-            db: DB,
+            db,
             program: vec![
                 Step::Run(first),
                 Step::Think(20 * MS_US, 30 * MS_US),
@@ -261,37 +249,33 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             repeat: false,
             noun: "transfer",
         };
-        setup.add::<TxnClient>(
-            &format!("transfer-{}", i + 1),
-            "client",
-            &faults,
-            plan,
-            ClientDurable::default(),
-        );
-    }
-    setup.set_world(DeadlockWorld);
-    beats(&mut setup, ordered);
+        add_client(&mut setup, &format!("transfer-{}", i + 1), "client", plan)
+    });
+    let cast = DeadlockCast { db, clients };
+    setup.set_world(DeadlockWorld(cast));
+    beats(&mut setup, ordered, cast);
     setup
 }
 
-fn holds_one_row(nodes: &Nodes<'_>, id: NodeId) -> bool {
-    live(nodes).is_some_and(|db| db.locks.holdings(id).len() == 1)
+fn holds_one_row(nodes: &Nodes<'_>, db: NodeId, id: NodeId) -> bool {
+    live(nodes, db).is_some_and(|db| db.locks.holdings(id).len() == 1)
 }
 
-fn beats(setup: &mut Setup, ordered: bool) {
+fn beats(setup: &mut Setup, ordered: bool, cast: DeadlockCast) {
+    let DeadlockCast { db, clients } = cast;
     if ordered {
         setup.beat(
             "first",
             "A transfer locks account 1",
             "Both transfers start with the lower id, account 1; one gets it.",
-            |n, _| CLIENTS.iter().any(|c| holds_one_row(n, *c)),
+            move |n, _| clients.iter().any(|c| holds_one_row(n, db, *c)),
         );
         setup
             .beat(
                 "waits",
                 "The other waits for account 1",
                 "It holds nothing yet, so nobody can be waiting for it: a chain, not a circle.",
-                |n, _| super::db_common::someone_waits(n),
+                move |n, _| super::db_common::someone_waits(n, db),
             )
             .ask(
                 "Can these two transfers deadlock?",
@@ -307,14 +291,14 @@ fn beats(setup: &mut Setup, ordered: bool) {
             "both-hold",
             "Each transfer holds one account",
             "transfer-1 has account 1, transfer-2 has account 2; each now wants the other's.",
-            |n, _| CLIENTS.iter().all(|c| holds_one_row(n, *c)),
+            move |n, _| clients.iter().all(|c| holds_one_row(n, db, *c)),
         );
         setup
             .beat(
                 "cycle",
                 "Each waits for the other",
                 "The wait-for graph has a circle: neither can ever move on its own.",
-                |n, _| live(n).is_some_and(|db| CLIENTS.iter().any(|c| db.locks.cycle_through(*c).is_some())),
+                move |n, _| live(n, db).is_some_and(|live| clients.iter().any(|c| live.locks.cycle_through(*c).is_some())),
             )
             .ask(
                 "Both transactions are stuck. What happens next?",
@@ -326,14 +310,14 @@ fn beats(setup: &mut Setup, ordered: bool) {
             "detected",
             "deadlock detected: one is aborted",
             "One gets SQLSTATE 40P01, its locks go and the other moves on. Which one a real PostgreSQL aborts is not predictable: both must be ready to retry.",
-            |n, _| live(n).is_some_and(|db| db.stats.deadlocks > 0),
+            move |n, _| live(n, db).is_some_and(|live| live.stats.deadlocks > 0),
         );
         setup.beat(
             "retry",
             "The victim runs its transfer again",
             "It rolled back and starts over; the deadlock cost time, not money.",
-            |n, _| {
-                CLIENTS
+            move |n, _| {
+                clients
                     .iter()
                     .filter_map(|c| client(n, *c))
                     .any(|c| c.retries > 0)
@@ -344,6 +328,6 @@ fn beats(setup: &mut Setup, ordered: bool) {
         "both-commit",
         "Both transfers are committed",
         "₹110 and ₹90: the total is still ₹200.",
-        |n, _| committed(n).commits == 2,
+        move |n, _| committed(n, db).commits == 2,
     );
 }

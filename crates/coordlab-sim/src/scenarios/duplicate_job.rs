@@ -18,7 +18,7 @@
 //! key and rolls back. A holder that crashes before its commit leaves neither, and the other
 //! copy runs the job once when the lease expires.
 
-use super::lease_setup::{build, choice, chosen, holds_if, worker, LeasePlan, OPENING_BALANCE};
+use super::lease_setup::{build, choice, chosen, holds_if, worker, LeasePair, LeasePlan, OPENING_BALANCE};
 use super::lease_world::LeaseProperty::*;
 use super::{Expectation, Params, ScenarioInfo};
 use crate::json;
@@ -110,44 +110,40 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         run_key: with_key(params).then(|| RUN_KEY.to_string()),
         ..WorkerPlan::leased("job:nightly-debit")
     };
-    let mut setup = build(LeasePlan {
+    let (mut setup, cast) = build(LeasePlan {
         workers: vec![worker("replica-A", plan.clone()), worker("replica-B", plan)],
         properties: vec![NoDoubleDebit, JobCompletes],
         explain_double_runs: true,
         ..LeasePlan::default()
     });
-    beats(&mut setup, params);
+    beats(&mut setup, params, cast.pair());
     setup
 }
-
-const REPLICAS: [NodeId; 2] = [NodeId(1), NodeId(2)];
-const STORE: NodeId = NodeId(0);
-const LEDGER: NodeId = NodeId(3);
 
 fn replica<'a>(n: &Nodes<'a>, id: NodeId) -> Option<&'a LeaseWorker> {
     n.live::<LeaseWorker>(id)
 }
 
-fn debits(n: &Nodes<'_>) -> usize {
-    n.live::<FencedResource>(LEDGER)
+fn debits(n: &Nodes<'_>, c: LeasePair) -> usize {
+    n.live::<FencedResource>(c.sink)
         .map_or(0, |r| r.durable.writes.iter().filter(|w| w.accepted).count())
 }
 
 /// A replica that finished the job and has let go of the lease.
-fn finished_and_let_go(n: &Nodes<'_>) -> bool {
-    REPLICAS
+fn finished_and_let_go(n: &Nodes<'_>, c: LeasePair) -> bool {
+    [c.a, c.b]
         .iter()
         .any(|&r| replica(n, r).is_some_and(|w| w.finished && w.phase == Phase::Done))
 }
 
-fn beats(setup: &mut Setup, params: &Params) {
+fn beats(setup: &mut Setup, params: &Params, c: LeasePair) {
     setup.beat(
         "fire",
         "2am: the job fires on both replicas",
         "Each replica's timer fires within the same few hundred milliseconds.",
         // A replica that crashed before its timer fired counts as fired: the story goes on.
-        |n, _| {
-            REPLICAS
+        move |n, _| {
+            [c.a, c.b]
                 .iter()
                 .all(|&r| replica(n, r).is_none_or(|w| w.phase != Phase::Idle))
         },
@@ -158,7 +154,7 @@ fn beats(setup: &mut Setup, params: &Params) {
                 "first-debit",
                 "One copy debits ₹30",
                 "Nothing stops either copy: the first one to finish debits the account.",
-                |n, _| debits(n) == 1,
+                move |n, _| debits(n, c) == 1,
             )
             .ask(
                 "The other copy is still running the same job. What happens when it finishes?",
@@ -174,7 +170,7 @@ fn beats(setup: &mut Setup, params: &Params) {
             "second-debit",
             "The other copy debits again: ₹40",
             "The job ran twice and the account lost ₹60 instead of ₹30.",
-            |n, _| debits(n) == 2,
+            move |n, _| debits(n, c) == 2,
         );
         return;
     }
@@ -198,11 +194,11 @@ fn beats(setup: &mut Setup, params: &Params) {
             // With a run key, also once the store has granted it: the holder may have crashed
             // right after, and the story goes on with the other copy.
             move |n, _| {
-                REPLICAS
+                [c.a, c.b]
                     .iter()
                     .any(|&r| replica(n, r).is_some_and(|w| w.belief.is_some()))
                     || (with_key
-                        && n.durable::<LeaseStore>(STORE)
+                        && n.durable::<LeaseStore>(c.store)
                             .is_some_and(|s| !s.grants.is_empty()))
             },
         )
@@ -213,15 +209,15 @@ fn beats(setup: &mut Setup, params: &Params) {
             why,
         );
     if with_key {
-        beats_with_key(setup);
+        beats_with_key(setup, c);
         return;
     }
     setup.beat(
         "backs-off",
         "The other replica backs off",
         "The lease is held: the job is running right now, so this copy does nothing.",
-        |n, _| {
-            REPLICAS
+        move |n, _| {
+            [c.a, c.b]
                 .iter()
                 .any(|&r| replica(n, r).is_some_and(|w| w.phase == Phase::GaveUp))
         },
@@ -230,30 +226,30 @@ fn beats(setup: &mut Setup, params: &Params) {
         "debit",
         "The job debits ₹30 once",
         "Only the lease holder runs the job: the account goes from ₹100 to ₹70.",
-        |n, _| debits(n) == 1,
+        move |n, _| debits(n, c) == 1,
     );
     setup.beat(
         "released",
         "The lease is released and forgets the run",
         "A lease only keeps runs from overlapping. A replica firing now would find it free and debit again.",
-        |n, _| finished_and_let_go(n),
+        move |n, _| finished_and_let_go(n, c),
     );
 }
 
-fn ledger<'a>(n: &Nodes<'a>) -> Option<&'a ResourceDurable> {
-    n.durable::<FencedResource>(LEDGER)
+fn ledger<'a>(n: &Nodes<'a>, c: LeasePair) -> Option<&'a ResourceDurable> {
+    n.durable::<FencedResource>(c.sink)
 }
 
 /// `lease-and-run-key`: the run key commits with the debit, the other copy keeps asking, and
 /// its late transaction rolls back. The beats hold whichever copy commits, so a run where the
 /// holder crashes (an action) before or after its commit tells the same story.
-fn beats_with_key(setup: &mut Setup) {
+fn beats_with_key(setup: &mut Setup, c: LeasePair) {
     setup.beat(
         "asks-again",
         "The other replica backs off, to ask again",
         "The lease is held, so this copy waits 10 s and asks again, until the run is done.",
-        |n, _| {
-            REPLICAS
+        move |n, _| {
+            [c.a, c.b]
                 .iter()
                 .any(|&r| replica(n, r).is_some_and(|w| w.phase == Phase::BackingOff))
         },
@@ -262,15 +258,15 @@ fn beats_with_key(setup: &mut Setup) {
         "debit",
         "The debit and the run key commit together",
         "One transaction inserts nightly-debit:2025-03-14 into job_run and debits ₹30: ₹100 → ₹70. A holder that crashes before its COMMIT leaves neither, and the other copy's next attempt runs the job instead.",
-        |n, _| debits(n) == 1,
+        move |n, _| debits(n, c) == 1,
     );
     setup.beat(
         "key-stays",
         "The lease goes; the run key stays",
         "Released or expired, the lease only kept the copies apart in time. The job_run row remembers that tonight's run happened.",
-        |n, _| {
-            ledger(n).is_some_and(|l| !l.runs.is_empty())
-                && !REPLICAS
+        move |n, _| {
+            ledger(n, c).is_some_and(|l| !l.runs.is_empty())
+                && ![c.a, c.b]
                     .iter()
                     .any(|&r| replica(n, r).is_some_and(LeaseWorker::believes_it_holds))
         },
@@ -279,6 +275,6 @@ fn beats_with_key(setup: &mut Setup) {
         "rolled-back",
         "A second attempt finds the key and rolls back",
         "The other replica got the lease and did the work, but its INSERT into job_run conflicts, so its whole transaction rolls back: still ₹70, one debit.",
-        |n, _| ledger(n).is_some_and(|l| l.run_conflicts > 0),
+        move |n, _| ledger(n, c).is_some_and(|l| l.run_conflicts > 0),
     );
 }

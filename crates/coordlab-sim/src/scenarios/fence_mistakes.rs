@@ -13,7 +13,8 @@
 //!   write. Waking, it reads B's 34 and fences itself back in.
 //! - `lease-counter`: the token the table returned, as `zombie-worker` fences: A's 33 is refused.
 
-use super::fence_world::{FenceProperty, FenceWorld};
+use super::common::WORKER_FAULTS;
+use super::fence_world::{FenceCast, FenceProperty, FenceWorld};
 use super::lease_setup::{choice, holds_if, OPENING_BALANCE};
 use super::{Expectation, Params, ScenarioInfo};
 use crate::json;
@@ -24,7 +25,7 @@ use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::world::Nodes;
 use crate::protocols::fence_worker::{
-    AcquireVia, FenceFrom, FencePhase, FenceWorker, FenceWorkerConfig, FenceWorkerDurable, FenceWorkerPlan,
+    AcquireVia, FenceFrom, FencePhase, FenceWorker, FenceWorkerConfig, FenceWorkerPlan,
 };
 use crate::protocols::fenced_resource::{FencedResource, LedgerIntro, ResourceDurable};
 use crate::protocols::placed_lease::{PlacedConfig, PlacedLease, TokenSource};
@@ -32,24 +33,11 @@ use crate::trace::EventKind;
 
 pub const ID: &str = "fence-mistakes";
 
-const A: NodeId = NodeId(0);
-const B: NodeId = NodeId(1);
-const LEDGER: NodeId = NodeId(2);
-const STORE: NodeId = NodeId(3);
-
 /// How far ahead worker-A's clock runs with `fence=timestamp`: more than the 30 s lease.
 const A_CLOCK_AHEAD_MS: i64 = 45_000;
 /// The random ids the two workers drew (UUIDs in practice; 32 bits here).
 const A_RANDOM_ID: u64 = 0xE3B0_C442;
 const B_RANDOM_ID: u64 = 0x5F2A_9C17;
-
-const WORKER_FAULTS: [FaultKind; 5] = [
-    FaultKind::Crash,
-    FaultKind::Restart,
-    FaultKind::Pause,
-    FaultKind::Network,
-    FaultKind::Clock,
-];
 
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
@@ -96,11 +84,11 @@ pub fn expectation(params: &Params) -> Expectation {
     }
 }
 
-fn fence_from(variant: &str, worker: NodeId) -> FenceFrom {
+/// The fence a worker that would draw `random_id` puts in its writes.
+fn fence_from(variant: &str, random_id: u64) -> FenceFrom {
     match variant {
         "timestamp" => FenceFrom::WallClock,
-        "random-id" if worker == A => FenceFrom::RandomId(A_RANDOM_ID),
-        "random-id" => FenceFrom::RandomId(B_RANDOM_ID),
+        "random-id" => FenceFrom::RandomId(random_id),
         "per-process-counter" => FenceFrom::ProcessCounter,
         "reread-token" => FenceFrom::Reread,
         _ => FenceFrom::Granted,
@@ -110,36 +98,9 @@ fn fence_from(variant: &str, worker: NodeId) -> FenceFrom {
 pub fn setup(params: &Params, _seed: u64) -> Setup {
     let variant = fence(params).to_string();
     let mut setup = Setup::new(LinkConfig::reliable(MS_US, 4 * MS_US));
-    for (id, name, start) in [(A, "worker-A", (0, 100)), (B, "worker-B", (500, 600))] {
-        let config = FenceWorkerConfig {
-            plan: FenceWorkerPlan {
-                start_after_ms: start,
-                fence: fence_from(&variant, id),
-                ..FenceWorkerPlan::standard()
-            },
-            store: STORE,
-            via: AcquireVia::Atomic,
-            ledger: LEDGER,
-            failover_to: None,
-            source: TokenSource::LeaseTable,
-        };
-        setup.add::<FenceWorker>(
-            name,
-            "worker",
-            &WORKER_FAULTS,
-            config,
-            FenceWorkerDurable { finished: false },
-        );
-    }
-    setup.add::<FencedResource>(
-        "ledger",
-        "resource",
-        &[FaultKind::Pause, FaultKind::Network],
-        LedgerIntro::RemembersHighest,
-        FencedResource::initial(OPENING_BALANCE),
-    );
+    let cast = FenceCast::reserve(&mut setup, LedgerIntro::RemembersHighest, OPENING_BALANCE);
     let config = PlacedConfig::shared("account-42");
-    setup.add::<PlacedLease>(
+    let store = setup.add::<PlacedLease>(
         "lease-db",
         "lease-store",
         &[
@@ -151,9 +112,28 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         config,
         PlacedLease::initial(32),
     );
+    let workers = [
+        (cast.a, "worker-A", (0, 100), A_RANDOM_ID),
+        (cast.b, "worker-B", (500, 600), B_RANDOM_ID),
+    ];
+    for (id, name, start, random_id) in workers {
+        let config = FenceWorkerConfig {
+            plan: FenceWorkerPlan {
+                start_after_ms: start,
+                fence: fence_from(&variant, random_id),
+                ..FenceWorkerPlan::standard()
+            },
+            store,
+            via: AcquireVia::Atomic,
+            ledger: cast.ledger,
+            failover_to: None,
+            source: TokenSource::LeaseTable,
+        };
+        FenceCast::place(&mut setup, id, name, &WORKER_FAULTS, config);
+    }
     if variant == "timestamp" {
         let jump = Fault::ClockJump {
-            node: A,
+            node: cast.a,
             delta_ms: A_CLOCK_AHEAD_MS,
         };
         setup.script(0, jump);
@@ -161,14 +141,14 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     setup.script(
         5_000 * MS_US,
         Fault::Pause {
-            node: A,
+            node: cast.a,
             duration_ms: 36_000,
         },
     );
     setup.set_world(FenceWorld {
-        stores: vec![STORE],
-        workers: vec![A, B],
-        ledger: LEDGER,
+        stores: vec![store],
+        workers: vec![cast.a, cast.b],
+        ledger: cast.ledger,
         opening_balance: OPENING_BALANCE,
         job_total: FenceWorkerPlan::standard().job_total(),
         properties: vec![
@@ -179,12 +159,12 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         max_holders: 0,
         write_grants: Vec::new(),
     });
-    beats(&mut setup, &variant);
+    beats(&mut setup, &variant, cast);
     setup
 }
 
-fn ledger<'a>(n: &Nodes<'a>) -> Option<&'a ResourceDurable> {
-    n.live::<FencedResource>(LEDGER).map(|r| &r.durable)
+fn ledger<'a>(n: &Nodes<'a>, c: FenceCast) -> Option<&'a ResourceDurable> {
+    n.live::<FencedResource>(c.ledger).map(|r| &r.durable)
 }
 
 fn granted(n: &Nodes<'_>, w: NodeId) -> Option<u64> {
@@ -194,11 +174,11 @@ fn granted(n: &Nodes<'_>, w: NodeId) -> Option<u64> {
         .map(|t| t.0)
 }
 
-fn wrote(n: &Nodes<'_>, w: NodeId, accepted: bool) -> bool {
-    ledger(n).is_some_and(|r| r.writes.iter().any(|x| x.worker == w && x.accepted == accepted))
+fn wrote(n: &Nodes<'_>, c: FenceCast, w: NodeId, accepted: bool) -> bool {
+    ledger(n, c).is_some_and(|r| r.writes.iter().any(|x| x.worker == w && x.accepted == accepted))
 }
 
-fn beats(setup: &mut Setup, variant: &str) {
+fn beats(setup: &mut Setup, variant: &str, c: FenceCast) {
     let fence_text = match variant {
         "timestamp" => {
             "Its fence is the time of the grant by its own clock, which runs 45 s ahead: about 45,000 ms."
@@ -214,13 +194,13 @@ fn beats(setup: &mut Setup, variant: &str) {
         "a-acquires",
         "A takes the lease with token 33",
         &format!("worker-A takes account-42 from the lease table with token 33. {fence_text}"),
-        |n, _| granted(n, A).is_some(),
+        move |n, _| granted(n, c.a).is_some(),
     );
     setup.beat(
         "a-freezes",
         "A freezes in a GC pause",
         "A stop-the-world pause halts worker-A after step 1, for 36 s. It still believes it holds the lease.",
-        |_, step| matches!(step.fault, Some(Fault::Pause { node, .. }) if *node == A),
+        move |_, step| matches!(step.fault, Some(Fault::Pause { node, .. }) if *node == c.a),
     );
     let b_fence = match variant {
         "timestamp" => "B's clock is right, so its fence is about 30,500 ms: smaller than A's.",
@@ -233,21 +213,21 @@ fn beats(setup: &mut Setup, variant: &str) {
         "b-takes-over",
         "B takes over with token 34",
         &format!("At 30 s the lease lapses and worker-B's next poll takes it over with 34. {b_fence}"),
-        |n, _| granted(n, B) == Some(34),
+        move |n, _| granted(n, c.b) == Some(34),
     );
     if matches!(variant, "timestamp" | "random-id") {
         setup.beat(
             "b-refused",
             "The ledger refuses B, the real holder",
             "The ledger has seen A's larger number from step 1, so B's write matches no row. B takes the refusal as proof of a newer holder and stops.",
-            |n, _| wrote(n, B, false),
+            move |n, _| wrote(n, c, c.b, false),
         );
     } else {
         setup.beat(
             "b-writes",
             "B writes step 2",
             "The ledger applies B's step 2. The row now carries B's fence.",
-            |n, _| wrote(n, B, true),
+            move |n, _| wrote(n, c, c.b, true),
         );
     }
     let why = match variant {
@@ -263,7 +243,7 @@ fn beats(setup: &mut Setup, variant: &str) {
             "a-wakes",
             "A wakes up, still sure it holds the lease",
             "The pause ends after 36 s. A carries on with step 2, unaware that its lease lapsed 11 s ago.",
-            |_, step| step.kind == EventKind::Resume && step.acted(A),
+            move |_, step| step.kind == EventKind::Resume && step.acted(c.a),
         )
         .ask(
             "A writes step 2 with its fence. What does the ledger do?",
@@ -284,8 +264,8 @@ fn beats(setup: &mut Setup, variant: &str) {
     };
     let mut before_waking = None;
     setup.beat("a-write", title, text, move |n, _| {
-        let count = ledger(n).map_or(0, |r| r.writes.iter().filter(|w| w.worker == A).count());
-        let woke = n.live::<FenceWorker>(A).is_some_and(|w| {
+        let count = ledger(n, c).map_or(0, |r| r.writes.iter().filter(|w| w.worker == c.a).count());
+        let woke = n.live::<FenceWorker>(c.a).is_some_and(|w| {
             !matches!(
                 w.phase,
                 FencePhase::Working { step: 1 } | FencePhase::Writing { step: 1 }

@@ -2,14 +2,17 @@
 //! worker believes, the ledger, and four properties — one holder at a time, no step debited
 //! twice, no stale write landing, and the job finishing.
 
+use super::common::{always, eventually};
 use crate::json;
 use crate::kernel::collections::VecSet;
+use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
+use crate::kernel::setup::Setup;
 use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
-use crate::properties::{PropertyKind, PropertySpec};
-use crate::protocols::fence_worker::FenceWorker;
-use crate::protocols::fenced_resource::{FencedResource, ResourceDurable};
+use crate::properties::PropertySpec;
+use crate::protocols::fence_worker::{FenceWorker, FenceWorkerConfig, FenceWorkerDurable};
+use crate::protocols::fenced_resource::{FencedResource, LedgerIntro, ResourceDurable};
 use crate::protocols::placed_lease::{PlacedDurable, PlacedLease};
 use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
@@ -27,37 +30,44 @@ pub enum FenceProperty {
 impl FenceProperty {
     pub fn spec(self) -> PropertySpec {
         match self {
-            FenceProperty::OneHolder => PropertySpec {
-                name: "one-holder",
-                kind: PropertyKind::Always,
-                description: "At most one worker at a time believes it holds the lease.",
-            },
-            FenceProperty::OneGrant => PropertySpec {
-                name: "one-grant",
-                kind: PropertyKind::Always,
-                description: "The lease is never granted while another worker's grant is unexpired, counting every table.",
-            },
-            FenceProperty::NoDoubleDebit => PropertySpec {
-                name: "no-double-debit",
-                kind: PropertyKind::Always,
-                description: "No step of the job is debited twice.",
-            },
-            FenceProperty::NoStaleWrite => PropertySpec {
-                name: "no-stale-write",
-                kind: PropertyKind::Always,
-                description: "Once a newer holder's write has reached the ledger, no write from an older holder is accepted.",
-            },
-            FenceProperty::TokensUnique => PropertySpec {
-                name: "tokens-unique",
-                kind: PropertyKind::Always,
-                description: "No token is handed to two different holders, by any copy of the store.",
-            },
-            FenceProperty::JobCompletes => PropertySpec {
-                name: "job-completes",
-                kind: PropertyKind::Eventually,
-                description: "Some worker finishes the job.",
-            },
+            FenceProperty::OneHolder => always("one-holder", "At most one worker at a time believes it holds the lease."),
+            FenceProperty::OneGrant => always("one-grant", "The lease is never granted while another worker's grant is unexpired, counting every table."),
+            FenceProperty::NoDoubleDebit => always("no-double-debit", "No step of the job is debited twice."),
+            FenceProperty::NoStaleWrite => always("no-stale-write", "Once a newer holder's write has reached the ledger, no write from an older holder is accepted."),
+            FenceProperty::TokensUnique => always("tokens-unique", "No token is handed to two different holders, by any copy of the store."),
+            FenceProperty::JobCompletes => eventually("job-completes", "Some worker finishes the job."),
         }
+    }
+}
+
+/// Workers A and B of a fencing story and the ledger they write to.
+#[derive(Clone, Copy, Debug)]
+pub struct FenceCast {
+    pub a: NodeId,
+    pub b: NodeId,
+    pub ledger: NodeId,
+}
+
+impl FenceCast {
+    /// Reserves the ids of workers A and B, first in every fencing story, and adds the ledger
+    /// after them. The workers name their lease tables, added next: [`FenceCast::place`]
+    /// puts each worker in once those exist.
+    pub fn reserve(setup: &mut Setup, intro: LedgerIntro, opening_balance: i64) -> FenceCast {
+        let [a, b] = [setup.reserve(), setup.reserve()];
+        let ledger = setup.add::<FencedResource>(
+            "ledger",
+            "resource",
+            &[FaultKind::Pause, FaultKind::Network],
+            intro,
+            FencedResource::initial(opening_balance),
+        );
+        FenceCast { a, b, ledger }
+    }
+
+    /// Puts worker `id` (A or B), not yet finished, in its reserved place.
+    pub fn place(setup: &mut Setup, id: NodeId, name: &str, faults: &[FaultKind], config: FenceWorkerConfig) {
+        let fresh = FenceWorkerDurable { finished: false };
+        setup.place::<FenceWorker>(id, name, "worker", faults, config, fresh);
     }
 }
 

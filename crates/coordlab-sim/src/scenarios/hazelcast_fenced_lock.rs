@@ -10,7 +10,7 @@
 //! scenarios; this story is about what the fence does at the storage.
 
 use super::lease_setup::{choice, holds_if, int, millis};
-use super::service_world::{build, client, ServicePlan, ServiceProperty, A, B, SERVER, STORAGE};
+use super::service_world::{build, client, place_clients, ServiceCast, ServicePlan, ServiceProperty};
 use super::{Expectation, Params, ScenarioInfo};
 use crate::json;
 use crate::kernel::faults::Fault;
@@ -83,16 +83,7 @@ pub fn expectation(params: &Params) -> Expectation {
 pub fn setup(params: &Params, _seed: u64) -> Setup {
     let checks = params.get("storage").is_none_or(|v| v == "checks-fence");
     let ttl: u64 = int(params, "session_ttl_ms");
-    let job = |start| {
-        let mut c = client(Flavour::Hazelcast, start);
-        c.renew_every_ms = HEARTBEAT_MS;
-        c.steps = STEPS;
-        c.step_ms = STEP_MS;
-        c.sends_number = true;
-        c.horizon_ms = 900_000;
-        c
-    };
-    let mut setup = build(ServicePlan {
+    let (mut setup, cast) = build(ServicePlan {
         server: ServerConfig {
             flavour: Flavour::Hazelcast,
             lease_ms: ttl,
@@ -101,23 +92,31 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         },
         numbers_issued: 40,
         server_name: "cp-group",
-        a: job((0, 200)),
-        b: job((500, 700)),
         check: if checks { Check::Highest } else { Check::None },
         properties: vec![ServiceProperty::NoStaleWrite],
     });
+    let job = |start| {
+        let mut c = client(cast, Flavour::Hazelcast, start);
+        c.renew_every_ms = HEARTBEAT_MS;
+        c.steps = STEPS;
+        c.step_ms = STEP_MS;
+        c.sends_number = true;
+        c.horizon_ms = 900_000;
+        c
+    };
+    place_clients(&mut setup, cast, job((0, 200)), job((500, 700)));
     let pause_ms = int(params, "pause_ms");
     if pause_ms > 0 {
         let at = int::<u64>(params, "pause_start_ms") * MS_US;
         setup.script(
             at,
             Fault::Pause {
-                node: A,
+                node: cast.a,
                 duration_ms: pause_ms,
             },
         );
     }
-    beats(&mut setup, checks, ttl);
+    beats(&mut setup, checks, ttl, cast);
     setup
 }
 
@@ -128,36 +127,36 @@ fn client_of<'a>(
     n.live::<ServiceClient>(id)
 }
 
-fn beats(setup: &mut Setup, checks: bool, ttl_ms: u64) {
+fn beats(setup: &mut Setup, checks: bool, ttl_ms: u64, cast: ServiceCast) {
     setup.beat(
         "a-locks",
         "lockAndGetFence() gives A fence 41",
         "The CP group commits A's acquisition through Raft and returns fence 41. A's CP session is kept alive by a heartbeat every 5 s.",
-        |n, _| client_of(n, A).is_some_and(|c| c.state.acquired),
+        move |n, _| client_of(n, cast.a).is_some_and(|c| c.state.acquired),
     );
     setup.beat(
         "a-freezes",
         "A freezes in a GC pause",
         "A stop-the-world pause: no heartbeats, no writes. A still believes it holds the lock.",
-        |_, step| matches!(step.fault, Some(Fault::Pause { node, .. }) if *node == A),
+        move |_, step| matches!(step.fault, Some(Fault::Pause { node, .. }) if *node == cast.a),
     );
     setup.beat(
         "session-expires",
         "A's CP session expires",
         &format!("No heartbeat for the session TTL ({}): the CP group closes A's session and frees its lock, a decision a majority of the group commits.", seconds(ttl_ms)),
-        |n, step| {
+        move |n, step| {
             step.kind == EventKind::Timer
-                && step.acted(SERVER)
-                && n.live::<LockServer>(SERVER).is_some_and(|s| s.durable.holder.is_none())
+                && step.acted(cast.server)
+                && n.live::<LockServer>(cast.server).is_some_and(|s| s.durable.holder.is_none())
         },
     );
     setup.beat(
         "b-locks",
         "B gets fence 42 and writes",
         "B's lockAndGetFence() returns 42, higher than any fence before it. B writes with it.",
-        |n, _| {
-            n.live::<GuardedResource>(STORAGE)
-                .is_some_and(|r| r.durable.writes.iter().any(|w| w.writer == B))
+        move |n, _| {
+            n.live::<GuardedResource>(cast.storage)
+                .is_some_and(|r| r.durable.writes.iter().any(|w| w.writer == cast.b))
         },
     );
     let (title, text) = if checks {
@@ -171,12 +170,12 @@ fn beats(setup: &mut Setup, checks: bool, ttl_ms: u64) {
             "The fence came with the lock, but the storage never compares it. A number nobody checks protects nothing.",
         )
     };
-    setup.beat("a-late-write", title, text, |n, _| {
-        n.live::<GuardedResource>(STORAGE).is_some_and(|r| {
+    setup.beat("a-late-write", title, text, move |n, _| {
+        n.live::<GuardedResource>(cast.storage).is_some_and(|r| {
             let mut b_wrote = false;
             r.durable.writes.iter().any(|w| {
-                b_wrote |= w.writer == B;
-                b_wrote && w.writer == A
+                b_wrote |= w.writer == cast.b;
+                b_wrote && w.writer == cast.a
             })
         })
     });

@@ -27,13 +27,12 @@
 //! own write is refused: it fences itself out, aborts and releases. Every holder does the same
 //! at its first renewal, and the job never completes.
 
-use super::lease_setup::{build, choice, chosen, worker, LeasePlan, StorePlan, OPENING_BALANCE};
+use super::lease_setup::{build, choice, chosen, worker_pair, LeasePlan, StorePlan, OPENING_BALANCE};
 use super::lease_world::LeaseProperty::*;
 use super::lease_world::{accepted, grant, rejected};
 use super::{Expectation, Params, ScenarioInfo};
 use crate::json;
 use crate::kernel::faults::Fault;
-use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
@@ -41,8 +40,6 @@ use crate::protocols::lease_store::{ReleaseStyle, TokenSource};
 use crate::protocols::lease_worker::WorkerPlan;
 
 pub const ID: &str = "lease-lifecycle";
-/// Worker A: the first node after the lease store.
-const A: NodeId = NodeId(1);
 const AMOUNT: i64 = 10;
 const STEPS: u32 = 2;
 const TTL_MS: u64 = 9_000;
@@ -224,23 +221,20 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         touch_on_heartbeat: true,
         ..WorkerPlan::leased("account-42")
     };
-    let b = WorkerPlan {
-        start_after_ms: B_START_MS,
-        ..a.clone()
-    };
-    let mut setup = build(LeasePlan {
+    let (mut setup, cast) = build(LeasePlan {
         store: Some(StorePlan {
             renewal_increments_token: increments(params),
             release: store_rules(params).0,
             tokens: store_rules(params).1,
             ..StorePlan::default()
         }),
-        workers: vec![worker("worker-A", a), worker("worker-B", b)],
+        workers: worker_pair(a, B_START_MS),
         properties: vec![TokensIncrease, FenceMonotonic, JobCompletes],
         ..LeasePlan::default()
     });
-    setup.script(CRASH_A_MS * MS_US, Fault::Crash { node: A });
-    setup.script(RESTART_A_MS * MS_US, Fault::Restart { node: A });
-    super::lease_table_beats::lifecycle(&mut setup, increments(params), store_rules(params));
+    let cast = cast.pair();
+    setup.script(CRASH_A_MS * MS_US, Fault::Crash { node: cast.a });
+    setup.script(RESTART_A_MS * MS_US, Fault::Restart { node: cast.a });
+    super::lease_table_beats::lifecycle(&mut setup, cast, increments(params), store_rules(params));
     setup
 }

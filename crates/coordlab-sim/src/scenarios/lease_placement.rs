@@ -12,47 +12,26 @@
 //! - `store-down`: the one shared table is down from the start. Nobody can get the lease, so
 //!   nobody works: the store is in the availability path, and stopping is the safe failure.
 
-use super::fence_world::{FenceProperty, FenceWorld};
+use super::common::CLOCKLESS_FAULTS;
+use super::fence_world::{FenceCast, FenceProperty, FenceWorld};
+use super::lease_setup::STORE_FAULTS;
 use super::lease_setup::{choice, holds_if, int, millis, OPENING_BALANCE};
 use super::{Expectation, Params, ScenarioInfo};
 use crate::json;
-use crate::kernel::faults::{Fault, FaultKind};
+use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
-use crate::protocols::fence_worker::{
-    AcquireVia, FenceWorker, FenceWorkerConfig, FenceWorkerDurable, FenceWorkerPlan,
-};
+use crate::protocols::fence_worker::{AcquireVia, FenceWorker, FenceWorkerConfig, FenceWorkerPlan};
 use crate::protocols::fenced_resource::{FencedResource, LedgerIntro};
 use crate::protocols::placed_lease::{PlacedConfig, PlacedLease, TokenSource};
 use crate::trace::EventKind;
 
 pub const ID: &str = "lease-placement";
 
-pub const A: NodeId = NodeId(0);
-pub const B: NodeId = NodeId(1);
-pub const LEDGER: NodeId = NodeId(2);
-/// The shared primary, or worker-A's own table.
-pub const STORE: NodeId = NodeId(3);
-/// The replica, or worker-B's own table.
-pub const SECOND: NodeId = NodeId(4);
-
 const LEASE: &str = "account-42";
-
-const WORKER_FAULTS: [FaultKind; 4] = [
-    FaultKind::Crash,
-    FaultKind::Restart,
-    FaultKind::Pause,
-    FaultKind::Network,
-];
-const STORE_FAULTS: [FaultKind; 4] = [
-    FaultKind::Pause,
-    FaultKind::Crash,
-    FaultKind::Restart,
-    FaultKind::Network,
-];
 
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
@@ -130,30 +109,73 @@ pub fn expectation(params: &Params) -> Expectation {
     Expectation { outcome, verdicts }
 }
 
+/// Adds a lease table that has issued 32 tokens.
 fn table(setup: &mut Setup, name: &str, config: PlacedConfig) -> NodeId {
-    setup.add::<PlacedLease>(
-        name,
-        "lease-store",
-        &STORE_FAULTS,
-        config,
-        PlacedLease::initial(32),
-    )
+    let id = setup.reserve();
+    place_table(setup, id, name, config);
+    id
+}
+
+/// Puts a lease table that has issued 32 tokens at a reserved id.
+fn place_table(setup: &mut Setup, id: NodeId, name: &str, config: PlacedConfig) {
+    let fresh = PlacedLease::initial(32);
+    setup.place::<PlacedLease>(id, name, "lease-store", &STORE_FAULTS, config, fresh);
 }
 
 pub fn setup(params: &Params, _seed: u64) -> Setup {
     let variant = store(params).to_string();
     let mut setup = Setup::new(LinkConfig::reliable(MS_US, 4 * MS_US));
-    let (store_a, store_b, via) = match variant.as_str() {
-        "per-node-table" => (STORE, SECOND, AcquireVia::Atomic),
-        "read-replica" => (STORE, STORE, AcquireVia::ReadReplicaThenClaim { replica: SECOND }),
-        _ => (STORE, STORE, AcquireVia::Atomic),
+    let cast = FenceCast::reserve(&mut setup, LedgerIntro::RemembersHighest, OPENING_BALANCE);
+    let shared = |replicas: Vec<NodeId>| PlacedConfig {
+        replicas,
+        role_on_card: true,
+        ..PlacedConfig::shared(LEASE)
+    };
+    // The tables, primary (or worker-A's own) first; the table each worker asks; how.
+    let (stores, store_a, store_b, via) = match variant.as_str() {
+        "per-node-table" => {
+            let [on_a, on_b] = [("table-on-A", cast.a), ("table-on-B", cast.b)].map(|(name, owner)| {
+                let config = PlacedConfig {
+                    local_to: Some(owner),
+                    ..shared(Vec::new())
+                };
+                table(&mut setup, name, config)
+            });
+            (vec![on_a, on_b], on_a, on_b, AcquireVia::Atomic)
+        }
+        "read-replica" => {
+            // The primary ships to the replica, added after it.
+            let primary = setup.reserve();
+            let replica = PlacedConfig {
+                replica: true,
+                ..shared(Vec::new())
+            };
+            let replica = table(&mut setup, "lease-replica", replica);
+            place_table(&mut setup, primary, "lease-db", shared(vec![replica]));
+            let lag_us = int::<u64>(params, "lag_ms") * MS_US;
+            setup.link(
+                primary,
+                replica,
+                LinkConfig::reliable(lag_us.max(MS_US), lag_us.max(MS_US)),
+            );
+            let via = AcquireVia::ReadReplicaThenClaim { replica };
+            (vec![primary, replica], primary, primary, via)
+        }
+        _ => {
+            let db = table(&mut setup, "lease-db", shared(Vec::new()));
+            (vec![db], db, db, AcquireVia::Atomic)
+        }
     };
     let plan = FenceWorkerPlan {
         // Enough polls to outlast a 30 s lease; a store that never answers is tried 4 times.
         max_attempts: if variant == "store-down" { 4 } else { 10 },
         ..FenceWorkerPlan::standard()
     };
-    for (name, store, start) in [("worker-A", store_a, (0, 100)), ("worker-B", store_b, (500, 600))] {
+    let workers = [
+        (cast.a, "worker-A", store_a, (0, 100)),
+        (cast.b, "worker-B", store_b, (500, 600)),
+    ];
+    for (id, name, store, start) in workers {
         let config = FenceWorkerConfig {
             plan: FenceWorkerPlan {
                 start_after_ms: start,
@@ -161,68 +183,19 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             },
             store,
             via,
-            ledger: LEDGER,
+            ledger: cast.ledger,
             failover_to: None,
             source: TokenSource::LeaseTable,
         };
-        setup.add::<FenceWorker>(
-            name,
-            "worker",
-            &WORKER_FAULTS,
-            config,
-            FenceWorkerDurable { finished: false },
-        );
-    }
-    setup.add::<FencedResource>(
-        "ledger",
-        "resource",
-        &[FaultKind::Pause, FaultKind::Network],
-        LedgerIntro::RemembersHighest,
-        FencedResource::initial(OPENING_BALANCE),
-    );
-    let shared = |replicas: Vec<NodeId>| PlacedConfig {
-        replicas,
-        role_on_card: true,
-        ..PlacedConfig::shared(LEASE)
-    };
-    let mut stores = vec![STORE];
-    match variant.as_str() {
-        "per-node-table" => {
-            for (name, owner) in [("table-on-A", A), ("table-on-B", B)] {
-                let config = PlacedConfig {
-                    local_to: Some(owner),
-                    ..shared(Vec::new())
-                };
-                table(&mut setup, name, config);
-            }
-            stores.push(SECOND);
-        }
-        "read-replica" => {
-            table(&mut setup, "lease-db", shared(vec![SECOND]));
-            let replica = PlacedConfig {
-                replica: true,
-                ..shared(Vec::new())
-            };
-            table(&mut setup, "lease-replica", replica);
-            let lag_us = int::<u64>(params, "lag_ms") * MS_US;
-            setup.link(
-                STORE,
-                SECOND,
-                LinkConfig::reliable(lag_us.max(MS_US), lag_us.max(MS_US)),
-            );
-            stores.push(SECOND);
-        }
-        _ => {
-            table(&mut setup, "lease-db", shared(Vec::new()));
-        }
+        FenceCast::place(&mut setup, id, name, &CLOCKLESS_FAULTS, config);
     }
     if variant == "store-down" {
-        setup.script(0, Fault::Crash { node: STORE });
+        setup.script(0, Fault::Crash { node: stores[0] });
     }
     setup.set_world(FenceWorld {
         stores,
-        workers: vec![A, B],
-        ledger: LEDGER,
+        workers: vec![cast.a, cast.b],
+        ledger: cast.ledger,
         opening_balance: OPENING_BALANCE,
         job_total: plan.job_total(),
         properties: vec![
@@ -234,7 +207,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         max_holders: 0,
         write_grants: Vec::new(),
     });
-    beats(&mut setup, &variant);
+    beats(&mut setup, &variant, cast);
     setup
 }
 
@@ -250,8 +223,8 @@ fn token(n: &crate::kernel::world::Nodes<'_>, w: NodeId) -> Option<u64> {
         .map(|t| t.0)
 }
 
-fn debited_twice(n: &crate::kernel::world::Nodes<'_>) -> bool {
-    n.live::<FencedResource>(LEDGER).is_some_and(|r| {
+fn debited_twice(n: &crate::kernel::world::Nodes<'_>, ledger: NodeId) -> bool {
+    n.live::<FencedResource>(ledger).is_some_and(|r| {
         let steps: Vec<u32> = r
             .durable
             .writes
@@ -263,7 +236,7 @@ fn debited_twice(n: &crate::kernel::world::Nodes<'_>) -> bool {
     })
 }
 
-fn beats(setup: &mut Setup, variant: &str) {
+fn beats(setup: &mut Setup, variant: &str, c: FenceCast) {
     use crate::protocols::fence_worker::FencePhase;
     match variant {
         "primary" => {
@@ -271,25 +244,25 @@ fn beats(setup: &mut Setup, variant: &str) {
                 "a-acquires",
                 "A takes the lease with token 33",
                 "The one shared table on the primary lets worker-A take account-42 over from an earlier run's expired row: token 33, for 30 s.",
-                |n, _| holds(n, A),
+                move |n, _| holds(n, c.a),
             );
             setup.beat(
                 "b-refused",
                 "B gets zero rows and backs off",
                 "worker-B runs the same statement on the same row. The row is A's and unexpired, so the WHERE matches nothing: B backs off and polls again in 5 s.",
-                |n, _| n.live::<FenceWorker>(B).is_some_and(|w| w.phase == FencePhase::BackingOff),
+                move |n, _| n.live::<FenceWorker>(c.b).is_some_and(|w| w.phase == FencePhase::BackingOff),
             );
             setup.beat(
                 "a-done",
                 "A finishes the job alone: ₹60",
                 "Four steps, four debits of ₹10, one holder throughout.",
-                |n, _| n.durable::<FenceWorker>(A).is_some_and(|d| d.finished),
+                move |n, _| n.durable::<FenceWorker>(c.a).is_some_and(|d| d.finished),
             );
             setup.beat(
                 "b-takes-over",
                 "B takes the lapsed lease: token 34",
                 "A never released; at 30 s its lease lapses and B's next poll takes the row over with 34. The ledger says all four steps are done, so B has nothing to do.",
-                |n, _| token(n, B) == Some(34),
+                move |n, _| token(n, c.b) == Some(34),
             );
         }
         "read-replica" => {
@@ -297,20 +270,20 @@ fn beats(setup: &mut Setup, variant: &str) {
                 "a-acquires",
                 "A reads 'expired' and claims: token 33",
                 "The replica shows an earlier run's expired row, so worker-A claims the lease on the primary: token 33.",
-                |n, _| holds(n, A),
+                move |n, _| holds(n, c.a),
             );
             setup.beat(
                 "b-reads-stale",
                 "B reads the replica: still 'expired'",
                 "Half a second later worker-B reads the same row on the replica. A's claim has not been replayed there yet, so the row still looks expired.",
-                |n, _| n.live::<FenceWorker>(B).is_some_and(|w| w.phase == FencePhase::Acquiring),
+                move |n, _| n.live::<FenceWorker>(c.b).is_some_and(|w| w.phase == FencePhase::Acquiring),
             );
             setup
                 .beat(
                     "two-holders",
                     "Two holders: A with 33, B with 34",
                     "B's unconditional UPDATE on the primary overwrites A's row with token 34. Nobody tells A: both workers now run the job.",
-                    |n, _| holds(n, A) && holds(n, B),
+                    move |n, _| holds(n, c.a) && holds(n, c.b),
                 )
                 .ask(
                     "Both run the job, and the ledger is fenced. What happens to the account?",
@@ -326,7 +299,7 @@ fn beats(setup: &mut Setup, variant: &str) {
                 "double-debit",
                 "Step 1 is debited twice",
                 "The fence refuses a token only once it has seen a higher one. Both step 1 writes land before that: the lease has already failed.",
-                |n, _| debited_twice(n),
+                move |n, _| debited_twice(n, c.ledger),
             );
         }
         "per-node-table" => {
@@ -334,14 +307,14 @@ fn beats(setup: &mut Setup, variant: &str) {
                 "a-acquires",
                 "A's own table grants it: token 33",
                 "worker-A asks the table on its own node. Nobody else writes there, so it says yes: token 33.",
-                |n, _| holds(n, A),
+                move |n, _| holds(n, c.a),
             );
             setup
                 .beat(
                     "b-acquires",
                     "B's own table grants it too: token 33",
                     "worker-B asks the table on its node, which has never heard of A: yes, token 33. Two holders of account-42 with the same number.",
-                    |n, _| holds(n, A) && holds(n, B),
+                    move |n, _| holds(n, c.a) && holds(n, c.b),
                 )
                 .ask(
                     "Both write with token 33 to a fenced ledger. What does the fence do?",
@@ -357,7 +330,7 @@ fn beats(setup: &mut Setup, variant: &str) {
                 "double-debit",
                 "Both debit: each step twice",
                 "Every write carries 33 and matches the row. The account is debited for the job twice over.",
-                |n, _| debited_twice(n),
+                move |n, _| debited_twice(n, c.ledger),
             );
         }
         _ => {
@@ -365,20 +338,20 @@ fn beats(setup: &mut Setup, variant: &str) {
                 "store-down",
                 "The lease store is down",
                 "lease-db, the one table every worker shares, has crashed before either job fires.",
-                |_, step| step.kind == EventKind::Fault,
+                move |_, step| step.kind == EventKind::Fault,
             );
             setup.beat(
                 "no-answer",
                 "Nobody gets an answer",
                 "worker-A's request goes unanswered. Without a lease it must not start the job, so it waits and asks again.",
-                |n, _| n.live::<FenceWorker>(A).is_some_and(|w| w.phase == FencePhase::BackingOff),
+                move |n, _| n.live::<FenceWorker>(c.a).is_some_and(|w| w.phase == FencePhase::BackingOff),
             );
             setup.beat(
                 "gave-up",
                 "The job does not run: by design",
                 "Both workers give up. The account is untouched: stopping is the failure the design chose over two writers.",
-                |n, _| {
-                    [A, B]
+                move |n, _| {
+                    [c.a, c.b]
                         .iter()
                         .all(|w| n.live::<FenceWorker>(*w).is_some_and(|f| f.phase == FencePhase::GaveUp))
                 },

@@ -5,7 +5,7 @@
 //! [`LeaseWorld`] that checks the run. A scenario file is then its info, its expectation, its
 //! parameters and its plan; the small helpers at the end serve its info and expectation.
 
-use super::common::WORKER_FAULTS;
+use super::common::{int_param, WORKER_FAULTS};
 use super::lease_world::{Explainer, HolderCount, LeaseProperty, LeaseWorld};
 use super::{ChoiceOption, ParamKind, ParamSpec, Params};
 use crate::kernel::collections::VecMap;
@@ -98,9 +98,57 @@ impl Default for LeasePlan {
     }
 }
 
-/// The participants, network and world of a lease scenario. Faults it scripts itself are
-/// added to the returned setup with [`Setup::script`].
-pub fn build(plan: LeasePlan) -> Setup {
+/// Who a lease scenario's [`build`] added, by role.
+#[derive(Clone, Debug)]
+pub struct LeaseCast {
+    /// The lease store, if the plan has one.
+    pub store: Option<NodeId>,
+    /// The workers, in the plan's order.
+    pub workers: Vec<NodeId>,
+    /// Where the workers write: the ledger (a fenced resource)...
+    pub ledger: Option<NodeId>,
+    /// ...or the payment rail.
+    pub rail: Option<NodeId>,
+    /// The job table, if a worker claims through one.
+    pub jobs: Option<NodeId>,
+}
+
+impl LeaseCast {
+    /// The lease store; for a plan that has one.
+    pub fn store(&self) -> NodeId {
+        self.store.expect("this lease scenario has a store")
+    }
+
+    /// The ledger; for a plan whose workers write to one.
+    pub fn ledger(&self) -> NodeId {
+        self.ledger.expect("this lease scenario writes to a ledger")
+    }
+
+    /// The story's two leading workers with the store and where they write, for beats to
+    /// copy into their predicates; for a plan with a store and at least two workers.
+    pub fn pair(&self) -> LeasePair {
+        LeasePair {
+            store: self.store(),
+            a: self.workers[0],
+            b: self.workers[1],
+            sink: self.ledger.or(self.rail).expect("a worker writes somewhere"),
+        }
+    }
+}
+
+/// Workers A and B of a lease story, the store they ask and where they write.
+#[derive(Clone, Copy, Debug)]
+pub struct LeasePair {
+    pub store: NodeId,
+    pub a: NodeId,
+    pub b: NodeId,
+    /// The ledger, or the payment rail.
+    pub sink: NodeId,
+}
+
+/// The participants, network and world of a lease scenario, and who they are. Faults it
+/// scripts itself are added to the returned setup with [`Setup::script`].
+pub fn build(plan: LeasePlan) -> (Setup, LeaseCast) {
     let job = plan
         .workers
         .first()
@@ -108,30 +156,10 @@ pub fn build(plan: LeasePlan) -> Setup {
         .expect("a lease scenario has at least one worker");
     let mut setup = Setup::new(LinkConfig::reliable(MS_US, 4 * MS_US));
     let store = plan.store.map(|s| add_store(&mut setup, &s, &job.lease));
-    // Ids count up in the order nodes are added: the workers, where they write, the job table.
-    let first = setup.next_id().0;
-    let count = plan.workers.len() as u32;
-    let workers: Vec<NodeId> = (first..first + count).map(NodeId).collect();
-    let sink_node = NodeId(first + count);
-    let needs_jobs = plan.workers.iter().any(|(_, p)| p.coordination.needs_job_table());
-    let jobs = needs_jobs.then_some(NodeId(first + count + 1));
-    for (name, worker_plan) in plan.workers {
-        // A claim in the job table replaces the lease. (A run key goes to the ledger, with
-        // the debit it guards.)
-        let authority = if worker_plan.coordination.needs_job_table() {
-            jobs
-        } else {
-            store
-        };
-        let config = WorkerConfig {
-            plan: worker_plan,
-            authority,
-            sink_node,
-        };
-        let fresh = WorkerDurable { finished: false };
-        setup.add::<LeaseWorker>(name, "worker", plan.worker_faults, config, fresh);
-    }
-    let (resource, rail) = match job.sink {
+    // The workers come next, but their configuration names where they write and the job
+    // table, added after them: their ids are reserved now and the workers placed last.
+    let workers: Vec<NodeId> = plan.workers.iter().map(|_| setup.reserve()).collect();
+    let (ledger, rail) = match job.sink {
         Sink::Resource => {
             let (intro, ledger) = (
                 LedgerIntro::RemembersHighest,
@@ -146,15 +174,37 @@ pub fn build(plan: LeasePlan) -> Setup {
             (None, Some(id))
         }
     };
-    debug_assert_eq!(resource.or(rail), Some(sink_node));
-    if needs_jobs {
-        let id = setup.add::<JobTable>("job-db", "job-table", &STORE_FAULTS, (), JobTable::initial());
-        debug_assert_eq!(Some(id), jobs);
+    let sink_node = ledger.or(rail).expect("a worker writes to a ledger or a rail");
+    let needs_jobs = plan.workers.iter().any(|(_, p)| p.coordination.needs_job_table());
+    let jobs = needs_jobs
+        .then(|| setup.add::<JobTable>("job-db", "job-table", &STORE_FAULTS, (), JobTable::initial()));
+    for (&id, (name, worker_plan)) in workers.iter().zip(plan.workers) {
+        // A claim in the job table replaces the lease. (A run key goes to the ledger, with
+        // the debit it guards.)
+        let authority = if worker_plan.coordination.needs_job_table() {
+            jobs
+        } else {
+            store
+        };
+        let config = WorkerConfig {
+            plan: worker_plan,
+            authority,
+            sink_node,
+        };
+        let fresh = WorkerDurable { finished: false };
+        setup.place::<LeaseWorker>(id, name, "worker", plan.worker_faults, config, fresh);
     }
-    setup.set_world(LeaseWorld {
+    let cast = LeaseCast {
         store,
         workers,
-        resource,
+        ledger,
+        rail,
+        jobs,
+    };
+    setup.set_world(LeaseWorld {
+        store,
+        workers: cast.workers.clone(),
+        resource: ledger,
         rail,
         jobs,
         lease: job.lease.clone(),
@@ -171,7 +221,7 @@ pub fn build(plan: LeasePlan) -> Setup {
         explain_double_runs: plan.explain_double_runs,
         explainer: Explainer::default(),
     });
-    setup
+    (setup, cast)
 }
 
 pub(super) fn add_store(setup: &mut Setup, plan: &StorePlan, lease: &str) -> NodeId {
@@ -200,6 +250,16 @@ pub(super) fn add_store(setup: &mut Setup, plan: &StorePlan, lease: &str) -> Nod
 /// A named worker for [`LeasePlan::workers`].
 pub fn worker(name: impl Into<String>, plan: WorkerPlan) -> (String, WorkerPlan) {
     (name.into(), plan)
+}
+
+/// worker-A running `a`, and worker-B running the same job from `b_start_after_ms`: the
+/// pair of a two-worker lease story.
+pub fn worker_pair(a: WorkerPlan, b_start_after_ms: (u64, u64)) -> Vec<(String, WorkerPlan)> {
+    let b = WorkerPlan {
+        start_after_ms: b_start_after_ms,
+        ..a.clone()
+    };
+    vec![worker("worker-A", a), worker("worker-B", b)]
 }
 
 /// A choice parameter whose first option is the default: `(value, label)` per option.
@@ -232,14 +292,7 @@ pub fn millis(
     default: &'static str,
     (min, max): (i64, i64),
 ) -> ParamSpec {
-    ParamSpec {
-        variant_defaults: &[],
-        key,
-        label,
-        help,
-        default,
-        kind: ParamKind::Int { min, max, unit: "ms" },
-    }
+    int_param(key, label, help, default, min, max, "ms")
 }
 
 /// An integer parameter's value (validated before a scenario sees it).

@@ -15,8 +15,8 @@
 //! 500 seeds the tests try, for four or more waiters; with two or three, two random delays now
 //! and then land in the same 100 ms by chance, so the scenario declares no peak for jitter on.
 
-use super::lease_setup::{build, choice, chosen, int, worker, LeasePlan};
-use super::lease_table_beats::{grants, released, STORE};
+use super::lease_setup::{build, choice, chosen, int, worker, LeaseCast, LeasePlan};
+use super::lease_table_beats::{grants, released};
 use super::lease_world::LeaseProperty::*;
 use super::{Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
 use crate::json;
@@ -122,25 +122,26 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     };
     let mut workers = vec![worker("holder", holder)];
     workers.extend((1..=waiters(params)).map(|i| worker(format!("waiter-{i}"), waiter.clone())));
-    let mut setup = build(LeasePlan {
+    let (mut setup, cast) = build(LeasePlan {
         workers,
         properties: vec![NoOverlappingGrants, TokensIncrease, JobCompletes],
         histogram_bucket_ms: Some(BUCKET_MS),
         ..LeasePlan::default()
     });
-    beats(&mut setup, jitter(params), waiters(params));
+    beats(&mut setup, &cast, jitter(params), waiters(params));
     setup
 }
 
 /// The story, with and without jitter. Nodes: the store, the holder, then the waiters.
-fn beats(setup: &mut Setup, jitter: bool, waiters: u32) {
-    const HOLDER: NodeId = NodeId(1);
+fn beats(setup: &mut Setup, cast: &LeaseCast, jitter: bool, waiters: u32) {
+    let store = cast.store();
+    let holder = cast.workers[0];
     const LEASE: &str = "job:nightly-sweep";
     setup.beat(
         "holder",
         "The holder takes the lease",
         "Its job takes 2.5 s under a 9 s lease. The other copies of the job fire too, and find the lease held.",
-        |n, _| !grants(n).is_empty(),
+        move |n, _| !grants(n, store).is_empty(),
     );
     if !jitter {
         let requests = 1 + waiters as usize;
@@ -149,7 +150,7 @@ fn beats(setup: &mut Setup, jitter: bool, waiters: u32) {
                 "burst",
                 &format!("All {waiters} waiters ask in the same instant"),
                 "Their jobs fired together at 1 s: every request reaches the store within a few milliseconds, and every one is refused.",
-                move |n, _| n.live::<LeaseStore>(STORE).is_some_and(|s| s.acquire_requests_us.len() >= requests),
+                move |n, _| n.live::<LeaseStore>(store).is_some_and(|s| s.acquire_requests_us.len() >= requests),
             )
             .ask(
                 "Each refused waiter retries exactly 2 s later, and the holder lets go at about 2.5 s. What happens at 3 s?",
@@ -162,7 +163,7 @@ fn beats(setup: &mut Setup, jitter: bool, waiters: u32) {
         "released",
         "The holder finishes and releases",
         "Its release sets expires_at = now(): the row stays, free for the next holder, with its counter.",
-        |n, _| released(n, LEASE),
+        move |n, _| released(n, store, LEASE),
     );
     setup.beat(
         "next",
@@ -172,7 +173,7 @@ fn beats(setup: &mut Setup, jitter: bool, waiters: u32) {
         } else {
             "One request of the burst wins the row with the next token; the others are refused together, again."
         },
-        |n, _| grants(n).iter().any(|g| g.owner != HOLDER),
+        move |n, _| grants(n, store).iter().any(|g| g.owner != holder),
     );
     setup.beat(
         "all",
@@ -183,7 +184,7 @@ fn beats(setup: &mut Setup, jitter: bool, waiters: u32) {
             "Round after round the waiters hit the store together. Compare the request histogram with jitter on."
         },
         move |n, _| {
-            let mut owners: Vec<NodeId> = grants(n).iter().map(|g| g.owner).collect();
+            let mut owners: Vec<NodeId> = grants(n, store).iter().map(|g| g.owner).collect();
             owners.sort_by_key(|o| o.0);
             owners.dedup();
             owners.len() > waiters as usize

@@ -3,35 +3,33 @@
 //! each predicate reads the lease table and the ledger as the store and the ledger persisted
 //! them, never step numbers.
 
+use super::lease_setup::LeasePair;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::world::Nodes;
 use crate::protocols::fenced_resource::{FencedResource, WriteRecord};
 use crate::protocols::lease_store::{Grant, GrantKind, LeaseRow, LeaseStore, ReleaseStyle, TokenSource};
 
-/// The lease store is the first node of every lease-table scenario.
-pub(super) const STORE: NodeId = NodeId(0);
-
 /// Every grant the store has made, in order.
-pub(super) fn grants<'a>(n: &Nodes<'a>) -> &'a [Grant] {
-    n.durable::<LeaseStore>(STORE).map_or(&[], |d| &d.grants)
+pub(super) fn grants<'a>(n: &Nodes<'a>, store: NodeId) -> &'a [Grant] {
+    n.durable::<LeaseStore>(store).map_or(&[], |d| &d.grants)
 }
 
 /// Whether `who` has been granted the lease (of `kind`, if given).
-pub(super) fn granted_to(n: &Nodes<'_>, who: NodeId, kind: Option<GrantKind>) -> bool {
-    grants(n)
+pub(super) fn granted_to(n: &Nodes<'_>, store: NodeId, who: NodeId, kind: Option<GrantKind>) -> bool {
+    grants(n, store)
         .iter()
         .any(|g| g.owner == who && kind.is_none_or(|k| g.kind == k))
 }
 
 /// The lease's row, if it has one.
-pub(super) fn row<'a>(n: &Nodes<'a>, lease: &str) -> Option<&'a LeaseRow> {
-    n.durable::<LeaseStore>(STORE)?.rows.get(lease)
+pub(super) fn row<'a>(n: &Nodes<'a>, store: NodeId, lease: &str) -> Option<&'a LeaseRow> {
+    n.durable::<LeaseStore>(store)?.rows.get(lease)
 }
 
 /// Whether the lease's row has been released: deleted, or expired by its owner.
-pub(super) fn released(n: &Nodes<'_>, lease: &str) -> bool {
-    row(n, lease).is_none_or(|r| r.released)
+pub(super) fn released(n: &Nodes<'_>, store: NodeId, lease: &str) -> bool {
+    row(n, store, lease).is_none_or(|r| r.released)
 }
 
 /// The ledger's writes, accepted and refused.
@@ -45,8 +43,8 @@ pub(super) fn refused(n: &Nodes<'_>, ledger: NodeId, who: NodeId) -> bool {
 }
 
 /// The last statement the store ran mentions `who` and returned `result`.
-pub(super) fn last_statement(n: &Nodes<'_>, who: &str, result: &str) -> bool {
-    n.live::<LeaseStore>(STORE)
+pub(super) fn last_statement(n: &Nodes<'_>, store: NodeId, who: &str, result: &str) -> bool {
+    n.live::<LeaseStore>(store)
         .and_then(|s| s.last_statement.as_ref())
         .is_some_and(|s| {
             s.sql.iter().any(|l| l.contains(&format!("'{who}'"))) && s.result.starts_with(result)
@@ -54,11 +52,20 @@ pub(super) fn last_statement(n: &Nodes<'_>, who: &str, result: &str) -> bool {
 }
 
 const LEASE: &str = "account-42";
-const A: NodeId = NodeId(1);
-const B: NodeId = NodeId(2);
 
 /// `lease-lifecycle`: the row's life, told per renewal rule and release.
-pub(super) fn lifecycle(setup: &mut Setup, increments: bool, rules: (ReleaseStyle, TokenSource)) {
+pub(super) fn lifecycle(
+    setup: &mut Setup,
+    cast: LeasePair,
+    increments: bool,
+    rules: (ReleaseStyle, TokenSource),
+) {
+    let LeasePair {
+        store,
+        a,
+        b,
+        sink: ledger,
+    } = cast;
     let sequence = rules.1 == TokenSource::Sequence;
     setup.beat(
         "inserted",
@@ -68,7 +75,7 @@ pub(super) fn lifecycle(setup: &mut Setup, increments: bool, rules: (ReleaseStyl
         } else {
             "No row for account-42 yet, so the INSERT succeeds and the row's fence_token starts at 1."
         },
-        |n, _| !grants(n).is_empty(),
+        move |n, _| !grants(n, store).is_empty(),
     );
     if increments {
         setup
@@ -76,9 +83,9 @@ pub(super) fn lifecycle(setup: &mut Setup, increments: bool, rules: (ReleaseStyl
                 "bumped",
                 "A's renewal returns token 2",
                 "This statement has no CASE, so a renewal adds 1 like a takeover. A's step 1 is still under way with token 1.",
-                |n, _| {
-                    let g = grants(n);
-                    g.iter().any(|r| r.owner == A && r.kind == GrantKind::Renewal && Some(r.token) > g.first().map(|f| f.token))
+                move |n, _| {
+                    let g = grants(n, store);
+                    g.iter().any(|r| r.owner == a && r.kind == GrantKind::Renewal && Some(r.token) > g.first().map(|f| f.token))
                 },
             )
             .ask(
@@ -91,19 +98,19 @@ pub(super) fn lifecycle(setup: &mut Setup, increments: bool, rules: (ReleaseStyl
             "self-fenced",
             "A's own write is refused",
             "UPDATE 0: A's renewal fenced out A's own write. A aborts and releases.",
-            |n, _| refused(n, NodeId(3), A),
+            move |n, _| refused(n, ledger, a),
         );
         setup.beat(
             "b-too",
             "B takes over and fences itself out too",
             "B's first renewal raises its token above the write it has in flight, just as A's did.",
-            |n, _| refused(n, NodeId(3), B),
+            move |n, _| refused(n, ledger, b),
         );
         setup.beat(
             "never",
             "Every holder fences itself out: the job never ends",
             "A comes back and bounces off its own renewal a second time. A renewal must keep the token.",
-            |n, _| writes(n, NodeId(3)).iter().filter(|w| !w.accepted).count() >= 3,
+            move |n, _| writes(n, ledger).iter().filter(|w| !w.accepted).count() >= 3,
         );
         return;
     }
@@ -111,13 +118,13 @@ pub(super) fn lifecycle(setup: &mut Setup, increments: bool, rules: (ReleaseStyl
         "renewed",
         "A renews and keeps token 1",
         "Same statement, same owner: the CASE keeps fence_token and only expires_at moves.",
-        |n, _| granted_to(n, A, Some(GrantKind::Renewal)),
+        move |n, _| granted_to(n, store, a, Some(GrantKind::Renewal)),
     );
     let crash = setup.beat(
         "crash",
         "A crashes mid-job",
         "Its heartbeats stop. Nobody tells the store: the row simply runs out by the store's clock.",
-        |n, _| !n.is_live(A),
+        move |n, _| !n.is_live(a),
     );
     if !sequence {
         crash.ask(
@@ -138,8 +145,8 @@ pub(super) fn lifecycle(setup: &mut Setup, increments: bool, rules: (ReleaseStyl
             "lease.expires_at < now() lets B's update through, and the CASE adds 1 to the row's counter.",
         )
     };
-    setup.beat("takeover", b_title, b_text, |n, _| {
-        granted_to(n, B, Some(GrantKind::Takeover))
+    setup.beat("takeover", b_title, b_text, move |n, _| {
+        granted_to(n, store, b, Some(GrantKind::Takeover))
     });
     let (text, answers, correct, why): (&str, &[&str], u8, &str) = match rules {
         (ReleaseStyle::Expire, _) => (
@@ -162,8 +169,8 @@ pub(super) fn lifecycle(setup: &mut Setup, increments: bool, rules: (ReleaseStyl
         ),
     };
     setup
-        .beat("released", "B finishes step 2 and releases", text, |n, _| {
-            granted_to(n, B, None) && released(n, LEASE)
+        .beat("released", "B finishes step 2 and releases", text, move |n, _| {
+            granted_to(n, store, b, None) && released(n, store, LEASE)
         })
         .ask(
             "A restarts and runs the statement again. What token does it get?",
@@ -185,10 +192,10 @@ pub(super) fn lifecycle(setup: &mut Setup, increments: bool, rules: (ReleaseStyl
             "The row was deleted, but the sequence cannot go back: a delete no longer resets the fence.",
         ),
     };
-    setup.beat("again", title, text, |n, _| {
-        grants(n)
+    setup.beat("again", title, text, move |n, _| {
+        grants(n, store)
             .iter()
-            .skip_while(|g| g.owner != B)
-            .any(|g| g.owner == A)
+            .skip_while(|g| g.owner != b)
+            .any(|g| g.owner == a)
     });
 }

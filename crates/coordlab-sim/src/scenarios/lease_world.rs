@@ -2,6 +2,7 @@
 //! the inspector tables, the outcome fields and the "unsafe window" highlight. The world only
 //! reads the participants [`super::lease_setup::build`] put in place.
 
+use super::common::{always, eventually};
 use crate::json;
 use crate::kernel::collections::{VecMap, VecSet};
 use crate::kernel::ids::{FencingToken, NodeId};
@@ -9,7 +10,7 @@ use crate::kernel::participant::Participant;
 use crate::kernel::time::MS_US;
 use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
-use crate::properties::{PropertyKind, PropertySpec};
+use crate::properties::PropertySpec;
 use crate::protocols::fenced_resource::{FencedResource, ResourceDurable, WriteRecord};
 use crate::protocols::job_table::{JobDurable, JobTable};
 use crate::protocols::lease_msg::{seconds, RejectReason};
@@ -35,36 +36,12 @@ pub enum LeaseProperty {
 impl LeaseProperty {
     pub fn spec(self) -> PropertySpec {
         match self {
-            LeaseProperty::FenceMonotonic => PropertySpec {
-                name: "fence-monotonic",
-                kind: PropertyKind::Always,
-                description: "The ledger never accepts a write whose token is lower than the highest it has seen.",
-            },
-            LeaseProperty::TokensIncrease => PropertySpec {
-                name: "tokens-increase",
-                kind: PropertyKind::Always,
-                description: "Each change of holder gets a higher token; a renewal keeps the token.",
-            },
-            LeaseProperty::NoDoubleDebit => PropertySpec {
-                name: "no-double-debit",
-                kind: PropertyKind::Always,
-                description: "The account is debited at most once for the job: the legitimate holders' writes, nothing more.",
-            },
-            LeaseProperty::NoDoublePayment => PropertySpec {
-                name: "no-double-payment",
-                kind: PropertyKind::Always,
-                description: "The rail sends at most one job's worth of money and never pays the same step twice.",
-            },
-            LeaseProperty::NoOverlappingGrants => PropertySpec {
-                name: "no-overlapping-grants",
-                kind: PropertyKind::Always,
-                description: "The store never grants the lease while another owner's grant is still valid.",
-            },
-            LeaseProperty::JobCompletes => PropertySpec {
-                name: "job-completes",
-                kind: PropertyKind::Eventually,
-                description: "Some worker finishes the job.",
-            },
+            LeaseProperty::FenceMonotonic => always("fence-monotonic", "The ledger never accepts a write whose token is lower than the highest it has seen."),
+            LeaseProperty::TokensIncrease => always("tokens-increase", "Each change of holder gets a higher token; a renewal keeps the token."),
+            LeaseProperty::NoDoubleDebit => always("no-double-debit", "The account is debited at most once for the job: the legitimate holders' writes, nothing more."),
+            LeaseProperty::NoDoublePayment => always("no-double-payment", "The rail sends at most one job's worth of money and never pays the same step twice."),
+            LeaseProperty::NoOverlappingGrants => always("no-overlapping-grants", "The store never grants the lease while another owner's grant is still valid."),
+            LeaseProperty::JobCompletes => eventually("job-completes", "Some worker finishes the job."),
         }
     }
 }

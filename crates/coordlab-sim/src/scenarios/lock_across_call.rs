@@ -39,11 +39,18 @@ const USUAL_MS: u64 = 1_000;
 /// B asks at about 0.5 s, 5.5 s and 10.5 s: the third is the first after A's lease expires.
 const RETRY_MS: u64 = 5_000;
 const AMOUNT: i64 = 10;
-const A: NodeId = NodeId(1);
-const B: NodeId = NodeId(2);
-const LEDGER: NodeId = NodeId(3);
-const API: NodeId = NodeId(4);
-const JOBS: NodeId = NodeId(5);
+
+/// Who `lock-across-call`'s setup added.
+#[derive(Clone, Copy)]
+struct CallCast {
+    store: NodeId,
+    a: NodeId,
+    b: NodeId,
+    ledger: NodeId,
+    api: NodeId,
+    /// With `outside-lock` only.
+    jobs: Option<NodeId>,
+}
 
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
@@ -180,43 +187,56 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     };
     let mut setup = Setup::new(LinkConfig::reliable(MS_US, 4 * MS_US));
     let store = add_store(&mut setup, &StorePlan::with_tokens_issued(32), LEASE);
-    let jobs = outside.then_some(JOBS);
-    for (name, start_after_ms) in [("worker-A", (0, 100)), ("worker-B", (500, 600))] {
-        let config = CallConfig {
-            plan: CallPlan {
-                start_after_ms,
-                ..plan.clone()
-            },
-            store,
-            ledger: LEDGER,
-            api: API,
-            jobs,
-        };
-        let fresh = WorkerDurable { finished: false };
-        setup.add::<CallWorker>(name, "worker", &WORKER_FAULTS, config, fresh);
-    }
-    let ledger = FencedResource::initial(OPENING_BALANCE);
-    let intro = LedgerIntro::RemembersHighest;
-    setup.add::<FencedResource>("ledger", "resource", &SINK_FAULTS, intro, ledger);
+    // The workers come first, but they name the ledger, the API and the job table: their ids
+    // are reserved here and the workers placed once those exist.
+    let [a, b] = [setup.reserve(), setup.reserve()];
+    let ledger = setup.add::<FencedResource>(
+        "ledger",
+        "resource",
+        &SINK_FAULTS,
+        LedgerIntro::RemembersHighest,
+        FencedResource::initial(OPENING_BALANCE),
+    );
     let timing = ApiTiming {
         stall_ms: int(params, "call_ms"),
         usual_ms: USUAL_MS,
     };
-    setup.add::<PaymentApi>(
+    let api = setup.add::<PaymentApi>(
         "payment-api",
         "rail",
         &SINK_FAULTS,
         timing,
         PaymentRail::initial(),
     );
-    if outside {
-        setup.add::<JobTable>("job-db", "job-table", &STORE_FAULTS, (), JobTable::initial());
+    let jobs =
+        outside.then(|| setup.add::<JobTable>("job-db", "job-table", &STORE_FAULTS, (), JobTable::initial()));
+    for (id, name, start_after_ms) in [(a, "worker-A", (0, 100)), (b, "worker-B", (500, 600))] {
+        let config = CallConfig {
+            plan: CallPlan {
+                start_after_ms,
+                ..plan.clone()
+            },
+            store,
+            ledger,
+            api,
+            jobs,
+        };
+        let fresh = WorkerDurable { finished: false };
+        setup.place::<CallWorker>(id, name, "worker", &WORKER_FAULTS, config, fresh);
     }
+    let cast = CallCast {
+        store,
+        a,
+        b,
+        ledger,
+        api,
+        jobs,
+    };
     setup.set_world(CallWorld {
         inner: LeaseWorld {
             store: Some(store),
             workers: Vec::new(),
-            resource: Some(LEDGER),
+            resource: Some(ledger),
             rail: None,
             jobs,
             lease: LEASE.to_string(),
@@ -231,57 +251,57 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             explain_double_runs: false,
             explainer: Default::default(),
         },
-        workers: vec![A, B],
-        api: API,
+        workers: vec![a, b],
+        api,
         holders: HolderCount::default(),
     });
-    beats(&mut setup, v, timing.stall_ms);
+    beats(&mut setup, v, timing.stall_ms, cast);
     setup
 }
 
 /// The API's payouts so far, and the calls it is working on.
-fn payouts<'a>(n: &Nodes<'a>) -> &'a [Payment] {
-    n.durable::<PaymentApi>(API).map_or(&[], |d| &d.payments)
+fn payouts<'a>(n: &Nodes<'a>, c: CallCast) -> &'a [Payment] {
+    n.durable::<PaymentApi>(c.api).map_or(&[], |d| &d.payments)
 }
 
-fn calling(n: &Nodes<'_>, who: NodeId) -> bool {
-    n.live::<PaymentApi>(API)
+fn calling(n: &Nodes<'_>, c: CallCast, who: NodeId) -> bool {
+    n.live::<PaymentApi>(c.api)
         .is_some_and(|a| a.calls.iter().any(|c| c.from == who))
-        || payouts(n).iter().any(|p| p.from == who)
+        || payouts(n, c).iter().any(|p| p.from == who)
 }
 
-fn recorded(n: &Nodes<'_>, who: NodeId) -> bool {
-    writes(n, LEDGER).iter().any(|w| w.worker == who && w.accepted)
+fn recorded(n: &Nodes<'_>, c: CallCast, who: NodeId) -> bool {
+    writes(n, c.ledger).iter().any(|w| w.worker == who && w.accepted)
 }
 
-fn job_row<'a>(n: &Nodes<'a>) -> Option<&'a JobDurable> {
-    n.durable::<JobTable>(JOBS)
+fn job_row<'a>(n: &Nodes<'a>, c: CallCast) -> Option<&'a JobDurable> {
+    n.durable::<JobTable>(c.jobs?)
 }
 
-fn beats(setup: &mut Setup, variant: &str, call_ms: u64) {
+fn beats(setup: &mut Setup, variant: &str, call_ms: u64, c: CallCast) {
     setup.beat(
         "a-holds",
         "A takes the lease: token 33, for 10 s",
         "Ten seconds is plenty for a payout the API usually makes in 1 s. A does not renew.",
-        |n, _| !grants(n).is_empty(),
+        move |n, _| !grants(n, c.store).is_empty(),
     );
     let call = crate::protocols::lease_msg::seconds(call_ms);
     if variant == "outside-lock" {
-        return outside_beats(setup, &call);
+        return outside_beats(setup, &call, c);
     }
     let keyed = variant == "idempotent-fenced";
     setup.beat(
         "a-calls",
         "A calls the API, holding the lease",
         &format!("This call stalls: the answer takes {call}. A waits, and its lease runs on."),
-        |n, _| calling(n, A),
+        move |n, _| calling(n, c, c.a),
     );
     if call_ms <= TTL_MS {
         setup.beat(
             "a-records",
             "A's answer comes back in time",
             "A records the payout and lets go. B, asking later, finds it recorded and does nothing.",
-            |n, _| recorded(n, A),
+            move |n, _| recorded(n, c, c.a),
         )
         .ask(
             &format!("A's call took {call}, within its 10 s lease. Does B pay out too?"),
@@ -295,14 +315,16 @@ fn beats(setup: &mut Setup, variant: &str, call_ms: u64) {
         "b-takes-over",
         "Mid-call, the lease expires: B gets token 34",
         "A is still waiting for the API. By the store's clock its lease is over, and B's retry takes it.",
-        |n, _| granted_to(n, B, None),
+        move |n, _| granted_to(n, c.store, c.b, None),
     );
     let b_calls = if keyed {
         "B stamps the ledger row with 34, finds no payout recorded and calls with the same key, payout-42#1."
     } else {
         "No payout is recorded yet, so B asks the API to pay out too. Nothing in the call says it is the same job."
     };
-    let b = setup.beat("b-calls", "B makes the same call", b_calls, |n, _| calling(n, B));
+    let b = setup.beat("b-calls", "B makes the same call", b_calls, move |n, _| {
+        calling(n, c, c.b)
+    });
     if !keyed {
         b.ask(
             "A's call is still in progress at the API. What happens to it?",
@@ -329,7 +351,7 @@ fn beats(setup: &mut Setup, variant: &str, call_ms: u64) {
         )
     };
     setup.beat(key, title, text, move |n, _| {
-        let p = payouts(n);
+        let p = payouts(n, c);
         if keyed {
             p.iter().any(|p| !p.applied)
         } else {
@@ -342,7 +364,7 @@ fn beats(setup: &mut Setup, variant: &str, call_ms: u64) {
                 "a-refused",
                 "A's late record is refused",
                 "Its WHERE clause asks for last_token <= 33, and the row has 34. UPDATE 0: A stops. One payout, one record.",
-                |n, _| refused(n, LEDGER, A),
+                move |n, _| refused(n, c.ledger, c.a),
             )
             .ask(
                 "Without the key, but with the fenced record: how many payouts?",
@@ -355,30 +377,30 @@ fn beats(setup: &mut Setup, variant: &str, call_ms: u64) {
             "a-records",
             "A records the payout with stale token 33",
             "A still thinks it holds the lease. Nothing checks its token, so the ledger records the payout a second time.",
-            |n, _| recorded(n, A),
+            move |n, _| recorded(n, c, c.a),
         );
     }
 }
 
-fn outside_beats(setup: &mut Setup, call: &str) {
+fn outside_beats(setup: &mut Setup, call: &str, c: CallCast) {
     setup.beat(
         "a-claims",
         "A claims the job row, then lets go",
         "Under the lease A commits one short change, pending → running, and releases a few milliseconds after taking it.",
-        |n, _| job_row(n).is_some_and(|j| j.claimed_by.values().any(|w| *w == A)),
+        move |n, _| job_row(n, c).is_some_and(|j| j.claimed_by.values().any(|w| *w == c.a)),
     );
     setup.beat(
         "a-calls",
         "A calls the API, holding no lease",
         &format!("This call stalls for {call}. No lease runs out while A waits: it holds none."),
-        |n, _| calling(n, A),
+        move |n, _| calling(n, c, c.a),
     );
     setup
         .beat(
             "b-skips",
             "B takes the lease and finds the job taken",
             "B gets token 34, but the job row is no longer pending: it lets go and does nothing.",
-            |n, _| job_row(n).is_some_and(|j| j.conflicts > 0),
+            move |n, _| job_row(n, c).is_some_and(|j| j.conflicts > 0),
         )
         .ask(
             "While A's call is in flight, B holds the lease. What does B do?",
@@ -394,12 +416,12 @@ fn outside_beats(setup: &mut Setup, call: &str) {
         "api-pays-once",
         "The API pays out once",
         "A's call finishes. Only A ever called: the job row, not a lease, said whose job it was.",
-        |n, _| payouts(n).iter().any(|p| p.applied),
+        move |n, _| payouts(n, c).iter().any(|p| p.applied),
     );
     setup.beat(
         "a-records",
         "A records the payout",
         "No token needed: only the row's owner records. Had A crashed mid-call, the row would stay running until a sweeper retried it, with an idempotency key.",
-        |n, _| recorded(n, A),
+        move |n, _| recorded(n, c, c.a),
     );
 }

@@ -13,11 +13,11 @@
 //! Which copy wins the insert or the update depends on the seed (start jitter and network
 //! latency); that exactly one does, does not.
 
+use super::common::CLOCKLESS_FAULTS;
 use super::lease_setup::{build, choice, worker, LeasePlan, OPENING_BALANCE};
 use super::lease_world::LeaseProperty::*;
 use super::{Expectation, Params, ScenarioInfo};
 use crate::json;
-use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::world::Nodes;
@@ -29,13 +29,6 @@ pub const ID: &str = "lock-alternatives";
 const JOB: &str = "2am-debit:account-42";
 const STEPS: u32 = 2;
 const AMOUNT: i64 = 20;
-/// The workers' clocks play no part: nothing here has a lease to time.
-const CLOCKLESS_WORKER_FAULTS: [FaultKind; 4] = [
-    FaultKind::Crash,
-    FaultKind::Restart,
-    FaultKind::Pause,
-    FaultKind::Network,
-];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Method {
@@ -115,45 +108,53 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     // No lease store; the job table (after the ledger) only for the two methods that need
     // an arbiter. With partitioning there is nothing that could conflict: the world reports
     // zero conflicts so the three methods compare field by field.
-    let mut setup = build(LeasePlan {
+    let (mut setup, cast) = build(LeasePlan {
         store: None,
         workers: vec![
             worker("replica-A", plan(coordination(true))),
             worker("replica-B", plan(coordination(false))),
         ],
-        worker_faults: &CLOCKLESS_WORKER_FAULTS,
+        // The workers' clocks play no part: nothing here has a lease to time.
+        worker_faults: &CLOCKLESS_FAULTS,
         properties: vec![NoDoubleDebit, JobCompletes],
         ..LeasePlan::default()
     });
-    beats(&mut setup, method);
+    let cast = Replicas {
+        replicas: [cast.workers[0], cast.workers[1]],
+        jobs: cast.jobs,
+    };
+    beats(&mut setup, method, cast);
     setup
 }
 
-/// replica-A and replica-B; the job table comes after the ledger.
-const REPLICAS: [NodeId; 2] = [NodeId(0), NodeId(1)];
-const JOBS: NodeId = NodeId(3);
+/// replica-A and replica-B, and the job table if the method has one.
+#[derive(Clone, Copy)]
+struct Replicas {
+    replicas: [NodeId; 2],
+    jobs: Option<NodeId>,
+}
 
 fn replica<'a>(n: &Nodes<'a>, id: NodeId) -> Option<&'a LeaseWorker> {
     n.live::<LeaseWorker>(id)
 }
 
-fn jobs<'a>(n: &Nodes<'a>) -> Option<&'a JobDurable> {
-    n.live::<JobTable>(JOBS).map(|j| &j.durable)
+fn jobs<'a>(n: &Nodes<'a>, c: Replicas) -> Option<&'a JobDurable> {
+    n.live::<JobTable>(c.jobs?).map(|j| &j.durable)
 }
 
-fn done_once(n: &Nodes<'_>) -> bool {
-    REPLICAS
+fn done_once(n: &Nodes<'_>, c: Replicas) -> bool {
+    c.replicas
         .iter()
         .any(|&r| replica(n, r).is_some_and(|w| w.finished))
 }
 
-fn beats(setup: &mut Setup, method: Method) {
+fn beats(setup: &mut Setup, method: Method, c: Replicas) {
     setup.beat(
         "fire",
         "2am: the job fires on both replicas",
         "Both copies of the service start the same job within a tenth of a second. There is no lease store.",
-        |n, _| {
-            REPLICAS
+        move |n, _| {
+            c.replicas
                 .iter()
                 .all(|&r| replica(n, r).is_some_and(|w| w.phase != Phase::Idle))
         },
@@ -165,8 +166,8 @@ fn beats(setup: &mut Setup, method: Method) {
     match method {
         Method::UniqueConstraint => {
             setup
-                .beat("insert", "One INSERT of the job's key wins", "The first insert into job_run creates the row for 2am-debit:account-42. That copy runs the job.", |n, _| {
-                    jobs(n).is_some_and(|j| !j.runs.is_empty())
+                .beat("insert", "One INSERT of the job's key wins", "The first insert into job_run creates the row for 2am-debit:account-42. That copy runs the job.", move |n, _| {
+                    jobs(n, c).is_some_and(|j| !j.runs.is_empty())
                 })
                 .ask(
                     "The other copy inserts the same key a moment later. What does the database answer?",
@@ -178,13 +179,13 @@ fn beats(setup: &mut Setup, method: Method) {
                 "conflict",
                 "The second INSERT conflicts",
                 "The primary key turns the late insert away; that copy does nothing.",
-                |n, _| jobs(n).is_some_and(|j| j.conflicts > 0),
+                move |n, _| jobs(n, c).is_some_and(|j| j.conflicts > 0),
             );
         }
         Method::ConditionalUpdate => {
             setup
-                .beat("claim", "One UPDATE moves the job to running", "UPDATE job SET state = 'running' WHERE state = 'pending' changes one row for the first copy.", |n, _| {
-                    jobs(n).is_some_and(|j| !j.claimed_by.is_empty())
+                .beat("claim", "One UPDATE moves the job to running", "UPDATE job SET state = 'running' WHERE state = 'pending' changes one row for the first copy.", move |n, _| {
+                    jobs(n, c).is_some_and(|j| !j.claimed_by.is_empty())
                 })
                 .ask(
                     "The other copy runs the same UPDATE a moment later. How many rows does it change?",
@@ -196,13 +197,13 @@ fn beats(setup: &mut Setup, method: Method) {
                 "zero-rows",
                 "The second UPDATE changes no row",
                 "Zero rows means another copy has the job, so this one does nothing.",
-                |n, _| jobs(n).is_some_and(|j| j.conflicts > 0),
+                move |n, _| jobs(n, c).is_some_and(|j| j.conflicts > 0),
             );
         }
         Method::Partitioning => {
             setup
-                .beat("routed", "Only replica-A owns account 42", "Account 42 hashes to replica-A's partition. replica-B sees that the work is not its own and stops.", |n, _| {
-                    REPLICAS.iter().any(|&r| {
+                .beat("routed", "Only replica-A owns account 42", "Account 42 hashes to replica-A's partition. replica-B sees that the work is not its own and stops.", move |n, _| {
+                    c.replicas.iter().any(|&r| {
                         replica(n, r).is_some_and(|w| w.phase == Phase::Stopped(StopReason::NotMine))
                     })
                 })
@@ -216,12 +217,12 @@ fn beats(setup: &mut Setup, method: Method) {
                 "works",
                 "replica-A runs the job alone",
                 "Nothing is claimed and nothing conflicts: replica-A simply starts.",
-                |n, _| {
-                    replica(n, REPLICAS[0])
+                move |n, _| {
+                    replica(n, c.replicas[0])
                         .is_some_and(|w| matches!(w.phase, Phase::Computing { .. } | Phase::Writing { .. }))
                 },
             );
         }
     }
-    setup.beat("once", moral, moral_text, |n, _| done_once(n));
+    setup.beat("once", moral, moral_text, move |n, _| done_once(n, c));
 }

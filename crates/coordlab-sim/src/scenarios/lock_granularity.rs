@@ -12,22 +12,22 @@
 //! the WHERE and takes no gap locks: nobody waits. With a unique index on `email` the update
 //! locks one record and nothing else.
 
-use super::db_common::{client_table, committed, live, lock_table, wait_for_table, DB};
+use super::common::{always, eventually};
+use super::db_common::{add_client, add_database, client_table, committed, live, lock_table, wait_for_table};
 use super::lease_setup::choice;
 use super::{Expectation, Params, ScenarioInfo};
 use crate::json;
-use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::world::{Nodes, World};
-use crate::properties::{PropertyKind, PropertySpec, Verdict};
+use crate::properties::{PropertySpec, Verdict};
 use crate::protocols::db_sql::{user_email, user_row, DbRequest, USERS};
 use crate::protocols::row_lock_db::innodb::Isolation;
-use crate::protocols::row_lock_db::{LockDb, LockDbConfig, LockDbDurable};
+use crate::protocols::row_lock_db::{LockDbConfig, LockDbDurable};
 use crate::protocols::row_locks::SUPREMUM;
-use crate::protocols::txn_client::{ClientDurable, Step, TxnClient, TxnPlan};
+use crate::protocols::txn_client::{Step, TxnClient, TxnPlan};
 use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
@@ -37,8 +37,6 @@ pub const USER_COUNT: u32 = 8;
 pub const BILLING_TARGET: u32 = 3;
 pub const SUPPORT_TARGET: u32 = 7;
 pub const NEW_USER: u32 = USER_COUNT + 1;
-const BILLING: NodeId = NodeId(1);
-const SUPPORT: NodeId = NodeId(2);
 
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
@@ -115,16 +113,24 @@ pub fn expectation(params: &Params) -> Expectation {
     }
 }
 
-#[derive(Default)]
+/// The database and the two transactions, as the setup added them.
+#[derive(Clone, Copy)]
+pub struct GranularityCast {
+    pub db: NodeId,
+    pub billing: NodeId,
+    pub support: NodeId,
+}
+
 pub struct GranularityWorld {
+    pub cast: GranularityCast,
     /// The most user rows billing held at once (the gap not counted).
     pub most_locked_by_billing: u32,
     pub gap_locked_by_billing: bool,
     pub support_waited: bool,
 }
 
-fn both_committed(nodes: &Nodes<'_>) -> bool {
-    [BILLING, SUPPORT]
+fn both_committed(nodes: &Nodes<'_>, cast: GranularityCast) -> bool {
+    [cast.billing, cast.support]
         .iter()
         .all(|t| nodes.durable::<TxnClient>(*t).is_some_and(|d| d.committed == 1))
 }
@@ -132,36 +138,32 @@ fn both_committed(nodes: &Nodes<'_>) -> bool {
 impl World for GranularityWorld {
     fn properties(&self) -> Vec<PropertySpec> {
         vec![
-            PropertySpec {
-                name: "unrelated-update-never-waits",
-                kind: PropertyKind::Always,
-                description:
-                    "Support's statement on another user (an update, or an insert) never waits for billing's.",
-            },
-            PropertySpec {
-                name: "both-commit",
-                kind: PropertyKind::Eventually,
-                description: "Both updates eventually commit.",
-            },
+            always(
+                "unrelated-update-never-waits",
+                "Support's statement on another user (an update, or an insert) never waits for billing's.",
+            ),
+            eventually("both-commit", "Both updates eventually commit."),
         ]
     }
 
     fn evaluate(&mut self, nodes: &Nodes<'_>, out: &mut Vec<bool>) {
-        if let Some(db) = live(nodes) {
-            let held = db.locks.holdings(BILLING);
+        let GranularityCast { db, billing, support } = self.cast;
+        if let Some(db) = live(nodes, db) {
+            let held = db.locks.holdings(billing);
             let rows = held.iter().filter(|(r, _)| r.id != SUPREMUM).count() as u32;
             self.most_locked_by_billing = self.most_locked_by_billing.max(rows);
             self.gap_locked_by_billing |= rows as usize != held.len();
-            self.support_waited |= db.pending.contains_key(&SUPPORT);
+            self.support_waited |= db.pending.contains_key(&support);
         }
-        out.push(!live(nodes).is_some_and(|db| db.pending.contains_key(&SUPPORT)));
-        out.push(both_committed(nodes));
+        out.push(!live(nodes, db).is_some_and(|db| db.pending.contains_key(&support)));
+        out.push(both_committed(nodes, self.cast));
     }
 
     fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {
-        let db = committed(nodes);
+        let GranularityCast { db, billing, support } = self.cast;
+        let rows = committed(nodes, db);
         let holder = |id: u32| {
-            live(nodes)
+            live(nodes, db)
                 .and_then(|l| l.locks.rows.get(&user_row(id)))
                 .and_then(|r| r.holders.first())
                 .map_or("—".to_string(), |(t, _)| nodes.name(*t).to_string())
@@ -169,7 +171,7 @@ impl World for GranularityWorld {
         let users = TableView {
             title: USERS.to_string(),
             columns: columns(&["id", "email", "plan", "locked by"]),
-            rows: db
+            rows: rows
                 .users
                 .iter()
                 .map(|(id, plan)| vec![id.to_string(), user_email(*id), plan.to_string(), holder(*id)])
@@ -177,9 +179,9 @@ impl World for GranularityWorld {
         };
         vec![
             users,
-            wait_for_table(nodes),
-            client_table(nodes, &[BILLING, SUPPORT], "committed"),
-            lock_table(nodes),
+            wait_for_table(nodes, db),
+            client_table(nodes, &[billing, support], "committed"),
+            lock_table(nodes, db),
         ]
     }
 
@@ -194,12 +196,12 @@ impl World for GranularityWorld {
             json!(self.gap_locked_by_billing),
         );
         out.insert("support_waited".to_string(), json!(self.support_waited));
-        let done = [BILLING, SUPPORT]
+        let done = [self.cast.billing, self.cast.support]
             .iter()
             .filter(|t| nodes.durable::<TxnClient>(**t).is_some_and(|d| d.committed == 1))
             .count();
         out.insert("committed".to_string(), json!(done));
-        if let Some(db) = live(nodes) {
+        if let Some(db) = live(nodes, self.cast.db) {
             out.insert("total_wait_ms".to_string(), json!(db.stats.wait_us / MS_US));
         }
         out
@@ -207,17 +209,9 @@ impl World for GranularityWorld {
 }
 
 pub fn setup(params: &Params, _seed: u64) -> Setup {
-    let faults = [
-        FaultKind::Crash,
-        FaultKind::Restart,
-        FaultKind::Pause,
-        FaultKind::Network,
-    ];
     let mut setup = Setup::new(LinkConfig::reliable(MS_US, 2 * MS_US));
-    setup.add::<LockDb>(
-        "database",
-        "database",
-        &faults,
+    let db = add_database(
+        &mut setup,
         LockDbConfig {
             deadlock_timeout_us: 1_000 * MS_US,
             email_index: indexed(params),
@@ -253,13 +247,13 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         ),
         ("support", 15 * MS_US, support, 5 * MS_US, support_noun),
     ];
-    for (name, start, statement, work, noun) in programs {
-        setup.add::<TxnClient>(
+    let [billing, support] = programs.map(|(name, start, statement, work, noun)| {
+        add_client(
+            &mut setup,
             name,
             "client",
-            &faults,
             TxnPlan {
-                db: DB,
+                db,
                 program: vec![
                     Step::Run(statement),
                     Step::Think(work, work),
@@ -271,15 +265,21 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
                 repeat: false,
                 noun,
             },
-            ClientDurable::default(),
-        );
-    }
-    setup.set_world(GranularityWorld::default());
-    beats(&mut setup, params);
+        )
+    });
+    let cast = GranularityCast { db, billing, support };
+    setup.set_world(GranularityWorld {
+        cast,
+        most_locked_by_billing: 0,
+        gap_locked_by_billing: false,
+        support_waited: false,
+    });
+    beats(&mut setup, params, cast);
     setup
 }
 
-fn beats(setup: &mut Setup, params: &Params) {
+fn beats(setup: &mut Setup, params: &Params, cast: GranularityCast) {
+    let GranularityCast { db, billing, support } = cast;
     let whole = whole_table_locked(params);
     let insert = inserts(params);
     let (title, text) = match (indexed(params), isolation(params)) {
@@ -315,8 +315,8 @@ fn beats(setup: &mut Setup, params: &Params) {
         ),
     };
     setup
-        .beat("billing-locks", title, text, |n, _| {
-            live(n).is_some_and(|db| !db.locks.holdings(BILLING).is_empty() && db.pending.is_empty())
+        .beat("billing-locks", title, text, move |n, _| {
+            live(n, db).is_some_and(|db| !db.locks.holdings(billing).is_empty() && db.pending.is_empty())
         })
         .ask(prompt, &["Yes", "No"], if whole { 0 } else { 1 }, why);
     if whole {
@@ -332,7 +332,7 @@ fn beats(setup: &mut Setup, params: &Params) {
             } else {
                 "Its record lock on user 7 waits for billing's next-key lock. PostgreSQL would not wait here: it locks only the rows that match."
             },
-            |n, _| live(n).is_some_and(|db| db.pending.contains_key(&SUPPORT)),
+            move |n, _| live(n, db).is_some_and(|db| db.pending.contains_key(&support)),
         );
     } else {
         setup.beat(
@@ -343,7 +343,7 @@ fn beats(setup: &mut Setup, params: &Params) {
             } else {
                 "Nothing of billing's is in the way: READ COMMITTED kept only the row that matched."
             },
-            |n, _| n.durable::<TxnClient>(SUPPORT).is_some_and(|d| d.committed == 1),
+            move |n, _| n.durable::<TxnClient>(support).is_some_and(|d| d.committed == 1),
         );
     }
     setup.beat(
@@ -354,6 +354,6 @@ fn beats(setup: &mut Setup, params: &Params) {
         } else {
             "User 3 is on pro, user 7 on team."
         },
-        |n, _| both_committed(n),
+        move |n, _| both_committed(n, cast),
     );
 }

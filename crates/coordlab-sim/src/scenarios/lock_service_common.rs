@@ -2,11 +2,12 @@
 //! record of grants and the checks on it, the holder counts, and the fenced ledger's row,
 //! inspector tables and outcome fields as their worlds read them.
 
+use super::common::always;
 use crate::json;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::time::MS_US;
 use crate::kernel::world::Nodes;
-use crate::properties::{PropertyKind, PropertySpec};
+use crate::properties::PropertySpec;
 use crate::protocols::fenced_resource::{FencedResource, ResourceDurable, WriteRecord};
 use crate::trace::{columns, TableView};
 use serde_json::Value;
@@ -24,26 +25,10 @@ pub enum LockProperty {
 impl LockProperty {
     pub fn spec(self) -> PropertySpec {
         match self {
-            LockProperty::OneHolderPerStore => PropertySpec {
-                name: "one-holder-per-store",
-                kind: PropertyKind::Always,
-                description: "At any instant at most one worker holds the lock according to the lock service itself.",
-            },
-            LockProperty::TokensIncrease => PropertySpec {
-                name: "tokens-increase",
-                kind: PropertyKind::Always,
-                description: "Each new grant of the lock carries a higher token than every earlier one, and no token is ever handed to a second worker — failovers included.",
-            },
-            LockProperty::FenceMonotonic => PropertySpec {
-                name: "fence-monotonic",
-                kind: PropertyKind::Always,
-                description: "The ledger never accepts a write whose token is lower than the highest it has seen.",
-            },
-            LockProperty::OneWakeupPerRelease => PropertySpec {
-                name: "one-wakeup-per-release",
-                kind: PropertyKind::Always,
-                description: "Each release of the lock wakes at most one waiter: the next in line.",
-            },
+            LockProperty::OneHolderPerStore => always("one-holder-per-store", "At any instant at most one worker holds the lock according to the lock service itself."),
+            LockProperty::TokensIncrease => always("tokens-increase", "Each new grant of the lock carries a higher token than every earlier one, and no token is ever handed to a second worker — failovers included."),
+            LockProperty::FenceMonotonic => always("fence-monotonic", "The ledger never accepts a write whose token is lower than the highest it has seen."),
+            LockProperty::OneWakeupPerRelease => always("one-wakeup-per-release", "Each release of the lock wakes at most one waiter: the next in line."),
         }
     }
 }

@@ -6,15 +6,16 @@
 //! never the outcome: the computing time after a read is always longer than the spread of
 //! start times, so both reads land before either write.
 
+use super::common::{always, eventually};
+use super::db_common::DB_FAULTS;
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
 use crate::json;
-use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::world::{Nodes, World};
-use crate::properties::{PropertyKind, PropertySpec, Verdict};
+use crate::properties::{PropertySpec, Verdict};
 use crate::protocols::account_db::{AccountDb, DbDurable};
 use crate::protocols::debit_worker::{DebitPlan, DebitStrategy, DebitWorker, Phase, WorkerDurable};
 use crate::protocols::sql::{rupees, ACCOUNT_ID};
@@ -24,8 +25,6 @@ use std::collections::BTreeMap;
 pub const ID: &str = "lost-update";
 const OPENING_BALANCE: i64 = 100;
 const DEBIT: i64 = 30;
-const DB: NodeId = NodeId(0);
-const WORKERS: [NodeId; 2] = [NodeId(1), NodeId(2)];
 
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
@@ -79,16 +78,23 @@ pub fn expectation(params: &Params) -> Expectation {
 }
 
 /// Properties, tables and outcome of the scenario.
-pub struct LostUpdateWorld;
+pub struct LostUpdateWorld(DebitCast);
+
+/// The database and the two workers, as the setup added them.
+#[derive(Clone, Copy)]
+pub struct DebitCast {
+    pub db: NodeId,
+    pub workers: [NodeId; 2],
+}
 
 impl LostUpdateWorld {
     /// The committed row: the live database's, or what it persisted while it is down.
-    fn db<'a>(nodes: &Nodes<'a>) -> &'a DbDurable {
+    fn db<'a>(nodes: &Nodes<'a>, db: NodeId) -> &'a DbDurable {
         nodes
-            .live::<AccountDb>(DB)
-            .map(|db| &db.durable)
-            .or_else(|| nodes.durable::<AccountDb>(DB))
-            .expect("node 0 is the database")
+            .live::<AccountDb>(db)
+            .map(|live| &live.durable)
+            .or_else(|| nodes.durable::<AccountDb>(db))
+            .expect("the database node hosts an AccountDb")
     }
 
     fn worker_done(nodes: &Nodes<'_>, id: NodeId) -> bool {
@@ -99,27 +105,25 @@ impl LostUpdateWorld {
 impl World for LostUpdateWorld {
     fn properties(&self) -> Vec<PropertySpec> {
         vec![
-            PropertySpec {
-                name: "no-lost-update",
-                kind: PropertyKind::Always,
-                description: "The committed balance equals ₹100 minus ₹30 for every committed debit.",
-            },
-            PropertySpec {
-                name: "every-debit-finishes",
-                kind: PropertyKind::Eventually,
-                description: "Both workers eventually finish their debit.",
-            },
+            always(
+                "no-lost-update",
+                "The committed balance equals ₹100 minus ₹30 for every committed debit.",
+            ),
+            eventually(
+                "every-debit-finishes",
+                "Both workers eventually finish their debit.",
+            ),
         ]
     }
 
     fn evaluate(&mut self, nodes: &Nodes<'_>, out: &mut Vec<bool>) {
-        let db = Self::db(nodes);
+        let db = Self::db(nodes, self.0.db);
         out.push(db.row.balance == OPENING_BALANCE - DEBIT * i64::from(db.committed_debits));
-        out.push(WORKERS.iter().all(|w| Self::worker_done(nodes, *w)));
+        out.push(self.0.workers.iter().all(|w| Self::worker_done(nodes, *w)));
     }
 
     fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {
-        let db = Self::db(nodes);
+        let db = Self::db(nodes, self.0.db);
         let accounts = TableView {
             title: "accounts".to_string(),
             columns: columns(&["id", "balance", "version", "debits committed"]),
@@ -130,7 +134,7 @@ impl World for LostUpdateWorld {
                 db.committed_debits.to_string(),
             ]],
         };
-        let (holder, waiters) = match nodes.live::<AccountDb>(DB) {
+        let (holder, waiters) = match nodes.live::<AccountDb>(self.0.db) {
             Some(live) => (
                 live.lock_holder
                     .map_or("—".to_string(), |h| nodes.name(h).to_string()),
@@ -165,7 +169,7 @@ impl World for LostUpdateWorld {
             columns: columns(&["worker", "believes balance", "will write", "state"]),
             rows: Vec::new(),
         };
-        for w in WORKERS {
+        for w in self.0.workers {
             let name = nodes.name(w).to_string();
             let row = match nodes.live::<DebitWorker>(w) {
                 Some(worker) => {
@@ -186,7 +190,7 @@ impl World for LostUpdateWorld {
     }
 
     fn outcome(&self, nodes: &Nodes<'_>) -> BTreeMap<String, serde_json::Value> {
-        let db = Self::db(nodes);
+        let db = Self::db(nodes, self.0.db);
         let mut out = BTreeMap::new();
         out.insert("balance".to_string(), json!(db.row.balance));
         out.insert("committed_debits".to_string(), json!(db.committed_debits));
@@ -194,7 +198,7 @@ impl World for LostUpdateWorld {
             "expected_balance".to_string(),
             json!(OPENING_BALANCE - DEBIT * i64::from(db.committed_debits)),
         );
-        if let Some(live) = nodes.live::<AccountDb>(DB) {
+        if let Some(live) = nodes.live::<AccountDb>(self.0.db) {
             out.insert("lock_waits".to_string(), json!(live.lock_waits));
             out.insert("version_conflicts".to_string(), json!(live.version_conflicts));
         }
@@ -203,39 +207,34 @@ impl World for LostUpdateWorld {
 }
 
 pub fn setup(params: &Params, _seed: u64) -> Setup {
+    let mut setup = Setup::new(LinkConfig::reliable(MS_US, 4 * MS_US));
+    let db = setup.add::<AccountDb>(
+        "database",
+        "database",
+        &DB_FAULTS,
+        (),
+        AccountDb::initial(OPENING_BALANCE),
+    );
     let plan = DebitPlan {
         strategy: strategy(params),
         amount: DEBIT,
-        db: DB,
+        db,
         start_delay_us: (0, 10 * MS_US),
         think_us: (40 * MS_US, 60 * MS_US),
         max_attempts: 5,
     };
-    let faults = [
-        FaultKind::Crash,
-        FaultKind::Restart,
-        FaultKind::Pause,
-        FaultKind::Network,
-    ];
-    let mut setup = Setup::new(LinkConfig::reliable(MS_US, 4 * MS_US));
-    setup.add::<AccountDb>(
-        "database",
-        "database",
-        &faults,
-        (),
-        AccountDb::initial(OPENING_BALANCE),
-    );
-    for name in ["worker-1", "worker-2"] {
-        setup.add::<DebitWorker>(name, "worker", &faults, plan, WorkerDurable { done: false });
-    }
-    setup.set_world(LostUpdateWorld);
-    beats(&mut setup, strategy(params));
+    let workers = ["worker-1", "worker-2"].map(|name| {
+        setup.add::<DebitWorker>(name, "worker", &DB_FAULTS, plan, WorkerDurable { done: false })
+    });
+    let cast = DebitCast { db, workers };
+    setup.set_world(LostUpdateWorld(cast));
+    beats(&mut setup, strategy(params), cast);
     setup
 }
 
 /// How many debits the database has committed.
-fn committed(nodes: &Nodes<'_>) -> u32 {
-    LostUpdateWorld::db(nodes).committed_debits
+fn committed(nodes: &Nodes<'_>, db: NodeId) -> u32 {
+    LostUpdateWorld::db(nodes, db).committed_debits
 }
 
 /// Whether worker `id` has read the balance and not yet committed.
@@ -249,18 +248,19 @@ fn holds_a_read(nodes: &Nodes<'_>, id: NodeId) -> bool {
 }
 
 /// The story of each variant, told by the database's and the workers' state.
-fn beats(setup: &mut Setup, strategy: DebitStrategy) {
+fn beats(setup: &mut Setup, strategy: DebitStrategy, cast: DebitCast) {
+    let DebitCast { db, workers } = cast;
     match strategy {
         DebitStrategy::ReadThenWrite => {
             setup.beat(
                 "first-read",
                 "A worker reads ₹100",
                 "One worker reads the balance with a plain SELECT. Nothing is locked.",
-                |n, _| WORKERS.iter().any(|w| holds_a_read(n, *w)),
+                move |n, _| workers.iter().any(|w| holds_a_read(n, *w)),
             );
             setup
-                .beat("both-read", "Both have read ₹100", "The second worker reads the same ₹100 before the first has written anything.", |n, _| {
-                    WORKERS.iter().all(|w| holds_a_read(n, *w)) && committed(n) == 0
+                .beat("both-read", "Both have read ₹100", "The second worker reads the same ₹100 before the first has written anything.", move |n, _| {
+                    workers.iter().all(|w| holds_a_read(n, *w)) && committed(n, db) == 0
                 })
                 .ask(
                     "Both workers now hold ₹100 and will each write back 100 − 30. What is the balance after both commit?",
@@ -272,13 +272,13 @@ fn beats(setup: &mut Setup, strategy: DebitStrategy) {
                 "first-commit",
                 "The first debit commits: ₹70",
                 "The first worker's ₹70 is now the committed balance.",
-                |n, _| committed(n) == 1,
+                move |n, _| committed(n, db) == 1,
             );
             setup.beat(
                 "lost",
                 "The second commit writes ₹70 again",
                 "Two debits are recorded, the balance moved once: a lost update.",
-                |n, _| committed(n) == 2,
+                move |n, _| committed(n, db) == 2,
             );
         }
         DebitStrategy::RowLock => {
@@ -286,11 +286,14 @@ fn beats(setup: &mut Setup, strategy: DebitStrategy) {
                 "locked",
                 "A worker locks the row",
                 "SELECT … FOR UPDATE returns the balance together with an exclusive lock on row 42.",
-                |n, _| n.live::<AccountDb>(DB).is_some_and(|db| db.lock_holder.is_some()),
+                move |n, _| {
+                    n.live::<AccountDb>(db)
+                        .is_some_and(|live| live.lock_holder.is_some())
+                },
             );
             setup
-                .beat("waits", "The other worker waits", "Its SELECT … FOR UPDATE does not return: it queues behind the lock.", |n, _| {
-                    n.live::<AccountDb>(DB).is_some_and(|db| !db.lock_waiters.is_empty())
+                .beat("waits", "The other worker waits", "Its SELECT … FOR UPDATE does not return: it queues behind the lock.", move |n, _| {
+                    n.live::<AccountDb>(db).is_some_and(|live| !live.lock_waiters.is_empty())
                 })
                 .ask(
                     "The second worker is blocked. When it finally reads, what balance will it see?",
@@ -302,13 +305,13 @@ fn beats(setup: &mut Setup, strategy: DebitStrategy) {
                 "first-commit",
                 "The first commits and hands over the lock",
                 "₹70 is committed; the waiting SELECT returns ₹70.",
-                |n, _| committed(n) == 1,
+                move |n, _| committed(n, db) == 1,
             );
             setup.beat(
                 "second-commit",
                 "The second commits ₹40",
                 "Both debits count: ₹100 − ₹30 − ₹30.",
-                |n, _| committed(n) == 2,
+                move |n, _| committed(n, db) == 2,
             );
         }
         DebitStrategy::VersionCheck => {
@@ -316,17 +319,17 @@ fn beats(setup: &mut Setup, strategy: DebitStrategy) {
                 "both-read",
                 "Both read version 1",
                 "Both workers read ₹100 at version 1; nothing is locked.",
-                |n, _| WORKERS.iter().all(|w| holds_a_read(n, *w)) && committed(n) == 0,
+                move |n, _| workers.iter().all(|w| holds_a_read(n, *w)) && committed(n, db) == 0,
             );
             setup.beat(
                 "first-commit",
                 "The first conditional write wins",
                 "Its UPDATE … WHERE version = 1 changes one row: ₹70, version 2.",
-                |n, _| committed(n) == 1,
+                move |n, _| committed(n, db) == 1,
             );
             setup
-                .beat("refused", "The stale write changes zero rows", "The second worker's version 1 is out of date, so its write is refused.", |n, _| {
-                    n.live::<AccountDb>(DB).is_some_and(|db| db.version_conflicts > 0)
+                .beat("refused", "The stale write changes zero rows", "The second worker's version 1 is out of date, so its write is refused.", move |n, _| {
+                    n.live::<AccountDb>(db).is_some_and(|live| live.version_conflicts > 0)
                 })
                 .ask(
                     "Its write was refused. What should the worker do now?",
@@ -338,7 +341,7 @@ fn beats(setup: &mut Setup, strategy: DebitStrategy) {
                 "second-commit",
                 "The retry commits ₹40",
                 "It read ₹70 at version 2 and wrote ₹40: both debits count.",
-                |n, _| committed(n) == 2,
+                move |n, _| committed(n, db) == 2,
             );
         }
     }

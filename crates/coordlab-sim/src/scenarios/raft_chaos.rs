@@ -6,7 +6,7 @@
 
 use super::raft_common::promised_verdicts;
 use super::raft_common::CONVERGES_AFTER_HEAL;
-use super::raft_common::{bug, build, common_params, int_param, num, servers_param, ClusterPlan};
+use super::raft_common::{bug, build, common_params, int_param, num, servers_param, ClusterPlan, RaftCast};
 use super::{Expectation, Params, ScenarioInfo};
 use crate::kernel::collections::{sort, sort_by_key, VecSet};
 use crate::kernel::faults::Fault;
@@ -101,18 +101,21 @@ pub fn expectation(params: &Params) -> Expectation {
     }
 }
 
-/// The storm for one seed: faults at true times (ms), ending with the heal at `chaos_ms`.
-pub fn storm(seed: u64, servers: u32, fault_count: u64, chaos_ms: u64) -> Vec<(u64, Fault)> {
+/// The storm for one seed over the servers `ids`: faults at true times (ms), ending with the
+/// heal at `chaos_ms`.
+pub fn storm(seed: u64, ids: &[NodeId], fault_count: u64, chaos_ms: u64) -> Vec<(u64, Fault)> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     rng.set_stream(CHAOS_STREAM);
-    let ids: Vec<NodeId> = (0..servers).map(NodeId).collect();
+    let servers = ids.len() as u32;
     let mut times: Vec<u64> = (0..fault_count).map(|_| rng.gen_range(100..chaos_ms)).collect();
     sort(&mut times);
     let mut out = Vec::new();
-    // Until when each server is down (restarts are placed when the crash is drawn).
-    let mut down_until: Vec<Option<u64>> = vec![None; servers as usize];
+    // Until when each server is down (restarts are placed when the crash is drawn), by its
+    // place in `ids`.
+    let mut down_until: Vec<Option<u64>> = vec![None; ids.len()];
     let mut held: VecSet<(NodeId, NodeId)> = VecSet::new();
-    let pick = |rng: &mut ChaCha8Rng| ids[rng.gen_range(0..servers) as usize];
+    let pick_place = |rng: &mut ChaCha8Rng| rng.gen_range(0..servers) as usize;
+    let pick = |rng: &mut ChaCha8Rng| ids[pick_place(rng)];
     for at in times {
         for d in down_until.iter_mut() {
             if d.is_some_and(|until| until <= at) {
@@ -121,17 +124,18 @@ pub fn storm(seed: u64, servers: u32, fault_count: u64, chaos_ms: u64) -> Vec<(u
         }
         match rng.gen_range(0..5u32) {
             0 => {
-                let node = pick(&mut rng);
-                if down_until[node.index()].is_some() {
+                let place = pick_place(&mut rng);
+                let node = ids[place];
+                if down_until[place].is_some() {
                     continue;
                 }
                 out.push((at, Fault::Crash { node }));
                 let back = at + rng.gen_range(50..=1_500u64);
                 if back < chaos_ms {
                     out.push((back, Fault::Restart { node }));
-                    down_until[node.index()] = Some(back);
+                    down_until[place] = Some(back);
                 } else {
-                    down_until[node.index()] = Some(u64::MAX);
+                    down_until[place] = Some(u64::MAX);
                 }
             }
             1 => {
@@ -182,14 +186,9 @@ pub fn storm(seed: u64, servers: u32, fault_count: u64, chaos_ms: u64) -> Vec<(u
     for (from, to) in held {
         out.push((chaos_ms, Fault::ReleaseLink { from, to }));
     }
-    for (i, d) in down_until.iter().enumerate() {
+    for (&node, d) in ids.iter().zip(&down_until) {
         if d.is_some_and(|until| until >= chaos_ms) {
-            out.push((
-                chaos_ms,
-                Fault::Restart {
-                    node: NodeId(i as u32),
-                },
-            ));
+            out.push((chaos_ms, Fault::Restart { node }));
         }
     }
     // Stable: faults at the same time keep the order they were drawn in.
@@ -200,15 +199,16 @@ pub fn storm(seed: u64, servers: u32, fault_count: u64, chaos_ms: u64) -> Vec<(u
 pub fn setup(params: &Params, seed: u64) -> Setup {
     let servers = num(params, "servers", 5) as u32;
     let chaos_ms = num(params, "chaos_ms", 3_000);
-    let scripted = storm(seed, servers, num(params, "fault_count", 12), chaos_ms);
-    let (mut setup, mut world) = build(
+    let fault_count = num(params, "fault_count", 12);
+    let scripted = move |cast: &RaftCast| storm(seed, &cast.servers, fault_count, chaos_ms);
+    let (mut setup, mut world, _) = build(
         params,
         ClusterPlan {
             servers,
             writes: 20,
             client_start_ms: 300,
             stop_at_ms: chaos_ms + SETTLE_MS,
-            scripted,
+            scripted: Some(Box::new(scripted)),
             ..ClusterPlan::default()
         },
     );
@@ -232,17 +232,23 @@ mod tests {
     use super::*;
     use std::collections::BTreeSet;
 
+    /// Five server ids, as a setup hands them out.
+    fn five() -> Vec<NodeId> {
+        let mut setup = Setup::new(LinkConfig::reliable(MS_US, MS_US));
+        (0..5).map(|_| setup.reserve()).collect()
+    }
+
     #[test]
     fn the_storm_is_a_function_of_the_seed() {
-        assert_eq!(storm(7, 5, 12, 3_000), storm(7, 5, 12, 3_000));
-        assert_ne!(storm(7, 5, 12, 3_000), storm(8, 5, 12, 3_000));
+        assert_eq!(storm(7, &five(), 12, 3_000), storm(7, &five(), 12, 3_000));
+        assert_ne!(storm(7, &five(), 12, 3_000), storm(8, &five(), 12, 3_000));
     }
 
     #[test]
     fn every_server_crashed_in_the_storm_is_restarted_by_the_heal() {
         for seed in 0..200 {
             let mut down = BTreeSet::new();
-            for (_, f) in storm(seed, 5, 30, 3_000) {
+            for (_, f) in storm(seed, &five(), 30, 3_000) {
                 match f {
                     Fault::Crash { node } => assert!(down.insert(node), "seed {seed}: {node} crashed twice"),
                     Fault::Restart { node } => assert!(down.remove(&node), "seed {seed}: {node} not down"),
@@ -258,7 +264,7 @@ mod tests {
 
     #[test]
     fn the_storm_ends_with_a_heal_at_its_end_time() {
-        let s = storm(3, 5, 12, 2_000);
+        let s = storm(3, &five(), 12, 2_000);
         assert!(s.iter().all(|(at, _)| *at <= 2_000));
         assert!(s.iter().any(|(at, f)| *at == 2_000 && *f == Fault::Heal));
     }

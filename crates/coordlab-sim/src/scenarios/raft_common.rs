@@ -8,6 +8,7 @@ use crate::kernel::network::LinkConfig;
 use crate::kernel::participant::Participant;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
+use crate::properties::Verdict;
 use crate::protocols::raft::{
     ClientConfig, RaftBug, RaftClient, RaftServer, ServerConfig, ServerDurable, MAX_SERVERS,
 };
@@ -16,24 +17,7 @@ use std::collections::BTreeMap;
 
 pub use super::raft_world::{promised_verdicts, RaftView, RaftWorld, CONVERGES_AFTER_HEAL, PROPERTIES};
 
-pub fn int_param(
-    key: &'static str,
-    label: &'static str,
-    help: &'static str,
-    default: &'static str,
-    min: i64,
-    max: i64,
-    unit: &'static str,
-) -> ParamSpec {
-    ParamSpec {
-        variant_defaults: &[],
-        key,
-        label,
-        help,
-        default,
-        kind: ParamKind::Int { min, max, unit },
-    }
-}
+pub use super::common::int_param;
 
 /// The cluster size, as a choice: the number of nodes must not change under a sweep that
 /// draws integer parameters at random (its faults name nodes of the default layout).
@@ -136,6 +120,27 @@ pub fn bug(params: &Params) -> RaftBug {
         .unwrap_or(RaftBug::None)
 }
 
+/// Every safety property holds, if the run plants no bug; nothing promised otherwise.
+pub fn verdicts_if_correct(params: &Params) -> Vec<(String, Verdict)> {
+    if bug(params) != RaftBug::None {
+        return Vec::new();
+    }
+    PROPERTIES
+        .iter()
+        .map(|(n, _)| (n.to_string(), Verdict::Holds))
+        .collect()
+}
+
+/// Who [`build`] added: the servers S1… in order, then the client if the plan writes.
+#[derive(Clone, Debug)]
+pub struct RaftCast {
+    pub servers: Vec<NodeId>,
+    pub client: Option<NodeId>,
+}
+
+/// Something a plan works out once it knows who [`build`] added.
+pub type FromCast<T> = Box<dyn FnOnce(&RaftCast) -> T>;
+
 /// How a scenario wants its cluster built.
 #[derive(Default)]
 pub struct ClusterPlan {
@@ -145,15 +150,15 @@ pub struct ClusterPlan {
     pub client_start_ms: u64,
     pub stop_at_ms: u64,
     /// Faults at true times (ms).
-    pub scripted: Vec<(u64, Fault)>,
+    pub scripted: Option<FromCast<Vec<(u64, Fault)>>>,
     /// Nodes whose side of a partition is watched for commits, and when.
-    pub watch: Option<Watch>,
+    pub watch: Option<FromCast<Watch>>,
     /// Whether S1 boots before the others (its first timeout is short), giving a predictable
     /// first leader. The narration says so when S1 starts.
     pub stagger_first: bool,
     /// Whether the narration says what a restarted server brings back from disk.
     pub narrate_restarts: bool,
-    /// Each server's own election timeout range (ms), by id, instead of the parameters' one.
+    /// Each server's own election timeout range (ms), S1's first, instead of the parameters'.
     pub timeouts_ms: Vec<(u64, u64)>,
 }
 
@@ -183,11 +188,13 @@ const SERVER_FAULTS: [FaultKind; 5] = [
 pub const CLIENT_FAULTS: [FaultKind; 2] = [FaultKind::Network, FaultKind::Input];
 
 /// The servers `S1`… (and the client, if the plan writes), the network and the scripted
-/// faults, with the world that checks them. The world is handed back rather than set, so a
-/// scenario can wrap it in its own before [`Setup::set_world`].
-pub fn build(params: &Params, plan: ClusterPlan) -> (Setup, RaftWorld) {
+/// faults, with the world that checks them and who was added. The world is handed back rather
+/// than set, so a scenario can wrap it in its own before [`Setup::set_world`].
+pub fn build(params: &Params, plan: ClusterPlan) -> (Setup, RaftWorld, RaftCast) {
     let n = plan.servers.clamp(1, MAX_SERVERS);
-    let cluster: Vec<NodeId> = (0..n).map(NodeId).collect();
+    let mut setup = Setup::new(LinkConfig::reliable(MS_US, 5 * MS_US));
+    // Every server's configuration names the whole cluster: the ids come first.
+    let cluster: Vec<NodeId> = (0..n).map(|_| setup.reserve()).collect();
     let min = num(params, "election_timeout_ms_min", 150);
     let max = num(params, "election_timeout_ms_max", 300).max(min);
     let config = ServerConfig {
@@ -198,10 +205,9 @@ pub fn build(params: &Params, plan: ClusterPlan) -> (Setup, RaftWorld) {
         stop_at_ms: plan.stop_at_ms,
         bug: bug(params),
     };
-    let mut setup = Setup::new(LinkConfig::reliable(MS_US, 5 * MS_US));
-    for (id, name) in cluster.iter().zip(server_names(n)) {
+    for (i, (id, name)) in cluster.iter().zip(server_names(n)).enumerate() {
         let mut config = config.clone();
-        if let Some(&(own_min, own_max)) = plan.timeouts_ms.get(id.index()) {
+        if let Some(&(own_min, own_max)) = plan.timeouts_ms.get(i) {
             config.election_timeout_ms_min = own_min;
             config.election_timeout_ms_max = own_max;
         }
@@ -210,10 +216,10 @@ pub fn build(params: &Params, plan: ClusterPlan) -> (Setup, RaftWorld) {
         // S1 boots before the others: when they start, its first timer has less than the
         // minimum left, so it times out first. That gives every scenario a predictable first
         // leader to crash, cut off or freeze.
-        if id.0 == 0 && plan.stagger_first {
+        if i == 0 && plan.stagger_first {
             server.first_timeout_ms = Some((min / 2, min / 2 + 10));
         }
-        setup.add_live::<RaftServer>(name, "raft-server", &SERVER_FAULTS, config, server, durable);
+        setup.place_live::<RaftServer>(*id, name, "raft-server", &SERVER_FAULTS, config, server, durable);
     }
     let client = (plan.writes > 0).then(|| {
         let config = ClientConfig {
@@ -228,16 +234,18 @@ pub fn build(params: &Params, plan: ClusterPlan) -> (Setup, RaftWorld) {
         };
         setup.add::<RaftClient>("client", "raft-client", &CLIENT_FAULTS, config, ())
     });
-    let total = setup.infos().len() as u32;
-    for (ms, fault) in plan.scripted {
-        if fault.nodes().iter().all(|x| x.0 < total) {
-            setup.script(ms * MS_US, fault);
-        }
+    let cast = RaftCast {
+        servers: cluster,
+        client,
+    };
+    for (ms, fault) in plan.scripted.map_or_else(Vec::new, |f| f(&cast)) {
+        setup.script(ms * MS_US, fault);
     }
-    let mut world = RaftWorld::new(cluster, client, plan.watch);
-    world.early_boot = plan.stagger_first.then_some(NodeId(0));
+    let watch = plan.watch.map(|f| f(&cast));
+    let mut world = RaftWorld::new(cast.servers.clone(), client, watch);
+    world.early_boot = plan.stagger_first.then(|| cast.servers[0]);
     world.narrate_restarts = plan.narrate_restarts;
-    (setup, world)
+    (setup, world, cast)
 }
 
 /// [`build`] for a scenario that needs no world of its own: the plain [`RaftWorld`], with the
@@ -246,9 +254,9 @@ pub fn build_with_world(
     params: &Params,
     plan: ClusterPlan,
     derive_outcome: Option<fn(&mut BTreeMap<String, Value>)>,
-) -> Setup {
-    let (mut setup, mut world) = build(params, plan);
+) -> (Setup, RaftCast) {
+    let (mut setup, mut world, cast) = build(params, plan);
     world.derive_outcome = derive_outcome;
     setup.set_world(world);
-    setup
+    (setup, cast)
 }

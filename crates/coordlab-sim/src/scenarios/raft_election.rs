@@ -3,7 +3,10 @@
 //! as soon as it hears the new leader.
 
 use super::raft_beats;
-use super::raft_common::{bug, build_with_world, common_params, num, servers_param, ClusterPlan, PROPERTIES};
+use super::raft_common::{
+    bug, build_with_world, common_params, num, servers_param, verdicts_if_correct, ClusterPlan, RaftCast,
+    PROPERTIES,
+};
 use super::{Expectation, Params, ScenarioInfo};
 use crate::json;
 use crate::kernel::faults::Fault;
@@ -33,14 +36,8 @@ pub fn info() -> ScenarioInfo {
 }
 
 pub fn expectation(params: &Params) -> Expectation {
-    let mut verdicts = Vec::new();
+    let mut verdicts = verdicts_if_correct(params);
     let mut outcome = Vec::new();
-    if bug(params) == RaftBug::None {
-        verdicts = PROPERTIES
-            .iter()
-            .map(|(n, _)| (n.to_string(), Verdict::Holds))
-            .collect();
-    }
     if forget_vote_story(params) {
         // Two leaders of term 1, made by second votes; no client, so the logs stay empty.
         verdicts = PROPERTIES
@@ -81,20 +78,15 @@ fn forget_vote_story(params: &Params) -> bool {
 /// the last server are lost, so that server never hears of term 1 and later stands in it
 /// too. Meanwhile the servers whose votes it needs (S2 … S⌊N/2⌋+1, all of which voted for
 /// S1) crash and restart before its timer can run out — with the bug, without their votes.
-fn forget_vote_faults(n: u32, min_ms: u64) -> Vec<(u64, Fault)> {
-    let majority = n / 2 + 1;
-    let mut out = vec![(
-        0,
-        Fault::CutLink {
-            from: NodeId(0),
-            to: NodeId(n - 1),
-        },
-    )];
-    for v in 1..majority {
-        out.push((min_ms * 2 / 3, Fault::Crash { node: NodeId(v) }));
+fn forget_vote_faults(servers: &[NodeId], min_ms: u64) -> Vec<(u64, Fault)> {
+    let (s1, last) = (servers[0], servers[servers.len() - 1]);
+    let voters = &servers[1..servers.len() / 2 + 1];
+    let mut out = vec![(0, Fault::CutLink { from: s1, to: last })];
+    for &v in voters {
+        out.push((min_ms * 2 / 3, Fault::Crash { node: v }));
     }
-    for v in 1..majority {
-        out.push((min_ms * 5 / 6, Fault::Restart { node: NodeId(v) }));
+    for &v in voters {
+        out.push((min_ms * 5 / 6, Fault::Restart { node: v }));
     }
     out.push((FORGET_VOTE_HEAL_MS, Fault::Heal));
     out
@@ -104,20 +96,26 @@ fn forget_vote_faults(n: u32, min_ms: u64) -> Vec<(u64, Fault)> {
 pub const FORGET_VOTE_HEAL_MS: u64 = 500;
 
 pub fn setup(params: &Params, _seed: u64) -> Setup {
-    let leader = NodeId(0);
     let n = num(params, "servers", 5) as u32;
-    let mut scripted = Vec::new();
-    if forget_vote_story(params) {
-        scripted = forget_vote_faults(n, num(params, "election_timeout_ms_min", 150));
-    }
-    scripted.push((CRASH_MS, Fault::Crash { node: leader }));
-    scripted.push((RESTART_MS, Fault::Restart { node: leader }));
-    let mut setup = build_with_world(
+    let forget_vote = forget_vote_story(params);
+    let min_ms = num(params, "election_timeout_ms_min", 150);
+    let scripted = move |cast: &RaftCast| {
+        let mut scripted = Vec::new();
+        if forget_vote {
+            scripted = forget_vote_faults(&cast.servers, min_ms);
+        }
+        // S1 leads term 1 (it boots first), and crashes.
+        let leader = cast.servers[0];
+        scripted.push((CRASH_MS, Fault::Crash { node: leader }));
+        scripted.push((RESTART_MS, Fault::Restart { node: leader }));
+        scripted
+    };
+    let (mut setup, cast) = build_with_world(
         params,
         ClusterPlan {
             servers: n,
             stop_at_ms: STOP_AT_MS,
-            scripted,
+            scripted: Some(Box::new(scripted)),
             stagger_first: true,
             narrate_restarts: true,
             ..ClusterPlan::default()
@@ -125,9 +123,9 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         Some(derive_outcome),
     );
     if forget_vote_story(params) {
-        raft_beats::election_forgets_votes(&mut setup);
+        raft_beats::election_forgets_votes(&mut setup, &cast);
     } else {
-        raft_beats::election(&mut setup, n.clamp(1, MAX_SERVERS));
+        raft_beats::election(&mut setup, &cast, n.clamp(1, MAX_SERVERS));
     }
     setup
 }

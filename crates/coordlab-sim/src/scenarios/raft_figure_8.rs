@@ -27,7 +27,7 @@
 //! — the scenario offers no timing parameters — so a sweep's random faults land on the story
 //! as written.
 
-use super::raft_common::{build, ClusterPlan, RaftWorld, CLIENT_FAULTS, PROPERTIES};
+use super::raft_common::{build, ClusterPlan, RaftCast, RaftWorld, CLIENT_FAULTS, PROPERTIES};
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
 use crate::json;
 use crate::kernel::collections::VecSet;
@@ -44,12 +44,9 @@ use std::collections::BTreeMap;
 pub const ID: &str = "raft-figure-8";
 pub const STOP_AT_MS: u64 = 2_400;
 
-const S1: NodeId = NodeId(0);
-const S2: NodeId = NodeId(1);
-const S3: NodeId = NodeId(2);
-const S4: NodeId = NodeId(3);
-const S5: NodeId = NodeId(4);
 const SERVERS: u32 = 5;
+/// S1…S5, as the builder added them.
+type Five = [NodeId; 5];
 const MAJORITY: usize = 3;
 /// The index the story is about.
 const CONTESTED: LogIndex = LogIndex(2);
@@ -75,7 +72,8 @@ pub const S1_BACK_MS: u64 = 1_600;
 /// One scripted client: a write or two aimed at the server that leads at that moment.
 struct ClientPlan {
     name: &'static str,
-    target: NodeId,
+    /// The server it writes to, by its place: S1 is 0.
+    target: usize,
     first_id: u32,
     writes: u32,
     start_ms: u64,
@@ -91,7 +89,7 @@ const CLIENTS: [ClientPlan; 3] = [
     // links to S3..S5 fail.
     ClientPlan {
         name: "client A",
-        target: S1,
+        target: 0,
         first_id: 1,
         writes: 2,
         start_ms: 150,
@@ -100,7 +98,7 @@ const CLIENTS: [ClientPlan; 3] = [
     },
     ClientPlan {
         name: "client B",
-        target: S5,
+        target: 4,
         first_id: 3,
         writes: 1,
         start_ms: 650,
@@ -109,7 +107,7 @@ const CLIENTS: [ClientPlan; 3] = [
     },
     ClientPlan {
         name: "client C",
-        target: S1,
+        target: 0,
         first_id: 4,
         writes: 1,
         start_ms: 980,
@@ -206,24 +204,24 @@ pub fn expectation(params: &Params) -> Expectation {
     Expectation { outcome, verdicts }
 }
 
-fn script(rule: CommitRule) -> Vec<(u64, Fault)> {
+fn script(rule: CommitRule, [s1_id, s2_id, s3_id, s4_id, s5_id]: Five) -> Vec<(u64, Fault)> {
     let cut = |from, to| Fault::CutLink { from, to };
     vec![
-        (S1_REBOOT_MS, Fault::Crash { node: S1 }),
-        (S1_REBOOT_MS + 10, Fault::Restart { node: S1 }),
-        (CUT_S1_MS, cut(S1, S3)),
-        (CUT_S1_MS, cut(S1, S4)),
-        (CUT_S1_MS, cut(S1, S5)),
-        (S1_CRASH_MS, Fault::Crash { node: S1 }),
-        (CUT_S5_MS, cut(S5, S2)),
-        (CUT_S5_MS, cut(S5, S3)),
-        (CUT_S5_MS, cut(S5, S4)),
-        (S5_CRASH_MS, Fault::Crash { node: S5 }),
+        (S1_REBOOT_MS, Fault::Crash { node: s1_id }),
+        (S1_REBOOT_MS + 10, Fault::Restart { node: s1_id }),
+        (CUT_S1_MS, cut(s1_id, s3_id)),
+        (CUT_S1_MS, cut(s1_id, s4_id)),
+        (CUT_S1_MS, cut(s1_id, s5_id)),
+        (S1_CRASH_MS, Fault::Crash { node: s1_id }),
+        (CUT_S5_MS, cut(s5_id, s2_id)),
+        (CUT_S5_MS, cut(s5_id, s3_id)),
+        (CUT_S5_MS, cut(s5_id, s4_id)),
+        (S5_CRASH_MS, Fault::Crash { node: s5_id }),
         (HEAL_MS, Fault::Heal),
-        (S1_RESTART_MS, Fault::Restart { node: S1 }),
-        (rule.crash_ms(), Fault::Crash { node: S1 }),
-        (S5_RESTART_MS, Fault::Restart { node: S5 }),
-        (S1_BACK_MS, Fault::Restart { node: S1 }),
+        (S1_RESTART_MS, Fault::Restart { node: s1_id }),
+        (rule.crash_ms(), Fault::Crash { node: s1_id }),
+        (S5_RESTART_MS, Fault::Restart { node: s5_id }),
+        (S1_BACK_MS, Fault::Restart { node: s1_id }),
     ]
 }
 
@@ -234,33 +232,39 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     if rule == CommitRule::CountReplicas {
         built.insert("bug".into(), "commit-old-term-by-count".into());
     }
-    let (mut setup, world) = build(
+    let scripted = move |cast: &RaftCast| script(rule, five(cast));
+    let (mut setup, world, cast) = build(
         &built,
         ClusterPlan {
             servers: SERVERS,
             stop_at_ms: STOP_AT_MS,
-            scripted: script(rule),
+            scripted: Some(Box::new(scripted)),
             timeouts_ms: TIMEOUTS_MS.to_vec(),
             ..ClusterPlan::default()
         },
     );
-    let servers: Vec<NodeId> = (0..SERVERS).map(NodeId).collect();
+    let servers = five(&cast);
     for plan in &CLIENTS {
         let config = ClientConfig {
-            servers: servers.clone(),
+            servers: servers.to_vec(),
             writes: plan.writes,
             start_ms: plan.start_ms,
             interval_ms: plan.interval_ms,
             retry_ms: plan.retry_ms,
             stop_at_ms: STOP_AT_MS,
             first_id: plan.first_id,
-            first_guess: Some(plan.target),
+            first_guess: Some(servers[plan.target]),
         };
         setup.add::<RaftClient>(plan.name, "raft-client", &CLIENT_FAULTS, config, ());
     }
-    setup.set_world(Figure8World::new(world, rule));
-    super::raft_beats::figure_8(&mut setup, rule == CommitRule::CountReplicas);
+    setup.set_world(Figure8World::new(world, rule, servers));
+    super::raft_beats::figure_8(&mut setup, &cast, rule == CommitRule::CountReplicas);
     setup
+}
+
+/// The five servers the builder added.
+fn five(cast: &RaftCast) -> Five {
+    std::array::from_fn(|i| cast.servers[i])
 }
 
 /// The first entry ever committed at the contested index.
@@ -277,6 +281,8 @@ struct FirstCommit {
 /// when it was first committed and whether that entry survives.
 pub struct Figure8World {
     inner: RaftWorld,
+    /// S1…S5.
+    s: Five,
     rule: CommitRule,
     /// Narration for the step just evaluated.
     notes: Vec<String>,
@@ -289,9 +295,10 @@ pub struct Figure8World {
 }
 
 impl Figure8World {
-    fn new(inner: RaftWorld, rule: CommitRule) -> Self {
+    fn new(inner: RaftWorld, rule: CommitRule, s: Five) -> Self {
         Figure8World {
             inner,
+            s,
             rule,
             notes: Vec::new(),
             said: VecSet::new(),
@@ -312,8 +319,8 @@ impl Figure8World {
         }
     }
 
-    fn servers() -> impl Iterator<Item = NodeId> {
-        (0..SERVERS).map(NodeId)
+    fn servers(&self) -> impl Iterator<Item = NodeId> {
+        self.s.into_iter()
     }
 
     fn live<'a>(nodes: &Nodes<'a>, id: NodeId) -> Option<&'a RaftServer> {
@@ -333,30 +340,30 @@ impl Figure8World {
     }
 
     /// Servers whose persisted log holds exactly `entry` at `index`.
-    fn holders(nodes: &Nodes<'_>, index: LogIndex, entry: &Entry) -> Vec<NodeId> {
-        Self::servers()
+    fn holders(&self, nodes: &Nodes<'_>, index: LogIndex, entry: &Entry) -> Vec<NodeId> {
+        self.servers()
             .filter(|id| Self::entry_at(nodes, *id, index).as_ref() == Some(entry))
             .collect()
     }
 
     /// Servers whose log holds an entry of `term` at `index`.
-    fn holders_of_term(nodes: &Nodes<'_>, index: LogIndex, term: Term) -> Vec<NodeId> {
-        Self::servers()
+    fn holders_of_term(&self, nodes: &Nodes<'_>, index: LogIndex, term: Term) -> Vec<NodeId> {
+        self.servers()
             .filter(|id| Self::entry_at(nodes, *id, index).is_some_and(|e| e.term == term))
             .collect()
     }
 
     /// The entry a majority of persisted logs holds at `index`, if any.
-    fn majority_entry(nodes: &Nodes<'_>, index: LogIndex) -> Option<Entry> {
-        Self::servers()
+    fn majority_entry(&self, nodes: &Nodes<'_>, index: LogIndex) -> Option<Entry> {
+        self.servers()
             .filter_map(|id| Self::entry_at(nodes, id, index))
-            .find(|e| Self::holders(nodes, index, e).len() >= MAJORITY)
+            .find(|e| self.holders(nodes, index, e).len() >= MAJORITY)
     }
 
     fn lost(&self, nodes: &Nodes<'_>) -> bool {
         self.first_commit
             .as_ref()
-            .is_some_and(|f| Self::holders(nodes, CONTESTED, &f.entry).len() < MAJORITY)
+            .is_some_and(|f| self.holders(nodes, CONTESTED, &f.entry).len() < MAJORITY)
     }
 
     /// Tells `text` once per run.
@@ -368,6 +375,7 @@ impl Figure8World {
 
     /// Bookkeeping the outcome needs, done on every run (sweeps included).
     fn track(&mut self, nodes: &Nodes<'_>) {
+        let [_, _, _, _, s5_id] = self.s;
         if self.first_commit.is_none() {
             if let Some((entry, term)) = self.inner.committed.get(&CONTESTED) {
                 let above = self
@@ -384,13 +392,14 @@ impl Figure8World {
         }
         if let Some(f) = &self.first_commit {
             let s5_leads =
-                Self::live(nodes, S5).is_some_and(|s| s.role == Role::Leader && s.term > f.leader_term);
+                Self::live(nodes, s5_id).is_some_and(|s| s.role == Role::Leader && s.term > f.leader_term);
             self.s5_elected_after_commit |= s5_leads;
         }
     }
 
     /// The story's narration, told when the state shows each turn of it.
     fn narrate(&mut self, nodes: &Nodes<'_>) {
+        let [s1_id, s2_id, s3_id, s4_id, s5_id] = self.s;
         let leader = |id: NodeId, term: u64| {
             Self::live(nodes, id).is_some_and(|s| s.role == Role::Leader && s.term == Term(term))
         };
@@ -405,22 +414,23 @@ impl Figure8World {
         let command = |id: NodeId| {
             Self::entry_at(nodes, id, CONTESTED).map_or(String::new(), |e| e.command.to_string())
         };
-        let t2 = Self::holders_of_term(nodes, CONTESTED, Term(2));
-        if leader(S1, 2) && t2.len() >= 2 {
+        let t2 = self.holders_of_term(nodes, CONTESTED, Term(2));
+        if leader(s1_id, 2) && t2.len() >= 2 {
             self.say("a", || {
                 format!(
                     "(a) S1 leads term 2, and its entry at #2 ({}) is stored on {} only — {} of 5, short of the 3 a commit needs, so nobody treats it as committed. S1's links to S3, S4 and S5 are down.",
-                    command(S1),
+                    command(s1_id),
                     Self::names(nodes, &t2),
                     t2.len()
                 )
             });
         }
-        if leader(S5, 3) {
-            let votes: Vec<NodeId> = Self::live(nodes, S5).map_or(Vec::new(), |s| {
-                s.votes.iter().copied().filter(|v| *v != S5).collect()
+        if leader(s5_id, 3) {
+            let votes: Vec<NodeId> = Self::live(nodes, s5_id).map_or(Vec::new(), |s| {
+                s.votes.iter().copied().filter(|v| *v != s5_id).collect()
             });
-            let s2_refused = !votes.contains(&S2) && Self::last_term(nodes, S2) > Self::last_term(nodes, S5);
+            let s2_refused =
+                !votes.contains(&s2_id) && Self::last_term(nodes, s2_id) > Self::last_term(nodes, s5_id);
             self.say("b-elected", || {
                 format!(
                     "(b) S1 is down and S5 wins term 3 with its own vote and those of {}.{}",
@@ -433,24 +443,24 @@ impl Figure8World {
                 )
             });
         }
-        let t3 = Self::holders_of_term(nodes, CONTESTED, Term(3));
+        let t3 = self.holders_of_term(nodes, CONTESTED, Term(3));
         if !t3.is_empty() && !t2.is_empty() {
             self.say("b-entry", || {
                 format!(
                     "(b) S5 takes {} as #2 in term 3, but its links are down and no one else gets it. Index #2 now holds two different entries: term 2 on {}, term 3 on {}.",
-                    command(S5),
+                    command(s5_id),
                     Self::names(nodes, &t2),
                     Self::names(nodes, &t3)
                 )
             });
         }
-        if leader(S1, 4) {
+        if leader(s1_id, 4) {
             self.say("c-elected", || {
                 "(c) S5 is down; S1 is back and wins term 4. As leader it copies its own log — the term-2 entry at #2 included — to every follower that lacks it.".into()
             });
         }
         // What S1 knows: itself plus every follower it has seen store #2.
-        let s1 = Self::live(nodes, S1).filter(|s| {
+        let s1 = Self::live(nodes, s1_id).filter(|s| {
             let known = 1 + s.match_index.values().filter(|m| **m >= CONTESTED).count();
             s.role == Role::Leader && s.term > Term(2) && known >= MAJORITY
         });
@@ -462,7 +472,7 @@ impl Figure8World {
                 .filter(|(_, m)| **m >= CONTESTED)
                 .map(|(id, _)| *id)
                 .collect();
-            known.insert(0, S1);
+            known.insert(0, s1_id);
             if s1.commit_index >= CONTESTED {
                 self.say("majority", || {
                     format!(
@@ -494,10 +504,10 @@ impl Figure8World {
                 )
             });
         }
-        let s1_up = Self::live(nodes, S1).is_some();
-        if self.was_up[S1.index()] && !s1_up && self.first_commit.is_some() {
+        let s1_up = Self::live(nodes, s1_id).is_some();
+        if self.was_up[0] && !s1_up && self.first_commit.is_some() {
             let own = self.first_commit.as_ref().map_or(Term(0), |f| f.leader_term);
-            let has_own = Self::log(nodes, S1).iter().any(|e| e.term == own);
+            let has_own = Self::log(nodes, s1_id).iter().any(|e| e.term == own);
             self.say("crash", || {
                 if has_own {
                     format!("S1 crashes right after it committed #2 together with its own term-{own} entry. Both are safe now: no server that lacks them can be elected.")
@@ -507,12 +517,12 @@ impl Figure8World {
             });
         }
         if let Some(f) = self.first_commit.clone() {
-            let s5 = Self::live(nodes, S5).filter(|s| s.term > f.leader_term);
+            let s5 = Self::live(nodes, s5_id).filter(|s| s.term > f.leader_term);
             if let Some(s5) = s5 {
                 let term = s5.term;
                 // Servers that would vote for S5: up, with a log no newer than its own.
-                let mine = Self::last_term(nodes, S5);
-                let (newer, willing): (Vec<NodeId>, Vec<NodeId>) = [S1, S2, S3, S4]
+                let mine = Self::last_term(nodes, s5_id);
+                let (newer, willing): (Vec<NodeId>, Vec<NodeId>) = [s1_id, s2_id, s3_id, s4_id]
                     .into_iter()
                     .filter(|id| Self::live(nodes, *id).is_some())
                     .partition(|id| Self::last_term(nodes, *id) > mine);
@@ -524,9 +534,9 @@ impl Figure8World {
                         )
                     });
                 }
-                let lacks = Self::entry_at(nodes, S5, CONTESTED).as_ref() != Some(&f.entry);
+                let lacks = Self::entry_at(nodes, s5_id, CONTESTED).as_ref() != Some(&f.entry);
                 if s5.role == Role::Leader && lacks {
-                    let votes: Vec<NodeId> = s5.votes.iter().copied().filter(|v| *v != S5).collect();
+                    let votes: Vec<NodeId> = s5.votes.iter().copied().filter(|v| *v != s5_id).collect();
                     self.say("d-elected", || {
                         format!(
                             "(d) S5 wins term {term} with its own vote and those of {}: its log ends in term {mine}, newer than theirs, so the vote check lets it through. Yet S5 lacks the entry S1 counted committed at #2 — a leader missing a committed entry.",
@@ -546,7 +556,7 @@ impl Figure8World {
             });
         }
         // A server's entry at #2 is replaced.
-        for id in Self::servers() {
+        for id in self.servers() {
             let now = Self::entry_at(nodes, id, CONTESTED).map_or(0, |e| e.term.0);
             let before = self.held_at_contested[id.index()];
             self.held_at_contested[id.index()] = now;
@@ -558,7 +568,7 @@ impl Figure8World {
                 .as_ref()
                 .is_some_and(|f| f.entry.term.0 == before);
             let applied = Self::live(nodes, id).is_some_and(|s| s.last_applied >= CONTESTED);
-            if committed_one && id == S1 {
+            if committed_one && id == s1_id {
                 self.say("s1-drops", || {
                     "S1 is back and follows S5: it drops its own #2 — the very entry it had counted committed and applied before it crashed.".into()
                 });
@@ -570,7 +580,7 @@ impl Figure8World {
                         if applied { format!(", and {who} itself had already applied it") } else { String::new() }
                     )
                 });
-            } else if id == S5 {
+            } else if id == s5_id {
                 self.say("s5-repaired", || {
                     "S5's term-3 entry at #2, never committed, is replaced by the committed one. Every server agrees on #2 again.".into()
                 });
@@ -588,7 +598,7 @@ impl World for Figure8World {
         self.inner.evaluate(nodes, out);
         self.track(nodes);
         self.narrate(nodes);
-        for id in Self::servers() {
+        for id in self.servers() {
             self.was_up[id.index()] = Self::live(nodes, id).is_some();
         }
     }
@@ -625,7 +635,8 @@ impl World for Figure8World {
 
     fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {
         let mut tables = self.inner.tables(nodes);
-        let rows = Self::servers()
+        let rows = self
+            .servers()
             .map(|id| {
                 let entry = Self::entry_at(nodes, id, CONTESTED);
                 let committed = match Self::live(nodes, id) {
@@ -678,13 +689,14 @@ impl World for Figure8World {
         );
         out.insert(
             "index2_final_term".into(),
-            Self::majority_entry(nodes, CONTESTED).map_or(Value::Null, |e| json!(e.term.0)),
+            self.majority_entry(nodes, CONTESTED)
+                .map_or(Value::Null, |e| json!(e.term.0)),
         );
         let lost = self
             .inner
             .committed
             .iter()
-            .filter(|(i, (e, _))| Self::holders(nodes, **i, e).len() < MAJORITY)
+            .filter(|(i, (e, _))| self.holders(nodes, **i, e).len() < MAJORITY)
             .count();
         out.insert("lost_committed_entries".into(), json!(lost));
         out.insert(

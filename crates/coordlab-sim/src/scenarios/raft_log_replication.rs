@@ -4,11 +4,12 @@
 
 use super::raft_beats;
 use super::raft_common::promised_verdicts;
-use super::raft_common::{bug, build_with_world, common_params, int_param, num, servers_param, ClusterPlan};
+use super::raft_common::{
+    bug, build_with_world, common_params, int_param, num, servers_param, ClusterPlan, RaftCast,
+};
 use super::{Expectation, Params, ScenarioInfo};
 use crate::json;
 use crate::kernel::faults::Fault;
-use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::protocols::raft::{RaftBug, MAX_SERVERS};
 
@@ -56,39 +57,35 @@ pub fn expectation(params: &Params) -> Expectation {
 
 pub fn setup(params: &Params, _seed: u64) -> Setup {
     let servers = num(params, "servers", 5) as u32;
-    let mut scripted = Vec::new();
-    if servers >= 3 {
-        // The last follower is slow; the one before it crashes for a while.
-        scripted.push((
-            300,
-            Fault::SlowNode {
-                node: NodeId(servers - 1),
-                extra_ms: 40,
-            },
-        ));
-    }
-    if servers >= 5 {
-        scripted.push((
-            800,
-            Fault::Crash {
-                node: NodeId(servers - 2),
-            },
-        ));
-        scripted.push((
-            1_600,
-            Fault::Restart {
-                node: NodeId(servers - 2),
-            },
-        ));
-    }
-    let mut setup = build_with_world(
+    // The last follower is slow; the one before it crashes for a while.
+    let scripted = |cast: &RaftCast| {
+        let n = cast.servers.len();
+        let mut scripted = Vec::new();
+        if n >= 3 {
+            let last = cast.servers[n - 1];
+            scripted.push((
+                300,
+                Fault::SlowNode {
+                    node: last,
+                    extra_ms: 40,
+                },
+            ));
+        }
+        if n >= 5 {
+            let before_last = cast.servers[n - 2];
+            scripted.push((800, Fault::Crash { node: before_last }));
+            scripted.push((1_600, Fault::Restart { node: before_last }));
+        }
+        scripted
+    };
+    let (mut setup, cast) = build_with_world(
         params,
         ClusterPlan {
             servers,
             writes: num(params, "writes", 6) as u32,
             client_start_ms: 400,
             stop_at_ms: STOP_AT_MS,
-            scripted,
+            scripted: Some(Box::new(scripted)),
             stagger_first: true,
             ..ClusterPlan::default()
         },
@@ -96,6 +93,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     );
     raft_beats::log_replication(
         &mut setup,
+        &cast,
         servers.clamp(1, MAX_SERVERS),
         num(params, "writes", 6),
     );

@@ -5,11 +5,10 @@
 
 use super::raft_beats;
 use super::raft_common::promised_verdicts;
-use super::raft_common::{bug, build_with_world, common_params, num, ClusterPlan, Watch};
+use super::raft_common::{bug, build_with_world, common_params, num, ClusterPlan, RaftCast, Watch};
 use super::{Expectation, Params, ScenarioInfo};
 use crate::json;
 use crate::kernel::faults::Fault;
-use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
@@ -70,42 +69,48 @@ pub fn expectation(params: &Params) -> Expectation {
 }
 
 pub fn setup(params: &Params, _seed: u64) -> Setup {
-    let client = NodeId(5);
-    let minority = vec![NodeId(0), NodeId(1), client];
-    let mut scripted = vec![
-        (SPLIT_MS, Fault::Partition { side: minority }),
-        (HEAL_MS, Fault::Heal),
-    ];
-    if stale_voter_story(params) {
-        // S2 stays cut off a while longer: it misses the writes the new leader commits after
-        // the heal, and its election timer keeps running out, raising its term each time.
-        scripted.push((
-            HEAL_MS,
-            Fault::Partition {
-                side: vec![NodeId(1)],
-            },
-        ));
-        scripted.push((S2_BACK_MS, Fault::Heal));
-    }
-    let mut setup = build_with_world(
+    let stale_voter = stale_voter_story(params);
+    // S1 and S2, with the client, are cut off from S3, S4 and S5.
+    let scripted = move |cast: &RaftCast| {
+        let [s1, s2] = [cast.servers[0], cast.servers[1]];
+        let client = cast.client.expect("the plan writes");
+        let mut scripted = vec![
+            (
+                SPLIT_MS,
+                Fault::Partition {
+                    side: vec![s1, s2, client],
+                },
+            ),
+            (HEAL_MS, Fault::Heal),
+        ];
+        if stale_voter {
+            // S2 stays cut off a while longer: it misses the writes the new leader commits
+            // after the heal, and its election timer keeps running out, raising its term.
+            scripted.push((HEAL_MS, Fault::Partition { side: vec![s2] }));
+            scripted.push((S2_BACK_MS, Fault::Heal));
+        }
+        scripted
+    };
+    let watch = |cast: &RaftCast| Watch {
+        side: cast.servers[..2].to_vec(),
+        from_us: SPLIT_MS * MS_US,
+        until_us: HEAL_MS * MS_US,
+    };
+    let (mut setup, cast) = build_with_world(
         params,
         ClusterPlan {
             servers: 5,
             writes: 4,
             client_start_ms: 500,
             stop_at_ms: STOP_AT_MS,
-            scripted,
-            watch: Some(Watch {
-                side: vec![NodeId(0), NodeId(1)],
-                from_us: SPLIT_MS * MS_US,
-                until_us: HEAL_MS * MS_US,
-            }),
+            scripted: Some(Box::new(scripted)),
+            watch: Some(Box::new(watch)),
             stagger_first: true,
             ..ClusterPlan::default()
         },
         Some(derive_outcome),
     );
-    raft_beats::partition(&mut setup, stale_voter_story(params));
+    raft_beats::partition(&mut setup, &cast, stale_voter);
     setup
 }
 

@@ -8,8 +8,8 @@
 //! an even N survives no more than N−1 would. The world shows that table with the chosen N
 //! marked, and counts the writes committed at each number of failures.
 
-use super::raft_common::{bug, PROPERTIES};
 use super::raft_common::{build, common_params, num, servers_param, ClusterPlan, RaftWorld};
+use super::raft_common::{verdicts_if_correct, RaftCast};
 use super::{Expectation, Params, ScenarioInfo};
 use crate::json;
 use crate::kernel::collections::VecMap;
@@ -17,8 +17,8 @@ use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::world::{Nodes, World};
-use crate::properties::{PropertySpec, Verdict};
-use crate::protocols::raft::{RaftBug, RaftClient, RaftServer, Role, MAX_SERVERS};
+use crate::properties::PropertySpec;
+use crate::protocols::raft::{RaftClient, RaftServer, Role, MAX_SERVERS};
 use crate::trace::{columns, TableView};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -49,17 +49,27 @@ fn cluster_size(params: &Params) -> u32 {
 
 /// Who crashes, in order: followers from the highest number down until the majority is
 /// gone (one more than the cluster tolerates), then the first leader S1.
-pub fn crash_order(n: u32) -> Vec<NodeId> {
+pub fn crash_order(servers: &[NodeId]) -> Vec<NodeId> {
+    let n = servers.len() as u32;
+    let s1 = servers[0];
     if n <= 1 {
-        return vec![NodeId(0)];
+        return vec![s1];
     }
-    let mut order: Vec<NodeId> = (0..=tolerated(n)).map(|k| NodeId(n - 1 - k)).collect();
-    order.push(NodeId(0));
-    order
+    let followers = servers[1..].iter().rev().take(tolerated(n) as usize + 1);
+    followers.copied().chain([s1]).collect()
+}
+
+/// How many servers [`crash_order`] crashes in a cluster of `n`.
+fn crash_count(n: u32) -> u64 {
+    if n <= 1 {
+        1
+    } else {
+        u64::from(tolerated(n)) + 2
+    }
 }
 
 pub fn stop_at_ms(n: u32) -> u64 {
-    let crashes = crash_order(n).len() as u64;
+    let crashes = crash_count(n);
     FIRST_CRASH_MS + (crashes - 1) * CRASH_EVERY_MS + AFTER_LAST_CRASH_MS
 }
 
@@ -85,14 +95,8 @@ fn story(params: &Params) -> bool {
 }
 
 pub fn expectation(params: &Params) -> Expectation {
-    let mut verdicts = Vec::new();
+    let verdicts = verdicts_if_correct(params);
     let mut outcome = Vec::new();
-    if bug(params) == RaftBug::None {
-        verdicts = PROPERTIES
-            .iter()
-            .map(|(n, _)| (n.to_string(), Verdict::Holds))
-            .collect();
-    }
     if story(params) {
         let n = cluster_size(params);
         outcome.push(("first_leader".to_string(), json!("S1")));
@@ -110,25 +114,27 @@ pub fn expectation(params: &Params) -> Expectation {
 
 pub fn setup(params: &Params, _seed: u64) -> Setup {
     let n = cluster_size(params);
-    let scripted = crash_order(n)
-        .into_iter()
-        .enumerate()
-        .map(|(k, node)| (FIRST_CRASH_MS + k as u64 * CRASH_EVERY_MS, Fault::Crash { node }))
-        .collect();
-    let (mut setup, world) = build(
+    let scripted = |cast: &RaftCast| {
+        crash_order(&cast.servers)
+            .into_iter()
+            .enumerate()
+            .map(|(k, node)| (FIRST_CRASH_MS + k as u64 * CRASH_EVERY_MS, Fault::Crash { node }))
+            .collect()
+    };
+    let (mut setup, world, cast) = build(
         params,
         ClusterPlan {
             servers: n,
             writes: WRITES,
             client_start_ms: CLIENT_START_MS,
             stop_at_ms: stop_at_ms(n),
-            scripted,
+            scripted: Some(Box::new(scripted)),
             stagger_first: true,
             ..ClusterPlan::default()
         },
     );
-    setup.set_world(QuorumWorld::new(world, n));
-    super::raft_beats::quorum(&mut setup, n);
+    setup.set_world(QuorumWorld::new(world, cast.servers.clone()));
+    super::raft_beats::quorum(&mut setup, &cast, n);
     setup
 }
 
@@ -136,6 +142,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
 /// majority needed, and how many writes committed at each number of failures.
 pub struct QuorumWorld {
     inner: RaftWorld,
+    servers: Vec<NodeId>,
     n: u32,
     /// Narration for the step just evaluated.
     notes: Vec<String>,
@@ -151,9 +158,11 @@ pub struct QuorumWorld {
 }
 
 impl QuorumWorld {
-    fn new(inner: RaftWorld, n: u32) -> Self {
+    fn new(inner: RaftWorld, servers: Vec<NodeId>) -> Self {
+        let n = servers.len() as u32;
         QuorumWorld {
             inner,
+            servers,
             n,
             notes: Vec::new(),
             was_up: vec![true; n as usize],
@@ -175,14 +184,16 @@ impl QuorumWorld {
     }
 
     fn up(&self, nodes: &Nodes<'_>) -> u32 {
-        (0..self.n)
-            .filter(|i| self.live(nodes, NodeId(*i)).is_some())
+        self.servers
+            .iter()
+            .filter(|id| self.live(nodes, **id).is_some())
             .count() as u32
     }
 
     fn leader<'a>(&self, nodes: &Nodes<'a>) -> Option<&'a RaftServer> {
-        (0..self.n)
-            .filter_map(|i| self.live(nodes, NodeId(i)))
+        self.servers
+            .iter()
+            .filter_map(|id| self.live(nodes, *id))
             .filter(|s| s.role == Role::Leader)
             .max_by_key(|s| s.term)
     }
@@ -220,10 +231,10 @@ impl QuorumWorld {
     /// Narration for each crash: how many are left against the majority needed.
     fn narrate_crashes(&mut self, nodes: &Nodes<'_>) {
         let (n, m, f) = (self.n, majority(self.n), tolerated(self.n));
-        for i in 0..n {
-            let id = NodeId(i);
+        for i in 0..self.servers.len() {
+            let id = self.servers[i];
             let up_now = self.live(nodes, id).is_some();
-            if !self.was_up[i as usize] || up_now {
+            if !self.was_up[i] || up_now {
                 continue;
             }
             let up = self.up(nodes);
@@ -299,8 +310,8 @@ impl World for QuorumWorld {
 
     fn evaluate(&mut self, nodes: &Nodes<'_>, out: &mut Vec<bool>) {
         self.inner.evaluate(nodes, out);
-        for i in 0..self.n {
-            if self.was_up[i as usize] && self.live(nodes, NodeId(i)).is_none() {
+        for (i, id) in self.servers.iter().enumerate() {
+            if self.was_up[i] && self.live(nodes, *id).is_none() {
                 self.crashes += 1;
             }
         }
@@ -311,8 +322,8 @@ impl World for QuorumWorld {
             self.notes.push(text);
         }
         self.narrate_crashes(nodes);
-        for i in 0..self.n {
-            self.was_up[i as usize] = self.live(nodes, NodeId(i)).is_some();
+        for i in 0..self.servers.len() {
+            self.was_up[i] = self.live(nodes, self.servers[i]).is_some();
         }
     }
 

@@ -5,12 +5,12 @@
 //! wake up.
 
 use super::raft_beats;
-use super::raft_common::{bug, build_with_world, common_params, num, servers_param, ClusterPlan, PROPERTIES};
+use super::raft_common::{
+    build_with_world, common_params, num, servers_param, verdicts_if_correct, ClusterPlan,
+};
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
 use crate::json;
 use crate::kernel::setup::Setup;
-use crate::properties::Verdict;
-use crate::protocols::raft::RaftBug;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -56,14 +56,8 @@ fn identical(params: &Params) -> bool {
 }
 
 pub fn expectation(params: &Params) -> Expectation {
-    let mut verdicts = Vec::new();
+    let verdicts = verdicts_if_correct(params);
     let mut outcome = Vec::new();
-    if bug(params) == RaftBug::None {
-        verdicts = PROPERTIES
-            .iter()
-            .map(|(n, _)| (n.to_string(), Verdict::Holds))
-            .collect();
-    }
     if identical(params) {
         // Every server starts at 0 and waits exactly as long: a deterministic livelock.
         outcome.push(("first_leader".to_string(), json!(null)));
@@ -83,7 +77,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     if let Some(min) = &identical_max {
         params_used.insert("election_timeout_ms_max".into(), min.clone());
     }
-    let mut setup = build_with_world(
+    let (mut setup, _) = build_with_world(
         &params_used,
         ClusterPlan {
             servers: num(params, "servers", 5) as u32,

@@ -7,11 +7,12 @@
 
 use super::raft_beats;
 use super::raft_common::promised_verdicts;
-use super::raft_common::{bug, build_with_world, common_params, int_param, num, servers_param, ClusterPlan};
+use super::raft_common::{
+    bug, build_with_world, common_params, int_param, num, servers_param, ClusterPlan, RaftCast,
+};
 use super::{Expectation, Params, ScenarioInfo};
 use crate::json;
 use crate::kernel::faults::Fault;
-use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::protocols::raft::RaftBug;
 use serde_json::Value;
@@ -63,24 +64,24 @@ pub fn expectation(params: &Params) -> Expectation {
 }
 
 pub fn setup(params: &Params, _seed: u64) -> Setup {
-    let mut setup = build_with_world(
+    let duration_ms = num(params, "pause_ms", 1_000);
+    // S1, the first leader, freezes.
+    let scripted = move |cast: &RaftCast| {
+        let node = cast.servers[0];
+        vec![(PAUSE_AT_MS, Fault::Pause { node, duration_ms })]
+    };
+    let (mut setup, cast) = build_with_world(
         params,
         ClusterPlan {
             servers: num(params, "servers", 5) as u32,
             stop_at_ms: STOP_AT_MS,
-            scripted: vec![(
-                PAUSE_AT_MS,
-                Fault::Pause {
-                    node: NodeId(0),
-                    duration_ms: num(params, "pause_ms", 1_000),
-                },
-            )],
+            scripted: Some(Box::new(scripted)),
             stagger_first: true,
             ..ClusterPlan::default()
         },
         Some(derive_outcome),
     );
-    raft_beats::stale_leader(&mut setup);
+    raft_beats::stale_leader(&mut setup, &cast);
     setup
 }
 

@@ -2,6 +2,7 @@
 //! node, its inspector tables and outcome fields), the property specs, and the unsafe-window
 //! bookkeeping.
 
+use super::common::always;
 use crate::json;
 use crate::kernel::collections::VecMap;
 use crate::kernel::faults::FaultKind;
@@ -10,7 +11,7 @@ use crate::kernel::participant::Participant;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::world::Nodes;
-use crate::properties::{PropertyKind, PropertySpec};
+use crate::properties::PropertySpec;
 use crate::protocols::fenced_resource::{FencedResource, LedgerIntro, ResourceDurable, WriteRecord};
 use crate::protocols::redis_job::JobDurable;
 use crate::protocols::redis_msg::{tenths, KeyEntry};
@@ -75,35 +76,25 @@ pub fn lock_cells(data: &VecMap<String, KeyEntry>, key: &str, local_now_us: u64)
 }
 
 pub fn one_holder_spec() -> PropertySpec {
-    PropertySpec {
-        name: "one-holder-per-store",
-        kind: PropertyKind::Always,
-        description: "At most one worker at a time does the protected work, each believing the lock is its own because the store it talks to said so.",
-    }
+    always("one-holder-per-store", "At most one worker at a time does the protected work, each believing the lock is its own because the store it talks to said so.")
 }
 
 pub fn tokens_increase_spec() -> PropertySpec {
-    PropertySpec {
-        name: "tokens-increase",
-        kind: PropertyKind::Always,
-        description: "Every fencing token handed out for the lock is higher than every one before it: no number is ever handed out twice, failovers included.",
-    }
+    always("tokens-increase", "Every fencing token handed out for the lock is higher than every one before it: no number is ever handed out twice, failovers included.")
 }
 
 pub fn fence_monotonic_spec() -> PropertySpec {
-    PropertySpec {
-        name: "fence-monotonic",
-        kind: PropertyKind::Always,
-        description: "The ledger never accepts a write whose token is lower than the highest it has seen.",
-    }
+    always(
+        "fence-monotonic",
+        "The ledger never accepts a write whose token is lower than the highest it has seen.",
+    )
 }
 
 pub fn releases_own_spec() -> PropertySpec {
-    PropertySpec {
-        name: "releases-only-own-lock",
-        kind: PropertyKind::Always,
-        description: "A release never deletes a lock value that belongs to another worker.",
-    }
+    always(
+        "releases-only-own-lock",
+        "A release never deletes a lock value that belongs to another worker.",
+    )
 }
 
 /// `fence-monotonic` on the ledger row.

@@ -43,18 +43,15 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "redis-failover";
-pub const STORE_1: NodeId = NodeId(0);
-pub const STORE_2: NodeId = NodeId(1);
-pub const STORE_3: NodeId = NodeId(2);
-pub const WORKER_A: NodeId = NodeId(3);
-pub const WORKER_B: NodeId = NodeId(4);
-pub const LEDGER: NodeId = NodeId(5);
-pub const SENTINEL_1: NodeId = NodeId(6);
-pub const SENTINEL_2: NodeId = NodeId(7);
-pub const SENTINEL_3: NodeId = NodeId(8);
-const STORES: [NodeId; 3] = [STORE_1, STORE_2, STORE_3];
-const WORKERS: [NodeId; 2] = [WORKER_A, WORKER_B];
-pub const SENTINELS: [NodeId; 3] = [SENTINEL_1, SENTINEL_2, SENTINEL_3];
+/// Who the setup added: the stores (store-1 the first primary), the workers, the ledger and
+/// the sentinels.
+#[derive(Clone, Copy, Debug)]
+pub struct RedisCast {
+    pub stores: [NodeId; 3],
+    pub workers: [NodeId; 2],
+    pub ledger: NodeId,
+    pub sentinels: [NodeId; 3],
+}
 /// Sentinels that must find the primary down before it is objectively down.
 pub const QUORUM: u32 = 2;
 
@@ -275,20 +272,21 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     if !other_replica_promoted(params) {
         return setup_with_crash_at(params, CRASH_AT_MS);
     }
-    let mut setup = setup_without_faults(params);
+    let (mut setup, cast) = setup_without_faults(params);
+    let [store_1, store_2, store_3] = cast.stores;
     let crash_ms = crash_after_confirm_ms(lag_ms(params));
     setup.script(
         CUT_AT_MS * MS_US,
         Fault::CutLink {
-            from: STORE_1,
-            to: STORE_3,
+            from: store_1,
+            to: store_3,
         },
     );
-    setup.script(crash_ms * MS_US, Fault::Crash { node: STORE_1 });
+    setup.script(crash_ms * MS_US, Fault::Crash { node: store_1 });
     setup.script(
         crash_ms * MS_US,
         Fault::Pause {
-            node: STORE_2,
+            node: store_2,
             duration_ms: FREEZE_MS,
         },
     );
@@ -297,13 +295,13 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
 
 /// The scenario with the primary's scripted crash at `crash_ms` (true time) instead.
 pub fn setup_with_crash_at(params: &Params, crash_ms: u64) -> Setup {
-    let mut setup = setup_without_faults(params);
-    setup.script(crash_ms * MS_US, Fault::Crash { node: STORE_1 });
+    let (mut setup, cast) = setup_without_faults(params);
+    setup.script(crash_ms * MS_US, Fault::Crash { node: cast.stores[0] });
     setup
 }
 
 /// The nodes, the network and the world, with no failure scripted.
-fn setup_without_faults(params: &Params) -> Setup {
+fn setup_without_faults(params: &Params) -> (Setup, RedisCast) {
     let mut setup = Setup::new(LinkConfig::reliable(
         LATENCY_MIN_MS * MS_US,
         LATENCY_MAX_MS * MS_US,
@@ -320,20 +318,24 @@ fn setup_without_faults(params: &Params) -> Setup {
             expires_at_us: None,
         },
     )]);
-    for (id, name) in STORES.into_iter().zip(["store-1", "store-2", "store-3"]) {
-        let role = if id == STORE_1 {
-            Role::Primary
-        } else {
-            Role::Replica { of: STORE_1 }
-        };
-        setup.add::<RedisNode>(
-            name,
-            "store",
-            &STORE_FAULTS,
-            config,
-            RedisDurable::fresh(role, data.clone()),
-        );
-    }
+    let mut store = |name, role| {
+        let fresh = RedisDurable::fresh(role, data.clone());
+        setup.add::<RedisNode>(name, "store", &STORE_FAULTS, config, fresh)
+    };
+    let primary = store("store-1", Role::Primary);
+    let replicas = ["store-2", "store-3"].map(|name| store(name, Role::Replica { of: primary }));
+    let stores = [primary, replicas[0], replicas[1]];
+    // The workers come next; they name the ledger and the sentinels, which also name each
+    // other: their ids are reserved, and the nodes placed once every id is known.
+    let workers = [setup.reserve(), setup.reserve()];
+    let ledger = add_ledger(&mut setup);
+    let sentinels = [setup.reserve(), setup.reserve(), setup.reserve()];
+    let cast = RedisCast {
+        stores,
+        workers,
+        ledger,
+        sentinels,
+    };
     let plan = |short: &str, start_at_ms: u64| WorkerPlan {
         job: JobPlan {
             short: short.to_string(),
@@ -345,17 +347,19 @@ fn setup_without_faults(params: &Params) -> Setup {
             steps: STEPS,
             step_ms: STEP_MS,
             amount: AMOUNT,
-            ledger: LEDGER,
+            ledger,
         },
         fence_key: FENCE_KEY.to_string(),
         wait: waits(params).then_some((1, WAIT_TIMEOUT_MS)),
         release: release(params),
         request_timeout_ms: 300,
-        sentinels: SENTINELS.to_vec(),
-        first_primary: STORE_1,
+        sentinels: sentinels.to_vec(),
+        first_primary: primary,
     };
-    for (name, short, start_at_ms) in [("worker-a", "a", A_START_MS), ("worker-b", "b", B_START_MS)] {
-        setup.add::<RedisWorker>(
+    let named = [("worker-a", "a", A_START_MS), ("worker-b", "b", B_START_MS)];
+    for (id, (name, short, start_at_ms)) in workers.into_iter().zip(named) {
+        setup.place::<RedisWorker>(
+            id,
             name,
             "worker",
             &WORKER_FAULTS,
@@ -363,9 +367,12 @@ fn setup_without_faults(params: &Params) -> Setup {
             JobDurable { finished: false },
         );
     }
-    add_ledger(&mut setup);
-    for name in ["sentinel-1", "sentinel-2", "sentinel-3"] {
-        setup.add::<Sentinel>(
+    for (id, name) in sentinels
+        .into_iter()
+        .zip(["sentinel-1", "sentinel-2", "sentinel-3"])
+    {
+        setup.place::<Sentinel>(
+            id,
             name,
             "sentinel",
             &[
@@ -375,19 +382,19 @@ fn setup_without_faults(params: &Params) -> Setup {
                 FaultKind::Network,
             ],
             SentinelConfig {
-                nodes: STORES.to_vec(),
-                sentinels: SENTINELS.to_vec(),
-                clients: WORKERS.to_vec(),
+                nodes: stores.to_vec(),
+                sentinels: sentinels.to_vec(),
+                clients: workers.to_vec(),
                 quorum: QUORUM,
                 ping_ms: PING_MS,
                 down_after_ms: DOWN_AFTER_MS,
                 failover_timeout_ms: FAILOVER_TIMEOUT_MS,
                 stop_at_ms: STOP_AT_MS,
             },
-            SentinelDurable::fresh(STORE_1),
+            SentinelDurable::fresh(primary),
         );
     }
-    setup.set_world(FailoverWorld::new());
+    setup.set_world(FailoverWorld::new(cast));
     beats(
         &mut setup,
         Story {
@@ -395,8 +402,9 @@ fn setup_without_faults(params: &Params) -> Setup {
             other_replica: other_replica_promoted(params),
             naive_delete: release(params) == ReleaseMode::NaiveDelete,
         },
+        cast,
     );
-    setup
+    (setup, cast)
 }
 
 /// A grant as the world saw it happen on a store.
@@ -409,6 +417,7 @@ pub struct SeenGrant {
 }
 
 pub struct FailoverWorld {
+    cast: RedisCast,
     window: HolderWindow,
     /// Every grant on any store, in the order they happened.
     pub grants: Vec<SeenGrant>,
@@ -424,31 +433,27 @@ pub struct FailoverWorld {
     seen_wait_acks: Vec<usize>,
 }
 
-impl Default for FailoverWorld {
-    fn default() -> Self {
-        FailoverWorld::new()
-    }
-}
-
 impl FailoverWorld {
-    pub fn new() -> FailoverWorld {
+    pub fn new(cast: RedisCast) -> FailoverWorld {
         FailoverWorld {
+            cast,
             window: HolderWindow::default(),
             grants: Vec::new(),
-            seen_grants: vec![0; STORES.len()],
-            seen_deletions: vec![0; STORES.len()],
+            seen_grants: vec![0; cast.stores.len()],
+            seen_deletions: vec![0; cast.stores.len()],
             tokens_ok: true,
             tokens_reissued: 0,
             foreign_releases: Vec::new(),
             lock_lost_at_us: None,
             wait_acks: Vec::new(),
-            seen_wait_acks: vec![0; WORKERS.len()],
+            seen_wait_acks: vec![0; cast.workers.len()],
         }
     }
 
     /// The workers that are up and believe they hold the lock, with their ids.
-    fn believers<'a>(nodes: &Nodes<'a>) -> Vec<(NodeId, &'a RedisWorker)> {
-        WORKERS
+    fn believers<'a>(&self, nodes: &Nodes<'a>) -> Vec<(NodeId, &'a RedisWorker)> {
+        self.cast
+            .workers
             .iter()
             .filter_map(|id| nodes.live::<RedisWorker>(*id).map(|w| (*id, w)))
             .filter(|(_, w)| w.believes_it_holds())
@@ -456,9 +461,9 @@ impl FailoverWorld {
     }
 
     /// The node the sentinels currently call primary: the view with the newest epoch.
-    fn primary(nodes: &Nodes<'_>) -> NodeId {
-        let mut best = (0, STORE_1);
-        for id in SENTINELS {
+    fn primary(&self, nodes: &Nodes<'_>) -> NodeId {
+        let mut best = (0, self.cast.stores[0]);
+        for id in self.cast.sentinels {
             let view = nodes
                 .live::<Sentinel>(id)
                 .map(|s| (s.config_epoch, s.primary))
@@ -471,7 +476,7 @@ impl FailoverWorld {
     }
 
     /// Whether the value is set, unexpired, on store `id` if it is up.
-    fn store_has(nodes: &Nodes<'_>, id: NodeId, value: &str) -> bool {
+    fn store_has(&self, nodes: &Nodes<'_>, id: NodeId, value: &str) -> bool {
         nodes
             .live::<RedisNode>(id)
             .and_then(|n| n.get(LOCK_KEY, nodes.local_now_us[id.index()]))
@@ -483,8 +488,8 @@ impl FailoverWorld {
     /// primary that is down answers from its disk (empty without persistence), which is what
     /// it would serve if it came back. The value names its worker by its prefix (`a-1f3c`
     /// is `a`'s), so a worker that crashed or moved on to a new attempt is still found.
-    fn granted_to(nodes: &Nodes<'_>) -> Option<NodeId> {
-        let primary = Self::primary(nodes);
+    fn granted_to(&self, nodes: &Nodes<'_>) -> Option<NodeId> {
+        let primary = self.primary(nodes);
         let data = match nodes.live::<RedisNode>(primary) {
             Some(s) => &s.data,
             None => &nodes.durable::<RedisNode>(primary)?.data,
@@ -492,7 +497,7 @@ impl FailoverWorld {
         let now = nodes.local_now_us.get(primary.index()).copied()?;
         let entry = data.get(LOCK_KEY).filter(|e| e.alive_at(now))?;
         let (short, _) = entry.value.rsplit_once('-')?;
-        WORKERS.iter().copied().find(|w| {
+        self.cast.workers.iter().copied().find(|w| {
             nodes
                 .config::<RedisWorker>(*w)
                 .is_some_and(|plan| plan.job.short == short)
@@ -500,36 +505,41 @@ impl FailoverWorld {
     }
 
     /// Believers whose lock the running primary does not have: the lock is gone for good.
-    fn lost<'a>(nodes: &Nodes<'a>) -> Vec<(NodeId, &'a RedisWorker)> {
-        let primary = Self::primary(nodes);
+    fn lost<'a>(&self, nodes: &Nodes<'a>) -> Vec<(NodeId, &'a RedisWorker)> {
+        let primary = self.primary(nodes);
         if nodes.live::<RedisNode>(primary).is_none_or(|s| !s.is_primary()) {
             return Vec::new();
         }
-        Self::believers(nodes)
+        self.believers(nodes)
             .into_iter()
             .filter(|(_, w)| {
                 w.held
                     .as_ref()
-                    .is_some_and(|h| !Self::store_has(nodes, primary, &h.value))
+                    .is_some_and(|h| !self.store_has(nodes, primary, &h.value))
             })
             .collect()
     }
 
     /// Believers whose lock is on no running store at all (its only copy is on a node that
     /// is down, and what the network still carries is not known here).
-    fn at_risk<'a>(nodes: &Nodes<'a>) -> Vec<(NodeId, &'a RedisWorker)> {
-        Self::believers(nodes)
+    fn at_risk<'a>(&self, nodes: &Nodes<'a>) -> Vec<(NodeId, &'a RedisWorker)> {
+        self.believers(nodes)
             .into_iter()
             .filter(|(_, w)| {
-                w.held
-                    .as_ref()
-                    .is_some_and(|h| !STORES.iter().any(|s| Self::store_has(nodes, *s, &h.value)))
+                w.held.as_ref().is_some_and(|h| {
+                    !self
+                        .cast
+                        .stores
+                        .iter()
+                        .any(|s| self.store_has(nodes, *s, &h.value))
+                })
             })
             .collect()
     }
 
     fn observe(&mut self, nodes: &Nodes<'_>) {
-        for (i, id) in WORKERS.iter().enumerate() {
+        let cast = self.cast;
+        for (i, id) in cast.workers.iter().enumerate() {
             let Some(w) = nodes.live::<RedisWorker>(*id) else {
                 self.seen_wait_acks[i] = 0;
                 continue;
@@ -539,7 +549,7 @@ impl FailoverWorld {
             }
             self.seen_wait_acks[i] = w.wait_acks.len();
         }
-        for (i, id) in STORES.iter().enumerate() {
+        for (i, id) in cast.stores.iter().enumerate() {
             let Some(store) = nodes.live::<RedisNode>(*id) else {
                 // A restarted node starts new lists; begin counting from scratch.
                 self.seen_grants[i] = 0;
@@ -572,8 +582,9 @@ impl FailoverWorld {
         }
     }
 
-    fn store_rows(nodes: &Nodes<'_>) -> Vec<Vec<String>> {
-        STORES
+    fn store_rows(&self, nodes: &Nodes<'_>) -> Vec<Vec<String>> {
+        self.cast
+            .stores
             .iter()
             .map(|id| {
                 let now = nodes.local_now_us[id.index()];
@@ -601,11 +612,13 @@ impl FailoverWorld {
     }
 
     /// The recent writes of every primary's stream, and which node has each.
-    fn stream_table(nodes: &Nodes<'_>) -> TableView {
+    fn stream_table(&self, nodes: &Nodes<'_>) -> TableView {
         // Entries are told apart by the primary that wrote them: after a failover two
         // primaries may each have written a different #5.
         let mut entries: VecMap<(u64, NodeId), String> = VecMap::new();
-        let streams: Vec<Option<(&Vec<_>, Option<&RedisNode>)>> = STORES
+        let streams: Vec<Option<(&Vec<_>, Option<&RedisNode>)>> = self
+            .cast
+            .stores
             .iter()
             .map(
                 |id| match (nodes.live::<RedisNode>(*id), nodes.durable::<RedisNode>(*id)) {
@@ -662,8 +675,10 @@ impl FailoverWorld {
     }
 
     /// What each worker believes, for the inspector.
-    fn worker_table(nodes: &Nodes<'_>) -> TableView {
-        let rows = WORKERS
+    fn worker_table(&self, nodes: &Nodes<'_>) -> TableView {
+        let rows = self
+            .cast
+            .workers
             .iter()
             .map(|id| match nodes.live::<RedisWorker>(*id) {
                 Some(w) => {
@@ -719,19 +734,19 @@ impl World for FailoverWorld {
 
     fn evaluate(&mut self, nodes: &Nodes<'_>, out: &mut Vec<bool>) {
         self.observe(nodes);
-        let holders = Self::believers(nodes).len() as u32;
+        let holders = self.believers(nodes).len() as u32;
         self.window.observe(holders, nodes.now_us);
-        if self.lock_lost_at_us.is_none() && !Self::lost(nodes).is_empty() {
+        if self.lock_lost_at_us.is_none() && !self.lost(nodes).is_empty() {
             self.lock_lost_at_us = Some(nodes.now_us);
         }
         out.push(holders <= 1);
         out.push(self.tokens_ok);
-        out.push(fence_monotonic(ledger_row(nodes, LEDGER)));
+        out.push(fence_monotonic(ledger_row(nodes, self.cast.ledger)));
         out.push(self.foreign_releases.is_empty());
     }
 
     fn highlight(&self, nodes: &Nodes<'_>) -> Option<String> {
-        let believers = Self::believers(nodes);
+        let believers = self.believers(nodes);
         let describe = |(id, w): &(NodeId, &RedisWorker)| {
             let h = w.held.as_ref();
             format!(
@@ -745,14 +760,14 @@ impl World for FailoverWorld {
             let who: Vec<String> = believers.iter().map(describe).collect();
             return Some(format!("Unsafe window: {} both hold the lock", who.join(" and ")));
         }
-        if let Some(w) = Self::lost(nodes).first() {
+        if let Some(w) = self.lost(nodes).first() {
             return Some(format!(
                 "Lock lost: {} still works under its lock, but the primary now, {}, has no such key",
                 describe(w),
-                nodes.name(Self::primary(nodes))
+                nodes.name(self.primary(nodes))
             ));
         }
-        Self::at_risk(nodes).first().map(|w| {
+        self.at_risk(nodes).first().map(|w| {
             format!(
                 "Lock at risk: {} works under a lock whose only copy is on a node that is down",
                 describe(w)
@@ -761,7 +776,7 @@ impl World for FailoverWorld {
     }
 
     fn holdings(&self, nodes: &Nodes<'_>) -> Vec<Holding> {
-        Holding::of(WORKERS, Self::granted_to(nodes), |node| {
+        Holding::of(self.cast.workers, self.granted_to(nodes), |node| {
             nodes
                 .live::<RedisWorker>(node)
                 .is_some_and(RedisWorker::believes_it_holds)
@@ -780,12 +795,12 @@ impl World for FailoverWorld {
                     FENCE_KEY,
                     "stream offset",
                 ]),
-                rows: Self::store_rows(nodes),
+                rows: self.store_rows(nodes),
             },
-            Self::stream_table(nodes),
-            Self::worker_table(nodes),
+            self.stream_table(nodes),
+            self.worker_table(nodes),
         ];
-        if let Some(row) = ledger_row(nodes, LEDGER) {
+        if let Some(row) = ledger_row(nodes, self.cast.ledger) {
             tables.extend(ledger_tables(nodes, row));
         }
         tables
@@ -825,7 +840,7 @@ impl World for FailoverWorld {
                 .collect()),
         );
         let mut failovers: Vec<(u64, Value)> = Vec::new();
-        for id in SENTINELS {
+        for id in self.cast.sentinels {
             for f in nodes.live::<Sentinel>(id).iter().flat_map(|s| &s.failovers) {
                 let by = nodes.name(id);
                 failovers.push((
@@ -839,7 +854,7 @@ impl World for FailoverWorld {
             "failovers".into(),
             Value::Array(failovers.into_iter().map(|(_, f)| f).collect()),
         );
-        out.insert("final_primary".into(), json!(nodes.name(Self::primary(nodes))));
+        out.insert("final_primary".into(), json!(nodes.name(self.primary(nodes))));
         out.insert(
             "wait_acks".into(),
             Value::Array(
@@ -849,10 +864,13 @@ impl World for FailoverWorld {
                     .collect(),
             ),
         );
-        if let Some(row) = ledger_row(nodes, LEDGER) {
+        if let Some(row) = ledger_row(nodes, self.cast.ledger) {
             ledger_outcome(nodes, row, &mut out);
         }
-        out.insert("finished_by".into(), finished_by::<RedisWorker>(nodes, &WORKERS));
+        out.insert(
+            "finished_by".into(),
+            finished_by::<RedisWorker>(nodes, &self.cast.workers),
+        );
         out
     }
 }

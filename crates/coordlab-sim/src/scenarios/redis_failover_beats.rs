@@ -3,9 +3,7 @@
 //! side-by-side view (beside `consensus-lock`) gets there in a few presses.
 
 use super::redis_common::ledger_row;
-use super::redis_failover::{
-    FENCE_KEY, LEDGER, LOCK_KEY, SENTINELS, STORE_1, STORE_2, STORE_3, WORKER_A, WORKER_B,
-};
+use super::redis_failover::{RedisCast, FENCE_KEY, LOCK_KEY};
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::world::Nodes;
@@ -36,24 +34,25 @@ fn store<'a>(n: &Nodes<'a>, id: NodeId) -> Option<&'a RedisNode> {
 }
 
 /// A store other than store-1 is up and acting as the primary.
-fn promoted(n: &Nodes<'_>, id: Option<NodeId>) -> bool {
-    [STORE_2, STORE_3]
+fn promoted(n: &Nodes<'_>, c: RedisCast, id: Option<NodeId>) -> bool {
+    c.stores[1..]
         .iter()
         .filter(|s| id.is_none_or(|i| i == **s))
         .any(|s| store(n, *s).is_some_and(|st| st.role == Role::Primary))
 }
 
 /// A quorum of sentinels has found store-1 down (or one has already failed it over).
-fn sentinels_agree(n: &Nodes<'_>) -> bool {
-    SENTINELS.iter().any(|s| {
+fn sentinels_agree(n: &Nodes<'_>, c: RedisCast) -> bool {
+    c.sentinels.iter().any(|s| {
         n.live::<Sentinel>(*s)
             .is_some_and(|s| s.odown || !s.failovers.is_empty() || s.config_epoch > 0)
     })
 }
 
 /// The ledger accepted a debit from worker-b.
-fn b_debited(n: &Nodes<'_>) -> bool {
-    ledger_row(n, LEDGER).is_some_and(|row| row.writes.iter().any(|w| w.worker == WORKER_B && w.accepted))
+fn b_debited(n: &Nodes<'_>, c: RedisCast) -> bool {
+    ledger_row(n, c.ledger)
+        .is_some_and(|row| row.writes.iter().any(|w| w.worker == c.workers[1] && w.accepted))
 }
 
 const CRASH_QUESTION: &str =
@@ -65,9 +64,11 @@ const CRASH_ANSWERS: [&str; 3] = [
 ];
 const CRASH_WHY: &str = "The replica never received A's SET or its INCR: it has no lock key and the counter is still 41, so the next SET NX succeeds and the INCR gives 42 again.";
 
-pub fn beats(setup: &mut Setup, story: Story) {
+pub fn beats(setup: &mut Setup, story: Story, c: RedisCast) {
+    let [a, b] = c.workers;
+    let store_1 = c.stores[0];
     if story.other_replica {
-        other_replica(setup, story.wait);
+        other_replica(setup, story.wait, c);
         return;
     }
     if story.wait {
@@ -75,14 +76,14 @@ pub fn beats(setup: &mut Setup, story: Story) {
             "a-waits",
             "A gets OK and sends WAIT 1",
             "The lock is set on store-1 and visible to every client already. WAIT only delays A's start until a replica has the write.",
-            |n, _| worker(n, WORKER_A).is_some_and(|w| w.phase == Phase::Confirming),
+            move |n, _| worker(n, a).is_some_and(|w| w.phase == Phase::Confirming),
         );
     } else {
         setup.beat(
             "a-holds",
             "A takes the lock on store-1 with token 42",
             "store-1 answers OK at once. Its replicas hear of the write only when the stream next goes out, 100 ms later.",
-            |n, _| believes(n, WORKER_A),
+            move |n, _| believes(n, a),
         );
     }
     setup
@@ -90,7 +91,7 @@ pub fn beats(setup: &mut Setup, story: Story) {
             "crash",
             "store-1 crashes before streaming the lock",
             "The lock key and the counter's increment were in store-1's memory only. Both replicas are still at #0.",
-            |n, _| !n.is_live(STORE_1),
+            move |n, _| !n.is_live(store_1),
         )
         .ask(
             if story.wait {
@@ -107,33 +108,33 @@ pub fn beats(setup: &mut Setup, story: Story) {
             "a-lets-go",
             "A's WAIT never returns; A lets the lock go",
             "Its connection drops with WAIT still waiting. A cannot know whether a replica got the key, so it does not start.",
-            |n, _| worker(n, WORKER_A).is_some_and(|w| w.held.is_none()),
+            move |n, _| worker(n, a).is_some_and(|w| w.held.is_none()),
         );
     }
     setup.beat(
         "odown",
         "The sentinels agree: store-1 is down",
         "Two of three sentinels (the quorum) find it silent too long. A majority then elects one sentinel to fail it over.",
-        |n, _| sentinels_agree(n),
+        move |n, _| sentinels_agree(n, c),
     );
     setup.beat(
         "promoted",
         "A replica is promoted without the lock",
         "REPLICAOF NO ONE: it becomes the primary with the data it had, no lock key and the counter at 41. Nobody checks what store-1 acknowledged.",
-        |n, _| promoted(n, None),
+        move |n, _| promoted(n, c, None),
     );
     if story.wait {
         setup.beat(
             "token-again",
             "Token 42 is handed out a second time",
             "The promoted replica grants the lock with 42 again. One holder here only because A never started on its first grant; WAIT would not stop a holder paused past its TTL.",
-            |n, _| believes(n, WORKER_A) || believes(n, WORKER_B),
+            move |n, _| believes(n, a) || believes(n, b),
         );
         setup.beat(
             "ledger-takes-it",
             "The ledger takes token 42",
             "It is the highest token the ledger has seen, so the debit lands. WAIT made A wait; it made Redis no more consistent.",
-            |n, _| ledger_row(n, LEDGER).is_some_and(|row| row.writes.iter().any(|w| w.accepted)),
+            move |n, _| ledger_row(n, c.ledger).is_some_and(|row| row.writes.iter().any(|w| w.accepted)),
         );
         return;
     }
@@ -141,25 +142,25 @@ pub fn beats(setup: &mut Setup, story: Story) {
         "two-holders",
         "Two holders",
         "The new primary grants B the lock with A's token, 42. A was never told its lock is gone, and keeps working.",
-        |n, _| believes(n, WORKER_A) && believes(n, WORKER_B),
+        move |n, _| believes(n, a) && believes(n, b),
     );
     setup.beat(
         "same-token",
         "The ledger takes token 42 from both",
         "Both debits carry the same token, so the fence cannot tell the two holders apart.",
-        |n, _| b_debited(n),
+        move |n, _| b_debited(n, c),
     );
     if story.naive_delete {
         setup.beat(
             "foreign-del",
             "A's DEL removes B's lock",
             "A releases with a plain DEL, which deletes whatever value is there: B's. A third worker could now take it.",
-            |n, _| {
-                [STORE_2, STORE_3].iter().any(|s| {
+            move |n, _| {
+                c.stores[1..].iter().any(|s| {
                     store(n, *s).is_some_and(|st| {
                         st.deletions
                             .iter()
-                            .any(|d| d.client == WORKER_A && d.key == LOCK_KEY && d.value.starts_with("b-"))
+                            .any(|d| d.client == a && d.key == LOCK_KEY && d.value.starts_with("b-"))
                     })
                 })
             },
@@ -168,19 +169,21 @@ pub fn beats(setup: &mut Setup, story: Story) {
 }
 
 /// `failure=other-replica-promoted`: store-2 has the lock, store-3 is promoted.
-fn other_replica(setup: &mut Setup, wait: bool) {
+fn other_replica(setup: &mut Setup, wait: bool, c: RedisCast) {
+    let [a, b] = c.workers;
+    let [store_1, store_2, store_3] = c.stores;
     setup.beat(
         "a-granted",
         "A gets OK from store-1 with token 42",
         "The link from store-1 to store-3 was cut earlier, so only store-2 will hear of this write.",
-        |n, _| worker(n, WORKER_A).is_some_and(|w| w.held.is_some()),
+        move |n, _| worker(n, a).is_some_and(|w| w.held.is_some()),
     );
     setup.beat(
         "store-2-has-it",
         "store-2 has the lock; store-3 does not",
         "The stream reached store-2 and it acknowledged. store-3 is still at #0 and nobody notices.",
-        |n, _| {
-            store(n, STORE_2).is_some_and(|s| s.data.contains_key(LOCK_KEY) && s.data.contains_key(FENCE_KEY))
+        move |n, _| {
+            store(n, store_2).is_some_and(|s| s.data.contains_key(LOCK_KEY) && s.data.contains_key(FENCE_KEY))
         },
     );
     if wait {
@@ -188,7 +191,7 @@ fn other_replica(setup: &mut Setup, wait: bool) {
             "wait-ok",
             "WAIT says 1 replica has it",
             "A starts its job. WAIT has done all it can: it delayed A until store-2 had the write.",
-            |n, _| worker(n, WORKER_A).is_some_and(|w| w.wait_acks.iter().any(|a| *a >= 1)),
+            move |n, _| worker(n, a).is_some_and(|w| w.wait_acks.iter().any(|a| *a >= 1)),
         );
     }
     setup
@@ -196,7 +199,7 @@ fn other_replica(setup: &mut Setup, wait: bool) {
             "crash",
             "store-1 dies while store-2 is frozen",
             "The only replica with A's lock stops answering for 1.4 s, right when the sentinels look for a candidate.",
-            |n, _| !n.is_live(STORE_1),
+            move |n, _| !n.is_live(store_1),
         )
         .ask(
             "store-2 has A's lock but is frozen. Which replica will the sentinels promote?",
@@ -212,11 +215,11 @@ fn other_replica(setup: &mut Setup, wait: bool) {
         "promoted",
         "store-3 is promoted without the lock",
         "The sentinels agreed (quorum 2), elected one of themselves, and it made store-3 the primary: no lock key, counter 41.",
-        |n, _| promoted(n, Some(STORE_3)),
+        move |n, _| promoted(n, c, Some(store_3)),
     );
     if wait {
         // B's WAIT can only be answered once store-2 has rejoined as store-3's replica.
-        copy_replaced(setup, wait);
+        copy_replaced(setup, wait, c);
     }
     setup.beat(
         "two-holders",
@@ -226,14 +229,15 @@ fn other_replica(setup: &mut Setup, wait: bool) {
         } else {
             "store-3 grants B the lock with token 42, while A still works under the lock store-2 confirmed."
         },
-        |n, _| believes(n, WORKER_A) && believes(n, WORKER_B),
+        move |n, _| believes(n, a) && believes(n, b),
     );
     if !wait {
-        copy_replaced(setup, wait);
+        copy_replaced(setup, wait, c);
     }
 }
 
-fn copy_replaced(setup: &mut Setup, wait: bool) {
+fn copy_replaced(setup: &mut Setup, wait: bool, c: RedisCast) {
+    let [_, store_2, store_3] = c.stores;
     setup.beat(
         "copy-replaced",
         "store-2 rejoins and drops A's lock",
@@ -242,9 +246,9 @@ fn copy_replaced(setup: &mut Setup, wait: bool) {
         } else {
             "It wakes, is told to replicate from store-3 and takes a full copy: the only copy of A's lock is gone for good."
         },
-        |n, _| {
-            store(n, STORE_2).is_some_and(|s| {
-                s.role == (Role::Replica { of: STORE_3 })
+        move |n, _| {
+            store(n, store_2).is_some_and(|s| {
+                s.role == (Role::Replica { of: store_3 })
                     && s.synced
                     && s.data.get(LOCK_KEY).is_none_or(|e| !e.value.starts_with("a-"))
             })

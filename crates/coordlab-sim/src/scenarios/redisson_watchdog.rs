@@ -11,7 +11,7 @@
 //! expires, B takes the lock, and A wakes and writes without any token: two writers (safety).
 
 use super::lease_setup::{choice, holds_if, int, millis};
-use super::service_world::{build, client, ServicePlan, ServiceProperty, A, B, SERVER, STORAGE};
+use super::service_world::{build, client, place_clients, ServiceCast, ServicePlan, ServiceProperty};
 use super::{Expectation, Params, ScenarioInfo};
 use crate::json;
 use crate::kernel::faults::Fault;
@@ -115,8 +115,23 @@ pub fn expectation(params: &Params) -> Expectation {
 pub fn setup(params: &Params, _seed: u64) -> Setup {
     let v = variant(params).to_string();
     let timeout: u64 = int(params, "watchdog_timeout_ms");
+    let (mut setup, cast) = build(ServicePlan {
+        server: ServerConfig {
+            flavour: Flavour::Redisson,
+            lease_ms: timeout,
+            lock_delay_ms: 0,
+            horizon_ms: HORIZON_MS,
+        },
+        numbers_issued: 0,
+        server_name: "redis",
+        check: Check::None,
+        properties: vec![
+            ServiceProperty::NoStaleWrite,
+            ServiceProperty::EveryClientAcquires,
+        ],
+    });
     let job = |start| {
-        let mut c = client(Flavour::Redisson, start);
+        let mut c = client(cast, Flavour::Redisson, start);
         c.renew_every_ms = timeout / 3;
         c.steps = STEPS;
         c.step_ms = STEP_MS;
@@ -128,40 +143,25 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         a.stuck_after_step = Some(1);
     }
     let b = job((500, 700));
-    let mut setup = build(ServicePlan {
-        server: ServerConfig {
-            flavour: Flavour::Redisson,
-            lease_ms: timeout,
-            lock_delay_ms: 0,
-            horizon_ms: HORIZON_MS,
-        },
-        numbers_issued: 0,
-        server_name: "redis",
-        a,
-        b,
-        check: Check::None,
-        properties: vec![
-            ServiceProperty::NoStaleWrite,
-            ServiceProperty::EveryClientAcquires,
-        ],
-    });
+    place_clients(&mut setup, cast, a, b);
     let pause_ms = int(params, "pause_ms");
     if v == "full-gc" && pause_ms > 0 {
         let at = int::<u64>(params, "pause_start_ms") * MS_US;
         setup.script(
             at,
             Fault::Pause {
-                node: A,
+                node: cast.a,
                 duration_ms: pause_ms,
             },
         );
     }
-    beats(&mut setup, &v, timeout);
+    beats(&mut setup, &v, timeout, cast);
     setup
 }
 
-fn renewals(n: &crate::kernel::world::Nodes<'_>) -> u32 {
-    n.live::<LockServer>(SERVER).map_or(0, |s| s.durable.renewals)
+fn renewals(n: &crate::kernel::world::Nodes<'_>, cast: ServiceCast) -> u32 {
+    n.live::<LockServer>(cast.server)
+        .map_or(0, |s| s.durable.renewals)
 }
 
 fn phase(n: &crate::kernel::world::Nodes<'_>, id: crate::kernel::ids::NodeId) -> Option<ClientPhase> {
@@ -172,24 +172,24 @@ fn acquired(n: &crate::kernel::world::Nodes<'_>, id: crate::kernel::ids::NodeId)
     n.live::<ServiceClient>(id).is_some_and(|c| c.state.acquired)
 }
 
-fn stale_applied(n: &crate::kernel::world::Nodes<'_>) -> bool {
-    n.live::<GuardedResource>(STORAGE)
+fn stale_applied(n: &crate::kernel::world::Nodes<'_>, cast: ServiceCast) -> bool {
+    n.live::<GuardedResource>(cast.storage)
         .is_some_and(|r| super::service_world::stale_writes(&r.durable.writes).0 > 0)
 }
 
-fn beats(setup: &mut Setup, variant: &str, timeout_ms: u64) {
+fn beats(setup: &mut Setup, variant: &str, timeout_ms: u64, cast: ServiceCast) {
     let (ttl, every) = (seconds(timeout_ms), seconds(timeout_ms / 3));
     setup.beat(
         "a-locks",
         "A takes the lock; the watchdog starts",
         &format!("lock() with no lease time: Redis keeps the key for {ttl}, and Redisson's watchdog thread will push that back every {every} while A's process runs."),
-        |n, _| acquired(n, A),
+        move |n, _| acquired(n, cast.a),
     );
     setup.beat(
         "renewed",
         "The watchdog renews the lock",
         &format!("{every} in, the watchdog resets the TTL to {ttl}. It checks one thing only: that the process holding the lock is still running."),
-        |n, _| renewals(n) >= 1,
+        move |n, _| renewals(n, cast) >= 1,
     );
     match variant {
         "stuck-thread" => {
@@ -197,19 +197,19 @@ fn beats(setup: &mut Setup, variant: &str, timeout_ms: u64) {
                 "stuck",
                 "A's job thread is stuck",
                 "A's job blocks on a call that never returns. The JVM is fine, so the watchdog thread carries on.",
-                |n, _| phase(n, A) == Some(ClientPhase::Stuck),
+                move |n, _| phase(n, cast.a) == Some(ClientPhase::Stuck),
             );
             setup.beat(
                 "renewing-for-ever",
                 "The lock is renewed with no work behind it",
                 "Renewal after renewal: to Redis, A is a healthy holder. A lock that is never released is exactly what the watchdog cannot tell apart from a long job.",
-                |n, _| renewals(n) >= 6,
+                move |n, _| renewals(n, cast) >= 6,
             );
             setup.beat(
                 "b-starves",
                 "B is still waiting, three minutes on",
                 "Each time the key's TTL would have run out B asks again, and finds it renewed by A's keep-alive; no unlock message ever comes. Only a timeout inside A's job, or killing A, would free the lock.",
-                |n, _| n.now_us >= 170 * SEC_US && !acquired(n, B),
+                move |n, _| n.now_us >= 170 * SEC_US && !acquired(n, cast.b),
             );
         }
         "none" => {
@@ -217,19 +217,19 @@ fn beats(setup: &mut Setup, variant: &str, timeout_ms: u64) {
                 "a-unlocks",
                 "A finishes and unlocks",
                 "Four steps written; unlock() deletes the key and stops the watchdog.",
-                |n, _| phase(n, A) == Some(ClientPhase::Done),
+                move |n, _| phase(n, cast.a) == Some(ClientPhase::Done),
             );
             setup.beat(
                 "b-locks",
                 "B takes the lock",
                 "unlock() published on the lock's channel, so B, subscribed while it waited, tries at once and takes the lock; its own watchdog starts.",
-                |n, _| acquired(n, B),
+                move |n, _| acquired(n, cast.b),
             );
             setup.beat(
                 "b-done",
                 "B finishes: one writer at a time",
                 "The writes at the storage never interleave. With no pause the watchdog did exactly its job: keep the lock for as long as the work took.",
-                |n, _| phase(n, B) == Some(ClientPhase::Done),
+                move |n, _| phase(n, cast.b) == Some(ClientPhase::Done),
             );
         }
         _ => {
@@ -237,25 +237,25 @@ fn beats(setup: &mut Setup, variant: &str, timeout_ms: u64) {
                 "a-freezes",
                 "A full GC stops the whole JVM",
                 "A stop-the-world pause freezes every thread in A's process, the watchdog included. No renewal goes out.",
-                |_, step| matches!(step.fault, Some(Fault::Pause { node, .. }) if *node == A),
+                move |_, step| matches!(step.fault, Some(Fault::Pause { node, .. }) if *node == cast.a),
             );
             setup.beat(
                 "expires",
                 "The key's TTL runs out",
                 &format!("{ttl} after the last renewal Redis deletes the key. To Redis a frozen process and a dead one look the same."),
-                |n, step| {
+                move |n, step| {
                     step.kind == EventKind::Timer
-                        && step.acted(SERVER)
-                        && n.live::<LockServer>(SERVER).is_some_and(|s| s.durable.holder.is_none())
+                        && step.acted(cast.server)
+                        && n.live::<LockServer>(cast.server).is_some_and(|s| s.durable.holder.is_none())
                 },
             );
             setup.beat(
                 "b-locks",
                 "B takes the lock and writes",
                 "B waited out the key's remaining TTL (no unlock was published) and tries again: it gets the lock and starts its job. Redisson gave neither client a token, so the storage cannot tell them apart.",
-                |n, _| {
-                    n.live::<GuardedResource>(STORAGE)
-                        .is_some_and(|r| r.durable.writes.iter().any(|w| w.writer == B))
+                move |n, _| {
+                    n.live::<GuardedResource>(cast.storage)
+                        .is_some_and(|r| r.durable.writes.iter().any(|w| w.writer == cast.b))
                 },
             )
             .ask(
@@ -272,7 +272,7 @@ fn beats(setup: &mut Setup, variant: &str, timeout_ms: u64) {
                 "a-writes",
                 "A wakes and writes: two writers",
                 "The pause ends and A's job thread carries on with the step it was in. The storage applies it on top of B's writes. The watchdog protected the lock's lifetime, never the data.",
-                |n, _| stale_applied(n),
+                move |n, _| stale_applied(n, cast),
             );
         }
     }

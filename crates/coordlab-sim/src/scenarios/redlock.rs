@@ -29,13 +29,13 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "redlock";
-pub const MASTERS: [NodeId; 5] = [NodeId(0), NodeId(1), NodeId(2), NodeId(3), NodeId(4)];
-pub const CLIENT_A: NodeId = NodeId(5);
-pub const CLIENT_B: NodeId = NodeId(6);
-pub const LEDGER: NodeId = NodeId(7);
-const CLIENTS: [NodeId; 2] = [CLIENT_A, CLIENT_B];
-/// The master whose clock jumps or that restarts.
-const REDIS_3: NodeId = NodeId(2);
+/// Who the setup added: five independent masters, the two clients, the ledger.
+#[derive(Clone, Copy, Debug)]
+pub struct RedlockCast {
+    pub masters: [NodeId; 5],
+    pub clients: [NodeId; 2],
+    pub ledger: NodeId,
+}
 
 pub const LOCK_KEY: &str = "lock";
 pub const TTL_MS: u64 = 10_000;
@@ -148,14 +148,17 @@ pub fn expectation(params: &Params) -> Expectation {
     Expectation { outcome, verdicts }
 }
 
-fn scripted(fault: RedlockFault) -> Vec<(u64, Fault)> {
+fn scripted(fault: RedlockFault, cast: RedlockCast) -> Vec<(u64, Fault)> {
+    let client_a = cast.clients[0];
+    // The master the clock, crash and restart faults hit.
+    let redis_3 = cast.masters[2];
     let mut out = Vec::new();
     if fault.a_cut_off_from_4_and_5() {
-        for m in [NodeId(3), NodeId(4)] {
+        for m in [cast.masters[3], cast.masters[4]] {
             out.push((
                 0,
                 Fault::CutLink {
-                    from: CLIENT_A,
+                    from: client_a,
                     to: m,
                 },
             ));
@@ -166,7 +169,7 @@ fn scripted(fault: RedlockFault) -> Vec<(u64, Fault)> {
         RedlockFault::ClockJump => out.push((
             at,
             Fault::ClockJump {
-                node: REDIS_3,
+                node: redis_3,
                 delta_ms: (TTL_MS + 5_000) as i64,
             },
         )),
@@ -174,7 +177,7 @@ fn scripted(fault: RedlockFault) -> Vec<(u64, Fault)> {
         RedlockFault::PauseBeforeCheck => out.push((
             A_START_MS * MS_US + 500,
             Fault::Pause {
-                node: CLIENT_A,
+                node: client_a,
                 duration_ms: PAUSE_MS,
             },
         )),
@@ -182,7 +185,7 @@ fn scripted(fault: RedlockFault) -> Vec<(u64, Fault)> {
         RedlockFault::PauseAfterCheck => out.push((
             (A_START_MS + 200) * MS_US,
             Fault::Pause {
-                node: CLIENT_A,
+                node: client_a,
                 duration_ms: PAUSE_MS,
             },
         )),
@@ -192,8 +195,8 @@ fn scripted(fault: RedlockFault) -> Vec<(u64, Fault)> {
             } else {
                 100
             };
-            out.push((at, Fault::Crash { node: REDIS_3 }));
-            out.push((at + down_ms * MS_US, Fault::Restart { node: REDIS_3 }));
+            out.push((at, Fault::Crash { node: redis_3 }));
+            out.push((at + down_ms * MS_US, Fault::Restart { node: redis_3 }));
         }
     }
     out
@@ -206,15 +209,18 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         persistence: false,
         replication_lag_ms: 0,
     };
-    for name in ["redis-1", "redis-2", "redis-3", "redis-4", "redis-5"] {
-        setup.add::<RedisNode>(
-            name,
-            "store",
-            &STORE_FAULTS,
-            config,
-            RedisDurable::fresh(Role::Primary, VecMap::new()),
-        );
-    }
+    let masters = ["redis-1", "redis-2", "redis-3", "redis-4", "redis-5"].map(|name| {
+        let fresh = RedisDurable::fresh(Role::Primary, VecMap::new());
+        setup.add::<RedisNode>(name, "store", &STORE_FAULTS, config, fresh)
+    });
+    // The clients name the ledger, added after them.
+    let clients = [setup.reserve(), setup.reserve()];
+    let ledger = add_ledger(&mut setup);
+    let cast = RedlockCast {
+        masters,
+        clients,
+        ledger,
+    };
     let plan = |short: &str, start_at_ms: u64| RedlockPlan {
         job: JobPlan {
             short: short.to_string(),
@@ -226,14 +232,16 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             steps: STEPS,
             step_ms: STEP_MS,
             amount: AMOUNT,
-            ledger: LEDGER,
+            ledger,
         },
-        masters: MASTERS.to_vec(),
+        masters: masters.to_vec(),
         master_timeout_ms: MASTER_TIMEOUT_MS,
         retry_jitter_ms: 200,
     };
-    for (name, short, start_at_ms) in [("client-a", "a", A_START_MS), ("client-b", "b", B_START_MS)] {
-        setup.add::<RedlockClient>(
+    let named = [("client-a", "a", A_START_MS), ("client-b", "b", B_START_MS)];
+    for (id, (name, short, start_at_ms)) in clients.into_iter().zip(named) {
+        setup.place::<RedlockClient>(
+            id,
             name,
             "worker",
             &WORKER_FAULTS,
@@ -241,16 +249,16 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             JobDurable { finished: false },
         );
     }
-    add_ledger(&mut setup);
-    for (at_us, fault) in scripted(fault) {
+    for (at_us, fault) in scripted(fault, cast) {
         setup.script(at_us, fault);
     }
-    setup.set_world(RedlockWorld::new());
-    beats(&mut setup, fault);
+    setup.set_world(RedlockWorld::new(cast));
+    beats(&mut setup, fault, cast);
     setup
 }
 
 pub struct RedlockWorld {
+    cast: RedlockCast,
     window: HolderWindow,
     /// Every quorum lock a client took: (client, the masters that granted it).
     pub grants: Vec<(NodeId, Vec<NodeId>)>,
@@ -259,19 +267,14 @@ pub struct RedlockWorld {
     rejected_total: u32,
 }
 
-impl Default for RedlockWorld {
-    fn default() -> Self {
-        RedlockWorld::new()
-    }
-}
-
 impl RedlockWorld {
-    pub fn new() -> RedlockWorld {
+    pub fn new(cast: RedlockCast) -> RedlockWorld {
         RedlockWorld {
+            cast,
             window: HolderWindow::default(),
             grants: Vec::new(),
-            seen: vec![0; CLIENTS.len()],
-            rejected_for_time: vec![0; CLIENTS.len()],
+            seen: vec![0; cast.clients.len()],
+            rejected_for_time: vec![0; cast.clients.len()],
             rejected_total: 0,
         }
     }
@@ -281,8 +284,9 @@ impl RedlockWorld {
     }
 
     /// The clients that are up and believe they hold the lock, with their ids.
-    fn believers<'a>(nodes: &Nodes<'a>) -> Vec<(NodeId, &'a RedlockClient)> {
-        CLIENTS
+    fn believers<'a>(&self, nodes: &Nodes<'a>) -> Vec<(NodeId, &'a RedlockClient)> {
+        self.cast
+            .clients
             .iter()
             .filter_map(|id| nodes.live::<RedlockClient>(*id).map(|c| (*id, c)))
             .filter(|(_, c)| c.believes_it_holds())
@@ -301,18 +305,20 @@ impl RedlockWorld {
     /// counts as holding the lock, judged by the masters rather than by the client's clock.
     /// At most one value can have a majority. The value names its client by its prefix
     /// (`a-1f3c` is `a`'s), so a client that crashed or retried is still found.
-    fn granted_to(nodes: &Nodes<'_>) -> Option<NodeId> {
-        let quorum = MASTERS.len() / 2 + 1;
-        let value = MASTERS.iter().find_map(|m| {
+    fn granted_to(&self, nodes: &Nodes<'_>) -> Option<NodeId> {
+        let quorum = self.cast.masters.len() / 2 + 1;
+        let value = self.cast.masters.iter().find_map(|m| {
             let v = Self::value_on(nodes, *m)?;
-            let copies = MASTERS
+            let copies = self
+                .cast
+                .masters
                 .iter()
                 .filter(|o| Self::value_on(nodes, **o) == Some(v))
                 .count();
             (copies >= quorum).then_some(v)
         })?;
         let (short, _) = value.rsplit_once('-')?;
-        CLIENTS.iter().copied().find(|c| {
+        self.cast.clients.iter().copied().find(|c| {
             nodes
                 .config::<RedlockClient>(*c)
                 .is_some_and(|plan| plan.job.short == short)
@@ -320,7 +326,8 @@ impl RedlockWorld {
     }
 
     fn observe(&mut self, nodes: &Nodes<'_>) {
-        for (i, id) in CLIENTS.iter().enumerate() {
+        let cast = self.cast;
+        for (i, id) in cast.clients.iter().enumerate() {
             let Some(c) = nodes.live::<RedlockClient>(*id) else {
                 self.seen[i] = 0;
                 self.rejected_for_time[i] = 0;
@@ -343,14 +350,14 @@ impl World for RedlockWorld {
 
     fn evaluate(&mut self, nodes: &Nodes<'_>, out: &mut Vec<bool>) {
         self.observe(nodes);
-        let holders = Self::believers(nodes).len() as u32;
+        let holders = self.believers(nodes).len() as u32;
         self.window.observe(holders, nodes.now_us);
         out.push(holders <= 1);
-        out.push(fence_monotonic(ledger_row(nodes, LEDGER)));
+        out.push(fence_monotonic(ledger_row(nodes, self.cast.ledger)));
     }
 
     fn highlight(&self, nodes: &Nodes<'_>) -> Option<String> {
-        let believers = Self::believers(nodes);
+        let believers = self.believers(nodes);
         (believers.len() >= 2).then(|| {
             let who: Vec<String> = believers
                 .iter()
@@ -368,7 +375,7 @@ impl World for RedlockWorld {
     }
 
     fn holdings(&self, nodes: &Nodes<'_>) -> Vec<Holding> {
-        Holding::of(CLIENTS, Self::granted_to(nodes), |node| {
+        Holding::of(self.cast.clients, self.granted_to(nodes), |node| {
             nodes
                 .live::<RedlockClient>(node)
                 .is_some_and(RedlockClient::believes_it_holds)
@@ -376,7 +383,9 @@ impl World for RedlockWorld {
     }
 
     fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {
-        let masters = MASTERS
+        let masters = self
+            .cast
+            .masters
             .iter()
             .map(|m| {
                 let now = nodes.local_now_us[m.index()];
@@ -391,7 +400,9 @@ impl World for RedlockWorld {
                 }
             })
             .collect();
-        let clients = CLIENTS
+        let clients = self
+            .cast
+            .clients
             .iter()
             .map(|id| match nodes.live::<RedlockClient>(*id) {
                 Some(c) => {
@@ -437,7 +448,7 @@ impl World for RedlockWorld {
                 rows: clients,
             },
         ];
-        if let Some(row) = ledger_row(nodes, LEDGER) {
+        if let Some(row) = ledger_row(nodes, self.cast.ledger) {
             tables.extend(ledger_tables(nodes, row));
         }
         tables
@@ -463,12 +474,12 @@ impl World for RedlockWorld {
             "unsafe_window_ms".into(),
             json!(self.window.total_ms(nodes.now_us)),
         );
-        if let Some(row) = ledger_row(nodes, LEDGER) {
+        if let Some(row) = ledger_row(nodes, self.cast.ledger) {
             ledger_outcome(nodes, row, &mut out);
         }
         out.insert(
             "finished_by".into(),
-            finished_by::<RedlockClient>(nodes, &CLIENTS),
+            finished_by::<RedlockClient>(nodes, &self.cast.clients),
         );
         out
     }

@@ -10,20 +10,22 @@
 //! blocks); in PostgreSQL the check takes FOR KEY SHARE, which waits only for FOR UPDATE (a
 //! DELETE or a key change), not for an UPDATE of the name. The beats say both.
 
-use super::db_common::{client_table, committed, live, lock_table, wait_for_table, DB};
+use super::common::{always, eventually};
+use super::db_common::{
+    add_client, add_database, client_table, committed, live, lock_table, postgres, wait_for_table,
+};
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
 use crate::json;
-use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::world::{Nodes, World};
-use crate::properties::{PropertyKind, PropertySpec, Verdict};
+use crate::properties::{PropertySpec, Verdict};
 use crate::protocols::db_sql::{customer_row, DbRequest, RowAccess};
-use crate::protocols::row_lock_db::{LockDb, LockDbConfig, LockDbDurable};
+use crate::protocols::row_lock_db::LockDbDurable;
 use crate::protocols::row_locks::{LockMode, CONFLICTS};
-use crate::protocols::txn_client::{ClientDurable, Step, TxnClient, TxnPlan};
+use crate::protocols::txn_client::{Step, TxnClient, TxnPlan};
 use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
@@ -136,6 +138,7 @@ pub fn expectation(params: &Params) -> Expectation {
 }
 
 pub struct ModesWorld {
+    pub db: NodeId,
     pub txns: Vec<NodeId>,
     /// Whether each transaction has waited at some point.
     pub waited: Vec<bool>,
@@ -144,22 +147,17 @@ pub struct ModesWorld {
 impl World for ModesWorld {
     fn properties(&self) -> Vec<PropertySpec> {
         vec![
-            PropertySpec {
-                name: "holders-compatible",
-                kind: PropertyKind::Always,
-                description: "No two transactions hold the row in conflicting modes.",
-            },
-            PropertySpec {
-                name: "all-commit",
-                kind: PropertyKind::Eventually,
-                description: "Every transaction eventually commits.",
-            },
+            always(
+                "holders-compatible",
+                "No two transactions hold the row in conflicting modes.",
+            ),
+            eventually("all-commit", "Every transaction eventually commits."),
         ]
     }
 
     fn evaluate(&mut self, nodes: &Nodes<'_>, out: &mut Vec<bool>) {
         let mut ok = true;
-        if let Some(db) = live(nodes) {
+        if let Some(db) = live(nodes, self.db) {
             if let Some(r) = db.locks.rows.get(&customer_row()) {
                 for (i, (a, ma)) in r.holders.iter().enumerate() {
                     for (b, mb) in &r.holders[i + 1..] {
@@ -182,7 +180,7 @@ impl World for ModesWorld {
     }
 
     fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {
-        let db = committed(nodes);
+        let db = committed(nodes, self.db);
         let customer = TableView {
             title: "customers / orders".to_string(),
             columns: columns(&["customer", "name", "orders"]),
@@ -193,8 +191,8 @@ impl World for ModesWorld {
             ]],
         };
         vec![
-            wait_for_table(nodes),
-            lock_table(nodes),
+            wait_for_table(nodes, self.db),
+            lock_table(nodes, self.db),
             customer,
             client_table(nodes, &self.txns, "committed"),
             conflict_table(),
@@ -212,7 +210,7 @@ impl World for ModesWorld {
             .filter(|t| nodes.durable::<TxnClient>(**t).is_some_and(|d| d.committed == 1))
             .count();
         out.insert("committed".to_string(), json!(done));
-        out.insert("orders".to_string(), json!(committed(nodes).orders));
+        out.insert("orders".to_string(), json!(committed(nodes, self.db).orders));
         out
     }
 }
@@ -253,22 +251,10 @@ const FK_VS_INNODB: &str = " InnoDB differs: its check takes a shared lock that 
 
 pub fn setup(params: &Params, _seed: u64) -> Setup {
     let accesses = accesses(params);
-    let faults = [
-        FaultKind::Crash,
-        FaultKind::Restart,
-        FaultKind::Pause,
-        FaultKind::Network,
-    ];
     let mut setup = Setup::new(LinkConfig::reliable(MS_US, 2 * MS_US));
-    setup.add::<LockDb>(
-        "database",
-        "database",
-        &faults,
-        LockDbConfig {
-            deadlock_timeout_us: 1_000 * MS_US,
-            email_index: true,
-            innodb: None,
-        },
+    let db = add_database(
+        &mut setup,
+        postgres(1_000 * MS_US),
         LockDbDurable {
             customer_name: "Asha",
             ..LockDbDurable::default()
@@ -278,7 +264,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     for (i, access) in accesses.iter().enumerate() {
         let start = START_MS[i] * MS_US;
         let plan = TxnPlan {
-            db: DB,
+            db,
             program: vec![
                 Step::Run(DbRequest::Customer { access: *access }),
                 Step::Think(80 * MS_US, 80 * MS_US),
@@ -290,25 +276,19 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             repeat: false,
             noun: "transaction",
         };
-        txns.push(NodeId(i as u32 + 1));
-        setup.add::<TxnClient>(
-            &format!("txn-{}", i + 1),
-            "client",
-            &faults,
-            plan,
-            ClientDurable::default(),
-        );
+        txns.push(add_client(&mut setup, &format!("txn-{}", i + 1), "client", plan));
     }
     let n = txns.len();
     setup.set_world(ModesWorld {
+        db,
         txns: txns.clone(),
         waited: vec![false; n],
     });
-    beats(&mut setup, txns, &accesses);
+    beats(&mut setup, db, txns, &accesses);
     setup
 }
 
-fn beats(setup: &mut Setup, txns: Vec<NodeId>, accesses: &[RowAccess]) {
+fn beats(setup: &mut Setup, db: NodeId, txns: Vec<NodeId>, accesses: &[RowAccess]) {
     let second_waits = expected_waits(accesses)[1];
     let t1 = txns[0];
     setup.beat(
@@ -334,7 +314,7 @@ fn beats(setup: &mut Setup, txns: Vec<NodeId>, accesses: &[RowAccess]) {
     );
     setup
         .beat("second", "Transaction 2 asks", &second, move |n, _| {
-            live(n).is_some_and(|db| db.pending.contains_key(&t2))
+            live(n, db).is_some_and(|live| live.pending.contains_key(&t2))
                 || super::db_common::client(n, t2).is_some_and(|c| c.pc >= 1)
         })
         .ask(

@@ -18,6 +18,7 @@
 //! application time its `:now` is past the `lock_until` app-1 set, and it runs the job while
 //! app-1's run still holds the row: two runs at once. With `usingDbTime()` it skips.
 
+use super::common::always;
 use super::lease_setup::{choice, holds_if, int, millis};
 use super::{Expectation, ParamSpec, Params, ScenarioInfo, VariantDefault};
 use crate::json;
@@ -27,16 +28,19 @@ use crate::kernel::network::LinkConfig;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::world::{Nodes, World};
-use crate::properties::{PropertyKind, PropertySpec};
+use crate::properties::PropertySpec;
 use crate::protocols::lease_msg::seconds;
 use crate::protocols::shedlock::{clock_text, InstanceConfig, ScheduledInstance, ShedDbDurable, ShedlockDb};
 use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
 pub const ID: &str = "scheduled-job-guard";
-const DB: NodeId = NodeId(0);
-const APP1: NodeId = NodeId(1);
-const APP2: NodeId = NodeId(2);
+/// The shedlock database and the two app instances, as the setup added them.
+#[derive(Clone, Copy)]
+struct ShedCast {
+    db: NodeId,
+    apps: [NodeId; 2],
+}
 const PERIOD_MS: u64 = 60_000;
 const JOB_MS: u64 = 5_000;
 const SCHEDULES: u32 = 3;
@@ -173,9 +177,8 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         (),
         ShedlockDb::initial(),
     );
-    debug_assert_eq!(db, DB);
     let config = InstanceConfig {
-        db: DB,
+        db,
         period_ms: PERIOD_MS,
         job_ms: JOB_MS,
         at_most_ms: int(params, "lock_at_most_for_ms"),
@@ -184,9 +187,11 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         last_slot: SCHEDULES,
         wake_jitter_ms: WAKE_JITTER_MS,
     };
-    for name in ["app-1", "app-2"] {
-        setup.add::<ScheduledInstance>(name, "worker", &super::common::WORKER_FAULTS, config.clone(), ());
-    }
+    let apps = ["app-1", "app-2"].map(|name| {
+        setup.add::<ScheduledInstance>(name, "worker", &super::common::WORKER_FAULTS, config.clone(), ())
+    });
+    let cast = ShedCast { db, apps };
+    let [_, app2] = apps;
     let skew: i64 = match skew_choice(params) {
         "none" => 0,
         _ => int(params, "skew_ms"),
@@ -196,14 +201,14 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         setup.script(
             500 * MS_US,
             Fault::ClockJump {
-                node: APP2,
+                node: app2,
                 delta_ms: -(BEHIND_MS as i64),
             },
         );
         setup.script(
             JUMP_AT_MS * MS_US,
             Fault::ClockJump {
-                node: APP2,
+                node: app2,
                 delta_ms: skew,
             },
         );
@@ -211,30 +216,30 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         setup.script(
             500 * MS_US,
             Fault::ClockJump {
-                node: APP2,
+                node: app2,
                 delta_ms: skew,
             },
         );
     }
-    setup.set_world(ShedWorld);
+    setup.set_world(ShedWorld(cast));
     if jumps {
-        jump_beats(&mut setup, params, skew as u64);
+        jump_beats(&mut setup, params, skew as u64, cast);
     } else {
-        beats(&mut setup, params, skew as u64);
+        beats(&mut setup, params, skew as u64, cast);
     }
     setup
 }
 
-fn table<'a>(nodes: &Nodes<'a>) -> Option<&'a ShedDbDurable> {
+fn table<'a>(nodes: &Nodes<'a>, cast: ShedCast) -> Option<&'a ShedDbDurable> {
     nodes
-        .live::<ShedlockDb>(DB)
+        .live::<ShedlockDb>(cast.db)
         .map(|d| &d.durable)
-        .or_else(|| nodes.durable::<ShedlockDb>(DB))
+        .or_else(|| nodes.durable::<ShedlockDb>(cast.db))
 }
 
 /// How many instances are running the job now (a paused one still is).
-fn running(nodes: &Nodes<'_>) -> usize {
-    [APP1, APP2]
+fn running(nodes: &Nodes<'_>, cast: ShedCast) -> usize {
+    cast.apps
         .iter()
         .filter(|i| {
             nodes
@@ -248,32 +253,29 @@ fn max_runs(d: &ShedDbDurable) -> u32 {
     (1..=SCHEDULES).map(|s| ShedlockDb::runs(d, s)).max().unwrap_or(0)
 }
 
-struct ShedWorld;
+struct ShedWorld(ShedCast);
 
 impl World for ShedWorld {
     fn properties(&self) -> Vec<PropertySpec> {
         vec![
-            PropertySpec {
-                name: "one-run-per-schedule",
-                kind: PropertyKind::Always,
-                description:
-                    "The job runs at most once for each firing of the schedule, across all instances.",
-            },
-            PropertySpec {
-                name: "one-run-at-a-time",
-                kind: PropertyKind::Always,
-                description: "At most one instance runs the job at any moment: ShedLock's own promise.",
-            },
+            always(
+                "one-run-per-schedule",
+                "The job runs at most once for each firing of the schedule, across all instances.",
+            ),
+            always(
+                "one-run-at-a-time",
+                "At most one instance runs the job at any moment: ShedLock's own promise.",
+            ),
         ]
     }
 
     fn evaluate(&mut self, nodes: &Nodes<'_>, out: &mut Vec<bool>) {
-        out.push(table(nodes).is_none_or(|d| max_runs(d) <= 1));
-        out.push(running(nodes) <= 1);
+        out.push(table(nodes, self.0).is_none_or(|d| max_runs(d) <= 1));
+        out.push(running(nodes, self.0) <= 1);
     }
 
     fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {
-        let Some(d) = table(nodes) else {
+        let Some(d) = table(nodes, self.0) else {
             return Vec::new();
         };
         let row = &d.row;
@@ -303,7 +305,7 @@ impl World for ShedWorld {
 
     fn outcome(&self, nodes: &Nodes<'_>) -> BTreeMap<String, serde_json::Value> {
         let mut out = BTreeMap::new();
-        if let Some(d) = table(nodes) {
+        if let Some(d) = table(nodes, self.0) {
             out.insert("runs".into(), json!(d.reports.len()));
             out.insert("max_runs_per_schedule".into(), json!(max_runs(d)));
         }
@@ -311,20 +313,20 @@ impl World for ShedWorld {
     }
 
     fn highlight(&self, nodes: &Nodes<'_>) -> Option<String> {
-        if running(nodes) > 1 {
+        if running(nodes, self.0) > 1 {
             return Some("Two instances are running the job at once".to_string());
         }
-        table(nodes)
+        table(nodes, self.0)
             .filter(|d| max_runs(d) > 1)
             .map(|_| "The job has run twice for one schedule".to_string())
     }
 }
 
-fn reports(n: &Nodes<'_>) -> usize {
-    table(n).map_or(0, |d| d.reports.len())
+fn reports(n: &Nodes<'_>, cast: ShedCast) -> usize {
+    table(n, cast).map_or(0, |d| d.reports.len())
 }
 
-fn beats(setup: &mut Setup, params: &Params, skew_ms: u64) {
+fn beats(setup: &mut Setup, params: &Params, skew_ms: u64, cast: ShedCast) {
     let expected = forecast(params).map(|(runs, _)| runs[0]);
     let app_time = params.get("now").is_some_and(|v| v == "app");
     if skew_ms > 0 {
@@ -339,13 +341,13 @@ fn beats(setup: &mut Setup, params: &Params, skew_ms: u64) {
         "first-lock",
         "An instance takes the shedlock row",
         "The schedule fires and the instance runs the conditional UPDATE. One row updated: this run is its.",
-        |n, _| table(n).is_some_and(|d| d.row.locked_by.is_some()),
+        move |n, _| table(n, cast).is_some_and(|d| d.row.locked_by.is_some()),
     );
     setup.beat(
         "first-run",
         "The job runs and unlocks",
         "The job writes its report and sets lock_until to max(now, locked_at + lockAtLeastFor).",
-        |n, _| reports(n) >= 1,
+        move |n, _| reports(n, cast) >= 1,
     );
     match expected {
         Some(2) => {
@@ -354,7 +356,7 @@ fn beats(setup: &mut Setup, params: &Params, skew_ms: u64) {
                     "app-1-fires",
                     "app-1's schedule fires",
                     "app-1 fires on its own clock, after app-2's run has finished and unlocked.",
-                    |_, step| step.acted(APP1) && step.kind == crate::trace::EventKind::Timer,
+                    move |_, step| step.acted(cast.apps[0]) && step.kind == crate::trace::EventKind::Timer,
                 )
                 .ask(
                     "Does app-1 run the job again?",
@@ -366,7 +368,7 @@ fn beats(setup: &mut Setup, params: &Params, skew_ms: u64) {
                 "twice",
                 "The job runs twice for one schedule",
                 "app-1's UPDATE matches: lock_until is before the database's now. A second report for the same minute. lockAtLeastFor longer than the skew would have kept the row taken.",
-                |n, _| table(n).is_some_and(|d| max_runs(d) > 1),
+                move |n, _| table(n, cast).is_some_and(|d| max_runs(d) > 1),
             );
         }
         Some(_) => {
@@ -387,12 +389,12 @@ fn beats(setup: &mut Setup, params: &Params, skew_ms: u64) {
         "three",
         "Three schedules later",
         "Count the reports: one per schedule is what ShedLock promises when the clocks agree closely enough.",
-        |n, _| table(n).is_some_and(|d| (1..=SCHEDULES).all(|s| ShedlockDb::runs(d, s) >= 1)),
+        move |n, _| table(n, cast).is_some_and(|d| (1..=SCHEDULES).all(|s| ShedlockDb::runs(d, s) >= 1)),
     );
 }
 
 /// `skew=jumps`: app-2's clock is stepped forward after app-1 took the row.
-fn jump_beats(setup: &mut Setup, params: &Params, skew_ms: u64) {
+fn jump_beats(setup: &mut Setup, params: &Params, skew_ms: u64, cast: ShedCast) {
     let app_time = params.get("now").is_some_and(|v| v == "app");
     let steals = forecast(params).is_some_and(|(_, overlap)| overlap);
     let at_most: u64 = int(params, "lock_at_most_for_ms");
@@ -400,7 +402,7 @@ fn jump_beats(setup: &mut Setup, params: &Params, skew_ms: u64) {
         "first-lock",
         "app-1 takes the shedlock row",
         &format!("app-2's clock runs 2 s behind, so app-1 fires first and locks the row until its now + lockAtMostFor ({}). Its 5 s run starts.", seconds(at_most)),
-        |n, _| table(n).is_some_and(|d| d.row.locked_by == Some(APP1)),
+        move |n, _| table(n, cast).is_some_and(|d| d.row.locked_by == Some(cast.apps[0])),
     );
     setup
         .beat(
@@ -424,7 +426,7 @@ fn jump_beats(setup: &mut Setup, params: &Params, skew_ms: u64) {
             "two-at-once",
             "Two runs at once",
             "app-2's UPDATE matches: by its clock lock_until has passed, yet app-1 is mid-run. ShedLock's promise, at most one run at a time, rests on synced clocks; usingDbTime() keeps it.",
-            |n, _| running(n) > 1,
+            move |n, _| running(n, cast) > 1,
         );
     } else {
         let why = if app_time {
@@ -440,6 +442,6 @@ fn jump_beats(setup: &mut Setup, params: &Params, skew_ms: u64) {
         "three",
         "Three schedules later",
         "Count the reports and when they ran: ShedLock holds its promise only as well as the clocks it compares agree.",
-        |n, _| table(n).is_some_and(|d| (1..=SCHEDULES).all(|s| ShedlockDb::runs(d, s) >= 1)),
+        move |n, _| table(n, cast).is_some_and(|d| (1..=SCHEDULES).all(|s| ShedlockDb::runs(d, s) >= 1)),
     );
 }

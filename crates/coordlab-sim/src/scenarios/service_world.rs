@@ -4,6 +4,7 @@
 //! checks that no write from a superseded holder lands, and whether every client got the lock.
 
 use super::common::WORKER_FAULTS;
+use super::common::{always, eventually};
 use crate::json;
 use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
@@ -12,7 +13,7 @@ use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
-use crate::properties::{PropertyKind, PropertySpec};
+use crate::properties::PropertySpec;
 use crate::protocols::lease_msg::seconds;
 use crate::protocols::service_client::{ClientConfig, ServiceClient};
 use crate::protocols::service_lock::{
@@ -21,10 +22,15 @@ use crate::protocols::service_lock::{
 use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
-pub const SERVER: NodeId = NodeId(0);
-pub const A: NodeId = NodeId(1);
-pub const B: NodeId = NodeId(2);
-pub const STORAGE: NodeId = NodeId(3);
+/// Who a lock-service story's [`build`] added: the lock service, clients A and B (placed
+/// with [`place_clients`]), and the storage they write to.
+#[derive(Clone, Copy, Debug)]
+pub struct ServiceCast {
+    pub server: NodeId,
+    pub a: NodeId,
+    pub b: NodeId,
+    pub storage: NodeId,
+}
 
 const SERVER_FAULTS: [FaultKind; 2] = [FaultKind::Pause, FaultKind::Network];
 const STORAGE_FAULTS: [FaultKind; 2] = [FaultKind::Pause, FaultKind::Network];
@@ -39,16 +45,8 @@ pub enum ServiceProperty {
 impl ServiceProperty {
     fn spec(self) -> PropertySpec {
         match self {
-            ServiceProperty::NoStaleWrite => PropertySpec {
-                name: "no-stale-write",
-                kind: PropertyKind::Always,
-                description: "The storage never applies a write from a holder whose lock has passed to someone who has already written.",
-            },
-            ServiceProperty::EveryClientAcquires => PropertySpec {
-                name: "every-client-acquires",
-                kind: PropertyKind::Eventually,
-                description: "Every client that asks for the lock gets it at some point.",
-            },
+            ServiceProperty::NoStaleWrite => always("no-stale-write", "The storage never applies a write from a holder whose lock has passed to someone who has already written."),
+            ServiceProperty::EveryClientAcquires => eventually("every-client-acquires", "Every client that asks for the lock gets it at some point."),
         }
     }
 }
@@ -59,18 +57,17 @@ pub struct ServicePlan {
     /// Numbers issued before the story starts (6: the first grant gets 7).
     pub numbers_issued: u64,
     pub server_name: &'static str,
-    pub a: ClientConfig,
-    pub b: ClientConfig,
     pub check: Check,
     pub properties: Vec<ServiceProperty>,
 }
 
 /// A client plan with the usual wiring; the scenario sets the rest.
-pub fn client(flavour: Flavour, start_after_ms: (u64, u64)) -> ClientConfig {
+/// A client of `cast`'s service that writes to its storage, starting after `start_after_ms`.
+pub fn client(cast: ServiceCast, flavour: Flavour, start_after_ms: (u64, u64)) -> ClientConfig {
     ClientConfig {
         flavour,
-        server: SERVER,
-        resource: STORAGE,
+        server: cast.server,
+        resource: cast.storage,
         start_after_ms,
         retry_ms: 1_000,
         renew_every_ms: 10_000,
@@ -82,32 +79,45 @@ pub fn client(flavour: Flavour, start_after_ms: (u64, u64)) -> ClientConfig {
     }
 }
 
-pub fn build(plan: ServicePlan) -> Setup {
+/// The service, the storage and the world of a lock-service story, with the clients' ids
+/// reserved between them: the clients name the storage, so [`place_clients`] puts them in
+/// once the scenario has their configurations.
+pub fn build(plan: ServicePlan) -> (Setup, ServiceCast) {
     let mut setup = Setup::new(LinkConfig::reliable(MS_US, 4 * MS_US));
     let flavour = plan.server.flavour;
-    let server = LockServer::initial(plan.numbers_issued);
-    let id = setup.add::<LockServer>(plan.server_name, "server", &SERVER_FAULTS, plan.server, server);
-    debug_assert_eq!(id, SERVER);
-    setup.add::<ServiceClient>("client-A", "worker", &WORKER_FAULTS, plan.a, ());
-    setup.add::<ServiceClient>("client-B", "worker", &WORKER_FAULTS, plan.b, ());
-    let storage = ResourceState {
+    let initial = LockServer::initial(plan.numbers_issued);
+    let server = setup.add::<LockServer>(plan.server_name, "server", &SERVER_FAULTS, plan.server, initial);
+    let [a, b] = [setup.reserve(), setup.reserve()];
+    let initial = ResourceState {
         highest: 0,
         writes: Vec::new(),
     };
-    let id = setup.add::<GuardedResource>(
+    let storage = setup.add::<GuardedResource>(
         "storage",
         "resource",
         &STORAGE_FAULTS,
         (plan.check, flavour),
-        storage,
+        initial,
     );
-    debug_assert_eq!(id, STORAGE);
+    let cast = ServiceCast {
+        server,
+        a,
+        b,
+        storage,
+    };
     setup.set_world(ServiceWorld {
+        cast,
         flavour,
         properties: plan.properties,
         max_holders: 0,
     });
-    setup
+    (setup, cast)
+}
+
+/// Puts clients A and B in the places [`build`] reserved.
+pub fn place_clients(setup: &mut Setup, cast: ServiceCast, a: ClientConfig, b: ClientConfig) {
+    setup.place::<ServiceClient>(cast.a, "client-A", "worker", &WORKER_FAULTS, a, ());
+    setup.place::<ServiceClient>(cast.b, "client-B", "worker", &WORKER_FAULTS, b, ());
 }
 
 /// Accepted writes that came from a superseded holder: a higher grant had written first.
@@ -130,23 +140,27 @@ pub fn stale_writes(writes: &[WriteSeen]) -> (u32, u32) {
 }
 
 pub struct ServiceWorld {
+    pub cast: ServiceCast,
     pub flavour: Flavour,
     pub properties: Vec<ServiceProperty>,
     pub max_holders: u32,
 }
 
-fn storage<'a>(nodes: &Nodes<'a>) -> Option<&'a ResourceState> {
+fn storage<'a>(nodes: &Nodes<'a>, cast: ServiceCast) -> Option<&'a ResourceState> {
     nodes
-        .live::<GuardedResource>(STORAGE)
+        .live::<GuardedResource>(cast.storage)
         .map(|r| &r.durable)
-        .or_else(|| nodes.durable::<GuardedResource>(STORAGE))
+        .or_else(|| nodes.durable::<GuardedResource>(cast.storage))
 }
 
-fn server<'a>(nodes: &Nodes<'a>) -> Option<&'a crate::protocols::service_lock::ServerDurable> {
+fn server<'a>(
+    nodes: &Nodes<'a>,
+    cast: ServiceCast,
+) -> Option<&'a crate::protocols::service_lock::ServerDurable> {
     nodes
-        .live::<LockServer>(SERVER)
+        .live::<LockServer>(cast.server)
         .map(|s| &s.durable)
-        .or_else(|| nodes.durable::<LockServer>(SERVER))
+        .or_else(|| nodes.durable::<LockServer>(cast.server))
 }
 
 fn believes(nodes: &Nodes<'_>, id: NodeId) -> bool {
@@ -160,9 +174,13 @@ fn acquired(nodes: &Nodes<'_>, id: NodeId) -> bool {
 }
 
 impl ServiceWorld {
-    fn granted_to(nodes: &Nodes<'_>) -> Option<NodeId> {
-        let now = nodes.local_now_us.get(SERVER.index()).copied().unwrap_or(0);
-        server(nodes)?
+    fn granted_to(&self, nodes: &Nodes<'_>) -> Option<NodeId> {
+        let now = nodes
+            .local_now_us
+            .get(self.cast.server.index())
+            .copied()
+            .unwrap_or(0);
+        server(nodes, self.cast)?
             .holder
             .as_ref()
             .filter(|h| h.expires_at_us > now)
@@ -176,14 +194,15 @@ impl World for ServiceWorld {
     }
 
     fn evaluate(&mut self, nodes: &Nodes<'_>, out: &mut Vec<bool>) {
-        let holders = [A, B].iter().filter(|c| believes(nodes, **c)).count() as u32;
+        let ServiceCast { a, b, .. } = self.cast;
+        let holders = [a, b].iter().filter(|c| believes(nodes, **c)).count() as u32;
         self.max_holders = self.max_holders.max(holders);
         for p in &self.properties {
             out.push(match p {
                 ServiceProperty::NoStaleWrite => {
-                    storage(nodes).is_none_or(|s| stale_writes(&s.writes).0 == 0)
+                    storage(nodes, self.cast).is_none_or(|s| stale_writes(&s.writes).0 == 0)
                 }
-                ServiceProperty::EveryClientAcquires => acquired(nodes, A) && acquired(nodes, B),
+                ServiceProperty::EveryClientAcquires => acquired(nodes, a) && acquired(nodes, b),
             });
         }
     }
@@ -191,8 +210,12 @@ impl World for ServiceWorld {
     fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {
         let mut tables = Vec::new();
         let word = self.flavour.number_word();
-        if let Some(s) = server(nodes) {
-            let now = nodes.local_now_us.get(SERVER.index()).copied().unwrap_or(0);
+        if let Some(s) = server(nodes, self.cast) {
+            let now = nodes
+                .local_now_us
+                .get(self.cast.server.index())
+                .copied()
+                .unwrap_or(0);
             let row = match s.holder.as_ref().filter(|h| h.expires_at_us > now) {
                 Some(h) => vec![
                     nodes.name(h.node).to_string(),
@@ -207,7 +230,7 @@ impl World for ServiceWorld {
                 rows: vec![row],
             });
         }
-        if let Some(s) = storage(nodes) {
+        if let Some(s) = storage(nodes, self.cast) {
             tables.push(TableView {
                 title: "Writes at the storage".into(),
                 columns: columns(&["writer", "step", "carries", "result"]),
@@ -230,23 +253,25 @@ impl World for ServiceWorld {
 
     fn outcome(&self, nodes: &Nodes<'_>) -> BTreeMap<String, serde_json::Value> {
         let mut out = BTreeMap::new();
-        let (landed, refused) = storage(nodes).map_or((0, 0), |s| stale_writes(&s.writes));
+        let (landed, refused) = storage(nodes, self.cast).map_or((0, 0), |s| stale_writes(&s.writes));
         out.insert("stale_writes_applied".into(), json!(landed));
         out.insert("stale_writes_refused".into(), json!(refused));
         out.insert("max_concurrent_holders".into(), json!(self.max_holders));
-        out.insert("b_got_the_lock".into(), json!(acquired(nodes, B)));
-        if let Some(s) = server(nodes) {
+        out.insert("b_got_the_lock".into(), json!(acquired(nodes, self.cast.b)));
+        if let Some(s) = server(nodes, self.cast) {
             out.insert("renewals".into(), json!(s.renewals));
         }
         out
     }
 
     fn highlight(&self, nodes: &Nodes<'_>) -> Option<String> {
-        (believes(nodes, A) && believes(nodes, B))
+        (believes(nodes, self.cast.a) && believes(nodes, self.cast.b))
             .then(|| "Two clients believe they hold the lock".to_string())
     }
 
     fn holdings(&self, nodes: &Nodes<'_>) -> Vec<Holding> {
-        Holding::of([A, B], Self::granted_to(nodes), |n| believes(nodes, n))
+        Holding::of([self.cast.a, self.cast.b], self.granted_to(nodes), |n| {
+            believes(nodes, n)
+        })
     }
 }

@@ -6,19 +6,22 @@
 //! `FOR UPDATE` makes everyone queue behind the first worker's row; `NOWAIT` makes them fail
 //! and retry; a plain SELECT (the planted bug) lets two workers do the same job.
 
-use super::db_common::{client_errors, client_table, committed, live, lock_table, wait_for_table, DB};
+use super::common::{always, eventually};
+use super::db_common::{
+    add_client, add_database, client_errors, client_table, committed, live, lock_table, postgres,
+    wait_for_table,
+};
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
 use crate::json;
-use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::world::{Nodes, World};
-use crate::properties::{PropertyKind, PropertySpec, Verdict};
+use crate::properties::{PropertySpec, Verdict};
 use crate::protocols::db_sql::{ClaimLock, DbRequest};
-use crate::protocols::row_lock_db::{JobRow, LockDb, LockDbConfig, LockDbDurable};
-use crate::protocols::txn_client::{ClientDurable, Step, TxnClient, TxnPlan};
+use crate::protocols::row_lock_db::{JobRow, LockDbDurable};
+use crate::protocols::txn_client::{Step, TxnPlan};
 use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
@@ -95,10 +98,6 @@ fn workers(params: &Params) -> u32 {
         .clamp(2, MAX_WORKERS)
 }
 
-fn worker_ids(n: u32) -> Vec<NodeId> {
-    (1..=n).map(NodeId).collect()
-}
-
 pub fn expectation(params: &Params) -> Expectation {
     let lock = claim_lock(params);
     let mut outcome = vec![("jobs_done".to_string(), json!(JOBS))];
@@ -130,41 +129,34 @@ pub fn expectation(params: &Params) -> Expectation {
 
 /// Properties, tables and outcome of the scenario.
 pub struct QueueWorld {
+    pub db: NodeId,
     pub workers: Vec<NodeId>,
 }
 
-fn jobs_done(nodes: &Nodes<'_>) -> u32 {
-    committed(nodes).jobs.values().filter(|j| j.done).count() as u32
+fn jobs_done(nodes: &Nodes<'_>, db: NodeId) -> u32 {
+    committed(nodes, db).jobs.values().filter(|j| j.done).count() as u32
 }
 
-fn done_twice(nodes: &Nodes<'_>) -> u32 {
-    committed(nodes).jobs.values().filter(|j| j.runs > 1).count() as u32
+fn done_twice(nodes: &Nodes<'_>, db: NodeId) -> u32 {
+    committed(nodes, db).jobs.values().filter(|j| j.runs > 1).count() as u32
 }
 
 impl World for QueueWorld {
     fn properties(&self) -> Vec<PropertySpec> {
         vec![
-            PropertySpec {
-                name: "no-job-done-twice",
-                kind: PropertyKind::Always,
-                description: "No job's work is committed more than once.",
-            },
-            PropertySpec {
-                name: "every-job-done",
-                kind: PropertyKind::Eventually,
-                description: "Every job in the table is eventually done.",
-            },
+            always("no-job-done-twice", "No job's work is committed more than once."),
+            eventually("every-job-done", "Every job in the table is eventually done."),
         ]
     }
 
     fn evaluate(&mut self, nodes: &Nodes<'_>, out: &mut Vec<bool>) {
-        out.push(done_twice(nodes) == 0);
-        out.push(jobs_done(nodes) == JOBS);
+        out.push(done_twice(nodes, self.db) == 0);
+        out.push(jobs_done(nodes, self.db) == JOBS);
     }
 
     fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {
-        let db = committed(nodes);
-        let locks = live(nodes);
+        let db = committed(nodes, self.db);
+        let locks = live(nodes, self.db);
         let jobs = TableView {
             title: "jobs".to_string(),
             columns: columns(&["id", "status", "runs", "locked by"]),
@@ -188,17 +180,17 @@ impl World for QueueWorld {
         vec![
             jobs,
             client_table(nodes, &self.workers, "jobs done"),
-            wait_for_table(nodes),
-            lock_table(nodes),
+            wait_for_table(nodes, self.db),
+            lock_table(nodes, self.db),
         ]
     }
 
     fn outcome(&self, nodes: &Nodes<'_>) -> BTreeMap<String, serde_json::Value> {
         let mut out = BTreeMap::new();
-        out.insert("jobs_done".to_string(), json!(jobs_done(nodes)));
-        out.insert("jobs_done_twice".to_string(), json!(done_twice(nodes)));
+        out.insert("jobs_done".to_string(), json!(jobs_done(nodes, self.db)));
+        out.insert("jobs_done_twice".to_string(), json!(done_twice(nodes, self.db)));
         out.insert("errors".to_string(), json!(client_errors(nodes, &self.workers)));
-        if let Some(db) = live(nodes) {
+        if let Some(db) = live(nodes, self.db) {
             out.insert("lock_waits".to_string(), json!(db.stats.lock_waits));
             out.insert("total_wait_ms".to_string(), json!(db.stats.wait_us / MS_US));
             out.insert("rows_skipped".to_string(), json!(db.stats.skipped));
@@ -234,26 +226,10 @@ pub fn worker_program(lock: ClaimLock) -> Vec<Step> {
 pub fn setup(params: &Params, _seed: u64) -> Setup {
     let lock = claim_lock(params);
     let n = workers(params);
-    let faults = [
-        FaultKind::Crash,
-        FaultKind::Restart,
-        FaultKind::Pause,
-        FaultKind::Network,
-    ];
     let mut setup = Setup::new(LinkConfig::reliable(MS_US, 4 * MS_US));
-    setup.add::<LockDb>(
-        "database",
-        "database",
-        &faults,
-        LockDbConfig {
-            deadlock_timeout_us: 1_000 * MS_US,
-            email_index: true,
-            innodb: None,
-        },
-        initial_db(),
-    );
+    let db = add_database(&mut setup, postgres(1_000 * MS_US), initial_db());
     let plan = TxnPlan {
-        db: DB,
+        db,
         program: worker_program(lock),
         start_delay_us: (0, 5 * MS_US),
         backoff_us: (10 * MS_US, 20 * MS_US),
@@ -261,18 +237,14 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         repeat: true,
         noun: "job",
     };
-    for i in 1..=n {
-        setup.add::<TxnClient>(
-            &format!("worker-{i}"),
-            "worker",
-            &faults,
-            plan.clone(),
-            ClientDurable::default(),
-        );
-    }
-    let ids = worker_ids(n);
-    setup.set_world(QueueWorld { workers: ids.clone() });
-    beats(&mut setup, lock, ids);
+    let ids: Vec<NodeId> = (1..=n)
+        .map(|i| add_client(&mut setup, &format!("worker-{i}"), "worker", plan.clone()))
+        .collect();
+    setup.set_world(QueueWorld {
+        db,
+        workers: ids.clone(),
+    });
+    beats(&mut setup, lock, db, ids);
     setup
 }
 
@@ -284,7 +256,7 @@ fn working(nodes: &Nodes<'_>, ids: &[NodeId]) -> usize {
         .count()
 }
 
-fn beats(setup: &mut Setup, lock: ClaimLock, ids: Vec<NodeId>) {
+fn beats(setup: &mut Setup, lock: ClaimLock, db: NodeId, ids: Vec<NodeId>) {
     let first = ids.clone();
     setup.beat(
         "first-claim",
@@ -319,7 +291,7 @@ fn beats(setup: &mut Setup, lock: ClaimLock, ids: Vec<NodeId>) {
                     "queue",
                     "The others wait behind job 1",
                     "They all asked for the same first pending row; FOR UPDATE makes them queue for it.",
-                    |n, _| super::db_common::someone_waits(n),
+                    move |n, _| super::db_common::someone_waits(n, db),
                 )
                 .ask(
                     "Job 1's worker commits. What does the next waiting worker get?",
@@ -364,7 +336,7 @@ fn beats(setup: &mut Setup, lock: ClaimLock, ids: Vec<NodeId>) {
                 "twice",
                 "Job 1 is done twice",
                 "A second UPDATE of job 1 committed. It has no status check, so it ran though job 1 was already done: runs = 2.",
-                |n, _| done_twice(n) > 0,
+                move |n, _| done_twice(n, db) > 0,
             );
         }
     }
@@ -372,6 +344,6 @@ fn beats(setup: &mut Setup, lock: ClaimLock, ids: Vec<NodeId>) {
         "all-done",
         "Every job is done",
         "The table has no pending job left.",
-        |n, _| jobs_done(n) == JOBS,
+        move |n, _| jobs_done(n, db) == JOBS,
     );
 }

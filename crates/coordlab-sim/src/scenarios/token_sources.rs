@@ -23,19 +23,19 @@
 //! promoted replica never saw A's lock or its INCR, grants the lease to B at once and hands
 //! out 33 again. Two holders with the same token: the fence cannot tell them apart.
 
-use super::fence_world::{FenceProperty, FenceWorld};
+use super::common::WORKER_FAULTS;
+use super::fence_world::{FenceCast, FenceProperty, FenceWorld};
+use super::lease_setup::STORE_FAULTS;
 use super::lease_setup::{choice, chosen, holds_if, OPENING_BALANCE};
 use super::{Expectation, Params, ScenarioInfo};
 use crate::json;
-use crate::kernel::faults::{Fault, FaultKind};
+use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::world::Nodes;
-use crate::protocols::fence_worker::{
-    AcquireVia, FenceWorker, FenceWorkerConfig, FenceWorkerDurable, FenceWorkerPlan,
-};
+use crate::protocols::fence_worker::{AcquireVia, FenceWorker, FenceWorkerConfig, FenceWorkerPlan};
 use crate::protocols::fenced_resource::{FencedResource, LedgerIntro, ResourceDurable};
 use crate::protocols::lease_msg::seconds;
 use crate::protocols::placed_lease::{acquire_command, PlacedConfig, PlacedLease, Replication, TokenSource};
@@ -43,31 +43,10 @@ use crate::trace::EventKind;
 
 pub const ID: &str = "token-sources";
 
-const A: NodeId = NodeId(0);
-const B: NodeId = NodeId(1);
-const LEDGER: NodeId = NodeId(2);
-const S1: NodeId = NodeId(3);
-const S2: NodeId = NodeId(4);
-const S3: NodeId = NodeId(5);
-
 /// When the primary crashes with `failover=yes`: after A's grant (a quorum grant is answered
 /// within about 116 ms), before Redis streams it (200 ms after the answer).
 const CRASH_AT_MS: u64 = 130;
 const REDIS_SHIP_MS: u64 = 200;
-
-const WORKER_FAULTS: [FaultKind; 5] = [
-    FaultKind::Crash,
-    FaultKind::Restart,
-    FaultKind::Pause,
-    FaultKind::Network,
-    FaultKind::Clock,
-];
-const STORE_FAULTS: [FaultKind; 4] = [
-    FaultKind::Pause,
-    FaultKind::Crash,
-    FaultKind::Restart,
-    FaultKind::Network,
-];
 
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
@@ -181,33 +160,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     let failover = chosen(params, "failover", "yes");
     let b_fast = chosen(params, "worker_clock", "b-fast");
     let mut setup = Setup::new(LinkConfig::reliable(MS_US, 4 * MS_US));
-    for (name, start) in [("worker-A", (0, 100)), ("worker-B", (500, 600))] {
-        let config = FenceWorkerConfig {
-            plan: FenceWorkerPlan {
-                start_after_ms: start,
-                ..FenceWorkerPlan::standard()
-            },
-            store: S1,
-            via: AcquireVia::Atomic,
-            ledger: LEDGER,
-            failover_to: Some(S2),
-            source,
-        };
-        setup.add::<FenceWorker>(
-            name,
-            "worker",
-            &WORKER_FAULTS,
-            config,
-            FenceWorkerDurable { finished: false },
-        );
-    }
-    setup.add::<FencedResource>(
-        "ledger",
-        "resource",
-        &[FaultKind::Pause, FaultKind::Network],
-        LedgerIntro::RefusesBelowHighest,
-        FencedResource::initial(OPENING_BALANCE),
-    );
+    let cast = FenceCast::reserve(&mut setup, LedgerIntro::RefusesBelowHighest, OPENING_BALANCE);
     let replication = if source == TokenSource::RedisLua {
         Replication::Async {
             ship_ms: REDIS_SHIP_MS,
@@ -221,16 +174,19 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         ..PlacedConfig::shared("account-42")
     };
     let prefix = node_prefix(source);
+    // Three stores: the primary names the two replicas added after it, and the standby names
+    // the primary; their ids are reserved first.
+    let [s1, s2, s3] = [setup.reserve(), setup.reserve(), setup.reserve()];
     let configs = [
         PlacedConfig {
-            replicas: vec![S2, S3],
-            standby: Some(S2),
+            replicas: vec![s2, s3],
+            standby: Some(s2),
             ..base.clone()
         },
         PlacedConfig {
             replica: true,
-            takes_over_from: Some(S1),
-            replicas_then: vec![S3],
+            takes_over_from: Some(s1),
+            replicas_then: vec![s3],
             ..base.clone()
         },
         PlacedConfig {
@@ -238,8 +194,9 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             ..base.clone()
         },
     ];
-    for (i, config) in configs.into_iter().enumerate() {
-        setup.add::<PlacedLease>(
+    for (i, (id, config)) in [s1, s2, s3].into_iter().zip(configs).enumerate() {
+        setup.place::<PlacedLease>(
+            id,
             format!("{prefix}-{}", i + 1),
             "lease-store",
             &STORE_FAULTS,
@@ -247,14 +204,28 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             PlacedLease::initial(32),
         );
     }
+    for (id, name, start) in [(cast.a, "worker-A", (0, 100)), (cast.b, "worker-B", (500, 600))] {
+        let config = FenceWorkerConfig {
+            plan: FenceWorkerPlan {
+                start_after_ms: start,
+                ..FenceWorkerPlan::standard()
+            },
+            store: s1,
+            via: AcquireVia::Atomic,
+            ledger: cast.ledger,
+            failover_to: Some(s2),
+            source,
+        };
+        FenceCast::place(&mut setup, id, name, &WORKER_FAULTS, config);
+    }
     if failover {
-        setup.script(CRASH_AT_MS * MS_US, Fault::Crash { node: S1 });
+        setup.script(CRASH_AT_MS * MS_US, Fault::Crash { node: s1 });
     }
     if b_fast {
         setup.script(
             0,
             Fault::ClockDrift {
-                node: B,
+                node: cast.b,
                 drift_ppm: B_FAST_PPM,
             },
         );
@@ -263,14 +234,14 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     setup.script(
         pause_at_ms * MS_US,
         Fault::Pause {
-            node: A,
+            node: cast.a,
             duration_ms: pause_ms,
         },
     );
     setup.set_world(FenceWorld {
-        stores: vec![S1, S2, S3],
-        workers: vec![A, B],
-        ledger: LEDGER,
+        stores: vec![s1, s2, s3],
+        workers: vec![cast.a, cast.b],
+        ledger: cast.ledger,
         opening_balance: OPENING_BALANCE,
         job_total: FenceWorkerPlan::standard().job_total(),
         properties: vec![
@@ -283,7 +254,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         max_holders: 0,
         write_grants: Vec::new(),
     });
-    beats(&mut setup, source, failover, b_fast);
+    beats(&mut setup, source, failover, b_fast, cast, [s1, s2, s3]);
     setup
 }
 
@@ -294,12 +265,12 @@ fn granted(n: &Nodes<'_>, w: NodeId) -> Option<u64> {
         .map(|t| t.0)
 }
 
-fn ledger<'a>(n: &Nodes<'a>) -> Option<&'a ResourceDurable> {
-    n.live::<FencedResource>(LEDGER).map(|r| &r.durable)
+fn ledger<'a>(n: &Nodes<'a>, c: FenceCast) -> Option<&'a ResourceDurable> {
+    n.live::<FencedResource>(c.ledger).map(|r| &r.durable)
 }
 
-fn debited_twice(n: &Nodes<'_>) -> bool {
-    ledger(n).is_some_and(|r| {
+fn debited_twice(n: &Nodes<'_>, c: FenceCast) -> bool {
+    ledger(n, c).is_some_and(|r| {
         let steps: Vec<u32> = r.writes.iter().filter(|w| w.accepted).map(|w| w.step).collect();
         steps.iter().enumerate().any(|(i, s)| steps[..i].contains(s))
     })
@@ -324,8 +295,8 @@ fn where_from(source: TokenSource) -> &'static str {
     }
 }
 
-fn wrote(n: &Nodes<'_>, w: NodeId, step: u32, accepted: bool) -> bool {
-    ledger(n).is_some_and(|r| {
+fn wrote(n: &Nodes<'_>, c: FenceCast, w: NodeId, step: u32, accepted: bool) -> bool {
+    ledger(n, c).is_some_and(|r| {
         r.writes
             .iter()
             .any(|x| x.worker == w && x.step == step && x.accepted == accepted)
@@ -341,7 +312,15 @@ fn steal_text(source: TokenSource) -> &'static str {
     }
 }
 
-fn beats(setup: &mut Setup, source: TokenSource, failover: bool, b_fast: bool) {
+/// The story; `stores` are the primary and its two replicas.
+fn beats(
+    setup: &mut Setup,
+    source: TokenSource,
+    failover: bool,
+    b_fast: bool,
+    c: FenceCast,
+    stores: [NodeId; 3],
+) {
     let command = acquire_command(source, "account-42", "worker-A", 30_000);
     setup.beat(
         "a-acquires",
@@ -350,7 +329,7 @@ fn beats(setup: &mut Setup, source: TokenSource, failover: bool, b_fast: bool) {
             "worker-A runs {command}. Its token, 33, is {}.",
             where_from(source)
         ),
-        |n, _| granted(n, A) == Some(33),
+        move |n, _| granted(n, c.a) == Some(33),
     );
     let reissue = failover && source == TokenSource::RedisLua;
     let (_, pause_ms) = pause_of(b_fast);
@@ -360,15 +339,15 @@ fn beats(setup: &mut Setup, source: TokenSource, failover: bool, b_fast: bool) {
             "crash",
             "The primary crashes",
             "The store's primary crashes a few milliseconds after answering A.",
-            |_, step| matches!(step.fault, Some(Fault::Crash { node }) if *node == S1),
+            move |_, step| matches!(step.fault, Some(Fault::Crash { node }) if *node == stores[0]),
         );
         let text = if reissue {
             "Sentinel promotes a replica. Redis answered A before streaming the write, so the new primary has no lock key and its fence counter still reads 32."
         } else {
             "A replica takes over. The grant was on a majority of the copies before A was told, so the new primary has A's lease and the counter at 33."
         };
-        setup.beat("takes-over", "A replica takes over", text, |n, _| {
-            n.live::<PlacedLease>(S2).is_some_and(|s| s.primary)
+        setup.beat("takes-over", "A replica takes over", text, move |n, _| {
+            n.live::<PlacedLease>(stores[1]).is_some_and(|s| s.primary)
         });
     }
     if reissue {
@@ -377,7 +356,7 @@ fn beats(setup: &mut Setup, source: TokenSource, failover: bool, b_fast: bool) {
                 "b-gets-33",
                 "B gets the lease, with token 33 again",
                 "worker-B runs the same script on the new primary: SET NX succeeds, INCR returns 33. A still holds 33 too.",
-                |n, _| granted(n, B) == Some(33),
+                move |n, _| granted(n, c.b) == Some(33),
             )
             .ask(
                 "Both write with 33. What can the ledger's fence do?",
@@ -392,14 +371,14 @@ fn beats(setup: &mut Setup, source: TokenSource, failover: bool, b_fast: bool) {
             "double-debit",
             "Step 1 is debited twice",
             "A's step 1 and B's step 1 both carry 33, and both land.",
-            |n, _| debited_twice(n),
+            move |n, _| debited_twice(n, c),
         );
         let wake_step = if b_fast { 4 } else { 2 };
         setup.beat(
             "a-wakes",
             &format!("A wakes and writes step {wake_step} with 33"),
             &format!("After its {pause} pause A carries on. B finished long ago with 33, so 33 is the highest the ledger has seen: A's step {wake_step} lands."),
-            move |n, _| wrote(n, A, wake_step, true),
+            move |n, _| wrote(n, c, c.a, wake_step, true),
         );
         return;
     }
@@ -412,7 +391,7 @@ fn beats(setup: &mut Setup, source: TokenSource, failover: bool, b_fast: bool) {
         "a-freezes",
         "A freezes in a GC pause",
         freeze,
-        |_, step| matches!(step.fault, Some(Fault::Pause { node, .. }) if *node == A),
+        move |_, step| matches!(step.fault, Some(Fault::Pause { node, .. }) if *node == c.a),
     );
     if b_fast && worker_judges(source) {
         setup
@@ -420,7 +399,7 @@ fn beats(setup: &mut Setup, source: TokenSource, failover: bool, b_fast: bool) {
                 "b-steals",
                 "B's fast clock takes a live lease",
                 steal_text(source),
-                |n, _| granted(n, B).is_some_and(|t| t > 33),
+                move |n, _| granted(n, c.b).is_some_and(|t| t > 33),
             )
             .ask(
                 "A wakes at 26 s, inside its lease by its own clock, and writes step 4 with 33. What happens?",
@@ -437,7 +416,7 @@ fn beats(setup: &mut Setup, source: TokenSource, failover: bool, b_fast: bool) {
             "a-refused",
             "A's write with 33 is refused",
             &format!("Two workers held the lease at once in real time, because a worker's clock judged expiry. Only the token kept the ledger right: {why}"),
-            |n, _| wrote(n, A, 4, false),
+            move |n, _| wrote(n, c, c.a, 4, false),
         );
         return;
     }
@@ -447,7 +426,7 @@ fn beats(setup: &mut Setup, source: TokenSource, failover: bool, b_fast: bool) {
                 "a-finishes",
                 "A wakes in time and finishes",
                 "B's clock runs 50% fast, but this store judges expiry by its own clock, so B is refused until 30 s. A wakes at 26 s and writes step 4 inside its lease.",
-                |n, _| wrote(n, A, 4, true),
+                move |n, _| wrote(n, c, c.a, 4, true),
             )
             .ask(
                 "Could B's fast clock have cut A's lease short here?",
@@ -459,7 +438,7 @@ fn beats(setup: &mut Setup, source: TokenSource, failover: bool, b_fast: bool) {
             "b-takes-over",
             "B takes over and finds the job done",
             "At 30 s by the store's clock the lease is over and B gets it with a higher token. The ledger says four steps are done.",
-            |n, _| granted(n, B).is_some_and(|t| t > 33),
+            move |n, _| granted(n, c.b).is_some_and(|t| t > 33),
         );
         return;
     }
@@ -474,14 +453,14 @@ fn beats(setup: &mut Setup, source: TokenSource, failover: bool, b_fast: bool) {
         "b-takes-over",
         "B takes over with a higher token",
         &format!("A's lease runs out at 30 s and worker-B gets it, with token {b_token}."),
-        |n, _| granted(n, B).is_some_and(|t| t > 33),
+        move |n, _| granted(n, c.b).is_some_and(|t| t > 33),
     );
     setup
         .beat(
             "a-wakes",
             "A wakes up, still sure it holds the lease",
             "The pause ends after 36 s. A carries on with step 2, with token 33.",
-            |_, step| step.kind == EventKind::Resume && step.acted(A),
+            move |_, step| step.kind == EventKind::Resume && step.acted(c.a),
         )
         .ask(
             "A writes step 2 with 33. What does the ledger do?",
@@ -493,6 +472,6 @@ fn beats(setup: &mut Setup, source: TokenSource, failover: bool, b_fast: bool) {
         "a-refused",
         "A's write with 33 is refused",
         "The token came out of the grant itself and only grows, so the ledger tells old from new. A stops, and B's job stands.",
-        |n, _| ledger(n).is_some_and(|r| r.writes.iter().any(|w| w.worker == A && !w.accepted)),
+        move |n, _| ledger(n, c).is_some_and(|r| r.writes.iter().any(|w| w.worker == c.a && !w.accepted)),
     );
 }

@@ -10,7 +10,7 @@
 //! so the rail recognises A's instruction as a replay of B's. Without it, the rail sends the
 //! money a second time.
 
-use super::lease_setup::{build, choice, chosen, holds_if, worker, LeasePlan, StorePlan};
+use super::lease_setup::{build, choice, chosen, holds_if, worker_pair, LeasePair, LeasePlan, StorePlan};
 use super::lease_table_beats::{granted_to, grants};
 use super::lease_world::LeaseProperty::*;
 use super::{Expectation, Params, ScenarioInfo};
@@ -26,10 +26,6 @@ use crate::protocols::payment_rail::{Payment, PaymentRail};
 use crate::trace::EventKind;
 
 pub const ID: &str = "unfenceable-resource";
-/// Worker A: the first node after the lease store.
-const A: NodeId = NodeId(1);
-/// The payment rail: after the store and the two workers.
-const RAIL: NodeId = NodeId(3);
 const AMOUNT: i64 = 10;
 /// B polls every 10 s: its fourth request, at about 30.5 s, is the first after the expiry.
 const RETRY_MS: u64 = 10_000;
@@ -95,50 +91,52 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         fencing: Fencing::None,
         ..WorkerPlan::leased("payout-42")
     };
-    let b = WorkerPlan {
-        start_after_ms: (500, 600),
-        ..a.clone()
-    };
-    let mut setup = build(LeasePlan {
+    let (mut setup, cast) = build(LeasePlan {
         store: Some(StorePlan::with_tokens_issued(32)),
-        workers: vec![worker("worker-A", a), worker("worker-B", b)],
+        workers: worker_pair(a, (500, 600)),
         properties: vec![NoDoublePayment, TokensIncrease, JobCompletes],
         ..LeasePlan::default()
     });
+    let cast = cast.pair();
     let pause = Fault::Pause {
-        node: A,
+        node: cast.a,
         duration_ms: PAUSE_MS,
     };
     setup.script(PAUSE_AT_MS * MS_US, pause);
-    beats(&mut setup, keyed(params));
+    beats(&mut setup, keyed(params), cast);
     setup
 }
 
 /// The rail's payments so far.
-fn payments<'a>(n: &Nodes<'a>) -> &'a [Payment] {
-    n.durable::<PaymentRail>(RAIL).map_or(&[], |d| &d.payments)
+fn payments<'a>(n: &Nodes<'a>, rail: NodeId) -> &'a [Payment] {
+    n.durable::<PaymentRail>(rail).map_or(&[], |d| &d.payments)
 }
 
-/// The story, with and without the key. Nodes: the store, A, B, then the rail.
-fn beats(setup: &mut Setup, keyed: bool) {
-    const B: NodeId = NodeId(2);
+/// The story, with and without the key.
+fn beats(setup: &mut Setup, keyed: bool, cast: LeasePair) {
+    let LeasePair {
+        store,
+        a,
+        b,
+        sink: rail,
+    } = cast;
     setup.beat(
         "a-holds",
         "A takes the lease: token 33",
         "A's statement takes over the row an earlier run left at 32. A now owns payout-42 for 30 s.",
-        |n, _| !grants(n).is_empty(),
+        move |n, _| !grants(n, store).is_empty(),
     );
     setup.beat(
         "a-freezes",
         "A freezes before its first payment",
         "A stop-the-world pause of 40 s: no instruction, no renewal. A's lease runs out while it sleeps.",
-        |_, step| matches!(step.fault, Some(Fault::Pause { node, .. }) if *node == A),
+        move |_, step| matches!(step.fault, Some(Fault::Pause { node, .. }) if *node == a),
     );
     setup.beat(
         "b-takes-over",
         "The lease expires; B takes over: token 34",
         "B's retry finds the row expired by the store's clock and takes it over with the next token.",
-        |n, _| granted_to(n, B, None),
+        move |n, _| granted_to(n, store, b, None),
     );
     setup.beat(
         "b-pays",
@@ -148,7 +146,7 @@ fn beats(setup: &mut Setup, keyed: bool) {
         } else {
             "The instruction is just an amount: the rail knows nothing of leases or tokens."
         },
-        |n, _| payments(n).iter().any(|p| p.from == B && p.applied),
+        move |n, _| payments(n, rail).iter().any(|p| p.from == b && p.applied),
     );
     let (correct, why) = if keyed {
         (
@@ -166,7 +164,7 @@ fn beats(setup: &mut Setup, keyed: bool) {
             "a-wakes",
             "A wakes, sure it still holds the lease",
             "Its pause is over. Nothing told A the lease moved on, so it sends its step-1 instruction.",
-            |_, step| step.kind == EventKind::Resume && step.acted(A),
+            move |_, step| step.kind == EventKind::Resume && step.acted(a),
         )
         .ask(
             "A's step-1 instruction reaches the rail. What does the rail do?",
@@ -189,7 +187,7 @@ fn beats(setup: &mut Setup, keyed: bool) {
             "₹10 went out a second time. A resource that cannot check a token needs an idempotency key.",
         )
     };
-    setup.beat("a-lands", title, text, |n, _| {
-        payments(n).iter().any(|p| p.from == A)
+    setup.beat("a-lands", title, text, move |n, _| {
+        payments(n, rail).iter().any(|p| p.from == a)
     });
 }

@@ -22,13 +22,14 @@
 //! The speeds differ on purpose: A is stuck, B's steps take 4 s, C's 1 s. That makes C's
 //! first write land before B's next one for every seed.
 
-use super::lease_setup::{build, choice, holds_if, worker, LeasePlan, StorePlan, OPENING_BALANCE};
+use super::lease_setup::{
+    build, choice, holds_if, worker, LeaseCast, LeasePair, LeasePlan, StorePlan, OPENING_BALANCE,
+};
 use super::lease_table_beats::{granted_to, grants, last_statement, refused, row, writes};
 use super::lease_world::LeaseProperty::*;
 use super::lease_world::{accepted, rejected};
 use super::{Expectation, Params, ScenarioInfo};
 use crate::json;
-use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::properties::Verdict;
 use crate::protocols::lease_msg::ReleaseMode;
@@ -151,7 +152,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         release_in_finally: true,
         ..WorkerPlan::leased("account-42")
     };
-    let mut setup = build(LeasePlan {
+    let (mut setup, cast) = build(LeasePlan {
         // The curriculum's release: delete the row (and, with it, its token counter).
         store: Some(StorePlan {
             release: ReleaseStyle::Delete,
@@ -161,29 +162,32 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         properties: vec![NoOverlappingGrants, FenceMonotonic, NoDoubleDebit, JobCompletes],
         ..LeasePlan::default()
     });
-    beats(&mut setup, mode(params));
+    beats(&mut setup, mode(params), &cast);
     setup
 }
 
-/// The story, per release statement. Nodes: the store, A, B, C, then the ledger.
-fn beats(setup: &mut Setup, mode: ReleaseMode) {
-    const A: NodeId = NodeId(1);
-    const B: NodeId = NodeId(2);
-    const C: NodeId = NodeId(3);
-    const LEDGER: NodeId = NodeId(4);
+/// The story, per release statement.
+fn beats(setup: &mut Setup, mode: ReleaseMode, cast: &LeaseCast) {
+    let LeasePair {
+        store,
+        a,
+        b,
+        sink: ledger,
+    } = cast.pair();
+    let c = cast.workers[2];
     const LEASE: &str = "account-42";
     let naive = mode == ReleaseMode::NaiveDelete;
     setup.beat(
         "a-holds",
         "A takes the lease: token 1",
         "No row yet: A's INSERT creates it with fence_token 1. Then A gets stuck in step 1.",
-        |n, _| !grants(n).is_empty(),
+        move |n, _| !grants(n, store).is_empty(),
     );
     setup.beat(
         "b-takes-over",
         "A's lease runs out; B takes over: token 2",
         "By the store's clock A's row has expired, so B's statement takes it over and the CASE adds 1.",
-        |n, _| granted_to(n, B, None),
+        move |n, _| granted_to(n, store, b, None),
     );
     let (prompt, correct, why) = if naive {
         (
@@ -203,7 +207,7 @@ fn beats(setup: &mut Setup, mode: ReleaseMode) {
             "a-refused",
             "A's late write is refused",
             "A's step 1 carries 1 and the ledger has seen 2: UPDATE 0. A aborts, and its finally block releases the lease.",
-            |n, _| refused(n, LEDGER, A),
+            move |n, _| refused(n, ledger, a),
         )
         .ask(prompt, &["Nothing: the row is B's", "B's row, and its counter with it"], correct, why);
     if naive {
@@ -211,14 +215,14 @@ fn beats(setup: &mut Setup, mode: ReleaseMode) {
             "deleted",
             "A's release deletes B's row",
             "B still believes it holds the lease, and the counter that gave it 2 is gone with the row.",
-            |n, _| row(n, LEASE).is_none(),
+            move |n, _| row(n, store, LEASE).is_none(),
         );
         setup
             .beat(
                 "c-inserts",
                 "C's insert starts again at token 1",
                 "No row, so the INSERT gives 1 while B's grant still runs: two holders, and the newer one has the lower number.",
-                |n, _| granted_to(n, C, None),
+                move |n, _| granted_to(n, store, c, None),
             )
             .ask(
                 "C writes step 2 with token 1. The ledger has seen B's 2. What happens?",
@@ -230,43 +234,43 @@ fn beats(setup: &mut Setup, mode: ReleaseMode) {
             "c-refused",
             "The fence refuses C, the newer holder",
             "Deleting the row restarted the counter, so the numbers no longer follow the order of the grants.",
-            |n, _| refused(n, LEDGER, C),
+            move |n, _| refused(n, ledger, c),
         );
         setup.beat(
             "b-finishes",
             "B's step 2 lands: right only by luck",
             "The account ends at ₹80 because the fence happened to side with B. Check the owner on release, and keep the counter.",
-            |n, _| writes(n, LEDGER).iter().any(|w| w.worker == B && w.step == 2 && w.accepted),
+            move |n, _| writes(n, ledger).iter().any(|w| w.worker == b && w.step == 2 && w.accepted),
         );
     } else {
         setup.beat(
             "a-no-match",
             "A's release matches no row",
             "AND owner = 'worker-A' matches nothing: DELETE 0. B's row and its lease survive.",
-            |n, _| last_statement(n, "worker-A", "→ DELETE 0"),
+            move |n, _| last_statement(n, store, "worker-A", "→ DELETE 0"),
         );
         setup.beat(
             "c-waits",
             "C is told B holds the lease",
             "C's statement returns zero rows: B's grant has time left. C backs off and asks again later.",
-            |n, _| last_statement(n, "worker-C", "→ 0 rows"),
+            move |n, _| last_statement(n, store, "worker-C", "→ 0 rows"),
         );
         setup.beat(
             "b-releases",
             "B finishes and deletes its own row",
             "Both steps are done. B's release names B as owner, so it matches: DELETE 1.",
-            |n, _| {
-                writes(n, LEDGER)
+            move |n, _| {
+                writes(n, ledger)
                     .iter()
-                    .any(|w| w.worker == B && w.step == 2 && w.accepted)
-                    && row(n, LEASE).is_none()
+                    .any(|w| w.worker == b && w.step == 2 && w.accepted)
+                    && row(n, store, LEASE).is_none()
             },
         );
         setup.beat(
             "c-done",
             "C takes the lease and finds the job done",
             "One holder at a time. C's insert starts at 1 again, since B deleted the row, but C has nothing left to write.",
-            |n, _| granted_to(n, C, None),
+            move |n, _| granted_to(n, store, c, None),
         );
     }
 }

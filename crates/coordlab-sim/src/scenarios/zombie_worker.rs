@@ -12,21 +12,18 @@
 //! new holder stamps the row with its token and reads it back before reading the progress.
 
 use super::lease_setup::{
-    build, choice, holds_if, int, millis, worker, LeasePlan, StorePlan, OPENING_BALANCE,
+    build, choice, holds_if, int, millis, worker_pair, LeasePlan, StorePlan, OPENING_BALANCE,
 };
 use super::lease_world::LeaseProperty::*;
 use super::{Expectation, ParamSpec, Params, ScenarioInfo, VariantDefault};
 use crate::json;
 use crate::kernel::faults::Fault;
-use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
 use crate::protocols::lease_worker::{Fencing, OnReject, WorkerPlan};
 
 pub const ID: &str = "zombie-worker";
-/// Worker A: the first node after the lease store.
-const A: NodeId = NodeId(1);
 
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
@@ -160,26 +157,23 @@ pub fn expectation(params: &Params) -> Expectation {
 
 pub fn setup(params: &Params, _seed: u64) -> Setup {
     let a = plan(params);
-    let b = WorkerPlan {
-        start_after_ms: (500, 600),
-        ..a.clone()
-    };
-    let mut setup = build(LeasePlan {
+    let (mut setup, cast) = build(LeasePlan {
         store: Some(StorePlan::with_tokens_issued(32)),
-        workers: vec![worker("worker-A", a), worker("worker-B", b)],
+        workers: worker_pair(a, (500, 600)),
         properties: vec![FenceMonotonic, TokensIncrease, NoDoubleDebit, JobCompletes],
         explain_double_runs: true,
         ..LeasePlan::default()
     });
+    let cast = cast.pair();
     let pause_ms = int(params, "pause_ms");
     if pause_ms > 0 {
         let pause = Fault::Pause {
-            node: A,
+            node: cast.a,
             duration_ms: pause_ms,
         };
         setup.script(int::<u64>(params, "pause_start_ms") * MS_US, pause);
     }
     let variant = params.get("fencing").map_or("none", String::as_str);
-    super::zombie_worker_beats::beats(&mut setup, variant);
+    super::zombie_worker_beats::beats(&mut setup, variant, cast);
     setup
 }

@@ -3,6 +3,7 @@
 //! is refused or lands. Each fencing variant tells its own ending; `first-write-only` freezes
 //! A before its first write, so its fenced step 1 is refused and its unfenced step 2 lands.
 
+use super::lease_setup::LeasePair;
 use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
@@ -11,34 +12,30 @@ use crate::protocols::fenced_resource::{FencedResource, ResourceDurable};
 use crate::protocols::lease_worker::{LeaseWorker, Phase};
 use crate::trace::EventKind;
 
-const STORE: NodeId = NodeId(0);
-const A: NodeId = NodeId(1);
-const B: NodeId = NodeId(2);
-const LEDGER: NodeId = NodeId(3);
-
 /// The token `worker` believes it holds, if any.
 fn token(n: &Nodes<'_>, worker: NodeId) -> Option<u64> {
     n.live::<LeaseWorker>(worker)?.belief.map(|b| b.token.0)
 }
 
-fn ledger<'a>(n: &Nodes<'a>) -> Option<&'a ResourceDurable> {
-    n.live::<FencedResource>(LEDGER).map(|r| &r.durable)
+fn ledger<'a>(n: &Nodes<'a>, c: LeasePair) -> Option<&'a ResourceDurable> {
+    n.live::<FencedResource>(c.sink).map(|r| &r.durable)
 }
 
 /// How many of A's writes have reached the ledger.
-fn writes_by_a(n: &Nodes<'_>) -> usize {
-    ledger(n).map_or(0, |r| r.writes.iter().filter(|w| w.worker == A).count())
+fn writes_by_a(n: &Nodes<'_>, c: LeasePair) -> usize {
+    ledger(n, c).map_or(0, |r| r.writes.iter().filter(|w| w.worker == c.a).count())
 }
 
 /// Whether some step has been applied twice.
-fn a_step_debited_twice(n: &Nodes<'_>) -> bool {
-    ledger(n).is_some_and(|r| {
+fn a_step_debited_twice(n: &Nodes<'_>, c: LeasePair) -> bool {
+    ledger(n, c).is_some_and(|r| {
         let applied: Vec<u32> = r.writes.iter().filter(|w| w.accepted).map(|w| w.step).collect();
         applied.iter().enumerate().any(|(i, s)| applied[..i].contains(s))
     })
 }
 
-pub(super) fn beats(setup: &mut Setup, variant: &str) {
+pub(super) fn beats(setup: &mut Setup, variant: &str, c: LeasePair) {
+    let LeasePair { store, a, b, .. } = c;
     let first_only = variant == "first-write-only";
     let refuses = matches!(
         variant,
@@ -50,7 +47,7 @@ pub(super) fn beats(setup: &mut Setup, variant: &str) {
         "a-acquires",
         "A takes the lease with token 33",
         "The store grants account-42 to worker A for 30 s, with fencing token 33. A starts the four-step job.",
-        |n, _| token(n, A).is_some(),
+        move |n, _| token(n, a).is_some(),
     );
     let freezes = if first_only {
         "A stop-the-world pause halts A before its first write. It cannot renew, and it still believes it holds the lease."
@@ -61,13 +58,13 @@ pub(super) fn beats(setup: &mut Setup, variant: &str) {
         "a-freezes",
         "A freezes in a GC pause",
         freezes,
-        |_, step| matches!(step.fault, Some(Fault::Pause { node, .. }) if *node == A),
+        move |_, step| matches!(step.fault, Some(Fault::Pause { node, .. }) if *node == a),
     );
     setup.beat(
         "expires",
         "The lease expires by the store's clock",
         "30 s after the grant the store lets token 33 lapse. Nobody tells A: it is still frozen.",
-        |_, step| step.kind == EventKind::Timer && step.acted(STORE),
+        move |_, step| step.kind == EventKind::Timer && step.acted(store),
     );
     let takeover = match variant {
         "write-predicate" => "The store gives account-42 to B with token 34. B reads that step 1 is done and starts step 2. Until B's first write lands, the ledger has only seen 33.",
@@ -75,17 +72,20 @@ pub(super) fn beats(setup: &mut Setup, variant: &str) {
         "first-write-only" => "The store gives account-42 to B with token 34. B reads that no step is done and starts from step 1.",
         _ => "The store gives account-42 to B with token 34. B reads that step 1 is done and carries on from step 2.",
     };
-    setup.beat("b-takes-over", "B takes over with token 34", takeover, |n, _| {
-        token(n, B).is_some()
-    });
+    setup.beat(
+        "b-takes-over",
+        "B takes over with token 34",
+        takeover,
+        move |n, _| token(n, b).is_some(),
+    );
     if variant == "fence-on-takeover" {
         setup.beat(
             "b-stamps",
             "The ledger row now carries 34",
             "B's stamp has raised the row's token to 34, and B has seen the answer. Only now does it read the progress: no write with 33 can land after this.",
-            |n, _| {
-                ledger(n).is_some_and(|r| r.last_token.0 > 33)
-                    && n.live::<LeaseWorker>(B).is_some_and(|w| w.phase == Phase::ReadingProgress)
+            move |n, _| {
+                ledger(n, c).is_some_and(|r| r.last_token.0 > 33)
+                    && n.live::<LeaseWorker>(b).is_some_and(|w| w.phase == Phase::ReadingProgress)
             },
         );
     }
@@ -100,8 +100,8 @@ pub(super) fn beats(setup: &mut Setup, variant: &str) {
             "B debits step 2 with token 34 in the write. The ledger applies it.",
         )
     };
-    setup.beat("b-writes", b_title, b_writes, |n, _| {
-        ledger(n).is_some_and(|r| r.writes.iter().any(|w| w.worker == B && w.accepted))
+    setup.beat("b-writes", b_title, b_writes, move |n, _| {
+        ledger(n, c).is_some_and(|r| r.writes.iter().any(|w| w.worker == b && w.accepted))
     });
     let why = match variant {
         "none" => "The write carries 33, but nothing compares it: the ledger never asks who holds the lease.",
@@ -124,7 +124,7 @@ pub(super) fn beats(setup: &mut Setup, variant: &str) {
             "a-wakes",
             "A wakes up, still sure it holds the lease",
             &wakes,
-            |_, step| step.kind == EventKind::Resume && step.acted(A),
+            move |_, step| step.kind == EventKind::Resume && step.acted(a),
         )
         .ask(
             &question,
@@ -161,7 +161,7 @@ pub(super) fn beats(setup: &mut Setup, variant: &str) {
     // A's first write to reach the ledger after it woke, refused or applied.
     let mut before_waking = None;
     setup.beat("a-write", title, text, move |n, _| {
-        let written = writes_by_a(n);
+        let written = writes_by_a(n, c);
         written > *before_waking.get_or_insert(written)
     });
     if variant == "retry-after-reject" {
@@ -169,18 +169,18 @@ pub(super) fn beats(setup: &mut Setup, variant: &str) {
             "a-reacquires",
             "A gets the lease back with token 35",
             "Once B has finished and let go, A's retry wins the lease again. It resumes at step 2 without asking what happened.",
-            |n, _| token(n, A).is_some_and(|t| t > 34),
+            move |n, _| token(n, a).is_some_and(|t| t > 34),
         );
         setup.beat(
             "twice",
             "The job runs twice",
             "A's token 35 is the newest, so the fence lets every write through: B's steps are debited again.",
-            |n, _| {
-                ledger(n).is_some_and(|r| {
+            move |n, _| {
+                ledger(n, c).is_some_and(|r| {
                     r.writes
                         .iter()
-                        .any(|w| w.worker == A && w.accepted && w.token.0 > 34)
-                }) && a_step_debited_twice(n)
+                        .any(|w| w.worker == a && w.accepted && w.token.0 > 34)
+                }) && a_step_debited_twice(n, c)
             },
         );
     } else if first_only {
@@ -188,14 +188,14 @@ pub(super) fn beats(setup: &mut Setup, variant: &str) {
             "a-step-2-lands",
             "A's step 2 lands: only step 1 was fenced",
             "Step 2's write has no predicate, so the ledger applies 33 on top of 34: B's step 2 is debited again. Blocked at step one, free at the next.",
-            |n, _| a_step_debited_twice(n),
+            move |n, _| a_step_debited_twice(n, c),
         );
     } else if refuses {
         setup.beat(
             "b-finishes",
             "B finishes the job: ₹60",
             "Four steps, four debits of ₹10: the stale write changed nothing.",
-            |n, _| n.durable::<LeaseWorker>(B).is_some_and(|d| d.finished),
+            move |n, _| n.durable::<LeaseWorker>(b).is_some_and(|d| d.finished),
         );
     }
 }

@@ -185,7 +185,12 @@ impl Engine {
             world: setup.world,
             names: setup.infos.iter().map(|i| i.name.clone()).collect(),
             infos: setup.infos,
-            slots: setup.slots,
+            slots: setup
+                .slots
+                .into_iter()
+                .enumerate()
+                .map(|(i, s)| s.unwrap_or_else(|| panic!("node {i} was reserved but never placed")))
+                .collect(),
             status: vec![NodeStatus::Up; n as usize],
             clocks: vec![LocalClock::default(); n as usize],
             rngs: (0..n).map(|i| stream(seed, Stream::Node(NodeId(i)))).collect(),
