@@ -7,7 +7,7 @@
 # Usage: scripts/size-report.sh [DIST_DIR]      (default: dist; run `cargo xtask dist` first)
 # Exits 1 if the home bundle's first download (the site's first download: the library)
 # exceeds SIZE_LIMIT_BYTES (default 110000), or a scenario bundle's exceeds
-# SCENARIO_LIMIT_BYTES (default 268000). Scenario bundles met 200000 after kernel v2; the
+# SCENARIO_LIMIT_BYTES (default 263000). Scenario bundles met 200000 after kernel v2; the
 # fidelity fixes, the story beats and the glossary took the larger ones back over it, and
 # bringing them under it again is open work (see docs/performance.md, "Download size"). An embed bundle
 # (`<chapter>-embed`, plus the embeds' stylesheet) must also stay smaller than its chapter's
@@ -36,9 +36,10 @@ dist="${1:-dist}"
 # Issue 29: the home cap fell to 110000 (the library is about 103,300 on the full build after
 # wasm-opt's --low-memory-unused and the shortened wasm-bindgen names); the scenario cap is to
 # fall to 240000 once every bundle fits. From here on a cap rises only with an equal saving in
-# the same change.
+# the same change. The scenario cap fell from 268000 to 263000 to hold what issue 29 won: the
+# full build's biggest first load is fencing's, 262,651 bytes.
 limit="${SIZE_LIMIT_BYTES:-110000}"
-scenario_limit="${SCENARIO_LIMIT_BYTES:-268000}"
+scenario_limit="${SCENARIO_LIMIT_BYTES:-263000}"
 home=$(node -e 'console.log(require(process.argv[1]).home)' "$PWD/target/site/bundles.json")
 manifest=target/site/manifest.json
 [[ -f "$dist/index.html" && -f "$manifest" ]] || {

@@ -1,4 +1,4 @@
-// The site ships its stylesheets minified (the `minifier` crate, run by `cargo xtask dist`).
+// The site ships its stylesheets minified (scripts/minify-css.mjs, run by `cargo xtask dist`).
 // These tests hold the minifier to "same rules, fewer bytes": Chromium parses both versions
 // of each real stylesheet, and the rules it reads (selectors, declarations, media and
 // supports conditions, keyframes, in order) must be identical.
@@ -36,10 +36,19 @@ async function rulesOf(css) {
       const out = [];
       const walk = (rules) => {
         for (const r of rules) {
-          // A grouping rule's head (@media, @supports) is serialized as written, so the
-          // spaces the minifier drops after ":" and "(" are dropped here too.
-          out.push(r.cssRules ? r.cssText.split('{')[0].trim().replace(/([:(])\s+/g, '$1') : r.cssText);
-          if (r.cssRules) walk(r.cssRules);
+          // A style rule (it has `style`; with CSS nesting it has `cssRules` too, so that
+          // cannot tell it apart) is compared whole: selector and every declaration. A
+          // grouping rule's head (@media, @supports) is serialized as written, so the spaces
+          // the minifier drops after ":" and "(" are dropped here too.
+          // Custom properties keep their value's text as written, so the spaces the minifier
+          // drops after "," and "(" and before ")" are dropped here too; any other declaration
+          // is parsed, and one the minifier broke is missing from Chromium's serialization.
+          const nested = r.cssRules && r.cssRules.length > 0;
+          const tight = (text) => text.replace(/([,(])\s+/g, '$1').replace(/\s+\)/g, ')');
+          if (r.style && !nested) out.push(tight(r.cssText));
+          else if (r.style) out.push(tight(`${r.selectorText} { ${r.style.cssText} }`));
+          else out.push(r.cssRules ? r.cssText.split('{')[0].trim().replace(/([:(])\s+/g, '$1') : r.cssText);
+          if (nested) walk(r.cssRules);
         }
       };
       walk(sheet.cssRules);
@@ -63,12 +72,12 @@ for (const file of ['web/style.css', 'web/embed.css', 'web/example/embed-example
 }
 
 test('the minifier keeps strings, url()s and the spaces that carry meaning', () => {
-  const css = `/* c */ .a :focus , .b > .c { content: " a  ;  b " ; width: calc( 100% - 2px ) ; }
+  const css = `/* c */ .a :focus , .b > .c { content: " a  ;  b " ; width: calc( 100% - 2px ) ; font-size: clamp(13px, 0.6vw + 11px, 17px) }
     @media (max-width: 600px) and (orientation: portrait) { .d { background: url( "x y.svg" ) } }`;
   const minified = minifyCss(css);
   // The spaces that change the meaning stay: `.a :focus` is not `.a:focus`, `and (` is not
   // `and(`, calc() needs them around "-", and a string is copied as it is.
-  for (const kept of ['.a :focus', '" a  ;  b "', '100% - 2px', 'and (orientation', '"x y.svg"']) {
+  for (const kept of ['.a :focus', '" a  ;  b "', '100% - 2px', '0.6vw + 11px', 'and (orientation', '"x y.svg"']) {
     assert.ok(minified.includes(kept), `${JSON.stringify(kept)} in ${minified}`);
   }
   assert.ok(!minified.includes('/*'), minified);

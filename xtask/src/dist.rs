@@ -384,10 +384,23 @@ fn release_page(trunk_page: &str, style: &str, loader: &str) -> String {
     page
 }
 
-/// A stylesheet without its comments and layout whitespace.
+/// A stylesheet without its comments and layout whitespace, by `scripts/minify-css.mjs`.
+///
+/// Not the `minifier` crate (rustdoc's), tried in issue 29: it writes `clamp(13px,0.6vw+11px,17px)`
+/// for `clamp(13px, 0.6vw + 11px, 17px)`, and CSS needs the spaces around `+` in math, so
+/// Chromium dropped the embed's font size and the 400×300 raft-figure-8 embed drew its text at
+/// 5.7 px. Ours keeps every space that can carry meaning, and `tests/minify-css.test.mjs`
+/// checks that Chromium reads the same declarations from both.
 pub fn minify_css(css: &str) -> Result<String, String> {
-    let minified = minifier::css::minify(css).map_err(|e| format!("minifying CSS: {e}"))?;
-    Ok(format!("{minified}\n"))
+    let dir = Path::new(WORK).join("minify-css");
+    fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let (input, output) = (dir.join("in.css"), dir.join("out.css"));
+    write(&input, css)?;
+    run(Command::new("node")
+        .arg("scripts/minify-css.mjs")
+        .arg(&input)
+        .arg(&output))?;
+    fs::read_to_string(&output).map_err(|e| format!("{}: {e}", output.display()))
 }
 
 /// The JavaScript goes out minified (terser, from npm): wasm-bindgen's glue and the loader are
