@@ -377,17 +377,6 @@ impl Space {
         Ok(report)
     }
 
-    /// How many faults schedule `index` holds.
-    pub fn level_of(&self, mut index: u64) -> usize {
-        for (k, size) in self.level_sizes.iter().enumerate() {
-            if index < *size {
-                return k;
-            }
-            index -= size;
-        }
-        self.level_sizes.len()
-    }
-
     /// The witness made smaller where it still breaks `property`: each pause cut to the
     /// shortest length (to the millisecond, by halving) that still breaks it.
     pub fn shrink(&self, property: &str, witness: &Witness) -> Result<Witness, SimError> {
