@@ -14,7 +14,7 @@
 
 use super::card;
 use super::job::{At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
-use super::lease_msg::{seconds, WriteCheck};
+use super::lease_msg::{seconds, RejectReason, WriteCheck};
 use super::placed_lease::{ClientClock, PlacedMsg, TokenSource};
 use super::redis_job::{Job, JobPlan, Next};
 use crate::kernel::ids::{FencingToken, NodeId};
@@ -426,7 +426,7 @@ impl LockClient for FenceLock {
         (self.fence, WriteCheck::TokenPredicate)
     }
 
-    fn refused(&mut self, ctx: Ctx, _step: u32) -> bool {
+    fn refused(&mut self, ctx: Ctx, _step: u32, _reason: Option<RejectReason>) -> bool {
         let me = ctx.me();
         ctx.note(format!(
             "{me}'s write matched no row: a newer holder has written. {me} stops at once and does not retry."

@@ -13,7 +13,7 @@
 
 use super::card;
 use super::job::{At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Turn};
-use super::lease_msg::{ReleaseMode, WriteCheck};
+use super::lease_msg::{RejectReason, ReleaseMode, WriteCheck};
 use super::redis_job::{Job, JobPlan};
 use super::redis_msg::{tenths, RedisMsg};
 use crate::kernel::ids::{FencingToken, NodeId};
@@ -381,7 +381,7 @@ impl LockClient for RedisLock {
         (FencingToken(token), WriteCheck::TokenPredicate)
     }
 
-    fn refused(&mut self, ctx: Ctx, step: u32) -> bool {
+    fn refused(&mut self, ctx: Ctx, step: u32, _reason: Option<RejectReason>) -> bool {
         ctx.note(format!(
             "The ledger refused {}'s step {step}: a higher token has written there, so another holder exists. It stops.",
             ctx.me()

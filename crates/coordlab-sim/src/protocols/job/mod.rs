@@ -3,17 +3,18 @@
 //! the attempts are spent), asks the ledger how far the job got, works and writes step by
 //! step, and gives the lock back. The job lives here once, with its one [`Phase`] enum.
 //!
-//! How the lock is taken, kept and given back is a [`LockClient`] of the family: the Redis
-//! worker's `SET NX PX` with its optional `WAIT` ([`super::redis_worker`]), Redlock's majority
-//! of masters ([`super::redlock_client`]), a placed lease table ([`super::fence_worker`]). A
-//! component sends its own requests, reads its own answers and sets its own timers
-//! ([`JobTimer::Lock`]); it tells the runner where the job goes next with a [`Turn`], and
-//! narrates what only it knows. Where a family's job differs (when it fires, what counts as
-//! an attempt, what it says on resuming), a hook with the common way as its default says so. The runner reads as its lock
-//! client (it dereferences to it), so a scenario asks `worker.held` as before.
+//! How the lock is taken, kept and given back is a [`LockClient`] of the family: the Redis worker's
+//! `SET NX PX` with its optional `WAIT` ([`super::redis_worker`]), Redlock's majority of masters
+//! ([`super::redlock_client`]), a placed lease table ([`super::fence_worker`]), the ZooKeeper
+//! recipe ([`super::zk_lock_worker`]). A component sends its own requests, reads its own answers
+//! and sets its own timers ([`JobTimer::Lock`]); it tells the runner where the job goes next with a
+//! [`Turn`], and narrates what only it knows. Where a family's job differs (when it fires, what
+//! counts as an attempt, what it says on resuming), a hook with the common way as its default says
+//! so. The runner reads as its lock client (it dereferences to it), so a scenario asks
+//! `worker.held` as before.
 
 use super::card;
-use super::lease_msg::{LeaseMsg, WriteCheck};
+use super::lease_msg::{LeaseMsg, RejectReason, WriteCheck};
 use super::redis_job::{Job, JobDurable, JobPlan, Next};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::message::{Inbox, Message};
@@ -52,6 +53,8 @@ pub enum Phase {
     Stopped,
     /// Its validity ran out by its own clock before a step.
     OutOfTime,
+    /// What held its lock (a session, a lease) expired under it.
+    Lost,
     GaveUp,
 }
 
@@ -125,10 +128,16 @@ pub enum Turn {
     BackOff,
     /// Start a new attempt now.
     Acquire,
+    /// Back to asking, within this attempt (its request is out).
+    Ask,
     /// This attempt's request was lost with its server: send it again, as the same attempt.
     Resend,
     /// Cut the back-off short and start a new attempt now.
     RetryNow,
+    /// The lock is held: it starts on this step without asking the ledger.
+    Work(u32),
+    /// What held its lock expired.
+    Lost,
     /// Its fence is read again: write this step.
     Write(u32),
     /// No attempt left.
@@ -232,7 +241,7 @@ pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
     /// What a write of step `step` carries, narrated.
     fn fence(&self, ctx: JobCtx<'_, '_, Self>, step: u32) -> (FencingToken, WriteCheck);
     /// The ledger refused step `step`; `true` if that stops the job (it narrates why).
-    fn refused(&mut self, _ctx: JobCtx<'_, '_, Self>, _step: u32) -> bool {
+    fn refused(&mut self, _ctx: JobCtx<'_, '_, Self>, _step: u32, _reason: Option<RejectReason>) -> bool {
         false
     }
     /// Gives the lock back at the job's end; `true` if it waits for the answer.
@@ -243,6 +252,10 @@ pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
     fn asking(&self, plan: &Self::Plan, phase: &Phase) -> (String, Summary);
     /// Adds what it holds to the card.
     fn decorate(&self, s: Summary, at: At<'_, Self>, view: &ViewCtx<'_>) -> Summary;
+    /// The card of a client that is down.
+    fn durable_summary(durable: &JobDurable) -> Summary {
+        durable.summary()
+    }
 }
 
 /// A participant that does a job under a lock taken by `L`.
@@ -315,6 +328,9 @@ impl<L: LockClient> JobRunner<L> {
             }
             Turn::Confirm => self.phase = Phase::Confirming,
             Turn::Watch => self.phase = Phase::Watching,
+            Turn::Ask => self.phase = Phase::Acquiring,
+            Turn::Work(step) => self.go(ctx, Next::Step(step)),
+            Turn::Lost => self.phase = Phase::Lost,
             Turn::Resend => self.request(ctx),
             Turn::Write(step) => self.write(ctx, step),
             Turn::GiveUp => self.phase = Phase::GaveUp,
@@ -340,8 +356,13 @@ impl<L: LockClient> JobRunner<L> {
                 let next = L::resume(ctx, &self.plan, steps_done);
                 self.go(ctx, next);
             }
-            LeaseMsg::WriteResult { step, accepted, .. } if self.phase == (Phase::Writing { step }) => {
-                if !accepted && self.lock.refused(ctx, step) {
+            LeaseMsg::WriteResult {
+                step,
+                accepted,
+                reason,
+                ..
+            } if self.phase == (Phase::Writing { step }) => {
+                if !accepted && self.lock.refused(ctx, step, reason) {
                     self.phase = Phase::Stopped;
                 } else {
                     let next = L::written(ctx, &self.plan, step);
@@ -406,6 +427,7 @@ impl<L: LockClient> JobRunner<L> {
             Phase::Done => "done".to_string(),
             Phase::Stopped => "stopped: write refused".to_string(),
             Phase::OutOfTime => "stopped: validity over".to_string(),
+            Phase::Lost => "lock lost".to_string(),
             Phase::GaveUp => "gave up".to_string(),
         }
     }
@@ -487,6 +509,7 @@ impl<L: LockClient> Participant for JobRunner<L> {
             Phase::Done => card::done(),
             Phase::Stopped => card::stopped("write refused"),
             Phase::OutOfTime => card::stopped("validity over"),
+            Phase::Lost => card::stopped("lock lost"),
             Phase::GaveUp => card::gave_up(L::GAVE_UP),
         };
         let at = At {
@@ -498,6 +521,6 @@ impl<L: LockClient> Participant for JobRunner<L> {
     }
 
     fn durable_summary(_plan: &L::Plan, durable: &JobDurable, _view: &ViewCtx<'_>) -> Summary {
-        durable.summary()
+        L::durable_summary(durable)
     }
 }
