@@ -9,13 +9,16 @@
 //! It does not renew (its 16 s job fits in the 30 s lease) and does not release: the lease
 //! lapses. A store that does not answer within its timeout counts as an attempt; after its
 //! last attempt the worker gives up and the job is not done.
+//!
+//! The job itself is the [`JobRunner`]'s; this file is the lease side, [`FenceLock`].
 
 use super::card;
-use super::lease_msg::{seconds, LeaseMsg, WriteCheck};
+use super::job::{At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
+use super::lease_msg::{seconds, RejectReason, WriteCheck};
 use super::placed_lease::{ClientClock, PlacedMsg, TokenSource};
+use super::redis_job::{Job, JobPlan, Next};
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::message::{Inbox, Message};
-use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::participant::{Label, ViewCtx};
 use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
 use crate::kernel::view::Summary;
@@ -94,148 +97,105 @@ pub struct FenceWorkerConfig {
     pub source: TokenSource,
 }
 
+/// The worker's configuration as the runner holds it: the job, and how it takes the lease.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum FencePhase {
-    Idle,
-    Reading,
-    Acquiring,
-    /// ZooKeeper: its node is queued behind the holder's; it watches the node ahead.
-    Watching,
-    BackingOff,
-    ReadingProgress,
-    Working {
-        step: u32,
-    },
-    Rereading {
-        step: u32,
-    },
-    Writing {
-        step: u32,
-    },
-    Done,
-    Refused,
-    GaveUp,
+pub struct FencePlan {
+    pub job: JobPlan,
+    pub start_after_ms: (u64, u64),
+    pub answer_timeout_ms: u64,
+    pub fence: FenceFrom,
+    /// The table it first acquires from.
+    pub store: NodeId,
+    pub via: AcquireVia,
+    pub failover_to: Option<NodeId>,
+    pub source: TokenSource,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum FenceTimer {
-    Start,
-    Retry,
-    NoAnswer { attempt: u32 },
-    StepDone { step: u32 },
+impl From<FenceWorkerConfig> for FencePlan {
+    fn from(c: FenceWorkerConfig) -> FencePlan {
+        let p = c.plan;
+        FencePlan {
+            job: JobPlan {
+                short: String::new(),
+                key: String::new(),
+                ttl_ms: p.ttl_ms,
+                start_at_ms: 0,
+                retry_ms: p.retry_ms,
+                max_attempts: p.max_attempts,
+                steps: p.steps,
+                step_ms: p.step_ms,
+                amount: p.amount_per_step,
+                ledger: c.ledger,
+            },
+            start_after_ms: p.start_after_ms,
+            answer_timeout_ms: p.answer_timeout_ms,
+            fence: p.fence,
+            store: c.store,
+            via: c.via,
+            failover_to: c.failover_to,
+            source: c.source,
+        }
+    }
 }
 
-impl Label for FenceTimer {
+/// A worker: the job runner with a lease from a placed lease table.
+pub type FenceWorker = JobRunner<FenceLock>;
+
+/// The store has not answered this attempt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NoAnswer {
+    pub attempt: u32,
+}
+
+impl Label for NoAnswer {
     fn label(&self) -> String {
-        match self {
-            FenceTimer::Start => "the job fires".into(),
-            FenceTimer::Retry => "retries the lease".into(),
-            FenceTimer::NoAnswer { attempt } => format!("attempt {attempt}: no answer yet"),
-            FenceTimer::StepDone { step } => format!("finishes the work of step {step}"),
-        }
+        format!("attempt {}: no answer yet", self.attempt)
     }
 }
 
-/// What it hears: the lease table's answers, or the ledger's.
-pub enum FenceWorkerMsg {
-    Store(PlacedMsg),
-    Ledger(LeaseMsg),
+impl LockTimer for NoAnswer {
+    const RETRY: &'static str = "retries the lease";
 }
 
-impl Inbox for FenceWorkerMsg {
-    fn accept(msg: Box<dyn Message>) -> Option<Self> {
-        match msg.downcast::<PlacedMsg>() {
-            Ok(m) => Some(FenceWorkerMsg::Store(m)),
-            Err(msg) => msg.downcast::<LeaseMsg>().ok().map(FenceWorkerMsg::Ledger),
-        }
-    }
-}
-
-/// Survives a crash: whether the job is known done.
+/// The lease side of a worker: where its table is, and the lease it holds there.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FenceWorkerDurable {
-    pub finished: bool,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FenceWorker {
-    pub config: FenceWorkerConfig,
-    pub phase: FencePhase,
+pub struct FenceLock {
+    /// The table it acquires from (it moves on a failover).
+    pub store: NodeId,
+    /// This attempt is reading the replica, before any claim on the primary.
+    pub reading: bool,
     /// The token the table granted, while it believes it holds the lease.
     pub granted: Option<FencingToken>,
     /// What it carries in its writes.
     pub fence: FencingToken,
-    pub attempts: u32,
     /// Leases this process has taken since it started (the per-process counter).
     pub acquisitions: u64,
-    pub finished: bool,
     /// The holder's record (token) it last saw refused with, and its own clock when it first
     /// saw it: client-go's observed time, for a Kubernetes Lease.
     pub seen: Option<(FencingToken, u64)>,
 }
 
-impl FenceWorker {
-    pub fn believes_it_holds(&self) -> bool {
-        self.granted.is_some()
-            && matches!(
-                self.phase,
-                FencePhase::ReadingProgress
-                    | FencePhase::Working { .. }
-                    | FencePhase::Rereading { .. }
-                    | FencePhase::Writing { .. }
-            )
+type Ctx<'a, 'b> = JobCtx<'a, 'b, FenceLock>;
+
+impl FenceLock {
+    fn no_answer(job: &Job) -> JobTimer<NoAnswer> {
+        JobTimer::Lock(NoAnswer { attempt: job.attempt })
     }
 
-    fn plan(&self) -> &FenceWorkerPlan {
-        &self.config.plan
-    }
-
-    fn ask(&mut self, ctx: &mut Ctx<'_, Self>) {
-        self.attempts += 1;
-        let me = ctx.me();
-        match self.config.via {
-            AcquireVia::Atomic => {
-                self.phase = FencePhase::Acquiring;
-                let clock = ClientClock {
-                    now_us: ctx.local_now_us,
-                    seen: self.seen,
-                };
-                ctx.send(
-                    self.config.store,
-                    PlacedMsg::Acquire {
-                        ttl_ms: self.plan().ttl_ms,
-                        source: self.config.source,
-                        clock,
-                    },
-                );
-            }
-            AcquireVia::ReadReplicaThenClaim { replica } => {
-                self.phase = FencePhase::Reading;
-                if self.attempts == 1 {
-                    ctx.note(format!(
-                        "{me}'s job fires. Its connection pool sends every SELECT to the read replica, so it first reads the lease row there, and claims it on the primary only if it looks free."
-                    ));
-                }
-                ctx.send(replica, PlacedMsg::Read);
-            }
+    /// After `steps` steps: the next one, or the end of the job, narrated as `done`.
+    fn after(ctx: Ctx, plan: &FencePlan, steps: u32, done: String) -> Next {
+        if steps < plan.job.steps {
+            return Next::Step(steps + 1);
         }
-        let attempt = self.attempts;
-        ctx.set_timer(
-            FenceTimer::NoAnswer { attempt },
-            self.plan().answer_timeout_ms * MS_US,
-        );
+        ctx.note(done);
+        Next::Finish
     }
 
-    fn back_off(&mut self, ctx: &mut Ctx<'_, Self>) {
-        self.phase = FencePhase::BackingOff;
-        ctx.set_timer(FenceTimer::Retry, self.plan().retry_ms * MS_US);
-    }
-
-    fn granted(&mut self, ctx: &mut Ctx<'_, Self>, token: FencingToken, ttl_ms: u64) {
+    fn granted(&mut self, ctx: Ctx, plan: &FencePlan, token: FencingToken, ttl_ms: u64) {
         self.acquisitions += 1;
         self.granted = Some(token);
         let me = ctx.me();
-        let (fence, how) = match self.plan().fence {
+        let (fence, how) = match plan.fence {
             FenceFrom::Granted => (token, format!("It will carry token {token} in every write.")),
             FenceFrom::Reread => (
                 token,
@@ -265,278 +225,263 @@ impl FenceWorker {
             "{me} holds the lease for {} with token {token}. {how} First it asks the ledger how far the job got.",
             seconds(ttl_ms)
         ));
-        self.phase = FencePhase::ReadingProgress;
-        ctx.send(self.config.ledger, LeaseMsg::ReadProgress);
-    }
-
-    fn work(&mut self, ctx: &mut Ctx<'_, Self>, step: u32) {
-        self.phase = FencePhase::Working { step };
-        ctx.set_timer(FenceTimer::StepDone { step }, self.plan().step_ms * MS_US);
-    }
-
-    fn write(&mut self, ctx: &mut Ctx<'_, Self>, step: u32) {
-        self.phase = FencePhase::Writing { step };
-        ctx.send(
-            self.config.ledger,
-            LeaseMsg::Write {
-                step,
-                amount: self.plan().amount_per_step,
-                token: self.fence,
-                check: WriteCheck::TokenPredicate,
-            },
-        );
-    }
-
-    fn finish(&mut self, ctx: &mut Ctx<'_, Self>) {
-        self.phase = FencePhase::Done;
-        self.finished = true;
-        self.granted = None;
-        ctx.persist(FenceWorkerDurable { finished: true });
-    }
-
-    fn on_store(&mut self, ctx: &mut Ctx<'_, Self>, msg: PlacedMsg) {
-        let me = ctx.me();
-        if matches!(self.phase, FencePhase::Reading | FencePhase::Acquiring) {
-            let attempt = self.attempts;
-            ctx.cancel_timer(FenceTimer::NoAnswer { attempt });
-        }
-        match (msg, self.phase.clone()) {
-            (PlacedMsg::Granted { token, ttl_ms }, FencePhase::Acquiring) => self.granted(ctx, token, ttl_ms),
-            (PlacedMsg::Granted { token, ttl_ms }, FencePhase::Watching) => self.granted(ctx, token, ttl_ms),
-            (PlacedMsg::Denied { token, .. }, FencePhase::Acquiring) => {
-                if self.seen.is_none_or(|(t, _)| t != token) {
-                    self.seen = Some((token, ctx.local_now_us));
-                }
-                if self.config.source == TokenSource::ZooKeeper {
-                    // Its node stays queued; the watch on the node ahead will tell it.
-                    self.phase = FencePhase::Watching;
-                } else {
-                    self.back_off(ctx);
-                }
-            }
-            (PlacedMsg::Row { free: true, .. }, FencePhase::Reading) => {
-                ctx.note(format!(
-                    "The replica's row looks expired, so {me} concludes the lease is free and claims it on the primary."
-                ));
-                self.phase = FencePhase::Acquiring;
-                ctx.send(
-                    self.config.store,
-                    PlacedMsg::Claim {
-                        ttl_ms: self.plan().ttl_ms,
-                    },
-                );
-            }
-            (PlacedMsg::Row { free: false, .. }, FencePhase::Reading) => self.back_off(ctx),
-            (PlacedMsg::Row { token, .. }, FencePhase::Rereading { step }) => {
-                let was = self.fence;
-                self.fence = token;
-                ctx.note(if token == was {
-                    format!("{me} re-reads the lease row before writing step {step}: token {token}, the one it was granted.")
-                } else {
-                    format!(
-                        "{me} re-reads the lease row before writing step {step} and finds token {token}, not its own {was}: it takes the new holder's number as its own, and so fences itself back in."
-                    )
-                });
-                self.write(ctx, step);
-            }
-            _ => {}
-        }
-    }
-
-    fn on_ledger(&mut self, ctx: &mut Ctx<'_, Self>, msg: LeaseMsg) {
-        let me = ctx.me();
-        match (msg, self.phase.clone()) {
-            (LeaseMsg::Progress { steps_done }, FencePhase::ReadingProgress) => {
-                if steps_done >= self.plan().steps {
-                    ctx.note(format!("The job is already done: {me} has nothing to do."));
-                    self.finish(ctx);
-                } else {
-                    self.work(ctx, steps_done + 1);
-                }
-            }
-            (LeaseMsg::WriteResult { step, accepted, .. }, FencePhase::Writing { step: s }) if s == step => {
-                if !accepted {
-                    ctx.note(format!(
-                        "{me}'s write matched no row: a newer holder has written. {me} stops at once and does not retry."
-                    ));
-                    self.phase = FencePhase::Refused;
-                    self.granted = None;
-                } else if step >= self.plan().steps {
-                    ctx.note(format!("{me} has written the last step: its job is done."));
-                    self.finish(ctx);
-                } else {
-                    self.work(ctx, step + 1);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// What it is doing and holds, in one line (the workers table).
-    pub fn status_text(&self) -> String {
-        let phase = match &self.phase {
-            FencePhase::Idle => "waiting for the job".to_string(),
-            FencePhase::Reading => "reading the replica".into(),
-            FencePhase::Acquiring => "asking for the lease".into(),
-            FencePhase::Watching => "watching the node ahead".into(),
-            FencePhase::BackingOff => "backing off".into(),
-            FencePhase::ReadingProgress => "checking the job's progress".into(),
-            FencePhase::Working { step } => format!("step {step}: working"),
-            FencePhase::Rereading { step } => format!("step {step}: re-reading token"),
-            FencePhase::Writing { step } => format!("step {step}: writing"),
-            FencePhase::Done => "done".into(),
-            FencePhase::Refused => "stopped: write refused".into(),
-            FencePhase::GaveUp => "gave up: no lease".into(),
-        };
-        match (self.granted, self.believes_it_holds()) {
-            (Some(t), true) if t == self.fence || self.plan().fence == FenceFrom::Reread => {
-                format!("{phase} · holds #{t}")
-            }
-            (Some(t), true) => format!("{phase} · holds #{t} · fence {}", self.fence),
-            _ => phase,
-        }
-    }
-
-    pub fn summary(&self) -> Summary {
-        let mut s = match &self.phase {
-            FencePhase::Idle => card::idle(),
-            FencePhase::Reading => card::asking("reading the replica"),
-            FencePhase::Acquiring => card::asking("for the lease"),
-            FencePhase::Watching => card::asking("watching the node ahead"),
-            FencePhase::BackingOff => card::backing_off(),
-            FencePhase::ReadingProgress => card::holder("checking progress"),
-            FencePhase::Working { step } => card::holder(card::step(*step, "working")),
-            FencePhase::Rereading { step } => card::holder(card::step(*step, "re-reading token")),
-            FencePhase::Writing { step } => card::holder(card::step(*step, "writing")),
-            FencePhase::Done => card::done(),
-            FencePhase::Refused => card::stopped("write refused"),
-            FencePhase::GaveUp => card::gave_up("no lease"),
-        };
-        if let (Some(t), true) = (self.granted, self.believes_it_holds()) {
-            s = s.badge("token", t);
-            if self.fence != t {
-                // What it writes with is not what it was granted: the mistake under study.
-                s = card::fit_badge(s, "fence", &self.fence.to_string());
-            }
-        }
-        if self.attempts > 1
-            && matches!(
-                self.phase,
-                FencePhase::Reading | FencePhase::Acquiring | FencePhase::BackingOff
-            )
-        {
-            s = s.minor(format!("attempt {}", self.attempts));
-        }
-        s
     }
 }
 
-impl Participant for FenceWorker {
-    type Msg = FenceWorkerMsg;
-    type Timer = FenceTimer;
-    type Durable = FenceWorkerDurable;
-    type Config = FenceWorkerConfig;
+impl LockClient for FenceLock {
+    type Plan = FencePlan;
+    type Timer = NoAnswer;
+    type Reply = PlacedMsg;
+    const RELEASE_WORDS: &'static str = "lets the lease lapse";
+    const GAVE_UP: &'static str = "no lease";
 
-    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        if self.finished {
+    fn job(plan: &FencePlan) -> &JobPlan {
+        &plan.job
+    }
+
+    fn recover(plan: &FencePlan) -> Self {
+        FenceLock {
+            store: plan.store,
+            reading: false,
+            granted: None,
+            fence: FencingToken(0),
+            acquisitions: 0,
+            seen: None,
+        }
+    }
+
+    fn start(ctx: Ctx, plan: &FencePlan, job: &Job) {
+        if job.finished {
             return;
         }
-        let (lo, hi) = self.plan().start_after_ms;
+        let (lo, hi) = plan.start_after_ms;
         let delay = between_us(ctx.rng, lo * MS_US, hi * MS_US);
-        ctx.set_timer(FenceTimer::Start, delay);
+        ctx.set_timer(JobTimer::JobStart, delay);
     }
 
-    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, _from: NodeId, msg: FenceWorkerMsg) {
+    /// Every attempt counts; only a store that does not answer makes it give up.
+    fn next_attempt(_ctx: Ctx, _plan: &FencePlan, job: &mut Job) -> bool {
+        job.attempt += 1;
+        true
+    }
+
+    fn request(&mut self, ctx: Ctx, at: At<'_, Self>) {
+        let At { plan, job, .. } = at;
+        match plan.via {
+            AcquireVia::Atomic => {
+                self.reading = false;
+                let clock = ClientClock {
+                    now_us: ctx.local_now_us,
+                    seen: self.seen,
+                };
+                ctx.send(
+                    self.store,
+                    PlacedMsg::Acquire {
+                        ttl_ms: plan.job.ttl_ms,
+                        source: plan.source,
+                        clock,
+                    },
+                );
+            }
+            AcquireVia::ReadReplicaThenClaim { replica } => {
+                self.reading = true;
+                if job.attempt == 1 {
+                    ctx.note(format!(
+                        "{}'s job fires. Its connection pool sends every SELECT to the read replica, so it first reads the lease row there, and claims it on the primary only if it looks free.",
+                        ctx.me()
+                    ));
+                }
+                ctx.send(replica, PlacedMsg::Read);
+            }
+        }
+        ctx.set_timer(Self::no_answer(job), plan.answer_timeout_ms * MS_US);
+    }
+
+    fn on_reply(&mut self, ctx: Ctx, at: At<'_, Self>, _from: NodeId, msg: PlacedMsg) -> Turn {
+        let At { plan, job, phase } = at;
+        let asking = *phase == Phase::Acquiring;
+        if asking {
+            ctx.cancel_timer(Self::no_answer(job));
+        }
+        let claiming = asking && !self.reading;
         match msg {
-            FenceWorkerMsg::Store(m) => self.on_store(ctx, m),
-            FenceWorkerMsg::Ledger(m) => self.on_ledger(ctx, m),
+            PlacedMsg::Granted { token, ttl_ms } if claiming || *phase == Phase::Watching => {
+                self.granted(ctx, plan, token, ttl_ms);
+                Turn::Granted
+            }
+            PlacedMsg::Denied { token, .. } if claiming => {
+                if self.seen.is_none_or(|(t, _)| t != token) {
+                    self.seen = Some((token, ctx.local_now_us));
+                }
+                if plan.source == TokenSource::ZooKeeper {
+                    // Its node stays queued; the watch on the node ahead will tell it.
+                    Turn::Watch
+                } else {
+                    Turn::BackOff
+                }
+            }
+            PlacedMsg::Row { free: true, .. } if asking && self.reading => {
+                ctx.note(format!(
+                    "The replica's row looks expired, so {} concludes the lease is free and claims it on the primary.",
+                    ctx.me()
+                ));
+                self.reading = false;
+                ctx.send(
+                    self.store,
+                    PlacedMsg::Claim {
+                        ttl_ms: plan.job.ttl_ms,
+                    },
+                );
+                Turn::Stay
+            }
+            PlacedMsg::Row { free: false, .. } if asking && self.reading => Turn::BackOff,
+            PlacedMsg::Row { token, .. } => match *phase {
+                Phase::Rereading { step } => {
+                    let (me, was) = (ctx.me(), self.fence);
+                    self.fence = token;
+                    ctx.note(if token == was {
+                        format!("{me} re-reads the lease row before writing step {step}: token {token}, the one it was granted.")
+                    } else {
+                        format!(
+                            "{me} re-reads the lease row before writing step {step} and finds token {token}, not its own {was}: it takes the new holder's number as its own, and so fences itself back in."
+                        )
+                    });
+                    Turn::Write(step)
+                }
+                _ => Turn::Stay,
+            },
+            _ => Turn::Stay,
         }
     }
 
-    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: FenceTimer) {
-        match (timer, self.phase.clone()) {
-            (FenceTimer::Start, FencePhase::Idle) | (FenceTimer::Retry, FencePhase::BackingOff) => {
-                self.ask(ctx)
-            }
-            (FenceTimer::NoAnswer { attempt }, FencePhase::Reading | FencePhase::Acquiring)
-                if attempt == self.attempts =>
-            {
-                let me = ctx.me();
-                let wait = seconds(self.plan().answer_timeout_ms);
-                if self.attempts >= self.plan().max_attempts {
-                    ctx.note(format!(
-                        "No answer from the lease store in {wait}, for the {}th time. {me} gives up: without the lease it must not run the job.",
-                        self.attempts
-                    ));
-                    self.phase = FencePhase::GaveUp;
-                } else {
-                    ctx.note(format!(
-                        "No answer from the lease store in {wait}. Without a lease {me} does not start: it tries again in {}.",
-                        seconds(self.plan().retry_ms)
-                    ));
-                    self.back_off(ctx);
-                }
-            }
-            (FenceTimer::StepDone { step }, FencePhase::Working { step: s }) if s == step => {
-                if self.plan().fence == FenceFrom::Reread {
-                    self.phase = FencePhase::Rereading { step };
-                    ctx.send(self.config.store, PlacedMsg::Read);
-                } else {
-                    self.write(ctx, step);
-                }
-            }
-            _ => {}
+    fn on_timer(&mut self, ctx: Ctx, at: At<'_, Self>, timer: NoAnswer) -> Turn {
+        let At { plan, job, phase } = at;
+        if *phase != Phase::Acquiring || timer.attempt != job.attempt {
+            return Turn::Stay;
+        }
+        let me = ctx.me();
+        let wait = seconds(plan.answer_timeout_ms);
+        if job.attempt >= plan.job.max_attempts {
+            ctx.note(format!(
+                "No answer from the lease store in {wait}, for the {}th time. {me} gives up: without the lease it must not run the job.",
+                job.attempt
+            ));
+            Turn::GiveUp
+        } else {
+            ctx.note(format!(
+                "No answer from the lease store in {wait}. Without a lease {me} does not start: it tries again in {}.",
+                seconds(plan.job.retry_ms)
+            ));
+            Turn::BackOff
         }
     }
 
-    fn watches(&self, peer: NodeId) -> bool {
-        self.config.failover_to.is_some() && peer == self.config.store
-    }
-
-    fn on_peer_down(&mut self, ctx: &mut Ctx<'_, Self>, peer: NodeId) {
-        let Some(next) = self.config.failover_to.filter(|_| peer == self.config.store) else {
-            return;
+    fn on_peer_down(&mut self, ctx: Ctx, at: At<'_, Self>, peer: NodeId) -> Turn {
+        let Some(next) = at.plan.failover_to.filter(|_| peer == self.store) else {
+            return Turn::Stay;
         };
-        self.config.store = next;
+        self.store = next;
         ctx.note(format!(
             "{}'s client loses its connection to {} and reconnects to {}.",
             ctx.me(),
             ctx.name(peer),
             ctx.name(next)
         ));
-        if matches!(self.phase, FencePhase::Acquiring | FencePhase::Watching) {
+        let claiming = *at.phase == Phase::Acquiring && !self.reading;
+        if claiming || *at.phase == Phase::Watching {
             // The request in flight, or the watch, was on the crashed store: ask again.
-            self.attempts -= 1;
-            self.ask(ctx);
+            Turn::Resend
+        } else {
+            Turn::Stay
         }
     }
 
-    fn recover(config: &FenceWorkerConfig, _id: NodeId, durable: &FenceWorkerDurable) -> Self {
-        FenceWorker {
-            config: config.clone(),
-            phase: if durable.finished {
-                FencePhase::Done
-            } else {
-                FencePhase::Idle
-            },
-            granted: None,
-            fence: FencingToken(0),
-            attempts: 0,
-            acquisitions: 0,
-            finished: durable.finished,
-            seen: None,
+    fn watches(&self, plan: &FencePlan, peer: NodeId) -> bool {
+        plan.failover_to.is_some() && peer == self.store
+    }
+
+    fn retry_after_us(&self, _ctx: Ctx, plan: &FencePlan) -> u64 {
+        plan.job.retry_ms * MS_US
+    }
+
+    fn resume(ctx: Ctx, plan: &FencePlan, steps_done: u32) -> Next {
+        let done = format!("The job is already done: {} has nothing to do.", ctx.me());
+        Self::after(ctx, plan, steps_done, done)
+    }
+
+    fn written(ctx: Ctx, plan: &FencePlan, step: u32) -> Next {
+        let done = format!("{} has written the last step: its job is done.", ctx.me());
+        Self::after(ctx, plan, step, done)
+    }
+
+    fn before_write(&mut self, ctx: Ctx, at: At<'_, Self>, _step: u32) -> bool {
+        if at.plan.fence == FenceFrom::Reread {
+            ctx.send(self.store, PlacedMsg::Read);
+            return false;
         }
+        true
     }
 
-    fn durable_summary(
-        _config: &FenceWorkerConfig,
-        durable: &FenceWorkerDurable,
-        _view: &ViewCtx<'_>,
-    ) -> Summary {
-        card::down_with_job(durable.finished)
+    fn fence(&self, _ctx: Ctx, _step: u32) -> (FencingToken, WriteCheck) {
+        (self.fence, WriteCheck::TokenPredicate)
     }
 
-    fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
-        FenceWorker::summary(self)
+    fn refused(&mut self, ctx: Ctx, _step: u32, _reason: Option<RejectReason>) -> bool {
+        let me = ctx.me();
+        ctx.note(format!(
+            "{me}'s write matched no row: a newer holder has written. {me} stops at once and does not retry."
+        ));
+        self.granted = None;
+        true
+    }
+
+    /// It does not release: the lease lapses.
+    fn release(&mut self, _ctx: Ctx, _at: At<'_, Self>) -> bool {
+        self.granted = None;
+        false
+    }
+
+    fn holds(&self) -> bool {
+        self.granted.is_some()
+    }
+
+    fn asking(&self, _plan: &FencePlan, phase: &Phase) -> (String, Summary) {
+        let doing = match phase {
+            Phase::Watching => "watching the node ahead",
+            _ if self.reading => "reading the replica",
+            _ => return ("asking for the lease".to_string(), card::asking("for the lease")),
+        };
+        (doing.to_string(), card::asking(doing))
+    }
+
+    fn decorate(&self, mut s: Summary, at: At<'_, Self>, _view: &ViewCtx<'_>) -> Summary {
+        if let (Some(t), true) = (self.granted, at.phase.in_job()) {
+            s = s.badge("token", t);
+            if self.fence != t {
+                // What it writes with is not what it was granted: the mistake under study.
+                s = card::fit_badge(s, "fence", &self.fence.to_string());
+            }
+        }
+        if at.job.attempt > 1 && matches!(at.phase, Phase::Acquiring | Phase::BackingOff) {
+            s = s.minor(format!("attempt {}", at.job.attempt));
+        }
+        s
+    }
+}
+
+impl FenceWorker {
+    /// What it is doing and holds, in one line (the workers table).
+    pub fn status_text(&self) -> String {
+        let phase = match self.phase {
+            Phase::GaveUp => "gave up: no lease".to_string(),
+            _ => self.doing(),
+        };
+        match (self.granted, self.believes_it_holds()) {
+            (Some(t), true) if t == self.fence || self.plan.fence == FenceFrom::Reread => {
+                format!("{phase} · holds #{t}")
+            }
+            (Some(t), true) => format!("{phase} · holds #{t} · fence {}", self.fence),
+            _ => phase,
+        }
     }
 }

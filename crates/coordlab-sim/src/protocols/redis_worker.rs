@@ -12,8 +12,8 @@
 //! The job itself is the [`JobRunner`]'s; this file is the lock side, [`RedisLock`].
 
 use super::card;
-use super::job::{At, JobCtx, JobRunner, JobTimer, LockClient, Turn};
-use super::lease_msg::{ReleaseMode, WriteCheck};
+use super::job::{At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Turn};
+use super::lease_msg::{RejectReason, ReleaseMode, WriteCheck};
 use super::redis_job::{Job, JobPlan};
 use super::redis_msg::{tenths, RedisMsg};
 use crate::kernel::ids::{FencingToken, NodeId};
@@ -53,6 +53,8 @@ impl Label for RequestTimeout {
         "gives up waiting for an answer".to_string()
     }
 }
+
+impl LockTimer for RequestTimeout {}
 
 /// The lock as the worker holds it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -362,7 +364,7 @@ impl LockClient for RedisLock {
         }
     }
 
-    fn watches(&self, peer: NodeId) -> bool {
+    fn watches(&self, _plan: &WorkerPlan, peer: NodeId) -> bool {
         peer == self.primary
     }
 
@@ -379,7 +381,7 @@ impl LockClient for RedisLock {
         (FencingToken(token), WriteCheck::TokenPredicate)
     }
 
-    fn refused(&mut self, ctx: Ctx, step: u32) -> bool {
+    fn refused(&mut self, ctx: Ctx, step: u32, _reason: Option<RejectReason>) -> bool {
         ctx.note(format!(
             "The ledger refused {}'s step {step}: a higher token has written there, so another holder exists. It stops.",
             ctx.me()
@@ -417,7 +419,7 @@ impl LockClient for RedisLock {
         }
     }
 
-    fn decorate(&self, s: Summary, _plan: &WorkerPlan, view: &ViewCtx<'_>) -> Summary {
+    fn decorate(&self, s: Summary, _at: At<'_, Self>, view: &ViewCtx<'_>) -> Summary {
         let s = match &self.held {
             Some(h) => card::fit_badge(s.badge("token", h.token), "lock", &h.value),
             None => s,

@@ -11,7 +11,7 @@
 //! The job itself is the [`JobRunner`]'s; this file is the lock side, [`RedlockLock`].
 
 use super::card;
-use super::job::{At, JobCtx, JobRunner, JobTimer, LockClient, StepGate, Turn};
+use super::job::{At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, StepGate, Turn};
 use super::lease_msg::WriteCheck;
 use super::redis_job::{Job, JobPlan};
 use super::redis_msg::{tenths, RedisMsg};
@@ -62,6 +62,8 @@ impl Label for MasterTimeout {
         format!("gives up waiting for {}", self.name)
     }
 }
+
+impl LockTimer for MasterTimeout {}
 
 /// A lock held on a majority.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -312,7 +314,8 @@ impl LockClient for RedlockLock {
         )
     }
 
-    fn decorate(&self, s: Summary, plan: &RedlockPlan, view: &ViewCtx<'_>) -> Summary {
+    fn decorate(&self, s: Summary, at: At<'_, Self>, view: &ViewCtx<'_>) -> Summary {
+        let plan = at.plan;
         match &self.held {
             Some(l) => {
                 let left = l.deadline_local_us.saturating_sub(view.local_now_us);

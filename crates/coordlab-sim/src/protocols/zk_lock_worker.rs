@@ -6,13 +6,16 @@
 //! go ([`WatchMode::Predecessor`]) or for any change under `/lock` ([`WatchMode::LockNode`],
 //! the herd) — and list again. Its session is kept alive by pings; a worker frozen in a pause
 //! sends none, so the service expires the session and deletes the node.
+//!
+//! The job itself is the [`JobRunner`]'s; this file is the lock side, [`ZkLock`].
 
 use super::card;
-use super::lease_msg::{LeaseMsg, WriteCheck};
+use super::job::{At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
+use super::lease_msg::{RejectReason, WriteCheck};
+use super::redis_job::{Job, JobDurable, JobPlan, Next};
 use super::zookeeper::{base_name, secs, sequence_of, short_name, SessionId, WatchEvent, ZkMsg};
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::message::{Inbox, Message};
-use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::participant::{Label, ViewCtx};
 use crate::kernel::time::MS_US;
 use crate::kernel::view::{Summary, Tone};
 
@@ -40,79 +43,62 @@ pub struct ZkWorkerPlan {
     pub first_step: u32,
 }
 
+/// The worker's configuration as the runner holds it: the job, and the recipe's settings.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ZkPhase {
-    Idle,
+pub struct ZkPlan {
+    pub job: JobPlan,
+    pub zk: ZkWorkerPlan,
+}
+
+impl From<ZkWorkerPlan> for ZkPlan {
+    fn from(zk: ZkWorkerPlan) -> ZkPlan {
+        let job = JobPlan {
+            short: String::new(),
+            key: zk.lock_path.clone(),
+            ttl_ms: zk.session_timeout_ms,
+            start_at_ms: zk.start_ms,
+            retry_ms: 0,
+            max_attempts: 1,
+            steps: zk.steps,
+            step_ms: zk.step_ms,
+            amount: zk.amount_per_step,
+            ledger: zk.ledger,
+        };
+        ZkPlan { job, zk }
+    }
+}
+
+/// A worker: the job runner with a ZooKeeper lock.
+pub type ZkLockWorker = JobRunner<ZkLock>;
+
+/// Time to ping so the session stays alive.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ping;
+
+impl Label for Ping {
+    fn label(&self) -> String {
+        "time to ping".into()
+    }
+}
+
+impl LockTimer for Ping {}
+
+/// Where an attempt is in the recipe, before it is queued or holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
     Connecting,
     Creating,
     Listing,
-    /// Waiting for the watch on this predecessor.
-    WatchingPredecessor(String),
-    /// Waiting for any change under the lock path.
-    WatchingLockNode,
-    Working {
-        step: u32,
-    },
-    Writing {
-        step: u32,
-    },
-    Releasing,
-    Closing,
-    Done,
-    /// The session expired under it; the lock was gone since the service deleted the node.
-    Expired,
-    /// The ledger refused a write: a newer holder exists.
-    Fenced,
 }
 
-/// Survives a crash: whether its batch is posted. (Its plan is its configuration, kept by
-/// the engine.)
+/// The lock side of a worker: its session, its lock node, and what it waits on.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ZkWorkerDurable {
-    pub finished: bool,
-}
-
-/// What a worker takes off the wire: ZooKeeper's replies and watches, and the ledger's
-/// answers to its debits.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ZkWorkerMsg {
-    Zk(ZkMsg),
-    Ledger(LeaseMsg),
-}
-
-impl Inbox for ZkWorkerMsg {
-    fn accept(msg: Box<dyn Message>) -> Option<Self> {
-        match msg.downcast::<ZkMsg>() {
-            Ok(m) => Some(ZkWorkerMsg::Zk(m)),
-            Err(msg) => msg.downcast::<LeaseMsg>().ok().map(ZkWorkerMsg::Ledger),
-        }
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ZkWorkerTimer {
-    /// Its job fires.
-    Start,
-    /// Time to ping so the session stays alive.
-    Ping,
-    /// The work of one step is done.
-    StepDone { step: u32 },
-}
-
-impl Label for ZkWorkerTimer {
-    fn label(&self) -> String {
-        match self {
-            ZkWorkerTimer::Start => "the job fires".into(),
-            ZkWorkerTimer::Ping => "time to ping".into(),
-            ZkWorkerTimer::StepDone { step } => format!("finishes the work of step {step}"),
-        }
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ZkLockWorker {
-    pub plan: ZkWorkerPlan,
-    pub phase: ZkPhase,
+pub struct ZkLock {
+    pub stage: Stage,
+    /// While queued: the node just ahead that it watches (none: the whole lock node).
+    pub ahead: Option<String>,
+    /// Its node is deleted and it is closing its session.
+    pub closing: bool,
     pub session: Option<SessionId>,
     /// Full path of its lock node.
     pub node: Option<String>,
@@ -120,206 +106,65 @@ pub struct ZkLockWorker {
     pub token: Option<FencingToken>,
     /// Watch notifications it received while waiting.
     pub wakeups: u32,
-    pub finished: bool,
 }
 
-impl ZkLockWorker {
-    pub fn recover(plan: ZkWorkerPlan, d: &ZkWorkerDurable) -> ZkLockWorker {
-        ZkLockWorker {
-            plan,
-            phase: if d.finished { ZkPhase::Done } else { ZkPhase::Idle },
-            session: None,
-            node: None,
-            token: None,
-            wakeups: 0,
-            finished: d.finished,
-        }
-    }
+type Ctx<'a, 'b> = JobCtx<'a, 'b, ZkLock>;
 
-    /// Whether it currently acts as the lock holder.
-    pub fn believes_it_holds(&self) -> bool {
-        self.token.is_some() && matches!(self.phase, ZkPhase::Working { .. } | ZkPhase::Writing { .. })
-    }
-
-    pub fn start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        if self.finished {
-            ctx.note(format!("{} is up again; its batch is already posted.", ctx.me()));
-            return;
-        }
-        ctx.set_timer(ZkWorkerTimer::Start, self.plan.start_ms * MS_US);
-    }
-
-    pub fn timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: ZkWorkerTimer) {
-        match timer {
-            ZkWorkerTimer::Start if self.phase == ZkPhase::Idle => {
-                self.phase = ZkPhase::Connecting;
-                ctx.note(format!(
-                    "{}'s job fires. It opens a ZooKeeper session before touching the lock.",
-                    ctx.me()
-                ));
-                ctx.send(
-                    self.plan.service,
-                    ZkMsg::Connect {
-                        timeout_ms: self.plan.session_timeout_ms,
-                    },
-                );
-            }
-            ZkWorkerTimer::Ping => {
-                if let Some(session) = self.session {
-                    ctx.send(self.plan.service, ZkMsg::Ping { session });
-                    ctx.set_timer(ZkWorkerTimer::Ping, self.ping_every_us());
-                }
-            }
-            ZkWorkerTimer::StepDone { step } if self.phase == (ZkPhase::Working { step }) => {
-                let Some(token) = self.token else { return };
-                self.phase = ZkPhase::Writing { step };
-                ctx.note(format!(
-                    "{} has done step {step}'s work and sends the debit; its token {token} is part of the write's WHERE clause.",
-                    ctx.me()
-                ));
-                ctx.send(
-                    self.plan.ledger,
-                    LeaseMsg::Write {
-                        step,
-                        amount: self.plan.amount_per_step,
-                        token,
-                        check: WriteCheck::TokenPredicate,
-                    },
-                );
-            }
-            _ => {}
-        }
-    }
-
+impl ZkLock {
     /// A third of the session timeout, as ZooKeeper clients do.
-    fn ping_every_us(&self) -> u64 {
-        (self.plan.session_timeout_ms * MS_US / 3).max(MS_US)
+    fn ping_every_us(plan: &ZkWorkerPlan) -> u64 {
+        (plan.session_timeout_ms * MS_US / 3).max(MS_US)
     }
 
-    fn list(&mut self, ctx: &mut Ctx<'_, Self>) {
-        let Some(session) = self.session else { return };
-        self.phase = ZkPhase::Listing;
+    fn list(&mut self, ctx: Ctx, plan: &ZkWorkerPlan) -> Turn {
+        let Some(session) = self.session else {
+            return Turn::Stay;
+        };
+        self.stage = Stage::Listing;
         ctx.send(
-            self.plan.service,
+            plan.service,
             ZkMsg::GetChildren {
                 session,
-                path: self.plan.lock_path.clone(),
-                watch: self.plan.watch == WatchMode::LockNode,
+                path: plan.lock_path.clone(),
+                watch: plan.watch == WatchMode::LockNode,
             },
         );
+        Turn::Ask
     }
 
-    pub fn message(&mut self, ctx: &mut Ctx<'_, Self>, msg: ZkMsg) {
-        match msg {
-            ZkMsg::Connected { session, .. } if self.phase == ZkPhase::Connecting => {
-                self.session = Some(session);
-                self.phase = ZkPhase::Creating;
-                ctx.set_timer(ZkWorkerTimer::Ping, self.ping_every_us());
-                ctx.send(
-                    self.plan.service,
-                    ZkMsg::CreateSequential {
-                        session,
-                        prefix: format!("{}/n-", self.plan.lock_path),
-                    },
-                );
-            }
-            ZkMsg::Created { path, .. } if self.phase == ZkPhase::Creating => {
-                self.node = Some(path);
-                self.list(ctx);
-            }
-            ZkMsg::Children { children, .. } if self.phase == ZkPhase::Listing => self.listed(ctx, children),
-            ZkMsg::ExistsReply { exists, path } => {
-                if self.phase != ZkPhase::WatchingPredecessor(path.clone()) {
-                    return;
-                }
-                if exists {
-                    ctx.note(format!(
-                        "{} waits. Its watch is on {} alone, so only that node's deletion will wake it.",
-                        ctx.me(),
-                        base_name(&path)
-                    ));
-                } else {
-                    ctx.note(format!(
-                        "{} went before the watch was set: {} lists again.",
-                        base_name(&path),
-                        ctx.me()
-                    ));
-                    self.list(ctx);
-                }
-            }
-            ZkMsg::Watch { path, event } => self.woken(ctx, &path, event),
-            ZkMsg::DeleteReply { .. } if self.phase == ZkPhase::Releasing => {
-                let Some(session) = self.session else { return };
-                self.phase = ZkPhase::Closing;
-                ctx.send(self.plan.service, ZkMsg::Close { session });
-            }
-            ZkMsg::Closed if self.phase == ZkPhase::Closing => {
-                self.session = None;
-                ctx.cancel_timer(ZkWorkerTimer::Ping);
-                self.phase = ZkPhase::Done;
-                ctx.note(format!("{} closes its session and is done.", ctx.me()));
-            }
-            ZkMsg::SessionExpired { .. } => self.expired(ctx),
-            _ => {}
-        }
-    }
-
-    /// The ledger's answer to a debit: go on with the next step (or release), or stop if the
-    /// fence refused it.
-    pub fn ledger_reply(&mut self, ctx: &mut Ctx<'_, Self>, msg: LeaseMsg) {
-        let LeaseMsg::WriteResult { accepted, reason, .. } = msg else {
-            return;
+    fn listed(&mut self, ctx: Ctx, plan: &ZkWorkerPlan, children: Vec<String>) -> Turn {
+        let Some(node) = self.node.clone() else {
+            return Turn::Stay;
         };
-        let ZkPhase::Writing { step } = self.phase else {
-            return;
-        };
-        if accepted {
-            if step + 1 < self.plan.first_step + self.plan.steps {
-                self.work(ctx, step + 1);
-            } else {
-                self.release(ctx);
-            }
-        } else {
-            ctx.note(format!(
-                "{}'s debit was refused ({}). It does not hold the lock any more, whatever it believed; it stops.",
-                ctx.me(),
-                reason.map(|r| r.text()).unwrap_or_default()
-            ));
-            self.token = None;
-            self.phase = ZkPhase::Fenced;
-        }
-    }
-
-    fn listed(&mut self, ctx: &mut Ctx<'_, Self>, children: Vec<String>) {
-        let Some(node) = self.node.clone() else { return };
         let mine = base_name(&node).to_string();
         let Some(pos) = children.iter().position(|c| *c == mine) else {
             // Our node is gone: the session must have expired; the expiry answer follows.
-            return;
+            return Turn::Stay;
         };
         if pos == 0 {
             let token = FencingToken(sequence_of(&mine).unwrap_or(0));
             self.token = Some(token);
             ctx.note(format!(
                 "{mine} is the lowest child of {}: {} holds the lock. Its sequence number {token} is its fencing token.",
-                self.plan.lock_path, ctx.me()
+                plan.lock_path, ctx.me()
             ));
-            self.work(ctx, self.plan.first_step);
-            return;
+            return Turn::Work(plan.first_step);
         }
-        let Some(session) = self.session else { return };
-        match self.plan.watch {
+        let Some(session) = self.session else {
+            return Turn::Stay;
+        };
+        match plan.watch {
             WatchMode::Predecessor => {
-                let before = format!("{}/{}", self.plan.lock_path, children[pos - 1]);
+                let before = format!("{}/{}", plan.lock_path, children[pos - 1]);
                 ctx.note(format!(
                     "{} is number {} in line. It watches only {}, the node just ahead of its own.",
                     ctx.me(),
                     pos + 1,
                     children[pos - 1]
                 ));
-                self.phase = ZkPhase::WatchingPredecessor(before.clone());
+                self.ahead = Some(before.clone());
                 ctx.send(
-                    self.plan.service,
+                    plan.service,
                     ZkMsg::Exists {
                         session,
                         path: before,
@@ -332,96 +177,256 @@ impl ZkLockWorker {
                     "{} is number {} in line and waits for any change under {}, like every other waiter.",
                     ctx.me(),
                     pos + 1,
-                    self.plan.lock_path
+                    plan.lock_path
                 ));
-                self.phase = ZkPhase::WatchingLockNode;
+                self.ahead = None;
             }
         }
+        Turn::Watch
     }
 
-    fn woken(&mut self, ctx: &mut Ctx<'_, Self>, path: &str, event: WatchEvent) {
-        let waiting = match (&self.phase, event) {
-            (ZkPhase::WatchingPredecessor(p), WatchEvent::NodeDeleted) => p == path,
-            (ZkPhase::WatchingLockNode, WatchEvent::ChildrenChanged) => true,
+    fn woken(&mut self, ctx: Ctx, plan: &ZkWorkerPlan, path: &str, event: WatchEvent) -> Turn {
+        let waiting = match (&self.ahead, event) {
+            (Some(p), WatchEvent::NodeDeleted) => p == path,
+            (None, WatchEvent::ChildrenChanged) => true,
             _ => false,
         };
         if !waiting {
-            return;
+            return Turn::Stay;
         }
         self.wakeups += 1;
         ctx.note(match event {
             WatchEvent::NodeDeleted => format!(
                 "{} wakes: the node ahead of it is gone. It lists {} to see whether it is first now.",
-                ctx.me(), self.plan.lock_path
+                ctx.me(), plan.lock_path
             ),
             WatchEvent::ChildrenChanged => format!(
                 "{} wakes (wake-up number {} for it) and lists {} again, though most likely it is still not first.",
-                ctx.me(), self.wakeups, self.plan.lock_path
+                ctx.me(), self.wakeups, plan.lock_path
             ),
         });
-        self.list(ctx);
+        self.list(ctx, plan)
     }
 
-    fn work(&mut self, ctx: &mut Ctx<'_, Self>, step: u32) {
-        self.phase = ZkPhase::Working { step };
-        ctx.set_timer(ZkWorkerTimer::StepDone { step }, self.plan.step_ms * MS_US);
+    fn expired(&mut self, ctx: Ctx, plan: &ZkWorkerPlan, phase: &Phase) -> Turn {
+        if matches!(phase, Phase::Lost | Phase::Done) {
+            return Turn::Stay;
+        }
+        let held = self.token.is_some() && phase.in_job();
+        ctx.note(if held || *phase == Phase::Stopped {
+            format!(
+                "{} learns that its session expired. It has not held the lock since ZooKeeper deleted its node — {} of its silence, long before it found out.",
+                ctx.me(),
+                secs(plan.session_timeout_ms)
+            )
+        } else {
+            format!("{} learns that its session expired; its place in line is gone.", ctx.me())
+        });
+        if let Phase::Working { step } = *phase {
+            ctx.cancel_timer(JobTimer::StepDone { step });
+        }
+        ctx.cancel_timer(JobTimer::Lock(Ping));
+        self.session = None;
+        self.token = None;
+        Turn::Lost
+    }
+}
+
+impl LockClient for ZkLock {
+    type Plan = ZkPlan;
+    type Timer = Ping;
+    type Reply = ZkMsg;
+    const RELEASE_WORDS: &'static str = "deletes its node";
+
+    fn job(plan: &ZkPlan) -> &JobPlan {
+        &plan.job
     }
 
-    fn release(&mut self, ctx: &mut Ctx<'_, Self>) {
-        self.finished = true;
-        ctx.persist(ZkWorkerDurable { finished: true });
+    fn recover(_plan: &ZkPlan) -> Self {
+        ZkLock {
+            stage: Stage::Connecting,
+            ahead: None,
+            closing: false,
+            session: None,
+            node: None,
+            token: None,
+            wakeups: 0,
+        }
+    }
+
+    fn start(ctx: Ctx, plan: &ZkPlan, job: &Job) {
+        if job.finished {
+            ctx.note(format!("{} is up again; its batch is already posted.", ctx.me()));
+            return;
+        }
+        ctx.set_timer(JobTimer::JobStart, plan.zk.start_ms * MS_US);
+    }
+
+    /// One attempt: it queues until its turn comes or its session expires.
+    fn next_attempt(_ctx: Ctx, _plan: &ZkPlan, job: &mut Job) -> bool {
+        job.attempt += 1;
+        true
+    }
+
+    fn request(&mut self, ctx: Ctx, at: At<'_, Self>) {
+        self.stage = Stage::Connecting;
+        ctx.note(format!(
+            "{}'s job fires. It opens a ZooKeeper session before touching the lock.",
+            ctx.me()
+        ));
+        let plan = &at.plan.zk;
+        ctx.send(
+            plan.service,
+            ZkMsg::Connect {
+                timeout_ms: plan.session_timeout_ms,
+            },
+        );
+    }
+
+    fn on_reply(&mut self, ctx: Ctx, at: At<'_, Self>, _from: NodeId, msg: ZkMsg) -> Turn {
+        let (plan, phase) = (&at.plan.zk, at.phase);
+        let stage = (*phase == Phase::Acquiring).then_some(self.stage);
+        match msg {
+            ZkMsg::Connected { session, .. } if stage == Some(Stage::Connecting) => {
+                self.session = Some(session);
+                self.stage = Stage::Creating;
+                ctx.set_timer(JobTimer::Lock(Ping), Self::ping_every_us(plan));
+                ctx.send(
+                    plan.service,
+                    ZkMsg::CreateSequential {
+                        session,
+                        prefix: format!("{}/n-", plan.lock_path),
+                    },
+                );
+                Turn::Stay
+            }
+            ZkMsg::Created { path, .. } if stage == Some(Stage::Creating) => {
+                self.node = Some(path);
+                self.list(ctx, plan)
+            }
+            ZkMsg::Children { children, .. } if stage == Some(Stage::Listing) => {
+                self.listed(ctx, plan, children)
+            }
+            ZkMsg::ExistsReply { exists, path } => {
+                if *phase != Phase::Watching || self.ahead.as_ref() != Some(&path) {
+                    return Turn::Stay;
+                }
+                if exists {
+                    ctx.note(format!(
+                        "{} waits. Its watch is on {} alone, so only that node's deletion will wake it.",
+                        ctx.me(),
+                        base_name(&path)
+                    ));
+                    return Turn::Stay;
+                }
+                ctx.note(format!(
+                    "{} went before the watch was set: {} lists again.",
+                    base_name(&path),
+                    ctx.me()
+                ));
+                self.list(ctx, plan)
+            }
+            ZkMsg::Watch { path, event } if *phase == Phase::Watching => self.woken(ctx, plan, &path, event),
+            ZkMsg::DeleteReply { .. } if *phase == Phase::Releasing && !self.closing => {
+                let Some(session) = self.session else {
+                    return Turn::Stay;
+                };
+                self.closing = true;
+                ctx.send(plan.service, ZkMsg::Close { session });
+                Turn::Stay
+            }
+            ZkMsg::Closed if *phase == Phase::Releasing && self.closing => {
+                self.session = None;
+                ctx.cancel_timer(JobTimer::Lock(Ping));
+                ctx.note(format!("{} closes its session and is done.", ctx.me()));
+                Turn::Released
+            }
+            ZkMsg::SessionExpired { .. } => self.expired(ctx, plan, phase),
+            _ => Turn::Stay,
+        }
+    }
+
+    fn on_timer(&mut self, ctx: Ctx, at: At<'_, Self>, _timer: Ping) -> Turn {
+        if let Some(session) = self.session {
+            ctx.send(at.plan.zk.service, ZkMsg::Ping { session });
+            ctx.set_timer(JobTimer::Lock(Ping), Self::ping_every_us(&at.plan.zk));
+        }
+        Turn::Stay
+    }
+
+    /// It never backs off: it queues.
+    fn retry_after_us(&self, _ctx: Ctx, plan: &ZkPlan) -> u64 {
+        plan.job.retry_ms * MS_US
+    }
+
+    fn written(_ctx: Ctx, plan: &ZkPlan, step: u32) -> Next {
+        if step + 1 < plan.zk.first_step + plan.zk.steps {
+            Next::Step(step + 1)
+        } else {
+            Next::Finish
+        }
+    }
+
+    fn fence(&self, ctx: Ctx, step: u32) -> (FencingToken, WriteCheck) {
+        let token = self.token.unwrap_or(FencingToken(0));
+        ctx.note(format!(
+            "{} has done step {step}'s work and sends the debit; its token {token} is part of the write's WHERE clause.",
+            ctx.me()
+        ));
+        (token, WriteCheck::TokenPredicate)
+    }
+
+    fn refused(&mut self, ctx: Ctx, _step: u32, reason: Option<RejectReason>) -> bool {
+        ctx.note(format!(
+            "{}'s debit was refused ({}). It does not hold the lock any more, whatever it believed; it stops.",
+            ctx.me(),
+            reason.map(|r| r.text()).unwrap_or_default()
+        ));
+        self.token = None;
+        true
+    }
+
+    fn release(&mut self, ctx: Ctx, at: At<'_, Self>) -> bool {
         self.token = None;
         let (Some(session), Some(node)) = (self.session, self.node.clone()) else {
-            return;
+            return false;
         };
         ctx.note(format!(
             "{} has posted its whole batch and releases the lock by deleting {}.",
             ctx.me(),
             base_name(&node)
         ));
-        self.phase = ZkPhase::Releasing;
-        ctx.send(self.plan.service, ZkMsg::Delete { session, path: node });
+        ctx.send(at.plan.zk.service, ZkMsg::Delete { session, path: node });
+        true
     }
 
-    fn expired(&mut self, ctx: &mut Ctx<'_, Self>) {
-        if matches!(self.phase, ZkPhase::Expired | ZkPhase::Done) {
-            return;
-        }
-        ctx.note(if self.believes_it_holds() || self.phase == ZkPhase::Fenced {
-            format!(
-                "{} learns that its session expired. It has not held the lock since ZooKeeper deleted its node — {} of its silence, long before it found out.",
-                ctx.me(),
-                secs(self.plan.session_timeout_ms)
-            )
-        } else {
-            format!("{} learns that its session expired; its place in line is gone.", ctx.me())
-        });
-        if let ZkPhase::Working { step } = self.phase {
-            ctx.cancel_timer(ZkWorkerTimer::StepDone { step });
-        }
-        ctx.cancel_timer(ZkWorkerTimer::Ping);
-        self.session = None;
-        self.token = None;
-        self.phase = ZkPhase::Expired;
+    fn holds(&self) -> bool {
+        self.token.is_some()
     }
 
-    pub fn summary(&self) -> Summary {
-        let mut s = match &self.phase {
-            ZkPhase::Idle => card::idle(),
-            ZkPhase::Connecting => card::asking("connecting"),
-            ZkPhase::Creating => card::asking("creating its lock node"),
-            ZkPhase::Listing => card::asking("listing the lock's children"),
-            ZkPhase::WatchingPredecessor(p) => {
-                card::waiting(format!("watching {}", short_name(base_name(p))))
+    fn asking(&self, _plan: &ZkPlan, phase: &Phase) -> (String, Summary) {
+        let doing = match (phase, &self.ahead, self.stage) {
+            (Phase::Watching, Some(p), _) => format!("watching {}", short_name(base_name(p))),
+            (Phase::Watching, None, _) => "watching the lock node".to_string(),
+            (_, _, Stage::Connecting) => "connecting".to_string(),
+            (_, _, Stage::Creating) => "creating its lock node".to_string(),
+            (_, _, Stage::Listing) => "listing the lock's children".to_string(),
+        };
+        let s = match phase {
+            Phase::Watching => card::waiting(doing.clone()),
+            _ => card::asking(doing.clone()),
+        };
+        (doing, s)
+    }
+
+    fn decorate(&self, s: Summary, at: At<'_, Self>, _view: &ViewCtx<'_>) -> Summary {
+        let mut s = match at.phase {
+            Phase::Lost => Summary::new("expired", Tone::Failed).detail("its session expired"),
+            Phase::Releasing if self.closing => {
+                Summary::new("closing", Tone::Quiet).detail("closing its session")
             }
-            ZkPhase::WatchingLockNode => card::waiting("watching the lock node"),
-            ZkPhase::Working { step } => card::holder(card::step(*step, "working")),
-            ZkPhase::Writing { step } => card::holder(card::step(*step, "writing")),
-            ZkPhase::Releasing => card::releasing(),
-            ZkPhase::Closing => Summary::new("closing", Tone::Quiet).detail("closing its session"),
-            ZkPhase::Done => card::done(),
-            ZkPhase::Expired => Summary::new("expired", Tone::Failed).detail("its session expired"),
-            ZkPhase::Fenced => card::stopped("write rejected"),
+            Phase::Stopped => card::stopped("write rejected"),
+            _ => s,
         };
         match (self.token, &self.node) {
             (Some(t), _) => s = s.badge("token", t),
@@ -437,38 +442,8 @@ impl ZkLockWorker {
         }
         s
     }
-}
 
-impl Participant for ZkLockWorker {
-    type Msg = ZkWorkerMsg;
-    type Timer = ZkWorkerTimer;
-    type Durable = ZkWorkerDurable;
-    type Config = ZkWorkerPlan;
-
-    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        self.start(ctx);
-    }
-
-    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, _from: NodeId, msg: ZkWorkerMsg) {
-        match msg {
-            ZkWorkerMsg::Zk(m) => self.message(ctx, m),
-            ZkWorkerMsg::Ledger(m) => self.ledger_reply(ctx, m),
-        }
-    }
-
-    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: ZkWorkerTimer) {
-        self.timer(ctx, timer);
-    }
-
-    fn recover(plan: &ZkWorkerPlan, _id: NodeId, durable: &ZkWorkerDurable) -> Self {
-        ZkLockWorker::recover(plan.clone(), durable)
-    }
-
-    fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
-        ZkLockWorker::summary(self)
-    }
-
-    fn durable_summary(_plan: &ZkWorkerPlan, durable: &ZkWorkerDurable, _view: &ViewCtx<'_>) -> Summary {
+    fn durable_summary(durable: &JobDurable) -> Summary {
         card::down(if durable.finished {
             "batch posted"
         } else {
@@ -480,8 +455,10 @@ impl Participant for ZkLockWorker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::message::{Inbox, Message};
     use crate::kernel::testing::{narration, persisted, sent, Harness};
-    use crate::kernel::time::MS_US;
+    use crate::protocols::job::JobMsg;
+    use crate::protocols::lease_msg::LeaseMsg;
     use crate::protocols::lease_msg::RejectReason;
     use crate::protocols::zookeeper::Zxid;
 
@@ -506,26 +483,26 @@ mod tests {
 
     /// A worker that has connected, created `n-0000000000` and found it first in line.
     fn holder(steps: u32) -> Harness<ZkLockWorker> {
-        let w = ZkLockWorker::recover(plan(steps), &ZkWorkerDurable { finished: false });
+        let w = ZkLockWorker::recover(&plan(steps).into(), &JobDurable { finished: false });
         let mut h = Harness::new(ME, w, &["zookeeper", "ledger", "worker-1"]);
-        h.fire(ZkWorkerTimer::Start);
+        h.fire(JobTimer::JobStart);
         h.deliver(
             SERVICE,
-            ZkWorkerMsg::Zk(ZkMsg::Connected {
+            JobMsg::Lock(ZkMsg::Connected {
                 session: SessionId(1),
                 timeout_ms: 3_000,
             }),
         );
         h.deliver(
             SERVICE,
-            ZkWorkerMsg::Zk(ZkMsg::Created {
+            JobMsg::Lock(ZkMsg::Created {
                 path: "/lock/n-0000000000".into(),
                 zxid: Zxid(2),
             }),
         );
         let fx = h.deliver(
             SERVICE,
-            ZkWorkerMsg::Zk(ZkMsg::Children {
+            JobMsg::Lock(ZkMsg::Children {
                 path: "/lock".into(),
                 children: vec!["n-0000000000".into()],
             }),
@@ -537,21 +514,21 @@ mod tests {
     #[test]
     fn it_takes_both_protocols_off_the_wire_and_nothing_else() {
         let zk: Box<dyn Message> = Box::new(ZkMsg::Pong);
-        assert_eq!(ZkWorkerMsg::accept(zk), Some(ZkWorkerMsg::Zk(ZkMsg::Pong)));
+        assert_eq!(JobMsg::<ZkMsg>::accept(zk), Some(JobMsg::Lock(ZkMsg::Pong)));
         let ledger: Box<dyn Message> = Box::new(LeaseMsg::ReadToken);
         assert_eq!(
-            ZkWorkerMsg::accept(ledger),
-            Some(ZkWorkerMsg::Ledger(LeaseMsg::ReadToken))
+            JobMsg::<ZkMsg>::accept(ledger),
+            Some(JobMsg::Ledger(LeaseMsg::ReadToken))
         );
-        let other: Box<dyn Message> = Box::new(ZkWorkerTimer::Ping);
-        assert_eq!(ZkWorkerMsg::accept(other), None);
+        let other: Box<dyn Message> = Box::new(Ping);
+        assert_eq!(JobMsg::<ZkMsg>::accept(other), None);
     }
 
     #[test]
     fn the_holder_debits_the_ledger_directly_with_its_sequence_number() {
         let mut h = holder(1);
-        assert_eq!(h.node.phase, ZkPhase::Working { step: 1 });
-        let fx = h.fire(ZkWorkerTimer::StepDone { step: 1 });
+        assert_eq!(h.node.phase, Phase::Working { step: 1 });
+        let fx = h.fire(JobTimer::StepDone { step: 1 });
         assert_eq!(
             sent::<_, LeaseMsg>(&fx),
             vec![(
@@ -566,14 +543,14 @@ mod tests {
         );
         let fx = h.deliver(
             LEDGER,
-            ZkWorkerMsg::Ledger(LeaseMsg::WriteResult {
+            JobMsg::Ledger(LeaseMsg::WriteResult {
                 step: 1,
                 token: FencingToken(0),
                 accepted: true,
                 reason: None,
             }),
         );
-        assert_eq!(persisted(&fx), vec![&ZkWorkerDurable { finished: true }]);
+        assert_eq!(persisted(&fx), vec![&JobDurable { finished: true }]);
         assert_eq!(
             sent::<_, ZkMsg>(&fx),
             vec![(
@@ -589,10 +566,10 @@ mod tests {
     #[test]
     fn a_refused_debit_stops_the_worker() {
         let mut h = holder(2);
-        h.fire(ZkWorkerTimer::StepDone { step: 1 });
+        h.fire(JobTimer::StepDone { step: 1 });
         let fx = h.deliver(
             LEDGER,
-            ZkWorkerMsg::Ledger(LeaseMsg::WriteResult {
+            JobMsg::Ledger(LeaseMsg::WriteResult {
                 step: 1,
                 token: FencingToken(0),
                 accepted: false,
@@ -603,13 +580,12 @@ mod tests {
             }),
         );
         assert!(narration(&fx).contains("worker-1's debit was refused (token 0 < 1"));
-        assert_eq!(h.node.phase, ZkPhase::Fenced);
+        assert_eq!(h.node.phase, Phase::Stopped);
         assert!(!h.node.believes_it_holds());
     }
 
     #[test]
     fn it_pings_every_third_of_the_session_timeout() {
-        let w = ZkLockWorker::recover(plan(1), &ZkWorkerDurable { finished: false });
-        assert_eq!(w.ping_every_us(), 1_000 * MS_US);
+        assert_eq!(ZkLock::ping_every_us(&plan(1)), 1_000 * MS_US);
     }
 }

@@ -25,9 +25,10 @@ use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::world::Nodes;
 use crate::protocols::fence_worker::{
-    AcquireVia, FenceFrom, FencePhase, FenceWorker, FenceWorkerConfig, FenceWorkerPlan,
+    AcquireVia, FenceFrom, FenceWorker, FenceWorkerConfig, FenceWorkerPlan,
 };
 use crate::protocols::fenced_resource::{FencedResource, LedgerIntro, ResourceDurable};
+use crate::protocols::job::Phase;
 use crate::protocols::placed_lease::{PlacedConfig, PlacedLease, TokenSource};
 use crate::trace::EventKind;
 
@@ -265,12 +266,9 @@ fn beats(setup: &mut Setup, variant: &str, c: FenceCast) {
     let mut before_waking = None;
     setup.beat("a-write", title, text, move |n, _| {
         let count = ledger(n, c).map_or(0, |r| r.writes.iter().filter(|w| w.worker == c.a).count());
-        let woke = n.live::<FenceWorker>(c.a).is_some_and(|w| {
-            !matches!(
-                w.phase,
-                FencePhase::Working { step: 1 } | FencePhase::Writing { step: 1 }
-            )
-        });
+        let woke = n
+            .live::<FenceWorker>(c.a)
+            .is_some_and(|w| !matches!(w.phase, Phase::Working { step: 1 } | Phase::Writing { step: 1 }));
         count > *before_waking.get_or_insert(count) && woke
     });
 }

@@ -11,9 +11,10 @@ use crate::kernel::setup::Setup;
 use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::PropertySpec;
-use crate::protocols::fence_worker::{FenceWorker, FenceWorkerConfig, FenceWorkerDurable};
+use crate::protocols::fence_worker::{FencePlan, FenceWorker, FenceWorkerConfig};
 use crate::protocols::fenced_resource::{FencedResource, LedgerIntro, ResourceDurable};
 use crate::protocols::placed_lease::{PlacedDurable, PlacedLease};
+use crate::protocols::redis_job::JobDurable;
 use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
@@ -66,8 +67,8 @@ impl FenceCast {
 
     /// Puts worker `id` (A or B), not yet finished, in its reserved place.
     pub fn place(setup: &mut Setup, id: NodeId, name: &str, faults: &[FaultKind], config: FenceWorkerConfig) {
-        let fresh = FenceWorkerDurable { finished: false };
-        setup.place::<FenceWorker>(id, name, "worker", faults, config, fresh);
+        let fresh = JobDurable { finished: false };
+        setup.place::<FenceWorker>(id, name, "worker", faults, FencePlan::from(config), fresh);
     }
 }
 

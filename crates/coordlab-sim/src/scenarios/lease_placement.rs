@@ -237,7 +237,7 @@ fn debited_twice(n: &crate::kernel::world::Nodes<'_>, ledger: NodeId) -> bool {
 }
 
 fn beats(setup: &mut Setup, variant: &str, c: FenceCast) {
-    use crate::protocols::fence_worker::FencePhase;
+    use crate::protocols::job::Phase;
     match variant {
         "primary" => {
             setup.beat(
@@ -250,7 +250,7 @@ fn beats(setup: &mut Setup, variant: &str, c: FenceCast) {
                 "b-refused",
                 "B gets zero rows and backs off",
                 "worker-B runs the same statement on the same row. The row is A's and unexpired, so the WHERE matches nothing: B backs off and polls again in 5 s.",
-                move |n, _| n.live::<FenceWorker>(c.b).is_some_and(|w| w.phase == FencePhase::BackingOff),
+                move |n, _| n.live::<FenceWorker>(c.b).is_some_and(|w| w.phase == Phase::BackingOff),
             );
             setup.beat(
                 "a-done",
@@ -276,7 +276,7 @@ fn beats(setup: &mut Setup, variant: &str, c: FenceCast) {
                 "b-reads-stale",
                 "B reads the replica: still 'expired'",
                 "Half a second later worker-B reads the same row on the replica. A's claim has not been replayed there yet, so the row still looks expired.",
-                move |n, _| n.live::<FenceWorker>(c.b).is_some_and(|w| w.phase == FencePhase::Acquiring),
+                move |n, _| n.live::<FenceWorker>(c.b).is_some_and(|w| w.phase == Phase::Acquiring && !w.reading),
             );
             setup
                 .beat(
@@ -344,7 +344,7 @@ fn beats(setup: &mut Setup, variant: &str, c: FenceCast) {
                 "no-answer",
                 "Nobody gets an answer",
                 "worker-A's request goes unanswered. Without a lease it must not start the job, so it waits and asks again.",
-                move |n, _| n.live::<FenceWorker>(c.a).is_some_and(|w| w.phase == FencePhase::BackingOff),
+                move |n, _| n.live::<FenceWorker>(c.a).is_some_and(|w| w.phase == Phase::BackingOff),
             );
             setup.beat(
                 "gave-up",
@@ -353,7 +353,7 @@ fn beats(setup: &mut Setup, variant: &str, c: FenceCast) {
                 move |n, _| {
                     [c.a, c.b]
                         .iter()
-                        .all(|w| n.live::<FenceWorker>(*w).is_some_and(|f| f.phase == FencePhase::GaveUp))
+                        .all(|w| n.live::<FenceWorker>(*w).is_some_and(|f| f.phase == Phase::GaveUp))
                 },
             );
         }

@@ -18,7 +18,8 @@ use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
 use crate::protocols::fenced_resource::{FencedResource, LedgerIntro};
-use crate::protocols::zk_lock_worker::{WatchMode, ZkLockWorker, ZkWorkerDurable, ZkWorkerPlan};
+use crate::protocols::redis_job::JobDurable;
+use crate::protocols::zk_lock_worker::{WatchMode, ZkLockWorker, ZkPlan, ZkWorkerPlan};
 use crate::protocols::zookeeper::{ZkConfig, ZkService};
 
 #[path = "zookeeper_lock_beats.rs"]
@@ -207,8 +208,8 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
                 format!("worker-{}", k + 1),
                 "worker",
                 &WORKER_FAULTS,
-                plan,
-                ZkWorkerDurable { finished: false },
+                ZkPlan::from(plan),
+                JobDurable { finished: false },
             )
         })
         .collect();

@@ -7,7 +7,8 @@ use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::world::Nodes;
-use crate::protocols::zk_lock_worker::{WatchMode, ZkLockWorker, ZkPhase};
+use crate::protocols::job::Phase;
+use crate::protocols::zk_lock_worker::{WatchMode, ZkLockWorker};
 use crate::protocols::zookeeper::{ReleaseCause, ZkService};
 use crate::scenarios::lock_service_common::ledger_row;
 
@@ -15,14 +16,11 @@ fn worker<'a>(n: &Nodes<'a>, id: NodeId) -> Option<&'a ZkLockWorker> {
     n.live::<ZkLockWorker>(id)
 }
 
-/// Every worker after the first is waiting on a watch of the kind `watch` sets.
-fn all_queued(n: &Nodes<'_>, waiters: &[NodeId], watch: WatchMode) -> bool {
-    waiters.iter().all(|id| {
-        worker(n, *id).is_some_and(|w| match watch {
-            WatchMode::Predecessor => matches!(w.phase, ZkPhase::WatchingPredecessor(_)),
-            WatchMode::LockNode => w.phase == ZkPhase::WatchingLockNode,
-        })
-    })
+/// Every worker after the first is waiting on its watch.
+fn all_queued(n: &Nodes<'_>, waiters: &[NodeId]) -> bool {
+    waiters
+        .iter()
+        .all(|id| worker(n, *id).is_some_and(|w| w.phase == Phase::Watching))
 }
 
 /// Whether ZooKeeper has deleted a node of `owner`'s for `cause`.
@@ -52,7 +50,7 @@ pub fn beats(setup: &mut Setup, service: NodeId, ledger: NodeId, workers: &[Node
             "Each waiter created its numbered node, then set one watch, on the node just before its own. A release will wake one waiter.",
         )
     };
-    setup.beat("queue", title, text, move |n, _| all_queued(n, &waiters, watch));
+    setup.beat("queue", title, text, move |n, _| all_queued(n, &waiters));
     let why = if herd {
         "Every waiter watches /lock's children, so the one deletion notifies every one of them, and each lists /lock again; only worker-2 finds itself first."
     } else {

@@ -3,15 +3,18 @@
 //! the attempts are spent), asks the ledger how far the job got, works and writes step by
 //! step, and gives the lock back. The job lives here once, with its one [`Phase`] enum.
 //!
-//! How the lock is taken, kept and given back is a [`LockClient`] of the family: the Redis
-//! worker's `SET NX PX` with its optional `WAIT` ([`super::redis_worker`]), Redlock's majority
-//! of masters ([`super::redlock_client`]). A component sends its own requests, reads its own
-//! answers and sets its own timers ([`JobTimer::Lock`]); it tells the runner where the job
-//! goes next with a [`Turn`], and narrates what only it knows. The runner reads as its lock
-//! client (it dereferences to it), so a scenario asks `worker.held` as before.
+//! How the lock is taken, kept and given back is a [`LockClient`] of the family: the Redis worker's
+//! `SET NX PX` with its optional `WAIT` ([`super::redis_worker`]), Redlock's majority of masters
+//! ([`super::redlock_client`]), a placed lease table ([`super::fence_worker`]), the ZooKeeper
+//! recipe ([`super::zk_lock_worker`]). A component sends its own requests, reads its own answers
+//! and sets its own timers ([`JobTimer::Lock`]); it tells the runner where the job goes next with a
+//! [`Turn`], and narrates what only it knows. Where a family's job differs (when it fires, what
+//! counts as an attempt, what it says on resuming), a hook with the common way as its default says
+//! so. The runner reads as its lock client (it dereferences to it), so a scenario asks
+//! `worker.held` as before.
 
 use super::card;
-use super::lease_msg::{LeaseMsg, WriteCheck};
+use super::lease_msg::{LeaseMsg, RejectReason, WriteCheck};
 use super::redis_job::{Job, JobDurable, JobPlan, Next};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::message::{Inbox, Message};
@@ -26,11 +29,17 @@ use std::ops::Deref;
 pub enum Phase {
     Idle,
     Acquiring,
+    /// Queued behind the holder: it waits to be told the lock is its turn (ZooKeeper).
+    Watching,
     /// The lock said yes; the client checks that answer before trusting it (Redis `WAIT`).
     Confirming,
     /// Asking the ledger how far the job got before taking it up.
     ReadingProgress,
     Working {
+        step: u32,
+    },
+    /// Reading what it will write with again before the write of `step`.
+    Rereading {
         step: u32,
     },
     Writing {
@@ -44,7 +53,19 @@ pub enum Phase {
     Stopped,
     /// Its validity ran out by its own clock before a step.
     OutOfTime,
+    /// What held its lock (a session, a lease) expired under it.
+    Lost,
     GaveUp,
+}
+
+impl Phase {
+    /// Whether it is doing the protected work: from reading the progress to the last write.
+    pub fn in_job(&self) -> bool {
+        matches!(
+            self,
+            Phase::ReadingProgress | Phase::Working { .. } | Phase::Rereading { .. } | Phase::Writing { .. }
+        )
+    }
 }
 
 /// The runner's timers and its lock client's.
@@ -60,11 +81,16 @@ pub enum JobTimer<T> {
     Lock(T),
 }
 
-impl<T: Label> Label for JobTimer<T> {
+/// A lock client's own timer; `RETRY` is how a trace names the runner's retry for it.
+pub trait LockTimer: Label {
+    const RETRY: &'static str = "tries the lock again";
+}
+
+impl<T: LockTimer> Label for JobTimer<T> {
     fn label(&self) -> String {
         match self {
             JobTimer::JobStart => "the job fires".to_string(),
-            JobTimer::Retry => "tries the lock again".to_string(),
+            JobTimer::Retry => T::RETRY.to_string(),
             JobTimer::StepDone { step } => format!("finishes the work of step {step}"),
             JobTimer::Lock(t) => t.label(),
         }
@@ -96,12 +122,26 @@ pub enum Turn {
     Granted,
     /// The lock said yes and the client confirms it first.
     Confirm,
+    /// Not its turn yet: it waits to be told.
+    Watch,
     /// Not held: try again after the back-off.
     BackOff,
     /// Start a new attempt now.
     Acquire,
+    /// Back to asking, within this attempt (its request is out).
+    Ask,
+    /// This attempt's request was lost with its server: send it again, as the same attempt.
+    Resend,
     /// Cut the back-off short and start a new attempt now.
     RetryNow,
+    /// The lock is held: it starts on this step without asking the ledger.
+    Work(u32),
+    /// What held its lock expired.
+    Lost,
+    /// Its fence is read again: write this step.
+    Write(u32),
+    /// No attempt left.
+    GiveUp,
     /// The release was answered: the job is over.
     Released,
 }
@@ -138,14 +178,33 @@ impl<L: LockClient> Copy for At<'_, L> {}
 pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
     /// The node's configuration: the job plan and the family's own settings.
     type Plan: Clone + Debug + PartialEq + 'static;
-    type Timer: Clone + Debug + PartialEq + Label + 'static;
+    type Timer: Clone + Debug + PartialEq + LockTimer + 'static;
     /// What its lock servers answer.
     type Reply: Message;
     /// What the narration says it does when the ledger has every step already ("unlocks").
     const RELEASE_WORDS: &'static str;
+    /// Why it gave up, on its card.
+    const GAVE_UP: &'static str = "no attempts left";
 
     fn job(plan: &Self::Plan) -> &JobPlan;
     fn recover(plan: &Self::Plan) -> Self;
+
+    /// At (re)start: sets [`JobTimer::JobStart`] for the job's hour, unless the job is done.
+    fn start(ctx: JobCtx<'_, '_, Self>, plan: &Self::Plan, job: &Job) {
+        job.schedule(ctx, Self::job(plan), JobTimer::JobStart);
+    }
+    /// Counts the next attempt; `false` (and says so) once every attempt is spent.
+    fn next_attempt(ctx: JobCtx<'_, '_, Self>, plan: &Self::Plan, job: &mut Job) -> bool {
+        job.next_attempt(ctx, Self::job(plan))
+    }
+    /// The ledger's answer to the progress read: where the job goes on.
+    fn resume(ctx: JobCtx<'_, '_, Self>, plan: &Self::Plan, steps_done: u32) -> Next {
+        Self::job(plan).resume(ctx, steps_done, Self::RELEASE_WORDS)
+    }
+    /// Step `step` is written: where the job goes on.
+    fn written(_ctx: JobCtx<'_, '_, Self>, plan: &Self::Plan, step: u32) -> Next {
+        Self::job(plan).after(step)
+    }
 
     /// Before an attempt: `false` when it must back off first (it has already done what it
     /// can, e.g. asked where the server is).
@@ -165,7 +224,7 @@ pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
     fn on_peer_down(&mut self, _ctx: JobCtx<'_, '_, Self>, _at: At<'_, Self>, _peer: NodeId) -> Turn {
         Turn::Stay
     }
-    fn watches(&self, _peer: NodeId) -> bool {
+    fn watches(&self, _plan: &Self::Plan, _peer: NodeId) -> bool {
         false
     }
     /// How long it backs off before the next attempt.
@@ -174,10 +233,15 @@ pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
     fn before_step(&mut self, _ctx: JobCtx<'_, '_, Self>, _at: At<'_, Self>, _step: u32) -> StepGate {
         StepGate::Go
     }
+    /// The work of step `step` is done: `true` to write now, `false` when it first reads its
+    /// fence again (and answers [`Turn::Write`]).
+    fn before_write(&mut self, _ctx: JobCtx<'_, '_, Self>, _at: At<'_, Self>, _step: u32) -> bool {
+        true
+    }
     /// What a write of step `step` carries, narrated.
     fn fence(&self, ctx: JobCtx<'_, '_, Self>, step: u32) -> (FencingToken, WriteCheck);
     /// The ledger refused step `step`; `true` if that stops the job (it narrates why).
-    fn refused(&mut self, _ctx: JobCtx<'_, '_, Self>, _step: u32) -> bool {
+    fn refused(&mut self, _ctx: JobCtx<'_, '_, Self>, _step: u32, _reason: Option<RejectReason>) -> bool {
         false
     }
     /// Gives the lock back at the job's end; `true` if it waits for the answer.
@@ -187,7 +251,11 @@ pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
     /// What it is doing while acquiring or confirming: a few words and the card.
     fn asking(&self, plan: &Self::Plan, phase: &Phase) -> (String, Summary);
     /// Adds what it holds to the card.
-    fn decorate(&self, s: Summary, plan: &Self::Plan, view: &ViewCtx<'_>) -> Summary;
+    fn decorate(&self, s: Summary, at: At<'_, Self>, view: &ViewCtx<'_>) -> Summary;
+    /// The card of a client that is down.
+    fn durable_summary(durable: &JobDurable) -> Summary {
+        durable.summary()
+    }
 }
 
 /// A participant that does a job under a lock taken by `L`.
@@ -233,18 +301,19 @@ impl<L: LockClient> JobRunner<L> {
 
     /// Whether it is doing the protected work believing the lock is its own.
     pub fn believes_it_holds(&self) -> bool {
-        self.lock.holds()
-            && matches!(
-                self.phase,
-                Phase::ReadingProgress | Phase::Working { .. } | Phase::Writing { .. }
-            )
+        self.lock.holds() && self.phase.in_job()
     }
 
     fn acquire(&mut self, ctx: &mut Ctx<'_, Self>) {
-        if !self.job.next_attempt(ctx, L::job(&self.plan)) {
+        if !L::next_attempt(ctx, &self.plan, &mut self.job) {
             self.phase = Phase::GaveUp;
             return;
         }
+        self.request(ctx);
+    }
+
+    /// Sends this attempt's requests.
+    fn request(&mut self, ctx: &mut Ctx<'_, Self>) {
         self.phase = Phase::Acquiring;
         let (lock, at) = self.split();
         lock.request(ctx, at);
@@ -258,6 +327,13 @@ impl<L: LockClient> JobRunner<L> {
                 self.job_plan().read_progress(ctx);
             }
             Turn::Confirm => self.phase = Phase::Confirming,
+            Turn::Watch => self.phase = Phase::Watching,
+            Turn::Ask => self.phase = Phase::Acquiring,
+            Turn::Work(step) => self.go(ctx, Next::Step(step)),
+            Turn::Lost => self.phase = Phase::Lost,
+            Turn::Resend => self.request(ctx),
+            Turn::Write(step) => self.write(ctx, step),
+            Turn::GiveUp => self.phase = Phase::GaveUp,
             Turn::BackOff => self.back_off(ctx),
             Turn::Acquire => self.acquire(ctx),
             Turn::RetryNow => {
@@ -277,14 +353,19 @@ impl<L: LockClient> JobRunner<L> {
     fn ledger_reply(&mut self, ctx: &mut Ctx<'_, Self>, msg: LeaseMsg) {
         match msg {
             LeaseMsg::Progress { steps_done } if self.phase == Phase::ReadingProgress => {
-                let next = self.job_plan().resume(ctx, steps_done, L::RELEASE_WORDS);
+                let next = L::resume(ctx, &self.plan, steps_done);
                 self.go(ctx, next);
             }
-            LeaseMsg::WriteResult { step, accepted, .. } if self.phase == (Phase::Writing { step }) => {
-                if !accepted && self.lock.refused(ctx, step) {
+            LeaseMsg::WriteResult {
+                step,
+                accepted,
+                reason,
+                ..
+            } if self.phase == (Phase::Writing { step }) => {
+                if !accepted && self.lock.refused(ctx, step, reason) {
                     self.phase = Phase::Stopped;
                 } else {
-                    let next = self.job_plan().after(step);
+                    let next = L::written(ctx, &self.plan, step);
                     self.go(ctx, next);
                 }
             }
@@ -334,15 +415,19 @@ impl<L: LockClient> JobRunner<L> {
     pub fn doing(&self) -> String {
         match &self.phase {
             Phase::Idle => "waiting for the job".to_string(),
-            Phase::Acquiring | Phase::Confirming => self.lock.asking(&self.plan, &self.phase).0,
+            Phase::Acquiring | Phase::Watching | Phase::Confirming => {
+                self.lock.asking(&self.plan, &self.phase).0
+            }
             Phase::ReadingProgress => "checking the job's progress".to_string(),
             Phase::Working { step } => format!("step {step}: working"),
+            Phase::Rereading { step } => format!("step {step}: re-reading token"),
             Phase::Writing { step } => format!("step {step}: writing"),
             Phase::Releasing => "releasing".to_string(),
             Phase::BackingOff => "backing off".to_string(),
             Phase::Done => "done".to_string(),
             Phase::Stopped => "stopped: write refused".to_string(),
             Phase::OutOfTime => "stopped: validity over".to_string(),
+            Phase::Lost => "lock lost".to_string(),
             Phase::GaveUp => "gave up".to_string(),
         }
     }
@@ -355,7 +440,7 @@ impl<L: LockClient> Participant for JobRunner<L> {
     type Config = L::Plan;
 
     fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        self.job.schedule(ctx, L::job(&self.plan), JobTimer::JobStart);
+        L::start(ctx, &self.plan, &self.job);
     }
 
     fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: Self::Msg) {
@@ -378,7 +463,14 @@ impl<L: LockClient> Participant for JobRunner<L> {
                     self.back_off(ctx);
                 }
             }
-            (JobTimer::StepDone { step }, Phase::Working { step: s }) if step == s => self.write(ctx, step),
+            (JobTimer::StepDone { step }, Phase::Working { step: s }) if step == s => {
+                let (lock, at) = self.split();
+                if lock.before_write(ctx, at, step) {
+                    self.write(ctx, step);
+                } else {
+                    self.phase = Phase::Rereading { step };
+                }
+            }
             (JobTimer::Lock(t), _) => {
                 let (lock, at) = self.split();
                 let turn = lock.on_timer(ctx, at, t);
@@ -395,7 +487,7 @@ impl<L: LockClient> Participant for JobRunner<L> {
     }
 
     fn watches(&self, peer: NodeId) -> bool {
-        self.lock.watches(peer)
+        self.lock.watches(&self.plan, peer)
     }
 
     fn recover(plan: &L::Plan, _id: NodeId, durable: &JobDurable) -> Self {
@@ -405,21 +497,30 @@ impl<L: LockClient> Participant for JobRunner<L> {
     fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         let s = match &self.phase {
             Phase::Idle => card::idle(),
-            Phase::Acquiring | Phase::Confirming => self.lock.asking(&self.plan, &self.phase).1,
+            Phase::Acquiring | Phase::Watching | Phase::Confirming => {
+                self.lock.asking(&self.plan, &self.phase).1
+            }
             Phase::ReadingProgress => card::holder("checking progress"),
             Phase::Working { step } => card::holder(card::step(*step, "working")),
+            Phase::Rereading { step } => card::holder(card::step(*step, "re-reading token")),
             Phase::Writing { step } => card::holder(card::step(*step, "writing")),
             Phase::Releasing => card::releasing(),
             Phase::BackingOff => card::backing_off(),
             Phase::Done => card::done(),
             Phase::Stopped => card::stopped("write refused"),
             Phase::OutOfTime => card::stopped("validity over"),
-            Phase::GaveUp => card::gave_up("no attempts left"),
+            Phase::Lost => card::stopped("lock lost"),
+            Phase::GaveUp => card::gave_up(L::GAVE_UP),
         };
-        self.lock.decorate(s, &self.plan, view)
+        let at = At {
+            plan: &self.plan,
+            job: &self.job,
+            phase: &self.phase,
+        };
+        self.lock.decorate(s, at, view)
     }
 
     fn durable_summary(_plan: &L::Plan, durable: &JobDurable, _view: &ViewCtx<'_>) -> Summary {
-        durable.summary()
+        L::durable_summary(durable)
     }
 }
