@@ -175,8 +175,14 @@ const CLAIMS: &[Claims] = &[
         Some(Safe),
     ),
     claims("raft-quorum", Safe, &[], Some(Safe)),
-    // A storm of random faults, then one more placed by the search.
-    claims("raft-chaos", Safe, &[], Some(Safe)),
+    // A storm of random faults, then one more placed by the search: on top of the storm, a
+    // crash of S5 at the start lets a server with a short log win a vote.
+    claims(
+        "raft-chaos",
+        Safe,
+        &[("bug=skip-up-to-date-check", Unsafe(1, "leader-completeness"))],
+        Some(Safe),
+    ),
     claims(
         "raft-figure-8",
         Safe,
