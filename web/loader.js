@@ -57,3 +57,5 @@ const bindings = await import(new URL(files.js, import.meta.url).href);
 await bindings.default({ module_or_path: wasm });
 // Tests and host pages can wait for this.
 document.documentElement.dataset.coordlab = current;
+// Lessons in the player (web/lessons.js), after the app: no first download carries them.
+if (pathOf(location.hash)[0] !== 'embed') import(new URL('lessons.js', import.meta.url).href);

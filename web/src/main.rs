@@ -27,6 +27,10 @@ mod embed_api;
 #[cfg_attr(not(feature = "embed"), allow(dead_code))]
 mod embed_route;
 mod glossary;
+// Read in the trace bundle (`#/lesson`); the unit tests and the fuzzer read it everywhere.
+#[cfg(any(feature = "lesson", test))]
+#[cfg_attr(not(feature = "lesson"), allow(dead_code))]
+mod lesson;
 mod nav;
 // Links carry the picture everywhere; only the player and the embed switch it.
 #[cfg_attr(not(any(feature = "player", feature = "embed")), allow(dead_code))]
@@ -54,6 +58,8 @@ use components::choose::ChoosePage;
 use components::compare_view::CompareView;
 #[cfg(feature = "embed")]
 use components::embed_view::EmbedView;
+#[cfg(feature = "lesson")]
+use components::lesson_page::LessonPage;
 #[cfg(feature = "library")]
 use components::library::Library;
 #[cfg(feature = "player")]
@@ -134,6 +140,10 @@ fn app() -> Html {
                     Route::Trace => html! { <TraceViewer /> },
                     #[cfg(not(feature = "trace"))]
                     Route::Trace => loading(),
+                    #[cfg(feature = "lesson")]
+                    Route::Lesson => html! { <LessonPage /> },
+                    #[cfg(not(feature = "lesson"))]
+                    Route::Lesson => loading(),
                     #[cfg(feature = "choosing")]
                     Route::Choose => html! { <ChoosePage /> },
                     #[cfg(feature = "choosing")]

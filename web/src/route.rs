@@ -70,6 +70,8 @@ pub enum Route {
     Glossary,
     /// `#/trace`: a trace file opened in the browser, shown read-only.
     Trace,
+    /// `#/lesson?src=FILE`: a trainer's lesson file, checked and then presented stop by stop.
+    Lesson,
     /// `#/choose`: questions that lead to a design, and the rules of thumb.
     Choose,
     /// `#/experiment/consensus-throughput`: the throughput experiment run here, as charts.
@@ -236,11 +238,13 @@ pub fn parse(hash: &str) -> Parsed {
             notices,
         };
     }
-    if path == "trace" {
-        return Parsed {
-            route: Route::Trace,
-            notices,
+    if path == "trace" || path == "lesson" {
+        let route = if path == "trace" {
+            Route::Trace
+        } else {
+            Route::Lesson
         };
+        return Parsed { route, notices };
     }
     if path == "choose" || path == "experiment/consensus-throughput" {
         let route = if path == "choose" {
@@ -403,6 +407,7 @@ pub fn format(route: &Route) -> String {
         Route::Library => "#/".to_string(),
         Route::Glossary => "#/glossary".to_string(),
         Route::Trace => "#/trace".to_string(),
+        Route::Lesson => "#/lesson".to_string(),
         Route::Choose => "#/choose".to_string(),
         Route::Throughput => "#/experiment/consensus-throughput".to_string(),
         Route::Embed(e) => crate::embed_route::format(e),

@@ -1,7 +1,7 @@
 //! Fuzzing the router: `route::parse` reads whatever is in the address bar, so it must never
 //! panic; every notice must quote the part of the link it ignored; and a parsed route must be
 //! its own permalink (`format` then `parse` gives the same route, without notices). The seed
-//! field's parser (`parse_seed`) is fuzzed beside it.
+//! field's parser (`parse_seed`) and the lesson file reader (`lesson::parse`) are fuzzed beside it.
 //!
 //! Natively, in the web crate's unit tests (it is a binary crate, so the harness lives in it
 //! rather than in `tests/`): `cargo test` runs 20,000 inputs per parser, `scripts/fuzz.sh` a
@@ -257,6 +257,90 @@ fn seed_field() {
             _ => grammar::number(c),
         },
         check_seed,
+    )
+    .assert_clean();
+}
+
+/// Lesson files (web/src/lesson.rs): the shipped example and a small one, mutated.
+const LESSONS: &[&str] = &[
+    include_str!("../../lessons/locks-101.json"),
+    r#"{"coordlab_lesson":1,"title":"t","stops":[{"scenario":"zombie-worker","params":{"fencing":"first-write-only"},"seed":2,"faults":"3@crash:1","steps":[1,9],"question":{"prompt":"p","answers":["a","b"],"correct":0}}]}"#,
+];
+
+const LESSON_TOKENS: &[&str] = &[
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    ":",
+    "\"",
+    "0",
+    "-1",
+    "1e3",
+    "null",
+    "true",
+    "\"steps\"",
+    "\"beats\"",
+    "[3, 1]",
+    "\"seed\"",
+    "\"faults\"",
+    "\"params\"",
+    "\"question\"",
+    "\"correct\"",
+    "\"lost-update\"",
+    "\\u0000",
+    "é",
+];
+
+fn check_lesson(text: &str) -> Verdict {
+    match crate::lesson::parse(text) {
+        Ok(lesson) => {
+            for stop in &lesson.stops {
+                let again = parse(&stop.hash());
+                match again.route {
+                    Route::Play(p) if p.scenario == stop.scenario && again.notices.is_empty() => {}
+                    other => {
+                        return Verdict::Broken(format!(
+                            "stop {:?} links to {:?} with notices {:?}",
+                            stop.hash(),
+                            other,
+                            again.notices
+                        ))
+                    }
+                }
+            }
+            Verdict::Accepted
+        }
+        Err(problems) if problems.is_empty() => Verdict::Broken("rejected without a message".into()),
+        Err(problems) => match problems
+            .iter()
+            .find(|p| !(p.contains('“') || p.contains("JSON") || p.contains("bytes")))
+        {
+            Some(vague) => Verdict::Broken(format!("{vague:?} names no field")),
+            None => Verdict::Rejected,
+        },
+    }
+}
+
+#[test]
+fn lesson_file() {
+    Campaign::from_env(
+        "lesson-file",
+        20_000,
+        "cargo test -p coordlab-web --bin coordlab-web route_fuzz::lesson_file",
+    )
+    .run(
+        |c| {
+            let base = *c.pick(LESSONS);
+            let other = *c.pick(LESSONS);
+            match c.below(8) {
+                0 => grammar::noise(c),
+                1 => base.to_string(),
+                _ => mutate(c, base, other, LESSON_TOKENS),
+            }
+        },
+        check_lesson,
     )
     .assert_clean();
 }

@@ -126,6 +126,21 @@ pub fn build(options: &Options) -> Result<(), String> {
     let loader = hashed(&loader, "loader", "js", dist)?;
 
     copy(Path::new("web/favicon.svg"), &dist.join("favicon.svg"))?;
+    // Lessons: the player's part (web/loader.js imports it after the app starts) and the
+    // lesson files the site ships (`#/lesson?src=lessons/locks-101.json`).
+    for file in ["lessons.js", "lessons.css"] {
+        copy(&Path::new("web").join(file), &dist.join(file))?;
+    }
+    fs::create_dir_all(dist.join("lessons")).map_err(|e| e.to_string())?;
+    for entry in fs::read_dir("lessons").map_err(|e| format!("lessons/: {e}"))? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        if path.extension().is_some_and(|x| x == "json") {
+            copy(
+                &path,
+                &dist.join("lessons").join(path.file_name().unwrap_or_default()),
+            )?;
+        }
+    }
     // An example documentation page with three embeds (linked from the README).
     for file in ["embed-example.css", "embed-example.js"] {
         copy(&Path::new("web/example").join(file), &dist.join(file))?;

@@ -20,6 +20,8 @@ pub mod fault_panel;
 pub mod help;
 #[cfg(feature = "player")]
 pub mod inspector;
+#[cfg(feature = "lesson")]
+pub mod lesson_page;
 #[cfg(feature = "library")]
 pub mod library;
 pub mod narration;

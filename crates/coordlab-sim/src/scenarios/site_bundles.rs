@@ -67,8 +67,9 @@ pub fn site_bundles() -> SiteLayout {
     // The site's first download: the library and the glossary with every scenario's info but
     // no simulation and no player, so the first page costs what the library needs.
     add("home".into(), false, vec!["library"], Vec::new());
-    // A trace file opened in the browser: the reader and the space-time view, no simulations.
-    add("trace".into(), false, vec!["trace"], Vec::new());
+    // A trace file opened in the browser: the reader and the space-time view, no simulations;
+    // and a lesson file read and checked (`#/lesson`), which needs JSON too.
+    add("trace".into(), false, vec!["trace", "lesson"], Vec::new());
     // The choosing page and the consensus-throughput chart: no player, no scenario.
     add("choosing".into(), false, vec!["choosing"], Vec::new());
     SiteLayout {
@@ -77,6 +78,7 @@ pub fn site_bundles() -> SiteLayout {
         routes: BTreeMap::from([
             ("compare", "compare"),
             ("trace", "trace"),
+            ("lesson", "trace"),
             ("choose", "choosing"),
             ("experiment", "choosing"),
         ]),

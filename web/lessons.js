@@ -1,0 +1,220 @@
+// Lessons in the player (docs/trainer.md, "Lessons"). web/loader.js imports this after the
+// app starts, so no player bundle's first download carries it. Two jobs:
+//  - walking a lesson: #/lesson (web/src/components/lesson_page.rs) checks the file and keeps
+//    it in sessionStorage; here n / PageDown at the end of a stop's range opens the next stop
+//    (another chapter's bundle reloads the page: the stop index survives in sessionStorage),
+//    p / PageUp at its start the previous one, and the stop's caption and question show
+//    beside the picture;
+//  - writing one: "Add this view to a lesson" keeps the player's permalink (localStorage) and
+//    "Export" downloads the lesson file those views make.
+const LESSON = 'coordlab-lesson';
+const AT = 'coordlab-lesson-at';
+const ENTER = 'coordlab-lesson-enter';
+const DRAFT = 'coordlab-lesson-draft';
+
+const style = document.createElement('link');
+style.rel = 'stylesheet';
+style.href = new URL('lessons.css', import.meta.url).href;
+document.head.append(style);
+
+function el(tag, props = {}, ...children) {
+  const e = Object.assign(document.createElement(tag), props);
+  e.append(...children);
+  return e;
+}
+
+/** The scenario a player address names, or null off the player. */
+function scenarioOf(hash) {
+  const m = /^#*\/*play\/([^?]*)/.exec(hash);
+  try {
+    return m ? decodeURIComponent(m[1].replace(/\/+$/, '')) : null;
+  } catch {
+    return null;
+  }
+}
+const query = (hash) => new URLSearchParams(hash.split('?')[1] || '');
+const stepOf = (hash) => Number(query(hash).get('step') || 0);
+
+/** The lesson and stop being walked, if the player shows that stop's scenario. */
+function current() {
+  let lesson;
+  try {
+    lesson = JSON.parse(sessionStorage.getItem(LESSON));
+  } catch {
+    return null;
+  }
+  const at = Number(sessionStorage.getItem(AT));
+  const stop = lesson && lesson.stops && lesson.stops[at];
+  return stop && scenarioOf(location.hash) === stop.scenario ? { lesson, at, stop } : null;
+}
+
+/** The steps where the run's beats fall, from the timeline's ticks ("Beat 2: … (step 31)"). */
+const beatSteps = () =>
+  [...document.querySelectorAll('.timeline .tick')].map((b) => Number((/\(step (\d+)\)$/.exec(b.title) || [])[1]));
+const lastStep = () => Number((document.getElementById('timeline') || {}).max || 0);
+
+function range(stop) {
+  const last = lastStep();
+  if (stop.kind === 'steps') return { start: stop.from, end: stop.to ?? last };
+  const beats = beatSteps();
+  return { start: beats[stop.from - 1] ?? 0, end: stop.to ? beats[stop.to - 1] ?? last : last };
+}
+
+function go(lesson, at) {
+  sessionStorage.setItem(AT, String(at));
+  sessionStorage.setItem(ENTER, '1');
+  location.hash = lesson.stops[at].hash;
+}
+
+const typing = (t) => t.matches && t.matches('textarea, select, input:not([type=range]):not([type=button]):not([type=checkbox]):not([type=radio])');
+
+addEventListener(
+  'keydown',
+  (e) => {
+    const forward = e.key === 'n' || e.key === 'PageDown';
+    const back = e.key === 'p' || e.key === 'PageUp';
+    if ((!forward && !back) || e.ctrlKey || e.metaKey || e.altKey || typing(e.target)) return;
+    const c = current();
+    if (!c) return;
+    const { start, end } = range(c.stop);
+    const step = stepOf(location.hash);
+    const to = forward && step >= end ? c.at + 1 : back && step <= start ? c.at - 1 : -1;
+    if (to < 0 || to >= c.lesson.stops.length) return;
+    // The player must not also move: this key press is the lesson's.
+    e.preventDefault();
+    e.stopImmediatePropagation();
+    go(c.lesson, to);
+  },
+  true,
+);
+
+/** On arriving at a stop with a beat range: move to its first beat once the player is drawn. */
+function enter(c, tries = 0) {
+  if (sessionStorage.getItem(ENTER) !== '1') return;
+  if (c.stop.kind !== 'beats') return sessionStorage.removeItem(ENTER);
+  const tick = document.querySelectorAll('.timeline .tick')[c.stop.from - 1];
+  if (tick) {
+    sessionStorage.removeItem(ENTER);
+    tick.click();
+  } else if (tries < 50) {
+    setTimeout(() => enter(c, tries + 1), 100);
+  } else {
+    sessionStorage.removeItem(ENTER);
+  }
+}
+
+function panel(c) {
+  const { lesson, at, stop } = c;
+  const aside = el('aside', { className: 'lesson-panel' });
+  aside.setAttribute('aria-label', 'Lesson');
+  aside.append(el('p', { className: 'lesson-where' }, `${lesson.title} · stop ${at + 1} of ${lesson.stops.length}`));
+  if (stop.caption) aside.append(el('p', { className: 'lesson-caption' }, stop.caption));
+  const q = stop.question;
+  if (q) {
+    const why = el('p', { className: 'why', hidden: true }, q.explanation || '');
+    const answers = q.answers.map((text, i) => {
+      const b = el('button', { className: 'answer', type: 'button' }, text);
+      b.addEventListener('click', () => {
+        answers.forEach((a, k) => {
+          a.disabled = true;
+          if (q.correct.includes(k)) a.classList.add('right'), a.append(' ✓');
+          else if (k === i) a.classList.add('wrong'), a.append(' ✗');
+        });
+        why.hidden = !q.explanation;
+      });
+      return b;
+    });
+    const group = el('div', { className: 'question lesson-question' }, el('p', { className: 'prompt' }, q.prompt), el('div', { className: 'answers' }, ...answers), why);
+    group.setAttribute('role', 'group');
+    group.setAttribute('aria-label', 'Lesson question');
+    aside.append(group);
+  }
+  const hint = at + 1 < lesson.stops.length ? 'n at the end of this stop: the next one. ' : 'The last stop. ';
+  const leave = el('button', { className: 'lesson-leave', type: 'button' }, 'Leave the lesson');
+  leave.addEventListener('click', () => {
+    sessionStorage.removeItem(LESSON);
+    show();
+  });
+  aside.append(el('p', { className: 'lesson-keys' }, hint, leave));
+  return aside;
+}
+
+function download(name, text) {
+  const a = el('a', { href: URL.createObjectURL(new Blob([text], { type: 'application/json' })), download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+}
+
+/** A player permalink as a lesson stop (docs/trainer.md): what the lesson page reads back. */
+function stopOf(hash) {
+  const stop = { scenario: scenarioOf(hash) };
+  const params = {};
+  for (const [key, value] of query(hash)) {
+    // A seed is a 64-bit number: written as typed, not through a double.
+    if (key === 'seed') stop.seed = `@seed:${value}@`;
+    else if (key === 'actions') stop.faults = value;
+    else if (key === 'step') stop.steps = [Number(value)];
+    else if (!['present', 'all', 'view', 'axis'].includes(key)) params[key] = value;
+  }
+  if (Object.keys(params).length) stop.params = params;
+  return stop;
+}
+
+function draft() {
+  try {
+    return JSON.parse(localStorage.getItem(DRAFT)) || [];
+  } catch {
+    return [];
+  }
+}
+
+function tools() {
+  const box = el('section', { className: 'lesson-tools' });
+  box.setAttribute('aria-label', 'Write a lesson');
+  const status = el('span', { className: 'lesson-status' });
+  status.setAttribute('role', 'status');
+  const add = el('button', { type: 'button' }, 'Add this view to a lesson');
+  const save = el('button', { type: 'button' }, 'Export the lesson');
+  const clear = el('button', { type: 'button' }, 'Start a new lesson');
+  const say = () => {
+    const n = draft().length;
+    save.disabled = clear.disabled = n === 0;
+    status.textContent = n ? `Your lesson has ${n} stop${n > 1 ? 's' : ''}.` : '';
+  };
+  add.addEventListener('click', () => {
+    localStorage.setItem(DRAFT, JSON.stringify([...draft(), location.hash]));
+    say();
+  });
+  save.addEventListener('click', () => {
+    const lesson = { coordlab_lesson: 1, title: 'A coordlab lesson', stops: draft().map(stopOf) };
+    download('coordlab-lesson.json', JSON.stringify(lesson, null, 2).replace(/"@seed:(\d+)@"/g, '$1') + '\n');
+  });
+  clear.addEventListener('click', () => {
+    localStorage.removeItem(DRAFT);
+    say();
+  });
+  box.append(add, ' ', save, ' ', clear, ' ', status);
+  say();
+  return box;
+}
+
+let shownKey = null;
+let toolBox = null;
+function show() {
+  const c = current();
+  const key = c ? `${c.at}:${sessionStorage.getItem(LESSON).length}` : null;
+  const old = document.querySelector('.lesson-panel');
+  if (key !== shownKey || (key && !old)) {
+    if (old) old.remove();
+    if (c) document.body.append(panel(c));
+    shownKey = key;
+  }
+  if (c) enter(c);
+  const onPlayer = scenarioOf(location.hash) !== null;
+  if (onPlayer && !toolBox) document.body.append((toolBox = tools()));
+  if (!onPlayer && toolBox) toolBox.remove(), (toolBox = null);
+}
+
+addEventListener('hashchange', show);
+show();
