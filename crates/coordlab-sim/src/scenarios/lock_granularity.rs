@@ -37,7 +37,7 @@ pub const CHAPTER: u8 = 1;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: super::CourseNotes = super::CourseNotes {
     objectives: &[
-        "See an update without a usable index lock every row it scans",
+        "See that an update with no usable index locks every row it scans",
         "Recognise gap locks that block inserts between rows",
         "Fix it by giving the query an index",
     ],
