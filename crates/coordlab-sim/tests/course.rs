@@ -1,7 +1,7 @@
 //! The course: one path through every scenario in chapter order, and each scenario's notes
 //! (objectives and a question) complete and well formed.
 
-use coordlab_sim::scenarios::{course, course_neighbours, registry, CHAPTERS};
+use coordlab_sim::scenarios::{course, course_neighbours, registry, CHAPTERS, CHAPTER_NOTES};
 
 #[test]
 fn the_course_visits_every_scenario_once_in_chapter_order() {
@@ -62,7 +62,9 @@ fn every_scenario_states_two_or_three_objectives_and_asks_one_answerable_questio
 
 #[test]
 fn every_chapter_opens_with_a_short_introduction_and_ends_with_its_rules() {
-    for chapter in CHAPTERS {
+    let numbers: Vec<u8> = CHAPTER_NOTES.iter().map(|c| c.number).collect();
+    assert_eq!(numbers, CHAPTERS.iter().map(|c| c.number).collect::<Vec<_>>());
+    for chapter in CHAPTER_NOTES {
         let sentences = chapter.intro.matches(". ").count() + 1;
         assert!(
             (2..=4).contains(&sentences),

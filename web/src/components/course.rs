@@ -5,7 +5,7 @@
 
 use super::question::Question;
 use crate::progress;
-use coordlab_sim::scenarios::{self, CHAPTERS};
+use coordlab_sim::scenarios::{self, CHAPTERS, CHAPTER_NOTES};
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
@@ -29,7 +29,11 @@ pub fn course_panel(props: &CourseProps) -> Html {
     let Ok(def) = scenarios::find(props.id) else {
         return Html::default();
     };
-    let (Some(notes), Some(chapter)) = (def.course, CHAPTERS.iter().find(|c| c.number == def.chapter)) else {
+    let (Some(notes), Some(chapter), Some(about)) = (
+        def.course,
+        CHAPTERS.iter().find(|c| c.number == def.chapter),
+        CHAPTER_NOTES.iter().find(|c| c.number == def.chapter),
+    ) else {
         return Html::default();
     };
     let in_chapter: Vec<&str> = scenarios::course()
@@ -52,7 +56,7 @@ pub fn course_panel(props: &CourseProps) -> Html {
                 { chapter.title }
             </h2>
             if at == 0 {
-                <p class="chapter-intro">{ chapter.intro }</p>
+                <p class="chapter-intro">{ about.intro }</p>
             }
             <h3>{ "What this run teaches" }</h3>
             <ul class="objectives">{ for notes.objectives.iter().map(|o| html! { <li>{ *o }</li> }) }</ul>
@@ -61,7 +65,7 @@ pub fn course_panel(props: &CourseProps) -> Html {
             if at + 1 == in_chapter.len() {
                 <div class="chapter-rules">
                     <h3>{ format!("What chapter {} taught", chapter.number) }</h3>
-                    <ul>{ for chapter.rules.iter().map(|r| html! { <li>{ *r }</li> }) }</ul>
+                    <ul>{ for about.rules.iter().map(|r| html! { <li>{ *r }</li> }) }</ul>
                     <p><a href="#/choose">{ "Every rule, on the choosing page's checklist →" }</a></p>
                 </div>
             }

@@ -76,7 +76,6 @@ pub fn library(props: &LibraryProps) -> Html {
                             <span class="chapter-number">{ format!("Chapter {}", chapter.number) }</span>
                             { chapter.title }
                         </h2>
-                        <p class="chapter-intro">{ chapter.intro }</p>
                         <p class="chapter-progress">{ format!("{begun} of {} runs begun · {done} questions answered", here.len()) }</p>
                         <ul class="cards">
                             { for here.iter().map(|s| html! {
@@ -101,11 +100,6 @@ pub fn library(props: &LibraryProps) -> Html {
                                 </li>
                             }
                         </ul>
-                        <details class="chapter-rules">
-                            <summary>{ format!("The rules chapter {} teaches", chapter.number) }</summary>
-                            <ul>{ for chapter.rules.iter().map(|r| html! { <li>{ *r }</li> }) }</ul>
-                            <p><a href="#/choose">{ "All of them, on the choosing page's checklist →" }</a></p>
-                        </details>
                     </section>
                 })
             }) }

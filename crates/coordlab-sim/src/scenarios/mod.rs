@@ -79,11 +79,16 @@ pub type Params = BTreeMap<String, String>;
 pub struct Chapter {
     pub number: u8,
     pub title: &'static str,
+}
+
+/// What the course says at a chapter's start and end, apart from [`Chapter`] so that the
+/// library's bundle, which lists chapters, does not carry the player's text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChapterNotes {
+    pub number: u8,
     /// What goes wrong and what the chapter's runs show, in two to four sentences.
-    #[serde(skip)]
     pub intro: &'static str,
     /// The rules of thumb the chapter's runs teach (the choosing page lists them all).
-    #[serde(skip)]
     pub rules: &'static [&'static str],
 }
 
@@ -91,15 +96,41 @@ pub const CHAPTERS: &[Chapter] = &[
     Chapter {
         number: 1,
         title: "Locks and lost updates",
+    },
+    Chapter {
+        number: 2,
+        title: "Leases: a lock across machines",
+    },
+    Chapter {
+        number: 3,
+        title: "When the holder is alive but late",
+    },
+    Chapter {
+        number: 4,
+        title: "Fencing tokens",
+    },
+    Chapter {
+        number: 5,
+        title: "Consensus: one authority on many machines",
+    },
+    Chapter {
+        number: 6,
+        title: "Real lock services",
+    },
+];
+
+/// Each chapter's introduction and rules, for the course in the player.
+pub const CHAPTER_NOTES: &[ChapterNotes] = &[
+    ChapterNotes {
+        number: 1,
         intro: "Two workers that read, change and write the same row can erase each other's work. Inside one database a lock fixes this cheaply: one lock manager, a connection that shows the holder is alive, and release on commit. You will see updates vanish, then watch row locks, advisory locks, queues and deadlocks do their job.",
         rules: &[
             "Lock the smallest thing: one row or one job key, never everything.",
             "Take several locks in one fixed order, or take only one.",
         ],
     },
-    Chapter {
+    ChapterNotes {
         number: 2,
-        title: "Leases: a lock across machines",
         intro: "Across machines there is no connection that dies with the holder, so a lock needs an expiry: it becomes a lease. You will see a scheduled job run twice, a lease row go through its whole life, a careless release free someone else's lease, and cases where no lease is needed at all.",
         rules: &[
             "Keep the lease in one store that every worker asks.",
@@ -107,9 +138,8 @@ pub const CHAPTERS: &[Chapter] = &[
             "If the job is one guarded write, a unique key or a conditional update can replace the lease.",
         ],
     },
-    Chapter {
+    ChapterNotes {
         number: 3,
-        title: "When the holder is alive but late",
         intro: "A paused or slow holder looks exactly like a dead one, so its lease expires while it still works. You will watch a frozen worker wake up and write after someone else took over, a clock step stretch a lease, waiters stampede, and a slow network call outlive the lock.",
         rules: &[
             "Set the lease against the worst pause you expect, and leave a margin.",
@@ -117,9 +147,8 @@ pub const CHAPTERS: &[Chapter] = &[
             "Add jitter to retries.",
         ],
     },
-    Chapter {
+    ChapterNotes {
         number: 4,
-        title: "Fencing tokens",
         intro: "The fix for a late holder is to check at the place the write lands: every grant carries a number that only goes up, and the resource refuses anything older than it has seen. You will see which numbers work as fences, where stores get them, and what to do when a resource cannot check one.",
         rules: &[
             "Take the token from the store that grants the lease, in the same operation.",
@@ -127,18 +156,16 @@ pub const CHAPTERS: &[Chapter] = &[
             "Where nothing can check a token, use an idempotency key.",
         ],
     },
-    Chapter {
+    ChapterNotes {
         number: 5,
-        title: "Consensus: one authority on many machines",
         intro: "A lock service on one machine stops everything when it dies; on several machines, they must agree on who holds what. Raft does this with elected leaders, terms and a log committed on a majority. You will see elections, split votes, replication, partitions and a storm of faults that never breaks the safety checks.",
         rules: &[
             "A cluster of N servers survives ⌊(N−1)/2⌋ failures.",
             "Use a consensus store for small, critical state such as who holds a lease.",
         ],
     },
-    Chapter {
+    ChapterNotes {
         number: 6,
-        title: "Real lock services",
         intro: "The lock services you can deploy differ in what sits underneath: a consensus protocol, or a single primary that can lose a grant. You will compare ZooKeeper, etcd, Redis, Redlock, Redisson, ShedLock, Chubby and Hazelcast under the same kinds of faults.",
         rules: &[
             "When a lease must survive a node failure, keep it in a consensus store.",
