@@ -141,6 +141,8 @@ pub fn build(options: &Options) -> Result<(), String> {
             )?;
         }
     }
+    // The library's picture of the course's first run (an <img>, so no bytes in any bundle).
+    copy(Path::new("web/start.svg"), &dist.join("start.svg"))?;
     // An example documentation page with three embeds (linked from the README).
     for file in ["embed-example.css", "embed-example.js"] {
         copy(&Path::new("web/example").join(file), &dist.join(file))?;

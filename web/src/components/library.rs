@@ -1,6 +1,9 @@
-//! The scenario library, grouped by the curriculum's chapters.
+//! The scenario library, grouped by the curriculum's chapters: the course's way in (Start
+//! here, beside a moving picture of its first scenario), each chapter's introduction and
+//! rules, and the learner's progress, which a button resets.
 
 use super::notices::{notices, NoticesProps};
+use crate::progress::{self, Progress};
 use crate::route::{self, Route, DEFAULT_PAIR};
 use coordlab_sim::scenarios::{self, catalog, CHAPTERS};
 use yew::prelude::*;
@@ -13,6 +16,22 @@ pub struct LibraryProps {
 #[function_component(Library)]
 pub fn library(props: &LibraryProps) -> Html {
     let scenarios = catalog();
+    let progress = use_state(progress::load);
+    let course = scenarios::course();
+    let (started, answered) = progress.tally(course.iter().map(|d| d.id));
+    // Once begun, the button goes on from the first run whose question is still open.
+    let resume = course
+        .iter()
+        .find(|d| started == 0 || !progress.of(d.id).answered)
+        .or(course.first())
+        .map_or("", |d| d.id);
+    let reset = {
+        let progress = progress.clone();
+        Callback::from(move |_| {
+            progress::clear();
+            progress.set(Progress::default());
+        })
+    };
     // The side-by-side card sits with the left scenario of the pair, if both exist.
     let compare_chapter = match (scenarios::find(DEFAULT_PAIR.0), scenarios::find(DEFAULT_PAIR.1)) {
         (Ok(left), Ok(_)) => left.info().chapter,
@@ -25,6 +44,23 @@ pub fn library(props: &LibraryProps) -> Html {
             <p class="lead">
                 { "Every scenario is a deterministic simulation: pick a seed, step forward and back, inject a crash or a pause at any step, and share the exact view as a link." }
             </p>
+            <section class="start" aria-labelledby="start-title">
+                <div class="start-text">
+                    <h2 id="start-title">{ "New here? Take the course" }</h2>
+                    <p>{ format!("Six chapters, {} runs, from two workers losing a debit to a lock service that survives its leader's crash. Each run states what it teaches and asks one question; Next in the course takes you on.", course.len()) }</p>
+                    <a class="start-here" href={format!("#/play/{resume}")}>{ if started == 0 { "Start here →" } else { "Continue the course →" } }</a>
+                    <p class="course-progress" role="status">
+                        { format!("Your progress: {started} of {} runs begun, {answered} questions answered. It stays in this browser.", course.len()) }
+                        if started > 0 {
+                            { " " }<button class="reset-progress" onclick={reset}>{ "Reset progress" }</button>
+                        }
+                    </p>
+                </div>
+                // Recorded from the first scenario, so the library (which simulates nothing) can
+                // show it moving; it holds still for readers who prefer reduced motion.
+                <img class="start-picture" src="start.svg" width="480" height="270"
+                    alt="The first run: two workers both read a balance of ₹100, both write ₹70, and one debit is lost." />
+            </section>
             <p class="glossary-link"><a href="#/glossary">{ "Glossary: every term the scenarios use, in one line each →" }</a></p>
             <p class="glossary-link"><a href="#/choose">{ "Choosing a design: a few questions, a recommendation, and the rules of thumb →" }</a></p>
             <p class="glossary-link"><a href="#/trace">{ "Open a trace file: step through a run saved with --format jsonl, or a history of your own →" }</a></p>
@@ -33,12 +69,14 @@ pub fn library(props: &LibraryProps) -> Html {
                 if here.is_empty() {
                     return None;
                 }
+                let (begun, done) = progress.tally(here.iter().map(|s| s.id));
                 Some(html! {
                     <section class="chapter" aria-labelledby={format!("chapter-{}", chapter.number)}>
                         <h2 id={format!("chapter-{}", chapter.number)}>
                             <span class="chapter-number">{ format!("Chapter {}", chapter.number) }</span>
                             { chapter.title }
                         </h2>
+                        <p class="chapter-progress">{ format!("{begun} of {} runs begun · {done} questions answered", here.len()) }</p>
                         <ul class="cards">
                             { for here.iter().map(|s| html! {
                                 <li class="card">
@@ -46,6 +84,7 @@ pub fn library(props: &LibraryProps) -> Html {
                                         <h3>{ s.title }</h3>
                                         <p class="sections">{ format!("curriculum {}", s.sections) }</p>
                                         <p>{ s.summary }</p>
+                                        { seen(progress.of(s.id)) }
                                         <span class="open">{ "Open →" }</span>
                                     </a>
                                 </li>
@@ -66,4 +105,17 @@ pub fn library(props: &LibraryProps) -> Html {
             }) }
         </section>
     }
+}
+
+/// A card's progress line: nothing until the learner has opened the run.
+fn seen(p: progress::ScenarioProgress) -> Html {
+    if !p.started() {
+        return Html::default();
+    }
+    let answered = if p.answered {
+        "question answered ✓"
+    } else {
+        "question not answered"
+    };
+    html! { <p class="seen">{ format!("{} of {} beats seen · {answered}", p.beats_seen(), p.beats) }</p> }
 }

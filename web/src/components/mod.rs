@@ -7,6 +7,8 @@ pub mod choose;
 #[cfg(feature = "compare")]
 pub mod compare_view;
 #[cfg(feature = "player")]
+pub mod course;
+#[cfg(feature = "player")]
 pub mod embed_dialog;
 #[cfg(feature = "embed")]
 pub mod embed_view;
@@ -32,6 +34,8 @@ pub mod notices;
 pub mod player;
 #[cfg(feature = "player")]
 pub mod property_panel;
+#[cfg(feature = "player")]
+pub mod question;
 #[cfg(feature = "player")]
 pub mod run_settings;
 #[cfg(any(feature = "player", feature = "embed", feature = "trace"))]

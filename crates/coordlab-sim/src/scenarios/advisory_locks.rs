@@ -29,6 +29,26 @@ use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
 pub const ID: &str = "advisory-locks";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 1;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "Lock a name when there is no row to lock",
+        "Tell transaction-scoped from session-scoped advisory locks",
+        "See why a pooled connection can keep a session lock alive",
+    ],
+    question: super::CheckQuestion {
+        prompt: "A session-scoped advisory lock is taken on a pooled connection and never unlocked. When is it released?",
+        answers: &[
+            "At the end of the transaction",
+            "When the pool closes that connection",
+            "After a fixed timeout",
+        ],
+        correct: 1,
+        why: "A session lock lives as long as the connection, and a pool keeps connections open long after your code is done.",
+    },
+};
 /// The pool closes a connection this long after opening it.
 pub const POOL_LIFETIME_MS: u64 = 400;
 
@@ -51,7 +71,7 @@ pub fn info() -> ScenarioInfo {
     }];
     ScenarioInfo {
         id: ID,
-        chapter: 1,
+        chapter: CHAPTER,
         sections: "§2",
         title: "Advisory locks",
         summary: "Jobs lock a name's hashtext with PostgreSQL advisory locks: transaction or session scope, two names that collide, a pooled connection that keeps a lock.",

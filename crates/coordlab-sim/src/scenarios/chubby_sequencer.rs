@@ -29,6 +29,25 @@ use crate::protocols::service_lock::{
 use crate::trace::EventKind;
 
 pub const ID: &str = "chubby-sequencer";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 6;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "See a dead holder's write still in flight after it dies",
+        "Compare Chubby's lock-delay with the storage checking the sequencer",
+    ],
+    question: super::CheckQuestion {
+        prompt: "What stops a delayed write that arrives after lock-delay has ended?",
+        answers: &[
+            "Nothing",
+            "The storage checking the sequencer",
+            "The client's timeout",
+        ],
+        correct: 1,
+        why: "Lock-delay only buys time; a check at the storage refuses the write whenever it arrives.",
+    },
+};
 const LEASE_MS: u64 = 12_000;
 const STEP_MS: u64 = 3_000;
 const HOLD_FROM_MS: u64 = 1_000;
@@ -37,7 +56,7 @@ const CRASH_AT_MS: u64 = 3_500;
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
         id: ID,
-        chapter: 6,
+        chapter: CHAPTER,
         sections: "§7",
         title: "Chubby: sequencer and lock-delay",
         summary: "A's write is stuck in the network when A dies. Chubby's lock-delay keeps the lock free for a while; only the storage checking the sequencer stops a write that arrives later still.",

@@ -38,6 +38,25 @@ use crate::properties::Verdict;
 use crate::protocols::lease_worker::WorkerPlan;
 
 pub const ID: &str = "clock-skew";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 3;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "See a clock step make a holder trust a lease that has expired",
+        "Keep a safety margin so the last step ends well before expiry",
+    ],
+    question: super::CheckQuestion {
+        prompt: "A's clock is set back 5 s. What does A believe about its lease?",
+        answers: &[
+            "It expires 5 s sooner than it does",
+            "It lasts 5 s longer than it does",
+            "Nothing changes",
+        ],
+        correct: 1,
+        why: "A measures the lease with its own clock, so a clock moved back makes the lease look longer.",
+    },
+};
 const AMOUNT: i64 = 10;
 const STEPS: u32 = 6;
 /// Five steps fill the TTL exactly by a correct clock, so A's own check stops it before
@@ -64,7 +83,7 @@ pub const MARGIN_MS: u64 = 10_000;
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
         id: ID,
-        chapter: 3,
+        chapter: CHAPTER,
         sections: "§4–5",
         title: "Clock skew",
         summary: "Real clock drift is milliseconds; a clock step is seconds. At 16 s an NTP correction sets A's clock back 5 s, so A judges its lease 5 s too long and starts one more step after the store has expired it and granted it to B. A's write lands before B's first one, the fence has not seen 34 yet, and the step is debited twice. With margin=10s, A starts a step only if it ends 10 s before the lease does by its own clock, and the run stays safe.",

@@ -36,6 +36,25 @@ use crate::protocols::raft::{RaftBug, RaftServer, ServerConfig, ServerDurable};
 mod beats;
 
 pub const ID: &str = "consensus-lock";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 6;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "See a grant survive the leader's crash because a majority stored it",
+        "Use the key's create revision as the fencing token",
+    ],
+    question: super::CheckQuestion {
+        prompt: "The store's leader crashes right after granting the lock. Why does the new leader still know the holder?",
+        answers: &[
+            "It asks the client",
+            "The grant was committed on a majority before it was answered",
+            "The lock is kept on disk by the client",
+        ],
+        correct: 1,
+        why: "A consensus store answers only after a majority has the write, and any new leader comes from that majority.",
+    },
+};
 /// Who the setup added: the three stores (store-1 boots first), the workers, the ledger.
 #[derive(Clone, Copy, Debug)]
 pub struct ConsensusCast {
@@ -96,7 +115,7 @@ pub fn info() -> ScenarioInfo {
     params.extend(common_params());
     ScenarioInfo {
         id: ID,
-        chapter: 6,
+        chapter: CHAPTER,
         sections: "§6–7",
         title: "Consensus lock (etcd): the grant survives the leader's crash",
         summary: "The redis-failover failure against an etcd-style lock on a Raft-replicated store. Each worker puts its own key under /lock/account-42/ with Txn(If(CreateRevision(key) == 0), Then(Put(key, me, lease))); the oldest key holds, and its create revision is the fencing token. store-1 commits worker-a's key (revision 2) and crashes a moment later: the new leader still has it, so worker-b (revision 3) waits, watching worker-a's key. Then worker-a freezes past its lease: the leader revokes it through the log, worker-a's key is deleted, worker-b holds — and the ledger still has to refuse worker-a's late write. The revision counts changes to keys only; keep-alives need no log entry. Compare with redis-failover.",

@@ -29,6 +29,26 @@ use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
 pub const ID: &str = "deadlock";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 1;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "Recognise two transactions waiting on each other in a cycle",
+        "See the database break the cycle by aborting one",
+        "Prevent it by always locking rows in the same order",
+    ],
+    question: super::CheckQuestion {
+        prompt: "How do you stop two transfers from deadlocking?",
+        answers: &[
+            "Use a longer lock timeout",
+            "Lock the rows in one fixed order, e.g. by account id",
+            "Retry every statement twice",
+        ],
+        correct: 1,
+        why: "With one global order no cycle of waits can form, so no deadlock can either.",
+    },
+};
 pub const OPENING_BALANCE: i64 = 100;
 /// (from, to, amount) of each transfer.
 pub const TRANSFERS: [(u32, u32, i64); 2] = [(1, 2, 10), (2, 1, 20)];
@@ -36,7 +56,7 @@ pub const TRANSFERS: [(u32, u32, i64); 2] = [(1, 2, 10), (2, 1, 20)];
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
         id: ID,
-        chapter: 1,
+        chapter: CHAPTER,
         sections: "§1",
         title: "Deadlock",
         summary: "Two transfers lock two rows in opposite orders; the database aborts one.",

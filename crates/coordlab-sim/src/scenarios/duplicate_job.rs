@@ -31,6 +31,26 @@ use crate::protocols::lease_store::LeaseStore;
 use crate::protocols::lease_worker::{Coordination, Fencing, LeaseWorker, Phase, WorkerPlan};
 
 pub const ID: &str = "duplicate-job";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 2;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "See two replicas run the same scheduled job twice",
+        "Watch a lease turn the second copy away while the first holds it",
+        "Understand why a key committed with the work makes it run exactly once",
+    ],
+    question: super::CheckQuestion {
+        prompt: "The first copy finished and released the lease; then the second copy fires. Without an idempotency key, what happens?",
+        answers: &[
+            "The lease stops it",
+            "The job runs a second time",
+            "The store rejects the second copy's acquire",
+        ],
+        correct: 1,
+        why: "A lease only separates runs that overlap; a run that starts after release is free to repeat the work.",
+    },
+};
 const DEBIT: i64 = 30;
 /// The run's key: the job and the date it runs for.
 const RUN_KEY: &str = "nightly-debit:2025-03-14";
@@ -38,7 +58,7 @@ const RUN_KEY: &str = "nightly-debit:2025-03-14";
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
         id: ID,
-        chapter: 2,
+        chapter: CHAPTER,
         sections: "§1, §3",
         title: "Duplicate 2am job",
         summary: "Two replicas of a service both run the nightly job that debits ₹30. With nothing in between, the account is debited twice; with a lease, the copy that asks second is turned away — but only while the first holds it. A copy that fires after the first let go runs the job again, unless each run's debit also commits a key of its own: then a crash before the commit leaves the run to the other copy, and the job is done exactly once.",

@@ -33,6 +33,25 @@ use crate::protocols::placed_lease::{PlacedConfig, PlacedLease, TokenSource};
 use crate::trace::EventKind;
 
 pub const ID: &str = "fence-mistakes";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 4;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "Recognise numbers that are not fences: timestamps, random ids, local counters, re-read tokens",
+        "See only the lease store's counter refuse the zombie",
+    ],
+    question: super::CheckQuestion {
+        prompt: "Which of these is a valid fencing token?",
+        answers: &[
+            "The worker's clock reading at acquire",
+            "A random UUID",
+            "A counter the lease store raises in the same operation that grants the lease",
+        ],
+        correct: 2,
+        why: "Only a number issued by the granting authority, higher on each grant, orders the holders.",
+    },
+};
 
 /// How far ahead worker-A's clock runs with `fence=timestamp`: more than the 30 s lease.
 const A_CLOCK_AHEAD_MS: i64 = 45_000;
@@ -43,7 +62,7 @@ const B_RANDOM_ID: u64 = 0x5F2A_9C17;
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
         id: ID,
-        chapter: 4,
+        chapter: CHAPTER,
         sections: "§5",
         title: "Fence mistakes",
         summary: "A timestamp, a random id, a per-process counter or a re-read token as the fence: each lets the zombie's write land. The lease counter refuses it.",

@@ -22,6 +22,25 @@ use crate::protocols::service_lock::{Check, Flavour, GuardedResource, LockServer
 use crate::trace::EventKind;
 
 pub const ID: &str = "hazelcast-fenced-lock";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 6;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "Take a lock whose lock() returns a fence",
+        "See a paused holder's late write refused after its session expired",
+    ],
+    question: super::CheckQuestion {
+        prompt: "A's CP session expires during a pause and B locks with a higher fence. A's late write…",
+        answers: &[
+            "lands, since A still holds the lock",
+            "is refused at the storage",
+            "blocks B",
+        ],
+        correct: 1,
+        why: "The storage compares fences and the older one loses.",
+    },
+};
 const HEARTBEAT_MS: u64 = 5_000;
 const STEP_MS: u64 = 5_000;
 const STEPS: u32 = 4;
@@ -29,7 +48,7 @@ const STEPS: u32 = 4;
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
         id: ID,
-        chapter: 6,
+        chapter: CHAPTER,
         sections: "§7",
         title: "Hazelcast FencedLock",
         summary: "A Raft-backed lock whose lock() returns a fence. A pauses, its CP session expires, B gets a higher fence, and A's late write is refused at the storage.",

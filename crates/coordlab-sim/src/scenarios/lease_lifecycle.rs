@@ -40,6 +40,26 @@ use crate::protocols::lease_store::{ReleaseStyle, TokenSource};
 use crate::protocols::lease_worker::WorkerPlan;
 
 pub const ID: &str = "lease-lifecycle";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 2;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "Follow one lease row through acquire, renew, expiry, takeover and release",
+        "See the fencing token grow with every acquisition",
+        "Notice why deleting the row resets the token counter",
+    ],
+    question: super::CheckQuestion {
+        prompt: "Why should releasing a lease keep the row rather than delete it?",
+        answers: &[
+            "Deleting is slower",
+            "The row carries the token counter; deleting it restarts the count at 1",
+            "Other workers cannot see deletions",
+        ],
+        correct: 1,
+        why: "A fresh row starts the counter again, so a new holder could get a token lower than one already used.",
+    },
+};
 const AMOUNT: i64 = 10;
 const STEPS: u32 = 2;
 const TTL_MS: u64 = 9_000;
@@ -57,7 +77,7 @@ const RESTART_A_MS: u64 = 24_000;
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
         id: ID,
-        chapter: 2,
+        chapter: CHAPTER,
         sections: "§3, §5",
         title: "Lease lifecycle",
         summary: "Acquire, heartbeat, crash, expiry, takeover, a clean release and a fresh acquisition — one lease row, its acquisition statement and its fencing token through all of it. Release by deleting the row to see the token counter start over at 1; switch the renewal rule to see a worker fence itself out.",

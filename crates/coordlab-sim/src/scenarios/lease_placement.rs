@@ -30,13 +30,33 @@ use crate::protocols::placed_lease::{PlacedConfig, PlacedLease, TokenSource};
 use crate::trace::EventKind;
 
 pub const ID: &str = "lease-placement";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 2;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "See why every worker must ask the same primary",
+        "See a lagging replica or a table per node produce two holders",
+        "Notice that a store that is down stops the work",
+    ],
+    question: super::CheckQuestion {
+        prompt: "Workers read the lease from a replica that lags the primary. What can happen?",
+        answers: &[
+            "Nothing, reads are safe",
+            "Two workers each see the lease free and both take it",
+            "The replica blocks all writes",
+        ],
+        correct: 1,
+        why: "A lagging copy shows an old state, so a lease already granted looks free; there must be one authority.",
+    },
+};
 
 const LEASE: &str = "account-42";
 
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
         id: ID,
-        chapter: 2,
+        chapter: CHAPTER,
         sections: "§3",
         title: "Where the lease table lives",
         summary: "The shared primary gives one holder; a lagging read replica or a table per node gives two; a store that is down stops the work.",

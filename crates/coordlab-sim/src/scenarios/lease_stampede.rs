@@ -27,6 +27,25 @@ use crate::protocols::lease_store::LeaseStore;
 use crate::protocols::lease_worker::WorkerPlan;
 
 pub const ID: &str = "lease-stampede";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 3;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "See waiters retry in lockstep when a lease drops",
+        "Spread retries out with jitter to waste fewer requests",
+    ],
+    question: super::CheckQuestion {
+        prompt: "Why add jitter to the waiters' retries?",
+        answers: &[
+            "To make the lease last longer",
+            "So they do not all hit the store at the same instant",
+            "To give each waiter a token",
+        ],
+        correct: 1,
+        why: "Without jitter the waiters stay in step and every release starts a burst of wasted requests.",
+    },
+};
 const TTL_MS: u64 = 9_000;
 /// The holder's job: one step, done and released well between the waiters' first and
 /// second polls.
@@ -44,7 +63,7 @@ const MAX_WAITERS: i64 = 8;
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
         id: ID,
-        chapter: 3,
+        chapter: CHAPTER,
         sections: "§4, §9",
         title: "Lease stampede",
         summary: "Several waiters poll a held lease. When it drops, without jitter they all hit the store in the same instant, round after round; with jitter their requests arrive spread out and fewer are wasted.",

@@ -33,6 +33,26 @@ use crate::protocols::payment_api::{ApiTiming, PaymentApi};
 use crate::protocols::payment_rail::{Payment, PaymentRail};
 
 pub const ID: &str = "lock-across-call";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 3;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "See a slow network call outlive the lease that guards it",
+        "Hold the lock only to claim the work, not across the call",
+        "Make the call safe to repeat with an idempotency key",
+    ],
+    question: super::CheckQuestion {
+        prompt: "A holds a 10 s lease across a payment call that takes 15 s. What can happen?",
+        answers: &[
+            "The call is cancelled at 10 s",
+            "B takes the lease and pays again",
+            "The lease waits for the call",
+        ],
+        correct: 1,
+        why: "The lease does not know about the call; when it expires someone else starts the same work.",
+    },
+};
 const LEASE: &str = "payout-42";
 const TTL_MS: u64 = 10_000;
 const USUAL_MS: u64 = 1_000;
@@ -55,7 +75,7 @@ struct CallCast {
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
         id: ID,
-        chapter: 3,
+        chapter: CHAPTER,
         sections: "§2, §5, §9",
         title: "A lock held across a network call",
         summary: "A calls a slow payment API while holding a 10 s lease. The call outlives the lease, B makes the same call, and the API pays twice. The remedies: hold the lock only for a short claim, or make the call idempotent and the record fenced.",

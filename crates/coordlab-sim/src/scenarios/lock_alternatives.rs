@@ -26,6 +26,25 @@ use crate::protocols::job_table::{JobDurable, JobTable};
 use crate::protocols::lease_worker::{Coordination, LeaseWorker, Phase, StopReason, WorkerPlan};
 
 pub const ID: &str = "lock-alternatives";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 2;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "Make a job run once with a unique key instead of a lock",
+        "Use a conditional update or partitioning so only one copy acts",
+    ],
+    question: super::CheckQuestion {
+        prompt: "When do you not need a lease at all?",
+        answers: &[
+            "When the job is slow",
+            "When one guarded write (a unique key or a conditional update) is the whole job",
+            "Never",
+        ],
+        correct: 1,
+        why: "If the work is a single write, the database's own check already decides who wins.",
+    },
+};
 const JOB: &str = "2am-debit:account-42";
 const STEPS: u32 = 2;
 const AMOUNT: i64 = 20;
@@ -48,7 +67,7 @@ fn method(params: &Params) -> Method {
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
         id: ID,
-        chapter: 2,
+        chapter: CHAPTER,
         sections: "§5",
         title: "Alternatives to the lock",
         summary: "The 2am job fires on both replicas. A unique key, a conditional update or partitioning by account lets exactly one copy run it — no lease store involved.",

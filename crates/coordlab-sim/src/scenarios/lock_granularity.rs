@@ -32,6 +32,26 @@ use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
 pub const ID: &str = "lock-granularity";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 1;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "See that an update with no usable index locks every row it scans",
+        "Recognise gap locks that block inserts between rows",
+        "Fix it by giving the query an index",
+    ],
+    question: super::CheckQuestion {
+        prompt: "An UPDATE filters on a column with no index. What does InnoDB lock?",
+        answers: &[
+            "Only the rows that match",
+            "Every row it scans, and the gaps between them",
+            "Nothing until commit",
+        ],
+        correct: 1,
+        why: "Without an index it must scan the table, and it locks what it scans, so the lock is far wider than asked.",
+    },
+};
 pub const USER_COUNT: u32 = 8;
 /// The user billing upgrades, the unrelated one support edits, and the one it inserts.
 pub const BILLING_TARGET: u32 = 3;
@@ -41,7 +61,7 @@ pub const NEW_USER: u32 = USER_COUNT + 1;
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
         id: ID,
-        chapter: 1,
+        chapter: CHAPTER,
         sections: "§1",
         title: "Lock granularity",
         summary: "InnoDB: with no index, an update locks every row it scans, and the gaps.",

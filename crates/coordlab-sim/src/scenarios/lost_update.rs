@@ -23,13 +23,33 @@ use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
 pub const ID: &str = "lost-update";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 1;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "Spot a lost update: two read-modify-write cycles that overlap",
+        "See how a row lock makes the second worker wait its turn",
+        "Compare the lock with a write that checks a version",
+    ],
+    question: super::CheckQuestion {
+        prompt: "Both workers read ₹100 and write back ₹70. What went wrong?",
+        answers: &[
+            "The database lost a write",
+            "Each write was based on a read the other had already made stale",
+            "The second debit was rolled back",
+        ],
+        correct: 1,
+        why: "Each worker computed from a value that changed under it, so the second write silently replaced the first.",
+    },
+};
 const OPENING_BALANCE: i64 = 100;
 const DEBIT: i64 = 30;
 
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
         id: ID,
-        chapter: 1,
+        chapter: CHAPTER,
         sections: "§1–2",
         title: "Lost update",
         summary: "Two workers each take ₹30 from a ₹100 balance. Without a lock one debit vanishes; a row lock or a version-checked write keeps both.",

@@ -73,11 +73,23 @@ use std::rc::Rc;
 /// Parameter values by key, after validation every key of the scenario is present.
 pub type Params = BTreeMap<String, String>;
 
-/// A chapter of the curriculum; the library page groups scenarios by it.
+/// A chapter of the curriculum; the library page groups scenarios by it, and the course walks
+/// the chapters in this order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Chapter {
     pub number: u8,
     pub title: &'static str,
+}
+
+/// What the course says at a chapter's start and end, apart from [`Chapter`] so that the
+/// library's bundle, which lists chapters, does not carry the player's text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChapterNotes {
+    pub number: u8,
+    /// What goes wrong and what the chapter's runs show, in two to four sentences.
+    pub intro: &'static str,
+    /// The rules of thumb the chapter's runs teach (the choosing page lists them all).
+    pub rules: &'static [&'static str],
 }
 
 pub const CHAPTERS: &[Chapter] = &[
@@ -106,6 +118,79 @@ pub const CHAPTERS: &[Chapter] = &[
         title: "Real lock services",
     },
 ];
+
+/// Each chapter's introduction and rules, for the course in the player.
+pub const CHAPTER_NOTES: &[ChapterNotes] = &[
+    ChapterNotes {
+        number: 1,
+        intro: "Two workers that read, change and write the same row can erase each other's work. Inside one database a lock fixes this cheaply: one lock manager, a connection that shows the holder is alive, and release on commit. You will see updates vanish, then watch row locks, advisory locks, queues and deadlocks do their job.",
+        rules: &[
+            "Lock the smallest thing: one row or one job key, never everything.",
+            "Take several locks in one fixed order, or take only one.",
+        ],
+    },
+    ChapterNotes {
+        number: 2,
+        intro: "Across machines there is no connection that dies with the holder, so a lock needs an expiry: it becomes a lease. You will see a scheduled job run twice, a lease row go through its whole life, a careless release free someone else's lease, and cases where no lease is needed at all.",
+        rules: &[
+            "Keep the lease in one store that every worker asks.",
+            "Release only your own lease, checking the owner in the same statement.",
+            "If the job is one guarded write, a unique key or a conditional update can replace the lease.",
+        ],
+    },
+    ChapterNotes {
+        number: 3,
+        intro: "A paused or slow holder looks exactly like a dead one, so its lease expires while it still works. You will watch a frozen worker wake up and write after someone else took over, a clock step stretch a lease, waiters stampede, and a slow network call outlive the lock.",
+        rules: &[
+            "Set the lease against the worst pause you expect, and leave a margin.",
+            "Do not hold a lock across a network call.",
+            "Add jitter to retries.",
+        ],
+    },
+    ChapterNotes {
+        number: 4,
+        intro: "The fix for a late holder is to check at the place the write lands: every grant carries a number that only goes up, and the resource refuses anything older than it has seen. You will see which numbers work as fences, where stores get them, and what to do when a resource cannot check one.",
+        rules: &[
+            "Take the token from the store that grants the lease, in the same operation.",
+            "Compare the token in the write itself, on every write of the job.",
+            "Where nothing can check a token, use an idempotency key.",
+        ],
+    },
+    ChapterNotes {
+        number: 5,
+        intro: "A lock service on one machine stops everything when it dies; on several machines, they must agree on who holds what. Raft does this with elected leaders, terms and a log committed on a majority. You will see elections, split votes, replication, partitions and a storm of faults that never breaks the safety checks.",
+        rules: &[
+            "A cluster of N servers survives ⌊(N−1)/2⌋ failures.",
+            "Use a consensus store for small, critical state such as who holds a lease.",
+        ],
+    },
+    ChapterNotes {
+        number: 6,
+        intro: "The lock services you can deploy differ in what sits underneath: a consensus protocol, or a single primary that can lose a grant. You will compare ZooKeeper, etcd, Redis, Redlock, Redisson, ShedLock, Chubby and Hazelcast under the same kinds of faults.",
+        rules: &[
+            "When a lease must survive a node failure, keep it in a consensus store.",
+            "Prefer a service that hands out a fencing token with the lock.",
+            "Test the ugly case: pause the holder past its lease and check its writes are refused.",
+        ],
+    },
+];
+
+/// What a scenario teaches in the course, kept in its module beside its info: two or three
+/// objectives and one question. Only the bundle that runs the scenario carries it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CourseNotes {
+    pub objectives: &'static [&'static str],
+    pub question: CheckQuestion,
+}
+
+/// A multiple-choice question with one right answer and why it is right.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CheckQuestion {
+    pub prompt: &'static str,
+    pub answers: &'static [&'static str],
+    pub correct: usize,
+    pub why: &'static str,
+}
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ChoiceOption {
@@ -369,6 +454,11 @@ pub type SetupFn = fn(&Params, u64) -> Setup;
 /// registry builds and runs the engine; a scenario never does.
 pub struct ScenarioDef {
     pub id: &'static str,
+    /// Known in every build: the course's order needs it where the info is left out.
+    pub chapter: u8,
+    /// What the course says about it: `None` outside the bundle that runs it (and without the
+    /// `course` feature), so each chapter's text is downloaded with that chapter only.
+    pub course: Option<&'static CourseNotes>,
     /// `None` in a browser bundle that neither simulates this scenario nor shows the library
     /// (see [`ScenarioDef::info`]).
     pub info_fn: Option<fn() -> ScenarioInfo>,
@@ -386,6 +476,12 @@ macro_rules! scenario {
     ($bundle:literal, $module:ident $(, also $extra:literal)?) => {
         ScenarioDef {
             id: $module::ID,
+            chapter: $module::CHAPTER,
+            course: if cfg!(all(feature = "course", feature = $bundle)) {
+                Some(&$module::COURSE)
+            } else {
+                None
+            },
             info_fn: if cfg!(any(feature = "catalog", feature = $bundle $(, feature = $extra)?)) {
                 Some($module::info)
             } else {
@@ -474,6 +570,22 @@ static REGISTRY: &[ScenarioDef] = &[
 /// Every scenario, in library order.
 pub fn registry() -> &'static [ScenarioDef] {
     REGISTRY
+}
+
+/// The course: every scenario chapter by chapter, in registry order within a chapter.
+pub fn course() -> Vec<&'static ScenarioDef> {
+    let mut order: Vec<&'static ScenarioDef> = registry().iter().collect();
+    order.sort_by_key(|d| d.chapter);
+    order
+}
+
+/// The scenarios before and after `id` in the course.
+pub fn course_neighbours(id: &str) -> (Option<&'static ScenarioDef>, Option<&'static ScenarioDef>) {
+    let order = course();
+    let Some(at) = order.iter().position(|d| d.id == id) else {
+        return (None, None);
+    };
+    (at.checked_sub(1).map(|i| order[i]), order.get(at + 1).copied())
 }
 
 /// The browser build's bundles in library order, each a cargo feature of this crate: the

@@ -21,6 +21,26 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 pub const ID: &str = "raft-chaos";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 5;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "Watch the safety checks hold at every step through random faults",
+        "See the cluster settle on one leader and one log once the storm heals",
+    ],
+    question: super::CheckQuestion {
+        prompt:
+            "During the storm there is sometimes no leader for a while. Which property is broken by that?",
+        answers: &[
+            "Safety: two leaders in one term",
+            "None of the safety ones: only progress pauses",
+            "Log matching",
+        ],
+        correct: 1,
+        why: "Raft gives up progress when it must, never agreement.",
+    },
+};
 /// Time the cluster gets after the heal before the servers stop: long enough for the
 /// longest pause to end and for several rounds of elections.
 pub const SETTLE_MS: u64 = 4_000;
@@ -82,7 +102,7 @@ pub fn info() -> ScenarioInfo {
     params.extend(common_params());
     ScenarioInfo {
         id: ID,
-        chapter: 5,
+        chapter: CHAPTER,
         sections: "§6",
         title: "Raft in a storm: random faults, then heal",
         summary: "The seed draws a storm: servers crash and come back, freeze in pauses, get partitioned or cut off one way, while the network loses, duplicates and reorders messages and a client keeps writing. At the end of the storm everything heals. The safety checks must hold at every step, and afterwards the cluster must settle on one leader and one log. Change the seed for a different storm.",

@@ -18,6 +18,26 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "raft-election";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 5;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "See followers start an election when heartbeats stop",
+        "Watch a candidate win with a majority in a higher term",
+        "See a restarted old leader follow the newer term",
+    ],
+    question: super::CheckQuestion {
+        prompt: "S1 restarts in an old term and hears from the new leader. What does it do?",
+        answers: &[
+            "Claims leadership again",
+            "Adopts the newer term and follows",
+            "Starts a new election at once",
+        ],
+        correct: 1,
+        why: "A higher term always wins: a server that sees one steps down to follower.",
+    },
+};
 pub const CRASH_MS: u64 = 600;
 pub const RESTART_MS: u64 = 1_400;
 pub const STOP_AT_MS: u64 = 2_000;
@@ -27,7 +47,7 @@ pub fn info() -> ScenarioInfo {
     params.extend(common_params());
     ScenarioInfo {
         id: ID,
-        chapter: 5,
+        chapter: CHAPTER,
         sections: "§6",
         title: "Raft: electing a leader",
         summary: "S1 boots first and becomes leader. At 0.6 s it crashes; the others' election timers run out and one of them wins a higher term. At 1.4 s S1 restarts, still in its old term, and follows the new leader as soon as it hears from it.",

@@ -42,6 +42,25 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "raft-figure-8";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 5;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "See why counting copies is not enough to commit an old-term entry",
+        "Understand the rule: a leader commits only entries of its own term",
+    ],
+    question: super::CheckQuestion {
+        prompt: "A new leader finds an old-term entry on a majority. May it mark the entry committed?",
+        answers: &[
+            "Yes, a majority has it",
+            "Only once an entry of its own term is on a majority after it",
+            "Only if every server has it",
+        ],
+        correct: 1,
+        why: "A server with a later-term log could still win and overwrite it; committing an own-term entry closes that door.",
+    },
+};
 pub const STOP_AT_MS: u64 = 2_400;
 
 const SERVERS: u32 = 5;
@@ -143,7 +162,7 @@ impl CommitRule {
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
         id: ID,
-        chapter: 5,
+        chapter: CHAPTER,
         sections: "§6",
         title: "Raft: Figure 8 — why a leader commits only its own term's entries",
         summary: "S1 leads term 2 and gets y=2 onto S2 only. S1 crashes; S5 wins term 3 and takes z=3 for the same index 2, which nobody else gets; S5 crashes. S1 comes back, wins term 4 and copies y=2 to S3: now a majority holds it. Then S1 crashes right after it first commits index 2. Counting copies, it commits y=2 at once — and S5, whose log ends in a later term, wins term 5 and overwrites it: an applied entry is lost. With the paper's rule S1 waits until its own term-4 entry x=4 is on a majority and commits both together; after that S5 can never win.",

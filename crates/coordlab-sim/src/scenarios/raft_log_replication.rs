@@ -14,6 +14,26 @@ use crate::kernel::setup::Setup;
 use crate::protocols::raft::{RaftBug, MAX_SERVERS};
 
 pub const ID: &str = "raft-log-replication";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 5;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "Follow a write from client to leader to a majority of logs",
+        "See an entry commit once a majority stores it, even with a follower down",
+        "Watch a restarted follower catch up",
+    ],
+    question: super::CheckQuestion {
+        prompt: "When is a log entry committed?",
+        answers: &[
+            "When the leader appends it",
+            "When a majority of servers store it",
+            "When every server stores it",
+        ],
+        correct: 1,
+        why: "A majority is enough: any future leader must share at least one server with it.",
+    },
+};
 pub const STOP_AT_MS: u64 = 3_000;
 
 pub fn info() -> ScenarioInfo {
@@ -32,7 +52,7 @@ pub fn info() -> ScenarioInfo {
     params.extend(common_params());
     ScenarioInfo {
         id: ID,
-        chapter: 5,
+        chapter: CHAPTER,
         sections: "§6",
         title: "Raft: replicating the log",
         summary: "The client's writes go to the leader, which appends them and commits each once a majority stores it. The last follower answers slowly and the one before it crashes from 0.8 s to 1.6 s: the majority keeps committing, and the restarted follower is brought up to date.",

@@ -17,6 +17,27 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "raft-partition";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 5;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "See a leader cut off from the majority keep appending but never commit",
+        "Watch the majority side elect a new leader",
+        "See the old leader's uncommitted entries replaced when the network heals",
+    ],
+    question: super::CheckQuestion {
+        prompt:
+            "S1 leads but sits on the minority side of a partition. What happens to the writes it accepts?",
+        answers: &[
+            "They commit on the minority",
+            "They stay uncommitted and are later overwritten",
+            "They are copied to the majority",
+        ],
+        correct: 1,
+        why: "Without a majority nothing commits; after healing the newer leader's log wins.",
+    },
+};
 pub const SPLIT_MS: u64 = 700;
 pub const HEAL_MS: u64 = 1_800;
 pub const STOP_AT_MS: u64 = 3_500;
@@ -26,7 +47,7 @@ pub const S2_BACK_MS: u64 = 2_900;
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
         id: ID,
-        chapter: 5,
+        chapter: CHAPTER,
         sections: "§6",
         title: "Raft: a partition around the leader",
         summary: "Five servers; S1 leads and the client has written twice. At 0.7 s the network splits {S1, S2, client} from {S3, S4, S5}. S1 still believes it leads and appends the client's write, but with two of five it can never commit. The three elect a new leader in a higher term. At 1.8 s the network heals: S1 sees the newer term, steps down, and its uncommitted entry is overwritten.",

@@ -24,6 +24,21 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "raft-quorum";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 5;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "Work out how many failures a cluster of N survives",
+        "See writes stall once a majority is gone",
+    ],
+    question: super::CheckQuestion {
+        prompt: "How many crashed servers can a five-server Raft cluster survive and keep committing?",
+        answers: &["1", "2", "3"],
+        correct: 1,
+        why: "Five servers need three for a majority, so two may be down.",
+    },
+};
 pub const CLIENT_START_MS: u64 = 400;
 pub const FIRST_CRASH_MS: u64 = 600;
 pub const CRASH_EVERY_MS: u64 = 600;
@@ -78,7 +93,7 @@ pub fn info() -> ScenarioInfo {
     params.extend(common_params());
     ScenarioInfo {
         id: ID,
-        chapter: 5,
+        chapter: CHAPTER,
         sections: "§6",
         title: "Raft: how many failures a quorum survives",
         summary: "S1 leads and a client writes all the time. From 0.6 s a follower crashes every 0.6 s. While a majority is up, every write commits; once one more server is down than the cluster can spare, the leader still appends the client's write but never gets enough copies, and the client waits for ever. Then the leader crashes too and nobody can be elected. A cluster of N needs ⌊N/2⌋+1 servers up to elect and commit, so it survives ⌊(N−1)/2⌋ failures: 4 servers survive 1, no more than 3 do. The player's State panel lists sizes 1 to 7 in the table \"Cluster size and failures tolerated\".",

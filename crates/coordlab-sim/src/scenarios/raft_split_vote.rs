@@ -15,6 +15,25 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "raft-split-vote";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 5;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "See identical timeouts split the vote for ever",
+        "See random timeouts let one server win first",
+    ],
+    question: super::CheckQuestion {
+        prompt: "Why does Raft pick election timeouts at random?",
+        answers: &[
+            "To save network traffic",
+            "So one server usually wakes first and wins before the others stand",
+            "To make terms shorter",
+        ],
+        correct: 1,
+        why: "Spreading the timeouts makes it unlikely that several candidates split the votes again.",
+    },
+};
 pub const STOP_AT_MS: u64 = 2_000;
 
 pub fn info() -> ScenarioInfo {
@@ -43,7 +62,7 @@ pub fn info() -> ScenarioInfo {
     params.extend(common_params());
     ScenarioInfo {
         id: ID,
-        chapter: 5,
+        chapter: CHAPTER,
         sections: "§6",
         title: "Raft: split votes and random timeouts",
         summary: "All servers boot together and nobody leads. With identical timeouts they all stand for election at once, each keeps its own vote, and no term ever gets a majority. With randomized timeouts one of them wakes first and is elected before the rest stir.",

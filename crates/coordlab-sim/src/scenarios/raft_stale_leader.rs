@@ -19,6 +19,26 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "raft-stale-leader";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 5;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "See a paused leader wake and act on an old term",
+        "Watch followers reject messages stamped with an older term",
+        "See the term work as a fencing token",
+    ],
+    question: super::CheckQuestion {
+        prompt: "A leader wakes from a pause and sends AppendEntries in its old term. What do the others do?",
+        answers: &[
+            "Accept them",
+            "Reject them, since they already know a newer term",
+            "Start a new election",
+        ],
+        correct: 1,
+        why: "Every message carries its term, and a server ignores anything older than what it has seen.",
+    },
+};
 pub const PAUSE_AT_MS: u64 = 800;
 pub const STOP_AT_MS: u64 = 3_000;
 
@@ -38,7 +58,7 @@ pub fn info() -> ScenarioInfo {
     params.extend(common_params());
     ScenarioInfo {
         id: ID,
-        chapter: 5,
+        chapter: CHAPTER,
         sections: "§6",
         title: "Raft: the term fences a stale leader",
         summary: "S1 leads, then freezes in a GC pause at 0.8 s. The others hear nothing, elect a new leader in a higher term and move on. S1 wakes still sure it leads: its overdue heartbeat fires first and sends AppendEntries stamped with its old term. Then S1 reads the messages that piled up while it was frozen; the first one stamped with the newer term makes S1 step down. Its stale AppendEntries reach the others anyway, and each one rejects them: the term works as a fencing token.",

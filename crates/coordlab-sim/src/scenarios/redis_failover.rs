@@ -43,6 +43,25 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "redis-failover";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 6;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "See a primary acknowledge a lock and crash before replicating it",
+        "Watch the promoted replica grant the same lock, with the same token, again",
+    ],
+    question: super::CheckQuestion {
+        prompt: "Why do two workers end up holding the same lock?",
+        answers: &[
+            "The sentinels disagreed",
+            "The grant lived only on the primary that crashed",
+            "The TTL was too short",
+        ],
+        correct: 1,
+        why: "Replication was asynchronous, so the replica that took over never heard of the first grant.",
+    },
+};
 /// Who the setup added: the stores (store-1 the first primary), the workers, the ledger and
 /// the sentinels.
 #[derive(Clone, Copy, Debug)]
@@ -89,7 +108,7 @@ const STOP_AT_MS: u64 = 6_000;
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
         id: ID,
-        chapter: 6,
+        chapter: CHAPTER,
         sections: "§4–6",
         title: "Redis failover loses the lock",
         summary: "Worker A's lock (and its fencing token, an INCR in the same script) is acknowledged by the Redis primary, which crashes before streaming the write to its replicas. Three sentinels agree it is down (quorum 2) and elect one of themselves (a majority) to promote a replica, which has no record of either; worker B's SET NX succeeds and gets the very same token. Two holders, one token, and a ledger that cannot tell them apart. WAIT 1 only delays a worker's start until one replica has the write; it does not make Redis consistent. A failover can still promote a replica without the write (failure=other-replica-promoted: WAIT returns 1 and the lock is lost all the same), and a holder paused past the TTL still overlaps the next one. Compare with consensus-lock.",

@@ -24,6 +24,26 @@ use crate::protocols::service_lock::{Check, Flavour, GuardedResource, LockServer
 use crate::trace::EventKind;
 
 pub const ID: &str = "redisson-watchdog";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 6;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "See a watchdog renew a lease while the process lives",
+        "Notice a stuck thread keeps the lock for ever",
+        "See a GC pause stop the watchdog and let two holders write",
+    ],
+    question: super::CheckQuestion {
+        prompt: "The holder's thread is stuck, but the process is alive. What does the watchdog do?",
+        answers: &[
+            "Releases the lock",
+            "Keeps renewing it, so nobody else gets it",
+            "Raises an error",
+        ],
+        correct: 1,
+        why: "The watchdog checks that the process lives, not that the work moves.",
+    },
+};
 const STEP_MS: u64 = 5_000;
 const STEPS: u32 = 4;
 const HORIZON_MS: u64 = 180_000;
@@ -31,7 +51,7 @@ const HORIZON_MS: u64 = 180_000;
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
         id: ID,
-        chapter: 6,
+        chapter: CHAPTER,
         sections: "§7",
         title: "Redisson's watchdog",
         summary: "A watchdog renews the lock while the process lives. A stuck thread keeps it renewed for ever; a full GC pause stops the watchdog too, and the paused holder writes after B took over.",

@@ -29,6 +29,21 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "redlock";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 6;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "Follow Redlock's majority of five independent masters and its validity time",
+        "See which faults (pauses, clock jumps) leave two clients holding the lock",
+    ],
+    question: super::CheckQuestion {
+        prompt: "What does Redlock not give you that a fencing scheme needs?",
+        answers: &["A majority", "A token that increases with each grant", "A TTL"],
+        correct: 1,
+        why: "Without a token the resource cannot tell a stale holder's write from a current one.",
+    },
+};
 /// Who the setup added: five independent masters, the two clients, the ledger.
 #[derive(Clone, Copy, Debug)]
 pub struct RedlockCast {
@@ -90,7 +105,7 @@ impl RedlockFault {
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
         id: ID,
-        chapter: 6,
+        chapter: CHAPTER,
         sections: "§4, §7",
         title: "Redlock: five masters and a bet on time",
         summary: "Two clients take a lock across five independent Redis masters: three OKs, and validity = TTL − time spent acquiring − drift allowance, or unlock all five and retry. Redlock hands out no fencing token. Pick the fault: some the algorithm survives, others leave both clients holding a majority.",

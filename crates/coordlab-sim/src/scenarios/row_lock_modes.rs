@@ -30,6 +30,25 @@ use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
 pub const ID: &str = "row-lock-modes";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 1;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "Read which row lock modes conflict and which share",
+        "Notice that a foreign-key insert takes a lock on the parent row",
+    ],
+    question: super::CheckQuestion {
+        prompt: "Inserting a child row that references a parent takes which lock on the parent?",
+        answers: &[
+            "None",
+            "A shared key lock that blocks deleting the parent",
+            "An exclusive lock on the whole table",
+        ],
+        correct: 1,
+        why: "The database must keep the parent from vanishing until the insert commits, so it locks it in a shared mode.",
+    },
+};
 /// When each transaction starts, ms after the run begins.
 const START_MS: [u64; 3] = [0, 10, 20];
 
@@ -72,7 +91,7 @@ pub fn info() -> ScenarioInfo {
     };
     ScenarioInfo {
         id: ID,
-        chapter: 1,
+        chapter: CHAPTER,
         sections: "§1",
         title: "Row lock modes",
         summary: "Which row lock modes wait for which, foreign-key inserts included.",

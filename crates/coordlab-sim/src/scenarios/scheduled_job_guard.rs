@@ -35,6 +35,25 @@ use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
 pub const ID: &str = "scheduled-job-guard";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 6;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "See a lock row let one instance run a @Scheduled job",
+        "See an instance whose clock runs ahead fire early and the job run twice",
+    ],
+    question: super::CheckQuestion {
+        prompt: "Why does the job run twice?",
+        answers: &[
+            "The table has no unique key",
+            "One instance's fast clock made it run and release before the other fired",
+            "ShedLock does not lock",
+        ],
+        correct: 1,
+        why: "The lock only covers overlapping runs; clocks that disagree make the runs not overlap.",
+    },
+};
 /// The shedlock database and the two app instances, as the setup added them.
 #[derive(Clone, Copy)]
 struct ShedCast {
@@ -49,7 +68,7 @@ const WAKE_JITTER_MS: u64 = 300;
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
         id: ID,
-        chapter: 6,
+        chapter: CHAPTER,
         sections: "§7",
         title: "ShedLock: one @Scheduled run",
         summary: "Every instance runs the same @Scheduled job; a row in a JDBC table lets one run per minute. An instance whose clock runs ahead fires early, finishes, and the other runs the job again.",

@@ -26,6 +26,25 @@ use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
 pub const ID: &str = "skip-locked-queue";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 1;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "Use a table as a job queue that several workers drain",
+        "Compare SKIP LOCKED, plain FOR UPDATE and NOWAIT when rows are taken",
+    ],
+    question: super::CheckQuestion {
+        prompt: "Two workers claim jobs with FOR UPDATE SKIP LOCKED. What does the second one do when the first job is locked?",
+        answers: &[
+            "Waits for the first worker to commit",
+            "Takes the next unlocked job",
+            "Fails with an error",
+        ],
+        correct: 1,
+        why: "SKIP LOCKED passes over rows someone else holds, so workers spread out instead of queueing.",
+    },
+};
 /// Jobs in the table at the start.
 pub const JOBS: u32 = 6;
 pub const MAX_WORKERS: u32 = 5;
@@ -33,7 +52,7 @@ pub const MAX_WORKERS: u32 = 5;
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
         id: ID,
-        chapter: 1,
+        chapter: CHAPTER,
         sections: "§1",
         title: "A job queue in a table",
         summary: "Workers claim jobs from a table: SKIP LOCKED, FOR UPDATE or NOWAIT.",

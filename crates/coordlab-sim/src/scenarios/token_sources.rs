@@ -42,6 +42,25 @@ use crate::protocols::placed_lease::{acquire_command, PlacedConfig, PlacedLease,
 use crate::trace::EventKind;
 
 pub const ID: &str = "token-sources";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 4;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "Find where each store gets a token from: a revision, a version, a counter",
+        "See a quorum store keep its counter through failover while Redis reissues one",
+    ],
+    question: super::CheckQuestion {
+        prompt: "After a failover, Redis hands token 33 to a second holder. Why?",
+        answers: &[
+            "Redis has no counters",
+            "The counter's latest value was lost with the primary",
+            "Tokens are random",
+        ],
+        correct: 1,
+        why: "The increment was never replicated, so the new primary counts from an older value.",
+    },
+};
 
 /// When the primary crashes with `failover=yes`: after A's grant (a quorum grant is answered
 /// within about 116 ms), before Redis streams it (200 ms after the answer).
@@ -51,7 +70,7 @@ const REDIS_SHIP_MS: u64 = 200;
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
         id: ID,
-        chapter: 4,
+        chapter: CHAPTER,
         sections: "§5–6",
         title: "Where a token comes from",
         summary: "Seven stores hand out a token with the lease. After a failover a quorum store keeps its counter; Redis reissues 33 to a second holder.",

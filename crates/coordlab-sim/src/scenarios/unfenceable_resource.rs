@@ -26,6 +26,26 @@ use crate::protocols::payment_rail::{Payment, PaymentRail};
 use crate::trace::EventKind;
 
 pub const ID: &str = "unfenceable-resource";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 4;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "Recognise a resource that cannot check a token",
+        "Use a deterministic idempotency key so a replay is recognised",
+    ],
+    question: super::CheckQuestion {
+        prompt: "The payment rail knows nothing about tokens. What stops a zombie's duplicate payment?",
+        answers: &[
+            "A longer lease",
+            "The same idempotency key on both attempts, so the rail treats the second as a replay",
+            "Retrying faster",
+        ],
+        correct: 1,
+        why:
+            "If the key is derived from the work itself, both attempts carry it and the rail pays only once.",
+    },
+};
 const AMOUNT: i64 = 10;
 /// B polls every 10 s: its fourth request, at about 30.5 s, is the first after the expiry.
 const RETRY_MS: u64 = 10_000;
@@ -37,7 +57,7 @@ const PAUSE_MS: u64 = 40_000;
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
         id: ID,
-        chapter: 4,
+        chapter: CHAPTER,
         sections: "§5",
         title: "A resource that cannot be fenced",
         summary: "A zombie worker's payment instruction reaches a rail that knows no tokens. Only a deterministic idempotency key lets the rail tell a replay from a second payment.",

@@ -37,6 +37,25 @@ use crate::protocols::lease_store::ReleaseStyle;
 use crate::protocols::lease_worker::WorkerPlan;
 
 pub const ID: &str = "wrong-release";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 2;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "See a late worker's finally block delete someone else's lease",
+        "Make release safe by checking the owner in the same statement",
+    ],
+    question: super::CheckQuestion {
+        prompt: "A's lease expired and B holds it. A's finally block runs DELETE without an owner check. Who loses the lock?",
+        answers: &[
+            "A",
+            "B",
+            "Nobody: the store refuses",
+        ],
+        correct: 1,
+        why: "The row now belongs to B, so an unchecked delete frees B's lease and lets a third worker in.",
+    },
+};
 const AMOUNT: i64 = 10;
 const STEPS: u32 = 2;
 
@@ -71,7 +90,7 @@ const ROLES: [Role; 3] = [
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
         id: ID,
-        chapter: 2,
+        chapter: CHAPTER,
         sections: "§3–4",
         title: "Releasing the wrong lease",
         summary: "A's lease expires while it is stuck; B takes over. When A gives up, its finally block deletes the lease row — B's row, unless the delete checks the owner. Then C walks in, and its insert starts the token counter again at 1.",

@@ -24,11 +24,31 @@ use crate::properties::Verdict;
 use crate::protocols::lease_worker::{Fencing, OnReject, WorkerPlan};
 
 pub const ID: &str = "zombie-worker";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 3;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "Watch a paused holder's lease expire while it still believes it holds it",
+        "See a higher token from the new holder reject the zombie's write",
+        "Notice the fence only helps if the resource checks it",
+    ],
+    question: super::CheckQuestion {
+        prompt: "A wakes from a 40 s pause with an expired lease and writes with token 33; B wrote with 34. What stops A?",
+        answers: &[
+            "A notices the time",
+            "The ledger refuses a token lower than one it has seen",
+            "The lock service cancels A's write",
+        ],
+        correct: 1,
+        why: "The check happens where the write lands, so A does not need to know anything.",
+    },
+};
 
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
         id: ID,
-        chapter: 3,
+        chapter: CHAPTER,
         sections: "§4–5",
         title: "Zombie worker",
         summary: "A's lease expires while it is frozen in a GC pause; B takes over with a higher token. When A wakes it writes anyway — only a check at the ledger stops it, and only if B's token reached the ledger before B read how far the job got.",

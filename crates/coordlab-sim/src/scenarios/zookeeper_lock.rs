@@ -26,6 +26,26 @@ use crate::protocols::zookeeper::{ZkConfig, ZkService};
 mod beats;
 
 pub const ID: &str = "zookeeper-lock";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 6;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: super::CourseNotes = super::CourseNotes {
+    objectives: &[
+        "Queue for a lock with numbered ephemeral nodes",
+        "Watch only the node before yours to avoid waking everyone",
+        "See an expired session free the lock and the number act as a fence",
+    ],
+    question: super::CheckQuestion {
+        prompt: "Why does each waiter watch only the node just before its own?",
+        answers: &[
+            "To save memory",
+            "So a release wakes one waiter instead of the whole queue",
+            "Because ZooKeeper allows one watch",
+        ],
+        correct: 1,
+        why: "Watching the lock node itself wakes every waiter on each change: a herd for one winner.",
+    },
+};
 pub const LOCK_PATH: &str = "/lock";
 const OPENING: i64 = 1_000;
 const AMOUNT: i64 = 10;
@@ -40,7 +60,7 @@ pub const PAUSE_AT_MS: u64 = 1_500;
 pub fn info() -> ScenarioInfo {
     ScenarioInfo {
         id: ID,
-        chapter: 6,
+        chapter: CHAPTER,
         sections: "§7",
         title: "ZooKeeper lock: sequential nodes, watches and a session that expires",
         summary: "Workers queue for a lock as numbered ephemeral nodes under /lock; the lowest number holds it and uses that number as its fencing token. worker-1 freezes mid-job, its session expires, its node is deleted and the next in line takes over with a higher number; worker-1's late debit is refused by the ledger. Switch the watch to the lock node to see every release wake the whole queue.",
