@@ -1,8 +1,9 @@
-// The course: from the library's "Start here" through chapter 1 with "Next in the course"
-// alone, seeing a beat and answering each run's question on the way; the library then shows
+// The course: from the library's "Start here" through chapter 1 with "Next stop" alone (the
+// course is the lesson lessons/course.json), seeing a beat and answering each run's question
+// on the way; the library then shows
 // that progress, and "Reset progress" clears it. Progress lives in localStorage, so the whole
 // walk stays in one page (one browser context). Also axe-core on the library's course parts
-// and on a course scenario. Needs the home, locks and db bundles.
+// and on a course scenario. Needs the home, locks, db, leases and trace bundles.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { useBrowser, audit } from './browser.mjs';
@@ -15,40 +16,39 @@ test('Start here, then Next alone through chapter 1, answering; the library show
   const start = page.getByRole('link', { name: 'Start here →' });
   await start.waitFor();
   assert.equal(await page.locator('.start-picture').getAttribute('src'), 'start.svg');
+  assert.equal(await start.getAttribute('href'), '#/lesson?src=lessons/course.json&present=1&at=1');
   await start.click();
   for (const [i, id] of CHAPTER_1.entries()) {
-    await page.waitForFunction((want) => location.hash.startsWith(`#/play/${want}`) && document.querySelector('.course'), id);
-    const course = page.locator('.course');
-    assert.match(await course.locator('h2').textContent(), new RegExp(`chapter 1 · ${i + 1} of ${CHAPTER_1.length}`));
-    const objectives = await course.locator('.objectives li').count();
-    assert.ok(objectives >= 2 && objectives <= 3, `${id}: ${objectives} objectives`);
-    if (i === 0) assert.ok(await course.locator('.chapter-intro').isVisible(), 'the chapter opens with its introduction');
+    // The course is a lesson: each run a stop, in presenter mode, its words beside the picture.
+    await page.waitForFunction((want) => location.hash.startsWith(`#/play/${want}`) && document.querySelector('.lesson-panel') && document.querySelector('.timeline .tick'), id);
+    const course = page.locator('.lesson-panel');
+    assert.match(await course.locator('.lesson-where').textContent(), new RegExp(`The coordlab course · stop ${i + 1} of \\d+`));
+    const caption = await course.locator('.lesson-caption').textContent();
+    assert.match(caption, /^Chapter 1: Locks and lost updates\./);
+    assert.equal((caption.match(/What this run teaches:/g) || []).length, 1, `${id}: objectives`);
+    if (i === 0) assert.match(caption, /Two workers that read, change and write the same row/, 'the chapter opens with its introduction');
     // The first beat, by keyboard (n), counts as seen.
     await page.locator('body').press('n');
-    await page.locator('.beat-no', { hasText: /^Beat 1 of/ }).waitFor();
+    await page.waitForFunction(() => /beat 1\/|Beat 1 of/.test(document.body.textContent));
     await course.locator('.answer').first().click();
     await course.locator('.why').waitFor();
     assert.equal(await course.locator('.answer[disabled]').count(), await course.locator('.answer').count());
     assert.equal(await course.locator('.answer.right').count(), 1);
-    if (i === CHAPTER_1.length - 1) {
-      assert.ok((await course.locator('.chapter-rules li').count()) >= 1, 'the chapter ends with its rules');
-      assert.equal(await course.getByRole('link', { name: /checklist/ }).getAttribute('href'), '#/choose');
-      assert.equal(await course.locator('.course-next').getAttribute('href'), '#/play/duplicate-job');
-    } else {
-      await course.locator('.course-next').click();
-    }
+    if (i === CHAPTER_1.length - 1) assert.match(caption, /What chapter 1 taught:\n• /, 'the chapter ends with its rules');
+    if (i > 0) assert.ok(await course.locator('.lesson-previous').isVisible());
+    await course.getByRole('button', { name: 'Next stop →' }).click();
   }
-  assert.equal(await page.locator('.course-previous').getAttribute('href'), '#/play/row-lock-modes');
+  await page.waitForFunction(() => location.hash.startsWith('#/play/duplicate-job') && document.querySelector('.lesson-panel'));
 
-  await page.locator('.site-header .brand').click();
+  await page.goto(page.url().split('#')[0] + '#/');
   await page.getByRole('heading', { name: 'Scenario library' }).waitFor();
   const mine = page.locator('.course-progress');
   assert.match(await mine.textContent(), new RegExp(`${CHAPTER_1.length} of \\d+ runs begun, ${CHAPTER_1.length} questions answered`));
   const chapter = page.locator('section.chapter', { hasText: 'Locks and lost updates' });
   assert.equal(await chapter.locator('.chapter-progress').textContent(), `${CHAPTER_1.length} of ${CHAPTER_1.length} runs begun · ${CHAPTER_1.length} questions answered`);
-  assert.match(await chapter.locator('.card .seen').first().textContent(), /^1 of \d+ beats seen · question answered ✓$/);
-  // Every question is answered in chapter 1, so the button goes on with chapter 2.
-  assert.equal(await page.getByRole('link', { name: 'Continue the course →' }).getAttribute('href'), '#/play/duplicate-job');
+  assert.match(await chapter.locator('.card .seen').first().textContent(), /^\d+ of \d+ beats seen · question answered ✓$/);
+  // Every question is answered in chapter 1, so the button goes on with chapter 2's first run.
+  assert.equal(await page.getByRole('link', { name: 'Continue the course →' }).getAttribute('href'), `#/lesson?src=lessons/course.json&present=1&at=${CHAPTER_1.length + 1}`);
   await shot(page, '60-course-library-progress');
 
   await page.getByRole('button', { name: 'Reset progress' }).click();
@@ -74,9 +74,10 @@ test('the library with its course and a course scenario have no WCAG A/AA violat
   await page.getByRole('link', { name: 'Start here →' }).waitFor();
   await audit(page, 'library, first screen with Start here');
   await page.close();
-  const player = await open('#/play/lock-granularity');
-  await player.locator('.course .answer').first().click();
-  await player.locator('.course .why').waitFor();
-  await audit(player, 'lock-granularity with its course panel, question answered, chapter rules');
+  const player = await open('#/lesson?src=lessons/course.json&present=1&at=6');
+  await player.waitForFunction(() => location.hash.startsWith('#/play/lock-granularity') && document.querySelector('.lesson-panel'));
+  await player.locator('.lesson-panel .answer').first().click();
+  await player.locator('.lesson-panel .why').waitFor();
+  await audit(player, 'lock-granularity as the course\'s stop 6, question answered, chapter rules');
   await player.close();
 });

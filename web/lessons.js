@@ -11,6 +11,8 @@ const LESSON = 'coordlab-lesson';
 const AT = 'coordlab-lesson-at';
 const ENTER = 'coordlab-lesson-enter';
 const DRAFT = 'coordlab-lesson-draft';
+// The learner's progress, read by the library (web/src/progress.rs: the same shape).
+const PROGRESS = 'coordlab.progress.v1';
 
 const style = document.createElement('link');
 style.rel = 'stylesheet';
@@ -58,6 +60,36 @@ function range(stop) {
   if (stop.kind === 'steps') return { start: stop.from, end: stop.to ?? last };
   const beats = beatSteps();
   return { start: beats[stop.from - 1] ?? 0, end: stop.to ? beats[stop.to - 1] ?? last : last };
+}
+
+/** Updates one scenario's progress (`change` edits its record); a refusing storage or a
+ *  record of another shape leaves the page working, only unremembered. */
+function remember(id, change) {
+  try {
+    let all = JSON.parse(localStorage.getItem(PROGRESS));
+    if (!all || all.version !== 1 || typeof all.scenarios !== 'object') all = { version: 1, scenarios: {} };
+    const mine = all.scenarios[id] || { beats: 0, seen: 0, answered: false };
+    change(mine);
+    all.scenarios[id] = mine;
+    localStorage.setItem(PROGRESS, JSON.stringify(all));
+  } catch {
+    // Private mode or a full quota: nothing to do.
+  }
+}
+
+/** The beat the player shows, from its transport (" · beat 2/5") or its story ("Beat 2 of
+ *  5"): marks it seen. */
+function rememberBeat() {
+  const id = scenarioOf(location.hash);
+  const shown = document.querySelector('.beat-count') || document.querySelector('.story .beat-no');
+  const m = /beat (\d+)(?:\/| of )(\d+)/i.exec((shown || {}).textContent || '');
+  if (!id || !m || Number(m[1]) < 1 || Number(m[2]) > 52) return;
+  const beat = Number(m[1]) - 1;
+  remember(id, (p) => {
+    p.beats = Number(m[2]);
+    // Bits as a sum, not |: a bit set past 31 must stay a whole number below 2^53.
+    if (Math.floor(p.seen / 2 ** beat) % 2 === 0) p.seen += 2 ** beat;
+  });
 }
 
 function go(lesson, at) {
@@ -115,6 +147,7 @@ function panel(c) {
     const answers = q.answers.map((text, i) => {
       const b = el('button', { className: 'answer', type: 'button' }, text);
       b.addEventListener('click', () => {
+        remember(stop.scenario, (p) => (p.answered = true));
         answers.forEach((a, k) => {
           a.disabled = true;
           if (q.correct.includes(k)) a.classList.add('right'), a.append(' ✓');
@@ -129,7 +162,22 @@ function panel(c) {
     group.setAttribute('aria-label', 'Lesson question');
     aside.append(group);
   }
-  const hint = at + 1 < lesson.stops.length ? 'n at the end of this stop: the next one. ' : 'The last stop. ';
+  const nav = el('nav', { className: 'lesson-nav' });
+  nav.setAttribute('aria-label', 'Lesson stops');
+  if (at > 0) {
+    const back = el('button', { className: 'lesson-previous', type: 'button' }, '← Previous stop');
+    back.addEventListener('click', () => go(lesson, at - 1));
+    nav.append(back, ' ');
+  }
+  if (at + 1 < lesson.stops.length) {
+    const next = el('button', { className: 'lesson-next', type: 'button' }, 'Next stop →');
+    next.addEventListener('click', () => go(lesson, at + 1));
+    nav.append(next);
+  } else {
+    nav.append(el('a', { className: 'lesson-done', href: '#/' }, 'The last stop: back to the library'));
+  }
+  aside.append(nav);
+  const hint = at + 1 < lesson.stops.length ? 'Or n at the end of this stop. ' : '';
   const leave = el('button', { className: 'lesson-leave', type: 'button' }, 'Leave the lesson');
   leave.addEventListener('click', () => {
     sessionStorage.removeItem(LESSON);
@@ -216,5 +264,10 @@ function show() {
   if (!onPlayer && toolBox) toolBox.remove(), (toolBox = null);
 }
 
-addEventListener('hashchange', show);
+addEventListener('hashchange', () => {
+  show();
+  rememberBeat();
+});
 show();
+// The player draws its transport a moment after the page loads.
+setTimeout(rememberBeat, 300);

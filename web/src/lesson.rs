@@ -474,6 +474,20 @@ mod tests {
         assert!(chapters.len() >= 2, "{chapters:?}");
     }
 
+    /// The course the library's Start here opens: every scenario once, each with its
+    /// question, in the order of the course.
+    #[test]
+    fn the_shipped_course_reads() {
+        let lesson = parse(include_str!("../../lessons/course.json")).unwrap();
+        let order: Vec<&str> = scenarios::course().iter().map(|d| d.id).collect();
+        let stops: Vec<&str> = lesson.stops.iter().map(|s| s.scenario.as_str()).collect();
+        assert_eq!(stops, order);
+        assert!(lesson
+            .stops
+            .iter()
+            .all(|s| s.question.is_some() && s.caption.is_some()));
+    }
+
     #[test]
     fn the_documented_example_reads() {
         let doc = include_str!("../../docs/trainer.md");

@@ -39,9 +39,9 @@ mod picture;
 #[cfg(any(feature = "player", feature = "compare", feature = "embed"))]
 #[cfg_attr(not(any(feature = "player", feature = "compare")), allow(dead_code))]
 mod presenter;
-// The course's progress: the player records it, the library shows and resets it.
-#[cfg(any(feature = "player", feature = "library", test))]
-#[cfg_attr(not(feature = "library"), allow(dead_code))]
+// The course's progress: web/lessons.js records it as the learner walks the course, the
+// library shows and resets it.
+#[cfg(any(feature = "library", test))]
 mod progress;
 #[cfg_attr(not(feature = "player"), allow(dead_code))]
 mod route;

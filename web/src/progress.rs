@@ -1,8 +1,10 @@
 //! The learner's progress through the course — beats seen and questions answered per
 //! scenario — kept in the browser's localStorage under one versioned key. Nothing leaves the
-//! machine. The logic is pure (tested natively); only [`load`], [`save`] and [`clear`] touch
-//! storage, and a storage that refuses (private mode, a full quota) or holds text this version
-//! cannot read simply means no progress: the page works either way.
+//! machine. web/lessons.js writes it as the learner walks the course (the shape the tests
+//! write with `Progress::to_json`); the library reads it here. The logic is pure (tested
+//! natively); only [`load`] and [`clear`] touch storage, and a storage that refuses (private
+//! mode, a full quota) or holds text this version cannot read simply means no progress: the
+//! page works either way.
 
 use std::collections::BTreeMap;
 
@@ -40,6 +42,7 @@ impl Progress {
     }
 
     /// Marks beat `beat` of a story of `beats` seen; true if that changed anything.
+    #[cfg(test)]
     pub fn see_beat(&mut self, id: &str, beat: usize, beats: usize) -> bool {
         if beat >= 64 || beat >= beats {
             return false;
@@ -52,6 +55,7 @@ impl Progress {
     }
 
     /// Marks the scenario's question answered; true if it was not already.
+    #[cfg(test)]
     pub fn answer(&mut self, id: &str) -> bool {
         let entry = self.scenarios.entry(id.to_string()).or_default();
         !std::mem::replace(&mut entry.answered, true)
@@ -64,6 +68,8 @@ impl Progress {
         })
     }
 
+    /// The stored text, as web/lessons.js writes it.
+    #[cfg(test)]
     pub fn to_json(&self) -> String {
         let entries: Vec<String> = self
             .scenarios
@@ -197,25 +203,9 @@ pub fn load() -> Progress {
         .map_or_else(Progress::default, |text| Progress::parse(&text))
 }
 
-/// Saves quietly: a refusing storage leaves the course working, only unremembered.
-pub fn save(progress: &Progress) {
-    if let Some(s) = storage() {
-        let _ = s.set_item(KEY, &progress.to_json());
-    }
-}
-
 pub fn clear() {
     if let Some(s) = storage() {
         let _ = s.remove_item(KEY);
-    }
-}
-
-/// Loads, changes and saves in one go, so two views of the progress never overwrite each
-/// other's marks with a stale copy.
-pub fn update(change: impl FnOnce(&mut Progress) -> bool) {
-    let mut progress = load();
-    if change(&mut progress) {
-        save(&progress);
     }
 }
 

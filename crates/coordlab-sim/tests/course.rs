@@ -74,3 +74,24 @@ fn every_chapter_opens_with_a_short_introduction_and_ends_with_its_rules() {
         assert!(!chapter.rules.is_empty(), "chapter {}", chapter.number);
     }
 }
+
+/// The site's course lesson is generated from the scenarios' notes: `lessons/course.json`
+/// must equal `course_lesson()` (rewrite it with `COORDLAB_BLESS=1 cargo test -p
+/// coordlab-sim --test course`).
+#[test]
+fn the_shipped_course_lesson_is_the_one_the_notes_make() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../lessons/course.json");
+    let made = serde_json::to_string_pretty(&coordlab_sim::scenarios::course_lesson()).expect("json") + "\n";
+    if std::env::var_os("COORDLAB_BLESS").is_some() {
+        std::fs::write(path, &made).expect("write lessons/course.json");
+    }
+    let shipped = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        shipped == made,
+        "lessons/course.json is out of date: COORDLAB_BLESS=1 cargo test -p coordlab-sim --test course"
+    );
+    let stops = coordlab_sim::scenarios::course_lesson()["stops"]
+        .as_array()
+        .map_or(0, Vec::len);
+    assert_eq!(stops, registry().len(), "one stop per scenario");
+}

@@ -19,19 +19,23 @@ enum Shown {
     Ready(Lesson),
 }
 
-/// `src=` and `present=1` of the lesson link's query.
-pub fn source_of(query: &str) -> (Option<String>, bool) {
+/// `src=`, `present=1` and `at=N` of the lesson link's query: the file, and the stop to open
+/// at once in presenter mode (`present=1` alone: the first; `at=N`: the N-th, counted from 1,
+/// as the course's "Continue" link does), if any.
+pub fn source_of(query: &str) -> (Option<String>, Option<usize>) {
     let mut src = None;
     let mut present = false;
+    let mut at = 0;
     for item in query.split('&') {
         let (key, value) = item.split_once('=').unwrap_or((item, ""));
         match decode(key).as_str() {
             "src" if !value.is_empty() => src = Some(decode(value)),
             "present" => present = value != "0",
+            "at" => at = value.parse::<usize>().map_or(0, |n| n.saturating_sub(1)),
             _ => {}
         }
     }
-    (src, present)
+    (src, present.then_some(at))
 }
 
 fn shown_from(name: String, text: &str) -> Shown {
@@ -75,15 +79,17 @@ async fn fetch_text(url: &str) -> Result<String, String> {
         .ok_or_else(|| "it could not be read as text".to_string())
 }
 
-/// Hands the lesson to web/lessons.js (sessionStorage: this tab only) and opens its first stop.
-fn present(lesson: &Lesson) {
+/// Hands the lesson to web/lessons.js (sessionStorage: this tab only) and opens stop `at`
+/// (the last if there are fewer).
+fn present(lesson: &Lesson, at: usize) {
     let Some(window) = web_sys::window() else { return };
+    let at = at.min(lesson.stops.len().saturating_sub(1));
     if let Ok(Some(store)) = window.session_storage() {
         let _ = store.set_item("coordlab-lesson", &lesson.for_player());
-        let _ = store.set_item("coordlab-lesson-at", "0");
+        let _ = store.set_item("coordlab-lesson-at", &at.to_string());
         let _ = store.set_item("coordlab-lesson-enter", "1");
     }
-    let _ = window.location().set_hash(&lesson.stops[0].hash());
+    let _ = window.location().set_hash(&lesson.stops[at].hash());
 }
 
 fn read_file(file: File, shown: UseStateHandle<Shown>) {
@@ -126,8 +132,8 @@ pub fn lesson_page() -> Html {
                                 Ok(text) => shown_from(src, &text),
                                 Err(why) => Shown::Problems(src.clone(), vec![format!("“{src}”: {why}.")]),
                             };
-                            match &next {
-                                Shown::Ready(lesson) if start => present(lesson),
+                            match (&next, start) {
+                                (Shown::Ready(lesson), Some(at)) => present(lesson, at),
                                 _ => shown.set(next),
                             }
                         });
@@ -175,7 +181,7 @@ pub fn lesson_page() -> Html {
                             html! { <li><strong>{ title }</strong>{ s.caption.as_ref().map(|c| format!(" — {c}")) }</li> }
                         }) }
                     </ol>
-                    <button class="primary" autofocus=true onclick={Callback::from(move |_| present(&l))}>
+                    <button class="primary" autofocus=true onclick={Callback::from(move |_| present(&l, 0))}>
                         { "Present this lesson" }
                     </button>
                 </>
@@ -205,8 +211,13 @@ mod tests {
     fn the_lesson_link_names_its_file() {
         assert_eq!(
             source_of("src=lessons%2Flocks-101.json&present=1"),
-            (Some("lessons/locks-101.json".into()), true)
+            (Some("lessons/locks-101.json".into()), Some(0))
         );
-        assert_eq!(source_of(""), (None, false));
+        assert_eq!(
+            source_of("src=lessons/course.json&present=1&at=3"),
+            (Some("lessons/course.json".into()), Some(2))
+        );
+        assert_eq!(source_of("src=x.json&at=3"), (Some("x.json".into()), None));
+        assert_eq!(source_of(""), (None, None));
     }
 }

@@ -20,11 +20,12 @@ pub fn library(props: &LibraryProps) -> Html {
     let course = scenarios::course();
     let (started, answered) = progress.tally(course.iter().map(|d| d.id));
     // Once begun, the button goes on from the first run whose question is still open.
+    // The course is a lesson file (lessons/course.json, made from the scenarios' notes) walked
+    // in presenter mode, one stop per run: `at` counts its stops from 1.
     let resume = course
         .iter()
-        .find(|d| started == 0 || !progress.of(d.id).answered)
-        .or(course.first())
-        .map_or("", |d| d.id);
+        .position(|d| started == 0 || !progress.of(d.id).answered)
+        .unwrap_or(0);
     let reset = {
         let progress = progress.clone();
         Callback::from(move |_| {
@@ -47,8 +48,8 @@ pub fn library(props: &LibraryProps) -> Html {
             <section class="start" aria-labelledby="start-title">
                 <div class="start-text">
                     <h2 id="start-title">{ "New here? Take the course" }</h2>
-                    <p>{ format!("Six chapters, {} runs, from two workers losing a debit to a lock service that survives its leader's crash. Each run states what it teaches and asks one question; Next in the course takes you on.", course.len()) }</p>
-                    <a class="start-here" href={format!("#/play/{resume}")}>{ if started == 0 { "Start here →" } else { "Continue the course →" } }</a>
+                    <p>{ format!("Six chapters, {} runs, from two workers losing a debit to a lock service that survives its leader's crash. Each run states what it teaches and asks one question; Next (or n) takes you on.", course.len()) }</p>
+                    <a class="start-here" href={format!("#/lesson?src=lessons/course.json&present=1&at={}", resume + 1)}>{ if started == 0 { "Start here →" } else { "Continue the course →" } }</a>
                     <p class="course-progress" role="status">
                         { format!("Your progress: {started} of {} runs begun, {answered} questions answered. It stays in this browser.", course.len()) }
                         if started > 0 {

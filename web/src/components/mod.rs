@@ -7,8 +7,6 @@ pub mod choose;
 #[cfg(feature = "compare")]
 pub mod compare_view;
 #[cfg(feature = "player")]
-pub mod course;
-#[cfg(feature = "player")]
 pub mod embed_dialog;
 #[cfg(feature = "embed")]
 pub mod embed_view;
@@ -34,8 +32,6 @@ pub mod notices;
 pub mod player;
 #[cfg(feature = "player")]
 pub mod property_panel;
-#[cfg(feature = "player")]
-pub mod question;
 #[cfg(feature = "player")]
 pub mod run_settings;
 #[cfg(any(feature = "player", feature = "embed", feature = "trace"))]

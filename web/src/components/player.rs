@@ -5,7 +5,6 @@
 //! below.
 
 use super::beat_list::{beat_list, BeatListProps};
-use super::course::CoursePanel;
 use super::embed_dialog::{embed_dialog, EmbedDialogProps};
 use super::event_log::EventLog;
 use super::fault_panel::FaultPanel;
@@ -175,7 +174,6 @@ pub fn player_view(props: &PlayerProps) -> Html {
             </div>
             </div>
             if !p.presenting {
-                <CoursePanel id={p.info.id} beat={p.nav.beat_at_or_before(p.cursor)} beats={p.nav.beats.len()} />
                 <section class="tools" aria-label="Tools">
                     <div class="tabs" role="tablist" aria-label="Tools">
                         { tab_button(Tab::Story, "Beats") }

@@ -732,3 +732,54 @@ pub fn expectation_for(request: &RunRequest) -> Result<Expectation, SimError> {
     let params = resolve_params(&def.info(), &request.params)?;
     Ok((def.expectation)(&params))
 }
+
+/// The course as a lesson file (docs/trainer.md, "Lessons"): one stop per scenario in course
+/// order, its caption the chapter's introduction (at a chapter's first run), what the run
+/// teaches, and the chapter's rules (at its last run); its question the scenario's. The site
+/// ships it as `lessons/course.json` and walks it like any trainer's lesson; the test
+/// `tests/course.rs` keeps that file equal to this.
+#[cfg(feature = "course")]
+pub fn course_lesson() -> serde_json::Value {
+    let order = course();
+    let stops: Vec<serde_json::Value> = order
+        .iter()
+        .enumerate()
+        .filter_map(|(i, def)| {
+            let notes = def.course?;
+            let chapter = CHAPTERS.iter().find(|c| c.number == def.chapter)?;
+            let about = CHAPTER_NOTES.iter().find(|c| c.number == def.chapter)?;
+            let first = i == 0 || order[i - 1].chapter != def.chapter;
+            let last = order.get(i + 1).is_none_or(|d| d.chapter != def.chapter);
+            let mut caption = format!("Chapter {}: {}.", chapter.number, chapter.title);
+            if first {
+                caption.push_str(&format!("\n{}", about.intro));
+            }
+            caption.push_str("\nWhat this run teaches:");
+            for o in notes.objectives {
+                caption.push_str(&format!("\n• {o}"));
+            }
+            if last {
+                caption.push_str(&format!("\nWhat chapter {} taught:", chapter.number));
+                for r in about.rules {
+                    caption.push_str(&format!("\n• {r}"));
+                }
+            }
+            let q = notes.question;
+            Some(serde_json::json!({
+                "scenario": def.id,
+                "caption": caption,
+                "question": {
+                    "prompt": q.prompt,
+                    "answers": q.answers,
+                    "correct": [q.correct],
+                    "explanation": q.why,
+                },
+            }))
+        })
+        .collect();
+    serde_json::json!({
+        "coordlab_lesson": 1,
+        "title": "The coordlab course",
+        "stops": stops,
+    })
+}
