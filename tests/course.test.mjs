@@ -34,7 +34,10 @@ test('Start here, then Next alone through chapter 1, answering; the library show
     await course.locator('.why').waitFor();
     assert.equal(await course.locator('.answer[disabled]').count(), await course.locator('.answer').count());
     assert.equal(await course.locator('.answer.right').count(), 1);
-    if (i === CHAPTER_1.length - 1) assert.match(caption, /What chapter 1 taught:\n• /, 'the chapter ends with its rules');
+    if (i === CHAPTER_1.length - 1) {
+      assert.match(caption, /What chapter 1 taught:\n• /, 'the chapter ends with its rules');
+      assert.equal(await course.getByRole('link', { name: /choosing page's checklist/ }).getAttribute('href'), '#/choose');
+    }
     if (i > 0) assert.ok(await course.locator('.lesson-previous').isVisible());
     await course.getByRole('button', { name: 'Next stop →' }).click();
   }

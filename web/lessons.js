@@ -135,12 +135,25 @@ function enter(c, tries = 0) {
   }
 }
 
+/** A caption's text, with each `[words](#/…)` made a link to that view of the site (only
+ *  the site's own addresses: a lesson file cannot send the room elsewhere). */
+function linked(text) {
+  const out = [];
+  let last = 0;
+  for (const m of text.matchAll(/\[([^\]]+)\]\((#\/[^)\s]*)\)/g)) {
+    out.push(text.slice(last, m.index), el('a', { href: m[2] }, m[1]));
+    last = m.index + m[0].length;
+  }
+  out.push(text.slice(last));
+  return out;
+}
+
 function panel(c) {
   const { lesson, at, stop } = c;
   const aside = el('aside', { className: 'lesson-panel' });
   aside.setAttribute('aria-label', 'Lesson');
   aside.append(el('p', { className: 'lesson-where' }, `${lesson.title} · stop ${at + 1} of ${lesson.stops.length}`));
-  if (stop.caption) aside.append(el('p', { className: 'lesson-caption' }, stop.caption));
+  if (stop.caption) aside.append(el('p', { className: 'lesson-caption' }, ...linked(stop.caption)));
   const q = stop.question;
   if (q) {
     const why = el('p', { className: 'why', hidden: true }, q.explanation || '');

@@ -763,6 +763,7 @@ pub fn course_lesson() -> serde_json::Value {
                 for r in about.rules {
                     caption.push_str(&format!("\n• {r}"));
                 }
+                caption.push_str("\n[Every rule, on the choosing page's checklist →](#/choose)");
             }
             let q = notes.question;
             Some(serde_json::json!({
