@@ -6,7 +6,9 @@
 use crate::args::UsageError;
 use crate::util::{params_code, reproduce};
 use coordlab_sim::kernel::faults::{parse_script, script_code};
-use coordlab_sim::search::{SearchKind, SearchReport, SearchSpec, Space, Witness};
+use coordlab_sim::search::{
+    grouped, plural, vocabulary, SearchKind, SearchReport, SearchSpec, Space, Witness,
+};
 use coordlab_sim::{Limits, Recording, RunRequest};
 use serde_json::{json, Value};
 use std::fmt::Write;
@@ -116,37 +118,6 @@ fn run_space(space: &Space, shard: Shard) -> Result<SearchReport, UsageError> {
     Ok(report)
 }
 
-/// The faults the space places, in words: `pauses of 5000, 27000 ms and crashes`.
-fn vocabulary(space: &Space) -> String {
-    let pauses: Vec<String> = space.pause_ms.iter().map(|p| p.to_string()).collect();
-    space
-        .spec
-        .kinds
-        .iter()
-        .map(|k| match k {
-            SearchKind::Pause => format!("pauses of {} ms", pauses.join(", ")),
-            SearchKind::Crash => "crashes".to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join(" and ")
-}
-
-fn plural(n: u64, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
-fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// The text report: per property a shrunk, explained witness or the bounded claim.
 fn render(space: &Space, report: &SearchReport, story_off: &[String]) -> Result<(String, bool), UsageError> {
     let spec = &space.spec;
@@ -186,13 +157,7 @@ fn render(space: &Space, report: &SearchReport, story_off: &[String]) -> Result<
     let mut clean = true;
     for name in &space.checked {
         let Some(found) = report.witnesses.get(name) else {
-            let _ = writeln!(
-                out,
-                "{name}: no schedule of ≤ {} ({}, at any step) breaks it — {} schedules checked",
-                plural(u64::from(spec.max_faults), "fault", "faults"),
-                vocabulary(space),
-                grouped(report.schedules)
-            );
+            let _ = writeln!(out, "{}", space.claim(name, report.schedules));
             continue;
         };
         clean = false;

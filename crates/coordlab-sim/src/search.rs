@@ -420,6 +420,249 @@ impl Space {
     }
 }
 
+/// The faults a space places, in words: `pauses of 5000, 27000 ms and crashes`.
+pub fn vocabulary(space: &Space) -> String {
+    let pauses: Vec<String> = space.pause_ms.iter().map(|p| p.to_string()).collect();
+    space
+        .spec
+        .kinds
+        .iter()
+        .map(|k| match k {
+            SearchKind::Pause => format!("pauses of {} ms", pauses.join(", ")),
+            SearchKind::Crash => "crashes".to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(" and ")
+}
+
+pub fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// `1392` as `1,392`.
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+impl Space {
+    /// The bounded claim for a property no schedule broke — the words the command line and
+    /// the player both print.
+    pub fn claim(&self, property: &str, schedules: u64) -> String {
+        format!(
+            "{property}: no schedule of ≤ {} ({}, at any step) breaks it — {} schedules checked",
+            plural(u64::from(self.spec.max_faults), "fault", "faults"),
+            vocabulary(self),
+            grouped(schedules)
+        )
+    }
+}
+
+/// What one part of a search in the browser came to. The player runs the search in a Web
+/// Worker part by part — a part lasts as long as the worker's `more` says, about a tenth of a
+/// second — so it can show progress and be cancelled between parts; messages both ways are
+/// text ([`part_message`], [`PartReply::text`]), the one thing a worker passes cheaply.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PartReply {
+    /// Schedules `0..done` of `total` ran and broke nothing: the next part starts at `done`.
+    Progress { done: u64, total: u64 },
+    /// A schedule broke `property` at step `at_seq`: the run to load (the story's own fault
+    /// switched off and the shrunk witness's faults as its fault script), and why it broke
+    /// ([`chain`]; worked out in the worker, so the page needs none of the search's code).
+    Found {
+        property: String,
+        at_seq: u32,
+        run: RunRequest,
+        chain: Vec<(u32, String)>,
+    },
+    /// Every schedule ran and none broke anything: the bounded claims, one a property, after
+    /// a line that says which of the story's own faults the search switched off, if any.
+    Clean(Vec<String>),
+    /// The search could not start (e.g. more schedules than the limit).
+    Failed(String),
+}
+
+impl PartReply {
+    pub fn text(&self) -> String {
+        match self {
+            PartReply::Progress { done, total } => format!("progress {done} {total}"),
+            PartReply::Found {
+                property,
+                at_seq,
+                run,
+                chain,
+            } => {
+                let links: Vec<String> = chain
+                    .iter()
+                    .map(|(seq, line)| format!("\n{seq} {line}"))
+                    .collect();
+                format!("found {at_seq} {property}\n{}{}", run.to_line(), links.concat())
+            }
+            PartReply::Clean(claims) => format!("clean\n{}", claims.join("\n")),
+            PartReply::Failed(why) => format!("failed\n{why}"),
+        }
+    }
+
+    /// Reads [`PartReply::text`] back; anything else is a failure that says what came.
+    pub fn parse(text: &str) -> PartReply {
+        let (head, rest) = text.split_once('\n').unwrap_or((text, ""));
+        let words: Vec<&str> = head.splitn(3, ' ').collect();
+        let number = |i: usize| words.get(i).and_then(|w| w.parse::<u64>().ok());
+        match words[0] {
+            "progress" => {
+                if let (Some(done), Some(total)) = (number(1), number(2)) {
+                    return PartReply::Progress { done, total };
+                }
+            }
+            "found" => {
+                let mut lines = rest.lines();
+                let run = RunRequest::parse_line(lines.next().unwrap_or_default());
+                let chain: Option<Vec<(u32, String)>> = lines
+                    .map(|l| {
+                        let (seq, line) = l.split_once(' ')?;
+                        Some((seq.parse().ok()?, line.to_string()))
+                    })
+                    .collect();
+                if let (Some(at_seq), Some(property), Ok(run), Some(chain)) =
+                    (number(1), words.get(2), run, chain)
+                {
+                    return PartReply::Found {
+                        property: property.to_string(),
+                        at_seq: u32::try_from(at_seq).unwrap_or(u32::MAX),
+                        run,
+                        chain,
+                    };
+                }
+            }
+            "clean" => return PartReply::Clean(rest.lines().map(str::to_string).collect()),
+            "failed" => return PartReply::Failed(rest.to_string()),
+            _ => {}
+        }
+        PartReply::Failed(format!("the search sent `{head}`"))
+    }
+}
+
+/// The message that asks a worker for the part of a search starting at schedule `from`: up to
+/// `max_faults` faults of `kinds`, placed on `base` (its own fault script left out). Its
+/// parameters at their defaults are left out, as a link leaves them out, so that the story's
+/// own fault is switched off as on the command line unless the learner changed it.
+pub fn part_message(base: &RunRequest, max_faults: u32, kinds: &[SearchKind], from: u64) -> String {
+    let specs = scenarios::find(&base.scenario)
+        .map(|d| d.info().params)
+        .unwrap_or_default();
+    let at_default = |key: &str, value: &str| {
+        specs
+            .iter()
+            .any(|s| s.key == key && s.default_given(&base.params) == value)
+    };
+    let base = RunRequest {
+        params: base
+            .params
+            .iter()
+            .filter(|(k, v)| !at_default(k, v))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        actions: Vec::new(),
+        ..base.clone()
+    };
+    let kinds: Vec<&str> = kinds.iter().map(|k| k.code()).collect();
+    format!("{from} {max_faults} {} {}", kinds.join(","), base.to_line())
+}
+
+/// Runs the part of a search [`part_message`] asks for, while `more` says to go on (at least
+/// one schedule), and stops at the first schedule that breaks a property, which it shrinks.
+pub fn run_message(message: &str, mut more: impl FnMut() -> bool) -> PartReply {
+    let mut words = message.splitn(4, ' ');
+    let (Some(from), Some(max_faults), Some(kinds), Some(line)) =
+        (words.next(), words.next(), words.next(), words.next())
+    else {
+        return PartReply::Failed(format!(
+            "a search message reads `from faults kinds run`, not `{message}`"
+        ));
+    };
+    let spec = (|| -> Result<(SearchSpec, Vec<String>, u64), String> {
+        let base = RunRequest::parse_line(line)?;
+        let (base, story_off) = without_story_faults(&base).map_err(|e| e.to_string())?;
+        let kinds = kinds
+            .split(',')
+            .map(|k| {
+                SearchKind::from_code(k).ok_or_else(|| format!("`{k}` is not a fault kind the search places"))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        let spec = SearchSpec {
+            base,
+            max_faults: max_faults
+                .parse()
+                .map_err(|_| format!("bad fault count `{max_faults}`"))?,
+            kinds,
+            properties: Vec::new(),
+            pause_ms: None,
+        };
+        Ok((
+            spec,
+            story_off,
+            from.parse().map_err(|_| format!("bad start `{from}`"))?,
+        ))
+    })();
+    let (spec, story_off, from) = match spec {
+        Ok(s) => s,
+        Err(e) => return PartReply::Failed(e),
+    };
+    let space = match Space::new(spec) {
+        Ok(s) => s,
+        Err(e) => return PartReply::Failed(e.to_string()),
+    };
+    let total = space.len();
+    let mut index = from;
+    while index < total {
+        let faults = space.schedule(index);
+        let broken = match space.evaluate(&faults) {
+            Ok((_, broken)) => broken,
+            Err(e) => return PartReply::Failed(e.to_string()),
+        };
+        if let Some((property, at_seq)) = broken.into_iter().next() {
+            let found = Witness {
+                index,
+                faults,
+                at_seq,
+            };
+            let explained = space.shrink(&property, &found).and_then(|small| {
+                let run = space.request(&small.faults);
+                let trace = scenarios::run(&run, Limits::default(), Recording::Lines)?;
+                Ok(PartReply::Found {
+                    chain: chain(&trace, small.at_seq),
+                    run,
+                    property,
+                    at_seq: small.at_seq,
+                })
+            });
+            return explained.unwrap_or_else(|e| PartReply::Failed(e.to_string()));
+        }
+        index += 1;
+        if !more() {
+            break;
+        }
+    }
+    if index < total {
+        return PartReply::Progress { done: index, total };
+    }
+    let story = story_off
+        .iter()
+        .map(|s| format!("The story's own fault is off ({s}): the search placed every fault itself."));
+    PartReply::Clean(
+        story
+            .chain(space.checked.iter().map(|name| space.claim(name, total)))
+            .collect(),
+    )
+}
+
 /// Why the property broke, as the chain of steps the violation depends on: the faults of the
 /// schedule, the steps where someone came to hold or lost the lock (by the authority's
 /// record or by its own belief), and the violating step — each in the causal past of the
