@@ -277,10 +277,18 @@ function show() {
   if (!onPlayer && toolBox) toolBox.remove(), (toolBox = null);
 }
 
-addEventListener('hashchange', () => {
-  show();
-  rememberBeat();
-});
+addEventListener('hashchange', show);
 show();
-// The player draws its transport a moment after the page loads.
-setTimeout(rememberBeat, 300);
+// Stepping and playing redraw the transport's " · beat i/n" without a hashchange: watch the
+// page, at most once a frame, and remember a beat only when it is new.
+let lastBeat = '';
+let queued = false;
+new MutationObserver(() => {
+  if (queued) return;
+  queued = true;
+  requestAnimationFrame(() => {
+    queued = false;
+    const key = `${location.hash.split('?')[0]} ${(document.querySelector('.beat-count') || {}).textContent}`;
+    if (key !== lastBeat) (lastBeat = key), rememberBeat();
+  });
+}).observe(document.body, { childList: true, subtree: true, characterData: true });
