@@ -59,3 +59,5 @@ await bindings.default({ module_or_path: wasm });
 document.documentElement.dataset.coordlab = current;
 // Lessons in the player (web/lessons.js), after the app: no first download carries them.
 if (pathOf(location.hash)[0] !== 'embed') import(new URL('lessons.js', import.meta.url).href);
+// The library's first picture, live (web/start.js), once the library has drawn.
+if (current === HOME) import(new URL('start.js', import.meta.url).href);

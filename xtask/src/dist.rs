@@ -141,8 +141,11 @@ pub fn build(options: &Options) -> Result<(), String> {
             )?;
         }
     }
-    // The library's picture of the course's first run (an <img>, so no bytes in any bundle).
-    copy(Path::new("web/start.svg"), &dist.join("start.svg"))?;
+    // The library's picture of the course's first run: a poster (an <img>, so no bytes in any
+    // bundle) and the script that puts the run itself, playing in an embed, in its place.
+    for file in ["start.svg", "start.js", "start.css"] {
+        copy(&Path::new("web").join(file), &dist.join(file))?;
+    }
     // An example documentation page with three embeds (linked from the README).
     for file in ["embed-example.css", "embed-example.js"] {
         copy(&Path::new("web/example").join(file), &dist.join(file))?;

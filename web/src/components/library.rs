@@ -57,8 +57,9 @@ pub fn library(props: &LibraryProps) -> Html {
                         }
                     </p>
                 </div>
-                // Recorded from the first scenario, so the library (which simulates nothing) can
-                // show it moving; it holds still for readers who prefer reduced motion.
+                // The poster: recorded from the first scenario, it holds the place until
+                // web/start.js has put the run itself beside Start here (an embed, playing), and
+                // stays for readers who prefer reduced motion or ask to save data.
                 <img class="start-picture" src="start.svg" width="480" height="270"
                     alt="The first run: two workers both read a balance of ₹100, both write ₹70, and one debit is lost." />
             </section>
