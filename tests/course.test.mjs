@@ -94,6 +94,24 @@ test('beside Start here, the first run plays live in an embed, and plays again f
   await page.close();
 });
 
+test('a scenario opened from the library says where the course has it, what it teaches, and links the runs around it', async () => {
+  const page = await open('#/play/advisory-locks');
+  const here = page.locator('.course-here');
+  await here.waitFor();
+  assert.match(await here.locator('.course-where').textContent(), /^In the course: run 2 of \d+ · Chapter 1: Locks and lost updates$/);
+  const objectives = await here.locator('li').allTextContents();
+  assert.ok(objectives.length >= 2 && objectives.length <= 3, `two or three objectives: ${objectives}`);
+  assert.equal(await here.getByRole('link', { name: /^← Previous: lost-update$/ }).getAttribute('href'), '#/lesson?src=lessons/course.json&present=1&at=1');
+  assert.equal(await here.getByRole('link', { name: /^Next in the course: skip-locked-queue →$/ }).getAttribute('href'), '#/lesson?src=lessons/course.json&present=1&at=3');
+  await audit(page, 'a scenario with its place in the course');
+  // Previous walks the course from there: the lesson's own panel replaces this one.
+  await here.getByRole('link', { name: /Previous/ }).click();
+  await page.waitForFunction(() => location.hash.startsWith('#/play/lost-update') && document.querySelector('.lesson-panel'));
+  assert.match(await page.locator('.lesson-panel .lesson-where').textContent(), /stop 1 of \d+/);
+  assert.equal(await page.locator('.course-here').count(), 0);
+  await page.close();
+});
+
 test('corrupt saved progress leaves the library working, as no progress', async () => {
   const page = await open();
   await page.evaluate(() => localStorage.setItem('coordlab.progress.v1', '{"version":1,"scenarios":{"lost-update":'));

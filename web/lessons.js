@@ -260,10 +260,74 @@ function tools() {
   return box;
 }
 
+// The course (lessons/course.json, the library's Start here) on a scenario opened outside
+// it: where the run sits in the course, what it teaches, and the runs before and after it.
+// Fetched only on a player page with no lesson walked, once.
+let course = null;
+function courseStops() {
+  course ??= fetch(new URL('lessons/course.json', import.meta.url))
+    .then((r) => (r.ok ? r.json() : null))
+    .then((c) => (c && Array.isArray(c.stops) ? c.stops : []))
+    .catch(() => []);
+  return course;
+}
+
+/** The lines of a course caption from `heading` to the next line that ends with a colon. */
+function bullets(caption, heading) {
+  const lines = caption.split('\n');
+  const from = lines.indexOf(heading);
+  if (from < 0) return [];
+  const out = [];
+  for (const line of lines.slice(from + 1)) {
+    if (!line.startsWith('• ')) break;
+    out.push(line.slice(2));
+  }
+  return out;
+}
+
+function courseHere(stops, i) {
+  const stop = stops[i];
+  const box = el('aside', { className: 'course-here' });
+  box.setAttribute('aria-label', 'In the course');
+  const chapter = (/^Chapter \d+: [^\n]*?\.?$/m.exec(stop.caption || '') || [''])[0].replace(/\.$/, '');
+  box.append(el('p', { className: 'course-where' }, `In the course: run ${i + 1} of ${stops.length}${chapter ? ` · ${chapter}` : ''}`));
+  const teaches = bullets(stop.caption || '', 'What this run teaches:');
+  if (teaches.length) {
+    box.append(el('p', {}, 'What this run teaches:'), el('ul', {}, ...teaches.map((t) => el('li', {}, t))));
+  }
+  const nav = el('nav', { className: 'lesson-nav' });
+  nav.setAttribute('aria-label', 'The course');
+  // Through the lesson page, which opens the stop as the course sets it and walks on from it,
+  // as Start here does.
+  const at = (k) => `#/lesson?src=lessons/course.json&present=1&at=${k + 1}`;
+  if (i > 0) nav.append(el('a', { className: 'course-previous', href: at(i - 1) }, `← Previous: ${stops[i - 1].scenario}`), ' ');
+  if (i + 1 < stops.length) nav.append(el('a', { className: 'course-next', href: at(i + 1) }, `Next in the course: ${stops[i + 1].scenario} →`));
+  box.append(nav);
+  return box;
+}
+
+let courseShown = null;
+async function showCourse(c) {
+  const id = c ? null : scenarioOf(location.hash);
+  if (id === courseShown) return;
+  courseShown = id;
+  document.querySelector('.course-here')?.remove();
+  if (!id) return;
+  const stops = await courseStops();
+  const i = stops.findIndex((s) => s.scenario === id);
+  // The page may have moved on while the course loaded.
+  if (i < 0 || courseShown !== id || document.querySelector('.course-here')) return;
+  // Above the trainer's tools: the learner's part first.
+  const tools = document.querySelector('.lesson-tools');
+  if (tools) tools.before(courseHere(stops, i));
+  else document.body.append(courseHere(stops, i));
+}
+
 let shownKey = null;
 let toolBox = null;
 function show() {
   const c = current();
+  showCourse(c);
   const key = c ? `${c.at}:${sessionStorage.getItem(LESSON).length}` : null;
   const old = document.querySelector('.lesson-panel');
   if (key !== shownKey || (key && !old)) {
