@@ -12,7 +12,7 @@ use crate::kernel::world::Nodes;
 use crate::protocols::lock_client::LockClient;
 use crate::protocols::lock_service::LockServer;
 use crate::protocols::raft::Role;
-use crate::scenarios::lock_service_common::ledger_row;
+use crate::scenarios::property_library::ledger_row;
 
 /// Whether `worker` believes it holds the lock.
 fn holds(n: &Nodes<'_>, worker: NodeId) -> bool {

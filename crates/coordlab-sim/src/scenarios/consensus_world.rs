@@ -2,9 +2,8 @@
 //! property of [`RaftWorld`], which reads the Raft server inside each [`LockServer`] through
 //! [`LockServers`], the run's view of its servers.
 
-use super::lock_service_common::{
-    fence_monotonic, ledger_outcome, ledger_row, ledger_tables, name, GrantLog, HolderCount, LockProperty,
-};
+use super::lock_service_common::{name, GrantLog, HolderCount, LockProperty};
+use super::property_library::{fence_monotonic, ledger_outcome, ledger_row, ledger_tables};
 use super::raft_world::{RaftView, RaftWorld};
 use crate::json;
 use crate::kernel::collections::VecSet;
@@ -326,7 +325,7 @@ impl World for ConsensusWorld {
             out.push(match p {
                 LockProperty::OneHolderPerStore => holders <= 1,
                 LockProperty::TokensIncrease => self.grants.tokens_ok,
-                LockProperty::FenceMonotonic => ledger_row(nodes, self.ledger).is_none_or(fence_monotonic),
+                LockProperty::FenceMonotonic => fence_monotonic(ledger_row(nodes, self.ledger)),
                 LockProperty::OneWakeupPerRelease => true,
             });
         }

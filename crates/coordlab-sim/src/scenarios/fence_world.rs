@@ -2,9 +2,9 @@
 //! worker believes, the ledger, and four properties — one holder at a time, no step debited
 //! twice, no stale write landing, and the job finishing.
 
-use super::common::{always, eventually};
+use super::common::always;
+use super::property_library as library;
 use crate::json;
-use crate::kernel::collections::VecSet;
 use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
@@ -31,12 +31,21 @@ pub enum FenceProperty {
 impl FenceProperty {
     pub fn spec(self) -> PropertySpec {
         match self {
-            FenceProperty::OneHolder => always("one-holder", "At most one worker at a time believes it holds the lease."),
-            FenceProperty::OneGrant => always("one-grant", "The lease is never granted while another worker's grant is unexpired, counting every table."),
-            FenceProperty::NoDoubleDebit => always("no-double-debit", "No step of the job is debited twice."),
-            FenceProperty::NoStaleWrite => always("no-stale-write", "Once a newer holder's write has reached the ledger, no write from an older holder is accepted."),
-            FenceProperty::TokensUnique => always("tokens-unique", "No token is handed to two different holders, by any copy of the store."),
-            FenceProperty::JobCompletes => eventually("job-completes", "Some worker finishes the job."),
+            FenceProperty::OneHolder => always(
+                "one-holder",
+                "At most one worker at a time believes it holds the lease.",
+            ),
+            FenceProperty::OneGrant => always(
+                "one-grant",
+                "The lease is never granted while another worker's grant is unexpired, counting every table.",
+            ),
+            FenceProperty::NoDoubleDebit => library::no_double_debit_spec(),
+            FenceProperty::NoStaleWrite => library::no_stale_write_spec(),
+            FenceProperty::TokensUnique => always(
+                "tokens-unique",
+                "No token is handed to two different holders, by any copy of the store.",
+            ),
+            FenceProperty::JobCompletes => library::job_completes_spec(),
         }
     }
 }
@@ -139,14 +148,9 @@ impl FenceWorld {
     fn check(&self, p: FenceProperty, n: &Nodes<'_>) -> bool {
         match p {
             FenceProperty::OneHolder => self.believers(n).len() <= 1,
-            FenceProperty::NoDoubleDebit => self.ledger(n).is_none_or(|r| {
-                let mut steps = VecSet::new();
-                r.balance >= self.opening_balance - self.job_total
-                    && r.writes
-                        .iter()
-                        .filter(|w| w.accepted)
-                        .all(|w| steps.insert(w.step))
-            }),
+            FenceProperty::NoDoubleDebit => {
+                library::no_double_debit(self.ledger(n), self.opening_balance, self.job_total)
+            }
             FenceProperty::NoStaleWrite => !self.stale_write_landed(n),
             FenceProperty::OneGrant => {
                 let grants: Vec<_> = self

@@ -2,7 +2,8 @@
 //! the inspector tables, the outcome fields and the "unsafe window" highlight. The world only
 //! reads the participants [`super::lease_setup::build`] put in place.
 
-use super::common::{always, eventually};
+use super::common::always;
+use super::property_library as library;
 use crate::json;
 use crate::kernel::collections::{VecMap, VecSet};
 use crate::kernel::ids::{FencingToken, NodeId};
@@ -36,12 +37,18 @@ pub enum LeaseProperty {
 impl LeaseProperty {
     pub fn spec(self) -> PropertySpec {
         match self {
-            LeaseProperty::FenceMonotonic => always("fence-monotonic", "The ledger never accepts a write whose token is lower than the highest it has seen."),
-            LeaseProperty::TokensIncrease => always("tokens-increase", "Each change of holder gets a higher token; a renewal keeps the token."),
-            LeaseProperty::NoDoubleDebit => always("no-double-debit", "The account is debited at most once for the job: the legitimate holders' writes, nothing more."),
-            LeaseProperty::NoDoublePayment => always("no-double-payment", "The rail sends at most one job's worth of money and never pays the same step twice."),
-            LeaseProperty::NoOverlappingGrants => always("no-overlapping-grants", "The store never grants the lease while another owner's grant is still valid."),
-            LeaseProperty::JobCompletes => eventually("job-completes", "Some worker finishes the job."),
+            LeaseProperty::FenceMonotonic => library::fence_monotonic_spec(),
+            LeaseProperty::TokensIncrease => library::tokens_increase_spec(),
+            LeaseProperty::NoDoubleDebit => library::no_double_debit_spec(),
+            LeaseProperty::NoDoublePayment => always(
+                "no-double-payment",
+                "The rail sends at most one job's worth of money and never pays the same step twice.",
+            ),
+            LeaseProperty::NoOverlappingGrants => always(
+                "no-overlapping-grants",
+                "The store never grants the lease while another owner's grant is still valid.",
+            ),
+            LeaseProperty::JobCompletes => library::job_completes_spec(),
         }
     }
 }
@@ -179,11 +186,7 @@ impl LeaseWorld {
 
     fn check(&self, p: LeaseProperty, nodes: &Nodes<'_>) -> bool {
         match p {
-            LeaseProperty::FenceMonotonic => self.resource(nodes).is_none_or(|r| {
-                r.writes
-                    .iter()
-                    .all(|w| !w.accepted || w.token >= w.highest_before)
-            }),
+            LeaseProperty::FenceMonotonic => library::fence_monotonic(self.resource(nodes)),
             LeaseProperty::TokensIncrease => self.store_durable(nodes).is_none_or(|d| {
                 let mut last: VecMap<&str, FencingToken> = VecMap::new();
                 d.grants.iter().all(|g| {
@@ -196,15 +199,9 @@ impl LeaseWorld {
                     ok
                 })
             }),
-            LeaseProperty::NoDoubleDebit => self.resource(nodes).is_none_or(|r| {
-                // Checked at the write that repeats a step, not only once the total is exceeded.
-                let mut debited = VecSet::new();
-                r.balance >= self.opening_balance - self.job_total
-                    && r.writes
-                        .iter()
-                        .filter(|w| w.accepted && w.amount != 0)
-                        .all(|w| debited.insert(w.step))
-            }),
+            LeaseProperty::NoDoubleDebit => {
+                library::no_double_debit(self.resource(nodes), self.opening_balance, self.job_total)
+            }
             LeaseProperty::NoDoublePayment => self.rail(nodes).is_none_or(|r| {
                 let mut paid_steps = VecSet::new();
                 Self::paid_total(r) <= self.job_total

@@ -1,14 +1,14 @@
 //! What the real-lock-service scenarios (`zookeeper-lock`, `consensus-lock`) share: the
-//! record of grants and the checks on it, the holder counts, and the fenced ledger's row,
-//! inspector tables and outcome fields as their worlds read them.
+//! record of grants and the checks on it, and the holder counts. The fenced ledger's views
+//! and the properties other chapters check too are in the property library.
 
 use super::common::always;
+use super::property_library as library;
 use crate::json;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::time::MS_US;
 use crate::kernel::world::Nodes;
 use crate::properties::PropertySpec;
-use crate::protocols::fenced_resource::{FencedResource, ResourceDurable, WriteRecord};
 use crate::trace::{columns, TableView};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -25,10 +25,13 @@ pub enum LockProperty {
 impl LockProperty {
     pub fn spec(self) -> PropertySpec {
         match self {
-            LockProperty::OneHolderPerStore => always("one-holder-per-store", "At any instant at most one worker holds the lock according to the lock service itself."),
-            LockProperty::TokensIncrease => always("tokens-increase", "Each new grant of the lock carries a higher token than every earlier one, and no token is ever handed to a second worker — failovers included."),
-            LockProperty::FenceMonotonic => always("fence-monotonic", "The ledger never accepts a write whose token is lower than the highest it has seen."),
-            LockProperty::OneWakeupPerRelease => always("one-wakeup-per-release", "Each release of the lock wakes at most one waiter: the next in line."),
+            LockProperty::OneHolderPerStore => library::one_holder_per_store_spec(),
+            LockProperty::TokensIncrease => library::tokens_increase_spec(),
+            LockProperty::FenceMonotonic => library::fence_monotonic_spec(),
+            LockProperty::OneWakeupPerRelease => always(
+                "one-wakeup-per-release",
+                "Each release of the lock wakes at most one waiter: the next in line.",
+            ),
         }
     }
 }
@@ -154,77 +157,4 @@ impl HolderCount {
 /// A participant's display name, owned (for table cells and outcome fields).
 pub fn name(nodes: &Nodes<'_>, id: NodeId) -> String {
     nodes.name(id).to_string()
-}
-
-/// The ledger's row: the live ledger's, or what it persisted while it is down.
-pub fn ledger_row<'a>(nodes: &Nodes<'a>, ledger: NodeId) -> Option<&'a ResourceDurable> {
-    nodes
-        .live::<FencedResource>(ledger)
-        .map(|l| &l.durable)
-        .or_else(|| nodes.durable::<FencedResource>(ledger))
-}
-
-/// The fence never let a lower token through.
-pub fn fence_monotonic(ledger: &ResourceDurable) -> bool {
-    ledger
-        .writes
-        .iter()
-        .all(|w| !w.accepted || w.token >= w.highest_before)
-}
-
-/// The ledger row and its write history.
-pub fn ledger_tables(nodes: &Nodes<'_>, ledger: &ResourceDurable) -> Vec<TableView> {
-    vec![
-        TableView {
-            title: "account_state".into(),
-            columns: columns(&["account_id", "balance", "last_token"]),
-            rows: vec![vec![
-                "42".into(),
-                format!("₹{}", ledger.balance),
-                ledger.last_token.to_string(),
-            ]],
-        },
-        TableView {
-            title: "writes".into(),
-            columns: columns(&["worker", "step", "token", "result"]),
-            rows: ledger
-                .writes
-                .iter()
-                .map(|w| {
-                    let result = match &w.reason {
-                        Some(reason) => format!("✗ rejected: {}", reason.text()),
-                        None => "✓ accepted".into(),
-                    };
-                    vec![
-                        name(nodes, w.worker),
-                        w.step.to_string(),
-                        w.token.to_string(),
-                        result,
-                    ]
-                })
-                .collect(),
-        },
-    ]
-}
-
-/// `accepted_writes`, `rejected_writes` and `balance`.
-pub fn ledger_outcome(nodes: &Nodes<'_>, ledger: &ResourceDurable, out: &mut BTreeMap<String, Value>) {
-    let write = |w: &WriteRecord| {
-        let mut v = json!({"worker": name(nodes, w.worker), "token": w.token.0, "step": w.step});
-        if let Some(reason) = &w.reason {
-            v["reason"] = json!(reason.text());
-        }
-        v
-    };
-    let (accepted, rejected): (Vec<&WriteRecord>, Vec<&WriteRecord>) =
-        ledger.writes.iter().partition(|w| w.accepted);
-    out.insert(
-        "accepted_writes".into(),
-        Value::Array(accepted.into_iter().map(write).collect()),
-    );
-    out.insert(
-        "rejected_writes".into(),
-        Value::Array(rejected.into_iter().map(write).collect()),
-    );
-    out.insert("balance".into(), json!(ledger.balance));
 }

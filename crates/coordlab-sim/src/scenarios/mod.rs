@@ -27,6 +27,7 @@ pub mod lock_alternatives;
 pub mod lock_granularity;
 pub mod lock_service_common;
 pub mod lost_update;
+pub mod property_library;
 pub mod raft_beats;
 pub mod raft_chaos;
 pub mod raft_common;

@@ -1,9 +1,8 @@
-//! What the Redis scenarios share: the faults a Redis node takes, the fenced ledger row (its
-//! node, its inspector tables and outcome fields), the property specs, and the unsafe-window
-//! bookkeeping.
+//! What the Redis scenarios share: the faults a Redis node takes, the fenced ledger's node,
+//! the release property only Redis stories check, and the unsafe-window bookkeeping. The
+//! ledger's views and the properties other chapters check too are in the property library.
 
 use super::common::always;
-use crate::json;
 use crate::kernel::collections::VecMap;
 use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
@@ -12,12 +11,10 @@ use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::world::Nodes;
 use crate::properties::PropertySpec;
-use crate::protocols::fenced_resource::{FencedResource, LedgerIntro, ResourceDurable, WriteRecord};
+use crate::protocols::fenced_resource::{FencedResource, LedgerIntro};
 use crate::protocols::redis_job::JobDurable;
 use crate::protocols::redis_msg::{tenths, KeyEntry};
-use crate::trace::{columns, TableView};
 use serde_json::Value;
-use std::collections::BTreeMap;
 
 /// The ledger row's opening balance.
 pub const OPENING_BALANCE: i64 = 100;
@@ -40,14 +37,6 @@ pub fn add_ledger(setup: &mut Setup) -> NodeId {
         LedgerIntro::RefusesStaleOrUnchecked,
         FencedResource::initial(OPENING_BALANCE),
     )
-}
-
-/// The ledger row, live or as persisted while it is down.
-pub fn ledger_row<'a>(nodes: &Nodes<'a>, id: NodeId) -> Option<&'a ResourceDurable> {
-    nodes
-        .live::<FencedResource>(id)
-        .map(|r| &r.durable)
-        .or_else(|| nodes.durable::<FencedResource>(id))
 }
 
 /// The names of the lock clients (of type `P`) among `ids` whose job is recorded as done.
@@ -75,35 +64,11 @@ pub fn lock_cells(data: &VecMap<String, KeyEntry>, key: &str, local_now_us: u64)
     }
 }
 
-pub fn one_holder_spec() -> PropertySpec {
-    always("one-holder-per-store", "At most one worker at a time does the protected work, each believing the lock is its own because the store it talks to said so.")
-}
-
-pub fn tokens_increase_spec() -> PropertySpec {
-    always("tokens-increase", "Every fencing token handed out for the lock is higher than every one before it: no number is ever handed out twice, failovers included.")
-}
-
-pub fn fence_monotonic_spec() -> PropertySpec {
-    always(
-        "fence-monotonic",
-        "The ledger never accepts a write whose token is lower than the highest it has seen.",
-    )
-}
-
 pub fn releases_own_spec() -> PropertySpec {
     always(
         "releases-only-own-lock",
         "A release never deletes a lock value that belongs to another worker.",
     )
-}
-
-/// `fence-monotonic` on the ledger row.
-pub fn fence_monotonic(row: Option<&ResourceDurable>) -> bool {
-    row.is_none_or(|r| {
-        r.writes
-            .iter()
-            .all(|w| !w.accepted || w.token >= w.highest_before)
-    })
 }
 
 /// How many workers believed at once, and for how long two or more did.
@@ -130,67 +95,4 @@ impl HolderWindow {
     pub fn total_ms(&self, now_us: u64) -> u64 {
         (self.closed_total_us + self.opened_us.map_or(0, |o| now_us - o)) / MS_US
     }
-}
-
-/// The ledger's row and every write it saw, for the inspector.
-pub fn ledger_tables(nodes: &Nodes<'_>, row: &ResourceDurable) -> Vec<TableView> {
-    let writes = row
-        .writes
-        .iter()
-        .enumerate()
-        .map(|(i, w)| {
-            let twice = w.accepted && row.writes[..i].iter().any(|x| x.accepted && x.step == w.step);
-            let result = match (&w.reason, w.accepted, twice) {
-                (Some(reason), _, _) => format!("✗ rejected: {}", reason.text()),
-                (None, true, true) => format!("✓ accepted — step {} debited AGAIN", w.step),
-                _ => "✓ accepted".to_string(),
-            };
-            vec![
-                nodes.name(w.worker).to_string(),
-                w.step.to_string(),
-                if w.token.0 == 0 {
-                    "—".into()
-                } else {
-                    w.token.to_string()
-                },
-                result,
-            ]
-        })
-        .collect();
-    vec![
-        TableView {
-            title: "account_state".into(),
-            columns: columns(&["account_id", "balance", "last_token", "steps done"]),
-            rows: vec![vec![
-                "42".into(),
-                format!("₹{}", row.balance),
-                row.last_token.to_string(),
-                row.steps_done.to_string(),
-            ]],
-        },
-        TableView {
-            title: "ledger writes".into(),
-            columns: columns(&["worker", "step", "token", "result"]),
-            rows: writes,
-        },
-    ]
-}
-
-/// The ledger's outcome fields: accepted and rejected writes, the balance, and how many job
-/// steps were applied more than once.
-pub fn ledger_outcome(nodes: &Nodes<'_>, row: &ResourceDurable, out: &mut BTreeMap<String, Value>) {
-    let write = |w: &WriteRecord| json!({"worker": nodes.name(w.worker), "token": w.token.0, "step": w.step});
-    let accepted: Vec<Value> = row.writes.iter().filter(|w| w.accepted).map(write).collect();
-    let rejected: Vec<Value> = row.writes.iter().filter(|w| !w.accepted).map(write).collect();
-    let mut per_step: VecMap<u32, u32> = VecMap::new();
-    for w in row.writes.iter().filter(|w| w.accepted) {
-        *per_step.get_or_insert_with(w.step, Default::default) += 1;
-    }
-    out.insert("accepted_writes".into(), Value::Array(accepted));
-    out.insert("rejected_writes".into(), Value::Array(rejected));
-    out.insert("balance".into(), json!(row.balance));
-    out.insert(
-        "steps_applied_twice".into(),
-        json!(per_step.values().filter(|n| **n > 1).count()),
-    );
 }

@@ -15,10 +15,12 @@
 //! 3 `worker-a`, 4 `worker-b`, 5 `ledger`, and here 6–8 `sentinel-1`…`sentinel-3`.
 
 use super::common::WORKER_FAULTS;
+use super::property_library::{
+    fence_monotonic, fence_monotonic_spec, ledger_outcome, ledger_row, ledger_tables,
+    one_holder_per_store_spec, tokens_increase_spec,
+};
 use super::redis_common::{
-    add_ledger, fence_monotonic, fence_monotonic_spec, finished_by, ledger_outcome, ledger_row,
-    ledger_tables, lock_cells, one_holder_spec, releases_own_spec, tokens_increase_spec, HolderWindow,
-    STORE_FAULTS,
+    add_ledger, finished_by, lock_cells, releases_own_spec, HolderWindow, STORE_FAULTS,
 };
 use super::redis_failover_beats::{beats, Story};
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
@@ -744,7 +746,7 @@ impl FailoverWorld {
 impl World for FailoverWorld {
     fn properties(&self) -> Vec<PropertySpec> {
         vec![
-            one_holder_spec(),
+            one_holder_per_store_spec(),
             tokens_increase_spec(),
             fence_monotonic_spec(),
             releases_own_spec(),

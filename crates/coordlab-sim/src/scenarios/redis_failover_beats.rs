@@ -2,7 +2,7 @@
 //! ledger's state. The default story reaches "Two holders" at its fifth beat, so that the
 //! side-by-side view (beside `consensus-lock`) gets there in a few presses.
 
-use super::redis_common::ledger_row;
+use super::property_library::ledger_row;
 use super::redis_failover::{RedisCast, FENCE_KEY, LOCK_KEY};
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;

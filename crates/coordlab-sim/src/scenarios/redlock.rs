@@ -4,10 +4,11 @@
 //! timing assumptions — some bets it wins, some give two clients a majority at once.
 
 use super::common::WORKER_FAULTS;
-use super::redis_common::{
-    add_ledger, fence_monotonic, fence_monotonic_spec, finished_by, ledger_outcome, ledger_row,
-    ledger_tables, lock_cells, one_holder_spec, HolderWindow, STORE_FAULTS,
+use super::property_library::{
+    fence_monotonic, fence_monotonic_spec, ledger_outcome, ledger_row, ledger_tables,
+    one_holder_per_store_spec,
 };
+use super::redis_common::{add_ledger, finished_by, lock_cells, HolderWindow, STORE_FAULTS};
 use super::redlock_beats::beats;
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
 use crate::json;
@@ -360,7 +361,7 @@ impl RedlockWorld {
 
 impl World for RedlockWorld {
     fn properties(&self) -> Vec<PropertySpec> {
-        vec![one_holder_spec(), fence_monotonic_spec()]
+        vec![one_holder_per_store_spec(), fence_monotonic_spec()]
     }
 
     fn evaluate(&mut self, nodes: &Nodes<'_>, out: &mut Vec<bool>) {

@@ -1,7 +1,7 @@
 //! The story of each `redlock` fault in beats, told by the clients', masters' and ledger's
 //! state and by the scripted fault as it strikes.
 
-use super::redis_common::ledger_row;
+use super::property_library::ledger_row;
 use super::redlock::{RedlockCast, RedlockFault};
 use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;

@@ -3,8 +3,9 @@
 //! the server's flavour and rules, the clients' plans and its scripted faults; this world
 //! checks that no write from a superseded holder lands, and whether every client got the lock.
 
+use super::common::eventually;
 use super::common::WORKER_FAULTS;
-use super::common::{always, eventually};
+use super::property_library as library;
 use crate::json;
 use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
@@ -45,8 +46,11 @@ pub enum ServiceProperty {
 impl ServiceProperty {
     fn spec(self) -> PropertySpec {
         match self {
-            ServiceProperty::NoStaleWrite => always("no-stale-write", "The storage never applies a write from a holder whose lock has passed to someone who has already written."),
-            ServiceProperty::EveryClientAcquires => eventually("every-client-acquires", "Every client that asks for the lock gets it at some point."),
+            ServiceProperty::NoStaleWrite => library::no_stale_write_spec(),
+            ServiceProperty::EveryClientAcquires => eventually(
+                "every-client-acquires",
+                "Every client that asks for the lock gets it at some point.",
+            ),
         }
     }
 }

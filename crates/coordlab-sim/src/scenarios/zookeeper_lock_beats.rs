@@ -10,7 +10,7 @@ use crate::kernel::world::Nodes;
 use crate::protocols::job::Phase;
 use crate::protocols::zk_lock_worker::{WatchMode, ZkLockWorker};
 use crate::protocols::zookeeper::{ReleaseCause, ZkService};
-use crate::scenarios::lock_service_common::ledger_row;
+use crate::scenarios::property_library::ledger_row;
 
 fn worker<'a>(n: &Nodes<'a>, id: NodeId) -> Option<&'a ZkLockWorker> {
     n.live::<ZkLockWorker>(id)

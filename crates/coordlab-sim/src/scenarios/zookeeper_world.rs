@@ -2,9 +2,8 @@
 //! (the holder is the owner of the lowest child of the lock node), the queue, sessions and
 //! wake-ups per release as tables, the zombie-holder warning, and the outcome.
 
-use super::lock_service_common::{
-    fence_monotonic, ledger_outcome, ledger_row, ledger_tables, name, GrantLog, HolderCount, LockProperty,
-};
+use super::lock_service_common::{name, GrantLog, HolderCount, LockProperty};
+use super::property_library::{fence_monotonic, ledger_outcome, ledger_row, ledger_tables};
 use crate::json;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::time::MS_US;
@@ -94,7 +93,7 @@ impl World for ZkWorld {
             out.push(match p {
                 LockProperty::OneHolderPerStore => holders <= 1,
                 LockProperty::TokensIncrease => self.grants.tokens_ok,
-                LockProperty::FenceMonotonic => ledger_row(nodes, self.ledger).is_none_or(fence_monotonic),
+                LockProperty::FenceMonotonic => fence_monotonic(ledger_row(nodes, self.ledger)),
                 LockProperty::OneWakeupPerRelease => {
                     service.is_none_or(|s| s.releases.iter().all(|r| r.wakeups <= 1))
                 }
