@@ -60,6 +60,24 @@ export async function guardedPage(browser, viewport, allowed) {
   return { page, context, problems };
 }
 
+/**
+ * The built site served at `prefix` and one headless Chromium, for the tests of the file that
+ * calls it (its `before` and `after`): `site.origin` and `site.browser` once started.
+ */
+export function useSite(dist, prefix = '/') {
+  const site = {};
+  before(async () => {
+    site.server = await serve(dist, 0, '127.0.0.1', prefix);
+    site.origin = `http://127.0.0.1:${site.server.address().port}`;
+    site.browser = await launch();
+  });
+  after(async () => {
+    await site.browser?.close();
+    site.server?.close();
+  });
+  return site;
+}
+
 export function useBrowser() {
   const here = path.dirname(fileURLToPath(import.meta.url));
   const dist = process.env.COORDLAB_DIST || path.join(here, '..', 'dist');

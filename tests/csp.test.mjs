@@ -2,31 +2,19 @@
 // an inline style, an inline script and eval are refused, and the guard every browser test
 // runs (guardPolicy in tests/browser.mjs) reports each refusal, so any test that makes the app
 // break the policy fails.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { serve } from './serve.mjs';
-import { launch, ready, guardPolicy } from './browser.mjs';
+import { useSite, ready, guardPolicy } from './browser.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dist = process.env.COORDLAB_DIST || path.join(here, '..', 'dist');
 // Only the site's own origin, and WebAssembly compiled from its own bundles.
 const POLICY = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self'; "
   + "connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'none'";
-let server, browser, origin;
-
-before(async () => {
-  server = await serve(dist);
-  origin = `http://127.0.0.1:${server.address().port}`;
-  browser = await launch();
-});
-
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
+const site = useSite(dist);
 
 test('every page declares the policy before anything it loads, and has nothing inline', () => {
   // The guides built into docs/ too.
@@ -56,16 +44,16 @@ test('the app writes no style attribute (~style sets the CSSOM, which the policy
 });
 
 test('the policy is in force, and the guard reports what it refused', async () => {
-  const page = await browser.newPage();
+  const page = await site.browser.newPage();
   const found = [];
   await guardPolicy(page, found);
   // A script of the site's own that calls eval (code the test evaluates is exempt from the
   // policy; a script the page loads is not).
-  await page.route(`${origin}/probe.js`, (route) => route.fulfill({
+  await page.route(`${site.origin}/probe.js`, (route) => route.fulfill({
     contentType: 'text/javascript',
     body: "try { window.evaluated = eval('1 + 1'); } catch (e) { window.evaluated = e.name; }",
   }));
-  await page.goto(`${origin}/#/play/lost-update`);
+  await page.goto(`${site.origin}/#/play/lost-update`);
   await ready(page);
   const outcome = await page.evaluate(async () => {
     const h1 = document.querySelector('h1');

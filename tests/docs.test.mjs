@@ -4,13 +4,12 @@
 // live embed in it draws its run inside its frame, the page passes axe-core, and nothing on it
 // or in its frames logs an error, breaks the Content Security Policy or reaches outside the
 // site. COORDLAB_SOME_BUNDLES=1 passes over an embed whose chapter a partial build left out.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { serve } from './serve.mjs';
-import { launch, guardedPage, audit, coordlabCli } from './browser.mjs';
+import { useSite, guardedPage, audit, coordlabCli } from './browser.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dist = process.env.COORDLAB_DIST || path.join(here, '..', 'dist');
@@ -18,19 +17,8 @@ const docs = path.join(dist, 'docs');
 const artifacts = path.join(here, 'artifacts');
 const bundles = JSON.parse(coordlabCli('bundles'));
 const builtBundles = new Set(fs.readdirSync(dist).map((f) => f.match(/^coordlab-(.+)-[0-9a-f]{16}\.wasm$/)?.[1]).filter(Boolean));
-let server, browser, origin;
-
-before(async () => {
-  fs.mkdirSync(artifacts, { recursive: true });
-  server = await serve(dist);
-  origin = `http://127.0.0.1:${server.address().port}`;
-  browser = await launch();
-});
-
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
+const site = useSite(dist);
+fs.mkdirSync(artifacts, { recursive: true });
 
 /** The ids a built page gives its headings. */
 const ids = (html) => new Set([...html.matchAll(/<h[1-6] id="([^"]+)"/g)].map((m) => m[1]));
@@ -64,8 +52,8 @@ test('every link and picture of every guide names a file of the site, and a head
 /** The learner's guide at `viewport`, failing on any error, policy violation, failed request
  *  or request outside the site, in the page or any of its frames. */
 async function openGuide(viewport) {
-  const { page, context, problems } = await guardedPage(browser, viewport, [origin]);
-  await page.goto(`${origin}/docs/learner.html`);
+  const { page, context, problems } = await guardedPage(site.browser, viewport, [site.origin]);
+  await page.goto(`${site.origin}/docs/learner.html`);
   return { page, context, problems };
 }
 
