@@ -40,6 +40,44 @@ export async function guardPolicy(target, problems) {
   });
 }
 
+/**
+ * A page in a context of its own at `viewport` that reports into `problems` any console
+ * error, page error, policy violation, failed request (400 and up) or request outside
+ * `allowed` (prefixes of URLs), in the page or any of its frames.
+ */
+export async function guardedPage(browser, viewport, allowed) {
+  const context = await browser.newContext({ viewport });
+  const problems = [];
+  await guardPolicy(context, problems);
+  const page = await context.newPage();
+  page.setDefaultTimeout(20_000);
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('request', (r) => {
+    if (!allowed.some((a) => r.url().startsWith(a)) && !r.url().startsWith('data:')) problems.push(`request outside: ${r.url()}`);
+  });
+  page.on('response', (r) => { if (r.status() >= 400) problems.push(`${r.status()} ${r.url()}`); });
+  return { page, context, problems };
+}
+
+/**
+ * The built site served at `prefix` and one headless Chromium, for the tests of the file that
+ * calls it (its `before` and `after`): `site.origin` and `site.browser` once started.
+ */
+export function useSite(dist, prefix = '/') {
+  const site = {};
+  before(async () => {
+    site.server = await serve(dist, 0, '127.0.0.1', prefix);
+    site.origin = `http://127.0.0.1:${site.server.address().port}`;
+    site.browser = await launch();
+  });
+  after(async () => {
+    await site.browser?.close();
+    site.server?.close();
+  });
+  return site;
+}
+
 export function useBrowser() {
   const here = path.dirname(fileURLToPath(import.meta.url));
   const dist = process.env.COORDLAB_DIST || path.join(here, '..', 'dist');

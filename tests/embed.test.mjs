@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve } from './serve.mjs';
-import { launch, loadAxe, guardPolicy } from './browser.mjs';
+import { launch, loadAxe, guardedPage } from './browser.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dist = process.env.COORDLAB_DIST || path.join(here, '..', 'dist');
@@ -30,17 +30,7 @@ after(async () => {
 
 /** A page that fails the test on any error, policy violation or request outside `allowed`. */
 async function newPage(viewport, allowed = [site]) {
-  const context = await browser.newContext({ viewport });
-  const problems = [];
-  await guardPolicy(context, problems);
-  const page = await context.newPage();
-  page.setDefaultTimeout(20_000);
-  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('request', (r) => {
-    if (!allowed.some((a) => r.url().startsWith(a)) && !r.url().startsWith('data:')) problems.push(`request outside: ${r.url()}`);
-  });
-  page.on('response', (r) => { if (r.status() >= 400) problems.push(`${r.status()} ${r.url()}`); });
+  const { page, context, problems } = await guardedPage(browser, viewport, allowed);
   // Every coordlab message the embeds send the page, with the index of the frame that sent it.
   await page.addInitScript(() => {
     window.said = [];

@@ -125,6 +125,8 @@ function pickControl([site, r]) {
       if (el.target === '_blank' || el.hasAttribute('download')) return false;
       const url = new URL(el.href, location.href);
       if (url.origin !== location.origin) return false;
+      // Another page of the site (the guides in docs/) has no app to walk.
+      if (url.pathname !== location.pathname) return false;
       const [route, id] = url.hash.replace(/^#\/?/, '').split('?')[0].split('/');
       if (['play', 'embed'].includes(route) && !site.scenarios.includes(decodeURIComponent(id || ''))) return false;
       if (['compare', 'trace', 'choose', 'experiment'].includes(route) && !site.routes.includes(route)) return false;

@@ -3,7 +3,9 @@
 //! `#fragment`, a heading in it), and every `#/play/`, `#/embed/` and `#/compare/` address
 //! opens as written — the run builds, and neither the router nor the player drops any part of
 //! it with a notice. A reader who follows a link or pastes an address from the docs gets what
-//! the text says. Templates (`#/embed/<scenario>?…`) are not addresses and are passed over.
+//! the text says. Every live embed (`<iframe src="../#/embed/…">`, which the site's build of
+//! the docs plays and GitHub strips) opens without a notice and is followed by a link to the
+//! same run in the player. Templates (`#/embed/<scenario>?…`) are not addresses and are passed over.
 //!
 //! Natively, in the web crate's unit tests: `cargo test -p coordlab-web doc_links`.
 
@@ -190,6 +192,137 @@ fn every_coordlab_address_in_the_docs_opens_without_a_notice() {
     );
 }
 
+/// A live embed in a page: an `<iframe>`'s `src`, whether it has a `title` (screen readers
+/// announce it), `loading="lazy"`, a `width` and a `height`, and the target of the first
+/// Markdown link after it (what a reader on GitHub, which strips iframes, gets instead).
+#[derive(Debug, PartialEq)]
+struct Embed {
+    src: String,
+    described: bool,
+    link: Option<String>,
+}
+
+/// The live embeds of a page: the `<iframe` that starts a line outside code blocks (one in a
+/// code block or in backticks is an example to copy, not a run on the page).
+fn embeds(text: &str) -> Vec<Embed> {
+    let mut out = Vec::new();
+    let mut in_code = false;
+    let mut starts = Vec::new();
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("```") {
+            in_code = !in_code;
+        } else if !in_code && trimmed.starts_with("<iframe") {
+            starts.push(offset + line.len() - trimmed.len());
+        }
+        offset += line.len();
+    }
+    for i in starts {
+        let rest = &text[i..];
+        let tag = &rest[..rest.find('>').unwrap_or(rest.len())];
+        let attr = |name: &str| {
+            let (_, value) = tag.split_once(&format!(" {name}=\""))?;
+            value.split_once('"').map(|(v, _)| v.to_string())
+        };
+        let after = &rest[rest.find("</iframe>").unwrap_or(0)..];
+        let link = after
+            .split_once("](")
+            .and_then(|(_, l)| l.split_once(')'))
+            .map(|(l, _)| l.to_string());
+        out.push(Embed {
+            src: attr("src").unwrap_or_default(),
+            described: attr("title").is_some_and(|t| !t.trim().is_empty())
+                && attr("loading").as_deref() == Some("lazy")
+                && attr("width").is_some()
+                && attr("height").is_some(),
+            link,
+        });
+    }
+    out
+}
+
+/// What is wrong with a live embed in a page of `docs/`, if anything. The docs are built into
+/// the site as `DIST/docs/NAME.html` (xtask/src/docs.rs), so `../#/embed/…` is the site's
+/// embed; the address must open without a notice, and the link after it must open the same
+/// run (scenario, parameters, seed and faults) in the player.
+fn embed_problems(embed: &Embed) -> Vec<String> {
+    let Some(address) = embed
+        .src
+        .strip_prefix("../#/embed/")
+        .map(|a| format!("#/embed/{a}"))
+    else {
+        return vec![format!(
+            "{}: not `../#/embed/…`, the site's embed as seen from docs/",
+            embed.src
+        )];
+    };
+    let mut problems: Vec<String> = notices_of(&address)
+        .into_iter()
+        .map(|n| format!("{}: {n}", embed.src))
+        .collect();
+    if !embed.described {
+        problems.push(format!(
+            "{}: needs a title, loading=\"lazy\", a width and a height",
+            embed.src
+        ));
+    }
+    let run = |address: &str| {
+        match parse(address).route {
+            Route::Embed(e) => Some(e.play),
+            Route::Play(p) => Some(p),
+            _ => None,
+        }
+        .map(|p| (p.scenario, p.params, p.seed, p.actions))
+    };
+    let link = embed.link.as_deref().and_then(|l| l.strip_prefix("../"));
+    match link {
+        Some(link) if link.starts_with("#/play/") => {
+            if run(link) != run(&address) {
+                problems.push(format!(
+                    "{}: the link after it, {link}, opens another run",
+                    embed.src
+                ));
+            }
+        }
+        _ => problems.push(format!(
+            "{}: the link after it ({:?}) is not `../#/play/…` of the same run",
+            embed.src, embed.link
+        )),
+    }
+    problems
+}
+
+#[test]
+fn every_live_embed_in_the_docs_opens_its_run_and_links_to_it() {
+    let mut problems = Vec::new();
+    let mut checked = Vec::new();
+    for (page, text) in pages() {
+        let name = page.file_name().unwrap_or_default().to_string_lossy().to_string();
+        for embed in embeds(&text) {
+            if page.ends_with("README.md") && page.parent() == Some(repo().as_path()) {
+                problems.push(format!(
+                    "README.md: {}: the README is not built into the site",
+                    embed.src
+                ));
+            }
+            problems.extend(embed_problems(&embed).into_iter().map(|p| format!("{name}: {p}")));
+            checked.push(name.clone());
+        }
+    }
+    for page in ["learner.md", "trainer.md", "embedding.md", "cli.md"] {
+        assert!(
+            checked.iter().any(|p| p == page),
+            "{page} embeds no run: {checked:?}"
+        );
+    }
+    assert!(
+        problems.is_empty(),
+        "live embeds that do not open as written:\n{}",
+        problems.join("\n")
+    );
+}
+
 #[test]
 fn the_checks_catch_a_missing_file_a_missing_heading_and_a_bad_address() {
     let readme = repo().join("README.md");
@@ -200,6 +333,36 @@ fn the_checks_catch_a_missing_file_a_missing_heading_and_a_bad_address() {
     assert!(!notices_of("#/embed/zombie-worker?from=no-such-beat").is_empty());
     assert!(!notices_of("#/play/no-such-scenario").is_empty());
     assert!(notices_of("#/play/lost-update?lock=row-lock&seed=7").is_empty());
+    let embed = |src: &str, link: &str| Embed {
+        src: src.to_string(),
+        described: true,
+        link: Some(link.to_string()),
+    };
+    assert!(embed_problems(&embed(
+        "../#/embed/lost-update?seed=3",
+        "../#/play/lost-update?seed=3&step=5"
+    ))
+    .is_empty());
+    assert!(!embed_problems(&embed(
+        "../#/embed/lost-update?seed=3&from=no-such-beat",
+        "../#/play/lost-update?seed=3"
+    ))
+    .is_empty());
+    assert!(!embed_problems(&embed("#/embed/lost-update", "../#/play/lost-update")).is_empty());
+    assert!(!embed_problems(&embed(
+        "../#/embed/lost-update?seed=3",
+        "../#/play/lost-update?seed=4"
+    ))
+    .is_empty());
+    assert!(!embed_problems(&Embed {
+        described: false,
+        ..embed("../#/embed/lost-update", "../#/play/lost-update")
+    })
+    .is_empty());
+    assert_eq!(
+        embeds("<iframe src=\"../#/embed/x\" width=\"1\" height=\"1\" loading=\"lazy\"\n  title=\"X\"></iframe>\n\n[it](../#/play/x)"),
+        vec![embed("../#/embed/x", "../#/play/x")]
+    );
     assert_eq!(
         addresses("see `#/embed/<scenario>?…` and `#/play/lost-update?seed=3`."),
         vec!["#/play/lost-update?seed=3".to_string()]

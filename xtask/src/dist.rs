@@ -31,7 +31,9 @@ const WORK: &str = "target/site";
 /// The Content Security Policy every page declares (a <meta>, so it holds on any static host):
 /// scripts, styles, images, fetches and frames only from the site's own origin, WebAssembly
 /// compiled from its own bundles ('wasm-unsafe-eval'), no inline script or style, no eval, no
-/// plugins, no forms. A meta cannot set frame-ancestors, so any page may frame an embed.
+/// plugins, no forms. `default-src` stands for `frame-src`: the guides in docs/ frame the
+/// site's own embeds and nothing else. A meta cannot set frame-ancestors, so any page (the
+/// guides, and a documentation site elsewhere) may frame an embed.
 const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'none'";
 
 /// wasm-opt's settings for the release bundles. The producers and target-features sections
@@ -152,6 +154,8 @@ pub fn build(options: &Options) -> Result<(), String> {
     }
     let example = read(Path::new("web/example/embed-example.html"))?;
     write(&dist.join("embed-example.html"), &example.replace("@CSP@", CSP))?;
+    // The guides (docs/*.md and the README) as pages of the site, with their embeds live.
+    crate::docs::build(Path::new("."), dist, CSP)?;
     let index = release_page(&read(Path::new("index.html"))?, style, &loader);
     write(&dist.join("index.html"), &index)?;
     say(&format!("built {} in {:.0?}", dist.display(), started.elapsed()));
@@ -439,7 +443,7 @@ fn minify_js(file: &Path) -> Result<(), String> {
 
 /// Copies `file` into `dist` as `<name>-<hash>.<ext>` (the first 16 hex digits of its
 /// SHA-256) and returns the new name.
-fn hashed(file: &Path, name: &str, ext: &str, dist: &Path) -> Result<String, String> {
+pub(crate) fn hashed(file: &Path, name: &str, ext: &str, dist: &Path) -> Result<String, String> {
     let bytes = fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let digest: String = Sha256::digest(&bytes)
         .iter()
@@ -487,19 +491,19 @@ fn run(command: &mut Command) -> Result<(), String> {
     }
 }
 
-fn say(message: &str) {
+pub(crate) fn say(message: &str) {
     eprintln!("\x1b[1m[xtask dist]\x1b[0m {message}");
 }
 
-fn read(file: &Path) -> Result<String, String> {
+pub(crate) fn read(file: &Path) -> Result<String, String> {
     fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))
 }
 
-fn write(file: &Path, text: &str) -> Result<(), String> {
+pub(crate) fn write(file: &Path, text: &str) -> Result<(), String> {
     fs::write(file, text).map_err(|e| format!("{}: {e}", file.display()))
 }
 
-fn copy(from: &Path, to: &Path) -> Result<(), String> {
+pub(crate) fn copy(from: &Path, to: &Path) -> Result<(), String> {
     fs::copy(from, to)
         .map(drop)
         .map_err(|e| format!("{} -> {}: {e}", from.display(), to.display()))

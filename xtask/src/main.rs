@@ -1,6 +1,7 @@
 //! The project's build tasks, run as `cargo xtask TASK` (the alias is in .cargo/config.toml).
 //!
-//!   cargo xtask dist                         every bundle, release (fat LTO, wasm-opt), into dist/
+//!   cargo xtask dist                         every bundle, release (fat LTO, wasm-opt), into dist/,
+//!                                            and the guides (docs/*.md) into dist/docs/
 //!   cargo xtask dist --bundles "locks db"    only some, and the home bundle (quicker)
 //!   cargo xtask dist --profile wasm-dev      no LTO, no wasm-opt, no terser: bigger files, so
 //!                                            never for size; a rebuild takes seconds
@@ -15,6 +16,7 @@
 //! installs them.
 
 mod dist;
+mod docs;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

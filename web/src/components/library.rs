@@ -66,6 +66,7 @@ pub fn library(props: &LibraryProps) -> Html {
             <p class="glossary-link"><a href="#/glossary">{ "Glossary: every term the scenarios use, in one line each →" }</a></p>
             <p class="glossary-link"><a href="#/choose">{ "Choosing a design: a few questions, a recommendation, and the rules of thumb →" }</a></p>
             <p class="glossary-link"><a href="#/trace">{ "Open a trace file: step through a run saved with --format jsonl, or a history of your own →" }</a></p>
+            <p class="glossary-link"><a href="docs/index.html">{ "Guides: learning, teaching, embedding a run, the command line →" }</a></p>
             { for CHAPTERS.iter().filter_map(|chapter| {
                 let here: Vec<_> = scenarios.iter().filter(|s| s.chapter == chapter.number).collect();
                 if here.is_empty() {
