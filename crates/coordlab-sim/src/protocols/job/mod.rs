@@ -6,7 +6,7 @@
 //! How the lock is taken, kept and given back is a [`LockClient`] of the family: the Redis worker's
 //! `SET NX PX` with its optional `WAIT` ([`super::redis_worker`]), Redlock's majority of masters
 //! ([`super::redlock_client`]), a placed lease table ([`super::fence_worker`]), the ZooKeeper
-//! recipe ([`super::zk_lock_worker`]). A component sends its own requests, reads its own answers
+//! recipe ([`super::zk_lock_worker`]), etcd's mutex ([`super::lock_client`]). A component sends its own requests, reads its own answers
 //! and sets its own timers ([`JobTimer::Lock`]); it tells the runner where the job goes next with a
 //! [`Turn`], and narrates what only it knows. Where a family's job differs (when it fires, what
 //! counts as an attempt, what it says on resuming), a hook with the common way as its default says
@@ -104,11 +104,11 @@ pub enum JobMsg<R> {
     Ledger(LeaseMsg),
 }
 
-impl<R: Message> Inbox for JobMsg<R> {
+impl<R: Inbox> Inbox for JobMsg<R> {
     fn accept(msg: Box<dyn Message>) -> Option<Self> {
-        match msg.downcast::<R>() {
-            Ok(m) => Some(JobMsg::Lock(m)),
-            Err(msg) => msg.downcast::<LeaseMsg>().ok().map(JobMsg::Ledger),
+        match msg.downcast::<LeaseMsg>() {
+            Ok(m) => Some(JobMsg::Ledger(m)),
+            Err(msg) => R::accept(msg).map(JobMsg::Lock),
         }
     }
 }
@@ -180,14 +180,14 @@ pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
     type Plan: Clone + Debug + PartialEq + 'static;
     type Timer: Clone + Debug + PartialEq + LockTimer + 'static;
     /// What its lock servers answer.
-    type Reply: Message;
+    type Reply: Inbox + Clone + Debug + PartialEq;
     /// What the narration says it does when the ledger has every step already ("unlocks").
     const RELEASE_WORDS: &'static str;
     /// Why it gave up, on its card.
     const GAVE_UP: &'static str = "no attempts left";
 
     fn job(plan: &Self::Plan) -> &JobPlan;
-    fn recover(plan: &Self::Plan) -> Self;
+    fn recover(plan: &Self::Plan, durable: &JobDurable) -> Self;
 
     /// At (re)start: sets [`JobTimer::JobStart`] for the job's hour, unless the job is done.
     fn start(ctx: JobCtx<'_, '_, Self>, plan: &Self::Plan, job: &Job) {
@@ -246,6 +246,10 @@ pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
     }
     /// Gives the lock back at the job's end; `true` if it waits for the answer.
     fn release(&mut self, ctx: JobCtx<'_, '_, Self>, at: At<'_, Self>) -> bool;
+    /// Request ids it has used, kept on disk so that a restart never reuses one (etcd).
+    fn requests(&self) -> u32 {
+        0
+    }
     /// Whether it holds a lock it believes in.
     fn holds(&self) -> bool;
     /// What it is doing while acquiring or confirming: a few words and the card.
@@ -281,7 +285,7 @@ impl<L: LockClient> JobRunner<L> {
             plan: plan.clone(),
             phase: if d.finished { Phase::Done } else { Phase::Idle },
             job: Job::recover(d),
-            lock: L::recover(plan),
+            lock: L::recover(plan, d),
         }
     }
 
@@ -388,7 +392,7 @@ impl<L: LockClient> JobRunner<L> {
                 }
             }
             Next::Finish => {
-                self.job.finish(ctx);
+                self.job.finish(ctx, self.lock.requests());
                 let (lock, at) = self.split();
                 let waits = lock.release(ctx, at);
                 self.phase = if waits { Phase::Releasing } else { Phase::Done };
