@@ -53,7 +53,13 @@ fn plan(master_timeout_ms: u64) -> RedlockPlan {
 }
 
 fn client_with(plan: RedlockPlan, finished: bool) -> C {
-    let c = RedlockClient::recover(&plan, &JobDurable { finished });
+    let c = RedlockClient::recover(
+        &plan,
+        &JobDurable {
+            finished,
+            requests: 0,
+        },
+    );
     testing::Harness::new(ME, c, &NAMES)
 }
 
@@ -363,7 +369,13 @@ fn its_writes_carry_no_token_and_the_last_one_records_the_job_done_and_unlocks()
     );
     c.fire(RedlockTimer::StepDone { step: 2 });
     let fx = c.deliver(LEDGER, written(2));
-    assert_eq!(persisted(&fx), vec![&JobDurable { finished: true }]);
+    assert_eq!(
+        persisted(&fx),
+        vec![&JobDurable {
+            finished: true,
+            requests: 0
+        }]
+    );
     assert_eq!(sent_redis(&fx), unlock_all(&c.node.job.value));
     assert_eq!((c.node.held.clone(), &c.node.phase), (None, &Phase::Done));
     // A stray answer for a step already past changes nothing.

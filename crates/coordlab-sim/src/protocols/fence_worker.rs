@@ -16,7 +16,7 @@ use super::card;
 use super::job::{At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
 use super::lease_msg::{seconds, RejectReason, WriteCheck};
 use super::placed_lease::{ClientClock, PlacedMsg, TokenSource};
-use super::redis_job::{Job, JobPlan, Next};
+use super::redis_job::{Job, JobDurable, JobPlan, Next};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::{Label, ViewCtx};
 use crate::kernel::rng::between_us;
@@ -239,7 +239,7 @@ impl LockClient for FenceLock {
         &plan.job
     }
 
-    fn recover(plan: &FencePlan) -> Self {
+    fn recover(plan: &FencePlan, _durable: &JobDurable) -> Self {
         FenceLock {
             store: plan.store,
             reading: false,

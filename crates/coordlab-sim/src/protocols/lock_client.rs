@@ -15,110 +15,87 @@
 //! already put. A watch lost with its server is set up again elsewhere from the same revision.
 //! A keep-alive answered "lease not found" means its key is gone: holding, it stops; waiting,
 //! it starts again with a new session.
+//!
+//! The job itself is the [`JobRunner`]'s; this file is the lock side, [`EtcdMutex`].
 
 use super::card;
-use super::lease_msg::{seconds, LeaseMsg, WriteCheck};
+use super::job::{At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
+use super::lease_msg::{seconds, RejectReason, WriteCheck};
 use super::lock_service::EtcdMsg;
 use super::lock_store::{lock_key, LeaseId, LockOp, LockResult};
 use super::raft::{ClientAnswer, Command, RaftMsg};
+use super::redis_job::{Job, JobDurable, JobPlan, Next};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::message::{Inbox, Message};
-use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::participant::{Label, ViewCtx};
 use crate::kernel::time::MS_US;
 use crate::kernel::view::Summary;
 
-/// What a worker takes off the wire: the lock service's replies (writes answer through Raft's
-/// client protocol, the rest through etcd's), and the ledger's answers.
+/// What the lock service answers: writes through Raft's client protocol, the rest through
+/// etcd's.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum LockClientMsg {
+pub enum EtcdReply {
     Raft(RaftMsg),
     Etcd(EtcdMsg),
-    Ledger(LeaseMsg),
 }
 
-impl Inbox for LockClientMsg {
+impl Inbox for EtcdReply {
     fn accept(msg: Box<dyn Message>) -> Option<Self> {
-        let msg = match msg.downcast::<RaftMsg>() {
-            Ok(m) => return Some(LockClientMsg::Raft(m)),
-            Err(msg) => msg,
-        };
-        match msg.downcast::<EtcdMsg>() {
-            Ok(m) => Some(LockClientMsg::Etcd(m)),
-            Err(msg) => msg.downcast::<LeaseMsg>().ok().map(LockClientMsg::Ledger),
+        match msg.downcast::<RaftMsg>() {
+            Ok(m) => Some(EtcdReply::Raft(m)),
+            Err(msg) => msg.downcast::<EtcdMsg>().ok().map(EtcdReply::Etcd),
         }
     }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum LockClientTimer {
-    /// The job fires.
-    Start,
+pub enum EtcdTimer {
     /// Time to send its lease's keep-alive.
     KeepAlive,
     /// Its keep-alive got no answer in time (or was redirected): send it again.
     KeepAliveResend,
     /// Its request got no answer in time (or was redirected): send it again.
     Resend,
-    StepDone {
-        step: u32,
-    },
 }
 
-impl Label for LockClientTimer {
+impl Label for EtcdTimer {
     fn label(&self) -> String {
         match self {
-            LockClientTimer::Start => "the job fires".into(),
-            LockClientTimer::KeepAlive => "time for a keep-alive".into(),
-            LockClientTimer::KeepAliveResend => "no answer to the keep-alive: resend".into(),
-            LockClientTimer::Resend => "no answer yet: resend".into(),
-            LockClientTimer::StepDone { step } => format!("finishes the work of step {step}"),
+            EtcdTimer::KeepAlive => "time for a keep-alive".into(),
+            EtcdTimer::KeepAliveResend => "no answer to the keep-alive: resend".into(),
+            EtcdTimer::Resend => "no answer yet: resend".into(),
         }
     }
 }
 
+impl LockTimer for EtcdTimer {}
+
+/// A worker's configuration: the job (its `key` is the mutex's prefix: each contender's key is
+/// `<prefix>/<lease id>`; its `ttl_ms` is the session lease's) and how it reaches the service.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LockClientPlan {
+pub struct EtcdPlan {
+    pub job: JobPlan,
     pub servers: Vec<NodeId>,
     /// The server it asks first.
     pub first_guess: NodeId,
-    pub ledger: NodeId,
-    /// The mutex's prefix: each contender's key is `<prefix>/<lease id>`.
-    pub prefix: String,
-    pub ttl_ms: u64,
     pub keepalive_ms: u64,
-    pub start_ms: u64,
     pub request_timeout_ms: u64,
-    pub steps: u32,
-    pub step_ms: u64,
-    pub amount_per_step: i64,
     /// End of the demo by its clock: no more requests after it, so the run drains.
     pub stop_at_ms: u64,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ClientPhase {
-    Idle,
+/// A worker: the job runner with etcd's mutex.
+pub type EtcdWorker = JobRunner<EtcdMutex>;
+
+/// Where an attempt is in the recipe, before it waits in line or holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
     /// Asking for a lease (its session).
     Granting,
     /// The acquire transaction is on its way.
-    Acquiring,
+    Putting,
     /// Reading which key is just ahead of its own.
     Looking,
-    /// Watching the key just ahead of its own.
-    Watching,
-    ReadingProgress,
-    Working {
-        step: u32,
-    },
-    Writing {
-        step: u32,
-    },
-    Releasing,
-    Done,
-    /// Its lease is gone, and its key with it.
-    Lost,
-    /// The ledger refused a write: a newer holder exists.
-    Fenced,
 }
 
 /// What the worker believes it holds.
@@ -136,14 +113,6 @@ pub struct WatchOn {
     pub server: NodeId,
     pub key: String,
     pub from: u64,
-}
-
-/// Survives a crash. (Its plan is its configuration, kept by the engine.)
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LockClientDurable {
-    pub finished: bool,
-    /// Request ids already used, so a restarted worker never reuses one.
-    pub next_id: u32,
 }
 
 /// A request on its way; it is resent as it is until answered.
@@ -167,10 +136,10 @@ pub struct InFlight {
     redirected: bool,
 }
 
+/// The lock side of a worker: its session, its key, what it watches, its requests on the way.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LockClient {
-    pub plan: LockClientPlan,
-    pub phase: ClientPhase,
+pub struct EtcdMutex {
+    pub stage: Stage,
     /// Its session's lease.
     pub lease: Option<LeaseId>,
     /// Its key's create revision, once the acquire transaction answered.
@@ -182,62 +151,62 @@ pub struct LockClient {
     pub outstanding: Option<InFlight>,
     /// The keep-alive on its way.
     pub keepalive: Option<InFlight>,
+    /// The next request's id; kept on disk, so a restarted worker never reuses one.
     next_id: u32,
-    pub finished: bool,
 }
 
-impl LockClient {
-    fn durable(&self) -> LockClientDurable {
-        LockClientDurable {
-            finished: self.finished,
-            next_id: self.next_id,
-        }
+type Ctx<'a, 'b> = JobCtx<'a, 'b, EtcdMutex>;
+
+impl EtcdMutex {
+    /// Whether the demo is over by its clock.
+    fn over(plan: &EtcdPlan, local_now_us: u64) -> bool {
+        local_now_us >= plan.stop_at_ms * MS_US
     }
 
-    pub fn believes_it_holds(&self) -> bool {
-        self.held.is_some()
-            && matches!(
-                self.phase,
-                ClientPhase::ReadingProgress | ClientPhase::Working { .. } | ClientPhase::Writing { .. }
-            )
+    fn my_key(&self, plan: &EtcdPlan) -> Option<String> {
+        self.lease.map(|l| lock_key(&plan.job.key, l))
     }
 
-    fn over(&self, ctx: &Ctx<'_, Self>) -> bool {
-        ctx.local_now_us >= self.plan.stop_at_ms * MS_US
-    }
-
-    fn my_key(&self) -> Option<String> {
-        self.lease.map(|l| lock_key(&self.plan.prefix, l))
+    fn in_stage(&self, at: At<'_, Self>, stage: Stage) -> bool {
+        *at.phase == Phase::Acquiring && self.stage == stage
     }
 
     /// Sends `request` under a new id to the server it believes leads.
-    fn request(&mut self, ctx: &mut Ctx<'_, Self>, request: Request) {
+    fn request(&mut self, ctx: Ctx, at: At<'_, Self>, request: Request) {
         let id = self.next_id;
         self.next_id += 1;
-        ctx.persist(self.durable());
-        let flight = InFlight {
+        ctx.persist(JobDurable {
+            finished: at.job.finished,
+            requests: self.next_id,
+        });
+        let keepalive = matches!(request, Request::KeepAlive(_));
+        let flight = Some(InFlight {
             id,
             request,
             redirected: false,
-        };
-        if matches!(flight.request, Request::KeepAlive(_)) {
-            self.keepalive = Some(flight);
-            self.send(ctx, true);
+        });
+        if keepalive {
+            self.keepalive = flight;
         } else {
-            self.outstanding = Some(flight);
-            self.send(ctx, false);
+            self.outstanding = flight;
+        }
+        self.send(ctx, at.plan, keepalive);
+    }
+
+    fn slot(&mut self, keepalive: bool) -> (&mut Option<InFlight>, EtcdTimer) {
+        if keepalive {
+            (&mut self.keepalive, EtcdTimer::KeepAliveResend)
+        } else {
+            (&mut self.outstanding, EtcdTimer::Resend)
         }
     }
 
     /// Sends (again) the keep-alive or the other request on its way.
-    fn send(&mut self, ctx: &mut Ctx<'_, Self>, keepalive: bool) {
-        let (slot, timer) = if keepalive {
-            (&mut self.keepalive, LockClientTimer::KeepAliveResend)
-        } else {
-            (&mut self.outstanding, LockClientTimer::Resend)
-        };
+    fn send(&mut self, ctx: Ctx, plan: &EtcdPlan, keepalive: bool) {
+        let guess = self.guess;
+        let (slot, timer) = self.slot(keepalive);
         let Some(flight) = slot.clone() else { return };
-        if ctx.local_now_us >= self.plan.stop_at_ms * MS_US {
+        if Self::over(plan, ctx.local_now_us) {
             *slot = None;
             ctx.note(format!("The demo is over; {} stops asking.", ctx.me()));
             return;
@@ -245,28 +214,28 @@ impl LockClient {
         let id = flight.id;
         match flight.request {
             Request::Write(op) => ctx.send(
-                self.guess,
+                guess,
                 RaftMsg::ClientRequest {
                     id,
                     command: Command::Lock(op),
                 },
             ),
             Request::Read { below, mine } => ctx.send(
-                self.guess,
+                guess,
                 EtcdMsg::Range {
                     id,
-                    prefix: self.plan.prefix.clone(),
+                    prefix: plan.job.key.clone(),
                     below,
                     mine,
                 },
             ),
-            Request::KeepAlive(lease) => ctx.send(self.guess, EtcdMsg::KeepAlive { id, lease }),
+            Request::KeepAlive(lease) => ctx.send(guess, EtcdMsg::KeepAlive { id, lease }),
         }
-        ctx.set_timer(timer, self.plan.request_timeout_ms.max(1) * MS_US);
+        ctx.set_timer(JobTimer::Lock(timer), plan.request_timeout_ms.max(1) * MS_US);
     }
 
-    fn rotate(&mut self) {
-        let s = &self.plan.servers;
+    fn rotate(&mut self, plan: &EtcdPlan) {
+        let s = &plan.servers;
         if s.is_empty() {
             return;
         }
@@ -275,17 +244,14 @@ impl LockClient {
     }
 
     /// A request got no answer in time, or was redirected: send it again.
-    fn resend(&mut self, ctx: &mut Ctx<'_, Self>, keepalive: bool) {
-        let slot = if keepalive {
-            &mut self.keepalive
-        } else {
-            &mut self.outstanding
+    fn resend(&mut self, ctx: Ctx, plan: &EtcdPlan, keepalive: bool) {
+        let Some(flight) = self.slot(keepalive).0.as_mut() else {
+            return;
         };
-        let Some(flight) = slot.as_mut() else { return };
         let redirected = std::mem::take(&mut flight.redirected);
         if !redirected {
             let silent = self.guess;
-            self.rotate();
+            self.rotate(plan);
             ctx.note(format!(
                 "{} heard nothing back from {}; it sends the same request to {}.",
                 ctx.me(),
@@ -293,36 +259,31 @@ impl LockClient {
                 ctx.name(self.guess)
             ));
         }
-        self.send(ctx, keepalive);
+        self.send(ctx, plan, keepalive);
     }
 
     /// "Not the leader": resend shortly where it points (or to the next server).
-    fn redirect(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, leader: Option<NodeId>, keepalive: bool) {
+    fn redirect(&mut self, ctx: Ctx, plan: &EtcdPlan, from: NodeId, leader: Option<NodeId>, keepalive: bool) {
         match leader {
             Some(l) if l != from => self.guess = l,
-            _ => self.rotate(),
+            _ => self.rotate(plan),
         }
-        let (slot, timer) = if keepalive {
-            (&mut self.keepalive, LockClientTimer::KeepAliveResend)
-        } else {
-            (&mut self.outstanding, LockClientTimer::Resend)
-        };
+        let (slot, timer) = self.slot(keepalive);
         if let Some(f) = slot.as_mut() {
             f.redirected = true;
         }
-        ctx.set_timer(timer, 10 * MS_US);
+        ctx.set_timer(JobTimer::Lock(timer), 10 * MS_US);
     }
 
     /// Takes the answer to request `id` off the slot it belongs to, if it is the one on its
     /// way; `None` for an answer to a request it has moved on from.
-    fn answer_to(&mut self, ctx: &mut Ctx<'_, Self>, id: u32) -> Option<Request> {
-        if self.keepalive.as_ref().is_some_and(|f| f.id == id) {
-            ctx.cancel_timer(LockClientTimer::KeepAliveResend);
-            return self.keepalive.take().map(|f| f.request);
-        }
-        if self.outstanding.as_ref().is_some_and(|f| f.id == id) {
-            ctx.cancel_timer(LockClientTimer::Resend);
-            return self.outstanding.take().map(|f| f.request);
+    fn answer_to(&mut self, ctx: Ctx, id: u32) -> Option<Request> {
+        for keepalive in [true, false] {
+            let (slot, timer) = self.slot(keepalive);
+            if slot.as_ref().is_some_and(|f| f.id == id) {
+                ctx.cancel_timer(JobTimer::Lock(timer));
+                return slot.take().map(|f| f.request);
+            }
         }
         None
     }
@@ -331,99 +292,39 @@ impl LockClient {
         self.keepalive.as_ref().is_some_and(|f| f.id == id)
     }
 
-    fn timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: LockClientTimer) {
-        match timer {
-            LockClientTimer::Start if self.phase == ClientPhase::Idle => {
-                ctx.note(format!(
-                    "{}'s job fires. Before anything else it opens a session with the lock service: a lease of {}.",
-                    ctx.me(),
-                    seconds(self.plan.ttl_ms)
-                ));
-                self.open_session(ctx);
-            }
-            LockClientTimer::Resend => self.resend(ctx, false),
-            LockClientTimer::KeepAliveResend => self.resend(ctx, true),
-            LockClientTimer::KeepAlive => {
-                let Some(lease) = self.lease else { return };
-                if self.over(ctx) {
-                    return;
-                }
-                // A keep-alive still on its way is replaced: only the newest answer counts.
-                self.request(ctx, Request::KeepAlive(lease));
-                ctx.set_timer(LockClientTimer::KeepAlive, self.plan.keepalive_ms * MS_US);
-            }
-            LockClientTimer::StepDone { step } if self.phase == (ClientPhase::Working { step }) => {
-                let Some(h) = self.held else { return };
-                self.phase = ClientPhase::Writing { step };
-                ctx.note(format!(
-                    "{} has done step {step}'s work and sends the debit; its key's create revision {} is its token, part of the write's WHERE clause.",
-                    ctx.me(),
-                    h.revision
-                ));
-                ctx.send(
-                    self.plan.ledger,
-                    LeaseMsg::Write {
-                        step,
-                        amount: self.plan.amount_per_step,
-                        token: FencingToken(h.revision),
-                        check: WriteCheck::TokenPredicate,
-                    },
-                );
-            }
-            _ => {}
-        }
-    }
-
     /// Asks for a new lease: the start of a session (a restart, or a lost one, starts over).
-    fn open_session(&mut self, ctx: &mut Ctx<'_, Self>) {
-        self.phase = ClientPhase::Granting;
+    fn open_session(&mut self, ctx: Ctx, at: At<'_, Self>) -> Turn {
+        self.stage = Stage::Granting;
         self.lease = None;
         self.my_revision = None;
         self.watching = None;
-        ctx.cancel_timer(LockClientTimer::KeepAlive);
+        ctx.cancel_timer(JobTimer::Lock(EtcdTimer::KeepAlive));
         self.keepalive = None;
         let op = LockOp::LeaseGrant {
-            ttl_ms: self.plan.ttl_ms,
+            ttl_ms: at.plan.job.ttl_ms,
             owner: ctx.node,
             owner_name: ctx.me().to_string(),
         };
-        self.request(ctx, Request::Write(op));
+        self.request(ctx, at, Request::Write(op));
+        Turn::Ask
     }
 
-    fn message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LockClientMsg) {
-        match msg {
-            LockClientMsg::Raft(RaftMsg::ClientReply { id, answer }) => match answer {
-                ClientAnswer::NotLeader { leader } => {
-                    if self.outstanding.as_ref().is_some_and(|f| f.id == id) {
-                        self.redirect(ctx, from, leader, false);
-                    }
-                }
-                ClientAnswer::Committed { .. } => {}
-                ClientAnswer::Locked { result, .. } => {
-                    if let Some(Request::Write(op)) = self.answer_to(ctx, id) {
-                        self.written(ctx, from, &op, result);
-                    }
-                }
-            },
-            LockClientMsg::Etcd(m) => self.etcd(ctx, from, m),
-            LockClientMsg::Ledger(m) => self.ledger(ctx, m),
-            _ => {}
-        }
-    }
-
-    fn etcd(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: EtcdMsg) {
+    fn etcd(&mut self, ctx: Ctx, at: At<'_, Self>, from: NodeId, msg: EtcdMsg) -> Turn {
         match msg {
             EtcdMsg::NotLeader { id, leader } => {
                 let keepalive = self.is_keepalive(id);
                 if keepalive || self.outstanding.as_ref().is_some_and(|f| f.id == id) {
-                    self.redirect(ctx, from, leader, keepalive);
+                    self.redirect(ctx, at.plan, from, leader, keepalive);
                 }
+                Turn::Stay
             }
             EtcdMsg::KeepAliveReply { id, ttl_ms, lease } => {
-                if self.answer_to(ctx, id).is_none() || ttl_ms > 0 || self.lease != Some(lease) {
-                    return;
+                let answered = self.answer_to(ctx, id).is_some();
+                if answered && ttl_ms == 0 && self.lease == Some(lease) {
+                    self.lease_gone(ctx, at, lease)
+                } else {
+                    Turn::Stay
                 }
-                self.lease_gone(ctx, lease);
             }
             EtcdMsg::RangeReply {
                 id,
@@ -431,70 +332,76 @@ impl LockClient {
                 ahead,
                 mine_exists,
             } => {
-                if self.answer_to(ctx, id).is_none() || self.phase != ClientPhase::Looking {
-                    return;
+                let answered = self.answer_to(ctx, id).is_some();
+                if answered && self.in_stage(at, Stage::Looking) {
+                    self.looked(ctx, at, from, header, ahead, mine_exists)
+                } else {
+                    Turn::Stay
                 }
-                self.looked(ctx, from, header, ahead, mine_exists);
             }
-            EtcdMsg::Deleted { key, revision } => {
-                if self.phase != ClientPhase::Watching || self.watching.as_ref().is_none_or(|w| w.key != key)
-                {
-                    return;
-                }
+            EtcdMsg::Deleted { key, revision }
+                if *at.phase == Phase::Watching && self.watching.as_ref().is_some_and(|w| w.key == key) =>
+            {
                 self.watching = None;
                 ctx.note(format!(
                     "{} hears that {key} was deleted at revision {revision}. A key ahead may remain, so it reads again before it believes anything (etcd's mutex loops the same way).",
                     ctx.me()
                 ));
-                self.look(ctx);
+                self.look(ctx, at)
             }
-            _ => {}
+            _ => Turn::Stay,
         }
     }
 
     /// Its lease is gone: its key went with it.
-    fn lease_gone(&mut self, ctx: &mut Ctx<'_, Self>, lease: LeaseId) {
-        match self.phase {
-            ClientPhase::Granting | ClientPhase::Acquiring | ClientPhase::Looking | ClientPhase::Watching => {
+    fn lease_gone(&mut self, ctx: Ctx, at: At<'_, Self>, lease: LeaseId) -> Turn {
+        match at.phase {
+            Phase::Acquiring | Phase::Watching => {
                 ctx.note(format!(
                     "{}'s lease {lease} is gone, and its key with it: it has lost its place in line. It starts again with a new session.",
                     ctx.me()
                 ));
-                self.open_session(ctx);
+                self.open_session(ctx, at)
             }
-            _ if self.held.is_some() => {
+            phase if self.held.is_some() => {
                 ctx.note(format!(
                     "{}'s keep-alive finds lease {lease} gone: its key was deleted with it, so the lock is no longer its own. It stops.",
                     ctx.me()
                 ));
-                self.stop(ctx, ClientPhase::Lost);
+                if let Phase::Working { step } = phase {
+                    ctx.cancel_timer(JobTimer::StepDone { step: *step });
+                }
+                self.stop(ctx);
+                Turn::Lost
             }
-            _ => {}
+            _ => Turn::Stay,
         }
     }
 
     /// The answer to a write it sent through the log.
-    fn written(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, op: &LockOp, result: LockResult) {
+    fn written(&mut self, ctx: Ctx, at: At<'_, Self>, from: NodeId, op: &LockOp, result: LockResult) -> Turn {
         match (op, result) {
             (LockOp::LeaseGrant { .. }, LockResult::LeaseGranted { lease, header, .. })
-                if self.phase == ClientPhase::Granting =>
+                if self.in_stage(at, Stage::Granting) =>
             {
+                let plan = at.plan;
                 self.lease = Some(lease);
-                ctx.set_timer(LockClientTimer::KeepAlive, self.plan.keepalive_ms * MS_US);
-                let key = lock_key(&self.plan.prefix, lease);
+                ctx.set_timer(JobTimer::Lock(EtcdTimer::KeepAlive), plan.keepalive_ms * MS_US);
+                let key = lock_key(&plan.job.key, lease);
                 ctx.note(format!(
                     "{} has lease {lease}; it will send a keep-alive every {}. The grant went through the log but changed no key, so the store's revision stays {header}. Now it puts its own key, {key}, only if that key does not exist yet.",
                     ctx.me(),
-                    seconds(self.plan.keepalive_ms)
+                    seconds(plan.keepalive_ms)
                 ));
-                self.phase = ClientPhase::Acquiring;
+                self.stage = Stage::Putting;
                 let op = LockOp::Acquire {
-                    prefix: self.plan.prefix.clone(),
+                    prefix: plan.job.key.clone(),
                     lease,
                     owner: ctx.node,
                     owner_name: ctx.me().to_string(),
                 };
-                self.request(ctx, Request::Write(op));
+                self.request(ctx, at, Request::Write(op));
+                Turn::Stay
             }
             (
                 LockOp::Acquire { .. },
@@ -505,7 +412,7 @@ impl LockClient {
                     first_revision,
                     ..
                 },
-            ) if self.phase == ClientPhase::Acquiring => {
+            ) if self.in_stage(at, Stage::Putting) => {
                 self.my_revision = Some(create_revision);
                 let how = if put {
                     format!("The put created its key at revision {create_revision}")
@@ -520,78 +427,80 @@ impl LockClient {
                         ctx.me(),
                         ctx.name(from)
                     ));
-                    self.hold(ctx, from, create_revision);
+                    self.hold(from, create_revision)
                 } else {
                     ctx.note(format!(
                         "{how}; {first_key} (revision {first_revision}) is older and holds the lock. {} does not poll: it looks up the key created just before its own and waits for that one to go.",
                         ctx.me()
                     ));
-                    self.look(ctx);
+                    self.look(ctx, at)
                 }
             }
             (LockOp::Acquire { .. }, LockResult::LeaseNotFound { lease })
-                if self.phase == ClientPhase::Acquiring =>
+                if self.in_stage(at, Stage::Putting) =>
             {
-                self.lease_gone(ctx, lease);
+                self.lease_gone(ctx, at, lease)
             }
-            (LockOp::LeaseRevoke { .. }, _) if self.phase == ClientPhase::Releasing => {
+            (LockOp::LeaseRevoke { .. }, _) if *at.phase == Phase::Releasing => {
                 ctx.note(format!("{} has let go of the lock.", ctx.me()));
-                self.phase = ClientPhase::Done;
+                Turn::Released
             }
-            _ => {}
+            _ => Turn::Stay,
         }
     }
 
     /// Reads which key is just ahead of its own.
-    fn look(&mut self, ctx: &mut Ctx<'_, Self>) {
-        let (Some(below), Some(mine)) = (self.my_revision, self.my_key()) else {
-            return;
+    fn look(&mut self, ctx: Ctx, at: At<'_, Self>) -> Turn {
+        let (Some(below), Some(mine)) = (self.my_revision, self.my_key(at.plan)) else {
+            return Turn::Stay;
         };
-        self.phase = ClientPhase::Looking;
-        self.request(ctx, Request::Read { below, mine });
+        self.stage = Stage::Looking;
+        self.request(ctx, at, Request::Read { below, mine });
+        Turn::Ask
     }
 
     fn looked(
         &mut self,
-        ctx: &mut Ctx<'_, Self>,
+        ctx: Ctx,
+        at: At<'_, Self>,
         from: NodeId,
         header: u64,
         ahead: Option<(String, u64)>,
         mine_exists: bool,
-    ) {
-        let Some(mine) = self.my_revision else { return };
+    ) -> Turn {
+        let Some(mine) = self.my_revision else {
+            return Turn::Stay;
+        };
         match ahead {
             Some((key, rev)) => {
                 ctx.note(format!(
                     "{} watches {key} (revision {rev}), the key just ahead of its own (revision {mine}), from revision {header}: it will hear of its deletion, even one that happened a moment ago.",
                     ctx.me()
                 ));
-                self.phase = ClientPhase::Watching;
-                self.watch(
-                    ctx,
-                    WatchOn {
-                        server: self.guess,
-                        key,
-                        from: header,
-                    },
-                );
+                let on = WatchOn {
+                    server: self.guess,
+                    key,
+                    from: header,
+                };
+                self.watch(ctx, at.plan, on);
+                Turn::Watch
             }
             None if mine_exists => {
                 ctx.note(format!(
                     "No key ahead of {}'s, and its own is still there: it holds the lock. Its token is its key's create revision, {mine}.",
                     ctx.me()
                 ));
-                self.hold(ctx, from, mine);
+                self.hold(from, mine)
             }
             None => {
                 let lease = self.lease.unwrap_or_default();
-                self.lease_gone(ctx, lease);
+                self.lease_gone(ctx, at, lease)
             }
         }
     }
 
-    fn watch(&mut self, ctx: &mut Ctx<'_, Self>, on: WatchOn) {
-        if self.over(ctx) {
+    fn watch(&mut self, ctx: Ctx, plan: &EtcdPlan, on: WatchOn) {
+        if Self::over(plan, ctx.local_now_us) {
             return;
         }
         ctx.send(
@@ -604,165 +513,128 @@ impl LockClient {
         self.watching = Some(on);
     }
 
-    fn hold(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, revision: u64) {
+    fn hold(&mut self, from: NodeId, revision: u64) -> Turn {
         self.held = Some(HeldLock {
             revision,
             granted_by: from,
         });
-        self.phase = ClientPhase::ReadingProgress;
-        ctx.send(self.plan.ledger, LeaseMsg::ReadProgress);
+        Turn::Granted
     }
 
-    fn ledger(&mut self, ctx: &mut Ctx<'_, Self>, msg: LeaseMsg) {
-        match msg {
-            LeaseMsg::Progress { steps_done } if self.phase == ClientPhase::ReadingProgress => {
-                if steps_done >= self.plan.steps {
-                    ctx.note(format!(
-                        "The ledger already records all {} steps: the job is done, so {} only releases the lock.",
-                        self.plan.steps,
-                        ctx.me()
-                    ));
-                    self.finish(ctx);
-                } else {
-                    if steps_done > 0 {
-                        ctx.note(format!(
-                            "{} takes over a half-done job and continues at step {}.",
-                            ctx.me(),
-                            steps_done + 1
-                        ));
-                    }
-                    self.work(ctx, steps_done + 1);
-                }
-            }
-            LeaseMsg::WriteResult {
-                step,
-                accepted,
-                reason,
-                ..
-            } => {
-                if self.phase != (ClientPhase::Writing { step }) {
-                    return;
-                }
-                if accepted {
-                    if step < self.plan.steps {
-                        self.work(ctx, step + 1);
-                    } else {
-                        self.finish(ctx);
-                    }
-                } else {
-                    ctx.note(format!(
-                        "{}'s write was refused ({}). A refusal means a newer holder exists: it stops at once. Consensus kept the lock service's own leaders in line; only this token check could stop a worker that never knew it had been frozen.",
-                        ctx.me(),
-                        reason.map(|r| r.text()).unwrap_or_default()
-                    ));
-                    self.stop(ctx, ClientPhase::Fenced);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn work(&mut self, ctx: &mut Ctx<'_, Self>, step: u32) {
-        self.phase = ClientPhase::Working { step };
-        ctx.set_timer(LockClientTimer::StepDone { step }, self.plan.step_ms * MS_US);
-    }
-
-    /// The job is done: it closes its session, and the revoke deletes its key.
-    fn finish(&mut self, ctx: &mut Ctx<'_, Self>) {
-        self.finished = true;
-        self.stop_keepalives(ctx);
-        let (Some(h), Some(lease)) = (self.held.take(), self.lease) else {
-            return;
-        };
-        ctx.note(format!(
-            "{} has finished the job and closes its session: revoking lease {lease} deletes its key (revision {}), which lets the next in line go.",
-            ctx.me(),
-            h.revision
-        ));
-        self.phase = ClientPhase::Releasing;
-        self.request(
-            ctx,
-            Request::Write(LockOp::LeaseRevoke {
-                lease,
-                expired: false,
-            }),
-        );
-    }
-
-    fn stop_keepalives(&mut self, ctx: &mut Ctx<'_, Self>) {
-        ctx.cancel_timer(LockClientTimer::KeepAlive);
-        ctx.cancel_timer(LockClientTimer::KeepAliveResend);
+    fn stop_keepalives(&mut self, ctx: Ctx) {
+        ctx.cancel_timer(JobTimer::Lock(EtcdTimer::KeepAlive));
+        ctx.cancel_timer(JobTimer::Lock(EtcdTimer::KeepAliveResend));
         self.keepalive = None;
     }
 
-    fn stop(&mut self, ctx: &mut Ctx<'_, Self>, phase: ClientPhase) {
-        if let ClientPhase::Working { step } = self.phase {
-            ctx.cancel_timer(LockClientTimer::StepDone { step });
-        }
+    /// It holds nothing any more: its keep-alives stop.
+    fn stop(&mut self, ctx: Ctx) {
         self.stop_keepalives(ctx);
         self.held = None;
-        if !matches!(self.phase, ClientPhase::Fenced | ClientPhase::Lost) {
-            self.phase = phase;
-        }
-    }
-
-    /// What it is doing, in a few words (its card's first line); `name` gives a node's
-    /// display name.
-    pub fn doing<'n>(&self, name: impl Fn(NodeId) -> &'n str) -> String {
-        match &self.phase {
-            ClientPhase::Idle => "waiting for the job".to_string(),
-            ClientPhase::Granting => format!("asking {} for a lease", name(self.guess)),
-            ClientPhase::Acquiring => format!("putting its key via {}", name(self.guess)),
-            ClientPhase::Looking => "reading which key is ahead".into(),
-            ClientPhase::Watching => match &self.watching {
-                Some(w) => format!("watching {}", w.key),
-                None => "watching".into(),
-            },
-            ClientPhase::ReadingProgress => "checking the job's progress".into(),
-            ClientPhase::Working { step } => format!("step {step}: working"),
-            ClientPhase::Writing { step } => format!("step {step}: writing"),
-            ClientPhase::Releasing => "releasing".into(),
-            ClientPhase::Done => "done".into(),
-            ClientPhase::Lost => "stopped: lease lost".into(),
-            ClientPhase::Fenced => "stopped: write rejected".into(),
-        }
     }
 }
 
-impl Participant for LockClient {
-    type Msg = LockClientMsg;
-    type Timer = LockClientTimer;
-    type Durable = LockClientDurable;
-    type Config = LockClientPlan;
+impl LockClient for EtcdMutex {
+    type Plan = EtcdPlan;
+    type Timer = EtcdTimer;
+    type Reply = EtcdReply;
+    const RELEASE_WORDS: &'static str = "releases the lock";
 
-    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        if self.finished {
+    fn job(plan: &EtcdPlan) -> &JobPlan {
+        &plan.job
+    }
+
+    fn recover(plan: &EtcdPlan, durable: &JobDurable) -> Self {
+        EtcdMutex {
+            stage: Stage::Granting,
+            lease: None,
+            my_revision: None,
+            held: None,
+            watching: None,
+            guess: plan.first_guess,
+            outstanding: None,
+            keepalive: None,
+            next_id: durable.requests.max(1),
+        }
+    }
+
+    /// Its job fires at its hour from every start, a restart included.
+    fn start(ctx: Ctx, plan: &EtcdPlan, job: &Job) {
+        if job.finished {
             ctx.note(format!("{} is up again; its job is already done.", ctx.me()));
             return;
         }
-        ctx.set_timer(LockClientTimer::Start, self.plan.start_ms * MS_US);
+        ctx.set_timer(JobTimer::JobStart, plan.job.start_at_ms * MS_US);
     }
 
-    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LockClientMsg) {
-        self.message(ctx, from, msg);
+    /// It has one attempt, which lasts until it holds (a lost session starts a new one).
+    fn next_attempt(_ctx: Ctx, _plan: &EtcdPlan, _job: &mut Job) -> bool {
+        true
     }
 
-    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: LockClientTimer) {
-        self.timer(ctx, timer);
+    fn resume(ctx: Ctx, plan: &EtcdPlan, steps_done: u32) -> Next {
+        let steps = plan.job.steps;
+        plan.job.resume_saying(
+            ctx,
+            steps_done,
+            |me| format!("The ledger already records all {steps} steps: the job is done, so {me} only releases the lock."),
+            |me, step| format!("{me} takes over a half-done job and continues at step {step}."),
+        )
+    }
+
+    fn request(&mut self, ctx: Ctx, at: At<'_, Self>) {
+        ctx.note(format!(
+            "{}'s job fires. Before anything else it opens a session with the lock service: a lease of {}.",
+            ctx.me(),
+            seconds(at.plan.job.ttl_ms)
+        ));
+        self.open_session(ctx, at);
+    }
+
+    fn on_reply(&mut self, ctx: Ctx, at: At<'_, Self>, from: NodeId, msg: EtcdReply) -> Turn {
+        match msg {
+            EtcdReply::Raft(RaftMsg::ClientReply { id, answer }) => match answer {
+                ClientAnswer::NotLeader { leader } => {
+                    if self.outstanding.as_ref().is_some_and(|f| f.id == id) {
+                        self.redirect(ctx, at.plan, from, leader, false);
+                    }
+                    Turn::Stay
+                }
+                ClientAnswer::Committed { .. } => Turn::Stay,
+                ClientAnswer::Locked { result, .. } => match self.answer_to(ctx, id) {
+                    Some(Request::Write(op)) => self.written(ctx, at, from, &op, result),
+                    _ => Turn::Stay,
+                },
+            },
+            EtcdReply::Etcd(m) => self.etcd(ctx, at, from, m),
+            _ => Turn::Stay,
+        }
+    }
+
+    fn on_timer(&mut self, ctx: Ctx, at: At<'_, Self>, timer: EtcdTimer) -> Turn {
+        match timer {
+            EtcdTimer::Resend => self.resend(ctx, at.plan, false),
+            EtcdTimer::KeepAliveResend => self.resend(ctx, at.plan, true),
+            EtcdTimer::KeepAlive => {
+                if let (Some(lease), false) = (self.lease, Self::over(at.plan, ctx.local_now_us)) {
+                    // A keep-alive still on its way is replaced: only the newest answer counts.
+                    self.request(ctx, at, Request::KeepAlive(lease));
+                    let every_us = at.plan.keepalive_ms * MS_US;
+                    ctx.set_timer(JobTimer::Lock(EtcdTimer::KeepAlive), every_us);
+                }
+            }
+        }
+        Turn::Stay
     }
 
     /// Its watch lives on one server: if that server crashes, it watches again from another,
     /// from the same revision.
-    fn watches(&self, peer: NodeId) -> bool {
-        self.watching.as_ref().is_some_and(|w| w.server == peer)
-    }
-
-    fn on_peer_down(&mut self, ctx: &mut Ctx<'_, Self>, peer: NodeId) {
+    fn on_peer_down(&mut self, ctx: Ctx, at: At<'_, Self>, peer: NodeId) -> Turn {
         let Some(mut on) = self.watching.take().filter(|w| w.server == peer) else {
-            return;
+            return Turn::Stay;
         };
         if self.guess == peer {
-            self.rotate();
+            self.rotate(at.plan);
         }
         on.server = self.guess;
         ctx.note(format!(
@@ -773,47 +645,87 @@ impl Participant for LockClient {
             ctx.name(on.server),
             on.from
         ));
-        self.watch(ctx, on);
+        self.watch(ctx, at.plan, on);
+        Turn::Stay
     }
 
-    fn recover(plan: &LockClientPlan, _id: NodeId, d: &LockClientDurable) -> Self {
-        LockClient {
-            plan: plan.clone(),
-            phase: if d.finished {
-                ClientPhase::Done
-            } else {
-                ClientPhase::Idle
-            },
-            lease: None,
-            my_revision: None,
-            held: None,
-            watching: None,
-            guess: plan.first_guess,
-            outstanding: None,
-            keepalive: None,
-            next_id: d.next_id.max(1),
-            finished: d.finished,
-        }
+    fn watches(&self, _plan: &EtcdPlan, peer: NodeId) -> bool {
+        self.watching.as_ref().is_some_and(|w| w.server == peer)
     }
 
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        let via = view.name(self.guess);
-        let s = match &self.phase {
-            ClientPhase::Idle => card::idle(),
-            ClientPhase::Granting => card::asking(format!("lease via {via}")),
-            ClientPhase::Acquiring => card::asking(format!("putting its key via {via}")),
-            ClientPhase::Looking => card::asking("reading which key is ahead"),
-            ClientPhase::Watching => card::waiting(match &self.watching {
+    /// It never backs off: it waits in line.
+    fn retry_after_us(&self, _ctx: Ctx, plan: &EtcdPlan) -> u64 {
+        plan.job.retry_ms * MS_US
+    }
+
+    fn fence(&self, ctx: Ctx, step: u32) -> (FencingToken, WriteCheck) {
+        let revision = self.held.map_or(0, |h| h.revision);
+        ctx.note(format!(
+            "{} has done step {step}'s work and sends the debit; its key's create revision {revision} is its token, part of the write's WHERE clause.",
+            ctx.me()
+        ));
+        (FencingToken(revision), WriteCheck::TokenPredicate)
+    }
+
+    fn refused(&mut self, ctx: Ctx, _step: u32, reason: Option<RejectReason>) -> bool {
+        ctx.note(format!(
+            "{}'s write was refused ({}). A refusal means a newer holder exists: it stops at once. Consensus kept the lock service's own leaders in line; only this token check could stop a worker that never knew it had been frozen.",
+            ctx.me(),
+            reason.map(|r| r.text()).unwrap_or_default()
+        ));
+        self.stop(ctx);
+        true
+    }
+
+    /// The job is done: it closes its session, and the revoke deletes its key.
+    fn release(&mut self, ctx: Ctx, at: At<'_, Self>) -> bool {
+        self.stop_keepalives(ctx);
+        let (Some(h), Some(lease)) = (self.held.take(), self.lease) else {
+            return false;
+        };
+        ctx.note(format!(
+            "{} has finished the job and closes its session: revoking lease {lease} deletes its key (revision {}), which lets the next in line go.",
+            ctx.me(),
+            h.revision
+        ));
+        let revoke = LockOp::LeaseRevoke {
+            lease,
+            expired: false,
+        };
+        self.request(ctx, at, Request::Write(revoke));
+        true
+    }
+
+    fn requests(&self) -> u32 {
+        self.next_id
+    }
+
+    fn holds(&self) -> bool {
+        self.held.is_some()
+    }
+
+    /// The runner knows no names: [`EtcdWorker::doing_via`] and `decorate` say which server
+    /// it asks.
+    fn asking(&self, _plan: &EtcdPlan, phase: &Phase) -> (String, Summary) {
+        let doing = self.doing(phase, |_| "");
+        let s = match phase {
+            Phase::Watching => card::waiting(match &self.watching {
                 Some(w) => format!("watching …/{}", w.key.rsplit('/').next().unwrap_or_default()),
                 None => "watching".into(),
             }),
-            ClientPhase::ReadingProgress => card::holder("checking progress"),
-            ClientPhase::Working { step } => card::holder(card::step(*step, "working")),
-            ClientPhase::Writing { step } => card::holder(card::step(*step, "writing")),
-            ClientPhase::Releasing => card::releasing(),
-            ClientPhase::Done => card::done(),
-            ClientPhase::Lost => card::stopped("lease lost"),
-            ClientPhase::Fenced => card::stopped("write rejected"),
+            _ => card::asking(doing.clone()),
+        };
+        (doing, s)
+    }
+
+    fn decorate(&self, s: Summary, at: At<'_, Self>, view: &ViewCtx<'_>) -> Summary {
+        let via = view.name(self.guess);
+        let s = match (at.phase, self.stage) {
+            (Phase::Acquiring, Stage::Granting) => card::asking(format!("lease via {via}")),
+            (Phase::Acquiring, Stage::Putting) => card::asking(format!("putting its key via {via}")),
+            (Phase::Lost, _) => card::stopped("lease lost"),
+            (Phase::Stopped, _) => card::stopped("write rejected"),
+            _ => s,
         };
         if let Some(h) = self.held {
             // Its key's create revision is its fencing token.
@@ -828,8 +740,32 @@ impl Participant for LockClient {
             s
         }
     }
+}
 
-    fn durable_summary(_plan: &LockClientPlan, durable: &LockClientDurable, _view: &ViewCtx<'_>) -> Summary {
-        card::down_with_job(durable.finished)
+impl EtcdMutex {
+    /// What it is doing while it asks or waits; `name` gives a node's display name.
+    fn doing<'n>(&self, phase: &Phase, name: impl Fn(NodeId) -> &'n str) -> String {
+        match (phase, self.stage) {
+            (Phase::Watching, _) => match &self.watching {
+                Some(w) => format!("watching {}", w.key),
+                None => "watching".into(),
+            },
+            (_, Stage::Granting) => format!("asking {} for a lease", name(self.guess)),
+            (_, Stage::Putting) => format!("putting its key via {}", name(self.guess)),
+            (_, Stage::Looking) => "reading which key is ahead".into(),
+        }
+    }
+}
+
+impl EtcdWorker {
+    /// What it is doing, in a few words (the workers table); `name` gives a node's display
+    /// name.
+    pub fn doing_via<'n>(&self, name: impl Fn(NodeId) -> &'n str) -> String {
+        match &self.phase {
+            Phase::Acquiring | Phase::Watching => self.lock.doing(&self.phase, name),
+            Phase::Lost => "stopped: lease lost".into(),
+            Phase::Stopped => "stopped: write rejected".into(),
+            _ => self.doing(),
+        }
     }
 }

@@ -40,19 +40,29 @@ impl JobPlan {
     /// The ledger's answer to [`JobPlan::read_progress`]: the step to take the job up at, or
     /// nothing left to do but `release` the lock (e.g. "unlocks").
     pub fn resume<P: Participant>(&self, ctx: &mut Ctx<'_, P>, steps_done: u32, release: &str) -> Next {
+        self.resume_saying(
+            ctx,
+            steps_done,
+            |me| format!("The ledger has all {steps_done} steps recorded: the job is already done, so {me} only {release}."),
+            |me, step| format!("{steps_done} step(s) are recorded already: {me} takes the job up at step {step}."),
+        )
+    }
+
+    /// [`JobPlan::resume`] in a family's own words: what it says when the job is `done`
+    /// already, and when it is `resumed` part-way (at this step).
+    pub fn resume_saying<P: Participant>(
+        &self,
+        ctx: &mut Ctx<'_, P>,
+        steps_done: u32,
+        done: impl FnOnce(&str) -> String,
+        resumed: impl FnOnce(&str, u32) -> String,
+    ) -> Next {
         if steps_done >= self.steps {
-            ctx.note(format!(
-                "The ledger has all {steps_done} steps recorded: the job is already done, so {} only {release}.",
-                ctx.me()
-            ));
+            ctx.note(done(ctx.me()));
             return Next::Finish;
         }
         if steps_done > 0 {
-            ctx.note(format!(
-                "{steps_done} step(s) are recorded already: {} takes the job up at step {}.",
-                ctx.me(),
-                steps_done + 1
-            ));
+            ctx.note(resumed(ctx.me(), steps_done + 1));
         }
         Next::Step(steps_done + 1)
     }
@@ -76,11 +86,12 @@ pub enum Next {
     Finish,
 }
 
-/// What a lock client keeps across a crash: whether its job is done. (Its plan is its
-/// configuration.)
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What a lock client keeps across a crash: whether its job is done, and the request ids its
+/// lock family has used, if its requests carry ids. (Its plan is its configuration.)
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct JobDurable {
     pub finished: bool,
+    pub requests: u32,
 }
 
 impl JobDurable {
@@ -135,10 +146,13 @@ impl Job {
         true
     }
 
-    /// Records on disk that the job is done.
-    pub fn finish<P: Participant<Durable = JobDurable>>(&mut self, ctx: &mut Ctx<'_, P>) {
+    /// Records on disk that the job is done (with the `requests` its lock client has used).
+    pub fn finish<P: Participant<Durable = JobDurable>>(&mut self, ctx: &mut Ctx<'_, P>, requests: u32) {
         self.finished = true;
-        ctx.persist(JobDurable { finished: true });
+        ctx.persist(JobDurable {
+            finished: true,
+            requests,
+        });
     }
 }
 
@@ -171,7 +185,7 @@ mod tests {
             master_timeout_ms: 50,
             retry_jitter_ms: 0,
         };
-        let c = RedlockClient::recover(&plan, &JobDurable { finished: false });
+        let c = RedlockClient::recover(&plan, &JobDurable::default());
         Harness::new(NodeId(2), c, &["redis-1", "ledger", "client-a"])
     }
 
@@ -211,7 +225,7 @@ mod tests {
     #[test]
     fn attempts_draw_fresh_values_until_they_run_out() {
         let mut c = client();
-        let mut job = Job::recover(&JobDurable { finished: false });
+        let mut job = Job::recover(&JobDurable::default());
         let mut values = Vec::new();
         for _ in 0..2 {
             c.call(|_, ctx| assert!(job.next_attempt(ctx, &plan())));

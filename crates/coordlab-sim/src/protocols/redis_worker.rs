@@ -14,7 +14,7 @@
 use super::card;
 use super::job::{At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Turn};
 use super::lease_msg::{RejectReason, ReleaseMode, WriteCheck};
-use super::redis_job::{Job, JobPlan};
+use super::redis_job::{Job, JobDurable, JobPlan};
 use super::redis_msg::{tenths, RedisMsg};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::{Label, ViewCtx};
@@ -170,7 +170,7 @@ impl LockClient for RedisLock {
         &plan.job
     }
 
-    fn recover(plan: &WorkerPlan) -> Self {
+    fn recover(plan: &WorkerPlan, _durable: &JobDurable) -> Self {
         RedisLock {
             primary: plan.first_primary,
             epoch: 0,
@@ -460,7 +460,7 @@ mod tests {
             sentinels: vec![SENTINEL],
             first_primary: STORE,
         };
-        let w = RedisWorker::recover(&plan, &JobDurable { finished: false });
+        let w = RedisWorker::recover(&plan, &JobDurable::default());
         Harness::new(NodeId(3), w, &["store-1", "ledger", "sentinel", "worker-a"])
     }
 
@@ -510,7 +510,13 @@ mod tests {
         let mut w = worker();
         granted(&mut w, 42);
         let fx = w.deliver(LEDGER, ClientMsg::Ledger(LeaseMsg::Progress { steps_done: 2 }));
-        assert_eq!(persisted(&fx), vec![&JobDurable { finished: true }]);
+        assert_eq!(
+            persisted(&fx),
+            vec![&JobDurable {
+                finished: true,
+                requests: 0
+            }]
+        );
         let release = sent::<_, RedisMsg>(&fx);
         assert!(
             matches!(&release[..], [(STORE, RedisMsg::CompareAndDelete { key, value })] if key == "lock" && value.starts_with("a-")),

@@ -13,7 +13,7 @@
 use super::card;
 use super::job::{At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, StepGate, Turn};
 use super::lease_msg::WriteCheck;
-use super::redis_job::{Job, JobPlan};
+use super::redis_job::{Job, JobDurable, JobPlan};
 use super::redis_msg::{tenths, RedisMsg};
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::{FencingToken, NodeId};
@@ -184,7 +184,7 @@ impl LockClient for RedlockLock {
         &plan.job
     }
 
-    fn recover(_plan: &RedlockPlan) -> Self {
+    fn recover(_plan: &RedlockPlan, _durable: &JobDurable) -> Self {
         RedlockLock {
             started_local_us: 0,
             replies: VecMap::new(),

@@ -242,7 +242,7 @@ impl LockClient for ZkLock {
         &plan.job
     }
 
-    fn recover(_plan: &ZkPlan) -> Self {
+    fn recover(_plan: &ZkPlan, _durable: &JobDurable) -> Self {
         ZkLock {
             stage: Stage::Connecting,
             ahead: None,
@@ -483,7 +483,7 @@ mod tests {
 
     /// A worker that has connected, created `n-0000000000` and found it first in line.
     fn holder(steps: u32) -> Harness<ZkLockWorker> {
-        let w = ZkLockWorker::recover(&plan(steps).into(), &JobDurable { finished: false });
+        let w = ZkLockWorker::recover(&plan(steps).into(), &JobDurable::default());
         let mut h = Harness::new(ME, w, &["zookeeper", "ledger", "worker-1"]);
         h.fire(JobTimer::JobStart);
         h.deliver(
@@ -550,7 +550,13 @@ mod tests {
                 reason: None,
             }),
         );
-        assert_eq!(persisted(&fx), vec![&JobDurable { finished: true }]);
+        assert_eq!(
+            persisted(&fx),
+            vec![&JobDurable {
+                finished: true,
+                requests: 0
+            }]
+        );
         assert_eq!(
             sent::<_, ZkMsg>(&fx),
             vec![(

@@ -171,13 +171,13 @@ fn beats(setup: &mut Setup, checks: bool, lock_delay_ms: u64, cast: ServiceCast)
         "a-locks",
         "A takes the lock: sequencer generation 7",
         "The cell grants the lock in A's session and hands A a sequencer: the lock's name, exclusive mode, generation 7. A's library sends a KeepAlive; the cell holds it until the 12 s lease nears its end, then answers with a new lease.",
-        move |n, _| client_of(n, cast.a).is_some_and(|c| c.state.acquired),
+        move |n, _| client_of(n, cast.a).is_some_and(|c| c.acquired),
     );
     setup.beat(
         "a-writes",
         "A's write is stuck in the network",
         "A sends its write with generation 7. The network holds it: a slow path, a retransmission queue.",
-        move |n, _| client_of(n, cast.a).is_some_and(|c| c.state.steps_written >= 1),
+        move |n, _| client_of(n, cast.a).is_some_and(|c| c.steps_written >= 1),
     );
     setup.beat(
         "a-dies",
@@ -201,7 +201,7 @@ fn beats(setup: &mut Setup, checks: bool, lock_delay_ms: u64, cast: ServiceCast)
             "b-locks",
             "B takes the lock: generation 8",
             "The cell grants B the lock with a new sequencer, generation 8. B writes with it. A's write with generation 7 is still on its way.",
-            move |n, _| client_of(n, cast.b).is_some_and(|c| c.state.acquired),
+            move |n, _| client_of(n, cast.b).is_some_and(|c| c.acquired),
         )
         .ask(
             "When A's write with generation 7 finally arrives, what happens?",

@@ -28,9 +28,10 @@ use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
 use crate::protocols::fenced_resource::{FencedResource, LedgerIntro};
-use crate::protocols::lock_client::{LockClient, LockClientDurable, LockClientPlan};
+use crate::protocols::lock_client::{EtcdPlan, EtcdWorker};
 use crate::protocols::lock_service::LockServer;
 use crate::protocols::raft::{RaftBug, RaftServer, ServerConfig, ServerDurable};
+use crate::protocols::redis_job::{JobDurable, JobPlan};
 
 #[path = "consensus_lock_beats.rs"]
 mod beats;
@@ -261,32 +262,34 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         );
     }
     let ttl = ttl_ms(params);
-    let plan = |start_ms: u64| LockClientPlan {
+    let plan = |start_at_ms: u64| EtcdPlan {
+        job: JobPlan {
+            short: String::new(),
+            key: LOCK_PREFIX.into(),
+            ttl_ms: ttl,
+            start_at_ms,
+            retry_ms: 0,
+            max_attempts: 1,
+            steps: STEPS,
+            step_ms: STEP_MS,
+            amount: AMOUNT,
+            ledger,
+        },
         servers: stores.to_vec(),
         first_guess: stores[0],
-        ledger,
-        prefix: LOCK_PREFIX.into(),
-        ttl_ms: ttl,
         keepalive_ms: (ttl / 3).max(1),
-        start_ms,
         request_timeout_ms: REQUEST_TIMEOUT_MS,
-        steps: STEPS,
-        step_ms: STEP_MS,
-        amount_per_step: AMOUNT,
         stop_at_ms: stop_at,
     };
     let named = [("worker-a", A_START_MS), ("worker-b", B_START_MS)];
     for (id, (name, start_ms)) in workers.into_iter().zip(named) {
-        setup.place::<LockClient>(
+        setup.place::<EtcdWorker>(
             id,
             name,
             "worker",
             &WORKER_FAULTS,
             plan(start_ms),
-            LockClientDurable {
-                finished: false,
-                next_id: 1,
-            },
+            JobDurable::default(),
         );
     }
     if crash_at_ms(params) > 0 {

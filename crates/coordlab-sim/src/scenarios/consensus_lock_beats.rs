@@ -9,14 +9,14 @@ use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::world::Nodes;
-use crate::protocols::lock_client::LockClient;
+use crate::protocols::lock_client::EtcdWorker;
 use crate::protocols::lock_service::LockServer;
 use crate::protocols::raft::Role;
 use crate::scenarios::property_library::ledger_row;
 
 /// Whether `worker` believes it holds the lock.
 fn holds(n: &Nodes<'_>, worker: NodeId) -> bool {
-    n.live::<LockClient>(worker).is_some_and(|w| w.held.is_some())
+    n.live::<EtcdWorker>(worker).is_some_and(|w| w.held.is_some())
 }
 
 /// A live server other than store-1 leads, and its store still has worker-a's key.

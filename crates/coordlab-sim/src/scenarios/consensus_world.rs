@@ -13,7 +13,7 @@ use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::PropertySpec;
 use crate::protocols::lease_msg::seconds;
-use crate::protocols::lock_client::LockClient;
+use crate::protocols::lock_client::EtcdWorker;
 use crate::protocols::lock_service::LockServer;
 use crate::protocols::lock_store::LockEvent;
 use crate::protocols::raft::{RaftServer, Role, ServerDurable};
@@ -139,10 +139,10 @@ impl ConsensusWorld {
     }
 
     /// Live workers that believe they hold the lock, with their ids.
-    fn believers<'a>(&self, nodes: &Nodes<'a>) -> Vec<(NodeId, &'a LockClient)> {
+    fn believers<'a>(&self, nodes: &Nodes<'a>) -> Vec<(NodeId, &'a EtcdWorker)> {
         self.workers
             .iter()
-            .filter_map(|id| Some((*id, nodes.live::<LockClient>(*id)?)))
+            .filter_map(|id| Some((*id, nodes.live::<EtcdWorker>(*id)?)))
             .filter(|(_, w)| w.believes_it_holds())
             .collect()
     }
@@ -250,7 +250,7 @@ impl ConsensusWorld {
         let rows = self
             .workers
             .iter()
-            .map(|id| match nodes.live::<LockClient>(*id) {
+            .map(|id| match nodes.live::<EtcdWorker>(*id) {
                 Some(w) => {
                     let held = w.held.filter(|_| w.believes_it_holds());
                     vec![
@@ -264,7 +264,7 @@ impl ConsensusWorld {
                                 "no — ended".into()
                             }
                         }),
-                        w.doing(|id| nodes.name(id)),
+                        w.doing_via(|id| nodes.name(id)),
                     ]
                 }
                 None => vec![
@@ -337,7 +337,7 @@ impl World for ConsensusWorld {
         // count before collecting anything.
         let believing = |id: &NodeId| {
             nodes
-                .live::<LockClient>(*id)
+                .live::<EtcdWorker>(*id)
                 .is_some_and(|w| w.believes_it_holds())
         };
         if self.workers.iter().filter(|id| believing(id)).count() >= 2 {
@@ -346,7 +346,7 @@ impl World for ConsensusWorld {
             let (current, stale): (Vec<_>, Vec<_>) = believers
                 .iter()
                 .partition(|(_, w)| w.held.is_some_and(|h| live.contains(&FencingToken(h.revision))));
-            let rev = |w: &LockClient| w.held.map(|h| h.revision).unwrap_or(0);
+            let rev = |w: &EtcdWorker| w.held.map(|h| h.revision).unwrap_or(0);
             if let (Some((now_id, now)), Some((zombie_id, zombie))) = (current.first(), stale.first()) {
                 return Some(format!(
                     "{} still acts on revision {}, but the cluster has revoked its lease and deleted its key; {} holds with revision {} now — only the ledger's check on the revision keeps them apart",
@@ -371,8 +371,8 @@ impl World for ConsensusWorld {
     fn holdings(&self, nodes: &Nodes<'_>) -> Vec<Holding> {
         Holding::of(self.workers.iter().copied(), self.granted_to(nodes), |node| {
             nodes
-                .live::<LockClient>(node)
-                .is_some_and(LockClient::believes_it_holds)
+                .live::<EtcdWorker>(node)
+                .is_some_and(EtcdWorker::believes_it_holds)
         })
     }
 

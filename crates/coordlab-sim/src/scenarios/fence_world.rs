@@ -76,7 +76,7 @@ impl FenceCast {
 
     /// Puts worker `id` (A or B), not yet finished, in its reserved place.
     pub fn place(setup: &mut Setup, id: NodeId, name: &str, faults: &[FaultKind], config: FenceWorkerConfig) {
-        let fresh = JobDurable { finished: false };
+        let fresh = JobDurable::default();
         setup.place::<FenceWorker>(id, name, "worker", faults, FencePlan::from(config), fresh);
     }
 }

@@ -151,7 +151,7 @@ fn beats(setup: &mut Setup, checks: bool, ttl_ms: u64, cast: ServiceCast) {
         "a-locks",
         "lockAndGetFence() gives A fence 41",
         "The CP group commits A's acquisition through Raft and returns fence 41. A's CP session is kept alive by a heartbeat every 5 s.",
-        move |n, _| client_of(n, cast.a).is_some_and(|c| c.state.acquired),
+        move |n, _| client_of(n, cast.a).is_some_and(|c| c.acquired),
     );
     setup.beat(
         "a-freezes",

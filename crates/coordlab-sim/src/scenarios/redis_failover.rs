@@ -385,7 +385,7 @@ fn setup_without_faults(params: &Params) -> (Setup, RedisCast) {
             "worker",
             &WORKER_FAULTS,
             plan(short, start_at_ms),
-            JobDurable { finished: false },
+            JobDurable::default(),
         );
     }
     for (id, name) in sentinels

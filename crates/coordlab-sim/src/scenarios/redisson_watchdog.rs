@@ -18,8 +18,9 @@ use crate::kernel::faults::Fault;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::{MS_US, SEC_US};
 use crate::properties::Verdict;
+use crate::protocols::job::Phase;
 use crate::protocols::lease_msg::seconds;
-use crate::protocols::service_client::{ClientPhase, ServiceClient};
+use crate::protocols::service_client::ServiceClient;
 use crate::protocols::service_lock::{Check, Flavour, GuardedResource, LockServer, ServerConfig};
 use crate::trace::EventKind;
 
@@ -184,12 +185,19 @@ fn renewals(n: &crate::kernel::world::Nodes<'_>, cast: ServiceCast) -> u32 {
         .map_or(0, |s| s.durable.renewals)
 }
 
-fn phase(n: &crate::kernel::world::Nodes<'_>, id: crate::kernel::ids::NodeId) -> Option<ClientPhase> {
-    n.live::<ServiceClient>(id).map(|c| c.state.phase)
+/// Its job thread is blocked while it holds.
+fn stuck(n: &crate::kernel::world::Nodes<'_>, id: crate::kernel::ids::NodeId) -> bool {
+    n.live::<ServiceClient>(id).is_some_and(|c| c.stuck)
+}
+
+/// Its job is over: done, or abandoned after a refused write.
+fn over(n: &crate::kernel::world::Nodes<'_>, id: crate::kernel::ids::NodeId) -> bool {
+    n.live::<ServiceClient>(id)
+        .is_some_and(|c| matches!(c.phase, Phase::Done | Phase::Stopped))
 }
 
 fn acquired(n: &crate::kernel::world::Nodes<'_>, id: crate::kernel::ids::NodeId) -> bool {
-    n.live::<ServiceClient>(id).is_some_and(|c| c.state.acquired)
+    n.live::<ServiceClient>(id).is_some_and(|c| c.acquired)
 }
 
 fn stale_applied(n: &crate::kernel::world::Nodes<'_>, cast: ServiceCast) -> bool {
@@ -217,7 +225,7 @@ fn beats(setup: &mut Setup, variant: &str, timeout_ms: u64, cast: ServiceCast) {
                 "stuck",
                 "A's job thread is stuck",
                 "A's job blocks on a call that never returns. The JVM is fine, so the watchdog thread carries on.",
-                move |n, _| phase(n, cast.a) == Some(ClientPhase::Stuck),
+                move |n, _| stuck(n, cast.a),
             );
             setup.beat(
                 "renewing-for-ever",
@@ -237,7 +245,7 @@ fn beats(setup: &mut Setup, variant: &str, timeout_ms: u64, cast: ServiceCast) {
                 "a-unlocks",
                 "A finishes and unlocks",
                 "Four steps written; unlock() deletes the key and stops the watchdog.",
-                move |n, _| phase(n, cast.a) == Some(ClientPhase::Done),
+                move |n, _| over(n, cast.a),
             );
             setup.beat(
                 "b-locks",
@@ -249,7 +257,7 @@ fn beats(setup: &mut Setup, variant: &str, timeout_ms: u64, cast: ServiceCast) {
                 "b-done",
                 "B finishes: one writer at a time",
                 "The writes at the storage never interleave. With no pause the watchdog did exactly its job: keep the lock for as long as the work took.",
-                move |n, _| phase(n, cast.b) == Some(ClientPhase::Done),
+                move |n, _| over(n, cast.b),
             );
         }
         _ => {

@@ -262,7 +262,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             "worker",
             &WORKER_FAULTS,
             plan(short, start_at_ms),
-            JobDurable { finished: false },
+            JobDurable::default(),
         );
     }
     for (at_us, fault) in scripted(fault, cast) {

@@ -16,6 +16,7 @@ use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::PropertySpec;
 use crate::protocols::lease_msg::seconds;
+use crate::protocols::redis_job::JobDurable;
 use crate::protocols::service_client::{ClientConfig, ServiceClient};
 use crate::protocols::service_lock::{
     Check, Flavour, GuardedResource, LockServer, ResourceState, ServerConfig, WriteSeen,
@@ -120,8 +121,16 @@ pub fn build(plan: ServicePlan) -> (Setup, ServiceCast) {
 
 /// Puts clients A and B in the places [`build`] reserved.
 pub fn place_clients(setup: &mut Setup, cast: ServiceCast, a: ClientConfig, b: ClientConfig) {
-    setup.place::<ServiceClient>(cast.a, "client-A", "worker", &WORKER_FAULTS, a, ());
-    setup.place::<ServiceClient>(cast.b, "client-B", "worker", &WORKER_FAULTS, b, ());
+    let fresh = JobDurable::default();
+    setup.place::<ServiceClient>(
+        cast.a,
+        "client-A",
+        "worker",
+        &WORKER_FAULTS,
+        a.into(),
+        fresh.clone(),
+    );
+    setup.place::<ServiceClient>(cast.b, "client-B", "worker", &WORKER_FAULTS, b.into(), fresh);
 }
 
 /// Accepted writes that came from a superseded holder: a higher grant had written first.
@@ -174,7 +183,7 @@ fn believes(nodes: &Nodes<'_>, id: NodeId) -> bool {
 }
 
 fn acquired(nodes: &Nodes<'_>, id: NodeId) -> bool {
-    nodes.live::<ServiceClient>(id).is_some_and(|c| c.state.acquired)
+    nodes.live::<ServiceClient>(id).is_some_and(|c| c.acquired)
 }
 
 impl ServiceWorld {

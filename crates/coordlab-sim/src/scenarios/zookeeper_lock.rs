@@ -229,7 +229,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
                 "worker",
                 &WORKER_FAULTS,
                 ZkPlan::from(plan),
-                JobDurable { finished: false },
+                JobDurable::default(),
             )
         })
         .collect();

@@ -6,7 +6,8 @@
 //! How the lock is taken, kept and given back is a [`LockClient`] of the family: the Redis worker's
 //! `SET NX PX` with its optional `WAIT` ([`super::redis_worker`]), Redlock's majority of masters
 //! ([`super::redlock_client`]), a placed lease table ([`super::fence_worker`]), the ZooKeeper
-//! recipe ([`super::zk_lock_worker`]). A component sends its own requests, reads its own answers
+//! recipe ([`super::zk_lock_worker`]), etcd's mutex ([`super::lock_client`]), a lock service's client
+//! ([`super::service_client`]). A component sends its own requests, reads its own answers
 //! and sets its own timers ([`JobTimer::Lock`]); it tells the runner where the job goes next with a
 //! [`Turn`], and narrates what only it knows. Where a family's job differs (when it fires, what
 //! counts as an attempt, what it says on resuming), a hook with the common way as its default says
@@ -81,17 +82,21 @@ pub enum JobTimer<T> {
     Lock(T),
 }
 
-/// A lock client's own timer; `RETRY` is how a trace names the runner's retry for it.
+/// A lock client's own timer, and how a trace names the runner's timers in its family.
 pub trait LockTimer: Label {
+    const START: &'static str = "the job fires";
     const RETRY: &'static str = "tries the lock again";
+    fn step_done(step: u32) -> String {
+        format!("finishes the work of step {step}")
+    }
 }
 
 impl<T: LockTimer> Label for JobTimer<T> {
     fn label(&self) -> String {
         match self {
-            JobTimer::JobStart => "the job fires".to_string(),
+            JobTimer::JobStart => T::START.to_string(),
             JobTimer::Retry => T::RETRY.to_string(),
-            JobTimer::StepDone { step } => format!("finishes the work of step {step}"),
+            JobTimer::StepDone { step } => T::step_done(*step),
             JobTimer::Lock(t) => t.label(),
         }
     }
@@ -104,11 +109,11 @@ pub enum JobMsg<R> {
     Ledger(LeaseMsg),
 }
 
-impl<R: Message> Inbox for JobMsg<R> {
+impl<R: Inbox> Inbox for JobMsg<R> {
     fn accept(msg: Box<dyn Message>) -> Option<Self> {
-        match msg.downcast::<R>() {
-            Ok(m) => Some(JobMsg::Lock(m)),
-            Err(msg) => msg.downcast::<LeaseMsg>().ok().map(JobMsg::Ledger),
+        match msg.downcast::<LeaseMsg>() {
+            Ok(m) => Some(JobMsg::Ledger(m)),
+            Err(msg) => R::accept(msg).map(JobMsg::Lock),
         }
     }
 }
@@ -142,6 +147,8 @@ pub enum Turn {
     Write(u32),
     /// No attempt left.
     GiveUp,
+    /// Told it lost the lock: it abandons the job.
+    Stop,
     /// The release was answered: the job is over.
     Released,
 }
@@ -180,14 +187,17 @@ pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
     type Plan: Clone + Debug + PartialEq + 'static;
     type Timer: Clone + Debug + PartialEq + LockTimer + 'static;
     /// What its lock servers answer.
-    type Reply: Message;
+    type Reply: Inbox + Clone + Debug + PartialEq;
     /// What the narration says it does when the ledger has every step already ("unlocks").
     const RELEASE_WORDS: &'static str;
     /// Why it gave up, on its card.
     const GAVE_UP: &'static str = "no attempts left";
+    /// Whether it records on disk that its job is done (a client that keeps nothing starts
+    /// over after a crash).
+    const KEEPS_JOB: bool = true;
 
     fn job(plan: &Self::Plan) -> &JobPlan;
-    fn recover(plan: &Self::Plan) -> Self;
+    fn recover(plan: &Self::Plan, durable: &JobDurable) -> Self;
 
     /// At (re)start: sets [`JobTimer::JobStart`] for the job's hour, unless the job is done.
     fn start(ctx: JobCtx<'_, '_, Self>, plan: &Self::Plan, job: &Job) {
@@ -238,14 +248,34 @@ pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
     fn before_write(&mut self, _ctx: JobCtx<'_, '_, Self>, _at: At<'_, Self>, _step: u32) -> bool {
         true
     }
+    /// The step's work has started (its timer is set).
+    fn working(&mut self, _ctx: JobCtx<'_, '_, Self>, _at: At<'_, Self>, _step: u32) {}
     /// What a write of step `step` carries, narrated.
     fn fence(&self, ctx: JobCtx<'_, '_, Self>, step: u32) -> (FencingToken, WriteCheck);
+    /// Sends the write of step `step`: by default to the ledger, carrying its fence, and the
+    /// job waits for the answer (`None`); `Some` where the job goes on at once.
+    fn write(&mut self, ctx: JobCtx<'_, '_, Self>, at: At<'_, Self>, step: u32) -> Option<Next> {
+        let (token, check) = self.fence(ctx, step);
+        let plan = Self::job(at.plan);
+        let write = LeaseMsg::Write {
+            step,
+            amount: plan.amount,
+            token,
+            check,
+        };
+        ctx.send(plan.ledger, write);
+        None
+    }
     /// The ledger refused step `step`; `true` if that stops the job (it narrates why).
     fn refused(&mut self, _ctx: JobCtx<'_, '_, Self>, _step: u32, _reason: Option<RejectReason>) -> bool {
         false
     }
     /// Gives the lock back at the job's end; `true` if it waits for the answer.
     fn release(&mut self, ctx: JobCtx<'_, '_, Self>, at: At<'_, Self>) -> bool;
+    /// Request ids it has used, kept on disk so that a restart never reuses one (etcd).
+    fn requests(&self) -> u32 {
+        0
+    }
     /// Whether it holds a lock it believes in.
     fn holds(&self) -> bool;
     /// What it is doing while acquiring or confirming: a few words and the card.
@@ -281,7 +311,7 @@ impl<L: LockClient> JobRunner<L> {
             plan: plan.clone(),
             phase: if d.finished { Phase::Done } else { Phase::Idle },
             job: Job::recover(d),
-            lock: L::recover(plan),
+            lock: L::recover(plan, d),
         }
     }
 
@@ -334,6 +364,7 @@ impl<L: LockClient> JobRunner<L> {
             Turn::Resend => self.request(ctx),
             Turn::Write(step) => self.write(ctx, step),
             Turn::GiveUp => self.phase = Phase::GaveUp,
+            Turn::Stop => self.phase = Phase::Stopped,
             Turn::BackOff => self.back_off(ctx),
             Turn::Acquire => self.acquire(ctx),
             Turn::RetryNow => {
@@ -382,13 +413,19 @@ impl<L: LockClient> JobRunner<L> {
                         self.phase = Phase::Working { step };
                         let step_us = self.job_plan().step_ms * MS_US;
                         ctx.set_timer(JobTimer::StepDone { step }, step_us);
+                        let (lock, at) = self.split();
+                        lock.working(ctx, at, step);
                     }
                     StepGate::Skip => {}
                     StepGate::OutOfTime => self.phase = Phase::OutOfTime,
                 }
             }
             Next::Finish => {
-                self.job.finish(ctx);
+                if L::KEEPS_JOB {
+                    self.job.finish(ctx, self.lock.requests());
+                } else {
+                    self.job.finished = true;
+                }
                 let (lock, at) = self.split();
                 let waits = lock.release(ctx, at);
                 self.phase = if waits { Phase::Releasing } else { Phase::Done };
@@ -398,17 +435,10 @@ impl<L: LockClient> JobRunner<L> {
 
     fn write(&mut self, ctx: &mut Ctx<'_, Self>, step: u32) {
         self.phase = Phase::Writing { step };
-        let (token, check) = self.lock.fence(ctx, step);
-        let plan = self.job_plan();
-        ctx.send(
-            plan.ledger,
-            LeaseMsg::Write {
-                step,
-                amount: plan.amount,
-                token,
-                check,
-            },
-        );
+        let (lock, at) = self.split();
+        if let Some(next) = lock.write(ctx, at, step) {
+            self.go(ctx, next);
+        }
     }
 
     /// What it is doing, in a few words (the card's first line).
