@@ -172,7 +172,13 @@ fn timing_pauses(trace: &Trace) -> Vec<u64> {
     let mut out: Vec<u64> = trace
         .params
         .iter()
-        .filter(|(k, _)| k.ends_with("_ms") && timing.iter().any(|t| k.contains(t)))
+        // `_ms` last, or before a bound (`election_timeout_ms_min`): without the bounds a Raft
+        // search paused a leader only for fractions of a heartbeat, never long enough to be
+        // deposed.
+        .filter(|(k, _)| {
+            (k.ends_with("_ms") || k.ends_with("_ms_min") || k.ends_with("_ms_max"))
+                && timing.iter().any(|t| k.contains(t))
+        })
         .filter_map(|(_, v)| v.parse::<u64>().ok())
         .filter(|v| *v > 0)
         .flat_map(|v| [v / 2, v - v / 10, v + v / 5])
