@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import { useBrowser, chip, tab, audit } from './browser.mjs';
+import { useBrowser, chip, tab, audit, stepLabel } from './browser.mjs';
 
 const { open, shot } = useBrowser();
 const artifact = (name) => fileURLToPath(new URL(`artifacts/${name}.png`, import.meta.url));
@@ -132,8 +132,14 @@ test('zombie worker fenced on takeover: the search states the bounded claim', as
 
 test('a search can be cancelled', async () => {
   const page = await openSearch('#/play/zombie-worker?fencing=fence-on-takeover');
-  await page.getByRole('radio', { name: '2 faults' }).check();
-  await page.getByRole('button', { name: 'Find a failure' }).click();
+  // By keyboard: the arrow keys move within the radio group, not the run.
+  const step = await stepLabel(page);
+  await page.getByRole('radio', { name: '1 fault' }).focus();
+  await page.keyboard.press('ArrowRight');
+  assert.ok(await page.getByRole('radio', { name: '2 faults' }).isChecked());
+  assert.equal(await stepLabel(page), step);
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('Enter');
   await page.getByText(/\d+ of [\d,]+ schedules checked/).waitFor();
   await page.getByRole('button', { name: 'Cancel' }).click();
   await page.getByText(/^Cancelled: /).waitFor();

@@ -293,15 +293,10 @@ function refresh() {
   if (!faults && box.isConnected) box.remove();
   showWhy(w);
 }
-let queued = false;
-new MutationObserver(() => {
-  if (queued) return;
-  queued = true;
-  requestAnimationFrame(() => {
-    queued = false;
-    refresh();
-  });
-}).observe(document.body, { childList: true, subtree: true });
+// At most once a frame, whatever the player redrew.
+let frame = 0;
+const later = () => (frame = 0, refresh());
+new MutationObserver(() => (frame ||= requestAnimationFrame(later))).observe(document.body, { childList: true, subtree: true });
 addEventListener('hashchange', () => {
   // A link to a witness (another one, or pasted): its steps are the ones to keep.
   witness = witnessOf(location.hash) || witness;

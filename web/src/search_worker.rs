@@ -35,64 +35,60 @@ pub fn search_start(hash: &str, max_faults: u32, kinds: &str) -> String {
     }
 }
 
-/// One part of a search (about a tenth of a second; [`run_message`]). A witness comes back
-/// as `found STEP PROPERTY`, then its permalink — the player's link to the run with the
-/// witness's faults as its fault script, at the violation, with the chain's steps as `why=`
-/// (`&why=` after the link the router writes) — then its faults in words, then the chain, a line a link (`STEP words`); anything else
-/// as [`PartReply::text`].
+/// One part of a search (about a tenth of a second; [`run_message`]), as [`PartReply::text`]
+/// — except that a witness's run line becomes its permalink (the player's link to the run
+/// with the witness's faults as its fault script, at the violation, then `&why=` and the
+/// chain's steps) and a line with its faults in words.
 #[wasm_bindgen]
 pub fn search_part(message: &str) -> String {
     let start = js_sys::Date::now();
-    match run_message(message, || js_sys::Date::now() - start < 100.0) {
-        PartReply::Found {
-            property,
-            at_seq,
-            run,
-            chain,
-        } => {
-            let Ok(info) = scenarios::find(&run.scenario).map(|d| d.info()) else {
-                return PartReply::Failed(format!("no scenario `{}`", run.scenario)).text();
-            };
-            // The player keeps every parameter resolved; the witness names only those set.
-            let params = scenarios::resolve_params(&info, &run.params).unwrap_or(run.params.clone());
-            let faults: Vec<String> = match scenarios::run(&run, Limits::default(), Recording::Summary) {
-                Ok(trace) => run
-                    .actions
-                    .iter()
-                    .map(|a| {
-                        let name = |id| trace.node_name(id).to_string();
-                        format!(
-                            "{} after step {}",
-                            a.fault.describe(&name),
-                            a.at_step.saturating_sub(1)
-                        )
-                    })
-                    .collect(),
-                Err(e) => return PartReply::Failed(e.to_string()).text(),
-            };
-            let faults = match faults.len() {
-                0 => "no fault added".to_string(),
-                _ => faults.join(" and "),
-            };
-            let steps: Vec<String> = chain.iter().map(|(seq, _)| seq.to_string()).collect();
-            let link = route::format(&Route::Play(PlayRoute {
-                scenario: run.scenario,
-                params,
-                seed: run.seed,
-                actions: run.actions,
-                step: Some(at_seq),
-                present: false,
-                all_events: false,
-                view: Default::default(),
-            }));
-            let why = steps.join(".");
-            format!(
-                "found {at_seq} {property}\n{link}&why={why}\n{faults}{}",
-                lines(&chain)
-            )
-        }
-        reply => reply.text(),
-    }
+    let reply = run_message(message, || js_sys::Date::now() - start < 100.0);
+    let PartReply::Found {
+        run, chain, at_seq, ..
+    } = &reply
+    else {
+        return reply.text();
+    };
+    let Ok(info) = scenarios::find(&run.scenario).map(|d| d.info()) else {
+        return PartReply::Failed(format!("no scenario `{}`", run.scenario)).text();
+    };
+    let faults: Vec<String> = match scenarios::run(run, Limits::default(), Recording::Summary) {
+        Ok(trace) => run
+            .actions
+            .iter()
+            .map(|a| {
+                let name = |id| trace.node_name(id).to_string();
+                format!(
+                    "{} after step {}",
+                    a.fault.describe(&name),
+                    a.at_step.saturating_sub(1)
+                )
+            })
+            .collect(),
+        Err(e) => return PartReply::Failed(e.to_string()).text(),
+    };
+    let faults = match faults.len() {
+        0 => "no fault added".to_string(),
+        _ => faults.join(" and "),
+    };
+    let steps: Vec<String> = chain.iter().map(|(seq, _)| seq.to_string()).collect();
+    let link = route::format(&Route::Play(PlayRoute {
+        scenario: run.scenario.clone(),
+        // The player keeps every parameter resolved; the witness names only those set.
+        params: scenarios::resolve_params(&info, &run.params).unwrap_or(run.params.clone()),
+        seed: run.seed,
+        actions: run.actions.clone(),
+        step: Some(*at_seq),
+        present: false,
+        all_events: false,
+        view: Default::default(),
+    }));
+    // The reply's text with the run's line replaced by the link and the faults in words.
+    let text = reply.text();
+    let mut lines = text.lines();
+    let head = lines.next().unwrap_or_default();
+    let chain: String = lines.skip(1).map(|l| format!("\n{l}")).collect();
+    format!("{head}\n{link}&why={}\n{faults}{chain}", steps.join("."))
 }
 
 fn lines(chain: &[(u32, String)]) -> String {
