@@ -43,6 +43,8 @@ if (pathOf(location.hash)[0] === 'embed') {
 }
 
 const current = bundleFor(location.hash);
+// The address as opened, before the player rewrites it: web/search.js reads its `why=`.
+globalThis.coordlabOpened = location.hash;
 // Moving to a scenario of another chapter loads that chapter's bundle (from the cache after
 // the first time).
 addEventListener('hashchange', () => {
@@ -57,7 +59,8 @@ const bindings = await import(new URL(files.js, import.meta.url).href);
 await bindings.default({ module_or_path: wasm });
 // Tests and host pages can wait for this.
 document.documentElement.dataset.coordlab = current;
-// Lessons in the player (web/lessons.js), after the app: no first download carries them.
-if (pathOf(location.hash)[0] !== 'embed') import(new URL('lessons.js', import.meta.url).href);
+// Lessons and "Find a failure" in the player (web/lessons.js, web/search.js), after the app:
+// no first download carries them.
+if (pathOf(location.hash)[0] !== 'embed') for (const part of ['lessons.js', 'search.js']) import(new URL(part, import.meta.url).href);
 // The library's first picture, live (web/start.js), once the library has drawn.
 if (current === HOME) import(new URL('start.js', import.meta.url).href);

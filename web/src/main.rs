@@ -23,6 +23,8 @@ mod components;
 mod doc_links;
 #[cfg(feature = "embed")]
 mod embed_api;
+#[cfg(feature = "embed")]
+mod search_worker;
 // The player only writes embed links (the Embed dialog); the embed bundles read them.
 #[cfg_attr(not(feature = "embed"), allow(dead_code))]
 mod embed_route;
@@ -178,5 +180,11 @@ fn bad_embed(notices: &[String]) -> Html {
 }
 
 fn main() {
+    // In the search's Web Worker (web/loader.js, web/search.js), which loads an embed bundle,
+    // there is no page to draw.
+    #[cfg(feature = "embed")]
+    if web_sys::window().is_none() {
+        return;
+    }
     yew::Renderer::<App>::new().render();
 }

@@ -362,6 +362,9 @@ pub fn parse_play(id: &str, query: &str, notices: &mut Vec<String>) -> Option<Pl
                     "The step “{value}” is not a whole number; starting at the beginning."
                 )),
             },
+            // The steps of a witness's chain ("Find a failure"), which web/search.js keeps in the
+            // link while the run is the witness's and marks in both pictures: not the player's.
+            "why" => {}
             "actions" => match coordlab_sim::kernel::faults::parse_script(&value) {
                 Ok(a) => actions = a,
                 Err(e) => notices.push(format!(
@@ -536,6 +539,18 @@ mod tests {
         let hash = format(&route(mine.clone()));
         assert!(hash.contains("pause_start_ms=5000"), "{hash}");
         assert_eq!(parse(&hash).route, route(mine));
+    }
+
+    #[test]
+    fn a_witness_s_steps_are_the_script_s_not_the_router_s() {
+        let hash = "#/play/zombie-worker?seed=1&actions=6@pause:0:31000&step=51&why=6.15.31.34.51";
+        let parsed = parse(hash);
+        assert_eq!(parsed.notices, Vec::<String>::new());
+        assert_eq!(format(&parsed.route), hash.replace("&why=6.15.31.34.51", ""));
+        assert_eq!(
+            parse("#/play/zombie-worker?why=6.x").notices,
+            Vec::<String>::new()
+        );
     }
 
     #[test]

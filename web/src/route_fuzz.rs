@@ -18,6 +18,7 @@ const CORPUS: &[&str] = &[
     "#/trace",
     "#/play/lost-update?lock=row-lock&seed=77&actions=5@pause:1:40&step=9&all=1&view=both&axis=order&present=1",
     "#/play/zombie-worker?fencing=first-write-only&seed=1",
+    "#/play/zombie-worker?fencing=none&pause_ms=0&seed=1&actions=6@pause:0:31000&step=51&why=6.15.31.34.51",
     "#/play/lost-update?actions=3%40crash%3A2",
     "#/compare/raft-election/raft-partition?seed=4&left=7@crash:0&right=9@crash:0&step=12",
     "#/compare/redis-failover/consensus-lock?seed=1",
@@ -41,6 +42,7 @@ const TOKENS: &[&str] = &[
     "seed=",
     "step=",
     "actions=",
+    "why=",
     "left=",
     "from=",
     "origin=",
@@ -57,7 +59,7 @@ const TOKENS: &[&str] = &[
 /// The settings every run link may carry, besides its scenario's parameters.
 const SETTINGS: &[&str] = &[
     "seed", "step", "actions", "present", "all", "view", "axis", "left", "right", "from", "to", "controls",
-    "theme", "autoplay", "origin",
+    "theme", "autoplay", "origin", "why",
 ];
 
 fn scenario_id(c: &mut Choices) -> String {
@@ -96,6 +98,7 @@ fn setting_value(c: &mut Choices, key: &str) -> String {
         "theme" => pick(c, &["auto", "light", "dark", "pink", ""]),
         "from" | "to" if c.chance(1, 2) => grammar::number(c),
         "from" | "to" => pick(c, &["b-takes-over", "A-Write", " a ", "", "99", "a&b", "é"]),
+        "why" => pick(c, &["6.15.31", "6", "", ".", "6..x.", "-1.4", "99999999999.2"]),
         "origin" => pick(
             c,
             &[

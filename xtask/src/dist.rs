@@ -129,10 +129,19 @@ pub fn build(options: &Options) -> Result<(), String> {
 
     copy(Path::new("web/favicon.svg"), &dist.join("favicon.svg"))?;
     // Lessons: the player's part (web/loader.js imports it after the app starts) and the
-    // lesson files the site ships (`#/lesson?src=lessons/locks-101.json`).
-    for file in ["lessons.js", "lessons.css"] {
+    // lesson files the site ships (`#/lesson?src=lessons/locks-101.json`); "Find a failure",
+    // imported the same way, with the bundle table its worker picks the embed bundle from.
+    for file in ["lessons.js", "lessons.css", "search-worker.js", "search.css"] {
         copy(&Path::new("web").join(file), &dist.join(file))?;
     }
+    let search = read(Path::new("web/search.js"))?;
+    if !search.contains("/*@BUNDLES@*/ {}") {
+        return Err("web/search.js has no `/*@BUNDLES@*/ {}` to fill in".to_string());
+    }
+    write(
+        &dist.join("search.js"),
+        &search.replacen("/*@BUNDLES@*/ {}", &manifest_json, 1),
+    )?;
     fs::create_dir_all(dist.join("lessons")).map_err(|e| e.to_string())?;
     for entry in fs::read_dir("lessons").map_err(|e| format!("lessons/: {e}"))? {
         let path = entry.map_err(|e| e.to_string())?.path();
