@@ -134,14 +134,7 @@ pub fn build(options: &Options) -> Result<(), String> {
     for file in ["lessons.js", "lessons.css", "search-worker.js", "search.css"] {
         copy(&Path::new("web").join(file), &dist.join(file))?;
     }
-    let search = read(Path::new("web/search.js"))?;
-    if !search.contains("/*@BUNDLES@*/ {}") {
-        return Err("web/search.js has no `/*@BUNDLES@*/ {}` to fill in".to_string());
-    }
-    write(
-        &dist.join("search.js"),
-        &search.replacen("/*@BUNDLES@*/ {}", &manifest_json, 1),
-    )?;
+    write(&dist.join("search.js"), &fill_search(&manifest_json)?)?;
     fs::create_dir_all(dist.join("lessons")).map_err(|e| e.to_string())?;
     for entry in fs::read_dir("lessons").map_err(|e| format!("lessons/: {e}"))? {
         let path = entry.map_err(|e| e.to_string())?.path();
@@ -198,7 +191,25 @@ pub fn dev_loader() -> Result<(), String> {
         &[DEV_BUNDLE.to_string()],
         "embed.css",
     )?;
-    write(&Path::new(&staging).join("loader.js"), &loader)
+    write(&Path::new(&staging).join("loader.js"), &loader)?;
+    // "Find a failure" searches in the one bundle too: it has the embed's exports.
+    let embed = json_object([(
+        format!("{DEV_BUNDLE}-embed").as_str(),
+        json_object([
+            ("js", quoted("./coordlab-web.js")),
+            ("wasm", quoted("./coordlab-web_bg.wasm")),
+        ]),
+    )]);
+    write(&Path::new(&staging).join("search.js"), &fill_search(&embed)?)
+}
+
+/// web/search.js with the bundle table its worker picks a chapter's embed bundle from.
+fn fill_search(manifest_json: &str) -> Result<String, String> {
+    let search = read(Path::new("web/search.js"))?;
+    if !search.contains("/*@BUNDLES@*/ {}") {
+        return Err("web/search.js has no `/*@BUNDLES@*/ {}` to fill in".to_string());
+    }
+    Ok(search.replacen("/*@BUNDLES@*/ {}", manifest_json, 1))
 }
 
 /// Works from the repository's root, with the project's tools on PATH.
