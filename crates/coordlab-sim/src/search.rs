@@ -80,6 +80,14 @@ pub struct Space {
     pub steps: u32,
     /// How many schedules each level (0, 1, … K faults) holds.
     pub level_sizes: Vec<u64>,
+    /// Per participant (by index), the steps of the undisturbed run it takes part in, with
+    /// their times (µs): where a pause of it can change anything.
+    busy: Vec<Vec<(u32, u64)>>,
+    /// Each step's time in the undisturbed run (µs).
+    step_us: Vec<u64>,
+    /// The undisturbed run's broken properties: what a schedule that cannot differ from it
+    /// breaks.
+    undisturbed: Vec<(String, u32)>,
 }
 
 /// The first schedule (lowest number) that broke a property.
@@ -231,7 +239,8 @@ impl Space {
                 "no fault kinds to search (pause, crash)".into(),
             ));
         }
-        let probe = scenarios::run(&spec.base, Limits::default(), Recording::Summary)?;
+        // With its lines: which participant takes part in which step, and when.
+        let probe = scenarios::run(&spec.base, Limits::default(), Recording::Lines)?;
         for name in &spec.properties {
             if !probe
                 .properties
@@ -306,6 +315,15 @@ impl Space {
                 "{total} schedules is more than the limit of {MAX_SCHEDULES}: use fewer faults, fewer kinds or fewer pause lengths"
             )));
         }
+        let mut busy = vec![Vec::new(); nodes.len()];
+        for e in &probe.entries {
+            for n in &e.nodes {
+                if let Some(list) = busy.get_mut(n.index()) {
+                    list.push((e.seq, e.time_us));
+                }
+            }
+        }
+        let undisturbed = broken_in(&probe, &checked);
         Ok(Space {
             spec,
             atoms,
@@ -313,6 +331,9 @@ impl Space {
             pause_ms,
             steps,
             level_sizes,
+            busy,
+            step_us: probe.entries.iter().map(|e| e.time_us).collect(),
+            undisturbed,
         })
     }
 
@@ -347,16 +368,41 @@ impl Space {
         request
     }
 
-    /// Runs one schedule: its events and the checked properties it broke, with the step.
+    /// Runs one schedule: its events and the checked properties it broke, with the step. A
+    /// schedule that cannot differ from the undisturbed run is not run (0 events): it breaks
+    /// what that run breaks.
     pub fn evaluate(&self, faults: &[Action]) -> Result<(u64, Vec<(String, u32)>), SimError> {
+        if let [only] = faults {
+            if self.cannot_differ(only) {
+                return Ok((0, self.undisturbed.clone()));
+            }
+        }
         let trace = scenarios::run(&self.request(faults), Limits::default(), Recording::Summary)?;
-        let broken = trace
-            .properties
-            .iter()
-            .filter(|p| p.verdict == Verdict::Violated && self.checked.contains(&p.name))
-            .map(|p| (p.name.clone(), p.first_violation_seq.unwrap_or(0)))
-            .collect();
-        Ok((trace.event_count, broken))
+        Ok((trace.event_count, broken_in(&trace, &self.checked)))
+    }
+
+    /// Whether one fault, alone, cannot change the run: a pause in which its participant has
+    /// nothing to do — no step of the undisturbed run that it takes part in (acts, receives,
+    /// or sends what is delivered) falls between the pause's start and its end, inclusive.
+    /// Nothing waits on it then, so nothing moves. Only for a schedule of one fault: after a
+    /// first fault the run is no longer the undisturbed one this reads. Crashes always run
+    /// (a crash is seen by others — a dropped connection frees its locks — even when the
+    /// crashed node has nothing left to do).
+    pub fn cannot_differ(&self, fault: &Action) -> bool {
+        let Fault::Pause { node, duration_ms } = fault.fault else {
+            return false;
+        };
+        let Some(busy) = self.busy.get(node.index()) else {
+            return false;
+        };
+        // The fault is applied once `at_step` steps have run, at the time of the last of them.
+        let start_us = match fault.at_step.checked_sub(1) {
+            Some(last) => self.step_us.get(last as usize).copied().unwrap_or(u64::MAX),
+            None => 0,
+        };
+        let end_us = start_us.saturating_add(duration_ms.saturating_mul(1_000));
+        let next = busy.partition_point(|(seq, _)| *seq < fault.at_step);
+        busy.get(next).is_none_or(|(_, at_us)| *at_us > end_us)
     }
 
     /// Runs every schedule whose number `keep` accepts, in order.
@@ -424,6 +470,16 @@ impl Space {
             at_seq,
         })
     }
+}
+
+/// The checked always-properties a run broke, each with the step it first broke at.
+fn broken_in(trace: &Trace, checked: &[String]) -> Vec<(String, u32)> {
+    trace
+        .properties
+        .iter()
+        .filter(|p| p.verdict == Verdict::Violated && checked.contains(&p.name))
+        .map(|p| (p.name.clone(), p.first_violation_seq.unwrap_or(0)))
+        .collect()
 }
 
 /// The faults a space places, in words: `pauses of 5000, 27000 ms and crashes`.
