@@ -48,7 +48,16 @@ step "size of the first download of each bundle (fails past 110,000 bytes gzippe
 scripts/size-report.sh dist
 
 step "browser end-to-end tests (headless Chromium)"
-node --test tests/
+# Two test files at a time: each has its own server and browser, and most of a file's time is
+# waiting on the page, so two share the two cores well. The files that time the page (long
+# tasks, the diagram's redraw, the choosing page's load) run after, alone.
+timed=(tests/search.test.mjs tests/spacetime.test.mjs tests/choose.test.mjs)
+shared=()
+for file in tests/*.test.mjs; do
+    [[ " ${timed[*]} " == *" $file "* ]] || shared+=("$file")
+done
+node --test --test-concurrency=2 "${shared[@]}"
+node --test "${timed[@]}"
 
 end_step
 printf '\n\033[1m== time per step\033[0m\n%5ds  tools (scripts/ensure-tools.sh)\n%s%5ds  in all\n' \

@@ -72,6 +72,9 @@ test('beside Start here, the first run plays live in an embed, and plays again f
   assert.ok(await frame.isVisible());
   assert.ok(!(await page.locator('.start-picture').isVisible()), 'the poster gives way');
   assert.match(await frame.getAttribute('src'), /#\/embed\/lost-update\?controls=none&autoplay=1$/);
+  // Never smaller than the smallest frame an embed is drawn for.
+  const box = await frame.boundingBox();
+  assert.ok(box.width >= 400 && box.height >= 300, `the live frame is ${box.width}×${box.height}`);
   const embed = page.frameLocator('.start-live');
   assert.equal(await embed.locator('html').getAttribute('data-coordlab'), 'locks-embed');
   await embed.locator('.topology').first().waitFor();
@@ -91,6 +94,18 @@ test('beside Start here, the first run plays live in an embed, and plays again f
   }));
   assert.ok(again > 1);
   await audit(page, 'the library with its live picture');
+  await page.close();
+});
+
+test('on a phone, narrower than an embed is drawn for, the poster stays and no embed is loaded', async () => {
+  const page = await open();
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.reload();
+  await page.getByRole('link', { name: 'Start here →' }).waitFor();
+  // start.js looks once the library is idle; give it that moment.
+  await page.evaluate(() => new Promise((done) => setTimeout(done, 1500)));
+  assert.equal(await page.locator('.start-live').count(), 0);
+  assert.ok(await page.locator('.start-picture').isVisible());
   await page.close();
 });
 

@@ -118,6 +118,12 @@ function cancel() {
   say(el('p', {}, `Cancelled: ${checked(done, total)}.`));
 }
 
+/** A fault in words with its long durations in seconds: `freezes for 26519 ms` reads as
+ *  `freezes for 26.5 s` (a trainer reads it aloud). */
+function inSeconds(faults) {
+  return faults.replace(/\b(\d{4,}) ms\b/g, (_, ms) => `${Number((ms / 1000).toFixed(1))} s`);
+}
+
 async function search() {
   const chosen = [pauses, crashes].filter((b) => b.checked).map((b) => b.value);
   (done = 0), (total = 0);
@@ -150,7 +156,7 @@ async function search() {
             'p',
             { className: 'search-found' },
             el('strong', {}, '✗ Found: '),
-            `${property} breaks with ${faults} (at step ${step}): loaded as the run on screen.`,
+            `${property} breaks at step ${step} when ${inSeconds(faults)}. That run is now on screen.`,
           ),
         );
         // A new run opens on the Beats tab: back to this one once the player shows the witness.

@@ -7,8 +7,12 @@ const FIRST_RUN = '#/embed/lost-update?controls=none&autoplay=1';
 // How long the last step stays on screen before the run plays again.
 const REST_MS = 4000;
 
+// A phone's column is narrower than the smallest frame an embed is drawn for (400×300):
+// there the poster stays, and the embed is not loaded at all (start.css keeps the poster too
+// if a wider window is narrowed).
 const still =
-  matchMedia('(prefers-reduced-motion: reduce)').matches || (navigator.connection && navigator.connection.saveData);
+  matchMedia('(prefers-reduced-motion: reduce), (max-width: 480px)').matches ||
+  (navigator.connection && navigator.connection.saveData);
 
 /** Puts the embed beside the poster of a start section that has none yet. */
 function liven(poster) {

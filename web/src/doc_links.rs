@@ -9,6 +9,7 @@
 //!
 //! Natively, in the web crate's unit tests: `cargo test -p coordlab-web doc_links`.
 
+use crate::heading_slug::slug;
 use crate::route::{parse, Route};
 use crate::state::Player;
 use std::path::{Path, PathBuf};
@@ -56,20 +57,6 @@ fn link_targets(text: &str) -> Vec<String> {
         }
     }
     out
-}
-
-/// A heading's fragment as GitHub writes it: lower case, punctuation dropped, spaces to `-`.
-fn slug(heading: &str) -> String {
-    heading
-        .trim()
-        .to_lowercase()
-        .chars()
-        .filter_map(|c| match c {
-            ' ' => Some('-'),
-            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
-            _ => None,
-        })
-        .collect()
 }
 
 fn headings(text: &str) -> Vec<String> {

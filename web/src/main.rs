@@ -23,6 +23,8 @@ mod components;
 mod doc_links;
 #[cfg(feature = "embed")]
 mod embed_api;
+#[cfg(all(test, feature = "embed", feature = "player"))]
+mod heading_slug;
 #[cfg(feature = "embed")]
 mod search_worker;
 // The player only writes embed links (the Embed dialog); the embed bundles read them.

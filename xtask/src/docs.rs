@@ -9,7 +9,11 @@
 //! the built docs links to a file that is not there. Headings get GitHub's ids, so the
 //! `#fragment`s written for GitHub work here too.
 
+// The heading-id rule the web crate's link checker holds the Markdown to, shared by path.
+#[path = "../../web/src/heading_slug.rs"]
+mod heading_slug;
 use crate::dist::{copy, hashed, read, say, write};
+use heading_slug::slug;
 use pulldown_cmark::{html, CowStr, Event, Options, Parser, Tag, TagEnd};
 use std::collections::BTreeSet;
 use std::fs;
@@ -170,21 +174,6 @@ fn heading_ids(events: &mut [Event]) -> Option<String> {
         i += 1;
     }
     title
-}
-
-/// A heading's fragment as GitHub writes it: lower case, punctuation dropped, spaces to `-`
-/// (the same rule web/src/doc_links.rs checks the Markdown's fragments against).
-fn slug(heading: &str) -> String {
-    heading
-        .trim()
-        .to_lowercase()
-        .chars()
-        .filter_map(|c| match c {
-            ' ' => Some('-'),
-            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
-            _ => None,
-        })
-        .collect()
 }
 
 /// Where a link written in `source` (a path from the root) points in the built docs, seen
