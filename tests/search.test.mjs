@@ -61,7 +61,7 @@ test('zombie worker without fencing: the search finds a one-pause witness, loads
   // (the fenced search below always shows it).
   assert.ok(seen.some((t) => /Starting the search…|\d+ of [\d,]+ schedules checked/.test(t)), seen.join(' | '));
   assert.deepEqual(long.filter((t) => t.ms > 50), [], 'no main-thread task over 50 ms while the search ran');
-  assert.match(await page.locator('.search-found').textContent(), /^✗ Found: [a-z-]+ breaks at step \d+ when worker-A freezes for [\d.]+ m?s \(stop-the-world pause\)\. That run is now on screen\.$/);
+  assert.match(await page.locator('.search-found').textContent(), /^✗ Found: [a-z-]+ breaks at step \d+ when worker-A freezes for [\d.]+ m?s \(stop-the-world pause\)( after step \d+)?\. That run is now on screen\.$/);
   // The witness is the run on screen: its fault is in the fault script and in the permalink,
   // with the chain's steps.
   await page.waitForFunction(() => /why=[\d.]+/.test(location.hash));
