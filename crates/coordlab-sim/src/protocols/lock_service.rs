@@ -238,8 +238,7 @@ impl LockServer {
         ctx: &mut Ctx<'_, Self>,
         run: impl FnOnce(&mut RaftServer, &mut Ctx<'_, RaftServer>) -> R,
     ) -> R {
-        let server = &mut self.server;
-        ctx.within(LockServerTimer::Raft, |d| d, |inner| run(server, inner))
+        self.server.run_hosted(ctx, LockServerTimer::Raft, run)
     }
 
     /// Runs the Raft server on one input, then does the bookkeeping.
