@@ -175,20 +175,31 @@ enum Pending {
         lease: LeaseId,
     },
     Read {
-        client: NodeId,
-        id: u32,
-        prefix: String,
-        below: u64,
-        mine: String,
+        read: RangeRead,
         /// Once asked: the check's number, the commit index it read, and who said yes.
         check: Option<(u32, LogIndex, VecSet<NodeId>)>,
     },
 }
 
+/// What a client's Range asked, kept apart from the leader's check on it so the read passes
+/// unchanged through each stage of that check.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct RangeRead {
+    client: NodeId,
+    id: u32,
+    prefix: String,
+    below: u64,
+    mine: String,
+}
+
 impl Pending {
     fn request(&self) -> (NodeId, u32) {
         match self {
-            Pending::KeepAlive { client, id, .. } | Pending::Read { client, id, .. } => (*client, *id),
+            Pending::KeepAlive { client, id, .. }
+            | Pending::Read {
+                read: RangeRead { client, id, .. },
+                ..
+            } => (*client, *id),
         }
     }
 }
@@ -395,14 +406,7 @@ impl LockServer {
         for p in std::mem::take(&mut self.pending) {
             let keep = match p {
                 Pending::KeepAlive { client, id, lease } => self.keep_alive(ctx, client, id, lease),
-                Pending::Read {
-                    client,
-                    id,
-                    prefix,
-                    below,
-                    mine,
-                    check: None,
-                } => {
+                Pending::Read { read, check: None } => {
                     let seq = self.next_check;
                     self.next_check += 1;
                     let term = self.server.term;
@@ -416,42 +420,30 @@ impl LockServer {
                         self.server.commit_index
                     ));
                     Some(Pending::Read {
-                        client,
-                        id,
-                        prefix,
-                        below,
-                        mine,
+                        read,
                         check: Some((seq, self.server.commit_index, VecSet::new())),
                     })
                 }
                 Pending::Read {
-                    client,
-                    id,
-                    prefix,
-                    below,
-                    mine,
+                    read,
                     check: Some((seq, index, acks)),
                 } => {
                     if acks.len() + 1 >= majority && self.server.last_applied >= index {
                         let store = self.store();
                         let ahead = store
-                            .last_before(&prefix, below)
+                            .last_before(&read.prefix, read.below)
                             .map(|(k, kv)| (k.clone(), kv.create_revision));
                         let reply = EtcdMsg::RangeReply {
-                            id,
+                            id: read.id,
                             header: store.revision,
                             ahead,
-                            mine_exists: store.keys.contains_key(&mine),
+                            mine_exists: store.keys.contains_key(&read.mine),
                         };
-                        ctx.send(client, reply);
+                        ctx.send(read.client, reply);
                         None
                     } else {
                         Some(Pending::Read {
-                            client,
-                            id,
-                            prefix,
-                            below,
-                            mine,
+                            read,
                             check: Some((seq, index, acks)),
                         })
                     }
@@ -505,11 +497,13 @@ impl LockServer {
                 below,
                 mine,
             } => Pending::Read {
-                client: from,
-                id,
-                prefix,
-                below,
-                mine,
+                read: RangeRead {
+                    client: from,
+                    id,
+                    prefix,
+                    below,
+                    mine,
+                },
                 check: None,
             },
             _ => return,
