@@ -731,27 +731,26 @@ mod tests {
         (h, lease)
     }
 
+    /// Delivers `msg` from the worker (node 1) and returns the etcd answers it got.
+    fn from_worker(h: &mut Harness<LockServer>, msg: EtcdMsg) -> Vec<(NodeId, EtcdMsg)> {
+        let out = h.deliver(NodeId(1), LockServerMsg::Etcd(msg));
+        sent::<LockServer, EtcdMsg>(&out)
+    }
+
+    /// The leader's answer to the worker's keep-alive `id`: the TTL the lease has again, or 0
+    /// once it is gone.
+    fn kept_alive(id: u32, lease: LeaseId, ttl_ms: u64) -> Vec<(NodeId, EtcdMsg)> {
+        vec![(NodeId(1), EtcdMsg::KeepAliveReply { id, lease, ttl_ms })]
+    }
+
     #[test]
     fn a_keep_alive_restarts_the_count_in_memory_and_writes_no_log_entry() {
         let (mut h, lease) = leader_with_a_lease();
         let log_before = h.node.server.log.len();
         let revision_before = h.node.store().revision;
         h.now_us = 2_000 * MS_US;
-        let out = h.deliver(
-            NodeId(1),
-            LockServerMsg::Etcd(EtcdMsg::KeepAlive { id: 2, lease }),
-        );
-        assert_eq!(
-            sent::<LockServer, EtcdMsg>(&out),
-            vec![(
-                NodeId(1),
-                EtcdMsg::KeepAliveReply {
-                    id: 2,
-                    lease,
-                    ttl_ms: 3_000
-                }
-            )]
-        );
+        let answer = from_worker(&mut h, EtcdMsg::KeepAlive { id: 2, lease });
+        assert_eq!(answer, kept_alive(2, lease, 3_000));
         assert_eq!(h.node.countdowns[&lease].deadline_us, 5_000 * MS_US);
         assert_eq!(h.node.server.log.len(), log_before, "no log entry");
         assert_eq!(h.node.store().revision, revision_before, "no revision");
@@ -764,21 +763,8 @@ mod tests {
             h.node.server.log.last().map(|e| &e.command),
             Some(Command::Lock(LockOp::LeaseRevoke { expired: true, .. }))
         ));
-        let out = h.deliver(
-            NodeId(1),
-            LockServerMsg::Etcd(EtcdMsg::KeepAlive { id: 3, lease }),
-        );
-        assert_eq!(
-            sent::<LockServer, EtcdMsg>(&out),
-            vec![(
-                NodeId(1),
-                EtcdMsg::KeepAliveReply {
-                    id: 3,
-                    lease,
-                    ttl_ms: 0
-                }
-            )]
-        );
+        let answer = from_worker(&mut h, EtcdMsg::KeepAlive { id: 3, lease });
+        assert_eq!(answer, kept_alive(3, lease, 0));
     }
 
     #[test]
@@ -795,25 +781,16 @@ mod tests {
             &["s1", "w", "s2"],
         );
         h.start();
-        let out = h.deliver(
-            NodeId(1),
-            LockServerMsg::Etcd(EtcdMsg::KeepAlive {
-                id: 1,
-                lease: LeaseId(0x7a01),
-            }),
-        );
+        let lease = LeaseId(0x7a01);
         assert_eq!(
-            sent::<LockServer, EtcdMsg>(&out),
+            from_worker(&mut h, EtcdMsg::KeepAlive { id: 1, lease }),
             vec![(NodeId(1), EtcdMsg::NotLeader { id: 1, leader: None })]
         );
-        let out = h.deliver(
-            NodeId(1),
-            LockServerMsg::Etcd(EtcdMsg::Watch {
-                key: "/lock/x/7a01".into(),
-                from: 3,
-            }),
-        );
-        assert!(sent::<LockServer, EtcdMsg>(&out).is_empty());
+        let watch = EtcdMsg::Watch {
+            key: "/lock/x/7a01".into(),
+            from: 3,
+        };
+        assert!(from_worker(&mut h, watch).is_empty());
         assert_eq!(h.node.watchers.len(), 1);
     }
 }
