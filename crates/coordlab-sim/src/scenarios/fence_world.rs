@@ -2,7 +2,7 @@
 //! worker believes, the ledger, and four properties — one holder at a time, no step debited
 //! twice, no stale write landing, and the job finishing.
 
-use super::common::always;
+use super::common::{always, down_worker_row};
 use super::property_library as library;
 use crate::json;
 use crate::kernel::faults::FaultKind;
@@ -12,7 +12,7 @@ use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::PropertySpec;
 use crate::protocols::fence_worker::{FencePlan, FenceWorker, FenceWorkerConfig};
-use crate::protocols::fenced_resource::{FencedResource, LedgerIntro, ResourceDurable};
+use crate::protocols::fenced_resource::{LedgerIntro, ResourceDurable};
 use crate::protocols::placed_lease::{PlacedDurable, PlacedGrant, PlacedLease};
 use crate::protocols::redis_job::JobDurable;
 use crate::trace::{columns, TableView};
@@ -64,13 +64,7 @@ impl FenceCast {
     /// puts each worker in once those exist.
     pub fn reserve(setup: &mut Setup, intro: LedgerIntro, opening_balance: i64) -> FenceCast {
         let [a, b] = [setup.reserve(), setup.reserve()];
-        let ledger = setup.add::<FencedResource>(
-            "ledger",
-            "resource",
-            &[FaultKind::Pause, FaultKind::Network],
-            intro,
-            FencedResource::initial(opening_balance),
-        );
+        let ledger = library::add_ledger(setup, intro, opening_balance);
         FenceCast { a, b, ledger }
     }
 
@@ -127,9 +121,7 @@ impl FenceWorld {
     }
 
     fn ledger<'a>(&self, n: &Nodes<'a>) -> Option<&'a ResourceDurable> {
-        n.live::<FencedResource>(self.ledger)
-            .map(|r| &r.durable)
-            .or_else(|| n.durable::<FencedResource>(self.ledger))
+        library::ledger_row(n, self.ledger)
     }
 
     fn table<'a>(n: &Nodes<'a>, id: NodeId) -> Option<&'a PlacedDurable> {
@@ -302,7 +294,7 @@ impl World for FenceWorld {
                         if fw.believes_it_holds() { "yes" } else { "no" }.into(),
                         fw.status_text(),
                     ],
-                    None => vec![nodes.name(*w).to_string(), "no".into(), "down".into()],
+                    None => down_worker_row(nodes.name(*w), 0),
                 })
                 .collect(),
         });
