@@ -74,8 +74,7 @@ impl TrialServer {
         ctx: &mut Ctx<'_, Self>,
         run: impl FnOnce(&mut RaftServer, &mut Ctx<'_, RaftServer>) -> R,
     ) -> R {
-        let server = &mut self.server;
-        ctx.within(|t| t, |d| d, |inner| run(server, inner))
+        self.server.run_hosted(ctx, |t| t, run)
     }
 }
 

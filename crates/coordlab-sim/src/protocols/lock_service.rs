@@ -175,20 +175,31 @@ enum Pending {
         lease: LeaseId,
     },
     Read {
-        client: NodeId,
-        id: u32,
-        prefix: String,
-        below: u64,
-        mine: String,
+        read: RangeRead,
         /// Once asked: the check's number, the commit index it read, and who said yes.
         check: Option<(u32, LogIndex, VecSet<NodeId>)>,
     },
 }
 
+/// What a client's Range asked, kept apart from the leader's check on it so the read passes
+/// unchanged through each stage of that check.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct RangeRead {
+    client: NodeId,
+    id: u32,
+    prefix: String,
+    below: u64,
+    mine: String,
+}
+
 impl Pending {
     fn request(&self) -> (NodeId, u32) {
         match self {
-            Pending::KeepAlive { client, id, .. } | Pending::Read { client, id, .. } => (*client, *id),
+            Pending::KeepAlive { client, id, .. }
+            | Pending::Read {
+                read: RangeRead { client, id, .. },
+                ..
+            } => (*client, *id),
         }
     }
 }
@@ -238,8 +249,7 @@ impl LockServer {
         ctx: &mut Ctx<'_, Self>,
         run: impl FnOnce(&mut RaftServer, &mut Ctx<'_, RaftServer>) -> R,
     ) -> R {
-        let server = &mut self.server;
-        ctx.within(LockServerTimer::Raft, |d| d, |inner| run(server, inner))
+        self.server.run_hosted(ctx, LockServerTimer::Raft, run)
     }
 
     /// Runs the Raft server on one input, then does the bookkeeping.
@@ -396,14 +406,7 @@ impl LockServer {
         for p in std::mem::take(&mut self.pending) {
             let keep = match p {
                 Pending::KeepAlive { client, id, lease } => self.keep_alive(ctx, client, id, lease),
-                Pending::Read {
-                    client,
-                    id,
-                    prefix,
-                    below,
-                    mine,
-                    check: None,
-                } => {
+                Pending::Read { read, check: None } => {
                     let seq = self.next_check;
                     self.next_check += 1;
                     let term = self.server.term;
@@ -417,42 +420,30 @@ impl LockServer {
                         self.server.commit_index
                     ));
                     Some(Pending::Read {
-                        client,
-                        id,
-                        prefix,
-                        below,
-                        mine,
+                        read,
                         check: Some((seq, self.server.commit_index, VecSet::new())),
                     })
                 }
                 Pending::Read {
-                    client,
-                    id,
-                    prefix,
-                    below,
-                    mine,
+                    read,
                     check: Some((seq, index, acks)),
                 } => {
                     if acks.len() + 1 >= majority && self.server.last_applied >= index {
                         let store = self.store();
                         let ahead = store
-                            .last_before(&prefix, below)
+                            .last_before(&read.prefix, read.below)
                             .map(|(k, kv)| (k.clone(), kv.create_revision));
                         let reply = EtcdMsg::RangeReply {
-                            id,
+                            id: read.id,
                             header: store.revision,
                             ahead,
-                            mine_exists: store.keys.contains_key(&mine),
+                            mine_exists: store.keys.contains_key(&read.mine),
                         };
-                        ctx.send(client, reply);
+                        ctx.send(read.client, reply);
                         None
                     } else {
                         Some(Pending::Read {
-                            client,
-                            id,
-                            prefix,
-                            below,
-                            mine,
+                            read,
                             check: Some((seq, index, acks)),
                         })
                     }
@@ -506,11 +497,13 @@ impl LockServer {
                 below,
                 mine,
             } => Pending::Read {
-                client: from,
-                id,
-                prefix,
-                below,
-                mine,
+                read: RangeRead {
+                    client: from,
+                    id,
+                    prefix,
+                    below,
+                    mine,
+                },
                 check: None,
             },
             _ => return,
@@ -738,27 +731,26 @@ mod tests {
         (h, lease)
     }
 
+    /// Delivers `msg` from the worker (node 1) and returns the etcd answers it got.
+    fn from_worker(h: &mut Harness<LockServer>, msg: EtcdMsg) -> Vec<(NodeId, EtcdMsg)> {
+        let out = h.deliver(NodeId(1), LockServerMsg::Etcd(msg));
+        sent::<LockServer, EtcdMsg>(&out)
+    }
+
+    /// The leader's answer to the worker's keep-alive `id`: the TTL the lease has again, or 0
+    /// once it is gone.
+    fn kept_alive(id: u32, lease: LeaseId, ttl_ms: u64) -> Vec<(NodeId, EtcdMsg)> {
+        vec![(NodeId(1), EtcdMsg::KeepAliveReply { id, lease, ttl_ms })]
+    }
+
     #[test]
     fn a_keep_alive_restarts_the_count_in_memory_and_writes_no_log_entry() {
         let (mut h, lease) = leader_with_a_lease();
         let log_before = h.node.server.log.len();
         let revision_before = h.node.store().revision;
         h.now_us = 2_000 * MS_US;
-        let out = h.deliver(
-            NodeId(1),
-            LockServerMsg::Etcd(EtcdMsg::KeepAlive { id: 2, lease }),
-        );
-        assert_eq!(
-            sent::<LockServer, EtcdMsg>(&out),
-            vec![(
-                NodeId(1),
-                EtcdMsg::KeepAliveReply {
-                    id: 2,
-                    lease,
-                    ttl_ms: 3_000
-                }
-            )]
-        );
+        let answer = from_worker(&mut h, EtcdMsg::KeepAlive { id: 2, lease });
+        assert_eq!(answer, kept_alive(2, lease, 3_000));
         assert_eq!(h.node.countdowns[&lease].deadline_us, 5_000 * MS_US);
         assert_eq!(h.node.server.log.len(), log_before, "no log entry");
         assert_eq!(h.node.store().revision, revision_before, "no revision");
@@ -771,21 +763,8 @@ mod tests {
             h.node.server.log.last().map(|e| &e.command),
             Some(Command::Lock(LockOp::LeaseRevoke { expired: true, .. }))
         ));
-        let out = h.deliver(
-            NodeId(1),
-            LockServerMsg::Etcd(EtcdMsg::KeepAlive { id: 3, lease }),
-        );
-        assert_eq!(
-            sent::<LockServer, EtcdMsg>(&out),
-            vec![(
-                NodeId(1),
-                EtcdMsg::KeepAliveReply {
-                    id: 3,
-                    lease,
-                    ttl_ms: 0
-                }
-            )]
-        );
+        let answer = from_worker(&mut h, EtcdMsg::KeepAlive { id: 3, lease });
+        assert_eq!(answer, kept_alive(3, lease, 0));
     }
 
     #[test]
@@ -802,25 +781,16 @@ mod tests {
             &["s1", "w", "s2"],
         );
         h.start();
-        let out = h.deliver(
-            NodeId(1),
-            LockServerMsg::Etcd(EtcdMsg::KeepAlive {
-                id: 1,
-                lease: LeaseId(0x7a01),
-            }),
-        );
+        let lease = LeaseId(0x7a01);
         assert_eq!(
-            sent::<LockServer, EtcdMsg>(&out),
+            from_worker(&mut h, EtcdMsg::KeepAlive { id: 1, lease }),
             vec![(NodeId(1), EtcdMsg::NotLeader { id: 1, leader: None })]
         );
-        let out = h.deliver(
-            NodeId(1),
-            LockServerMsg::Etcd(EtcdMsg::Watch {
-                key: "/lock/x/7a01".into(),
-                from: 3,
-            }),
-        );
-        assert!(sent::<LockServer, EtcdMsg>(&out).is_empty());
+        let watch = EtcdMsg::Watch {
+            key: "/lock/x/7a01".into(),
+            from: 3,
+        };
+        assert!(from_worker(&mut h, watch).is_empty());
         assert_eq!(h.node.watchers.len(), 1);
     }
 }

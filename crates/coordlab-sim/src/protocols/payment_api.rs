@@ -189,6 +189,11 @@ mod tests {
         }
     }
 
+    /// The API's answer to [`pay`]: whether step 1's money moved (`false`: a replay).
+    fn paid_step_1(applied: bool) -> LeaseMsg {
+        LeaseMsg::PayResult { step: 1, applied }
+    }
+
     #[test]
     fn the_first_call_stalls_and_pays_only_when_it_is_done() {
         let mut api = api();
@@ -198,28 +203,10 @@ mod tests {
         let fx = api.deliver(B, pay(None));
         assert_eq!(timers_set(&fx), vec![(ApiTimer(2), 1_000 * MS_US)]);
         let fx = api.fire(ApiTimer(2));
-        assert_eq!(
-            sent(&fx),
-            vec![(
-                B,
-                LeaseMsg::PayResult {
-                    step: 1,
-                    applied: true
-                }
-            )]
-        );
+        assert_eq!(sent(&fx), vec![(B, paid_step_1(true))]);
         // Without a key the stalled call pays again when it finishes.
         let fx = api.fire(ApiTimer(1));
-        assert_eq!(
-            sent(&fx),
-            vec![(
-                A,
-                LeaseMsg::PayResult {
-                    step: 1,
-                    applied: true
-                }
-            )]
-        );
+        assert_eq!(sent(&fx), vec![(A, paid_step_1(true))]);
         assert_eq!(api.node.durable.payments.iter().filter(|p| p.applied).count(), 2);
     }
 
@@ -230,16 +217,7 @@ mod tests {
         api.deliver(B, pay(Some("payout-42#1")));
         api.fire(ApiTimer(2));
         let fx = api.fire(ApiTimer(1));
-        assert_eq!(
-            sent(&fx),
-            vec![(
-                A,
-                LeaseMsg::PayResult {
-                    step: 1,
-                    applied: false
-                }
-            )]
-        );
+        assert_eq!(sent(&fx), vec![(A, paid_step_1(false))]);
         let applied: Vec<bool> = api.node.durable.payments.iter().map(|p| p.applied).collect();
         assert_eq!(applied, vec![true, false]);
     }

@@ -675,17 +675,28 @@ mod tests {
         DbRequest::ClaimJob { lock }
     }
 
+    /// The database's answer when worker `w`'s claim gets job `id` at once.
+    fn handed_job(w: NodeId, id: u32) -> Vec<(NodeId, DbReply)> {
+        vec![(w, DbReply::Job(Some(id)))]
+    }
+
+    fn add(account: u32, delta: i64) -> DbRequest {
+        DbRequest::AddToBalance { account, delta }
+    }
+
+    fn customer(access: RowAccess) -> DbRequest {
+        DbRequest::Customer { access }
+    }
+
+    fn by_id(id: u32) -> DbRequest {
+        DbRequest::UpdateUserById { id, plan: "team" }
+    }
+
     #[test]
     fn skip_locked_hands_each_worker_a_different_job() {
         let mut d = db(false);
-        assert_eq!(
-            feed(&mut d, W1, claim(ClaimLock::SkipLocked)),
-            vec![(W1, DbReply::Job(Some(1)))]
-        );
-        assert_eq!(
-            feed(&mut d, W2, claim(ClaimLock::SkipLocked)),
-            vec![(W2, DbReply::Job(Some(2)))]
-        );
+        assert_eq!(feed(&mut d, W1, claim(ClaimLock::SkipLocked)), handed_job(W1, 1));
+        assert_eq!(feed(&mut d, W2, claim(ClaimLock::SkipLocked)), handed_job(W2, 2));
         assert_eq!(d.node.stats.skipped, 1);
     }
 
@@ -737,14 +748,8 @@ mod tests {
     #[test]
     fn a_plain_select_lets_two_workers_do_the_same_job() {
         let mut d = db(false);
-        assert_eq!(
-            feed(&mut d, W1, claim(ClaimLock::None)),
-            vec![(W1, DbReply::Job(Some(1)))]
-        );
-        assert_eq!(
-            feed(&mut d, W2, claim(ClaimLock::None)),
-            vec![(W2, DbReply::Job(Some(1)))]
-        );
+        assert_eq!(feed(&mut d, W1, claim(ClaimLock::None)), handed_job(W1, 1));
+        assert_eq!(feed(&mut d, W2, claim(ClaimLock::None)), handed_job(W2, 1));
         for w in [W1, W2] {
             feed(&mut d, w, DbRequest::FinishJob { id: 1 });
             feed(&mut d, w, DbRequest::Commit);
@@ -756,41 +761,11 @@ mod tests {
     #[test]
     fn opposite_orders_deadlock_after_the_timeout_and_the_victim_is_aborted() {
         let mut d = db(false);
-        feed(
-            &mut d,
-            W1,
-            DbRequest::AddToBalance {
-                account: 1,
-                delta: -10,
-            },
-        );
-        feed(
-            &mut d,
-            W2,
-            DbRequest::AddToBalance {
-                account: 2,
-                delta: -20,
-            },
-        );
-        let fx = d.call(|db, ctx| {
-            db.handle(
-                ctx,
-                W1,
-                DbRequest::AddToBalance {
-                    account: 2,
-                    delta: 10,
-                },
-            )
-        });
+        feed(&mut d, W1, add(1, -10));
+        feed(&mut d, W2, add(2, -20));
+        let fx = d.call(|db, ctx| db.handle(ctx, W1, add(2, 10)));
         assert_eq!(timers_set(&fx), vec![(DbTimer::DeadlockCheck(W1), 1_000_000)]);
-        feed(
-            &mut d,
-            W2,
-            DbRequest::AddToBalance {
-                account: 1,
-                delta: 20,
-            },
-        );
+        feed(&mut d, W2, add(1, 20));
         let fx = d.fire(DbTimer::DeadlockCheck(W1));
         let replies: Vec<(NodeId, DbMsg)> = sent(&fx);
         assert_eq!(
@@ -821,37 +796,17 @@ mod tests {
     #[test]
     fn without_an_index_the_update_locks_every_row_it_scans() {
         let mut d = db(false);
-        feed(
-            &mut d,
-            W1,
-            DbRequest::UpdateUserByEmail {
-                target: 1,
-                plan: "pro",
-            },
-        );
+        feed(&mut d, W1, by_email(1));
         assert_eq!(
             d.node.locks.holdings(W1).len(),
             4,
             "3 rows and the gap after them"
         );
-        assert_eq!(
-            feed(&mut d, W2, DbRequest::UpdateUserById { id: 3, plan: "team" }),
-            vec![]
-        );
+        assert_eq!(feed(&mut d, W2, by_id(3)), vec![]);
         let mut d = db(true);
-        feed(
-            &mut d,
-            W1,
-            DbRequest::UpdateUserByEmail {
-                target: 1,
-                plan: "pro",
-            },
-        );
+        feed(&mut d, W1, by_email(1));
         assert_eq!(d.node.locks.holdings(W1).len(), 1);
-        assert_eq!(
-            feed(&mut d, W2, DbRequest::UpdateUserById { id: 3, plan: "team" }),
-            vec![(W2, DbReply::Rows(1))]
-        );
+        assert_eq!(feed(&mut d, W2, by_id(3)), vec![(W2, DbReply::Rows(1))]);
     }
 
     fn insert(id: u32) -> DbRequest {
@@ -871,10 +826,7 @@ mod tests {
             d.node.lock_name(W1, user_row(1), LockMode::Update),
             innodb::RECORD
         );
-        assert_eq!(
-            feed(&mut d, W2, DbRequest::UpdateUserById { id: 3, plan: "team" }),
-            vec![(W2, DbReply::Rows(1))]
-        );
+        assert_eq!(feed(&mut d, W2, by_id(3)), vec![(W2, DbReply::Rows(1))]);
         assert_eq!(feed(&mut d, W2, insert(4)), vec![(W2, DbReply::Rows(1))]);
     }
 
@@ -925,41 +877,14 @@ mod tests {
     #[test]
     fn a_foreign_key_insert_passes_a_no_key_update_but_not_a_for_update() {
         let mut d = db(false);
-        feed(
-            &mut d,
-            W1,
-            DbRequest::Customer {
-                access: RowAccess::UpdateName,
-            },
-        );
+        feed(&mut d, W1, customer(RowAccess::UpdateName));
         assert_eq!(
-            feed(
-                &mut d,
-                W2,
-                DbRequest::Customer {
-                    access: RowAccess::InsertChild
-                }
-            ),
+            feed(&mut d, W2, customer(RowAccess::InsertChild)),
             vec![(W2, DbReply::Rows(1))]
         );
         let mut d = db(false);
-        feed(
-            &mut d,
-            W1,
-            DbRequest::Customer {
-                access: RowAccess::SelectFor(LockMode::Update),
-            },
-        );
-        assert_eq!(
-            feed(
-                &mut d,
-                W2,
-                DbRequest::Customer {
-                    access: RowAccess::InsertChild
-                }
-            ),
-            vec![]
-        );
+        feed(&mut d, W1, customer(RowAccess::SelectFor(LockMode::Update)));
+        assert_eq!(feed(&mut d, W2, customer(RowAccess::InsertChild)), vec![]);
         assert_eq!(
             feed(&mut d, W2, DbRequest::Rollback),
             vec![(W2, DbReply::RolledBack)],

@@ -524,6 +524,17 @@ mod tests {
         assert_eq!(JobMsg::<ZkMsg>::accept(other), None);
     }
 
+    /// The ledger's answer to step 1's debit, made with token 0 (the first node's sequence
+    /// number): accepted unless a `reason` refuses it.
+    fn step_1_result(reason: Option<RejectReason>) -> JobMsg<ZkMsg> {
+        JobMsg::Ledger(LeaseMsg::WriteResult {
+            step: 1,
+            token: FencingToken(0),
+            accepted: reason.is_none(),
+            reason,
+        })
+    }
+
     #[test]
     fn the_holder_debits_the_ledger_directly_with_its_sequence_number() {
         let mut h = holder(1);
@@ -541,15 +552,7 @@ mod tests {
                 }
             )]
         );
-        let fx = h.deliver(
-            LEDGER,
-            JobMsg::Ledger(LeaseMsg::WriteResult {
-                step: 1,
-                token: FencingToken(0),
-                accepted: true,
-                reason: None,
-            }),
-        );
+        let fx = h.deliver(LEDGER, step_1_result(None));
         assert_eq!(
             persisted(&fx),
             vec![&JobDurable {
@@ -573,18 +576,11 @@ mod tests {
     fn a_refused_debit_stops_the_worker() {
         let mut h = holder(2);
         h.fire(JobTimer::StepDone { step: 1 });
-        let fx = h.deliver(
-            LEDGER,
-            JobMsg::Ledger(LeaseMsg::WriteResult {
-                step: 1,
-                token: FencingToken(0),
-                accepted: false,
-                reason: Some(RejectReason::StaleToken {
-                    token: FencingToken(0),
-                    highest: FencingToken(1),
-                }),
-            }),
-        );
+        let stale = RejectReason::StaleToken {
+            token: FencingToken(0),
+            highest: FencingToken(1),
+        };
+        let fx = h.deliver(LEDGER, step_1_result(Some(stale)));
         assert!(narration(&fx).contains("worker-1's debit was refused (token 0 < 1"));
         assert_eq!(h.node.phase, Phase::Stopped);
         assert!(!h.node.believes_it_holds());

@@ -417,6 +417,16 @@ impl ZkService {
         }
     }
 
+    /// The paths of the ephemeral nodes `session` owns: the ones its end deletes. Collected
+    /// (not borrowed) because the caller then changes the tree while naming or removing them.
+    fn ephemeral_nodes_of(&self, session: SessionId) -> Vec<String> {
+        self.nodes
+            .iter()
+            .filter(|(_, n)| n.owner == Some(session))
+            .map(|(p, _)| p.clone())
+            .collect()
+    }
+
     /// The session timer fired: expire the session if it really went quiet (the timer may
     /// have waited out a pause of the service itself, so the deadline is checked again).
     pub fn timer(&mut self, ctx: &mut Ctx<'_, Self>, SessionExpiry { session }: SessionExpiry) {
@@ -427,12 +437,7 @@ impl ZkService {
         if !s.alive || quiet_us < s.timeout_ms * MS_US {
             return;
         }
-        let owned: Vec<String> = self
-            .nodes
-            .iter()
-            .filter(|(_, n)| n.owner == Some(session))
-            .map(|(p, _)| p.clone())
-            .collect();
+        let owned = self.ephemeral_nodes_of(session);
         ctx.note(format!(
             "ZooKeeper has heard nothing from {} for {} by its own clock: session {session} expires{}.",
             ctx.name(s.client),
@@ -457,12 +462,7 @@ impl ZkService {
         {
             watchers.remove(&session);
         }
-        let owned: Vec<String> = self
-            .nodes
-            .iter()
-            .filter(|(_, n)| n.owner == Some(session))
-            .map(|(p, _)| p.clone())
-            .collect();
+        let owned = self.ephemeral_nodes_of(session);
         for path in owned {
             self.remove(ctx, &path, cause);
         }

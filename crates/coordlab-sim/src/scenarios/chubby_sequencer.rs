@@ -15,6 +15,7 @@
 //! refuses the late write however late it is.
 
 use super::lease_setup::{choice, holds_if, int, millis};
+use super::service_world::{acquired, lock_lapsed, wrote_at_storage};
 use super::service_world::{build, client, place_clients, ServiceCast, ServicePlan, ServiceProperty};
 use super::{Expectation, Params, ScenarioInfo};
 use crate::json;
@@ -23,10 +24,7 @@ use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::protocols::lease_msg::seconds;
 use crate::protocols::service_client::ServiceClient;
-use crate::protocols::service_lock::{
-    Check, Flavour, GuardedResource, LockServer, ServerConfig, KEEPALIVE_EARLY_MS,
-};
-use crate::trace::EventKind;
+use crate::protocols::service_lock::{Check, Flavour, ServerConfig, KEEPALIVE_EARLY_MS};
 
 pub const ID: &str = "chubby-sequencer";
 /// The curriculum chapter this scenario belongs to; the course walks chapters in order.
@@ -154,30 +152,21 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     setup
 }
 
-fn client_of<'a>(
-    n: &crate::kernel::world::Nodes<'a>,
-    id: crate::kernel::ids::NodeId,
-) -> Option<&'a ServiceClient> {
-    n.live::<ServiceClient>(id)
-}
-
-fn a_writes_at_storage(n: &crate::kernel::world::Nodes<'_>, cast: ServiceCast) -> bool {
-    n.live::<GuardedResource>(cast.storage)
-        .is_some_and(|r| r.durable.writes.iter().any(|w| w.writer == cast.a))
-}
-
 fn beats(setup: &mut Setup, checks: bool, lock_delay_ms: u64, cast: ServiceCast) {
     setup.beat(
         "a-locks",
         "A takes the lock: sequencer generation 7",
         "The cell grants the lock in A's session and hands A a sequencer: the lock's name, exclusive mode, generation 7. A's library sends a KeepAlive; the cell holds it until the 12 s lease nears its end, then answers with a new lease.",
-        move |n, _| client_of(n, cast.a).is_some_and(|c| c.acquired),
+        move |n, _| acquired(n, cast.a),
     );
     setup.beat(
         "a-writes",
         "A's write is stuck in the network",
         "A sends its write with generation 7. The network holds it: a slow path, a retransmission queue.",
-        move |n, _| client_of(n, cast.a).is_some_and(|c| c.steps_written >= 1),
+        move |n, _| {
+            n.live::<ServiceClient>(cast.a)
+                .is_some_and(|c| c.steps_written >= 1)
+        },
     );
     setup.beat(
         "a-dies",
@@ -191,17 +180,14 @@ fn beats(setup: &mut Setup, checks: bool, lock_delay_ms: u64, cast: ServiceCast)
         "The session's lease runs out. With no lock-delay the lock is free at once.".to_string()
     };
     setup.beat("session-ends", "A's session ends", &lapse, move |n, step| {
-        step.kind == EventKind::Timer
-            && step.acted(cast.server)
-            && n.live::<LockServer>(cast.server)
-                .is_some_and(|s| s.durable.holder.is_none())
+        lock_lapsed(n, step, cast)
     });
     setup
         .beat(
             "b-locks",
             "B takes the lock: generation 8",
             "The cell grants B the lock with a new sequencer, generation 8. B writes with it. A's write with generation 7 is still on its way.",
-            move |n, _| client_of(n, cast.b).is_some_and(|c| c.acquired),
+            move |n, _| acquired(n, cast.b),
         )
         .ask(
             "When A's write with generation 7 finally arrives, what happens?",
@@ -225,6 +211,6 @@ fn beats(setup: &mut Setup, checks: bool, lock_delay_ms: u64, cast: ServiceCast)
         )
     };
     setup.beat("a-write-arrives", title, text, move |n, _| {
-        a_writes_at_storage(n, cast)
+        wrote_at_storage(n, cast, cast.a)
     });
 }

@@ -3,7 +3,11 @@
 
 use super::{ParamKind, ParamSpec};
 use crate::kernel::faults::FaultKind;
+use crate::kernel::ids::NodeId;
+use crate::kernel::participant::Participant;
+use crate::kernel::setup::Setup;
 use crate::properties::{PropertyKind, PropertySpec};
+use crate::protocols::redis_job::JobDurable;
 
 /// Faults a user may inject on a worker: everything, including its clock.
 pub const WORKER_FAULTS: [FaultKind; 5] = [
@@ -21,6 +25,18 @@ pub const CLOCKLESS_FAULTS: [FaultKind; 4] = [
     FaultKind::Pause,
     FaultKind::Network,
 ];
+
+/// Places lock workers of type `P` at their reserved ids, each `(id, name, plan)` with the
+/// worker faults and a job not yet done. Their ids are reserved first because their plans
+/// name the ledger (and more) added after them.
+pub fn place_fresh_workers<'n, P: Participant<Durable = JobDurable>>(
+    setup: &mut Setup,
+    workers: impl IntoIterator<Item = (NodeId, &'n str, P::Config)>,
+) {
+    for (id, name, plan) in workers {
+        setup.place::<P>(id, name, "worker", &WORKER_FAULTS, plan, JobDurable::default());
+    }
+}
 
 /// An integer parameter from `min` to `max`, in `unit`.
 pub fn int_param(
@@ -40,6 +56,16 @@ pub fn int_param(
         default,
         kind: ParamKind::Int { min, max, unit },
     }
+}
+
+/// A crashed worker's row in a "what each worker believes" table: it holds nothing, the
+/// `unknown` columns about its lease (token, granted by, …) are dashes, and it does nothing.
+/// Shared so a down worker reads the same in every story's table.
+pub fn down_worker_row(name: &str, unknown: usize) -> Vec<String> {
+    let mut row = vec![name.to_string(), "no".to_string()];
+    row.extend(std::iter::repeat_n("—".to_string(), unknown));
+    row.push("down".to_string());
+    row
 }
 
 /// A property that must hold after every event.

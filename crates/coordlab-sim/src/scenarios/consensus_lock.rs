@@ -16,8 +16,9 @@
 //! Node ids and names match `redis-failover` so the two can run side by side with the same
 //! fault clicks: store-1..3 are nodes 0..2, worker-a 3, worker-b 4, the ledger 5.
 
-use super::common::WORKER_FAULTS;
+use super::common::place_fresh_workers;
 use super::consensus_world::ConsensusWorld;
+use super::property_library::add_ledger;
 use super::raft_common::{bug, common_params, int_param, num, promised_verdicts, PROPERTIES};
 use super::{Expectation, Params, ScenarioInfo};
 use crate::json;
@@ -27,11 +28,11 @@ use crate::kernel::network::LinkConfig;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
-use crate::protocols::fenced_resource::{FencedResource, LedgerIntro};
+use crate::protocols::fenced_resource::LedgerIntro;
 use crate::protocols::lock_client::{EtcdPlan, EtcdWorker};
 use crate::protocols::lock_service::LockServer;
 use crate::protocols::raft::{RaftBug, RaftServer, ServerConfig, ServerDurable};
-use crate::protocols::redis_job::{JobDurable, JobPlan};
+use crate::protocols::redis_job::JobPlan;
 
 #[path = "consensus_lock_beats.rs"]
 mod beats;
@@ -224,13 +225,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     // Every node names others added after it: the ids come first, the nodes after.
     let stores = [setup.reserve(), setup.reserve(), setup.reserve()];
     let workers = [setup.reserve(), setup.reserve()];
-    let ledger = setup.add::<FencedResource>(
-        "ledger",
-        "resource",
-        &[FaultKind::Pause, FaultKind::Network],
-        LedgerIntro::RefusesBelowHighest,
-        FencedResource::initial(OPENING),
-    );
+    let ledger = add_ledger(&mut setup, LedgerIntro::RefusesBelowHighest, OPENING);
     let cast = ConsensusCast {
         stores,
         workers,
@@ -281,17 +276,13 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         request_timeout_ms: REQUEST_TIMEOUT_MS,
         stop_at_ms: stop_at,
     };
-    let named = [("worker-a", A_START_MS), ("worker-b", B_START_MS)];
-    for (id, (name, start_ms)) in workers.into_iter().zip(named) {
-        setup.place::<EtcdWorker>(
-            id,
-            name,
-            "worker",
-            &WORKER_FAULTS,
-            plan(start_ms),
-            JobDurable::default(),
-        );
-    }
+    place_fresh_workers::<EtcdWorker>(
+        &mut setup,
+        [
+            (workers[0], "worker-a", plan(A_START_MS)),
+            (workers[1], "worker-b", plan(B_START_MS)),
+        ],
+    );
     if crash_at_ms(params) > 0 {
         setup.script(crash_at_ms(params) * MS_US, Fault::Crash { node: stores[0] });
     }

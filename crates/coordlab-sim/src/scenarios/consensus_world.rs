@@ -2,6 +2,7 @@
 //! property of [`RaftWorld`], which reads the Raft server inside each [`LockServer`] through
 //! [`LockServers`], the run's view of its servers.
 
+use super::common::down_worker_row;
 use super::lock_service_common::{name, GrantLog, HolderCount, LockProperty};
 use super::property_library::{fence_monotonic, ledger_outcome, ledger_row, ledger_tables};
 use super::raft_world::{RaftView, RaftWorld};
@@ -267,13 +268,7 @@ impl ConsensusWorld {
                         w.doing_via(|id| nodes.name(id)),
                     ]
                 }
-                None => vec![
-                    name(nodes, *id),
-                    "no".into(),
-                    "—".into(),
-                    "—".into(),
-                    "down".into(),
-                ],
+                None => down_worker_row(nodes.name(*id), 2),
             })
             .collect();
         TableView {
@@ -382,9 +377,7 @@ impl World for ConsensusWorld {
             self.workers_table(nodes),
             self.grants.table(nodes),
         ];
-        if let Some(l) = ledger_row(nodes, self.ledger) {
-            tables.extend(ledger_tables(nodes, l));
-        }
+        tables.extend(ledger_tables(nodes, self.ledger));
         tables.extend(self.raft.tables_view(&LockServers(nodes)));
         tables
     }
@@ -416,8 +409,8 @@ impl World for ConsensusWorld {
             "first_grant_expired".into(),
             json!(g.first().is_some_and(|f| self.expired.contains(&f.token.0))),
         );
+        ledger_outcome(nodes, self.ledger, &mut out);
         if let Some(l) = ledger_row(nodes, self.ledger) {
-            ledger_outcome(nodes, l, &mut out);
             let first_worker = self.workers.first().copied();
             out.insert(
                 "stale_write_rejected".into(),

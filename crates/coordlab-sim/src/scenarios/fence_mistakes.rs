@@ -14,7 +14,7 @@
 //! - `lease-counter`: the token the table returned, as `zombie-worker` fences: A's 33 is refused.
 
 use super::common::WORKER_FAULTS;
-use super::fence_world::{FenceCast, FenceProperty, FenceWorld};
+use super::fence_world::{held_token, FenceCast, FenceProperty, FenceWorld};
 use super::lease_setup::{choice, holds_if, OPENING_BALANCE};
 use super::{Expectation, Params, ScenarioInfo};
 use crate::json;
@@ -165,33 +165,23 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             duration_ms: 36_000,
         },
     );
-    setup.set_world(FenceWorld {
-        stores: vec![store],
-        workers: vec![cast.a, cast.b],
-        ledger: cast.ledger,
-        opening_balance: OPENING_BALANCE,
-        job_total: FenceWorkerPlan::standard().job_total(),
-        properties: vec![
+    setup.set_world(FenceWorld::for_cast(
+        cast,
+        vec![store],
+        OPENING_BALANCE,
+        FenceWorkerPlan::standard().job_total(),
+        vec![
             FenceProperty::NoStaleWrite,
             FenceProperty::NoDoubleDebit,
             FenceProperty::JobCompletes,
         ],
-        max_holders: 0,
-        write_grants: Vec::new(),
-    });
+    ));
     beats(&mut setup, &variant, cast);
     setup
 }
 
 fn ledger<'a>(n: &Nodes<'a>, c: FenceCast) -> Option<&'a ResourceDurable> {
     n.live::<FencedResource>(c.ledger).map(|r| &r.durable)
-}
-
-fn granted(n: &Nodes<'_>, w: NodeId) -> Option<u64> {
-    n.live::<FenceWorker>(w)
-        .filter(|f| f.believes_it_holds())
-        .and_then(|f| f.granted)
-        .map(|t| t.0)
 }
 
 fn wrote(n: &Nodes<'_>, c: FenceCast, w: NodeId, accepted: bool) -> bool {
@@ -214,7 +204,7 @@ fn beats(setup: &mut Setup, variant: &str, c: FenceCast) {
         "a-acquires",
         "A takes the lease with token 33",
         &format!("worker-A takes account-42 from the lease table with token 33. {fence_text}"),
-        move |n, _| granted(n, c.a).is_some(),
+        move |n, _| held_token(n, c.a).is_some(),
     );
     setup.beat(
         "a-freezes",
@@ -233,7 +223,7 @@ fn beats(setup: &mut Setup, variant: &str, c: FenceCast) {
         "b-takes-over",
         "B takes over with token 34",
         &format!("At 30 s the lease lapses and worker-B's next poll takes it over with 34. {b_fence}"),
-        move |n, _| granted(n, c.b) == Some(34),
+        move |n, _| held_token(n, c.b) == Some(34),
     );
     if matches!(variant, "timestamp" | "random-id") {
         setup.beat(

@@ -2,7 +2,7 @@
 //! worker believes, the ledger, and four properties — one holder at a time, no step debited
 //! twice, no stale write landing, and the job finishing.
 
-use super::common::always;
+use super::common::{always, down_worker_row};
 use super::property_library as library;
 use crate::json;
 use crate::kernel::faults::FaultKind;
@@ -12,8 +12,8 @@ use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::PropertySpec;
 use crate::protocols::fence_worker::{FencePlan, FenceWorker, FenceWorkerConfig};
-use crate::protocols::fenced_resource::{FencedResource, LedgerIntro, ResourceDurable};
-use crate::protocols::placed_lease::{PlacedDurable, PlacedLease};
+use crate::protocols::fenced_resource::{LedgerIntro, ResourceDurable};
+use crate::protocols::placed_lease::{PlacedDurable, PlacedGrant, PlacedLease};
 use crate::protocols::redis_job::JobDurable;
 use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
@@ -64,13 +64,7 @@ impl FenceCast {
     /// puts each worker in once those exist.
     pub fn reserve(setup: &mut Setup, intro: LedgerIntro, opening_balance: i64) -> FenceCast {
         let [a, b] = [setup.reserve(), setup.reserve()];
-        let ledger = setup.add::<FencedResource>(
-            "ledger",
-            "resource",
-            &[FaultKind::Pause, FaultKind::Network],
-            intro,
-            FencedResource::initial(opening_balance),
-        );
+        let ledger = library::add_ledger(setup, intro, opening_balance);
         FenceCast { a, b, ledger }
     }
 
@@ -79,6 +73,15 @@ impl FenceCast {
         let fresh = JobDurable::default();
         setup.place::<FenceWorker>(id, name, "worker", faults, FencePlan::from(config), fresh);
     }
+}
+
+/// The token worker `w` was granted, while it still believes it holds the lease: what the
+/// fencing stories' beats wait on (a worker that knows it lost the lease shows none).
+pub fn held_token(n: &Nodes<'_>, w: NodeId) -> Option<u64> {
+    n.live::<FenceWorker>(w)
+        .filter(|f| f.believes_it_holds())
+        .and_then(|f| f.granted)
+        .map(|t| t.0)
 }
 
 pub struct FenceWorld {
@@ -96,16 +99,45 @@ pub struct FenceWorld {
 }
 
 impl FenceWorld {
+    /// The world of a story whose two workers are `cast`'s A and B, writing to its ledger,
+    /// before anything has run: no holder seen yet, no ledger write matched to a grant.
+    pub fn for_cast(
+        cast: FenceCast,
+        stores: Vec<NodeId>,
+        opening_balance: i64,
+        job_total: i64,
+        properties: Vec<FenceProperty>,
+    ) -> FenceWorld {
+        FenceWorld {
+            stores,
+            workers: vec![cast.a, cast.b],
+            ledger: cast.ledger,
+            opening_balance,
+            job_total,
+            properties,
+            max_holders: 0,
+            write_grants: Vec::new(),
+        }
+    }
+
     fn ledger<'a>(&self, n: &Nodes<'a>) -> Option<&'a ResourceDurable> {
-        n.live::<FencedResource>(self.ledger)
-            .map(|r| &r.durable)
-            .or_else(|| n.durable::<FencedResource>(self.ledger))
+        library::ledger_row(n, self.ledger)
     }
 
     fn table<'a>(n: &Nodes<'a>, id: NodeId) -> Option<&'a PlacedDurable> {
         n.live::<PlacedLease>(id)
             .map(|s| &s.durable)
             .or_else(|| n.durable::<PlacedLease>(id))
+    }
+
+    /// Every grant any lease table has made, primary's first: the grant properties and the
+    /// ledger's write-to-grant matching all look across tables, since a failover's copy
+    /// may grant the same name again.
+    fn grants<'s, 'a: 's>(&'s self, n: &'s Nodes<'a>) -> impl Iterator<Item = &'a PlacedGrant> + 's {
+        self.stores
+            .iter()
+            .filter_map(move |s| Self::table(n, *s))
+            .flat_map(|t| t.grants.iter())
     }
 
     fn believers(&self, n: &Nodes<'_>) -> Vec<NodeId> {
@@ -121,10 +153,7 @@ impl FenceWorld {
 
     /// When `worker` was first granted the lease (store clock), over every table.
     fn granted_at(&self, n: &Nodes<'_>, worker: NodeId) -> Option<u64> {
-        self.stores
-            .iter()
-            .filter_map(|s| Self::table(n, *s))
-            .flat_map(|t| t.grants.iter())
+        self.grants(n)
             .filter(|g| g.owner == worker)
             .map(|g| g.at_us)
             .max()
@@ -153,12 +182,7 @@ impl FenceWorld {
             }
             FenceProperty::NoStaleWrite => !self.stale_write_landed(n),
             FenceProperty::OneGrant => {
-                let grants: Vec<_> = self
-                    .stores
-                    .iter()
-                    .filter_map(|s| Self::table(n, *s))
-                    .flat_map(|t| t.grants.iter())
-                    .collect();
+                let grants: Vec<_> = self.grants(n).collect();
                 grants.iter().all(|g| {
                     grants
                         .iter()
@@ -166,12 +190,7 @@ impl FenceWorld {
                 })
             }
             FenceProperty::TokensUnique => {
-                let grants: Vec<_> = self
-                    .stores
-                    .iter()
-                    .filter_map(|s| Self::table(n, *s))
-                    .flat_map(|t| t.grants.iter())
-                    .collect();
+                let grants: Vec<_> = self.grants(n).collect();
                 grants
                     .iter()
                     .all(|g| grants.iter().all(|h| g.token != h.token || g.owner == h.owner))
@@ -196,10 +215,7 @@ impl World for FenceWorld {
                 // The grant whose token the write carries, if it is the writer's own (a write
                 // may arrive after its writer was granted again); else the writer's latest.
                 let own = self
-                    .stores
-                    .iter()
-                    .filter_map(|s| Self::table(nodes, *s))
-                    .flat_map(|t| t.grants.iter())
+                    .grants(nodes)
                     .filter(|g| g.owner == w.worker && g.token == w.token)
                     .map(|g| g.at_us)
                     .max();
@@ -278,7 +294,7 @@ impl World for FenceWorld {
                         if fw.believes_it_holds() { "yes" } else { "no" }.into(),
                         fw.status_text(),
                     ],
-                    None => vec![nodes.name(*w).to_string(), "no".into(), "down".into()],
+                    None => down_worker_row(nodes.name(*w), 0),
                 })
                 .collect(),
         });

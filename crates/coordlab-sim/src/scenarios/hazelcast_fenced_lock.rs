@@ -10,16 +10,14 @@
 //! scenarios; this story is about what the fence does at the storage.
 
 use super::lease_setup::{choice, holds_if, int, millis};
+use super::service_world::{acquired, lock_lapsed, script_pause_of_a, wake_verdict, wrote_at_storage};
 use super::service_world::{build, client, place_clients, ServiceCast, ServicePlan, ServiceProperty};
 use super::{Expectation, Params, ScenarioInfo};
 use crate::json;
 use crate::kernel::faults::Fault;
 use crate::kernel::setup::Setup;
-use crate::kernel::time::MS_US;
 use crate::protocols::lease_msg::seconds;
-use crate::protocols::service_client::ServiceClient;
-use crate::protocols::service_lock::{Check, Flavour, GuardedResource, LockServer, ServerConfig};
-use crate::trace::EventKind;
+use crate::protocols::service_lock::{Check, Flavour, GuardedResource, ServerConfig};
 
 pub const ID: &str = "hazelcast-fenced-lock";
 /// The curriculum chapter this scenario belongs to; the course walks chapters in order.
@@ -74,13 +72,7 @@ fn story(params: &Params) -> Option<bool> {
     }
     let expiry = HEARTBEAT_MS + ttl;
     let wake = start + pause;
-    if wake > expiry + 1_500 + STEP_MS + 500 {
-        Some(true)
-    } else if wake + 500 < expiry {
-        Some(false)
-    } else {
-        None
-    }
+    wake_verdict(wake > expiry + 1_500 + STEP_MS + 500, wake, expiry)
 }
 
 pub fn expectation(params: &Params) -> Expectation {
@@ -124,26 +116,9 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         c
     };
     place_clients(&mut setup, cast, job((0, 200)), job((500, 700)));
-    let pause_ms = int(params, "pause_ms");
-    if pause_ms > 0 {
-        let at = int::<u64>(params, "pause_start_ms") * MS_US;
-        setup.script(
-            at,
-            Fault::Pause {
-                node: cast.a,
-                duration_ms: pause_ms,
-            },
-        );
-    }
+    script_pause_of_a(&mut setup, params, cast);
     beats(&mut setup, checks, ttl, cast);
     setup
-}
-
-fn client_of<'a>(
-    n: &crate::kernel::world::Nodes<'a>,
-    id: crate::kernel::ids::NodeId,
-) -> Option<&'a ServiceClient> {
-    n.live::<ServiceClient>(id)
 }
 
 fn beats(setup: &mut Setup, checks: bool, ttl_ms: u64, cast: ServiceCast) {
@@ -151,7 +126,7 @@ fn beats(setup: &mut Setup, checks: bool, ttl_ms: u64, cast: ServiceCast) {
         "a-locks",
         "lockAndGetFence() gives A fence 41",
         "The CP group commits A's acquisition through Raft and returns fence 41. A's CP session is kept alive by a heartbeat every 5 s.",
-        move |n, _| client_of(n, cast.a).is_some_and(|c| c.acquired),
+        move |n, _| acquired(n, cast.a),
     );
     setup.beat(
         "a-freezes",
@@ -163,20 +138,13 @@ fn beats(setup: &mut Setup, checks: bool, ttl_ms: u64, cast: ServiceCast) {
         "session-expires",
         "A's CP session expires",
         &format!("No heartbeat for the session TTL ({}): the CP group closes A's session and frees its lock, a decision a majority of the group commits.", seconds(ttl_ms)),
-        move |n, step| {
-            step.kind == EventKind::Timer
-                && step.acted(cast.server)
-                && n.live::<LockServer>(cast.server).is_some_and(|s| s.durable.holder.is_none())
-        },
+        move |n, step| lock_lapsed(n, step, cast),
     );
     setup.beat(
         "b-locks",
         "B gets fence 42 and writes",
         "B's lockAndGetFence() returns 42, higher than any fence before it. B writes with it.",
-        move |n, _| {
-            n.live::<GuardedResource>(cast.storage)
-                .is_some_and(|r| r.durable.writes.iter().any(|w| w.writer == cast.b))
-        },
+        move |n, _| wrote_at_storage(n, cast, cast.b),
     );
     let (title, text) = if checks {
         (

@@ -13,7 +13,7 @@
 //!   nobody works: the store is in the availability path, and stopping is the safe failure.
 
 use super::common::CLOCKLESS_FAULTS;
-use super::fence_world::{FenceCast, FenceProperty, FenceWorld};
+use super::fence_world::{held_token, FenceCast, FenceProperty, FenceWorld};
 use super::lease_setup::STORE_FAULTS;
 use super::lease_setup::{choice, holds_if, int, millis, OPENING_BALANCE};
 use super::{Expectation, Params, ScenarioInfo};
@@ -212,21 +212,18 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     if variant == "store-down" {
         setup.script(0, Fault::Crash { node: stores[0] });
     }
-    setup.set_world(FenceWorld {
+    setup.set_world(FenceWorld::for_cast(
+        cast,
         stores,
-        workers: vec![cast.a, cast.b],
-        ledger: cast.ledger,
-        opening_balance: OPENING_BALANCE,
-        job_total: plan.job_total(),
-        properties: vec![
+        OPENING_BALANCE,
+        plan.job_total(),
+        vec![
             FenceProperty::OneHolder,
             FenceProperty::OneGrant,
             FenceProperty::NoDoubleDebit,
             FenceProperty::JobCompletes,
         ],
-        max_holders: 0,
-        write_grants: Vec::new(),
-    });
+    ));
     beats(&mut setup, &variant, cast);
     setup
 }
@@ -234,13 +231,6 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
 fn holds(n: &crate::kernel::world::Nodes<'_>, w: NodeId) -> bool {
     n.live::<FenceWorker>(w)
         .is_some_and(FenceWorker::believes_it_holds)
-}
-
-fn token(n: &crate::kernel::world::Nodes<'_>, w: NodeId) -> Option<u64> {
-    n.live::<FenceWorker>(w)
-        .filter(|f| f.believes_it_holds())
-        .and_then(|f| f.granted)
-        .map(|t| t.0)
 }
 
 fn debited_twice(n: &crate::kernel::world::Nodes<'_>, ledger: NodeId) -> bool {
@@ -282,7 +272,7 @@ fn beats(setup: &mut Setup, variant: &str, c: FenceCast) {
                 "b-takes-over",
                 "B takes the lapsed lease: token 34",
                 "A never released; at 30 s its lease lapses and B's next poll takes the row over with 34. The ledger says all four steps are done, so B has nothing to do.",
-                move |n, _| token(n, c.b) == Some(34),
+                move |n, _| held_token(n, c.b) == Some(34),
             );
         }
         "read-replica" => {

@@ -17,6 +17,7 @@ use super::lease_setup::{
 };
 use super::lease_table_beats::{granted_to, grants, refused, writes};
 use super::lease_world::{accepted, rejected, HolderCount, LeaseProperty::*, LeaseWorld};
+use super::property_library::add_ledger;
 use super::{Expectation, Params, ScenarioInfo};
 use crate::json;
 use crate::kernel::ids::NodeId;
@@ -26,7 +27,7 @@ use crate::kernel::time::MS_US;
 use crate::kernel::world::Nodes;
 use crate::properties::Verdict;
 use crate::protocols::call_worker::{CallConfig, CallPlan, CallWorker, Placement};
-use crate::protocols::fenced_resource::{FencedResource, LedgerIntro};
+use crate::protocols::fenced_resource::LedgerIntro;
 use crate::protocols::job_table::{JobDurable, JobTable};
 use crate::protocols::lease_worker::WorkerDurable;
 use crate::protocols::payment_api::{ApiTiming, PaymentApi};
@@ -210,13 +211,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     // The workers come first, but they name the ledger, the API and the job table: their ids
     // are reserved here and the workers placed once those exist.
     let [a, b] = [setup.reserve(), setup.reserve()];
-    let ledger = setup.add::<FencedResource>(
-        "ledger",
-        "resource",
-        &SINK_FAULTS,
-        LedgerIntro::RemembersHighest,
-        FencedResource::initial(OPENING_BALANCE),
-    );
+    let ledger = add_ledger(&mut setup, LedgerIntro::RemembersHighest, OPENING_BALANCE);
     let timing = ApiTiming {
         stall_ms: int(params, "call_ms"),
         usual_ms: USUAL_MS,

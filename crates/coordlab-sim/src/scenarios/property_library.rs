@@ -8,10 +8,12 @@
 use super::common::{always, eventually};
 use crate::json;
 use crate::kernel::collections::{VecMap, VecSet};
+use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
+use crate::kernel::setup::Setup;
 use crate::kernel::world::Nodes;
 use crate::properties::PropertySpec;
-use crate::protocols::fenced_resource::{FencedResource, ResourceDurable, WriteRecord};
+use crate::protocols::fenced_resource::{FencedResource, LedgerIntro, ResourceDurable, WriteRecord};
 use crate::trace::{columns, TableView};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -63,6 +65,19 @@ pub fn job_completes_spec() -> PropertySpec {
 }
 
 /// The fenced ledger's row: the live ledger's, or what it persisted while it is down.
+/// Adds the fenced ledger row the workers debit, named `ledger` in every story and holding
+/// `opening_balance`: the node whose rows [`ledger_row`] reads. It takes pauses and network
+/// faults only: a crash would lose the writes the story's verdicts are about.
+pub fn add_ledger(setup: &mut Setup, intro: LedgerIntro, opening_balance: i64) -> NodeId {
+    setup.add::<FencedResource>(
+        "ledger",
+        "resource",
+        &[FaultKind::Pause, FaultKind::Network],
+        intro,
+        FencedResource::initial(opening_balance),
+    )
+}
+
 pub fn ledger_row<'a>(nodes: &Nodes<'a>, ledger: NodeId) -> Option<&'a ResourceDurable> {
     nodes
         .live::<FencedResource>(ledger)
@@ -95,7 +110,12 @@ pub fn no_double_debit(row: Option<&ResourceDurable>, opening_balance: i64, job_
 }
 
 /// The ledger's row and every write it saw, for the inspector: a step applied twice says so.
-pub fn ledger_tables(nodes: &Nodes<'_>, row: &ResourceDurable) -> Vec<TableView> {
+/// No tables while the ledger has no row (it is down before ever starting), so every story
+/// can append these without checking first.
+pub fn ledger_tables(nodes: &Nodes<'_>, ledger: NodeId) -> Vec<TableView> {
+    let Some(row) = ledger_row(nodes, ledger) else {
+        return Vec::new();
+    };
     let writes = row
         .writes
         .iter()
@@ -139,8 +159,12 @@ pub fn ledger_tables(nodes: &Nodes<'_>, row: &ResourceDurable) -> Vec<TableView>
 }
 
 /// The ledger's outcome fields: accepted and rejected writes (a refusal with its reason), the
-/// balance, and how many job steps were applied more than once.
-pub fn ledger_outcome(nodes: &Nodes<'_>, row: &ResourceDurable, out: &mut BTreeMap<String, Value>) {
+/// balance, and how many job steps were applied more than once. Nothing while the ledger has
+/// no row, like [`ledger_tables`].
+pub fn ledger_outcome(nodes: &Nodes<'_>, ledger: NodeId, out: &mut BTreeMap<String, Value>) {
+    let Some(row) = ledger_row(nodes, ledger) else {
+        return;
+    };
     let write = |w: &WriteRecord| {
         let mut v = json!({"worker": nodes.name(w.worker), "token": w.token.0, "step": w.step});
         if let Some(reason) = &w.reason {

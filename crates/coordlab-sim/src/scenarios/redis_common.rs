@@ -3,6 +3,7 @@
 //! ledger's views and the properties other chapters check too are in the property library.
 
 use super::common::always;
+use super::property_library as library;
 use crate::kernel::collections::VecMap;
 use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
@@ -11,7 +12,7 @@ use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::world::Nodes;
 use crate::properties::PropertySpec;
-use crate::protocols::fenced_resource::{FencedResource, LedgerIntro};
+use crate::protocols::fenced_resource::LedgerIntro;
 use crate::protocols::redis_job::JobDurable;
 use crate::protocols::redis_msg::{tenths, KeyEntry};
 use serde_json::Value;
@@ -30,13 +31,7 @@ pub const STORE_FAULTS: [FaultKind; 5] = [
 
 /// Adds the fenced ledger row `ledger` with the chapter's opening balance.
 pub fn add_ledger(setup: &mut Setup) -> NodeId {
-    setup.add::<FencedResource>(
-        "ledger",
-        "resource",
-        &[FaultKind::Pause, FaultKind::Network],
-        LedgerIntro::RefusesStaleOrUnchecked,
-        FencedResource::initial(OPENING_BALANCE),
-    )
+    library::add_ledger(setup, LedgerIntro::RefusesStaleOrUnchecked, OPENING_BALANCE)
 }
 
 /// The names of the lock clients (of type `P`) among `ids` whose job is recorded as done.

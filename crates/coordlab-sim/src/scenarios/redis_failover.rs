@@ -14,7 +14,7 @@
 //! seed and the same fault clicks: 0 `store-1` (the primary), 1 `store-2`, 2 `store-3`,
 //! 3 `worker-a`, 4 `worker-b`, 5 `ledger`, and here 6–8 `sentinel-1`…`sentinel-3`.
 
-use super::common::WORKER_FAULTS;
+use super::common::{down_worker_row, place_fresh_workers};
 use super::property_library::{
     fence_monotonic, fence_monotonic_spec, ledger_outcome, ledger_row, ledger_tables,
     one_holder_per_store_spec, tokens_increase_spec,
@@ -36,7 +36,7 @@ use crate::kernel::world::{Nodes, World};
 use crate::properties::{PropertySpec, Verdict};
 use crate::protocols::lease_msg::ReleaseMode;
 use crate::protocols::redis::{RedisConfig, RedisDurable, RedisNode, Role};
-use crate::protocols::redis_job::{JobDurable, JobPlan};
+use crate::protocols::redis_job::JobPlan;
 use crate::protocols::redis_msg::KeyEntry;
 use crate::protocols::redis_sentinel::{Sentinel, SentinelConfig, SentinelDurable};
 use crate::protocols::redis_worker::{RedisWorker, WorkerPlan};
@@ -377,17 +377,13 @@ fn setup_without_faults(params: &Params) -> (Setup, RedisCast) {
         sentinels: sentinels.to_vec(),
         first_primary: primary,
     };
-    let named = [("worker-a", "a", A_START_MS), ("worker-b", "b", B_START_MS)];
-    for (id, (name, short, start_at_ms)) in workers.into_iter().zip(named) {
-        setup.place::<RedisWorker>(
-            id,
-            name,
-            "worker",
-            &WORKER_FAULTS,
-            plan(short, start_at_ms),
-            JobDurable::default(),
-        );
-    }
+    place_fresh_workers::<RedisWorker>(
+        &mut setup,
+        [
+            (workers[0], "worker-a", plan("a", A_START_MS)),
+            (workers[1], "worker-b", plan("b", B_START_MS)),
+        ],
+    );
     for (id, name) in sentinels
         .into_iter()
         .zip(["sentinel-1", "sentinel-2", "sentinel-3"])
@@ -725,14 +721,7 @@ impl FailoverWorld {
                         w.doing(),
                     ]
                 }
-                None => vec![
-                    nodes.name(*id).to_string(),
-                    "no".into(),
-                    "—".into(),
-                    "—".into(),
-                    "—".into(),
-                    "down".into(),
-                ],
+                None => down_worker_row(nodes.name(*id), 3),
             })
             .collect();
         TableView {
@@ -821,9 +810,7 @@ impl World for FailoverWorld {
             self.stream_table(nodes),
             self.worker_table(nodes),
         ];
-        if let Some(row) = ledger_row(nodes, self.cast.ledger) {
-            tables.extend(ledger_tables(nodes, row));
-        }
+        tables.extend(ledger_tables(nodes, self.cast.ledger));
         tables
     }
 
@@ -885,9 +872,7 @@ impl World for FailoverWorld {
                     .collect(),
             ),
         );
-        if let Some(row) = ledger_row(nodes, self.cast.ledger) {
-            ledger_outcome(nodes, row, &mut out);
-        }
+        ledger_outcome(nodes, self.cast.ledger, &mut out);
         out.insert(
             "finished_by".into(),
             finished_by::<RedisWorker>(nodes, &self.cast.workers),

@@ -11,18 +11,18 @@
 //! expires, B takes the lock, and A wakes and writes without any token: two writers (safety).
 
 use super::lease_setup::{choice, holds_if, int, millis};
+use super::service_world::{acquired, lock_lapsed, script_pause_of_a, wake_verdict, wrote_at_storage};
 use super::service_world::{build, client, place_clients, ServiceCast, ServicePlan, ServiceProperty};
 use super::{Expectation, Params, ScenarioInfo};
 use crate::json;
 use crate::kernel::faults::Fault;
 use crate::kernel::setup::Setup;
-use crate::kernel::time::{MS_US, SEC_US};
+use crate::kernel::time::SEC_US;
 use crate::properties::Verdict;
 use crate::protocols::job::Phase;
 use crate::protocols::lease_msg::seconds;
 use crate::protocols::service_client::ServiceClient;
 use crate::protocols::service_lock::{Check, Flavour, GuardedResource, LockServer, ServerConfig};
-use crate::trace::EventKind;
 
 pub const ID: &str = "redisson-watchdog";
 /// The curriculum chapter this scenario belongs to; the course walks chapters in order.
@@ -97,13 +97,8 @@ fn gc_story(params: &Params) -> Option<bool> {
     // more); its first write comes one step after its grant.
     let b_writes = expiry + 1_300 + STEP_MS;
     let wake = start + pause;
-    if wake > b_writes + 500 && wake + 500 < expiry + 1_000 + STEP_MS * u64::from(STEPS) {
-        Some(true)
-    } else if wake + 500 < expiry {
-        Some(false)
-    } else {
-        None
-    }
+    let late = wake > b_writes + 500 && wake + 500 < expiry + 1_000 + STEP_MS * u64::from(STEPS);
+    wake_verdict(late, wake, expiry)
 }
 
 pub fn expectation(params: &Params) -> Expectation {
@@ -165,16 +160,8 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     }
     let b = job((500, 700));
     place_clients(&mut setup, cast, a, b);
-    let pause_ms = int(params, "pause_ms");
-    if v == "full-gc" && pause_ms > 0 {
-        let at = int::<u64>(params, "pause_start_ms") * MS_US;
-        setup.script(
-            at,
-            Fault::Pause {
-                node: cast.a,
-                duration_ms: pause_ms,
-            },
-        );
+    if v == "full-gc" {
+        script_pause_of_a(&mut setup, params, cast);
     }
     beats(&mut setup, &v, timeout, cast);
     setup
@@ -194,10 +181,6 @@ fn stuck(n: &crate::kernel::world::Nodes<'_>, id: crate::kernel::ids::NodeId) ->
 fn over(n: &crate::kernel::world::Nodes<'_>, id: crate::kernel::ids::NodeId) -> bool {
     n.live::<ServiceClient>(id)
         .is_some_and(|c| matches!(c.phase, Phase::Done | Phase::Stopped))
-}
-
-fn acquired(n: &crate::kernel::world::Nodes<'_>, id: crate::kernel::ids::NodeId) -> bool {
-    n.live::<ServiceClient>(id).is_some_and(|c| c.acquired)
 }
 
 fn stale_applied(n: &crate::kernel::world::Nodes<'_>, cast: ServiceCast) -> bool {
@@ -271,20 +254,13 @@ fn beats(setup: &mut Setup, variant: &str, timeout_ms: u64, cast: ServiceCast) {
                 "expires",
                 "The key's TTL runs out",
                 &format!("{ttl} after the last renewal Redis deletes the key. To Redis a frozen process and a dead one look the same."),
-                move |n, step| {
-                    step.kind == EventKind::Timer
-                        && step.acted(cast.server)
-                        && n.live::<LockServer>(cast.server).is_some_and(|s| s.durable.holder.is_none())
-                },
+                move |n, step| lock_lapsed(n, step, cast),
             );
             setup.beat(
                 "b-locks",
                 "B takes the lock and writes",
                 "B waited out the key's remaining TTL (no unlock was published) and tries again: it gets the lock and starts its job. Redisson gave neither client a token, so the storage cannot tell them apart.",
-                move |n, _| {
-                    n.live::<GuardedResource>(cast.storage)
-                        .is_some_and(|r| r.durable.writes.iter().any(|w| w.writer == cast.b))
-                },
+                move |n, _| wrote_at_storage(n, cast, cast.b),
             )
             .ask(
                 "When A wakes, what stops its next write?",

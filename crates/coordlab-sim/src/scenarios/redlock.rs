@@ -3,7 +3,7 @@
 //! otherwise it unlocks all five. Each `fault` value bets against one of the algorithm's
 //! timing assumptions — some bets it wins, some give two clients a majority at once.
 
-use super::common::WORKER_FAULTS;
+use super::common::{down_worker_row, place_fresh_workers};
 use super::property_library::{
     fence_monotonic, fence_monotonic_spec, ledger_outcome, ledger_row, ledger_tables,
     one_holder_per_store_spec,
@@ -22,7 +22,7 @@ use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::{PropertySpec, Verdict};
 use crate::protocols::redis::{RedisConfig, RedisDurable, RedisNode, Role};
-use crate::protocols::redis_job::{JobDurable, JobPlan};
+use crate::protocols::redis_job::JobPlan;
 use crate::protocols::redis_msg::tenths;
 use crate::protocols::redlock_client::{RedlockClient, RedlockPlan};
 use crate::trace::{columns, TableView};
@@ -254,17 +254,13 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         master_timeout_ms: MASTER_TIMEOUT_MS,
         retry_jitter_ms: 200,
     };
-    let named = [("client-a", "a", A_START_MS), ("client-b", "b", B_START_MS)];
-    for (id, (name, short, start_at_ms)) in clients.into_iter().zip(named) {
-        setup.place::<RedlockClient>(
-            id,
-            name,
-            "worker",
-            &WORKER_FAULTS,
-            plan(short, start_at_ms),
-            JobDurable::default(),
-        );
-    }
+    place_fresh_workers::<RedlockClient>(
+        &mut setup,
+        [
+            (clients[0], "client-a", plan("a", A_START_MS)),
+            (clients[1], "client-b", plan("b", B_START_MS)),
+        ],
+    );
     for (at_us, fault) in scripted(fault, cast) {
         setup.script(at_us, fault);
     }
@@ -437,13 +433,7 @@ impl World for RedlockWorld {
                     };
                     vec![nodes.name(*id).to_string(), holds, on, left, c.doing()]
                 }
-                None => vec![
-                    nodes.name(*id).to_string(),
-                    "no".into(),
-                    "—".into(),
-                    "—".into(),
-                    "down".into(),
-                ],
+                None => down_worker_row(nodes.name(*id), 2),
             })
             .collect();
         let mut tables = vec![
@@ -464,9 +454,7 @@ impl World for RedlockWorld {
                 rows: clients,
             },
         ];
-        if let Some(row) = ledger_row(nodes, self.cast.ledger) {
-            tables.extend(ledger_tables(nodes, row));
-        }
+        tables.extend(ledger_tables(nodes, self.cast.ledger));
         tables
     }
 
@@ -490,9 +478,7 @@ impl World for RedlockWorld {
             "unsafe_window_ms".into(),
             json!(self.window.total_ms(nodes.now_us)),
         );
-        if let Some(row) = ledger_row(nodes, self.cast.ledger) {
-            ledger_outcome(nodes, row, &mut out);
-        }
+        ledger_outcome(nodes, self.cast.ledger, &mut out);
         out.insert(
             "finished_by".into(),
             finished_by::<RedlockClient>(nodes, &self.cast.clients),

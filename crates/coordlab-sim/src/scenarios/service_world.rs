@@ -5,9 +5,12 @@
 
 use super::common::eventually;
 use super::common::WORKER_FAULTS;
+use super::lease_setup::int;
 use super::property_library as library;
+use super::Params;
 use crate::json;
-use crate::kernel::faults::FaultKind;
+use crate::kernel::beats::Step;
+use crate::kernel::faults::{Fault, FaultKind};
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
 use crate::kernel::setup::Setup;
@@ -21,7 +24,7 @@ use crate::protocols::service_client::{ClientConfig, ServiceClient};
 use crate::protocols::service_lock::{
     Check, Flavour, GuardedResource, LockServer, ResourceState, ServerConfig, WriteSeen,
 };
-use crate::trace::{columns, TableView};
+use crate::trace::{columns, EventKind, TableView};
 use std::collections::BTreeMap;
 
 /// Who a lock-service story's [`build`] added: the lock service, clients A and B (placed
@@ -182,8 +185,57 @@ fn believes(nodes: &Nodes<'_>, id: NodeId) -> bool {
         .is_some_and(ServiceClient::believes_it_holds)
 }
 
-fn acquired(nodes: &Nodes<'_>, id: NodeId) -> bool {
+/// Whether client `id` has been granted the lock at least once (it may have lost it since).
+pub fn acquired(nodes: &Nodes<'_>, id: NodeId) -> bool {
     nodes.live::<ServiceClient>(id).is_some_and(|c| c.acquired)
+}
+
+/// Scripts client A's GC pause from the `pause_start_ms` and `pause_ms` parameters (ms);
+/// none when the length is 0. The pause stories of this chapter all freeze A this way.
+pub fn script_pause_of_a(setup: &mut Setup, params: &Params, cast: ServiceCast) {
+    let pause_ms = int(params, "pause_ms");
+    if pause_ms > 0 {
+        let at = int::<u64>(params, "pause_start_ms") * MS_US;
+        setup.script(
+            at,
+            Fault::Pause {
+                node: cast.a,
+                duration_ms: pause_ms,
+            },
+        );
+    }
+}
+
+/// What a paused holder's story promises, when the timing leaves no doubt: `Some(true)` when
+/// it woke `late` (after the takeover, as the caller judges), `Some(false)` when it woke at
+/// least 500 ms before its lock expired, and `None` in the margin, where the outcome hangs
+/// on exact timing and the expectation promises nothing.
+pub fn wake_verdict(late: bool, wake_ms: u64, expiry_ms: u64) -> Option<bool> {
+    if late {
+        Some(true)
+    } else if wake_ms + 500 < expiry_ms {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// Whether a write of client `who` has reached the storage, whatever the storage made of it.
+pub fn wrote_at_storage(nodes: &Nodes<'_>, cast: ServiceCast, who: NodeId) -> bool {
+    nodes
+        .live::<GuardedResource>(cast.storage)
+        .is_some_and(|r| r.durable.writes.iter().any(|w| w.writer == who))
+}
+
+/// Whether this step is the lock server's own timer leaving the lock free: the holder's
+/// session or lease ran out with nobody releasing it, the moment the service stories' beats
+/// point at before a second client can take over.
+pub fn lock_lapsed(nodes: &Nodes<'_>, step: &Step<'_>, cast: ServiceCast) -> bool {
+    step.kind == EventKind::Timer
+        && step.acted(cast.server)
+        && nodes
+            .live::<LockServer>(cast.server)
+            .is_some_and(|s| s.durable.holder.is_none())
 }
 
 impl ServiceWorld {

@@ -24,7 +24,7 @@
 //! out 33 again. Two holders with the same token: the fence cannot tell them apart.
 
 use super::common::WORKER_FAULTS;
-use super::fence_world::{FenceCast, FenceProperty, FenceWorld};
+use super::fence_world::{held_token, FenceCast, FenceProperty, FenceWorld};
 use super::lease_setup::STORE_FAULTS;
 use super::lease_setup::{choice, chosen, holds_if, OPENING_BALANCE};
 use super::{Expectation, Params, ScenarioInfo};
@@ -35,7 +35,7 @@ use crate::kernel::network::LinkConfig;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::world::Nodes;
-use crate::protocols::fence_worker::{AcquireVia, FenceWorker, FenceWorkerConfig, FenceWorkerPlan};
+use crate::protocols::fence_worker::{AcquireVia, FenceWorkerConfig, FenceWorkerPlan};
 use crate::protocols::fenced_resource::{FencedResource, LedgerIntro, ResourceDurable};
 use crate::protocols::lease_msg::seconds;
 use crate::protocols::placed_lease::{acquire_command, PlacedConfig, PlacedLease, Replication, TokenSource};
@@ -257,31 +257,21 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             duration_ms: pause_ms,
         },
     );
-    setup.set_world(FenceWorld {
-        stores: vec![s1, s2, s3],
-        workers: vec![cast.a, cast.b],
-        ledger: cast.ledger,
-        opening_balance: OPENING_BALANCE,
-        job_total: FenceWorkerPlan::standard().job_total(),
-        properties: vec![
+    setup.set_world(FenceWorld::for_cast(
+        cast,
+        vec![s1, s2, s3],
+        OPENING_BALANCE,
+        FenceWorkerPlan::standard().job_total(),
+        vec![
             FenceProperty::OneGrant,
             FenceProperty::TokensUnique,
             FenceProperty::NoStaleWrite,
             FenceProperty::NoDoubleDebit,
             FenceProperty::JobCompletes,
         ],
-        max_holders: 0,
-        write_grants: Vec::new(),
-    });
+    ));
     beats(&mut setup, source, failover, b_fast, cast, [s1, s2, s3]);
     setup
-}
-
-fn granted(n: &Nodes<'_>, w: NodeId) -> Option<u64> {
-    n.live::<FenceWorker>(w)
-        .filter(|f| f.believes_it_holds())
-        .and_then(|f| f.granted)
-        .map(|t| t.0)
 }
 
 fn ledger<'a>(n: &Nodes<'a>, c: FenceCast) -> Option<&'a ResourceDurable> {
@@ -348,7 +338,7 @@ fn beats(
             "worker-A runs {command}. Its token, 33, is {}.",
             where_from(source)
         ),
-        move |n, _| granted(n, c.a) == Some(33),
+        move |n, _| held_token(n, c.a) == Some(33),
     );
     let reissue = failover && source == TokenSource::RedisLua;
     let (_, pause_ms) = pause_of(b_fast);
@@ -375,7 +365,7 @@ fn beats(
                 "b-gets-33",
                 "B gets the lease, with token 33 again",
                 "worker-B runs the same script on the new primary: SET NX succeeds, INCR returns 33. A still holds 33 too.",
-                move |n, _| granted(n, c.b) == Some(33),
+                move |n, _| held_token(n, c.b) == Some(33),
             )
             .ask(
                 "Both write with 33. What can the ledger's fence do?",
@@ -418,7 +408,7 @@ fn beats(
                 "b-steals",
                 "B's fast clock takes a live lease",
                 steal_text(source),
-                move |n, _| granted(n, c.b).is_some_and(|t| t > 33),
+                move |n, _| held_token(n, c.b).is_some_and(|t| t > 33),
             )
             .ask(
                 "A wakes at 26 s, inside its lease by its own clock, and writes step 4 with 33. What happens?",
@@ -457,7 +447,7 @@ fn beats(
             "b-takes-over",
             "B takes over and finds the job done",
             "At 30 s by the store's clock the lease is over and B gets it with a higher token. The ledger says four steps are done.",
-            move |n, _| granted(n, c.b).is_some_and(|t| t > 33),
+            move |n, _| held_token(n, c.b).is_some_and(|t| t > 33),
         );
         return;
     }
@@ -472,7 +462,7 @@ fn beats(
         "b-takes-over",
         "B takes over with a higher token",
         &format!("A's lease runs out at 30 s and worker-B gets it, with token {b_token}."),
-        move |n, _| granted(n, c.b).is_some_and(|t| t > 33),
+        move |n, _| held_token(n, c.b).is_some_and(|t| t > 33),
     );
     setup
         .beat(

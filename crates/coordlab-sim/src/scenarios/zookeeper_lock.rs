@@ -8,6 +8,7 @@
 //! release.
 
 use super::common::WORKER_FAULTS;
+use super::property_library::add_ledger;
 use super::zookeeper_world::ZkWorld;
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
 use crate::json;
@@ -17,7 +18,7 @@ use crate::kernel::network::LinkConfig;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
-use crate::protocols::fenced_resource::{FencedResource, LedgerIntro};
+use crate::protocols::fenced_resource::LedgerIntro;
 use crate::protocols::redis_job::JobDurable;
 use crate::protocols::zk_lock_worker::{WatchMode, ZkLockWorker, ZkPlan, ZkWorkerPlan};
 use crate::protocols::zookeeper::{ZkConfig, ZkService};
@@ -203,13 +204,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         },
         (),
     );
-    let ledger = setup.add::<FencedResource>(
-        "ledger",
-        "resource",
-        &[FaultKind::Pause, FaultKind::Network],
-        LedgerIntro::RefusesBelowHighest,
-        FencedResource::initial(OPENING),
-    );
+    let ledger = add_ledger(&mut setup, LedgerIntro::RefusesBelowHighest, OPENING);
     let workers: Vec<NodeId> = (0..=waiters)
         .map(|k| {
             let plan = ZkWorkerPlan {

@@ -146,9 +146,7 @@ impl World for ZkWorld {
             tables.push(releases_table(s, nodes));
         }
         tables.push(self.grants.table(nodes));
-        if let Some(l) = ledger_row(nodes, self.ledger) {
-            tables.extend(ledger_tables(nodes, l));
-        }
+        tables.extend(ledger_tables(nodes, self.ledger));
         tables
     }
 
@@ -177,8 +175,8 @@ impl World for ZkWorld {
                     .any(|r| Some(r.owner) == first && r.cause == ReleaseCause::SessionExpired)),
             );
         }
+        ledger_outcome(nodes, self.ledger, &mut out);
         if let Some(l) = ledger_row(nodes, self.ledger) {
-            ledger_outcome(nodes, l, &mut out);
             out.insert(
                 "stale_write_rejected".into(),
                 json!(l.writes.iter().any(|w| Some(w.worker) == first && !w.accepted)),

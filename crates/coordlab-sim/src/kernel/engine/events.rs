@@ -43,7 +43,35 @@ pub(super) enum Waiting {
     Timer(Box<dyn TimerKey>),
 }
 
+/// The trace's record of a message leaving the network, delivered or not.
+fn record_of(m: &InFlight<Wire>) -> MessageRecord {
+    MessageRecord {
+        id: m.id,
+        from: m.from,
+        to: m.to,
+        label: m.msg.label(),
+        sent_us: m.sent_us,
+    }
+}
+
 impl Engine {
+    /// The event of a message that reached no handler: a partition or a crash stopped it.
+    /// Both cases read the same in the trace but for `why`, so they share one wording.
+    fn undeliverable(&self, m: &InFlight<Wire>, why: &str) -> Draft {
+        let record = record_of(m);
+        let text = self.text(|| {
+            format!(
+                "{} -> {} {why}: {}",
+                self.name(record.from),
+                self.name(record.to),
+                record.label
+            )
+        });
+        let mut d = Draft::new(EventKind::Undeliverable, text, vec![record.from, record.to]);
+        d.message = Some(record);
+        d
+    }
+
     pub(super) fn process(&mut self, event: Event) -> Option<Draft> {
         match event {
             Event::Start(node) => {
@@ -57,46 +85,17 @@ impl Engine {
             }
             Event::Deliver(id) => {
                 let m = self.net.take_if_due(id, self.now_us)?; // None: dropped, or held after it was scheduled
-                let record = MessageRecord {
-                    id: m.id,
-                    from: m.from,
-                    to: m.to,
-                    label: m.msg.label(),
-                    sent_us: m.sent_us,
-                };
                 let to = m.to;
                 if self.net.is_cut(m.from, m.to) {
-                    let text = self.text(|| {
-                        format!(
-                            "{} -> {} lost in the partition: {}",
-                            self.name(m.from),
-                            self.name(to),
-                            record.label
-                        )
-                    });
-                    let mut d = Draft::new(EventKind::Undeliverable, text, vec![m.from, to]);
-                    d.message = Some(record);
-                    return Some(d);
+                    return Some(self.undeliverable(&m, "lost in the partition"));
                 }
                 match self.status[to.index()] {
-                    NodeStatus::Crashed => {
-                        let text = self.text(|| {
-                            format!(
-                                "{} -> {} arrives at a crashed node: {}",
-                                self.name(m.from),
-                                self.name(to),
-                                record.label
-                            )
-                        });
-                        let mut d = Draft::new(EventKind::Undeliverable, text, vec![m.from, to]);
-                        d.message = Some(record);
-                        Some(d)
-                    }
+                    NodeStatus::Crashed => Some(self.undeliverable(&m, "arrives at a crashed node")),
                     NodeStatus::Paused { .. } => {
                         self.waiting[to.index()].push(Waiting::Message(m));
                         None
                     }
-                    NodeStatus::Up => Some(self.deliver(m, record)),
+                    NodeStatus::Up => Some(self.deliver(m)),
                 }
             }
             Event::Timer { node, generation } => {
@@ -162,23 +161,15 @@ impl Engine {
                     return None;
                 }
                 match *input {
-                    Waiting::Message(m) => {
-                        let record = MessageRecord {
-                            id: m.id,
-                            from: m.from,
-                            to: m.to,
-                            label: m.msg.label(),
-                            sent_us: m.sent_us,
-                        };
-                        Some(self.deliver(m, record))
-                    }
+                    Waiting::Message(m) => Some(self.deliver(m)),
                     Waiting::Timer(t) => Some(self.fire_timer(node, t)),
                 }
             }
         }
     }
 
-    fn deliver(&mut self, m: InFlight<Wire>, record: MessageRecord) -> Draft {
+    fn deliver(&mut self, m: InFlight<Wire>) -> Draft {
+        let record = record_of(&m);
         let text = self.text(|| format!("{} -> {}: {}", self.name(m.from), self.name(m.to), record.label));
         let mut d = Draft::new(EventKind::Deliver, text, vec![m.to, m.from]);
         d.message = Some(record);

@@ -135,6 +135,18 @@ impl RaftServer {
     /// The input a follower or candidate takes; a leader runs no election timer.
     pub const TIMEOUT_INPUT: &'static str = "timeout";
 
+    /// Runs one handler of this server inside the participant `H` that hosts it (a lock
+    /// service's server, an election trial's): `timer` wraps Raft's timers in the host's, and
+    /// the host persists Raft's durable state as its own. Every host needs exactly this.
+    pub fn run_hosted<H: Participant<Durable = ServerDurable>, R>(
+        &mut self,
+        ctx: &mut Ctx<'_, H>,
+        timer: impl Fn(RaftTimer) -> H::Timer,
+        run: impl FnOnce(&mut RaftServer, &mut Ctx<'_, RaftServer>) -> R,
+    ) -> R {
+        ctx.within(timer, |d| d, |inner| run(self, inner))
+    }
+
     /// A server that has never run.
     pub fn new(id: NodeId, config: ServerConfig) -> RaftServer {
         RaftServer::restore(&config, id, &ServerDurable::default())

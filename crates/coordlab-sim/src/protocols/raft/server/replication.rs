@@ -136,24 +136,31 @@ impl RaftServer {
         }
     }
 
+    /// Answers an AppendEntries this server will not take (stale term, or no matching entry
+    /// at `prev_log_index`), after noting `why`. The reply carries where this log ends so the
+    /// leader can step back; both refusals send the same reply, only their notes differ.
+    fn refuse_append(&self, ctx: &mut Ctx<'_, Self>, leader: NodeId, why: String) {
+        ctx.note(why);
+        ctx.send(
+            leader,
+            RaftMsg::AppendReply {
+                term: self.term,
+                success: false,
+                index: self.last_index(),
+            },
+        );
+    }
+
     pub(super) fn on_append(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, m: AppendArgs) {
         let (me, leader) = (ctx.me(), ctx.name(from));
         if m.term < self.term {
             self.stale_appends_rejected += 1;
-            ctx.note(format!(
+            let why = format!(
                 "{me} rejects AppendEntries from {leader}: it carries term {}, but {me} is in term {}. The term works as a fencing token: a deposed leader cannot write.",
                 m.term,
                 self.term
-            ));
-            ctx.send(
-                from,
-                RaftMsg::AppendReply {
-                    term: self.term,
-                    success: false,
-                    index: self.last_index(),
-                },
             );
-            return;
+            return self.refuse_append(ctx, from, why);
         }
         if self.role == Role::Candidate {
             ctx.note(format!(
@@ -174,20 +181,12 @@ impl RaftServer {
         self.leader_hint = Some(from);
         self.reset_election_timer(ctx);
         if self.term_at(m.prev_log_index) != Some(m.prev_log_term) {
-            ctx.note(format!(
+            let why = format!(
                 "{me} cannot append after {}: its log has no entry of term {} there. The leader will step back and retry.",
                 m.prev_log_index,
                 m.prev_log_term
-            ));
-            ctx.send(
-                from,
-                RaftMsg::AppendReply {
-                    term: self.term,
-                    success: false,
-                    index: self.last_index(),
-                },
             );
-            return;
+            return self.refuse_append(ctx, from, why);
         }
         let mut changed = false;
         for (k, entry) in m.entries.iter().enumerate() {
