@@ -11,11 +11,12 @@ use crate::kernel::time::MS_US;
 use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::PropertySpec;
-use crate::protocols::call_worker::{CallPhase, CallWorker};
+use crate::protocols::call_worker::{CallWorker, Check};
+use crate::protocols::job::Phase;
 use crate::protocols::lease_msg::seconds;
-use crate::protocols::lease_worker::WorkerDurable;
 use crate::protocols::payment_api::PaymentApi;
 use crate::protocols::payment_rail::RailDurable;
+use crate::protocols::redis_job::JobDurable;
 use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
@@ -45,7 +46,7 @@ impl CallWorld {
     fn finished(nodes: &Nodes<'_>, w: NodeId) -> bool {
         nodes
             .durable::<CallWorker>(w)
-            .is_some_and(|d: &WorkerDurable| d.finished)
+            .is_some_and(|d: &JobDurable| d.finished)
     }
 
     fn beliefs_table(&self, nodes: &Nodes<'_>) -> TableView {
@@ -69,7 +70,7 @@ impl CallWorld {
                     ),
                     _ => ("no", "—".into(), "—".into()),
                 };
-                vec![name, holds.into(), token, left, doing(&worker.phase)]
+                vec![name, holds.into(), token, left, doing(worker)]
             })
             .collect();
         TableView {
@@ -81,20 +82,17 @@ impl CallWorld {
 }
 
 /// What a worker is doing, in a few words.
-fn doing(phase: &CallPhase) -> String {
-    use CallPhase::*;
-    match phase {
-        Idle => "waiting for the job",
-        Acquiring => "asking for the lease",
-        BackingOff => "backing off",
-        Stamping => "stamping the row",
-        ReadingProgress => "checking progress",
-        Claiming => "claiming the job row",
-        Calling => "waiting for the API",
-        Recording => "recording the payout",
-        Releasing(_) => "releasing",
-        Done => "done",
-        Stopped(why) => return format!("stopped: {why}"),
+fn doing(worker: &CallWorker) -> String {
+    match worker.phase {
+        Phase::ReadingProgress => match worker.check {
+            Check::Stamp => "stamping the row",
+            Check::Claim => "claiming the job row",
+            Check::Progress => "checking progress",
+        },
+        Phase::Working { .. } => "waiting for the API",
+        Phase::Writing { .. } => "recording the payout",
+        Phase::Stopped => return format!("stopped: {}", worker.stop),
+        _ => return worker.doing(),
     }
     .to_string()
 }

@@ -26,12 +26,12 @@ use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::world::Nodes;
 use crate::properties::Verdict;
-use crate::protocols::call_worker::{CallConfig, CallPlan, CallWorker, Placement};
+use crate::protocols::call_worker::{CallPlan, CallWorker, Placement};
 use crate::protocols::fenced_resource::LedgerIntro;
 use crate::protocols::job_table::{JobDurable, JobTable};
-use crate::protocols::lease_worker::WorkerDurable;
 use crate::protocols::payment_api::{ApiTiming, PaymentApi};
 use crate::protocols::payment_rail::{Payment, PaymentRail};
+use crate::protocols::redis_job;
 
 pub const ID: &str = "lock-across-call";
 /// The curriculum chapter this scenario belongs to; the course walks chapters in order.
@@ -192,19 +192,10 @@ pub fn expectation(params: &Params) -> Expectation {
 pub fn setup(params: &Params, _seed: u64) -> Setup {
     let v = variant(params);
     let outside = v == "outside-lock";
-    let plan = CallPlan {
-        lease: LEASE.to_string(),
-        ttl_ms: TTL_MS,
-        start_after_ms: (0, 100),
-        retry_ms: RETRY_MS,
-        amount: AMOUNT,
-        placement: if outside {
-            Placement::ClaimThenCall
-        } else {
-            Placement::AcrossCall
-        },
-        idempotency_key: v == "idempotent-fenced",
-        fenced: v == "idempotent-fenced",
+    let placement = if outside {
+        Placement::ClaimThenCall
+    } else {
+        Placement::AcrossCall
     };
     let mut setup = Setup::new(LinkConfig::reliable(MS_US, 4 * MS_US));
     let store = add_store(&mut setup, &StorePlan::with_tokens_issued(32), LEASE);
@@ -226,18 +217,18 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     let jobs =
         outside.then(|| setup.add::<JobTable>("job-db", "job-table", &STORE_FAULTS, (), JobTable::initial()));
     for (id, name, start_after_ms) in [(a, "worker-A", (0, 100)), (b, "worker-B", (500, 600))] {
-        let config = CallConfig {
-            plan: CallPlan {
-                start_after_ms,
-                ..plan.clone()
-            },
+        let plan = CallPlan {
+            job: CallPlan::job(LEASE, TTL_MS, RETRY_MS, AMOUNT, ledger),
+            start_after_ms,
+            placement,
+            idempotency_key: v == "idempotent-fenced",
+            fenced: v == "idempotent-fenced",
             store,
-            ledger,
             api,
             jobs,
         };
-        let fresh = WorkerDurable { finished: false };
-        setup.place::<CallWorker>(id, name, "worker", &WORKER_FAULTS, config, fresh);
+        let fresh = redis_job::JobDurable::default();
+        setup.place::<CallWorker>(id, name, "worker", &WORKER_FAULTS, plan, fresh);
     }
     let cast = CallCast {
         store,

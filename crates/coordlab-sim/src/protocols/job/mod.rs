@@ -34,7 +34,8 @@ pub enum Phase {
     Watching,
     /// The lock said yes; the client checks that answer before trusting it (Redis `WAIT`).
     Confirming,
-    /// Asking the ledger how far the job got before taking it up.
+    /// Asking the ledger how far the job got before taking it up (or whatever stands for
+    /// that in the family: stamping the ledger row first, claiming the job row).
     ReadingProgress,
     Working {
         step: u32,
@@ -151,6 +152,8 @@ pub enum Turn {
     Stop,
     /// The release was answered: the job is over.
     Released,
+    /// It lets go of the lock before the job's end; the release's answer is its turn.
+    Releasing,
 }
 
 /// Whether a step may start.
@@ -195,6 +198,9 @@ pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
     /// Whether it records on disk that its job is done (a client that keeps nothing starts
     /// over after a crash).
     const KEEPS_JOB: bool = true;
+    /// Whether a step's work takes the plan's `step_ms`; `false` where the lock client ends the
+    /// work itself with [`Turn::Write`] (the work is a remote call, and its answer ends it).
+    const TIMED_WORK: bool = true;
 
     fn job(plan: &Self::Plan) -> &JobPlan;
     fn recover(plan: &Self::Plan, durable: &JobDurable) -> Self;
@@ -223,6 +229,10 @@ pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
     }
     /// Sends this attempt's requests (the runner has drawn `job.value`).
     fn request(&mut self, ctx: JobCtx<'_, '_, Self>, at: At<'_, Self>);
+    /// The lock is held: finds out how far the job got, by default from the ledger.
+    fn read_progress(&mut self, ctx: JobCtx<'_, '_, Self>, at: At<'_, Self>) {
+        Self::job(at.plan).read_progress(ctx);
+    }
     fn on_reply(
         &mut self,
         ctx: JobCtx<'_, '_, Self>,
@@ -231,6 +241,11 @@ pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
         msg: Self::Reply,
     ) -> Turn;
     fn on_timer(&mut self, ctx: JobCtx<'_, '_, Self>, at: At<'_, Self>, timer: Self::Timer) -> Turn;
+    /// A message on the ledger's wire that the runner does not take itself (a lock family
+    /// whose servers speak [`LeaseMsg`] too answers here).
+    fn on_ledger(&mut self, _ctx: JobCtx<'_, '_, Self>, _at: At<'_, Self>, _msg: LeaseMsg) -> Turn {
+        Turn::Stay
+    }
     fn on_peer_down(&mut self, _ctx: JobCtx<'_, '_, Self>, _at: At<'_, Self>, _peer: NodeId) -> Turn {
         Turn::Stay
     }
@@ -354,7 +369,8 @@ impl<L: LockClient> JobRunner<L> {
             Turn::Stay => {}
             Turn::Granted => {
                 self.phase = Phase::ReadingProgress;
-                self.job_plan().read_progress(ctx);
+                let (lock, at) = self.split();
+                lock.read_progress(ctx, at);
             }
             Turn::Confirm => self.phase = Phase::Confirming,
             Turn::Watch => self.phase = Phase::Watching,
@@ -372,6 +388,7 @@ impl<L: LockClient> JobRunner<L> {
                 self.acquire(ctx);
             }
             Turn::Released => self.phase = Phase::Done,
+            Turn::Releasing => self.phase = Phase::Releasing,
         }
     }
 
@@ -400,7 +417,11 @@ impl<L: LockClient> JobRunner<L> {
                     self.go(ctx, next);
                 }
             }
-            _ => {}
+            msg => {
+                let (lock, at) = self.split();
+                let turn = lock.on_ledger(ctx, at, msg);
+                self.turn(ctx, turn);
+            }
         }
     }
 
@@ -411,8 +432,10 @@ impl<L: LockClient> JobRunner<L> {
                 match lock.before_step(ctx, at, step) {
                     StepGate::Go => {
                         self.phase = Phase::Working { step };
-                        let step_us = self.job_plan().step_ms * MS_US;
-                        ctx.set_timer(JobTimer::StepDone { step }, step_us);
+                        if L::TIMED_WORK {
+                            let step_us = self.job_plan().step_ms * MS_US;
+                            ctx.set_timer(JobTimer::StepDone { step }, step_us);
+                        }
                         let (lock, at) = self.split();
                         lock.working(ctx, at, step);
                     }
