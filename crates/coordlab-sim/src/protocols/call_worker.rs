@@ -5,7 +5,8 @@
 
 use super::card;
 use super::lease_msg::{seconds, LeaseMsg, ReleaseMode, WriteCheck};
-use super::lease_worker::{Belief, WorkerDurable};
+use super::lease_worker::Belief;
+use super::redis_job::JobDurable;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::rng::between_us;
@@ -227,7 +228,10 @@ impl CallWorker {
 
     fn finish(&mut self, ctx: &mut Ctx<'_, Self>) {
         self.finished = true;
-        ctx.persist(WorkerDurable { finished: true });
+        ctx.persist(JobDurable {
+            finished: true,
+            requests: 0,
+        });
         if self.belief.take().is_some() {
             self.release(ctx, After::Finish);
         } else {
@@ -301,7 +305,7 @@ impl CallWorker {
 impl Participant for CallWorker {
     type Msg = LeaseMsg;
     type Timer = CallTimer;
-    type Durable = WorkerDurable;
+    type Durable = JobDurable;
     type Config = CallConfig;
 
     fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
@@ -326,7 +330,7 @@ impl Participant for CallWorker {
         }
     }
 
-    fn recover(config: &CallConfig, _id: NodeId, durable: &WorkerDurable) -> Self {
+    fn recover(config: &CallConfig, _id: NodeId, durable: &JobDurable) -> Self {
         CallWorker {
             config: config.clone(),
             phase: if durable.finished {
@@ -370,8 +374,8 @@ impl Participant for CallWorker {
         s
     }
 
-    fn durable_summary(_config: &CallConfig, durable: &WorkerDurable, _view: &ViewCtx<'_>) -> Summary {
-        card::down_with_job(durable.finished)
+    fn durable_summary(_config: &CallConfig, durable: &JobDurable, _view: &ViewCtx<'_>) -> Summary {
+        durable.summary()
     }
 }
 
@@ -402,7 +406,7 @@ mod tests {
             api: API,
             jobs: Some(JOBS),
         };
-        let w = CallWorker::recover(&config, NodeId(1), &WorkerDurable { finished: false });
+        let w = CallWorker::recover(&config, NodeId(1), &JobDurable::default());
         Harness::new(NodeId(1), w, &["store", "w", "ledger", "api", "jobs"])
     }
 

@@ -13,9 +13,9 @@ use crate::kernel::world::{Nodes, World};
 use crate::properties::PropertySpec;
 use crate::protocols::call_worker::{CallPhase, CallWorker};
 use crate::protocols::lease_msg::seconds;
-use crate::protocols::lease_worker::WorkerDurable;
 use crate::protocols::payment_api::PaymentApi;
 use crate::protocols::payment_rail::RailDurable;
+use crate::protocols::redis_job::JobDurable;
 use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
@@ -45,7 +45,7 @@ impl CallWorld {
     fn finished(nodes: &Nodes<'_>, w: NodeId) -> bool {
         nodes
             .durable::<CallWorker>(w)
-            .is_some_and(|d: &WorkerDurable| d.finished)
+            .is_some_and(|d: &JobDurable| d.finished)
     }
 
     fn beliefs_table(&self, nodes: &Nodes<'_>) -> TableView {

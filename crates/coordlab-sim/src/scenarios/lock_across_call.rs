@@ -28,9 +28,9 @@ use crate::properties::Verdict;
 use crate::protocols::call_worker::{CallConfig, CallPlan, CallWorker, Placement};
 use crate::protocols::fenced_resource::{FencedResource, LedgerIntro};
 use crate::protocols::job_table::{JobDurable, JobTable};
-use crate::protocols::lease_worker::WorkerDurable;
 use crate::protocols::payment_api::{ApiTiming, PaymentApi};
 use crate::protocols::payment_rail::{Payment, PaymentRail};
+use crate::protocols::redis_job;
 
 pub const ID: &str = "lock-across-call";
 /// The curriculum chapter this scenario belongs to; the course walks chapters in order.
@@ -241,7 +241,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             api,
             jobs,
         };
-        let fresh = WorkerDurable { finished: false };
+        let fresh = redis_job::JobDurable::default();
         setup.place::<CallWorker>(id, name, "worker", &WORKER_FAULTS, config, fresh);
     }
     let cast = CallCast {
