@@ -364,23 +364,37 @@ fn the_checks_catch_a_missing_file_a_missing_heading_and_a_bad_address() {
     );
 }
 
-/// The contributor's example scenario: every line of the Rust block under "Adding a
-/// scenario" stands in the file it names (the summary string, cut short with `…`, aside), and
-/// the file has the length the text gives, so the example cannot drift from the code.
-#[test]
-fn the_adding_a_scenario_example_is_the_current_file() {
-    let doc = std::fs::read_to_string(repo().join("docs/architecture.md")).expect("docs/architecture.md");
+/// The first ```rust block after `heading` in `doc`, and the first backquoted or linked
+/// `crates/….rs` path before that block.
+fn rust_example<'a>(doc: &'a str, heading: &str) -> (&'a str, &'a str) {
     let section = doc
-        .split_once("### Adding a scenario")
-        .expect("an \"Adding a scenario\" section")
+        .split_once(heading)
+        .unwrap_or_else(|| panic!("a \"{heading}\" section"))
         .1;
-    let file = section
-        .split('`')
+    let (prose, rest) = section.split_once("```rust\n").expect("a rust block");
+    let file = prose
+        .split(['`', '(', ')'])
         .find(|s| s.starts_with("crates/") && s.ends_with(".rs"))
         .expect("the section names its file");
-    let source = std::fs::read_to_string(repo().join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
-    let stated: usize = section
-        .split_once(" lines in all)")
+    let block = rest.split_once("\n```").expect("the rust block ends").0;
+    (file, block)
+}
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(repo().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The contributor's example scenario in docs/architecture.md ("Adding a scenario") is the
+/// whole file it names, line for line, and has the length the text gives, so the example
+/// cannot drift from the code.
+#[test]
+fn the_adding_a_scenario_example_is_the_current_file() {
+    let doc = read("docs/architecture.md");
+    let (file, block) = rust_example(&doc, "### Adding a scenario");
+    let source = read(file);
+    let stated: usize = doc
+        .split_once("### Adding a scenario")
+        .and_then(|(_, section)| section.split_once(" lines in all)"))
         .and_then(|(before, _)| before.rsplit('(').next())
         .and_then(|n| n.trim().parse().ok())
         .expect("the section gives the file's length as “(N lines in all)”");
@@ -389,25 +403,55 @@ fn the_adding_a_scenario_example_is_the_current_file() {
         source.lines().count(),
         "{file}'s length in docs/architecture.md"
     );
-    let block = section
-        .split_once("```rust\n")
+    for (i, (shown, real)) in block.lines().zip(source.lines()).enumerate() {
+        assert_eq!(shown, real, "line {} of {file} in docs/architecture.md", i + 1);
+    }
+    assert_eq!(
+        block.lines().count(),
+        source.lines().count(),
+        "{file} shown whole"
+    );
+    let registry = read("crates/coordlab-sim/src/scenarios/mod.rs");
+    let module = file
+        .trim_end_matches(".rs")
+        .rsplit('/')
+        .next()
+        .unwrap_or_default();
+    let line = doc
+        .split_once(block)
+        .and_then(|(_, after)| after.split_once("```rust\n"))
         .and_then(|(_, rest)| rest.split_once("\n```"))
-        .expect("a rust block")
+        .expect("a block with the registry line after the file")
         .0;
-    let lines: Vec<&str> = source.lines().map(str::trim).collect();
-    let missing: Vec<&str> = block
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.ends_with("…\","))
-        .filter(|l| !lines.contains(l))
-        .collect();
     assert!(
-        block.lines().count() > 40,
-        "the example is too short to be the scenario"
+        line.contains(&format!(", {module})")),
+        "the registry line registers {module}"
     );
     assert!(
-        missing.is_empty(),
-        "lines in the example that are not in {file}:\n{}",
-        missing.join("\n")
+        registry.lines().any(|l| l == line),
+        "{line:?} is not in scenarios/mod.rs"
+    );
+}
+
+/// The README's "Adding a scenario" links the same file that docs/architecture.md shows, and
+/// its example is a run of real lines, of that file or of the registry.
+#[test]
+fn the_readme_example_is_the_current_file() {
+    let readme = read("README.md");
+    let (file, block) = rust_example(&readme, "## Adding a scenario");
+    assert_eq!(
+        file,
+        rust_example(&read("docs/architecture.md"), "### Adding a scenario").0,
+        "the README and docs/architecture.md show the same scenario"
+    );
+    let shown: Vec<&str> = block.lines().collect();
+    let quoted = |path: &str| {
+        let source = read(path);
+        let lines: Vec<&str> = source.lines().collect();
+        lines.windows(shown.len()).any(|w| w == shown.as_slice())
+    };
+    assert!(
+        quoted(file) || quoted("crates/coordlab-sim/src/scenarios/mod.rs"),
+        "the README's example is not lines of {file} or of the registry:\n{block}"
     );
 }

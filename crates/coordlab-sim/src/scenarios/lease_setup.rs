@@ -7,7 +7,7 @@
 
 use super::common::{int_param, WORKER_FAULTS};
 use super::lease_world::{Explainer, HolderCount, LeaseProperty, LeaseWorld};
-use super::{ChoiceOption, ParamKind, ParamSpec, Params};
+use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params};
 use crate::kernel::collections::VecMap;
 use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::{FencingToken, NodeId};
@@ -21,6 +21,30 @@ use crate::protocols::lease_store::{LeaseStore, ReleaseStyle, StoreConfig, Token
 use crate::protocols::lease_worker::{LeaseWorker, Sink, WorkerConfig, WorkerPlan};
 use crate::protocols::payment_rail::PaymentRail;
 use crate::protocols::redis_job::JobDurable;
+use serde_json::Value;
+
+/// What a lease scenario file uses, in one `use super::lease_setup::prelude::*;`: the plan
+/// and its builders, the properties, the beats' readers of the store and the ledger, and the
+/// kernel and registry types every scenario names.
+pub(super) mod prelude {
+    pub(in crate::scenarios) use super::super::lease_table_beats::{
+        acquire_requests, granted_to, grants, holders, released,
+    };
+    pub(in crate::scenarios) use super::super::lease_world::LeaseProperty::*;
+    pub(in crate::scenarios) use super::super::{
+        CheckQuestion, CourseNotes, Expectation, Params, ScenarioInfo,
+    };
+    pub(in crate::scenarios) use super::{
+        build, chosen, count, expect, holds_if, int, off_on, worker, worker_pair, LeasePair, LeasePlan,
+        StorePlan,
+    };
+    pub(in crate::scenarios) use crate::json;
+    pub(in crate::scenarios) use crate::kernel::faults::Fault;
+    pub(in crate::scenarios) use crate::kernel::ids::NodeId;
+    pub(in crate::scenarios) use crate::kernel::setup::Setup;
+    pub(in crate::scenarios) use crate::properties::Verdict::Holds;
+    pub(in crate::scenarios) use crate::protocols::lease_worker::{Fencing, Sink, WorkerPlan};
+}
 
 /// Account 42's balance when a lease scenario starts.
 pub const OPENING_BALANCE: i64 = 100;
@@ -281,6 +305,17 @@ pub fn choice(
     }
 }
 
+/// A choice between `off` (the default) and `on`, each with its label.
+pub fn off_on(
+    key: &'static str,
+    label: &'static str,
+    help: &'static str,
+    off: &'static str,
+    on: &'static str,
+) -> ParamSpec {
+    choice(key, label, help, &[("off", off), ("on", on)])
+}
+
 /// A duration parameter in milliseconds, from `min` to `max`.
 pub fn millis(
     key: &'static str,
@@ -292,6 +327,17 @@ pub fn millis(
     int_param(key, label, help, default, min, max, "ms")
 }
 
+/// A count parameter (no unit), from `min` to `max`.
+pub fn count(
+    key: &'static str,
+    label: &'static str,
+    help: &'static str,
+    default: &'static str,
+    (min, max): (i64, i64),
+) -> ParamSpec {
+    int_param(key, label, help, default, min, max, "")
+}
+
 /// An integer parameter's value (validated before a scenario sees it).
 pub fn int<T: std::str::FromStr + Default>(params: &Params, key: &str) -> T {
     params.get(key).and_then(|v| v.parse().ok()).unwrap_or_default()
@@ -300,6 +346,17 @@ pub fn int<T: std::str::FromStr + Default>(params: &Params, key: &str) -> T {
 /// Whether a choice parameter has the value `value`.
 pub fn chosen(params: &Params, key: &str, value: &str) -> bool {
     params.get(key).is_some_and(|v| v == value)
+}
+
+/// An expectation from `(outcome key, value)` and `(property, verdict)` pairs, in order.
+pub fn expect<'a>(
+    outcome: impl IntoIterator<Item = (&'a str, Value)>,
+    verdicts: impl IntoIterator<Item = (&'a str, Verdict)>,
+) -> Expectation {
+    Expectation {
+        outcome: outcome.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+        verdicts: verdicts.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+    }
 }
 
 /// `Holds` if `ok`, else `Violated`.

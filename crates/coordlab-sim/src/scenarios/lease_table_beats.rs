@@ -15,6 +15,20 @@ pub(super) fn grants<'a>(n: &Nodes<'a>, store: NodeId) -> &'a [Grant] {
     n.durable::<LeaseStore>(store).map_or(&[], |d| &d.grants)
 }
 
+/// How many acquire requests have reached the store.
+pub(super) fn acquire_requests(n: &Nodes<'_>, store: NodeId) -> usize {
+    n.live::<LeaseStore>(store)
+        .map_or(0, |s| s.acquire_requests_us.len())
+}
+
+/// How many different workers the store has granted the lease to.
+pub(super) fn holders(n: &Nodes<'_>, store: NodeId) -> usize {
+    let mut owners: Vec<NodeId> = grants(n, store).iter().map(|g| g.owner).collect();
+    owners.sort_by_key(|o| o.0);
+    owners.dedup();
+    owners.len()
+}
+
 /// Whether `who` has been granted the lease (of `kind`, if given).
 pub(super) fn granted_to(n: &Nodes<'_>, store: NodeId, who: NodeId, kind: Option<GrantKind>) -> bool {
     grants(n, store)

@@ -10,18 +10,9 @@
 //! so the rail recognises A's instruction as a replay of B's. Without it, the rail sends the
 //! money a second time.
 
-use super::lease_setup::{build, choice, chosen, holds_if, worker_pair, LeasePair, LeasePlan, StorePlan};
-use super::lease_table_beats::{granted_to, grants};
-use super::lease_world::LeaseProperty::*;
-use super::{Expectation, Params, ScenarioInfo};
-use crate::json;
-use crate::kernel::faults::Fault;
-use crate::kernel::ids::NodeId;
-use crate::kernel::setup::Setup;
+use super::lease_setup::prelude::*;
 use crate::kernel::time::MS_US;
 use crate::kernel::world::Nodes;
-use crate::properties::Verdict;
-use crate::protocols::lease_worker::{Fencing, Sink, WorkerPlan};
 use crate::protocols::payment_rail::{Payment, PaymentRail};
 use crate::trace::EventKind;
 
@@ -29,12 +20,12 @@ pub const ID: &str = "unfenceable-resource";
 /// The curriculum chapter this scenario belongs to; the course walks chapters in order.
 pub const CHAPTER: u8 = 4;
 /// What the course says this scenario teaches, and the question it asks.
-pub const COURSE: super::CourseNotes = super::CourseNotes {
+pub const COURSE: CourseNotes = CourseNotes {
     objectives: &[
         "Recognise a resource that cannot check a token",
         "Use a deterministic idempotency key so a replay is recognised",
     ],
-    question: super::CheckQuestion {
+    question: CheckQuestion {
         prompt: "The payment rail knows nothing about tokens. What stops a zombie's duplicate payment?",
         answers: &[
             "A longer lease",
@@ -61,14 +52,12 @@ pub fn info() -> ScenarioInfo {
         sections: "§5",
         title: "A resource that cannot be fenced",
         summary: "A zombie worker's payment instruction reaches a rail that knows no tokens. Only a deterministic idempotency key lets the rail tell a replay from a second payment.",
-        params: vec![choice(
+        params: vec![off_on(
             "idempotency_key",
             "Idempotency key",
             "Whether each payment instruction carries a key derived from the job and the step.",
-            &[
-                ("off", "off — each instruction is just an amount"),
-                ("on", "on — key job#step, e.g. payout-42#1"),
-            ],
+            "off — each instruction is just an amount",
+            "on — key job#step, e.g. payout-42#1",
         )],
     }
 }
@@ -83,20 +72,19 @@ pub fn expectation(params: &Params) -> Expectation {
     // payment. Both workers believe they hold the lease from B's takeover until A's renewal
     // comes back empty.
     let (sent, replays) = if keyed { (4, 1) } else { (5, 0) };
-    Expectation {
-        outcome: vec![
-            ("max_concurrent_holders".to_string(), json!(2)),
-            ("payments_sent".to_string(), json!(sent)),
-            ("replays_recognised".to_string(), json!(replays)),
-            ("paid_total".to_string(), json!(AMOUNT * sent)),
-            ("finished_by".to_string(), json!(["worker-B"])),
-        ],
-        verdicts: vec![
-            ("no-double-payment".to_string(), holds_if(keyed)),
-            ("tokens-increase".to_string(), Verdict::Holds),
-            ("job-completes".to_string(), Verdict::Holds),
-        ],
-    }
+    let outcome = [
+        ("max_concurrent_holders", json!(2)),
+        ("payments_sent", json!(sent)),
+        ("replays_recognised", json!(replays)),
+        ("paid_total", json!(AMOUNT * sent)),
+        ("finished_by", json!(["worker-B"])),
+    ];
+    let verdicts = [
+        ("no-double-payment", holds_if(keyed)),
+        ("tokens-increase", Holds),
+        ("job-completes", Holds),
+    ];
+    expect(outcome, verdicts)
 }
 
 pub fn setup(params: &Params, _seed: u64) -> Setup {
