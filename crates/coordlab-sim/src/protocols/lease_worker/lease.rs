@@ -27,8 +27,13 @@ impl LockClient for LeaseLock {
 
     fn recover(_plan: &WorkerConfig, _durable: &JobDurable) -> Self {
         LeaseLock {
+            belief: None,
+            acquire_sent_local_us: 0,
             next_step: 1,
-            ..LeaseLock::default()
+            step_token: FencingToken(0),
+            stop_reason: None,
+            resuming: false,
+            says_wait: false,
         }
     }
 
