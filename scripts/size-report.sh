@@ -57,7 +57,7 @@ shared=("$dist/index.html" "$loader" "$style" "$dist/favicon.svg")
 shared_gz=0
 for f in "${shared[@]}"; do shared_gz=$(( shared_gz + $(gz "$f") )); done
 
-embed_css_gz=$(gz "$(ls "$dist"/embed-????????????????.css)")
+embed_css_gz=$(gz "$(ls "$dist"/embed-????????.css)")
 declare -A totals
 over=0
 printf '%-10s  %12s  %12s  %12s  %12s\n' bundle "wasm gzip" "js gzip" "shared gzip" "first load"

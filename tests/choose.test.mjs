@@ -12,7 +12,7 @@ import { useBrowser, audit, coordlabCli } from './browser.mjs';
 const { open, shot } = useBrowser();
 const dist = process.env.COORDLAB_DIST || new URL('../dist', import.meta.url).pathname;
 const bundles = JSON.parse(coordlabCli('bundles'));
-const builtBundles = new Set(fs.readdirSync(dist).map((f) => f.match(/^coordlab-(.+)-[0-9a-f]{16}\.wasm$/)?.[1]).filter(Boolean));
+const builtBundles = new Set(fs.readdirSync(dist).map((f) => f.match(/^coordlab-(.+)-[0-9a-f]{8}\.wasm$/)?.[1]).filter(Boolean));
 test('from the library, the choosing page answers the questions by keyboard with a linked recommendation', async () => {
   const page = await open();
   await page.getByRole('heading', { name: 'Scenario library' }).waitFor();

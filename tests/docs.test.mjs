@@ -16,7 +16,7 @@ const dist = process.env.COORDLAB_DIST || path.join(here, '..', 'dist');
 const docs = path.join(dist, 'docs');
 const artifacts = path.join(here, 'artifacts');
 const bundles = JSON.parse(coordlabCli('bundles'));
-const builtBundles = new Set(fs.readdirSync(dist).map((f) => f.match(/^coordlab-(.+)-[0-9a-f]{16}\.wasm$/)?.[1]).filter(Boolean));
+const builtBundles = new Set(fs.readdirSync(dist).map((f) => f.match(/^coordlab-(.+)-[0-9a-f]{8}\.wasm$/)?.[1]).filter(Boolean));
 const site = useSite(dist);
 fs.mkdirSync(artifacts, { recursive: true });
 

@@ -55,7 +55,7 @@ function generator(seed) {
  *  there). The loader itself is minified, its tables unnamed. */
 function builtSite() {
   const b = JSON.parse(coordlabCli('bundles'));
-  const built = new Set(fs.readdirSync(dist).map((f) => f.match(/^coordlab-(.+)-[0-9a-f]{16}\.wasm$/)?.[1]).filter(Boolean));
+  const built = new Set(fs.readdirSync(dist).map((f) => f.match(/^coordlab-(.+)-[0-9a-f]{8}\.wasm$/)?.[1]).filter(Boolean));
   const kept = (table) => Object.keys(table).filter((k) => built.has(table[k]));
   return { scenarios: kept(b.scenarios), routes: kept(b.routes) };
 }

@@ -165,7 +165,7 @@ test('at 1280×720 and 853×480 the player draws the diagram for its box: every 
 
 const dist = process.env.COORDLAB_DIST || new URL('../dist', import.meta.url).pathname;
 const bundles = JSON.parse(coordlab('bundles'));
-const builtBundles = new Set(fs.readdirSync(dist).map((f) => f.match(/^coordlab-(.+)-[0-9a-f]{16}\.wasm$/)?.[1]).filter(Boolean));
+const builtBundles = new Set(fs.readdirSync(dist).map((f) => f.match(/^coordlab-(.+)-[0-9a-f]{8}\.wasm$/)?.[1]).filter(Boolean));
 const scenariosToWalk = Object.values(bundles.bundles).filter((b) => !b.embed && b.features.includes('player'))
   .flatMap((b) => b.scenarios);
 
