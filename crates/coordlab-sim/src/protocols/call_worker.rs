@@ -427,6 +427,12 @@ mod tests {
         w.deliver(from, JobMsg::Ledger(msg))
     }
 
+    /// The payment API's answer to step 1: paid.
+    const PAID_STEP_1: LeaseMsg = LeaseMsg::PayResult {
+        step: 1,
+        applied: true,
+    };
+
     #[test]
     fn across_the_call_it_still_believes_it_holds_while_it_waits() {
         let mut w = worker(Placement::AcrossCall);
@@ -439,14 +445,7 @@ mod tests {
         assert!(matches!(msgs(&fx)[..], [(API, LeaseMsg::Pay { .. })]));
         assert!(w.node.believes_it_holds());
         // Its answer is recorded with the token, unchecked.
-        let fx = deliver(
-            &mut w,
-            API,
-            LeaseMsg::PayResult {
-                step: 1,
-                applied: true,
-            },
-        );
+        let fx = deliver(&mut w, API, PAID_STEP_1);
         let write = LeaseMsg::Write {
             step: 1,
             amount: 10,
@@ -473,14 +472,7 @@ mod tests {
         let fx = deliver(&mut w, STORE, released);
         assert!(matches!(msgs(&fx)[..], [(API, LeaseMsg::Pay { .. })]));
         assert!(!w.node.believes_it_holds());
-        let fx = deliver(
-            &mut w,
-            API,
-            LeaseMsg::PayResult {
-                step: 1,
-                applied: true,
-            },
-        );
+        let fx = deliver(&mut w, API, PAID_STEP_1);
         assert!(matches!(
             msgs(&fx)[..],
             [(

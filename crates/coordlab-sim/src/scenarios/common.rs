@@ -48,14 +48,7 @@ pub fn int_param(
     max: i64,
     unit: &'static str,
 ) -> ParamSpec {
-    ParamSpec {
-        variant_defaults: &[],
-        key,
-        label,
-        help,
-        default,
-        kind: ParamKind::Int { min, max, unit },
-    }
+    ParamSpec::new(key, label, help, default, ParamKind::Int { min, max, unit })
 }
 
 /// A crashed worker's row in a "what each worker believes" table: it holds nothing, the

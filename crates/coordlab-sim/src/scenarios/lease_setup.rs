@@ -286,58 +286,31 @@ pub fn worker_pair(a: WorkerPlan, b_start_after_ms: (u64, u64)) -> Vec<(String, 
     vec![worker("worker-A", a), worker("worker-B", b)]
 }
 
+/// Text compiled into the registry: a parameter's key, label, help or default.
+type Text = &'static str;
+
 /// A choice parameter whose first option is the default: `(value, label)` per option.
-pub fn choice(
-    key: &'static str,
-    label: &'static str,
-    help: &'static str,
-    options: &[(&'static str, &'static str)],
-) -> ParamSpec {
-    ParamSpec {
-        variant_defaults: &[],
-        key,
-        label,
-        help,
-        default: options[0].0,
-        kind: ParamKind::Choice {
-            options: options
-                .iter()
-                .map(|&(value, label)| ChoiceOption { value, label })
-                .collect(),
-        },
-    }
+pub fn choice(key: Text, label: Text, help: Text, options: &[(Text, Text)]) -> ParamSpec {
+    let default = options[0].0;
+    let options = options
+        .iter()
+        .map(|&(value, label)| ChoiceOption { value, label })
+        .collect();
+    ParamSpec::new(key, label, help, default, ParamKind::Choice { options })
 }
 
 /// A choice between `off` (the default) and `on`, each with its label.
-pub fn off_on(
-    key: &'static str,
-    label: &'static str,
-    help: &'static str,
-    off: &'static str,
-    on: &'static str,
-) -> ParamSpec {
+pub fn off_on(key: Text, label: Text, help: Text, off: Text, on: Text) -> ParamSpec {
     choice(key, label, help, &[("off", off), ("on", on)])
 }
 
 /// A duration parameter in milliseconds, from `min` to `max`.
-pub fn millis(
-    key: &'static str,
-    label: &'static str,
-    help: &'static str,
-    default: &'static str,
-    (min, max): (i64, i64),
-) -> ParamSpec {
+pub fn millis(key: Text, label: Text, help: Text, default: Text, (min, max): (i64, i64)) -> ParamSpec {
     int_param(key, label, help, default, min, max, "ms")
 }
 
 /// A count parameter (no unit), from `min` to `max`.
-pub fn count(
-    key: &'static str,
-    label: &'static str,
-    help: &'static str,
-    default: &'static str,
-    (min, max): (i64, i64),
-) -> ParamSpec {
+pub fn count(key: Text, label: Text, help: Text, default: Text, (min, max): (i64, i64)) -> ParamSpec {
     int_param(key, label, help, default, min, max, "")
 }
 

@@ -227,6 +227,24 @@ pub struct VariantDefault {
 }
 
 impl ParamSpec {
+    /// A parameter with one default whatever the variant.
+    pub const fn new(
+        key: &'static str,
+        label: &'static str,
+        help: &'static str,
+        default: &'static str,
+        kind: ParamKind,
+    ) -> Self {
+        ParamSpec {
+            key,
+            label,
+            help,
+            default,
+            kind,
+            variant_defaults: &[],
+        }
+    }
+
     /// This parameter's default alongside the other parameters `params`.
     pub fn default_given(&self, params: &Params) -> &'static str {
         self.variant_defaults
