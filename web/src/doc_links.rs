@@ -412,10 +412,11 @@ fn the_adding_a_scenario_example_is_the_current_file() {
         "{file} shown whole"
     );
     let registry = read("crates/coordlab-sim/src/scenarios/mod.rs");
+    // The registry names a scenario by its chapter folder and file: `ch3_late_holders::lease_stampede`.
     let module = file
         .trim_end_matches(".rs")
-        .rsplit('/')
-        .next()
+        .split_once("/scenarios/")
+        .map(|(_, path)| path.replace('/', "::"))
         .unwrap_or_default();
     let line = doc
         .split_once(block)

@@ -19,7 +19,7 @@ use coordlab_sim::protocols::advisory_sql::{
     key_of, AdvisoryMsg, AdvisoryReply, AdvisoryRequest, Scope, Wait, COLLIDING_INVOICE_JOB, INVOICE_JOB,
     REPORT_JOB,
 };
-use coordlab_sim::scenarios::advisory_locks;
+use coordlab_sim::scenarios::ch1_locks::advisory_locks;
 use postgres::{Client, NoTls, SimpleQueryMessage};
 use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;

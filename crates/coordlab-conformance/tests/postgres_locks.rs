@@ -4,7 +4,7 @@
 use coordlab_conformance::pg_locks::check;
 use coordlab_conformance::server_env;
 use coordlab_sim::protocols::row_lock_db::LockDbDurable;
-use coordlab_sim::scenarios::{deadlock, skip_locked_queue};
+use coordlab_sim::scenarios::ch1_locks::{deadlock, skip_locked_queue};
 
 fn run(scenario: &str, params: &[(&str, &str)], initial: &LockDbDurable, deadlock_timeout_ms: u64) {
     let Some(url) = server_env("COORDLAB_PG_URL") else {

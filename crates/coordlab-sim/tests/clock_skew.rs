@@ -6,7 +6,7 @@
 
 use coordlab_sim::kernel::faults::Action;
 use coordlab_sim::properties::{PropertyKind, Verdict};
-use coordlab_sim::scenarios::clock_skew::{forecast, info, MARGIN_MS, REAL_DRIFT_PPM};
+use coordlab_sim::scenarios::ch3_late_holders::clock_skew::{forecast, info, MARGIN_MS, REAL_DRIFT_PPM};
 use coordlab_sim::scenarios::{expectation_for, Params};
 use coordlab_sim::trace::EventKind;
 use coordlab_sim::{run, Fault, Limits, NodeId, Recording, RunRequest, Trace};

@@ -10,7 +10,7 @@ use coordlab_sim::kernel::time::MS_US;
 use coordlab_sim::properties::Verdict;
 use coordlab_sim::protocols::redis::{RedisConfig, RedisDurable, RedisNode, Role, StoreTimer};
 use coordlab_sim::protocols::redis_msg::RedisMsg;
-use coordlab_sim::scenarios::redis_failover::{self, CRASH_AT_MS};
+use coordlab_sim::scenarios::ch6_lock_services::redis_failover::{self, CRASH_AT_MS};
 use coordlab_sim::scenarios::{expectation_for, Params};
 use coordlab_sim::trace::TableView;
 use coordlab_sim::{run, Limits, NodeId, Recording, RunRequest, Trace};

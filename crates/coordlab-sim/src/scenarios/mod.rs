@@ -1,64 +1,28 @@
 //! The scenario library: each scenario is data (id, chapter, parameters, expected outcome)
 //! plus a builder that sets up participants for the kernel. This module is the registry and
-//! the validation of everything a user can type.
+//! the validation of everything a user can type. The stories live in one folder per chapter
+//! of the course (`ch1_locks` … `ch6_lock_services`), each file a scenario or its beats; the
+//! files here are what several chapters share: parameter builders (`common`), the lease
+//! family's plan and world (`lease_setup`, `lease_world`, `lease_table_beats`, `fence_world`),
+//! the Raft builders and checks, the property library and the bundle layout.
 
-pub mod advisory_locks;
-pub mod call_world;
-pub mod chubby_sequencer;
-pub mod clock_skew;
-mod clock_skew_beats;
+pub mod ch1_locks;
+pub mod ch2_leases;
+pub mod ch3_late_holders;
+pub mod ch4_fencing;
+pub mod ch5_consensus;
+pub mod ch6_lock_services;
 pub mod common;
-pub mod consensus_lock;
-pub mod consensus_world;
-pub mod db_common;
-pub mod deadlock;
-pub mod duplicate_job;
-pub mod fence_mistakes;
 pub mod fence_world;
-pub mod hazelcast_fenced_lock;
-pub mod lease_lifecycle;
-pub mod lease_placement;
 pub mod lease_setup;
-pub mod lease_stampede;
 mod lease_table_beats;
 pub mod lease_world;
-pub mod lock_across_call;
-pub mod lock_alternatives;
-pub mod lock_granularity;
-pub mod lock_service_common;
-pub mod lost_update;
 pub mod property_library;
-pub mod raft_beats;
-pub mod raft_chaos;
 pub mod raft_common;
-pub mod raft_election;
-pub mod raft_figure_8;
 mod raft_log_checks;
-pub mod raft_log_replication;
-pub mod raft_partition;
-pub mod raft_quorum;
-pub mod raft_split_vote;
-pub mod raft_stale_leader;
 pub mod raft_world;
-pub mod redis_common;
-pub mod redis_failover;
-pub mod redis_failover_beats;
-pub mod redisson_watchdog;
-pub mod redlock;
-pub mod redlock_beats;
-pub mod row_lock_modes;
-pub mod scheduled_job_guard;
-pub mod service_world;
 mod site_bundles;
 pub use site_bundles::{site_bundles, SiteBundle, SiteLayout};
-pub mod skip_locked_queue;
-pub mod token_sources;
-pub mod unfenceable_resource;
-pub mod wrong_release;
-pub mod zombie_worker;
-mod zombie_worker_beats;
-pub mod zookeeper_lock;
-pub mod zookeeper_world;
 
 use crate::kernel::engine::{Engine, Limits, Recording};
 use crate::kernel::faults::Action;
@@ -488,31 +452,31 @@ pub struct ScenarioDef {
     pub bundle: &'static str,
 }
 
-/// A scenario module's three entry points, and the bundle its simulation belongs to. In a
+/// A scenario module (by its chapter folder and file) and its three entry points, and the bundle its simulation belongs to. In a
 /// build without that bundle's feature the setup is left out, and with it every participant
 /// and world only that setup reaches.
 macro_rules! scenario {
-    ($bundle:literal, $module:ident $(, also $extra:literal)?) => {
+    ($bundle:literal, $chapter:ident :: $module:ident $(, also $extra:literal)?) => {
         ScenarioDef {
-            id: $module::ID,
-            chapter: $module::CHAPTER,
+            id: $chapter::$module::ID,
+            chapter: $chapter::$module::CHAPTER,
             course: if cfg!(all(feature = "course", feature = $bundle)) {
-                Some(&$module::COURSE)
+                Some(&$chapter::$module::COURSE)
             } else {
                 None
             },
             info_fn: if cfg!(any(feature = "catalog", feature = $bundle $(, feature = $extra)?)) {
-                Some($module::info)
+                Some($chapter::$module::info)
             } else {
                 None
             },
             expectation: if cfg!(feature = "expectations") {
-                $module::expectation
+                $chapter::$module::expectation
             } else {
                 no_expectation
             },
             setup: if cfg!(any(feature = $bundle $(, feature = $extra)?)) {
-                Some($module::setup)
+                Some($chapter::$module::setup)
             } else {
                 None
             },
@@ -550,40 +514,40 @@ fn no_expectation(_params: &Params) -> Expectation {
 
 /// Every scenario, in library order.
 static REGISTRY: &[ScenarioDef] = &[
-    scenario!("locks", lost_update),
-    scenario!("locks", advisory_locks),
-    scenario!("db", skip_locked_queue),
-    scenario!("db", deadlock),
-    scenario!("db", row_lock_modes),
-    scenario!("db", lock_granularity),
-    scenario!("leases", duplicate_job),
-    scenario!("leases", lease_lifecycle),
-    scenario!("leases", wrong_release),
-    scenario!("fencing", zombie_worker),
-    scenario!("fencing", clock_skew),
-    scenario!("unfenceable", unfenceable_resource),
-    scenario!("unfenceable", lock_across_call),
-    scenario!("leases", lock_alternatives),
-    scenario!("fencing", lease_stampede),
-    scenario!("raft", raft_election),
-    scenario!("raft", raft_split_vote),
-    scenario!("raft", raft_log_replication),
-    scenario!("raft", raft_partition),
-    scenario!("raft", raft_stale_leader),
-    scenario!("quorum", raft_figure_8),
-    scenario!("quorum", raft_quorum),
-    scenario!("raft", raft_chaos),
-    scenario!("zk", zookeeper_lock),
-    scenario!("consensus", consensus_lock, also "pair"),
-    scenario!("redis", redis_failover, also "pair"),
-    scenario!("redlock", redlock),
-    scenario!("services", lease_placement),
-    scenario!("services", fence_mistakes),
-    scenario!("services", token_sources),
-    scenario!("lock-services", redisson_watchdog),
-    scenario!("lock-services", scheduled_job_guard),
-    scenario!("lock-services", chubby_sequencer),
-    scenario!("lock-services", hazelcast_fenced_lock),
+    scenario!("locks", ch1_locks::lost_update),
+    scenario!("locks", ch1_locks::advisory_locks),
+    scenario!("db", ch1_locks::skip_locked_queue),
+    scenario!("db", ch1_locks::deadlock),
+    scenario!("db", ch1_locks::row_lock_modes),
+    scenario!("db", ch1_locks::lock_granularity),
+    scenario!("leases", ch2_leases::duplicate_job),
+    scenario!("leases", ch2_leases::lease_lifecycle),
+    scenario!("leases", ch2_leases::wrong_release),
+    scenario!("fencing", ch3_late_holders::zombie_worker),
+    scenario!("fencing", ch3_late_holders::clock_skew),
+    scenario!("unfenceable", ch4_fencing::unfenceable_resource),
+    scenario!("unfenceable", ch3_late_holders::lock_across_call),
+    scenario!("leases", ch2_leases::lock_alternatives),
+    scenario!("fencing", ch3_late_holders::lease_stampede),
+    scenario!("raft", ch5_consensus::raft_election),
+    scenario!("raft", ch5_consensus::raft_split_vote),
+    scenario!("raft", ch5_consensus::raft_log_replication),
+    scenario!("raft", ch5_consensus::raft_partition),
+    scenario!("raft", ch5_consensus::raft_stale_leader),
+    scenario!("quorum", ch5_consensus::raft_figure_8),
+    scenario!("quorum", ch5_consensus::raft_quorum),
+    scenario!("raft", ch5_consensus::raft_chaos),
+    scenario!("zk", ch6_lock_services::zookeeper_lock),
+    scenario!("consensus", ch6_lock_services::consensus_lock, also "pair"),
+    scenario!("redis", ch6_lock_services::redis_failover, also "pair"),
+    scenario!("redlock", ch6_lock_services::redlock),
+    scenario!("services", ch2_leases::lease_placement),
+    scenario!("services", ch4_fencing::fence_mistakes),
+    scenario!("services", ch4_fencing::token_sources),
+    scenario!("lock-services", ch6_lock_services::redisson_watchdog),
+    scenario!("lock-services", ch6_lock_services::scheduled_job_guard),
+    scenario!("lock-services", ch6_lock_services::chubby_sequencer),
+    scenario!("lock-services", ch6_lock_services::hazelcast_fenced_lock),
 ];
 
 /// Every scenario, in library order.

@@ -1,0 +1,199 @@
+//! `zombie-worker` (curriculum §4–5): worker A takes the lease on account 42 with token 33
+//! and a 30 s TTL, writes step 1 of its four-step job, and 5 s in freezes in a 36 s
+//! stop-the-world pause. At 30 s the lease expires by the store's clock; worker B takes over
+//! with token 34, reads that one step is done and carries on from step 2. A wakes at 41 s
+//! still believing it holds the lease and writes its step 2 with 33. Whether that write
+//! lands depends only on where the token is checked: with the check in the write's predicate
+//! it is refused; with the predicate on step 1 only, it lands.
+//!
+//! The predicate alone still leaves a gap: if A wakes after B has read the progress but
+//! before B's first write has brought 34 to the ledger, A's write passes the predicate and
+//! B does the same step again (`--set pause_ms=27000`). `fence-on-takeover` closes it: the
+//! new holder stamps the row with its token and reads it back before reading the progress.
+
+use crate::json;
+use crate::kernel::faults::Fault;
+use crate::kernel::setup::Setup;
+use crate::kernel::time::MS_US;
+use crate::properties::Verdict;
+use crate::protocols::lease_worker::{Fencing, OnReject, WorkerPlan};
+use crate::scenarios::lease_setup::{
+    build, choice, holds_if, int, millis, worker_pair, LeasePlan, StorePlan, OPENING_BALANCE,
+};
+use crate::scenarios::lease_world::LeaseProperty::*;
+use crate::scenarios::{Expectation, ParamSpec, Params, ScenarioInfo, VariantDefault};
+
+pub const ID: &str = "zombie-worker";
+/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
+pub const CHAPTER: u8 = 3;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
+    objectives: &[
+        "Watch a paused holder's lease expire while it still believes it holds it",
+        "See a higher token from the new holder reject the zombie's write",
+        "Notice the fence only helps if the resource checks it",
+    ],
+    question: crate::scenarios::CheckQuestion {
+        prompt: "A wakes from a 40 s pause with an expired lease and writes with token 33; B wrote with 34. What stops A?",
+        answers: &[
+            "A notices the time",
+            "The ledger refuses a token lower than one it has seen",
+            "The lock service cancels A's write",
+        ],
+        correct: 1,
+        why: "The check happens where the write lands, so A does not need to know anything.",
+    },
+};
+
+pub fn info() -> ScenarioInfo {
+    ScenarioInfo {
+        id: ID,
+        chapter: CHAPTER,
+        sections: "§4–5",
+        title: "Zombie worker",
+        summary: "A's lease expires while it is frozen in a GC pause; B takes over with a higher token. When A wakes it writes anyway — only a check at the ledger stops it, and only if B's token reached the ledger before B read how far the job got.",
+        params: vec![
+            choice(
+                "fencing",
+                "Fencing",
+                "Where (and whether) the token is checked.",
+                &[
+                    ("none", "none — the token is never checked"),
+                    ("write-predicate", "write predicate — WHERE last_token <= :token"),
+                    ("app-check", "app check — read last_token, compare in code, then write"),
+                    ("first-write-only", "first write only — steps 2–4 unfenced"),
+                    ("retry-after-reject", "retry after reject — re-acquire and carry on"),
+                    ("fence-on-takeover", "fence on takeover — stamp the row with the new token before reading progress"),
+                ],
+            ),
+            millis("ttl_ms", "Lease TTL", "How long a grant lasts by the store's clock.", "30000", (1_000, 120_000)),
+            ParamSpec {
+                // Frozen before its first write, A is refused at step 1 and, moving on, lands
+                // step 2 unchecked: the variant's whole lesson in its default run.
+                variant_defaults: &[VariantDefault {
+                    when: ("fencing", "first-write-only"),
+                    value: "2000",
+                }],
+                ..millis(
+                    "pause_start_ms",
+                    "Pause starts at",
+                    "When A freezes (GC). By default 5 s in, after A has written step 1 (with fencing=first-write-only: 2 s in, before it). Below about 4000 A freezes before its first write.",
+                    "5000",
+                    (0, 120_000),
+                )
+            },
+            millis("pause_ms", "Pause length", "How long A stays frozen; 0 for no pause.", "36000", (0, 300_000)),
+            ParamSpec {
+                // A renewal refused on waking would stop A before its unchecked step lands;
+                // this variant's team trusts the 30 s TTL to cover a 16 s job instead.
+                variant_defaults: &[VariantDefault {
+                    when: ("fencing", "first-write-only"),
+                    value: "0",
+                }],
+                ..millis(
+                    "heartbeat_ms",
+                    "Heartbeat interval",
+                    "How often each worker renews; 0 for never (the default with fencing=first-write-only, whose team counts on a 30 s TTL covering a 16 s job).",
+                    "10000",
+                    (0, 60_000),
+                )
+            },
+        ],
+    }
+}
+
+/// Worker A's plan: four steps of 4 s, ₹10 each, on lease `account-42`.
+fn plan(params: &Params) -> WorkerPlan {
+    let variant = params.get("fencing").map(String::as_str);
+    let (fencing, on_reject) = match variant {
+        Some("write-predicate" | "fence-on-takeover") => (Fencing::WritePredicate, OnReject::Abort),
+        Some("app-check") => (Fencing::AppCheck, OnReject::Abort),
+        Some("first-write-only") => (Fencing::FirstWriteOnly, OnReject::SkipStep),
+        Some("retry-after-reject") => (Fencing::WritePredicate, OnReject::ReacquireAndContinue),
+        _ => (Fencing::None, OnReject::Abort),
+    };
+    WorkerPlan {
+        ttl_ms: int(params, "ttl_ms"),
+        heartbeat_ms: int(params, "heartbeat_ms"),
+        fencing,
+        on_reject,
+        stamp_before_progress: variant == Some("fence-on-takeover"),
+        ..WorkerPlan::leased("account-42")
+    }
+}
+
+/// Whether the default story (A frozen past its TTL while B takes over) happens with these
+/// parameters; outside it the scenario makes no promise about the fence.
+fn zombie_story(params: &Params, step_ms: u64) -> bool {
+    let [ttl, start, pause, heartbeat] =
+        ["ttl_ms", "pause_start_ms", "pause_ms", "heartbeat_ms"].map(|k| int::<u64>(params, k));
+    // A must freeze before its first heartbeat, wake after B has written at least once, and
+    // B must still hold the lease then.
+    let freezes_before_renewing = heartbeat == 0 || start + 200 < heartbeat;
+    let wakes_after_b_wrote = start + pause > ttl + 2_600 + step_ms + 500;
+    let b_still_holds = heartbeat > 0 && heartbeat * 3 < ttl * 2 || start + pause < ttl * 2;
+    pause > 0 && freezes_before_renewing && wakes_after_b_wrote && b_still_holds && start + 300 < ttl
+}
+
+/// Whether A's stale writes stay off the account, where that is the same for every seed.
+fn account_safe(params: &Params, job: &WorkerPlan) -> Option<bool> {
+    // A's first write lands about this long after the job fires (start jitter + one step).
+    let a_first_write_ms = job.step_ms + 100;
+    let start: u64 = int(params, "pause_start_ms");
+    match (job.fencing, job.on_reject) {
+        (_, OnReject::ReacquireAndContinue) => Some(false),
+        (Fencing::WritePredicate, _) => Some(true),
+        (Fencing::None | Fencing::AppCheck, _) => Some(false),
+        // Refused at step 1 or not, A goes on to steps that carry no check.
+        (Fencing::FirstWriteOnly, OnReject::SkipStep) => Some(false),
+        (Fencing::FirstWriteOnly, _) if start + 300 < a_first_write_ms => Some(true),
+        (Fencing::FirstWriteOnly, _) if start > a_first_write_ms + 300 => Some(false),
+        (Fencing::FirstWriteOnly, _) => None,
+    }
+}
+
+pub fn expectation(params: &Params) -> Expectation {
+    let job = plan(params);
+    let mut outcome = Vec::new();
+    let mut verdicts = vec![("tokens-increase".to_string(), Verdict::Holds)];
+    if zombie_story(params, job.step_ms) {
+        outcome.push(("max_concurrent_holders".to_string(), json!(2)));
+        if let Some(safe) = account_safe(params, &job) {
+            // Retrying re-acquires legitimately (token 35), so the fence itself is never broken.
+            let retry = job.on_reject == OnReject::ReacquireAndContinue;
+            verdicts.push(("fence-monotonic".to_string(), holds_if(safe || retry)));
+            verdicts.push(("no-double-debit".to_string(), holds_if(safe)));
+            if safe {
+                outcome.push(("balance".to_string(), json!(OPENING_BALANCE - job.job_total())));
+            }
+        }
+    } else if job.stamp_before_progress {
+        // With the gap closed no timing lets a stale write land, in the story or out of it.
+        verdicts.push(("fence-monotonic".to_string(), Verdict::Holds));
+        verdicts.push(("no-double-debit".to_string(), Verdict::Holds));
+    }
+    Expectation { outcome, verdicts }
+}
+
+pub fn setup(params: &Params, _seed: u64) -> Setup {
+    let a = plan(params);
+    let (mut setup, cast) = build(LeasePlan {
+        store: Some(StorePlan::with_tokens_issued(32)),
+        workers: worker_pair(a, (500, 600)),
+        properties: vec![FenceMonotonic, TokensIncrease, NoDoubleDebit, JobCompletes],
+        explain_double_runs: true,
+        ..LeasePlan::default()
+    });
+    let cast = cast.pair();
+    let pause_ms = int(params, "pause_ms");
+    if pause_ms > 0 {
+        let pause = Fault::Pause {
+            node: cast.a,
+            duration_ms: pause_ms,
+        };
+        setup.script(int::<u64>(params, "pause_start_ms") * MS_US, pause);
+    }
+    let variant = params.get("fencing").map_or("none", String::as_str);
+    super::zombie_worker_beats::beats(&mut setup, variant, cast);
+    setup
+}

@@ -1,0 +1,201 @@
+//! `zombie-worker`'s story in beats: A acquires (33) → A freezes → the lease expires → B
+//! takes over (34) → B writes → A wakes (a question: what does the ledger do?) → A's write
+//! is refused or lands. Each fencing variant tells its own ending; `first-write-only` freezes
+//! A before its first write, so its fenced step 1 is refused and its unfenced step 2 lands.
+
+use crate::kernel::faults::Fault;
+use crate::kernel::ids::NodeId;
+use crate::kernel::setup::Setup;
+use crate::kernel::world::Nodes;
+use crate::protocols::fenced_resource::{FencedResource, ResourceDurable};
+use crate::protocols::lease_worker::{LeaseWorker, Phase};
+use crate::scenarios::lease_setup::LeasePair;
+use crate::trace::EventKind;
+
+/// The token `worker` believes it holds, if any.
+fn token(n: &Nodes<'_>, worker: NodeId) -> Option<u64> {
+    n.live::<LeaseWorker>(worker)?.belief.map(|b| b.token.0)
+}
+
+fn ledger<'a>(n: &Nodes<'a>, c: LeasePair) -> Option<&'a ResourceDurable> {
+    n.live::<FencedResource>(c.sink).map(|r| &r.durable)
+}
+
+/// How many of A's writes have reached the ledger.
+fn writes_by_a(n: &Nodes<'_>, c: LeasePair) -> usize {
+    ledger(n, c).map_or(0, |r| r.writes.iter().filter(|w| w.worker == c.a).count())
+}
+
+/// Whether some step has been applied twice.
+fn a_step_debited_twice(n: &Nodes<'_>, c: LeasePair) -> bool {
+    ledger(n, c).is_some_and(|r| {
+        let applied: Vec<u32> = r.writes.iter().filter(|w| w.accepted).map(|w| w.step).collect();
+        applied.iter().enumerate().any(|(i, s)| applied[..i].contains(s))
+    })
+}
+
+pub(super) fn beats(setup: &mut Setup, variant: &str, c: LeasePair) {
+    let LeasePair { store, a, b, .. } = c;
+    let first_only = variant == "first-write-only";
+    let refuses = matches!(
+        variant,
+        "write-predicate" | "fence-on-takeover" | "retry-after-reject" | "first-write-only"
+    );
+    // The step A writes on waking: with first-write-only it froze before writing step 1.
+    let a_step = if first_only { 1 } else { 2 };
+    setup.beat(
+        "a-acquires",
+        "A takes the lease with token 33",
+        "The store grants account-42 to worker A for 30 s, with fencing token 33. A starts the four-step job.",
+        move |n, _| token(n, a).is_some(),
+    );
+    let freezes = if first_only {
+        "A stop-the-world pause halts A before its first write. It cannot renew, and it still believes it holds the lease."
+    } else {
+        "A stop-the-world pause halts A after step 1. It cannot renew, and it still believes it holds the lease."
+    };
+    setup.beat(
+        "a-freezes",
+        "A freezes in a GC pause",
+        freezes,
+        move |_, step| matches!(step.fault, Some(Fault::Pause { node, .. }) if *node == a),
+    );
+    setup.beat(
+        "expires",
+        "The lease expires by the store's clock",
+        "30 s after the grant the store lets token 33 lapse. Nobody tells A: it is still frozen.",
+        move |_, step| step.kind == EventKind::Timer && step.acted(store),
+    );
+    let takeover = match variant {
+        "write-predicate" => "The store gives account-42 to B with token 34. B reads that step 1 is done and starts step 2. Until B's first write lands, the ledger has only seen 33.",
+        "fence-on-takeover" => "The store gives account-42 to B with token 34. Before asking how far the job got, B stamps the ledger row with 34.",
+        "first-write-only" => "The store gives account-42 to B with token 34. B reads that no step is done and starts from step 1.",
+        _ => "The store gives account-42 to B with token 34. B reads that step 1 is done and carries on from step 2.",
+    };
+    setup.beat(
+        "b-takes-over",
+        "B takes over with token 34",
+        takeover,
+        move |n, _| token(n, b).is_some(),
+    );
+    if variant == "fence-on-takeover" {
+        setup.beat(
+            "b-stamps",
+            "The ledger row now carries 34",
+            "B's stamp has raised the row's token to 34, and B has seen the answer. Only now does it read the progress: no write with 33 can land after this.",
+            move |n, _| {
+                ledger(n, c).is_some_and(|r| r.last_token.0 > 33)
+                    && n.live::<LeaseWorker>(b).is_some_and(|w| w.phase == Phase::ReadingProgress)
+            },
+        );
+    }
+    let (b_title, b_writes) = if first_only {
+        (
+            "B writes step 1",
+            "B debits step 1 with the token predicate, the one fenced write of its job. The row now carries 34.",
+        )
+    } else {
+        (
+            "B writes step 2",
+            "B debits step 2 with token 34 in the write. The ledger applies it.",
+        )
+    };
+    setup.beat("b-writes", b_title, b_writes, move |n, _| {
+        ledger(n, c).is_some_and(|r| r.writes.iter().any(|w| w.worker == b && w.accepted))
+    });
+    let why = match variant {
+        "none" => "The write carries 33, but nothing compares it: the ledger never asks who holds the lease.",
+        "app-check" => {
+            "A compared tokens in its own code before it froze. The write itself has no condition."
+        }
+        "first-write-only" => {
+            "Step 1 is the one write with the token predicate, and 33 < 34, so no row matches. The steps after it carry no check."
+        }
+        _ => "The token is in the write's WHERE clause, and 33 < 34, so no row matches.",
+    };
+    let wakes = format!(
+        "The pause ends. A finishes step {a_step} and sends its debit with token 33, the token of a lease that expired {} s ago.",
+        if first_only { 8 } else { 11 }
+    );
+    let question = format!("A wakes and writes step {a_step} with token 33. What does the ledger do?");
+    let twice = format!("Applies it: step {a_step} is debited a second time");
+    setup
+        .beat(
+            "a-wakes",
+            "A wakes up, still sure it holds the lease",
+            &wakes,
+            move |_, step| step.kind == EventKind::Resume && step.acted(a),
+        )
+        .ask(
+            &question,
+            &[
+                "Refuses it: the row already carries 34",
+                &twice,
+                "Asks the lease store whether A still holds the lease",
+            ],
+            if refuses { 0 } else { 1 },
+            why,
+        );
+    let (title, text) = match variant {
+        "none" => (
+            "A's write lands: step 2 is debited twice",
+            "Nothing checks token 33, so the ledger applies A's step 2 on top of B's. One step, two debits.",
+        ),
+        "app-check" => (
+            "A's write lands: its check is 37 s old",
+            "A's check passed before the pause; the write checks nothing. The ledger applies step 2 a second time.",
+        ),
+        "first-write-only" => (
+            "A's step 1 is refused",
+            "The predicate on step 1 stops 33. But A's job loop logs the step as failed and moves on to step 2.",
+        ),
+        "retry-after-reject" => (
+            "A's write with token 33 is refused",
+            "The fence works: the row holds 34. But A takes the refusal for a passing error and will try again.",
+        ),
+        _ => (
+            "A's write with token 33 is refused",
+            "WHERE last_token <= 33 matches no row: the ledger holds 34. A aborts, and the account is safe.",
+        ),
+    };
+    // A's first write to reach the ledger after it woke, refused or applied.
+    let mut before_waking = None;
+    setup.beat("a-write", title, text, move |n, _| {
+        let written = writes_by_a(n, c);
+        written > *before_waking.get_or_insert(written)
+    });
+    if variant == "retry-after-reject" {
+        setup.beat(
+            "a-reacquires",
+            "A gets the lease back with token 35",
+            "Once B has finished and let go, A's retry wins the lease again. It resumes at step 2 without asking what happened.",
+            move |n, _| token(n, a).is_some_and(|t| t > 34),
+        );
+        setup.beat(
+            "twice",
+            "The job runs twice",
+            "A's token 35 is the newest, so the fence lets every write through: B's steps are debited again.",
+            move |n, _| {
+                ledger(n, c).is_some_and(|r| {
+                    r.writes
+                        .iter()
+                        .any(|w| w.worker == a && w.accepted && w.token.0 > 34)
+                }) && a_step_debited_twice(n, c)
+            },
+        );
+    } else if first_only {
+        setup.beat(
+            "a-step-2-lands",
+            "A's step 2 lands: only step 1 was fenced",
+            "Step 2's write has no predicate, so the ledger applies 33 on top of 34: B's step 2 is debited again. Blocked at step one, free at the next.",
+            move |n, _| a_step_debited_twice(n, c),
+        );
+    } else if refuses {
+        setup.beat(
+            "b-finishes",
+            "B finishes the job: ₹60",
+            "Four steps, four debits of ₹10: the stale write changed nothing.",
+            move |n, _| n.durable::<LeaseWorker>(b).is_some_and(|d| d.finished),
+        );
+    }
+}

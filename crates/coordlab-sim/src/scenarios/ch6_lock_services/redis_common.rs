@@ -1,0 +1,93 @@
+//! What the Redis scenarios share: the faults a Redis node takes, the fenced ledger's node,
+//! the release property only Redis stories check, and the unsafe-window bookkeeping. The
+//! ledger's views and the properties other chapters check too are in the property library.
+
+use crate::kernel::collections::VecMap;
+use crate::kernel::faults::FaultKind;
+use crate::kernel::ids::NodeId;
+use crate::kernel::participant::Participant;
+use crate::kernel::setup::Setup;
+use crate::kernel::time::MS_US;
+use crate::kernel::world::Nodes;
+use crate::properties::PropertySpec;
+use crate::protocols::fenced_resource::LedgerIntro;
+use crate::protocols::redis_job::JobDurable;
+use crate::protocols::redis_msg::{tenths, KeyEntry};
+use crate::scenarios::common::always;
+use crate::scenarios::property_library as library;
+use serde_json::Value;
+
+/// The ledger row's opening balance.
+pub const OPENING_BALANCE: i64 = 100;
+
+/// Faults a user may inject on a Redis node: everything, including its clock.
+pub const STORE_FAULTS: [FaultKind; 5] = [
+    FaultKind::Crash,
+    FaultKind::Restart,
+    FaultKind::Pause,
+    FaultKind::Network,
+    FaultKind::Clock,
+];
+
+/// Adds the fenced ledger row `ledger` with the chapter's opening balance.
+pub fn add_ledger(setup: &mut Setup) -> NodeId {
+    library::add_ledger(setup, LedgerIntro::RefusesStaleOrUnchecked, OPENING_BALANCE)
+}
+
+/// The names of the lock clients (of type `P`) among `ids` whose job is recorded as done.
+pub fn finished_by<P: Participant<Durable = JobDurable>>(nodes: &Nodes<'_>, ids: &[NodeId]) -> Value {
+    let finished: Vec<&str> = ids
+        .iter()
+        .filter(|id| nodes.durable::<P>(**id).is_some_and(|d| d.finished))
+        .map(|id| nodes.name(*id))
+        .collect();
+    Value::from(finished)
+}
+
+/// The lock key's value and the time it has left by the node's clock, for a table.
+pub fn lock_cells(data: &VecMap<String, KeyEntry>, key: &str, local_now_us: u64) -> (String, String) {
+    match data.get(key) {
+        Some(e) => (
+            e.value.clone(),
+            match e.expires_at_us {
+                Some(at) if at > local_now_us => tenths((at - local_now_us) / MS_US),
+                Some(_) => "expired".to_string(),
+                None => "—".to_string(),
+            },
+        ),
+        None => ("(none)".to_string(), "—".to_string()),
+    }
+}
+
+pub fn releases_own_spec() -> PropertySpec {
+    always(
+        "releases-only-own-lock",
+        "A release never deletes a lock value that belongs to another worker.",
+    )
+}
+
+/// How many workers believed at once, and for how long two or more did.
+#[derive(Clone, Debug, Default)]
+pub struct HolderWindow {
+    pub max_concurrent: u32,
+    opened_us: Option<u64>,
+    closed_total_us: u64,
+}
+
+impl HolderWindow {
+    pub fn observe(&mut self, holders: u32, now_us: u64) {
+        self.max_concurrent = self.max_concurrent.max(holders);
+        match (holders >= 2, self.opened_us) {
+            (true, None) => self.opened_us = Some(now_us),
+            (false, Some(opened)) => {
+                self.closed_total_us += now_us - opened;
+                self.opened_us = None;
+            }
+            _ => {}
+        }
+    }
+
+    pub fn total_ms(&self, now_us: u64) -> u64 {
+        (self.closed_total_us + self.opened_us.map_or(0, |o| now_us - o)) / MS_US
+    }
+}
