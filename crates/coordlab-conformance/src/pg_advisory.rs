@@ -1,5 +1,5 @@
 //! The PostgreSQL checks of `advisory-locks`. The job names, keys and SQL all come from the
-//! model ([`coordlab_sim::protocols::advisory_sql`]), so the two cannot drift.
+//! model ([`coordlab_sim::protocols::database::advisory_sql`]), so the two cannot drift.
 //!
 //! [`check_statements`] asks the server directly: `hashtext` of each name equals the model's
 //! key (the two colliding names share one); a second session's `pg_try_advisory_xact_lock` on
@@ -15,7 +15,7 @@ use crate::trace_walk::{answer, delivered, full_trace, node, table};
 use crate::Report;
 use coordlab_sim::kernel::ids::NodeId;
 use coordlab_sim::kernel::participant::Label;
-use coordlab_sim::protocols::advisory_sql::{
+use coordlab_sim::protocols::database::advisory_sql::{
     key_of, AdvisoryMsg, AdvisoryReply, AdvisoryRequest, Scope, Wait, COLLIDING_INVOICE_JOB, INVOICE_JOB,
     REPORT_JOB,
 };

@@ -8,8 +8,8 @@
 //! The statements are the simulator's own text ([`DbRequest::sql_text`]).
 
 use crate::Report;
-use coordlab_sim::protocols::db_sql::{DbRequest, RowAccess, LOCK_NOT_AVAILABLE};
-use coordlab_sim::protocols::row_locks::{LockMode, CONFLICTS};
+use coordlab_sim::protocols::database::db_sql::{DbRequest, RowAccess, LOCK_NOT_AVAILABLE};
+use coordlab_sim::protocols::database::row_locks::{LockMode, CONFLICTS};
 use postgres::{Client, NoTls};
 
 const SCHEMA: &str = "

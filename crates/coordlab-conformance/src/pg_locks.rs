@@ -3,7 +3,7 @@
 //! opposite orders: one gets SQLSTATE 40P01, the survivor commits).
 //!
 //! Every statement a client sends the model's database — its label is
-//! [`coordlab_sim::protocols::db_sql::DbRequest::sql_text`], the one source of the SQL — runs on
+//! [`coordlab_sim::protocols::database::db_sql::DbRequest::sql_text`], the one source of the SQL — runs on
 //! that client's own connection in the order of the model's trace. A statement the model
 //! leaves waiting must block on the real server; it must come back at the step where the
 //! model answers it, with the same answer. The final rows are compared with the model's.
@@ -13,8 +13,8 @@ use crate::trace_walk::{answer, delivered, full_trace, node};
 use crate::Report;
 use coordlab_sim::kernel::ids::NodeId;
 use coordlab_sim::kernel::participant::Label;
-use coordlab_sim::protocols::db_sql::{DbMsg, DbReply, DEADLOCK_DETECTED, LOCK_NOT_AVAILABLE};
-use coordlab_sim::protocols::row_lock_db::LockDbDurable;
+use coordlab_sim::protocols::database::db_sql::{DbMsg, DbReply, DEADLOCK_DETECTED, LOCK_NOT_AVAILABLE};
+use coordlab_sim::protocols::database::row_lock_db::LockDbDurable;
 use coordlab_sim::trace::Trace;
 use postgres::{Client, NoTls, SimpleQueryMessage};
 use std::collections::BTreeMap;

@@ -20,7 +20,7 @@ use crate::trace_walk::{answer, delivered, full_trace, node, table};
 use crate::Report;
 use coordlab_sim::kernel::ids::NodeId;
 use coordlab_sim::kernel::participant::Label;
-use coordlab_sim::protocols::redis_msg::RedisMsg;
+use coordlab_sim::protocols::redis_locks::redis_msg::RedisMsg;
 use coordlab_sim::trace::{EventKind, Trace};
 use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;

@@ -3,7 +3,7 @@
 
 use coordlab_conformance::pg_locks::check;
 use coordlab_conformance::server_env;
-use coordlab_sim::protocols::row_lock_db::LockDbDurable;
+use coordlab_sim::protocols::database::row_lock_db::LockDbDurable;
 use coordlab_sim::scenarios::ch1_locks::{deadlock, skip_locked_queue};
 
 fn run(scenario: &str, params: &[(&str, &str)], initial: &LockDbDurable, deadlock_timeout_ms: u64) {
@@ -117,7 +117,7 @@ fn the_row_lock_conflict_table_is_the_real_servers() {
 /// parent's name through and stops its DELETE: not the InnoDB contention of the curriculum.
 #[test]
 fn the_foreign_key_check_blocks_a_delete_of_the_parent_but_not_an_update_of_its_name() {
-    use coordlab_sim::protocols::db_sql::RowAccess;
+    use coordlab_sim::protocols::database::db_sql::RowAccess;
     let Some(url) = server_env("COORDLAB_PG_URL") else {
         return;
     };

@@ -5,7 +5,7 @@
 
 use coordlab_sim::kernel::faults::parse_script;
 use coordlab_sim::properties::Verdict;
-use coordlab_sim::protocols::advisory_sql::{
+use coordlab_sim::protocols::database::advisory_sql::{
     hashtext, key_of, COLLIDING_INVOICE_JOB, INVOICE_JOB, INVOICE_KEY, REPORT_JOB, REPORT_KEY,
 };
 use coordlab_sim::scenarios::{expectation_for, Params};

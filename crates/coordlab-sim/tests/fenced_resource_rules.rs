@@ -1,4 +1,4 @@
-//! Unit tests of the fenced resource (`protocols/fenced_resource.rs`), the ledger row that
+//! Unit tests of the fenced resource (`protocols/lease/fenced_resource.rs`), the ledger row that
 //! remembers the highest fencing token, one rule each: a write with the token predicate is
 //! accepted at or above the highest token and rejected below it; an unfenced write lands
 //! whatever it carries; a heartbeat mark only raises the highest token; reads of the token
@@ -7,8 +7,10 @@
 use coordlab_sim::kernel::ids::{FencingToken, NodeId};
 use coordlab_sim::kernel::participant::{Effect, Label, Participant};
 use coordlab_sim::kernel::testing::{self, narration, persisted, timers_set};
-use coordlab_sim::protocols::fenced_resource::{FencedResource, LedgerIntro, ResourceDurable, WriteRecord};
-use coordlab_sim::protocols::lease_msg::{LeaseMsg, RejectReason, WriteCheck};
+use coordlab_sim::protocols::lease::fenced_resource::{
+    FencedResource, LedgerIntro, ResourceDurable, WriteRecord,
+};
+use coordlab_sim::protocols::lease::lease_msg::{LeaseMsg, RejectReason, WriteCheck};
 
 const LEDGER: NodeId = NodeId(0);
 const A: NodeId = NodeId(1);

@@ -1,4 +1,4 @@
-//! Unit tests of the lease store's state machine (`protocols/lease_store.rs`), one rule each:
+//! Unit tests of the lease store's state machine (`protocols/lease/lease_store.rs`), one rule each:
 //! the insert-or-take-over statement, renewals, denials, the two kinds of release (by owner or
 //! by anyone) and the two things a release can do to the row (expire it or delete it), tokens
 //! from the row's counter or from a sequence, the expiry timer, and what the table keeps on
@@ -11,8 +11,8 @@ use coordlab_sim::kernel::ids::{FencingToken, NodeId};
 use coordlab_sim::kernel::participant::{Effect, Participant};
 use coordlab_sim::kernel::testing::{self, narration, persisted, timers_set};
 use coordlab_sim::kernel::time::MS_US;
-use coordlab_sim::protocols::lease_msg::{LeaseMsg, ReleaseMode};
-use coordlab_sim::protocols::lease_store::{
+use coordlab_sim::protocols::lease::lease_msg::{LeaseMsg, ReleaseMode};
+use coordlab_sim::protocols::lease::lease_store::{
     ExpiryTimer, Grant, GrantKind, LeaseRow, LeaseStore, ReleaseStyle, StoreConfig, StoreDurable, TokenSource,
 };
 

@@ -1,4 +1,4 @@
-//! Unit tests of the lease worker's state machine (`protocols/lease_worker/`), one rule each:
+//! Unit tests of the lease worker's state machine (`protocols/lease/lease_worker/`), one rule each:
 //! acquiring and backing off, renewing on the heartbeat, the token on every step, stopping on
 //! an empty renewal, what a rejected write does (abort, or the planted mistake of getting the
 //! lease back and carrying on), the check of its own clock, the `finally` release, and the
@@ -11,8 +11,8 @@ use coordlab_sim::kernel::ids::{FencingToken, NodeId};
 use coordlab_sim::kernel::participant::Effect;
 use coordlab_sim::kernel::testing::{self, narration, persisted, timers_set};
 use coordlab_sim::kernel::time::MS_US;
-use coordlab_sim::protocols::lease_msg::{LeaseMsg, RejectReason, ReleaseMode, WriteCheck};
-use coordlab_sim::protocols::lease_worker::{
+use coordlab_sim::protocols::lease::lease_msg::{LeaseMsg, RejectReason, ReleaseMode, WriteCheck};
+use coordlab_sim::protocols::lease::lease_worker::{
     Belief, Fencing, LeaseTimer, LeaseWorker, OnReject, Phase, StopReason, WorkerConfig, WorkerDurable,
     WorkerPlan,
 };

@@ -1,4 +1,4 @@
-//! Unit tests of the Redis node (`protocols/redis/`), one rule each: `SET NX PX` grants once
+//! Unit tests of the Redis node (`protocols/redis_locks/redis/`), one rule each: `SET NX PX` grants once
 //! and refuses while the key is held, PX expiry by the node's own clock, the release script
 //! against a plain `DEL`, asynchronous replication with its lag, `WAIT`, promotion and
 //! demotion by the failover monitor, and persistence on and off across a restart. Each feeds
@@ -8,10 +8,10 @@ use coordlab_sim::kernel::ids::NodeId;
 use coordlab_sim::kernel::participant::{Effect, Participant};
 use coordlab_sim::kernel::testing::{self, narration, persisted, timers_set};
 use coordlab_sim::kernel::time::MS_US;
-use coordlab_sim::protocols::redis::{
+use coordlab_sim::protocols::redis_locks::redis::{
     Grant, RedisConfig, RedisDurable, RedisNode, Role, StoreTimer, SYNC_RETRY_MS,
 };
-use coordlab_sim::protocols::redis_msg::{KeyEntry, RedisMsg, ReplOp, StreamEntry};
+use coordlab_sim::protocols::redis_locks::redis_msg::{KeyEntry, RedisMsg, ReplOp, StreamEntry};
 
 const P: NodeId = NodeId(0);
 const R1: NodeId = NodeId(1);

@@ -1,4 +1,4 @@
-//! Unit tests of one Redis Sentinel among three (`protocols/redis_sentinel/`), one rule each:
+//! Unit tests of one Redis Sentinel among three (`protocols/redis_locks/redis_sentinel/`), one rule each:
 //! its ping rounds, when the primary is subjectively down (its own view) and objectively down
 //! (a quorum of 2), the vote that lets exactly one sentinel fail over (a majority of 3), which
 //! replica it promotes, what it tells the nodes, the clients and the other sentinels, and when
@@ -8,8 +8,8 @@ use coordlab_sim::kernel::ids::NodeId;
 use coordlab_sim::kernel::participant::{Effect, Participant};
 use coordlab_sim::kernel::testing::{self, narration, persisted, timers_set};
 use coordlab_sim::kernel::time::MS_US;
-use coordlab_sim::protocols::redis_msg::{RedisMsg, Vote};
-use coordlab_sim::protocols::redis_sentinel::{
+use coordlab_sim::protocols::redis_locks::redis_msg::{RedisMsg, Vote};
+use coordlab_sim::protocols::redis_locks::redis_sentinel::{
     Failover, PingRound, Sentinel, SentinelConfig, SentinelDurable,
 };
 

@@ -1,4 +1,4 @@
-//! Unit tests of the Redlock client (`protocols/redlock_client.rs`), one rule each: it asks
+//! Unit tests of the Redlock client (`protocols/redis_locks/redlock_client.rs`), one rule each: it asks
 //! every master, counts once all have answered or timed out, holds the lock only with a
 //! majority and validity left (TTL − time spent − drift allowance), unlocks everywhere after
 //! a failed attempt, retries with a fresh value and gives up, checks its validity before each
@@ -9,10 +9,10 @@ use coordlab_sim::kernel::ids::{FencingToken, NodeId};
 use coordlab_sim::kernel::participant::Effect;
 use coordlab_sim::kernel::testing::{self, narration, persisted, timers_set};
 use coordlab_sim::kernel::time::MS_US;
-use coordlab_sim::protocols::lease_msg::{LeaseMsg, WriteCheck};
-use coordlab_sim::protocols::redis_job::{ClientMsg, JobDurable, JobPlan};
-use coordlab_sim::protocols::redis_msg::RedisMsg;
-use coordlab_sim::protocols::redlock_client::{
+use coordlab_sim::protocols::lease::lease_msg::{LeaseMsg, WriteCheck};
+use coordlab_sim::protocols::redis_locks::redis_job::{ClientMsg, JobDurable, JobPlan};
+use coordlab_sim::protocols::redis_locks::redis_msg::RedisMsg;
+use coordlab_sim::protocols::redis_locks::redlock_client::{
     MasterTimeout, Phase, QuorumLock, RedlockClient, RedlockPlan, RedlockTimer,
 };
 

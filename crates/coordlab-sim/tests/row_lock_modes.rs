@@ -87,7 +87,7 @@ fn beat_text(t: &coordlab_sim::Trace, key: &str) -> String {
 /// The state panel shows PostgreSQL's 4×4 table, read from the one the simulator decides with.
 #[test]
 fn the_state_panel_shows_the_conflict_table_the_simulator_uses() {
-    use coordlab_sim::protocols::row_locks::{LockMode, CONFLICTS};
+    use coordlab_sim::protocols::database::row_locks::{LockMode, CONFLICTS};
     let req = request("update-name", "insert-child", "none", 1);
     let t = run(&req, Limits::default(), Recording::Full).unwrap();
     let snap = t.entries.last().unwrap().snapshot.as_ref().unwrap();

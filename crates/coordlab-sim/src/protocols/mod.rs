@@ -1,40 +1,15 @@
-//! Participant kinds, one file each. Every participant is a pure state machine driven by the
-//! kernel (see [`crate::kernel::participant::Participant`]).
+//! Participant kinds, one file (or folder) each, grouped by family: `database`, `lease`,
+//! `redis_locks`, `raft`, `zookeeper_locks` and `services`, each folder opening with what its
+//! family models. Beside them, what the families share: the job runner every lock client that
+//! does a job under its lock runs on (`job`) and the cards' common words (`card`). Every
+//! participant is a pure state machine driven by the kernel (see
+//! [`crate::kernel::participant::Participant`]).
 
-pub mod account_db;
-pub mod advisory_db;
-pub mod advisory_sql;
-pub mod advisory_worker;
-pub mod call_worker;
 pub mod card;
-pub mod db_sql;
-pub mod debit_worker;
-pub mod fence_worker;
-pub mod fenced_resource;
+pub mod database;
 pub mod job;
-pub mod job_table;
-pub mod lease_msg;
-pub mod lease_store;
-pub mod lease_worker;
-pub mod lock_client;
-pub mod lock_service;
-pub mod lock_store;
-pub mod payment_api;
-pub mod payment_rail;
-pub mod placed_lease;
+pub mod lease;
 pub mod raft;
-pub mod redis;
-pub mod redis_job;
-pub mod redis_msg;
-pub mod redis_sentinel;
-pub mod redis_worker;
-pub mod redlock_client;
-pub mod row_lock_db;
-pub mod row_locks;
-pub mod service_client;
-pub mod service_lock;
-pub mod shedlock;
-pub mod sql;
-pub mod txn_client;
-pub mod zk_lock_worker;
-pub mod zookeeper;
+pub mod redis_locks;
+pub mod services;
+pub mod zookeeper_locks;

@@ -7,7 +7,7 @@ use crate::kernel::ids::NodeId;
 use crate::kernel::participant::Participant;
 use crate::kernel::setup::Setup;
 use crate::properties::{PropertyKind, PropertySpec};
-use crate::protocols::redis_job::JobDurable;
+use crate::protocols::redis_locks::redis_job::JobDurable;
 
 /// Faults a user may inject on a worker: everything, including its clock.
 pub const WORKER_FAULTS: [FaultKind; 5] = [

@@ -11,10 +11,10 @@ use crate::kernel::setup::Setup;
 use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::PropertySpec;
-use crate::protocols::fence_worker::{FencePlan, FenceWorker, FenceWorkerConfig};
-use crate::protocols::fenced_resource::{LedgerIntro, ResourceDurable};
-use crate::protocols::placed_lease::{PlacedDurable, PlacedGrant, PlacedLease};
-use crate::protocols::redis_job::JobDurable;
+use crate::protocols::lease::fence_worker::{FencePlan, FenceWorker, FenceWorkerConfig};
+use crate::protocols::lease::fenced_resource::{LedgerIntro, ResourceDurable};
+use crate::protocols::lease::placed_lease::{PlacedDurable, PlacedGrant, PlacedLease};
+use crate::protocols::redis_locks::redis_job::JobDurable;
 use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
@@ -262,7 +262,7 @@ impl World for FenceWorld {
                 let t = Self::table(nodes, *s)?;
                 let now = nodes.local_now_us.get(s.index()).copied().unwrap_or(0);
                 let left = if t.row.owner.is_some() && t.row.expires_at_us > now {
-                    crate::protocols::lease_msg::seconds((t.row.expires_at_us - now) / 1_000)
+                    crate::protocols::lease::lease_msg::seconds((t.row.expires_at_us - now) / 1_000)
                 } else {
                     "expired".into()
                 };
@@ -336,7 +336,7 @@ impl World for FenceWorld {
     fn outcome(&self, nodes: &Nodes<'_>) -> BTreeMap<String, serde_json::Value> {
         let mut out = BTreeMap::new();
         if let Some(r) = self.ledger(nodes) {
-            let entry = |w: &crate::protocols::fenced_resource::WriteRecord| json!({"worker": nodes.name(w.worker), "token": w.token.0, "step": w.step});
+            let entry = |w: &crate::protocols::lease::fenced_resource::WriteRecord| json!({"worker": nodes.name(w.worker), "token": w.token.0, "step": w.step});
             out.insert(
                 "accepted_writes".into(),
                 r.writes.iter().filter(|w| w.accepted).map(entry).collect(),

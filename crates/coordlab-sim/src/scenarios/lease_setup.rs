@@ -15,11 +15,11 @@ use crate::kernel::network::LinkConfig;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
-use crate::protocols::fenced_resource::{FencedResource, LedgerIntro};
-use crate::protocols::job_table::JobTable;
-use crate::protocols::lease_store::{LeaseStore, ReleaseStyle, StoreConfig, TokenSource};
-use crate::protocols::lease_worker::{LeaseWorker, Sink, WorkerConfig, WorkerDurable, WorkerPlan};
-use crate::protocols::payment_rail::PaymentRail;
+use crate::protocols::lease::fenced_resource::{FencedResource, LedgerIntro};
+use crate::protocols::lease::job_table::JobTable;
+use crate::protocols::lease::lease_store::{LeaseStore, ReleaseStyle, StoreConfig, TokenSource};
+use crate::protocols::lease::lease_worker::{LeaseWorker, Sink, WorkerConfig, WorkerDurable, WorkerPlan};
+use crate::protocols::lease::payment_rail::PaymentRail;
 use serde_json::Value;
 
 /// What a lease scenario file uses, in one `use super::lease_setup::prelude::*;`: the plan
@@ -42,7 +42,7 @@ pub(super) mod prelude {
     pub(in crate::scenarios) use crate::kernel::ids::NodeId;
     pub(in crate::scenarios) use crate::kernel::setup::Setup;
     pub(in crate::scenarios) use crate::properties::Verdict::Holds;
-    pub(in crate::scenarios) use crate::protocols::lease_worker::{Fencing, Sink, WorkerPlan};
+    pub(in crate::scenarios) use crate::protocols::lease::lease_worker::{Fencing, Sink, WorkerPlan};
 }
 
 /// Account 42's balance when a lease scenario starts.

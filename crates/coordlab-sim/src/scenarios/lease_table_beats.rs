@@ -7,8 +7,10 @@ use super::lease_setup::LeasePair;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::world::Nodes;
-use crate::protocols::fenced_resource::{FencedResource, WriteRecord};
-use crate::protocols::lease_store::{Grant, GrantKind, LeaseRow, LeaseStore, ReleaseStyle, TokenSource};
+use crate::protocols::lease::fenced_resource::{FencedResource, WriteRecord};
+use crate::protocols::lease::lease_store::{
+    Grant, GrantKind, LeaseRow, LeaseStore, ReleaseStyle, TokenSource,
+};
 
 /// Every grant the store has made, in order.
 pub(super) fn grants<'a>(n: &Nodes<'a>, store: NodeId) -> &'a [Grant] {

@@ -12,14 +12,14 @@ use crate::kernel::time::MS_US;
 use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::PropertySpec;
-use crate::protocols::fenced_resource::{FencedResource, ResourceDurable, WriteRecord};
-use crate::protocols::job_table::{JobDurable, JobTable};
-use crate::protocols::lease_msg::{seconds, RejectReason};
-use crate::protocols::lease_store::{
+use crate::protocols::lease::fenced_resource::{FencedResource, ResourceDurable, WriteRecord};
+use crate::protocols::lease::job_table::{JobDurable, JobTable};
+use crate::protocols::lease::lease_msg::{seconds, RejectReason};
+use crate::protocols::lease::lease_store::{
     sequence_name, GrantKind, LeaseStore, StoreDurable, TokenSource, EARLIER_OWNER,
 };
-use crate::protocols::lease_worker::{Coordination, Fencing, LeaseWorker, Phase};
-use crate::protocols::payment_rail::{PaymentRail, RailDurable};
+use crate::protocols::lease::lease_worker::{Coordination, Fencing, LeaseWorker, Phase};
+use crate::protocols::lease::payment_rail::{PaymentRail, RailDurable};
 use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 

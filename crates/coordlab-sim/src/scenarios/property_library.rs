@@ -13,7 +13,7 @@ use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::world::Nodes;
 use crate::properties::PropertySpec;
-use crate::protocols::fenced_resource::{FencedResource, LedgerIntro, ResourceDurable, WriteRecord};
+use crate::protocols::lease::fenced_resource::{FencedResource, LedgerIntro, ResourceDurable, WriteRecord};
 use crate::trace::{columns, TableView};
 use serde_json::Value;
 use std::collections::BTreeMap;

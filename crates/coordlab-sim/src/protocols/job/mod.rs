@@ -4,10 +4,10 @@
 //! step, and gives the lock back. The job lives here once, with its one [`Phase`] enum.
 //!
 //! How the lock is taken, kept and given back is a [`LockClient`] of the family: the Redis worker's
-//! `SET NX PX` with its optional `WAIT` ([`super::redis_worker`]), Redlock's majority of masters
-//! ([`super::redlock_client`]), a placed lease table ([`super::fence_worker`]), the ZooKeeper
-//! recipe ([`super::zk_lock_worker`]), etcd's mutex ([`super::lock_client`]), a lock service's client
-//! ([`super::service_client`]). A component sends its own requests, reads its own answers
+//! `SET NX PX` with its optional `WAIT` ([`super::redis_locks::redis_worker`]), Redlock's majority of masters
+//! ([`super::redis_locks::redlock_client`]), a placed lease table ([`super::lease::fence_worker`]), the ZooKeeper
+//! recipe ([`super::zookeeper_locks::zk_lock_worker`]), etcd's mutex ([`super::services::lock_client`]), a lock service's client
+//! ([`super::services::service_client`]). A component sends its own requests, reads its own answers
 //! and sets its own timers ([`JobTimer::Lock`]); it tells the runner where the job goes next with a
 //! [`Turn`], and narrates what only it knows. Where a family's job differs (when it fires, what
 //! counts as an attempt, what it says on resuming), a hook with the common way as its default says
@@ -15,8 +15,8 @@
 //! `worker.held` as before.
 
 use super::card;
-use super::lease_msg::{LeaseMsg, RejectReason, WriteCheck};
-use super::redis_job::{Job, JobDurable, JobPlan, Next};
+use super::lease::lease_msg::{LeaseMsg, RejectReason, WriteCheck};
+use super::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::message::{Inbox, Message};
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};

@@ -4,7 +4,7 @@
 use super::types::{Command, Entry, LogIndex, Term};
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::Label;
-use crate::protocols::lock_store::LockResult;
+use crate::protocols::services::lock_store::LockResult;
 
 /// What a server answers a client. (Labels name servers `S1`, `S2`, … by id + 1, as the
 /// Raft scenarios do.)

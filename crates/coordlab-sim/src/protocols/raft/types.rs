@@ -1,7 +1,7 @@
 //! The vocabulary of Raft: terms, log positions, entries and the commands they carry, a
 //! server's role, and the planted mistakes.
 
-use crate::protocols::lock_store::LockOp;
+use crate::protocols::services::lock_store::LockOp;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 

@@ -17,11 +17,11 @@ use crate::kernel::time::MS_US;
 use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::{PropertySpec, Verdict};
-use crate::protocols::advisory_db::{AdvisoryDb, AdvisoryDbDurable};
-use crate::protocols::advisory_sql::{
+use crate::protocols::database::advisory_db::{AdvisoryDb, AdvisoryDbDurable};
+use crate::protocols::database::advisory_sql::{
     key_of, lock_function, Scope, Wait, COLLIDING_INVOICE_JOB, INVOICE_JOB, REPORT_JOB, REPORT_KEY,
 };
-use crate::protocols::advisory_worker::{JobDurable, JobPlan, JobRun, JobWorker, RunResult};
+use crate::protocols::database::advisory_worker::{JobDurable, JobPlan, JobRun, JobWorker, RunResult};
 use crate::scenarios::common::always;
 use crate::scenarios::lease_setup::choice;
 use crate::scenarios::{Expectation, Params, ScenarioInfo, VariantDefault};

@@ -4,8 +4,8 @@
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::world::Nodes;
-use crate::protocols::row_lock_db::{LockDb, LockDbConfig, LockDbDurable};
-use crate::protocols::txn_client::{ClientDurable, TxnClient, TxnPlan};
+use crate::protocols::database::row_lock_db::{LockDb, LockDbConfig, LockDbDurable};
+use crate::protocols::database::txn_client::{ClientDurable, TxnClient, TxnPlan};
 use crate::trace::{columns, TableView};
 
 /// What every node of these scenarios may suffer: all but a clock fault.

@@ -17,9 +17,9 @@ use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::{PropertySpec, Verdict};
-use crate::protocols::db_sql::{ClaimLock, DbRequest};
-use crate::protocols::row_lock_db::{JobRow, LockDbDurable};
-use crate::protocols::txn_client::{Step, TxnPlan};
+use crate::protocols::database::db_sql::{ClaimLock, DbRequest};
+use crate::protocols::database::row_lock_db::{JobRow, LockDbDurable};
+use crate::protocols::database::txn_client::{Step, TxnPlan};
 use crate::scenarios::common::{always, eventually};
 use crate::scenarios::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
 use crate::trace::{columns, TableView};
@@ -184,7 +184,11 @@ impl World for QueueWorld {
                 .iter()
                 .map(|(id, j)| {
                     let holder = locks
-                        .and_then(|l| l.locks.rows.get(&crate::protocols::db_sql::job_row(*id)))
+                        .and_then(|l| {
+                            l.locks
+                                .rows
+                                .get(&crate::protocols::database::db_sql::job_row(*id))
+                        })
                         .and_then(|r| r.holders.first())
                         .map_or("—".to_string(), |(t, _)| nodes.name(*t).to_string());
                     vec![

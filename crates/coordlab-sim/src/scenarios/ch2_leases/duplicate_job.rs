@@ -23,9 +23,9 @@ use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::world::Nodes;
 use crate::properties::Verdict;
-use crate::protocols::fenced_resource::{FencedResource, ResourceDurable};
-use crate::protocols::lease_store::LeaseStore;
-use crate::protocols::lease_worker::{Coordination, Fencing, LeaseWorker, Phase, WorkerPlan};
+use crate::protocols::lease::fenced_resource::{FencedResource, ResourceDurable};
+use crate::protocols::lease::lease_store::LeaseStore;
+use crate::protocols::lease::lease_worker::{Coordination, Fencing, LeaseWorker, Phase, WorkerPlan};
 use crate::scenarios::lease_setup::{
     build, choice, chosen, holds_if, worker, LeasePair, LeasePlan, OPENING_BALANCE,
 };

@@ -32,8 +32,8 @@ use crate::kernel::faults::Fault;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
-use crate::protocols::lease_store::{ReleaseStyle, TokenSource};
-use crate::protocols::lease_worker::WorkerPlan;
+use crate::protocols::lease::lease_store::{ReleaseStyle, TokenSource};
+use crate::protocols::lease::lease_worker::WorkerPlan;
 use crate::scenarios::lease_setup::{
     build, choice, chosen, worker_pair, LeasePlan, StorePlan, OPENING_BALANCE,
 };

@@ -25,9 +25,9 @@
 use crate::json;
 use crate::kernel::setup::Setup;
 use crate::properties::Verdict;
-use crate::protocols::lease_msg::ReleaseMode;
-use crate::protocols::lease_store::ReleaseStyle;
-use crate::protocols::lease_worker::WorkerPlan;
+use crate::protocols::lease::lease_msg::ReleaseMode;
+use crate::protocols::lease::lease_store::ReleaseStyle;
+use crate::protocols::lease::lease_worker::WorkerPlan;
 use crate::scenarios::lease_setup::{
     build, choice, holds_if, worker, LeaseCast, LeasePair, LeasePlan, StorePlan, OPENING_BALANCE,
 };

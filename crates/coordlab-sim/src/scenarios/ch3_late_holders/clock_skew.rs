@@ -32,7 +32,7 @@ use crate::kernel::network::LinkConfig;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
-use crate::protocols::lease_worker::WorkerPlan;
+use crate::protocols::lease::lease_worker::WorkerPlan;
 use crate::scenarios::lease_setup::{
     build, choice, holds_if, int, worker_pair, LeasePlan, StorePlan, OPENING_BALANCE,
 };

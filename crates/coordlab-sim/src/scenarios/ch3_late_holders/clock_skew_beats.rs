@@ -9,10 +9,10 @@ use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::world::Nodes;
-use crate::protocols::fenced_resource::FencedResource;
-use crate::protocols::lease_msg::seconds;
-use crate::protocols::lease_store::LeaseStore;
-use crate::protocols::lease_worker::{LeaseWorker, Phase};
+use crate::protocols::lease::fenced_resource::FencedResource;
+use crate::protocols::lease::lease_msg::seconds;
+use crate::protocols::lease::lease_store::LeaseStore;
+use crate::protocols::lease::lease_worker::{LeaseWorker, Phase};
 use crate::scenarios::lease_setup::{LeasePair, OPENING_BALANCE};
 
 /// The balance once every step is debited exactly once.

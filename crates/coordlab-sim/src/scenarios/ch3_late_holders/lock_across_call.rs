@@ -18,12 +18,12 @@ use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::world::Nodes;
 use crate::properties::Verdict;
-use crate::protocols::call_worker::{CallPlan, CallWorker, Placement};
-use crate::protocols::fenced_resource::LedgerIntro;
-use crate::protocols::job_table::{JobDurable, JobTable};
-use crate::protocols::payment_api::{ApiTiming, PaymentApi};
-use crate::protocols::payment_rail::{Payment, PaymentRail};
-use crate::protocols::redis_job;
+use crate::protocols::lease::call_worker::{CallPlan, CallWorker, Placement};
+use crate::protocols::lease::fenced_resource::LedgerIntro;
+use crate::protocols::lease::job_table::{JobDurable, JobTable};
+use crate::protocols::lease::payment_api::{ApiTiming, PaymentApi};
+use crate::protocols::lease::payment_rail::{Payment, PaymentRail};
+use crate::protocols::redis_locks::redis_job;
 use crate::scenarios::common::WORKER_FAULTS;
 use crate::scenarios::lease_setup::{
     add_store, choice, holds_if, int, millis, StorePlan, OPENING_BALANCE, SINK_FAULTS, STORE_FAULTS,
@@ -291,7 +291,7 @@ fn beats(setup: &mut Setup, variant: &str, call_ms: u64, c: CallCast) {
         "Ten seconds is plenty for a payout the API usually makes in 1 s. A does not renew.",
         move |n, _| !grants(n, c.store).is_empty(),
     );
-    let call = crate::protocols::lease_msg::seconds(call_ms);
+    let call = crate::protocols::lease::lease_msg::seconds(call_ms);
     if variant == "outside-lock" {
         return outside_beats(setup, &call, c);
     }

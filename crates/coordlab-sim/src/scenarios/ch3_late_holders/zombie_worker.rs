@@ -16,7 +16,7 @@ use crate::kernel::faults::Fault;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
-use crate::protocols::lease_worker::{Fencing, OnReject, WorkerPlan};
+use crate::protocols::lease::lease_worker::{Fencing, OnReject, WorkerPlan};
 use crate::scenarios::lease_setup::{
     build, choice, holds_if, int, millis, worker_pair, LeasePlan, StorePlan, OPENING_BALANCE,
 };

@@ -7,8 +7,8 @@ use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::world::Nodes;
-use crate::protocols::fenced_resource::{FencedResource, ResourceDurable};
-use crate::protocols::lease_worker::{LeaseWorker, Phase};
+use crate::protocols::lease::fenced_resource::{FencedResource, ResourceDurable};
+use crate::protocols::lease::lease_worker::{LeaseWorker, Phase};
 use crate::scenarios::lease_setup::LeasePair;
 use crate::trace::EventKind;
 

@@ -20,12 +20,12 @@ use crate::kernel::network::LinkConfig;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::world::Nodes;
-use crate::protocols::fence_worker::{
+use crate::protocols::job::Phase;
+use crate::protocols::lease::fence_worker::{
     AcquireVia, FenceFrom, FenceWorker, FenceWorkerConfig, FenceWorkerPlan,
 };
-use crate::protocols::fenced_resource::{FencedResource, LedgerIntro, ResourceDurable};
-use crate::protocols::job::Phase;
-use crate::protocols::placed_lease::{PlacedConfig, PlacedLease, TokenSource};
+use crate::protocols::lease::fenced_resource::{FencedResource, LedgerIntro, ResourceDurable};
+use crate::protocols::lease::placed_lease::{PlacedConfig, PlacedLease, TokenSource};
 use crate::scenarios::common::WORKER_FAULTS;
 use crate::scenarios::fence_world::{held_token, FenceCast, FenceProperty, FenceWorld};
 use crate::scenarios::lease_setup::{choice, holds_if, OPENING_BALANCE};

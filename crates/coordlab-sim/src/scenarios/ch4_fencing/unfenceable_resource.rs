@@ -12,7 +12,7 @@
 
 use crate::kernel::time::MS_US;
 use crate::kernel::world::Nodes;
-use crate::protocols::payment_rail::{Payment, PaymentRail};
+use crate::protocols::lease::payment_rail::{Payment, PaymentRail};
 use crate::scenarios::lease_setup::prelude::*;
 use crate::trace::EventKind;
 

@@ -20,9 +20,9 @@ use crate::json;
 use crate::kernel::faults::Fault;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
-use crate::protocols::lease_msg::seconds;
-use crate::protocols::service_client::ServiceClient;
-use crate::protocols::service_lock::{Check, Flavour, ServerConfig, KEEPALIVE_EARLY_MS};
+use crate::protocols::lease::lease_msg::seconds;
+use crate::protocols::services::service_client::ServiceClient;
+use crate::protocols::services::service_lock::{Check, Flavour, ServerConfig, KEEPALIVE_EARLY_MS};
 use crate::scenarios::lease_setup::{choice, holds_if, int, millis};
 use crate::scenarios::{Expectation, Params, ScenarioInfo};
 

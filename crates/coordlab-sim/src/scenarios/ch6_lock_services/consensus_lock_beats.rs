@@ -9,9 +9,9 @@ use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::world::Nodes;
-use crate::protocols::lock_client::EtcdWorker;
-use crate::protocols::lock_service::LockServer;
 use crate::protocols::raft::Role;
+use crate::protocols::services::lock_client::EtcdWorker;
+use crate::protocols::services::lock_service::LockServer;
 use crate::scenarios::property_library::ledger_row;
 
 /// Whether `worker` believes it holds the lock.

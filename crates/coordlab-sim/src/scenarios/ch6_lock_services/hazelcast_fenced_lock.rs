@@ -14,8 +14,8 @@ use super::service_world::{build, client, place_clients, ServiceCast, ServicePla
 use crate::json;
 use crate::kernel::faults::Fault;
 use crate::kernel::setup::Setup;
-use crate::protocols::lease_msg::seconds;
-use crate::protocols::service_lock::{Check, Flavour, GuardedResource, ServerConfig};
+use crate::protocols::lease::lease_msg::seconds;
+use crate::protocols::services::service_lock::{Check, Flavour, GuardedResource, ServerConfig};
 use crate::scenarios::lease_setup::{choice, holds_if, int, millis};
 use crate::scenarios::{Expectation, Params, ScenarioInfo};
 

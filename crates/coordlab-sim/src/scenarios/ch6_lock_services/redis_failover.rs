@@ -28,12 +28,12 @@ use crate::kernel::time::MS_US;
 use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::{PropertySpec, Verdict};
-use crate::protocols::lease_msg::ReleaseMode;
-use crate::protocols::redis::{RedisConfig, RedisDurable, RedisNode, Role};
-use crate::protocols::redis_job::JobPlan;
-use crate::protocols::redis_msg::KeyEntry;
-use crate::protocols::redis_sentinel::{Sentinel, SentinelConfig, SentinelDurable};
-use crate::protocols::redis_worker::{RedisWorker, WorkerPlan};
+use crate::protocols::lease::lease_msg::ReleaseMode;
+use crate::protocols::redis_locks::redis::{RedisConfig, RedisDurable, RedisNode, Role};
+use crate::protocols::redis_locks::redis_job::JobPlan;
+use crate::protocols::redis_locks::redis_msg::KeyEntry;
+use crate::protocols::redis_locks::redis_sentinel::{Sentinel, SentinelConfig, SentinelDurable};
+use crate::protocols::redis_locks::redis_worker::{RedisWorker, WorkerPlan};
 use crate::scenarios::common::{down_worker_row, place_fresh_workers};
 use crate::scenarios::property_library::{
     fence_monotonic, fence_monotonic_spec, ledger_outcome, ledger_row, ledger_tables,

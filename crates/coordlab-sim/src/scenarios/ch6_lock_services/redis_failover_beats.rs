@@ -6,9 +6,9 @@ use super::redis_failover::{RedisCast, FENCE_KEY, LOCK_KEY};
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::world::Nodes;
-use crate::protocols::redis::{RedisNode, Role};
-use crate::protocols::redis_sentinel::Sentinel;
-use crate::protocols::redis_worker::{Phase, RedisWorker};
+use crate::protocols::redis_locks::redis::{RedisNode, Role};
+use crate::protocols::redis_locks::redis_sentinel::Sentinel;
+use crate::protocols::redis_locks::redis_worker::{Phase, RedisWorker};
 use crate::scenarios::property_library::ledger_row;
 
 /// Which story the run tells.

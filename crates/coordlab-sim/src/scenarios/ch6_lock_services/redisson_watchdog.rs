@@ -18,9 +18,9 @@ use crate::kernel::setup::Setup;
 use crate::kernel::time::SEC_US;
 use crate::properties::Verdict;
 use crate::protocols::job::Phase;
-use crate::protocols::lease_msg::seconds;
-use crate::protocols::service_client::ServiceClient;
-use crate::protocols::service_lock::{Check, Flavour, GuardedResource, LockServer, ServerConfig};
+use crate::protocols::lease::lease_msg::seconds;
+use crate::protocols::services::service_client::ServiceClient;
+use crate::protocols::services::service_lock::{Check, Flavour, GuardedResource, LockServer, ServerConfig};
 use crate::scenarios::lease_setup::{choice, holds_if, int, millis};
 use crate::scenarios::{Expectation, Params, ScenarioInfo};
 

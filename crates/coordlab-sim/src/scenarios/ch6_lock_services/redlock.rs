@@ -15,10 +15,10 @@ use crate::kernel::time::{format_signed_duration, MS_US};
 use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::{PropertySpec, Verdict};
-use crate::protocols::redis::{RedisConfig, RedisDurable, RedisNode, Role};
-use crate::protocols::redis_job::JobPlan;
-use crate::protocols::redis_msg::tenths;
-use crate::protocols::redlock_client::{RedlockClient, RedlockPlan};
+use crate::protocols::redis_locks::redis::{RedisConfig, RedisDurable, RedisNode, Role};
+use crate::protocols::redis_locks::redis_job::JobPlan;
+use crate::protocols::redis_locks::redis_msg::tenths;
+use crate::protocols::redis_locks::redlock_client::{RedlockClient, RedlockPlan};
 use crate::scenarios::common::{down_worker_row, place_fresh_workers};
 use crate::scenarios::property_library::{
     fence_monotonic, fence_monotonic_spec, ledger_outcome, ledger_row, ledger_tables,

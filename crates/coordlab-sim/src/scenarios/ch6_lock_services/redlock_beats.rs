@@ -6,7 +6,7 @@ use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::world::Nodes;
-use crate::protocols::redlock_client::{Phase, RedlockClient};
+use crate::protocols::redis_locks::redlock_client::{Phase, RedlockClient};
 use crate::scenarios::property_library::ledger_row;
 
 fn client<'a>(n: &Nodes<'a>, id: NodeId) -> Option<&'a RedlockClient> {

@@ -26,8 +26,10 @@ use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::PropertySpec;
-use crate::protocols::lease_msg::seconds;
-use crate::protocols::shedlock::{clock_text, InstanceConfig, ScheduledInstance, ShedDbDurable, ShedlockDb};
+use crate::protocols::lease::lease_msg::seconds;
+use crate::protocols::services::shedlock::{
+    clock_text, InstanceConfig, ScheduledInstance, ShedDbDurable, ShedlockDb,
+};
 use crate::scenarios::common::always;
 use crate::scenarios::lease_setup::{choice, holds_if, int, millis};
 use crate::scenarios::{Expectation, ParamSpec, Params, ScenarioInfo, VariantDefault};

@@ -13,10 +13,10 @@ use crate::kernel::time::MS_US;
 use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::PropertySpec;
-use crate::protocols::lease_msg::seconds;
-use crate::protocols::redis_job::JobDurable;
-use crate::protocols::service_client::{ClientConfig, ServiceClient};
-use crate::protocols::service_lock::{
+use crate::protocols::lease::lease_msg::seconds;
+use crate::protocols::redis_locks::redis_job::JobDurable;
+use crate::protocols::services::service_client::{ClientConfig, ServiceClient};
+use crate::protocols::services::service_lock::{
     Check, Flavour, GuardedResource, LockServer, ResourceState, ServerConfig, WriteSeen,
 };
 use crate::scenarios::common::eventually;
@@ -172,7 +172,7 @@ fn storage<'a>(nodes: &Nodes<'a>, cast: ServiceCast) -> Option<&'a ResourceState
 fn server<'a>(
     nodes: &Nodes<'a>,
     cast: ServiceCast,
-) -> Option<&'a crate::protocols::service_lock::ServerDurable> {
+) -> Option<&'a crate::protocols::services::service_lock::ServerDurable> {
     nodes
         .live::<LockServer>(cast.server)
         .map(|s| &s.durable)

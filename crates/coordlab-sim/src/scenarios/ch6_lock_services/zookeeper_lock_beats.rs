@@ -8,8 +8,8 @@ use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::world::Nodes;
 use crate::protocols::job::Phase;
-use crate::protocols::zk_lock_worker::{WatchMode, ZkLockWorker};
-use crate::protocols::zookeeper::{ReleaseCause, ZkService};
+use crate::protocols::zookeeper_locks::zk_lock_worker::{WatchMode, ZkLockWorker};
+use crate::protocols::zookeeper_locks::zookeeper::{ReleaseCause, ZkService};
 use crate::scenarios::property_library::ledger_row;
 
 fn worker<'a>(n: &Nodes<'a>, id: NodeId) -> Option<&'a ZkLockWorker> {

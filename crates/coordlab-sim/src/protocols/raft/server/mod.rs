@@ -17,7 +17,7 @@ use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::MS_US;
 use crate::kernel::view::{Gauge, InputSpec, LogCell, Summary, Tone};
-use crate::protocols::lock_store::LockTable;
+use crate::protocols::services::lock_store::LockTable;
 
 /// Key-value pairs (`x=1`) gathered into details of at most 30 characters each.
 fn kv_details(pairs: impl Iterator<Item = String>) -> Vec<String> {

@@ -1,0 +1,431 @@
+//! A small database holding one account row and a lock manager.
+//!
+//! The lock manager is bookkeeping: who holds row 42 exclusively and who waits, first come
+//! first served. Writes inside a transaction are staged and become visible at COMMIT; the
+//! lock (if any) is released in the same step. The database owns every connection, so when a
+//! worker crashes it rolls that transaction back and frees its lock — the free "automatic
+//! release" a distributed lock has to rebuild by hand.
+
+use super::sql::{rupees, SqlMsg, SqlReply, SqlRequest, ACCOUNT_ID};
+use crate::kernel::collections::VecMap;
+use crate::kernel::ids::NodeId;
+use crate::kernel::participant::{Ctx, NoTimer, Participant, ViewCtx};
+use crate::kernel::view::{Summary, Tone};
+use crate::protocols::card;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AccountRow {
+    pub balance: i64,
+    pub version: u64,
+}
+
+/// What survives a crash: the committed row and how many debits were committed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DbDurable {
+    pub row: AccountRow,
+    pub committed_debits: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenTxn {
+    pub staged_balance: Option<i64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AccountDb {
+    pub durable: DbDurable,
+    /// Open transactions by connection (worker).
+    pub txns: VecMap<NodeId, OpenTxn>,
+    /// Exclusive holder of row 42, if any.
+    pub lock_holder: Option<NodeId>,
+    /// Connections blocked in `SELECT … FOR UPDATE`, oldest first.
+    pub lock_waiters: Vec<NodeId>,
+    /// How many statements had to wait for the lock.
+    pub lock_waits: u32,
+    /// How many version-checked updates found the version had moved on.
+    pub version_conflicts: u32,
+}
+
+impl AccountDb {
+    /// What a fresh database holds: the row at version 1 and no debits.
+    pub fn initial(balance: i64) -> DbDurable {
+        DbDurable {
+            row: AccountRow { balance, version: 1 },
+            committed_debits: 0,
+        }
+    }
+
+    pub fn recover(durable: &DbDurable) -> AccountDb {
+        AccountDb {
+            durable: durable.clone(),
+            txns: VecMap::new(),
+            lock_holder: None,
+            lock_waiters: Vec::new(),
+            lock_waits: 0,
+            version_conflicts: 0,
+        }
+    }
+
+    pub fn watches(&self, peer: NodeId) -> bool {
+        self.txns.contains_key(&peer) || self.lock_waiters.contains(&peer)
+    }
+
+    /// Handles one statement from the connection of `from`.
+    pub fn handle(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, request: SqlRequest) {
+        let who = ctx.name(from);
+        match request {
+            SqlRequest::Select { for_update: false } => {
+                self.txns
+                    .get_or_insert_with(from, || OpenTxn { staged_balance: None });
+                ctx.note(format!(
+                    "The database returns {} to {who}. A plain SELECT takes no lock, so nothing stops another worker reading the same value right now.",
+                    rupees(self.durable.row.balance)
+                ));
+                ctx.send(from, self.row_reply());
+            }
+            SqlRequest::Select { for_update: true } => {
+                self.txns
+                    .get_or_insert_with(from, || OpenTxn { staged_balance: None });
+                match self.lock_holder {
+                    None => {
+                        self.lock_holder = Some(from);
+                        ctx.note(format!(
+                            "The lock manager writes down \"row {ACCOUNT_ID}: held exclusively by {who}\" and returns the balance, {}.",
+                            rupees(self.durable.row.balance)
+                        ));
+                        ctx.send(from, self.row_reply());
+                    }
+                    Some(holder) if holder == from => ctx.send(from, self.row_reply()),
+                    Some(holder) => {
+                        self.lock_waiters.push(from);
+                        self.lock_waits += 1;
+                        ctx.note(format!(
+                            "Row {ACCOUNT_ID} is locked by {}. {who}'s SELECT … FOR UPDATE does not return: it queues in the lock manager until the holder commits.",
+                            ctx.name(holder)
+                        ));
+                    }
+                }
+            }
+            SqlRequest::Update { balance } => {
+                if let Some(txn) = self.txns.get_mut(&from) {
+                    txn.staged_balance = Some(balance);
+                }
+                ctx.note(format!(
+                    "{who}'s write of {} is staged inside its transaction; everyone else still sees the committed {}.",
+                    rupees(balance),
+                    rupees(self.durable.row.balance)
+                ));
+                ctx.send(from, SqlMsg::Reply(SqlReply::Updated));
+            }
+            SqlRequest::UpdateIfVersion {
+                balance,
+                expected_version,
+            } => {
+                if self.durable.row.version == expected_version {
+                    let before = self.durable.row.balance;
+                    self.durable.row = AccountRow {
+                        balance,
+                        version: expected_version + 1,
+                    };
+                    self.durable.committed_debits += 1;
+                    ctx.persist(self.durable.clone());
+                    ctx.note(format!(
+                        "The row is still at version {expected_version}, so the check and the write happen as one step: {} becomes {}, version {}.",
+                        rupees(before),
+                        rupees(balance),
+                        expected_version + 1
+                    ));
+                    ctx.send(from, SqlMsg::Reply(SqlReply::VersionChecked { rows: 1 }));
+                } else {
+                    self.version_conflicts += 1;
+                    ctx.note(format!(
+                        "{who} expected version {expected_version}, but the row is at version {}: someone changed it after {who} read it. Zero rows updated — the stale write is refused.",
+                        self.durable.row.version
+                    ));
+                    ctx.send(from, SqlMsg::Reply(SqlReply::VersionChecked { rows: 0 }));
+                }
+            }
+            SqlRequest::Commit => {
+                let staged = self.txns.remove(&from).and_then(|t| t.staged_balance);
+                if let Some(balance) = staged {
+                    let before = self.durable.row.balance;
+                    self.durable.row = AccountRow {
+                        balance,
+                        version: self.durable.row.version + 1,
+                    };
+                    self.durable.committed_debits += 1;
+                    ctx.persist(self.durable.clone());
+                    let expected = self.durable.committed_debits;
+                    ctx.note(format!(
+                        "COMMIT: {who}'s {} replaces {} as the balance.",
+                        rupees(balance),
+                        rupees(before)
+                    ));
+                    if balance == before {
+                        ctx.note(format!(
+                            "{expected} debits are now committed, yet the balance only moved once: {who} overwrote the other debit with a value computed from a stale read. A lost update."
+                        ));
+                    }
+                }
+                ctx.send(from, SqlMsg::Reply(SqlReply::Committed));
+                self.release_lock(ctx, from);
+            }
+        }
+    }
+
+    /// The connection to `peer` dropped: roll its transaction back and free its lock.
+    pub fn connection_lost(&mut self, ctx: &mut Ctx<'_, Self>, peer: NodeId) {
+        let had_txn = self.txns.remove(&peer).is_some();
+        self.lock_waiters.retain(|w| *w != peer);
+        if had_txn {
+            ctx.note(format!(
+                "The database owns {}'s connection, so it knows the client is gone: it rolls the transaction back without being asked.",
+                ctx.name(peer)
+            ));
+        }
+        self.release_lock(ctx, peer);
+    }
+
+    fn release_lock(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId) {
+        if self.lock_holder != Some(from) {
+            return;
+        }
+        self.lock_holder = None;
+        if self.lock_waiters.is_empty() {
+            ctx.note(format!("The lock on row {ACCOUNT_ID} is released."));
+            return;
+        }
+        let next = self.lock_waiters.remove(0);
+        self.lock_holder = Some(next);
+        ctx.note(format!(
+            "The lock on row {ACCOUNT_ID} passes to {}, whose waiting SELECT now returns the committed {}.",
+            ctx.name(next),
+            rupees(self.durable.row.balance)
+        ));
+        ctx.send(next, self.row_reply());
+    }
+
+    fn row_reply(&self) -> SqlMsg {
+        SqlMsg::Reply(SqlReply::Row {
+            balance: self.durable.row.balance,
+            version: self.durable.row.version,
+        })
+    }
+
+    pub fn summary(&self, view: &ViewCtx<'_>) -> Summary {
+        let row = &self.durable.row;
+        let s = match self.lock_holder {
+            Some(_) => Summary::new("row locked", Tone::Holds),
+            None => Summary::new("unlocked", Tone::Quiet),
+        };
+        let mut s = s
+            .badge("balance", rupees(row.balance))
+            .badge("version", row.version);
+        if let Some(h) = self.lock_holder {
+            s = card::fit_badge(s, "lock", view.name(h));
+            if !self.lock_waiters.is_empty() {
+                s = s.badge("waiting", self.lock_waiters.len());
+            }
+        }
+        for w in &self.lock_waiters {
+            s = s.detail(format!("{} waits for the lock", view.name(*w)));
+        }
+        if self.version_conflicts > 0 {
+            s = s.detail(format!("stale writes refused: {}", self.version_conflicts));
+        }
+        s = s.minor(format!("debits committed: {}", self.durable.committed_debits));
+        for (who, txn) in &self.txns {
+            if let Some(balance) = txn.staged_balance {
+                s = s.minor(format!("{} staged {}", view.name(*who), rupees(balance)));
+            }
+        }
+        s
+    }
+}
+
+impl Participant for AccountDb {
+    type Msg = SqlMsg;
+    type Timer = NoTimer;
+    type Durable = DbDurable;
+    type Config = ();
+
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        ctx.note(format!(
+            "The database holds account {ACCOUNT_ID} with a committed balance of {}.",
+            rupees(self.durable.row.balance)
+        ));
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: SqlMsg) {
+        if let SqlMsg::Request(request) = msg {
+            self.handle(ctx, from, request);
+        }
+    }
+
+    fn on_peer_down(&mut self, ctx: &mut Ctx<'_, Self>, peer: NodeId) {
+        self.connection_lost(ctx, peer);
+    }
+
+    fn watches(&self, peer: NodeId) -> bool {
+        AccountDb::watches(self, peer)
+    }
+
+    fn recover(_config: &(), _id: NodeId, durable: &DbDurable) -> Self {
+        AccountDb::recover(durable)
+    }
+
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
+        AccountDb::summary(self, view)
+    }
+
+    fn durable_summary(_config: &(), durable: &DbDurable, _view: &ViewCtx<'_>) -> Summary {
+        card::down("committed row on disk")
+            .badge("balance", rupees(durable.row.balance))
+            .badge("version", durable.row.version)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::testing::{persisted, sent, Harness};
+
+    const W1: NodeId = NodeId(1);
+    const W2: NodeId = NodeId(2);
+
+    fn db() -> Harness<AccountDb> {
+        Harness::new(
+            NodeId(0),
+            AccountDb::recover(&AccountDb::initial(100)),
+            &["db", "w1", "w2"],
+        )
+    }
+
+    /// Feeds one statement; returns what was sent and what was persisted.
+    fn feed(
+        db: &mut Harness<AccountDb>,
+        from: NodeId,
+        req: SqlRequest,
+    ) -> (Vec<(NodeId, SqlMsg)>, Vec<DbDurable>) {
+        let effects = db.call(|d, ctx| d.handle(ctx, from, req));
+        (sent(&effects), persisted(&effects).into_iter().cloned().collect())
+    }
+
+    fn row(balance: i64, version: u64) -> SqlMsg {
+        SqlMsg::Reply(SqlReply::Row { balance, version })
+    }
+
+    #[test]
+    fn a_plain_select_answers_everyone_and_locks_nothing() {
+        let mut d = db();
+        assert_eq!(
+            feed(&mut d, W1, SqlRequest::Select { for_update: false }).0,
+            vec![(W1, row(100, 1))]
+        );
+        assert_eq!(
+            feed(&mut d, W2, SqlRequest::Select { for_update: false }).0,
+            vec![(W2, row(100, 1))]
+        );
+        assert_eq!(d.node.lock_holder, None);
+    }
+
+    #[test]
+    fn select_for_update_queues_the_second_caller_until_the_holder_commits() {
+        let mut d = db();
+        assert_eq!(
+            feed(&mut d, W1, SqlRequest::Select { for_update: true }).0,
+            vec![(W1, row(100, 1))]
+        );
+        assert_eq!(
+            feed(&mut d, W2, SqlRequest::Select { for_update: true }).0,
+            vec![],
+            "w2 must wait"
+        );
+        assert_eq!(d.node.lock_waiters, vec![W2]);
+        feed(&mut d, W1, SqlRequest::Update { balance: 70 });
+        let (sent, persisted) = feed(&mut d, W1, SqlRequest::Commit);
+        assert_eq!(
+            sent,
+            vec![(W1, SqlMsg::Reply(SqlReply::Committed)), (W2, row(70, 2))]
+        );
+        assert_eq!(
+            persisted.last().unwrap().row,
+            AccountRow {
+                balance: 70,
+                version: 2
+            }
+        );
+        assert_eq!(d.node.lock_holder, Some(W2));
+    }
+
+    #[test]
+    fn staged_writes_are_invisible_until_commit() {
+        let mut d = db();
+        feed(&mut d, W1, SqlRequest::Select { for_update: false });
+        let (_, persisted) = feed(&mut d, W1, SqlRequest::Update { balance: 70 });
+        assert!(persisted.is_empty());
+        assert_eq!(
+            feed(&mut d, W2, SqlRequest::Select { for_update: false }).0,
+            vec![(W2, row(100, 1))]
+        );
+    }
+
+    #[test]
+    fn a_version_checked_update_with_a_stale_version_changes_nothing() {
+        let mut d = db();
+        let (sent, persisted) = feed(
+            &mut d,
+            W1,
+            SqlRequest::UpdateIfVersion {
+                balance: 70,
+                expected_version: 1,
+            },
+        );
+        assert_eq!(
+            sent,
+            vec![(W1, SqlMsg::Reply(SqlReply::VersionChecked { rows: 1 }))]
+        );
+        assert_eq!(persisted.len(), 1);
+        let (sent, persisted) = feed(
+            &mut d,
+            W2,
+            SqlRequest::UpdateIfVersion {
+                balance: 70,
+                expected_version: 1,
+            },
+        );
+        assert_eq!(
+            sent,
+            vec![(W2, SqlMsg::Reply(SqlReply::VersionChecked { rows: 0 }))]
+        );
+        assert!(persisted.is_empty());
+        assert_eq!(
+            d.node.durable.row,
+            AccountRow {
+                balance: 70,
+                version: 2
+            }
+        );
+        assert_eq!(d.node.version_conflicts, 1);
+    }
+
+    #[test]
+    fn a_dropped_connection_rolls_back_and_hands_the_lock_on() {
+        let mut d = db();
+        feed(&mut d, W1, SqlRequest::Select { for_update: true });
+        feed(&mut d, W1, SqlRequest::Update { balance: 70 });
+        feed(&mut d, W2, SqlRequest::Select { for_update: true });
+        assert!(d.node.watches(W1) && d.node.watches(W2));
+        let effects = d.peer_down(W1);
+        let (sent, persisted): (Vec<(NodeId, SqlMsg)>, Vec<&DbDurable>) =
+            (sent(&effects), persisted(&effects));
+        assert_eq!(
+            sent,
+            vec![(W2, row(100, 1))],
+            "w1's staged ₹70 is gone; w2 reads the committed ₹100"
+        );
+        assert!(persisted.is_empty());
+        assert_eq!(d.node.lock_holder, Some(W2));
+        assert!(!d.node.watches(W1));
+    }
+}

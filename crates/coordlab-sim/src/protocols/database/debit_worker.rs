@@ -1,0 +1,429 @@
+//! A worker that debits the account once, using one of three strategies:
+//! read-then-write with no lock, read under `SELECT … FOR UPDATE`, or a version-checked
+//! write that retries when the row changed underneath it.
+
+use super::sql::ACCOUNT_ID;
+use super::sql::{rupees, SqlMsg, SqlReply, SqlRequest};
+use crate::kernel::ids::NodeId;
+use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::rng::between_us;
+use crate::kernel::view::{Summary, Tone};
+use crate::protocols::card;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DebitStrategy {
+    /// Plain SELECT, compute, UPDATE, COMMIT.
+    ReadThenWrite,
+    /// SELECT … FOR UPDATE, compute, UPDATE, COMMIT: the row is locked from read to commit.
+    RowLock,
+    /// Read the version, compute, `UPDATE … WHERE version = :read`; on zero rows read again.
+    VersionCheck,
+}
+
+/// A worker's plan, fixed by the scenario.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DebitPlan {
+    pub strategy: DebitStrategy,
+    pub amount: i64,
+    pub db: NodeId,
+    pub start_delay_us: (u64, u64),
+    pub think_us: (u64, u64),
+    pub max_attempts: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Idle,
+    Reading,
+    Computing { read_balance: i64, read_version: u64 },
+    Writing { new_balance: i64 },
+    Committing { new_balance: i64 },
+    Done,
+    GaveUp,
+}
+
+/// Survives a crash: whether its debit is known to be committed. (Its plan is its
+/// configuration, kept by the engine.)
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkerDurable {
+    pub done: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WorkerTimer {
+    Begin,
+    FinishComputing,
+}
+
+impl Label for WorkerTimer {
+    fn label(&self) -> String {
+        match self {
+            WorkerTimer::Begin => "the debit job fires".to_string(),
+            WorkerTimer::FinishComputing => "finishes computing the new balance".to_string(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DebitWorker {
+    pub plan: DebitPlan,
+    pub phase: Phase,
+    pub attempts: u32,
+    pub done: bool,
+}
+
+impl DebitWorker {
+    pub fn recover(plan: DebitPlan, durable: &WorkerDurable) -> DebitWorker {
+        DebitWorker {
+            plan,
+            phase: Phase::Idle,
+            attempts: 0,
+            done: durable.done,
+        }
+    }
+
+    pub fn start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        if self.done {
+            ctx.note(format!(
+                "{} finds its debit already recorded as done and stays idle.",
+                ctx.me()
+            ));
+            self.phase = Phase::Done;
+            return;
+        }
+        let (lo, hi) = self.plan.start_delay_us;
+        let delay_us = between_us(ctx.rng, lo, hi);
+        ctx.set_timer(WorkerTimer::Begin, delay_us);
+    }
+
+    pub fn timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: WorkerTimer) {
+        match (timer, self.phase.clone()) {
+            (WorkerTimer::Begin, Phase::Idle) => {
+                ctx.note(match self.plan.strategy {
+                    DebitStrategy::ReadThenWrite => format!(
+                        "{} opens a transaction and reads the balance with a plain SELECT, intending to subtract {}.",
+                        ctx.me(),
+                        rupees(self.plan.amount)
+                    ),
+                    DebitStrategy::RowLock => format!(
+                        "{} reads with SELECT … FOR UPDATE: the row comes back only together with an exclusive lock.",
+                        ctx.me()
+                    ),
+                    DebitStrategy::VersionCheck => format!(
+                        "{} reads the balance and the row's version number. It takes no lock; it will prove nothing changed when it writes.",
+                        ctx.me()
+                    ),
+                });
+                self.read(ctx);
+            }
+            (
+                WorkerTimer::FinishComputing,
+                Phase::Computing {
+                    read_balance,
+                    read_version,
+                },
+            ) => {
+                let new_balance = read_balance - self.plan.amount;
+                self.phase = Phase::Writing { new_balance };
+                match self.plan.strategy {
+                    DebitStrategy::ReadThenWrite | DebitStrategy::RowLock => {
+                        ctx.note(format!(
+                            "{} writes the number it computed, {}. It does not look at the row again first.",
+                            ctx.me(),
+                            rupees(new_balance)
+                        ));
+                        ctx.send(
+                            self.plan.db,
+                            SqlMsg::Request(SqlRequest::Update { balance: new_balance }),
+                        );
+                    }
+                    DebitStrategy::VersionCheck => {
+                        ctx.note(format!(
+                            "{} writes {} only if the row is still at version {read_version}: check and write travel as one statement.",
+                            ctx.me(),
+                            rupees(new_balance)
+                        ));
+                        ctx.send(
+                            self.plan.db,
+                            SqlMsg::Request(SqlRequest::UpdateIfVersion {
+                                balance: new_balance,
+                                expected_version: read_version,
+                            }),
+                        );
+                    }
+                }
+            }
+            // A timer that no longer fits the phase (e.g. after a restart) is ignored.
+            _ => {}
+        }
+    }
+
+    fn read(&mut self, ctx: &mut Ctx<'_, Self>) {
+        self.attempts += 1;
+        self.phase = Phase::Reading;
+        let for_update = self.plan.strategy == DebitStrategy::RowLock;
+        ctx.send(self.plan.db, SqlMsg::Request(SqlRequest::Select { for_update }));
+    }
+
+    pub fn reply(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: SqlMsg) {
+        if from != self.plan.db {
+            return;
+        }
+        let SqlMsg::Reply(reply) = msg else { return };
+        match (reply, self.phase.clone()) {
+            (SqlReply::Row { balance, version }, Phase::Reading) => {
+                self.phase = Phase::Computing {
+                    read_balance: balance,
+                    read_version: version,
+                };
+                ctx.note(format!(
+                    "{} now believes the balance is {} and spends a moment working out {} − {}.",
+                    ctx.me(),
+                    rupees(balance),
+                    rupees(balance),
+                    rupees(self.plan.amount)
+                ));
+                let (lo, hi) = self.plan.think_us;
+                let think_us = between_us(ctx.rng, lo, hi);
+                ctx.set_timer(WorkerTimer::FinishComputing, think_us);
+            }
+            (SqlReply::Updated, Phase::Writing { new_balance }) => {
+                self.phase = Phase::Committing { new_balance };
+                ctx.send(self.plan.db, SqlMsg::Request(SqlRequest::Commit));
+            }
+            (SqlReply::Committed, Phase::Committing { .. }) => self.finish(ctx),
+            (SqlReply::VersionChecked { rows: 1 }, Phase::Writing { .. }) => self.finish(ctx),
+            (SqlReply::VersionChecked { .. }, Phase::Writing { .. }) => {
+                if self.attempts >= self.plan.max_attempts {
+                    self.phase = Phase::GaveUp;
+                    ctx.note(format!("{} gives up after {} attempts.", ctx.me(), self.attempts));
+                } else {
+                    ctx.note(format!(
+                        "Zero rows: {}'s read was stale. It throws the computed value away and reads the row again.",
+                        ctx.me()
+                    ));
+                    self.read(ctx);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn finish(&mut self, ctx: &mut Ctx<'_, Self>) {
+        self.phase = Phase::Done;
+        self.done = true;
+        ctx.persist(WorkerDurable { done: true });
+        ctx.note(format!("{}'s debit is committed; its job is finished.", ctx.me()));
+    }
+
+    /// What it is doing, in a few words (the state column of the transactions table).
+    pub fn phase_text(&self) -> String {
+        match &self.phase {
+            Phase::Idle => "waiting for the job".to_string(),
+            Phase::Reading => "reading the row".to_string(),
+            Phase::Computing { read_balance, .. } => {
+                format!("read {}, computing", rupees(*read_balance))
+            }
+            Phase::Writing { new_balance } => format!("writing {}", rupees(*new_balance)),
+            Phase::Committing { new_balance } => format!("committing {}", rupees(*new_balance)),
+            Phase::Done => "done".to_string(),
+            Phase::GaveUp => "gave up".to_string(),
+        }
+    }
+
+    pub fn summary(&self) -> Summary {
+        // Under `SELECT … FOR UPDATE` the row is its own from the read's answer to the commit.
+        let locked = self.plan.strategy == DebitStrategy::RowLock;
+        let tone = if locked { Tone::Holds } else { Tone::Quiet };
+        let mut s = match &self.phase {
+            Phase::Idle => card::idle(),
+            Phase::Reading => Summary::new("reading", Tone::Quiet).detail(if locked {
+                "SELECT … FOR UPDATE"
+            } else {
+                "SELECT the balance"
+            }),
+            Phase::Computing { read_balance, .. } => Summary::new("working", tone)
+                .badge("read", rupees(*read_balance))
+                .detail("computing the new balance"),
+            Phase::Writing { new_balance } => Summary::new("writing", tone)
+                .badge("read", rupees(new_balance + self.plan.amount))
+                .badge("writes", rupees(*new_balance)),
+            Phase::Committing { new_balance } => Summary::new("committing", tone)
+                .badge("read", rupees(new_balance + self.plan.amount))
+                .badge("writes", rupees(*new_balance)),
+            Phase::Done => card::done(),
+            Phase::GaveUp => card::gave_up("row changed every try"),
+        };
+        if locked
+            && matches!(
+                self.phase,
+                Phase::Computing { .. } | Phase::Writing { .. } | Phase::Committing { .. }
+            )
+        {
+            s = s.detail("holds the row lock");
+        }
+        if self.attempts > 1 {
+            s = s.badge("attempt", self.attempts);
+        }
+        s
+    }
+}
+
+impl Participant for DebitWorker {
+    type Msg = SqlMsg;
+    type Timer = WorkerTimer;
+    type Durable = WorkerDurable;
+    type Config = DebitPlan;
+
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        if !self.done {
+            ctx.note(format!(
+                "{} is scheduled to take {} from account {ACCOUNT_ID}.",
+                ctx.me(),
+                rupees(self.plan.amount)
+            ));
+        }
+        self.start(ctx);
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: SqlMsg) {
+        self.reply(ctx, from, msg);
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: WorkerTimer) {
+        self.timer(ctx, timer);
+    }
+
+    fn recover(plan: &DebitPlan, _id: NodeId, durable: &WorkerDurable) -> Self {
+        DebitWorker::recover(*plan, durable)
+    }
+
+    fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
+        DebitWorker::summary(self)
+    }
+
+    fn durable_summary(_plan: &DebitPlan, durable: &WorkerDurable, _view: &ViewCtx<'_>) -> Summary {
+        card::down(if durable.done {
+            "debit done"
+        } else {
+            "debit not done"
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::participant::Effect;
+    use crate::kernel::testing::{sent, timers_set, Harness};
+
+    const DB: NodeId = NodeId(0);
+
+    fn plan(strategy: DebitStrategy) -> DebitPlan {
+        DebitPlan {
+            strategy,
+            amount: 30,
+            db: DB,
+            start_delay_us: (0, 0),
+            think_us: (5, 5),
+            max_attempts: 2,
+        }
+    }
+
+    fn worker(strategy: DebitStrategy) -> Harness<DebitWorker> {
+        let w = DebitWorker::recover(plan(strategy), &WorkerDurable { done: false });
+        Harness::new(NodeId(1), w, &["db", "w"])
+    }
+
+    fn requests(effects: &[Effect<DebitWorker>]) -> Vec<SqlRequest> {
+        sent::<_, SqlMsg>(effects)
+            .into_iter()
+            .filter_map(|(to, m)| match m {
+                SqlMsg::Request(r) if to == DB => Some(r),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn row(balance: i64, version: u64) -> SqlMsg {
+        SqlMsg::Reply(SqlReply::Row { balance, version })
+    }
+
+    #[test]
+    fn the_row_lock_strategy_reads_for_update() {
+        let mut w = worker(DebitStrategy::RowLock);
+        assert_eq!(
+            requests(&w.fire(WorkerTimer::Begin)),
+            vec![SqlRequest::Select { for_update: true }]
+        );
+        let mut plain = worker(DebitStrategy::ReadThenWrite);
+        assert_eq!(
+            requests(&plain.fire(WorkerTimer::Begin)),
+            vec![SqlRequest::Select { for_update: false }]
+        );
+    }
+
+    #[test]
+    fn the_write_is_computed_from_the_value_read() {
+        let mut w = worker(DebitStrategy::ReadThenWrite);
+        w.fire(WorkerTimer::Begin);
+        let fx = w.deliver(DB, row(100, 1));
+        assert_eq!(timers_set(&fx), vec![(WorkerTimer::FinishComputing, 5)]);
+        assert_eq!(
+            requests(&w.fire(WorkerTimer::FinishComputing)),
+            vec![SqlRequest::Update { balance: 70 }]
+        );
+        assert_eq!(
+            requests(&w.deliver(DB, SqlMsg::Reply(SqlReply::Updated))),
+            vec![SqlRequest::Commit]
+        );
+        let fx = w.deliver(DB, SqlMsg::Reply(SqlReply::Committed));
+        assert!(fx.iter().any(|e| matches!(e, Effect::Persist(d) if d.done)));
+        assert_eq!(w.node.phase, Phase::Done);
+    }
+
+    #[test]
+    fn a_refused_version_check_reads_again_then_gives_up() {
+        let mut w = worker(DebitStrategy::VersionCheck);
+        w.fire(WorkerTimer::Begin);
+        w.deliver(DB, row(100, 1));
+        assert_eq!(
+            requests(&w.fire(WorkerTimer::FinishComputing)),
+            vec![SqlRequest::UpdateIfVersion {
+                balance: 70,
+                expected_version: 1
+            }]
+        );
+        assert_eq!(
+            requests(&w.deliver(DB, SqlMsg::Reply(SqlReply::VersionChecked { rows: 0 }))),
+            vec![SqlRequest::Select { for_update: false }],
+            "stale read: read again"
+        );
+        w.deliver(DB, row(70, 2));
+        w.fire(WorkerTimer::FinishComputing);
+        let fx = w.deliver(DB, SqlMsg::Reply(SqlReply::VersionChecked { rows: 0 }));
+        assert!(requests(&fx).is_empty());
+        assert_eq!(w.node.phase, Phase::GaveUp, "max_attempts is 2");
+    }
+
+    #[test]
+    fn a_worker_whose_debit_is_done_stays_idle_after_restart() {
+        let mut w = Harness::new(
+            NodeId(1),
+            DebitWorker::recover(plan(DebitStrategy::RowLock), &WorkerDurable { done: true }),
+            &["db", "w"],
+        );
+        let fx = w.start();
+        assert!(timers_set(&fx).is_empty());
+        assert_eq!(w.node.phase, Phase::Done);
+    }
+
+    #[test]
+    fn replies_from_anyone_but_the_database_are_ignored() {
+        let mut w = worker(DebitStrategy::ReadThenWrite);
+        w.fire(WorkerTimer::Begin);
+        let fx = w.deliver(NodeId(2), row(5, 9));
+        assert!(fx.is_empty());
+        assert_eq!(w.node.phase, Phase::Reading);
+    }
+}

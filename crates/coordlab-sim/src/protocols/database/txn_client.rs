@@ -1,0 +1,522 @@
+//! A database client that runs a small transaction program against a [`super::row_lock_db`]
+//! database: statements in order with thinking time between them, ending in COMMIT.
+//!
+//! When a statement fails (a NOWAIT refusal, a deadlock victim) the client rolls back, waits a
+//! random back-off and runs the program again from the start — the retry every caller of a
+//! locking transaction must be ready for. A queue worker (`repeat`) runs the program again
+//! after each commit until its claim finds no job; `FinishJob { id: 0 }` in a program means
+//! the job it claimed.
+
+use super::db_sql::{
+    ClaimLock, DbMsg, DbReply, DbRequest, RowAccess, DEADLOCK_DETECTED, LOCK_NOT_AVAILABLE, NO_CONNECTION,
+};
+use crate::kernel::ids::NodeId;
+use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::rng::between_us;
+use crate::kernel::view::{Summary, Tone};
+use crate::protocols::card;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    Run(DbRequest),
+    /// Work between statements, for a random time in the range (the row locks stay held).
+    Think(u64, u64),
+}
+
+/// A client's program and habits, fixed by the scenario.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TxnPlan {
+    pub db: NodeId,
+    pub program: Vec<Step>,
+    pub start_delay_us: (u64, u64),
+    pub backoff_us: (u64, u64),
+    /// Failed attempts after which it gives up.
+    pub max_retries: u32,
+    /// Run the program again after each commit until a claim returns no job.
+    pub repeat: bool,
+    /// What to call one run of the program in narration ("job", "transfer").
+    pub noun: &'static str,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClientPhase {
+    Idle,
+    /// Waiting for the answer to this statement.
+    Sent(DbRequest),
+    Thinking,
+    /// Rolling back after the error.
+    RollingBack(&'static str),
+    BackingOff,
+    Done,
+    GaveUp,
+}
+
+/// Survives a crash: how much work it knows is committed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClientDurable {
+    pub done: bool,
+    pub committed: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClientTimer {
+    Begin,
+    ThinkDone,
+    Retry,
+}
+
+impl Label for ClientTimer {
+    fn label(&self) -> String {
+        match self {
+            ClientTimer::Begin => "starts".to_string(),
+            ClientTimer::ThinkDone => "finishes its work".to_string(),
+            ClientTimer::Retry => "back-off over: tries again".to_string(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TxnClient {
+    pub plan: TxnPlan,
+    pub phase: ClientPhase,
+    /// Index of the step being run.
+    pub pc: usize,
+    pub claimed: Option<u32>,
+    /// The last claim returned no row, and how it locked (with SKIP LOCKED, no row does not
+    /// mean no job is pending: only that none was unlocked).
+    pub no_row: Option<ClaimLock>,
+    /// Committed runs of the program (jobs done, transfers made).
+    pub committed: u32,
+    /// Errors the database returned (NOWAIT refusals, deadlock aborts).
+    pub errors: u32,
+    /// Runs of the program started again after an error.
+    pub retries: u32,
+    pub done: bool,
+}
+
+impl TxnClient {
+    pub fn recover(plan: TxnPlan, durable: &ClientDurable) -> TxnClient {
+        TxnClient {
+            plan,
+            phase: ClientPhase::Idle,
+            pc: 0,
+            claimed: None,
+            no_row: None,
+            committed: durable.committed,
+            errors: 0,
+            retries: 0,
+            done: durable.done,
+        }
+    }
+
+    /// Starts the program again on a fresh transaction: BEGIN first.
+    fn restart(&mut self, ctx: &mut Ctx<'_, Self>) {
+        self.pc = 0;
+        self.claimed = None;
+        ctx.send(self.plan.db, DbMsg::Request(DbRequest::Begin));
+        self.phase = ClientPhase::Sent(DbRequest::Begin);
+    }
+
+    /// Runs steps from `pc` until one needs an answer or a timer.
+    fn advance(&mut self, ctx: &mut Ctx<'_, Self>) {
+        match self.plan.program.get(self.pc).cloned() {
+            Some(Step::Run(request)) => {
+                let request = match request {
+                    DbRequest::FinishJob { id: 0 } => DbRequest::FinishJob {
+                        id: self.claimed.unwrap_or(0),
+                    },
+                    r => r,
+                };
+                ctx.send(self.plan.db, DbMsg::Request(request.clone()));
+                self.phase = ClientPhase::Sent(request);
+            }
+            Some(Step::Think(lo, hi)) => {
+                self.phase = ClientPhase::Thinking;
+                let after_us = between_us(ctx.rng, lo, hi);
+                ctx.set_timer(ClientTimer::ThinkDone, after_us);
+            }
+            None => self.finish(ctx),
+        }
+    }
+
+    fn finish(&mut self, ctx: &mut Ctx<'_, Self>) {
+        self.phase = ClientPhase::Done;
+        self.done = true;
+        ctx.persist(ClientDurable {
+            done: true,
+            committed: self.committed,
+        });
+    }
+
+    pub fn timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: ClientTimer) {
+        match (timer, &self.phase) {
+            (ClientTimer::Begin, ClientPhase::Idle) | (ClientTimer::Retry, ClientPhase::BackingOff) => {
+                self.restart(ctx);
+            }
+            (ClientTimer::ThinkDone, ClientPhase::Thinking) => {
+                self.pc += 1;
+                self.advance(ctx);
+            }
+            _ => {}
+        }
+    }
+
+    pub fn reply(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: DbMsg) {
+        if from != self.plan.db {
+            return;
+        }
+        let DbMsg::Reply(reply) = msg else { return };
+        match (reply, self.phase.clone()) {
+            (DbReply::Error { sqlstate }, ClientPhase::Sent(r)) if r != DbRequest::Begin => {
+                self.errors += 1;
+                ctx.note(match sqlstate {
+                    LOCK_NOT_AVAILABLE => format!(
+                        "{} got \"could not obtain lock\" instead of waiting. It rolls back and will try again shortly.",
+                        ctx.me()
+                    ),
+                    DEADLOCK_DETECTED => format!(
+                        "{}'s {} was the deadlock victim: everything it did is undone. It rolls back and will run the whole {} again.",
+                        ctx.me(),
+                        self.plan.noun,
+                        self.plan.noun
+                    ),
+                    _ => format!("{} got an error and rolls back.", ctx.me()),
+                });
+                ctx.send(self.plan.db, DbMsg::Request(DbRequest::Rollback));
+                self.phase = ClientPhase::RollingBack(sqlstate);
+            }
+            (DbReply::RolledBack, ClientPhase::RollingBack(_)) => {
+                if self.retries >= self.plan.max_retries {
+                    self.phase = ClientPhase::GaveUp;
+                    ctx.note(format!("{} gives up after {} retries.", ctx.me(), self.retries));
+                } else {
+                    self.retries += 1;
+                    self.phase = ClientPhase::BackingOff;
+                    let (lo, hi) = self.plan.backoff_us;
+                    let after_us = between_us(ctx.rng, lo, hi);
+                    ctx.set_timer(ClientTimer::Retry, after_us);
+                }
+            }
+            (DbReply::Begun, ClientPhase::Sent(DbRequest::Begin)) => self.advance(ctx),
+            (DbReply::Job(None), ClientPhase::Sent(DbRequest::ClaimJob { lock })) => {
+                self.no_row = Some(lock);
+                ctx.send(self.plan.db, DbMsg::Request(DbRequest::Commit));
+                self.phase = ClientPhase::Sent(DbRequest::Commit);
+            }
+            (DbReply::Job(Some(id)), ClientPhase::Sent(DbRequest::ClaimJob { .. })) => {
+                self.claimed = Some(id);
+                self.pc += 1;
+                self.advance(ctx);
+            }
+            // A reply to a statement of this program (a stale one, to a statement sent before a
+            // crash, is not: it finds the client opening its transaction, or elsewhere).
+            (DbReply::Rows(_), ClientPhase::Sent(r))
+                if !matches!(
+                    r,
+                    DbRequest::Begin | DbRequest::Commit | DbRequest::Rollback | DbRequest::ClaimJob { .. }
+                ) =>
+            {
+                self.pc += 1;
+                self.advance(ctx);
+            }
+            (DbReply::Committed, ClientPhase::Sent(DbRequest::Commit)) => {
+                if let Some(lock) = self.no_row {
+                    ctx.note(no_row_note(ctx.me(), lock));
+                    self.finish(ctx);
+                    return;
+                }
+                self.committed += 1;
+                ctx.persist(ClientDurable {
+                    done: false,
+                    committed: self.committed,
+                });
+                if self.plan.repeat {
+                    self.restart(ctx);
+                } else {
+                    ctx.note(format!("{}'s {} is committed.", ctx.me(), self.plan.noun));
+                    self.finish(ctx);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Whether it has a transaction open on the database (a statement out, or work between
+    /// statements).
+    pub fn in_transaction(&self) -> bool {
+        matches!(
+            self.phase,
+            ClientPhase::Sent(_) | ClientPhase::Thinking | ClientPhase::RollingBack(_)
+        )
+    }
+
+    /// The database crashed: the connection and the transaction on it are gone. Whatever it
+    /// claimed or staged is not its own any more; it backs off and starts the program again.
+    pub fn connection_lost(&mut self, ctx: &mut Ctx<'_, Self>, peer: NodeId) {
+        if peer != self.plan.db || !self.in_transaction() {
+            return;
+        }
+        self.errors += 1;
+        self.retries += 1;
+        self.claimed = None;
+        self.phase = ClientPhase::BackingOff;
+        ctx.cancel_timer(ClientTimer::ThinkDone);
+        ctx.note(format!(
+            "{}'s connection to the database broke: its transaction is gone with it. It will start over.",
+            ctx.me()
+        ));
+        let (lo, hi) = self.plan.backoff_us;
+        let after_us = between_us(ctx.rng, lo, hi);
+        ctx.set_timer(ClientTimer::Retry, after_us);
+    }
+
+    /// What it is doing, in a few words (the state column of the clients table).
+    pub fn phase_text(&self) -> String {
+        match &self.phase {
+            ClientPhase::Idle => "not started".to_string(),
+            ClientPhase::Sent(DbRequest::Commit) => "committing".to_string(),
+            ClientPhase::Sent(DbRequest::Begin) => "opening a transaction".to_string(),
+            ClientPhase::Sent(DbRequest::ClaimJob { .. }) => "claiming a job".to_string(),
+            ClientPhase::Sent(_) => match self.claimed {
+                Some(id) => format!("finishing job {id}"),
+                None => "running a statement".to_string(),
+            },
+            ClientPhase::Thinking => match self.claimed {
+                Some(id) => format!("working on job {id}"),
+                None => "working".to_string(),
+            },
+            ClientPhase::RollingBack(_) => "rolling back".to_string(),
+            ClientPhase::BackingOff => "backing off".to_string(),
+            ClientPhase::Done => "done".to_string(),
+            ClientPhase::GaveUp => "gave up".to_string(),
+        }
+    }
+
+    pub fn summary(&self) -> Summary {
+        let mut s = match &self.phase {
+            ClientPhase::Idle => Summary::new("idle", Tone::Quiet).detail("not started"),
+            ClientPhase::Sent(DbRequest::Begin) => {
+                Summary::new("working", Tone::Quiet).detail("opening a transaction")
+            }
+            ClientPhase::Sent(DbRequest::ClaimJob { lock }) => {
+                Summary::new("claiming", Tone::Asking).detail(match lock {
+                    ClaimLock::None => "SELECT a job, no lock",
+                    ClaimLock::ForUpdate => "SELECT a job FOR UPDATE",
+                    ClaimLock::NoWait => "… FOR UPDATE NOWAIT",
+                    ClaimLock::SkipLocked => "… FOR UPDATE SKIP LOCKED",
+                })
+            }
+            ClientPhase::Sent(DbRequest::Commit) => Summary::new("committing", Tone::Quiet),
+            // Its statement is out and unanswered: in flight, or blocked on a row lock (the
+            // database's card shows which).
+            ClientPhase::Sent(r) => {
+                Summary::new("waiting", Tone::Waiting).detail(format!("on {}", statement(r)))
+            }
+            ClientPhase::Thinking => Summary::new("working", Tone::Quiet),
+            ClientPhase::RollingBack(sqlstate) => {
+                Summary::new("rolling back", Tone::Failed).detail(match *sqlstate {
+                    DEADLOCK_DETECTED => "deadlock victim".to_string(),
+                    LOCK_NOT_AVAILABLE => "NOWAIT: row was locked".to_string(),
+                    NO_CONNECTION => "connection lost".to_string(),
+                    other => format!("error {other}"),
+                })
+            }
+            ClientPhase::BackingOff => card::backing_off().detail("will start over"),
+            ClientPhase::Done => card::done(),
+            ClientPhase::GaveUp => card::gave_up("too many retries"),
+        };
+        if let (Some(id), true) = (self.claimed, self.in_transaction()) {
+            s = s.badge("job", id);
+        }
+        if self.plan.repeat {
+            s = s.badge("jobs done", self.committed);
+        }
+        if self.errors > 0 {
+            s = s.badge("errors", self.errors);
+        }
+        if self.retries > 0 {
+            s = s.minor(format!("retries: {}", self.retries));
+        }
+        s
+    }
+}
+
+/// Why a worker whose claim came back empty stops. With SKIP LOCKED an empty answer means
+/// only that no pending job was unlocked: one another worker holds may still be pending, and
+/// is pending again if that worker rolls back.
+pub fn no_row_note(me: &str, lock: ClaimLock) -> String {
+    if lock == ClaimLock::SkipLocked {
+        format!("{me}'s claim found no unlocked pending job, so it stops. Jobs other workers hold may still be pending.")
+    } else {
+        format!("No pending job is left: {me} stops.")
+    }
+}
+
+/// A statement in a few words: `UPDATE account 2`.
+fn statement(r: &DbRequest) -> String {
+    match r {
+        DbRequest::ClaimJob { .. } => "SELECT a pending job".into(),
+        DbRequest::FinishJob { id } => format!("UPDATE job {id}"),
+        DbRequest::AddToBalance { account, .. } => format!("UPDATE account {account}"),
+        DbRequest::Customer { access } => match access {
+            RowAccess::Read => "SELECT customer 1".into(),
+            RowAccess::SelectFor(mode) => format!("SELECT … {}", mode.sql()),
+            RowAccess::InsertChild => "INSERT order of 1".into(),
+            RowAccess::UpdateName => "UPDATE customer 1".into(),
+            RowAccess::Delete => "DELETE customer 1".into(),
+        },
+        DbRequest::UpdateUserByEmail { .. } => "UPDATE user by email".into(),
+        DbRequest::UpdateUserById { id, .. } => format!("UPDATE user {id}"),
+        DbRequest::InsertUser { id, .. } => format!("INSERT user {id}"),
+        DbRequest::Begin => "BEGIN".into(),
+        DbRequest::Commit => "COMMIT".into(),
+        DbRequest::Rollback => "ROLLBACK".into(),
+    }
+}
+
+impl Participant for TxnClient {
+    type Msg = DbMsg;
+    type Timer = ClientTimer;
+    type Durable = ClientDurable;
+    type Config = TxnPlan;
+
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        if self.done {
+            self.phase = ClientPhase::Done;
+            return;
+        }
+        let (lo, hi) = self.plan.start_delay_us;
+        let after_us = between_us(ctx.rng, lo, hi);
+        ctx.set_timer(ClientTimer::Begin, after_us);
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: DbMsg) {
+        self.reply(ctx, from, msg);
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: ClientTimer) {
+        self.timer(ctx, timer);
+    }
+
+    fn on_peer_down(&mut self, ctx: &mut Ctx<'_, Self>, peer: NodeId) {
+        self.connection_lost(ctx, peer);
+    }
+
+    fn watches(&self, peer: NodeId) -> bool {
+        peer == self.plan.db && self.in_transaction()
+    }
+
+    fn recover(plan: &TxnPlan, _id: NodeId, durable: &ClientDurable) -> Self {
+        TxnClient::recover(plan.clone(), durable)
+    }
+
+    fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
+        TxnClient::summary(self)
+    }
+
+    fn durable_summary(_plan: &TxnPlan, durable: &ClientDurable, _view: &ViewCtx<'_>) -> Summary {
+        card::down(format!("committed: {}", durable.committed))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::testing::{sent, timers_set, Harness};
+    use crate::protocols::database::db_sql::ClaimLock;
+
+    const DB: NodeId = NodeId(0);
+
+    fn worker() -> Harness<TxnClient> {
+        let plan = TxnPlan {
+            db: DB,
+            program: vec![
+                Step::Run(DbRequest::ClaimJob {
+                    lock: ClaimLock::NoWait,
+                }),
+                Step::Think(5, 5),
+                Step::Run(DbRequest::FinishJob { id: 0 }),
+                Step::Run(DbRequest::Commit),
+            ],
+            start_delay_us: (0, 0),
+            backoff_us: (7, 7),
+            max_retries: 1,
+            repeat: true,
+            noun: "job",
+        };
+        Harness::new(
+            NodeId(1),
+            TxnClient::recover(plan, &ClientDurable::default()),
+            &["db", "w"],
+        )
+    }
+
+    fn requests(fx: &[crate::kernel::participant::Effect<TxnClient>]) -> Vec<DbRequest> {
+        sent::<_, DbMsg>(fx)
+            .into_iter()
+            .filter_map(|(_, m)| match m {
+                DbMsg::Request(r) => Some(r),
+                DbMsg::Reply(_) => None,
+            })
+            .collect()
+    }
+
+    fn reply(r: DbReply) -> DbMsg {
+        DbMsg::Reply(r)
+    }
+
+    #[test]
+    fn a_worker_claims_works_finishes_the_claimed_job_and_claims_again() {
+        let mut w = worker();
+        assert_eq!(requests(&w.fire(ClientTimer::Begin)), vec![DbRequest::Begin]);
+        assert_eq!(
+            requests(&w.deliver(DB, reply(DbReply::Begun))),
+            vec![DbRequest::ClaimJob {
+                lock: ClaimLock::NoWait
+            }]
+        );
+        assert_eq!(
+            timers_set(&w.deliver(DB, reply(DbReply::Job(Some(4))))),
+            vec![(ClientTimer::ThinkDone, 5)]
+        );
+        assert_eq!(
+            requests(&w.fire(ClientTimer::ThinkDone)),
+            vec![DbRequest::FinishJob { id: 4 }]
+        );
+        assert_eq!(
+            requests(&w.deliver(DB, reply(DbReply::Rows(1)))),
+            vec![DbRequest::Commit]
+        );
+        assert_eq!(
+            requests(&w.deliver(DB, reply(DbReply::Committed))),
+            vec![DbRequest::Begin]
+        );
+        w.deliver(DB, reply(DbReply::Begun));
+        assert_eq!(w.node.committed, 1);
+        w.deliver(DB, reply(DbReply::Job(None)));
+        w.deliver(DB, reply(DbReply::Committed));
+        assert_eq!(w.node.phase, ClientPhase::Done);
+        assert_eq!(w.node.committed, 1);
+    }
+
+    #[test]
+    fn an_error_rolls_back_backs_off_and_retries_then_gives_up() {
+        let mut w = worker();
+        w.fire(ClientTimer::Begin);
+        w.deliver(DB, reply(DbReply::Begun));
+        let err = reply(DbReply::Error {
+            sqlstate: LOCK_NOT_AVAILABLE,
+        });
+        assert_eq!(requests(&w.deliver(DB, err.clone())), vec![DbRequest::Rollback]);
+        assert_eq!(
+            timers_set(&w.deliver(DB, reply(DbReply::RolledBack))),
+            vec![(ClientTimer::Retry, 7)]
+        );
+        assert_eq!(requests(&w.fire(ClientTimer::Retry)), vec![DbRequest::Begin]);
+        w.deliver(DB, reply(DbReply::Begun));
+        w.deliver(DB, err);
+        w.deliver(DB, reply(DbReply::RolledBack));
+        assert_eq!(w.node.phase, ClientPhase::GaveUp);
+        assert_eq!((w.node.errors, w.node.retries), (2, 1));
+    }
+}

@@ -1,0 +1,487 @@
+//! A worker for the `services` bundle's lease stories: it gets a lease from a
+//! [`PlacedLease`] table (atomically, or by reading a replica and then claiming on the
+//! primary), reads how far the job got from the ledger, and writes each step to the
+//! [`super::fenced_resource::FencedResource`] with a fence in the write's predicate. What it
+//! uses as the fence is its plan's [`FenceFrom`]: the token the table handed it (correct), or
+//! one of the mistakes — its own wall clock, a random id, a counter of its own, or the
+//! token re-read from the table before each write.
+//!
+//! It does not renew (its 16 s job fits in the 30 s lease) and does not release: the lease
+//! lapses. A store that does not answer within its timeout counts as an attempt; after its
+//! last attempt the worker gives up and the job is not done.
+//!
+//! The job itself is the [`JobRunner`]'s; this file is the lease side, [`FenceLock`].
+
+use super::lease_msg::{seconds, RejectReason, WriteCheck};
+use super::placed_lease::{ClientClock, PlacedMsg, TokenSource};
+use crate::kernel::ids::{FencingToken, NodeId};
+use crate::kernel::participant::{Label, ViewCtx};
+use crate::kernel::rng::between_us;
+use crate::kernel::time::MS_US;
+use crate::kernel::view::Summary;
+use crate::protocols::card;
+use crate::protocols::job::{At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
+use crate::protocols::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
+
+/// How the worker gets the lease.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AcquireVia {
+    /// The one atomic statement on its store.
+    Atomic,
+    /// `SELECT` on a read replica; if the row looks free, an unconditional `UPDATE` on the
+    /// primary (its store).
+    ReadReplicaThenClaim { replica: NodeId },
+}
+
+/// What the worker carries as the fence in every write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FenceFrom {
+    /// The token the lease table returned with the grant.
+    Granted,
+    /// Its own wall clock at the grant, in ms.
+    WallClock,
+    /// A random id it drew for the attempt (a UUID in practice).
+    RandomId(u64),
+    /// How many leases this process has taken: every process counts from 1.
+    ProcessCounter,
+    /// The table's current token, re-read before each write.
+    Reread,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FenceWorkerPlan {
+    pub ttl_ms: u64,
+    pub start_after_ms: (u64, u64),
+    pub retry_ms: u64,
+    pub max_attempts: u32,
+    /// How long it waits for the store's answer before counting the attempt as failed.
+    pub answer_timeout_ms: u64,
+    pub steps: u32,
+    pub step_ms: u64,
+    pub amount_per_step: i64,
+    pub fence: FenceFrom,
+}
+
+impl FenceWorkerPlan {
+    /// A 30 s lease, a job that fires in the first 100 ms, polls every 5 s while the lease is
+    /// held elsewhere, and is four steps of 4 s debiting ₹10 each, fenced with the granted token.
+    pub fn standard() -> FenceWorkerPlan {
+        FenceWorkerPlan {
+            ttl_ms: 30_000,
+            start_after_ms: (0, 100),
+            retry_ms: 5_000,
+            max_attempts: 12,
+            answer_timeout_ms: 2_000,
+            steps: 4,
+            step_ms: 4_000,
+            amount_per_step: 10,
+            fence: FenceFrom::Granted,
+        }
+    }
+
+    pub fn job_total(&self) -> i64 {
+        self.amount_per_step * i64::from(self.steps)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FenceWorkerConfig {
+    pub plan: FenceWorkerPlan,
+    /// The table it acquires from (the primary, or its own).
+    pub store: NodeId,
+    pub via: AcquireVia,
+    pub ledger: NodeId,
+    /// Where its client reconnects if its store crashes (the store that takes over).
+    pub failover_to: Option<NodeId>,
+    /// The store's kind, which names its acquire command on the wire.
+    pub source: TokenSource,
+}
+
+/// The worker's configuration as the runner holds it: the job, and how it takes the lease.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FencePlan {
+    pub job: JobPlan,
+    pub start_after_ms: (u64, u64),
+    pub answer_timeout_ms: u64,
+    pub fence: FenceFrom,
+    /// The table it first acquires from.
+    pub store: NodeId,
+    pub via: AcquireVia,
+    pub failover_to: Option<NodeId>,
+    pub source: TokenSource,
+}
+
+impl From<FenceWorkerConfig> for FencePlan {
+    fn from(c: FenceWorkerConfig) -> FencePlan {
+        let p = c.plan;
+        FencePlan {
+            job: JobPlan {
+                short: String::new(),
+                key: String::new(),
+                ttl_ms: p.ttl_ms,
+                start_at_ms: 0,
+                retry_ms: p.retry_ms,
+                max_attempts: p.max_attempts,
+                steps: p.steps,
+                step_ms: p.step_ms,
+                amount: p.amount_per_step,
+                ledger: c.ledger,
+            },
+            start_after_ms: p.start_after_ms,
+            answer_timeout_ms: p.answer_timeout_ms,
+            fence: p.fence,
+            store: c.store,
+            via: c.via,
+            failover_to: c.failover_to,
+            source: c.source,
+        }
+    }
+}
+
+/// A worker: the job runner with a lease from a placed lease table.
+pub type FenceWorker = JobRunner<FenceLock>;
+
+/// The store has not answered this attempt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NoAnswer {
+    pub attempt: u32,
+}
+
+impl Label for NoAnswer {
+    fn label(&self) -> String {
+        format!("attempt {}: no answer yet", self.attempt)
+    }
+}
+
+impl LockTimer for NoAnswer {
+    const RETRY: &'static str = "retries the lease";
+}
+
+/// The lease side of a worker: where its table is, and the lease it holds there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FenceLock {
+    /// The table it acquires from (it moves on a failover).
+    pub store: NodeId,
+    /// This attempt is reading the replica, before any claim on the primary.
+    pub reading: bool,
+    /// The token the table granted, while it believes it holds the lease.
+    pub granted: Option<FencingToken>,
+    /// What it carries in its writes.
+    pub fence: FencingToken,
+    /// Leases this process has taken since it started (the per-process counter).
+    pub acquisitions: u64,
+    /// The holder's record (token) it last saw refused with, and its own clock when it first
+    /// saw it: client-go's observed time, for a Kubernetes Lease.
+    pub seen: Option<(FencingToken, u64)>,
+}
+
+type Ctx<'a, 'b> = JobCtx<'a, 'b, FenceLock>;
+
+impl FenceLock {
+    fn no_answer(job: &Job) -> JobTimer<NoAnswer> {
+        JobTimer::Lock(NoAnswer { attempt: job.attempt })
+    }
+
+    /// After `steps` steps: the next one, or the end of the job, narrated as `done`.
+    fn after(ctx: Ctx, plan: &FencePlan, steps: u32, done: String) -> Next {
+        if steps < plan.job.steps {
+            return Next::Step(steps + 1);
+        }
+        ctx.note(done);
+        Next::Finish
+    }
+
+    fn granted(&mut self, ctx: Ctx, plan: &FencePlan, token: FencingToken, ttl_ms: u64) {
+        self.acquisitions += 1;
+        self.granted = Some(token);
+        let me = ctx.me();
+        let (fence, how) = match plan.fence {
+            FenceFrom::Granted => (token, format!("It will carry token {token} in every write.")),
+            FenceFrom::Reread => (
+                token,
+                format!("It keeps no copy of token {token}: before each write it will read the lease row again and use whatever token is there."),
+            ),
+            FenceFrom::WallClock => {
+                let ms = ctx.local_now_us / MS_US;
+                (
+                    FencingToken(ms),
+                    format!("As its fence it takes the time of the grant by its own clock: {ms} ms. The table's token {token} goes unused."),
+                )
+            }
+            FenceFrom::RandomId(id) => (
+                FencingToken(id),
+                format!("As its fence it uses the random id it drew for this attempt, {id:#010x} ({id}). The table's token {token} goes unused."),
+            ),
+            FenceFrom::ProcessCounter => (
+                FencingToken(self.acquisitions),
+                format!(
+                    "As its fence it uses its own counter of leases taken: this is its lease number {} since the process started. The table's token {token} goes unused.",
+                    self.acquisitions
+                ),
+            ),
+        };
+        self.fence = fence;
+        ctx.note(format!(
+            "{me} holds the lease for {} with token {token}. {how} First it asks the ledger how far the job got.",
+            seconds(ttl_ms)
+        ));
+    }
+}
+
+impl LockClient for FenceLock {
+    type Plan = FencePlan;
+    type Timer = NoAnswer;
+    type Reply = PlacedMsg;
+    const RELEASE_WORDS: &'static str = "lets the lease lapse";
+    const GAVE_UP: &'static str = "no lease";
+
+    fn job(plan: &FencePlan) -> &JobPlan {
+        &plan.job
+    }
+
+    fn recover(plan: &FencePlan, _durable: &JobDurable) -> Self {
+        FenceLock {
+            store: plan.store,
+            reading: false,
+            granted: None,
+            fence: FencingToken(0),
+            acquisitions: 0,
+            seen: None,
+        }
+    }
+
+    fn start(ctx: Ctx, plan: &FencePlan, job: &Job) {
+        if job.finished {
+            return;
+        }
+        let (lo, hi) = plan.start_after_ms;
+        let delay = between_us(ctx.rng, lo * MS_US, hi * MS_US);
+        ctx.set_timer(JobTimer::JobStart, delay);
+    }
+
+    /// Every attempt counts; only a store that does not answer makes it give up.
+    fn next_attempt(_ctx: Ctx, _plan: &FencePlan, job: &mut Job) -> bool {
+        job.attempt += 1;
+        true
+    }
+
+    fn request(&mut self, ctx: Ctx, at: At<'_, Self>) {
+        let At { plan, job, .. } = at;
+        match plan.via {
+            AcquireVia::Atomic => {
+                self.reading = false;
+                let clock = ClientClock {
+                    now_us: ctx.local_now_us,
+                    seen: self.seen,
+                };
+                ctx.send(
+                    self.store,
+                    PlacedMsg::Acquire {
+                        ttl_ms: plan.job.ttl_ms,
+                        source: plan.source,
+                        clock,
+                    },
+                );
+            }
+            AcquireVia::ReadReplicaThenClaim { replica } => {
+                self.reading = true;
+                if job.attempt == 1 {
+                    ctx.note(format!(
+                        "{}'s job fires. Its connection pool sends every SELECT to the read replica, so it first reads the lease row there, and claims it on the primary only if it looks free.",
+                        ctx.me()
+                    ));
+                }
+                ctx.send(replica, PlacedMsg::Read);
+            }
+        }
+        ctx.set_timer(Self::no_answer(job), plan.answer_timeout_ms * MS_US);
+    }
+
+    fn on_reply(&mut self, ctx: Ctx, at: At<'_, Self>, _from: NodeId, msg: PlacedMsg) -> Turn {
+        let At { plan, job, phase } = at;
+        let asking = *phase == Phase::Acquiring;
+        if asking {
+            ctx.cancel_timer(Self::no_answer(job));
+        }
+        let claiming = asking && !self.reading;
+        match msg {
+            PlacedMsg::Granted { token, ttl_ms } if claiming || *phase == Phase::Watching => {
+                self.granted(ctx, plan, token, ttl_ms);
+                Turn::Granted
+            }
+            PlacedMsg::Denied { token, .. } if claiming => {
+                if self.seen.is_none_or(|(t, _)| t != token) {
+                    self.seen = Some((token, ctx.local_now_us));
+                }
+                if plan.source == TokenSource::ZooKeeper {
+                    // Its node stays queued; the watch on the node ahead will tell it.
+                    Turn::Watch
+                } else {
+                    Turn::BackOff
+                }
+            }
+            PlacedMsg::Row { free: true, .. } if asking && self.reading => {
+                ctx.note(format!(
+                    "The replica's row looks expired, so {} concludes the lease is free and claims it on the primary.",
+                    ctx.me()
+                ));
+                self.reading = false;
+                ctx.send(
+                    self.store,
+                    PlacedMsg::Claim {
+                        ttl_ms: plan.job.ttl_ms,
+                    },
+                );
+                Turn::Stay
+            }
+            PlacedMsg::Row { free: false, .. } if asking && self.reading => Turn::BackOff,
+            PlacedMsg::Row { token, .. } => match *phase {
+                Phase::Rereading { step } => {
+                    let (me, was) = (ctx.me(), self.fence);
+                    self.fence = token;
+                    ctx.note(if token == was {
+                        format!("{me} re-reads the lease row before writing step {step}: token {token}, the one it was granted.")
+                    } else {
+                        format!(
+                            "{me} re-reads the lease row before writing step {step} and finds token {token}, not its own {was}: it takes the new holder's number as its own, and so fences itself back in."
+                        )
+                    });
+                    Turn::Write(step)
+                }
+                _ => Turn::Stay,
+            },
+            _ => Turn::Stay,
+        }
+    }
+
+    fn on_timer(&mut self, ctx: Ctx, at: At<'_, Self>, timer: NoAnswer) -> Turn {
+        let At { plan, job, phase } = at;
+        if *phase != Phase::Acquiring || timer.attempt != job.attempt {
+            return Turn::Stay;
+        }
+        let me = ctx.me();
+        let wait = seconds(plan.answer_timeout_ms);
+        if job.attempt >= plan.job.max_attempts {
+            ctx.note(format!(
+                "No answer from the lease store in {wait}, for the {}th time. {me} gives up: without the lease it must not run the job.",
+                job.attempt
+            ));
+            Turn::GiveUp
+        } else {
+            ctx.note(format!(
+                "No answer from the lease store in {wait}. Without a lease {me} does not start: it tries again in {}.",
+                seconds(plan.job.retry_ms)
+            ));
+            Turn::BackOff
+        }
+    }
+
+    fn on_peer_down(&mut self, ctx: Ctx, at: At<'_, Self>, peer: NodeId) -> Turn {
+        let Some(next) = at.plan.failover_to.filter(|_| peer == self.store) else {
+            return Turn::Stay;
+        };
+        self.store = next;
+        ctx.note(format!(
+            "{}'s client loses its connection to {} and reconnects to {}.",
+            ctx.me(),
+            ctx.name(peer),
+            ctx.name(next)
+        ));
+        let claiming = *at.phase == Phase::Acquiring && !self.reading;
+        if claiming || *at.phase == Phase::Watching {
+            // The request in flight, or the watch, was on the crashed store: ask again.
+            Turn::Resend
+        } else {
+            Turn::Stay
+        }
+    }
+
+    fn watches(&self, plan: &FencePlan, peer: NodeId) -> bool {
+        plan.failover_to.is_some() && peer == self.store
+    }
+
+    fn retry_after_us(&self, _ctx: Ctx, plan: &FencePlan) -> u64 {
+        plan.job.retry_ms * MS_US
+    }
+
+    fn resume(ctx: Ctx, plan: &FencePlan, steps_done: u32) -> Next {
+        let done = format!("The job is already done: {} has nothing to do.", ctx.me());
+        Self::after(ctx, plan, steps_done, done)
+    }
+
+    fn written(ctx: Ctx, plan: &FencePlan, step: u32) -> Next {
+        let done = format!("{} has written the last step: its job is done.", ctx.me());
+        Self::after(ctx, plan, step, done)
+    }
+
+    fn before_write(&mut self, ctx: Ctx, at: At<'_, Self>, _step: u32) -> bool {
+        if at.plan.fence == FenceFrom::Reread {
+            ctx.send(self.store, PlacedMsg::Read);
+            return false;
+        }
+        true
+    }
+
+    fn fence(&self, _ctx: Ctx, _step: u32) -> (FencingToken, WriteCheck) {
+        (self.fence, WriteCheck::TokenPredicate)
+    }
+
+    fn refused(&mut self, ctx: Ctx, _step: u32, _reason: Option<RejectReason>) -> bool {
+        let me = ctx.me();
+        ctx.note(format!(
+            "{me}'s write matched no row: a newer holder has written. {me} stops at once and does not retry."
+        ));
+        self.granted = None;
+        true
+    }
+
+    /// It does not release: the lease lapses.
+    fn release(&mut self, _ctx: Ctx, _at: At<'_, Self>) -> bool {
+        self.granted = None;
+        false
+    }
+
+    fn holds(&self) -> bool {
+        self.granted.is_some()
+    }
+
+    fn asking(&self, _plan: &FencePlan, phase: &Phase) -> (String, Summary) {
+        let doing = match phase {
+            Phase::Watching => "watching the node ahead",
+            _ if self.reading => "reading the replica",
+            _ => return ("asking for the lease".to_string(), card::asking("for the lease")),
+        };
+        (doing.to_string(), card::asking(doing))
+    }
+
+    fn decorate(&self, mut s: Summary, at: At<'_, Self>, _view: &ViewCtx<'_>) -> Summary {
+        if let (Some(t), true) = (self.granted, at.phase.in_job()) {
+            s = s.badge("token", t);
+            if self.fence != t {
+                // What it writes with is not what it was granted: the mistake under study.
+                s = card::fit_badge(s, "fence", &self.fence.to_string());
+            }
+        }
+        if at.job.attempt > 1 && matches!(at.phase, Phase::Acquiring | Phase::BackingOff) {
+            s = s.minor(format!("attempt {}", at.job.attempt));
+        }
+        s
+    }
+}
+
+impl FenceWorker {
+    /// What it is doing and holds, in one line (the workers table).
+    pub fn status_text(&self) -> String {
+        let phase = match self.phase {
+            Phase::GaveUp => "gave up: no lease".to_string(),
+            _ => self.doing(),
+        };
+        match (self.granted, self.believes_it_holds()) {
+            (Some(t), true) if t == self.fence || self.plan.fence == FenceFrom::Reread => {
+                format!("{phase} · holds #{t}")
+            }
+            (Some(t), true) => format!("{phase} · holds #{t} · fence {}", self.fence),
+            _ => phase,
+        }
+    }
+}

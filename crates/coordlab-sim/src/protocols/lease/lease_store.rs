@@ -1,0 +1,781 @@
+//! The lease store: one table, one row per lockable name, and one statement to acquire or
+//! renew, applied as one atomic step:
+//!
+//! ```sql
+//! INSERT INTO lease (name, owner, fence_token, acquired_at, expires_at)
+//! VALUES (:name, :me, 1, now(), now() + :ttl)
+//! ON CONFLICT (name) DO UPDATE
+//!    SET owner = :me,
+//!        fence_token = CASE WHEN lease.owner = :me THEN lease.fence_token
+//!                           ELSE lease.fence_token + 1 END,
+//!        acquired_at = now(), expires_at = now() + :ttl
+//!  WHERE lease.expires_at < now() OR lease.owner = :me
+//! RETURNING fence_token
+//! ```
+//!
+//! The token counter lives on the row: a renewal keeps it, a change of holder increments it,
+//! and zero rows returned means someone else holds the lease. Expiry is judged by the store's
+//! own clock. What a release does is the store's [`ReleaseStyle`]: expiring the row keeps its
+//! counter; deleting it throws the counter away, so the next insert starts again at 1. With
+//! [`TokenSource::Sequence`] the token comes from one sequence per name (`nextval`), which a
+//! delete does not reset. The renewal bug drops the CASE: every grant increments.
+
+use super::lease_msg::{seconds, LeaseMsg, ReleaseMode};
+use crate::kernel::collections::VecMap;
+use crate::kernel::ids::{FencingToken, NodeId};
+use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::time::MS_US;
+use crate::kernel::view::{Summary, Tone};
+use crate::protocols::card;
+
+/// How the owner of a row left by an earlier run (before the story starts) is shown.
+pub const EARLIER_OWNER: &str = "earlier-run";
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeaseRow {
+    /// `None`: a holder from before the story, whose row an earlier run left behind.
+    pub owner: Option<NodeId>,
+    /// The row's `fence_token`.
+    pub token: FencingToken,
+    /// Store-clock microseconds.
+    pub acquired_at_us: u64,
+    pub expires_at_us: u64,
+    /// The owner released it by setting `expires_at = now()`: the row and its counter stay.
+    pub released: bool,
+}
+
+/// How a grant came about, for the history and the token property.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GrantKind {
+    New,
+    Renewal,
+    Takeover,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Grant {
+    pub lease: String,
+    pub owner: NodeId,
+    pub token: FencingToken,
+    pub kind: GrantKind,
+    pub at_us: u64,
+    pub expires_at_us: u64,
+}
+
+/// The table lives on disk: all of it survives a crash.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreDurable {
+    pub rows: VecMap<String, LeaseRow>,
+    /// The last value each name's sequence gave (used with [`TokenSource::Sequence`]).
+    pub sequences: VecMap<String, FencingToken>,
+    pub grants: Vec<Grant>,
+    /// Grants made while another owner's earlier grant was still unexpired and not released
+    /// by that owner: two legitimate holders at once.
+    pub overlapping_grants: u32,
+}
+
+/// Where a grant's token comes from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TokenSource {
+    /// The row's own `fence_token` column: gone when the row is deleted.
+    #[default]
+    Row,
+    /// `nextval` of one sequence per lease name, drawn by every run of the statement.
+    Sequence,
+}
+
+/// What a release statement does to the row.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReleaseStyle {
+    /// `UPDATE lease SET expires_at = now() WHERE name = :name [AND owner = :me]`: the row
+    /// and its counter stay, and the next holder takes it over.
+    #[default]
+    Expire,
+    /// `DELETE FROM lease WHERE name = :name [AND owner = :me]`: the row and its counter go.
+    Delete,
+}
+
+/// The store's rules, as the scenario sets them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StoreConfig {
+    /// The bug: a renewal by the owner increments the token as if it were a takeover.
+    pub renewal_increments_token: bool,
+    pub tokens: TokenSource,
+    pub release: ReleaseStyle,
+}
+
+/// The last statement the store ran, with its values bound, for the state panel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Executed {
+    pub sql: Vec<String>,
+    /// What it returned or changed.
+    pub result: String,
+    /// Store-clock microseconds.
+    pub at_us: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeaseStore {
+    pub config: StoreConfig,
+    pub durable: StoreDurable,
+    /// Live grants per lease as the owners were told: owner and store-clock expiry. A naive
+    /// release by someone else changes the row but not the owner's grant.
+    pub live_grants: VecMap<String, (NodeId, u64)>,
+    /// Store-clock times of every acquire request, for the stampede histogram.
+    pub acquire_requests_us: Vec<u64>,
+    /// The last statement run since the store came up.
+    pub last_statement: Option<Executed>,
+}
+
+/// The store's timer: a lease's expiry instant, so the moment it lapses is on the timeline.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExpiryTimer {
+    pub lease: String,
+    pub token: FencingToken,
+}
+
+impl Label for ExpiryTimer {
+    fn label(&self) -> String {
+        format!("{} (token {}) reaches its expiry", self.lease, self.token)
+    }
+}
+
+/// A row owner's display name.
+fn owner_name<'a>(owner: Option<NodeId>, name: impl Fn(NodeId) -> &'a str) -> &'a str {
+    owner.map_or(EARLIER_OWNER, name)
+}
+
+/// The name of a lease's sequence, e.g. `fence_seq_account_42`.
+pub fn sequence_name(lease: &str) -> String {
+    let tail: String = lease
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    format!("fence_seq_{tail}")
+}
+
+/// Store-clock microseconds as seconds, e.g. `15.644 s`.
+fn at(us: u64) -> String {
+    seconds(us / MS_US)
+}
+
+impl LeaseStore {
+    /// The table when the story starts. `issued` gives, per lease name, how many tokens an
+    /// earlier run already used, e.g. `{"account-42": 32}`: that run's row is still there,
+    /// expired, with `fence_token` 32 (and the name's sequence at 32), so the first grant of
+    /// the story takes it over with 33.
+    pub fn initial(issued: VecMap<String, FencingToken>) -> StoreDurable {
+        let mut rows = VecMap::new();
+        for (lease, token) in &issued {
+            rows.insert(
+                lease.clone(),
+                LeaseRow {
+                    owner: None,
+                    token: *token,
+                    acquired_at_us: 0,
+                    expires_at_us: 0,
+                    released: false,
+                },
+            );
+        }
+        StoreDurable {
+            rows,
+            sequences: issued,
+            grants: Vec::new(),
+            overlapping_grants: 0,
+        }
+    }
+
+    pub fn recover(config: StoreConfig, durable: &StoreDurable) -> LeaseStore {
+        let mut live_grants = VecMap::new();
+        for (lease, row) in &durable.rows {
+            if let (Some(owner), false) = (row.owner, row.released) {
+                live_grants.insert(lease.clone(), (owner, row.expires_at_us));
+            }
+        }
+        LeaseStore {
+            config,
+            durable: durable.clone(),
+            live_grants,
+            acquire_requests_us: Vec::new(),
+            last_statement: None,
+        }
+    }
+
+    pub fn row(&self, lease: &str) -> Option<&LeaseRow> {
+        self.durable.rows.get(lease)
+    }
+
+    /// `nextval` of the lease's sequence.
+    fn nextval(&mut self, lease: &str) -> FencingToken {
+        let next = self
+            .durable
+            .sequences
+            .get(lease)
+            .map_or(FencingToken(1), |t| FencingToken(t.0 + 1));
+        self.durable.sequences.insert(lease.to_string(), next);
+        next
+    }
+
+    /// The acquisition statement with its values bound, one clause per line.
+    pub fn acquire_sql(&self, lease: &str, me: &str, ttl_ms: u64) -> Vec<String> {
+        let ttl = format!("interval '{}'", seconds(ttl_ms));
+        let (first, next) = match self.config.tokens {
+            TokenSource::Row => ("1".to_string(), "lease.fence_token + 1".to_string()),
+            TokenSource::Sequence => (
+                format!("nextval('{}')", sequence_name(lease)),
+                "excluded.fence_token".to_string(),
+            ),
+        };
+        let token = if self.config.renewal_increments_token {
+            format!("       fence_token = {next},")
+        } else {
+            format!(
+                "       fence_token = CASE WHEN lease.owner = '{me}' THEN lease.fence_token ELSE {next} END,"
+            )
+        };
+        vec![
+            "INSERT INTO lease (name, owner, fence_token, acquired_at, expires_at)".to_string(),
+            format!("VALUES ('{lease}', '{me}', {first}, now(), now() + {ttl})"),
+            "ON CONFLICT (name) DO UPDATE".to_string(),
+            format!("   SET owner = '{me}',"),
+            token,
+            format!("       acquired_at = now(), expires_at = now() + {ttl}"),
+            format!(" WHERE lease.expires_at < now() OR lease.owner = '{me}'"),
+            "RETURNING fence_token;".to_string(),
+        ]
+    }
+
+    /// The statement as one line of narration: whole the first time the store runs it, then
+    /// with only the values that decide (`:me` in the WHERE), and what it returned.
+    fn statement_note(&self, sql: &[String], me: &str, result: &str) -> String {
+        if self.acquire_requests_us.len() == 1 {
+            let whole: Vec<&str> = sql.iter().map(|l| l.trim()).collect();
+            format!("{} → {result}", whole.join(" ").trim_end_matches(';'))
+        } else {
+            format!(
+                "INSERT … ON CONFLICT (name) DO UPDATE … WHERE lease.expires_at < now() OR lease.owner = '{me}' RETURNING fence_token → {result}"
+            )
+        }
+    }
+
+    /// The release statement with its values bound, and its command tag (`DELETE`/`UPDATE`).
+    pub fn release_sql(&self, lease: &str, me: &str, mode: ReleaseMode) -> (String, &'static str) {
+        let owner = match mode {
+            ReleaseMode::CompareAndDelete => format!(" AND owner = '{me}'"),
+            ReleaseMode::NaiveDelete => String::new(),
+        };
+        match self.config.release {
+            ReleaseStyle::Delete => (
+                format!("DELETE FROM lease WHERE name = '{lease}'{owner};"),
+                "DELETE",
+            ),
+            ReleaseStyle::Expire => (
+                format!("UPDATE lease SET expires_at = now() WHERE name = '{lease}'{owner};"),
+                "UPDATE",
+            ),
+        }
+    }
+
+    /// Handles one request; a grant arms the timer of its expiry instant.
+    pub fn handle(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {
+        match msg {
+            LeaseMsg::Acquire { lease, ttl_ms } => self.acquire(ctx, from, lease, ttl_ms),
+            LeaseMsg::Release { lease, mode } => self.release(ctx, from, lease, mode),
+            _ => {}
+        }
+    }
+
+    fn acquire(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, lease: String, ttl_ms: u64) {
+        let now = ctx.local_now_us;
+        let who = ctx.name(from);
+        self.acquire_requests_us.push(now);
+        let sql = self.acquire_sql(&lease, who, ttl_ms);
+        // VALUES is evaluated on every run, so every run draws a number, used or not.
+        let drawn = (self.config.tokens == TokenSource::Sequence).then(|| self.nextval(&lease));
+        let drew = drawn.map_or(String::new(), |d| {
+            format!(" nextval drew {d}, unused: a sequence leaves gaps, and a fence only needs its numbers to grow.")
+        });
+        let expires_at_us = now + ttl_ms * MS_US;
+        let current = self.durable.rows.get(&lease).cloned();
+        let kind = match &current {
+            None => GrantKind::New,
+            Some(row) if row.owner == Some(from) => GrantKind::Renewal,
+            // An earlier run's row expired before the story began (at time 0 here).
+            Some(row) if row.expires_at_us < now || row.owner.is_none() => GrantKind::Takeover,
+            Some(row) => {
+                let holder = owner_name(row.owner, |id| ctx.name(id));
+                ctx.note(self.statement_note(&sql, who, "0 rows"));
+                ctx.note(format!(
+                    "{who} asks for {lease}, but {holder} holds it for another {} by the store's clock: the WHERE matches nothing, zero rows returned. Back off.{drew}",
+                    seconds((row.expires_at_us - now) / MS_US)
+                ));
+                self.last_statement = Some(Executed {
+                    sql,
+                    result: format!("→ 0 rows ({holder} holds it)"),
+                    at_us: now,
+                });
+                if drawn.is_some() {
+                    ctx.persist(self.durable.clone());
+                }
+                ctx.send(
+                    from,
+                    LeaseMsg::Denied {
+                        lease,
+                        holder: row.owner.unwrap_or(ctx.node),
+                    },
+                );
+                return;
+            }
+        };
+        let bug = self.config.renewal_increments_token;
+        let token = match (kind, &current, drawn) {
+            (GrantKind::Renewal, Some(row), _) if !bug => row.token,
+            (_, _, Some(d)) => d,
+            (_, Some(row), None) => FencingToken(row.token.0 + 1),
+            (_, None, None) => FencingToken(1),
+        };
+        // The highest token any earlier grant of this name carried: a fresh insert after a
+        // delete can fall below it.
+        let highest_before = self
+            .durable
+            .grants
+            .iter()
+            .filter(|g| g.lease == lease)
+            .map(|g| g.token)
+            .max();
+        let mut overlaps = None;
+        if let Some((owner, grant_expiry)) = self.live_grants.get(&lease) {
+            if *owner != from && *grant_expiry > now {
+                self.durable.overlapping_grants += 1;
+                overlaps = Some((*owner, *grant_expiry - now));
+            }
+        }
+        self.durable.rows.insert(
+            lease.clone(),
+            LeaseRow {
+                owner: Some(from),
+                token,
+                acquired_at_us: now,
+                expires_at_us,
+                released: false,
+            },
+        );
+        self.live_grants.insert(lease.clone(), (from, expires_at_us));
+        self.durable.grants.push(Grant {
+            lease: lease.clone(),
+            owner: from,
+            token,
+            kind,
+            at_us: now,
+            expires_at_us,
+        });
+        let sequence = self.config.tokens == TokenSource::Sequence;
+        let ttl = seconds(ttl_ms);
+        let note = match (kind, &current) {
+            (GrantKind::New, _) if sequence => format!(
+                "No row for {lease}, so the INSERT itself succeeds, with nextval as its fence_token: {token}. {who} holds it for {ttl}."
+            ),
+            (GrantKind::New, _) => format!(
+                "No row for {lease}, so the INSERT itself succeeds and the row starts at fence_token {token}. {who} holds it for {ttl}."
+            ),
+            (GrantKind::Renewal, Some(row)) if row.token == token => format!(
+                "{who} already owns {lease}: lease.owner = '{who}', so the CASE keeps token {token} and the renewal extends it by {ttl}.{}",
+                if sequence { drew.as_str() } else { "" }
+            ),
+            (GrantKind::Renewal, Some(row)) => format!(
+                "{who} renews {lease}, and this store's statement has no CASE: every grant gets a new number, so {} becomes {token}. Anything {who} still has in flight with {} is now stale.",
+                row.token, row.token
+            ),
+            (_, Some(row)) => {
+                let why = match (row.owner, row.released) {
+                    (None, _) => format!(
+                        "The row for {lease} is left from an earlier run: expired, with fence_token {}.",
+                        row.token
+                    ),
+                    (Some(o), true) => format!(
+                        "{lease} was released by setting its expires_at to now() ({} owned it), so the row is still there with fence_token {}.",
+                        ctx.name(o),
+                        row.token
+                    ),
+                    (Some(o), false) => format!(
+                        "{lease} expired at {} by the store's clock ({} owned it), so lease.expires_at < now() lets the update through.",
+                        at(row.expires_at_us),
+                        ctx.name(o)
+                    ),
+                };
+                let rule = if sequence { "the CASE takes the number nextval drew" } else { "the CASE adds 1" };
+                format!("{why} {who} takes it over and {rule}: token {} becomes {token}.", row.token)
+            }
+            _ => String::new(),
+        };
+        ctx.note(self.statement_note(&sql, who, &token.to_string()));
+        ctx.note(note);
+        if let Some(prev) = highest_before.filter(|prev| *prev >= token && kind == GrantKind::New) {
+            ctx.note(format!(
+                "Token {prev} was handed out for {lease} before: deleting the row threw its count away. {who} now holds a lower number than an earlier holder, and anything that has seen {prev} will refuse {who}'s writes."
+            ));
+        }
+        if let Some((owner, left_us)) = overlaps {
+            ctx.note(format!(
+                "But {}'s grant still has {} to run, and nobody has told {} it lost the lease: two workers now hold {lease} at once. Only the fencing token, checked where the writes land, can keep them apart.",
+                ctx.name(owner),
+                seconds(left_us / MS_US),
+                ctx.name(owner)
+            ));
+        }
+        let what = match kind {
+            GrantKind::New => "insert",
+            GrantKind::Renewal => "renewal",
+            GrantKind::Takeover => "takeover",
+        };
+        self.last_statement = Some(Executed {
+            sql,
+            result: format!("→ fence_token {token} ({what})"),
+            at_us: now,
+        });
+        ctx.persist(self.durable.clone());
+        ctx.send(
+            from,
+            LeaseMsg::Granted {
+                lease: lease.clone(),
+                token,
+                ttl_ms,
+            },
+        );
+        ctx.set_timer(ExpiryTimer { lease, token }, ttl_ms * MS_US);
+    }
+
+    fn release(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, lease: String, mode: ReleaseMode) {
+        let now = ctx.local_now_us;
+        let who = ctx.name(from);
+        let (sql, tag) = self.release_sql(&lease, who, mode);
+        let row = self.durable.rows.get(&lease).cloned();
+        let matches = match (mode, &row) {
+            (_, None) => false,
+            (ReleaseMode::CompareAndDelete, Some(r)) => r.owner == Some(from),
+            (ReleaseMode::NaiveDelete, Some(_)) => true,
+        };
+        ctx.note(format!(
+            "{} → {tag} {}",
+            sql.trim_end_matches(';'),
+            u8::from(matches)
+        ));
+        let changed = match (mode, &row) {
+            (_, None) => {
+                ctx.note(format!(
+                    "{who} releases {lease}, but there is no row for it any more: {tag} 0."
+                ));
+                false
+            }
+            (ReleaseMode::CompareAndDelete, Some(r)) if r.owner != Some(from) => {
+                ctx.note(format!(
+                    "{who}'s release names itself as owner, but {lease} now belongs to {}: {tag} 0. The new holder's lease survives.",
+                    owner_name(r.owner, |id| ctx.name(id))
+                ));
+                false
+            }
+            (ReleaseMode::NaiveDelete, Some(r)) if r.owner != Some(from) => {
+                let o = owner_name(r.owner, |id| ctx.name(id));
+                ctx.note(format!(
+                    "{who} releases {lease} without checking the owner — but the row is {o}'s now. {o} still believes it holds the lease, and the lease is gone."
+                ));
+                true
+            }
+            (_, Some(r)) => {
+                let sequence = self.config.tokens == TokenSource::Sequence;
+                ctx.note(match self.config.release {
+                    ReleaseStyle::Expire => format!(
+                        "{who} releases {lease} by setting expires_at = now(). The row stays with fence_token {}, so the next holder takes it over with a higher number.",
+                        r.token
+                    ),
+                    ReleaseStyle::Delete if sequence => format!(
+                        "{who} releases {lease}: the row is deleted. The sequence keeps its count, so the next holder still gets a higher number."
+                    ),
+                    ReleaseStyle::Delete => format!(
+                        "{who} releases {lease}: the row is deleted, and its fence_token {} with it. The next INSERT starts again at 1.",
+                        r.token
+                    ),
+                });
+                self.live_grants.remove(&lease);
+                true
+            }
+        };
+        if changed {
+            match self.config.release {
+                ReleaseStyle::Delete => {
+                    self.durable.rows.remove(&lease);
+                }
+                ReleaseStyle::Expire => {
+                    if let Some(r) = self.durable.rows.get_mut(&lease) {
+                        r.expires_at_us = now;
+                        r.released = true;
+                    }
+                }
+            }
+            ctx.persist(self.durable.clone());
+        }
+        self.last_statement = Some(Executed {
+            sql: vec![sql],
+            result: format!("→ {tag} {}", u8::from(changed)),
+            at_us: now,
+        });
+        ctx.send(
+            from,
+            LeaseMsg::Released {
+                lease,
+                deleted: changed,
+            },
+        );
+    }
+
+    /// The expiry instant of a grant passed on the store's clock.
+    pub fn expiry_due(&mut self, ctx: &mut Ctx<'_, Self>, timer: &ExpiryTimer) {
+        let lapsed = format!(
+            "The grant of {} with token {} would have lapsed now",
+            timer.lease, timer.token
+        );
+        let Some(row) = self.durable.rows.get(&timer.lease) else {
+            ctx.note(format!("{lapsed}, but the row is gone already: nothing changes."));
+            return;
+        };
+        let owner = owner_name(row.owner, |id| ctx.name(id));
+        if row.token != timer.token && row.released {
+            ctx.note(format!(
+                "{lapsed}, but {owner} took it over with token {} since, and has released it: nothing changes.",
+                row.token
+            ));
+        } else if row.token != timer.token {
+            ctx.note(format!(
+                "{lapsed}, but {owner} holds it with token {} since: nothing changes.",
+                row.token
+            ));
+        } else if row.released {
+            ctx.note(format!(
+                "{lapsed}, but {owner} released it already: nothing changes."
+            ));
+        } else if row.expires_at_us <= ctx.local_now_us {
+            ctx.note(format!(
+                "By the store's clock, {owner}'s lease on {} (token {}) has expired. Nobody is told: the next request decides.",
+                timer.lease, row.token
+            ));
+        }
+    }
+
+    /// Where `row` stands at the store's clock reading `now_us`.
+    fn state_of(row: &LeaseRow, now_us: u64) -> card::Lease {
+        if row.released {
+            card::Lease::Released
+        } else if row.expires_at_us > now_us {
+            card::Lease::Left(row.expires_at_us - now_us)
+        } else {
+            card::Lease::Expired
+        }
+    }
+
+    pub fn summary(&self, view: &ViewCtx<'_>) -> Summary {
+        let now_us = view.local_now_us;
+        let rows = &self.durable.rows;
+        let owner = |row: &LeaseRow| owner_name(row.owner, |id| view.name(id));
+        match rows.len() {
+            0 => Summary::new("free", Tone::Quiet).detail("no lease rows"),
+            1 => {
+                let (_, row) = rows.iter().next().expect("one row");
+                let state = Self::state_of(row, now_us);
+                card::lease(state.word(), owner(row), "token", row.token, state)
+            }
+            n => {
+                let held = rows
+                    .iter()
+                    .filter(|(_, r)| matches!(Self::state_of(r, now_us), card::Lease::Left(_)))
+                    .count();
+                let mut s = match held {
+                    0 => Summary::new("free", Tone::Quiet),
+                    _ => Summary::new("held", Tone::Holds),
+                }
+                .badge("held", card::of(held, n));
+                for (lease, row) in rows {
+                    let state = match Self::state_of(row, now_us) {
+                        card::Lease::Left(_) => "",
+                        card::Lease::Expired => ", expired",
+                        card::Lease::Released => ", released",
+                    };
+                    s = s.detail(format!("{lease}: {} #{}{state}", owner(row), row.token));
+                }
+                s
+            }
+        }
+    }
+}
+
+impl Participant for LeaseStore {
+    type Msg = LeaseMsg;
+    type Timer = ExpiryTimer;
+    type Durable = StoreDurable;
+    type Config = StoreConfig;
+
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        ctx.note(format!(
+            "The lease store is up: one table, one row per lockable name; {} row(s) now.",
+            self.durable.rows.len()
+        ));
+        for (lease, row) in &self.durable.rows {
+            if row.owner.is_none() {
+                ctx.note(format!(
+                    "The row for {lease} is left from an earlier run (owner {EARLIER_OWNER}): expired, with fence_token {}. The next holder takes it over with {}.",
+                    row.token,
+                    row.token.0 + 1
+                ));
+            }
+        }
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {
+        self.handle(ctx, from, msg);
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: ExpiryTimer) {
+        self.expiry_due(ctx, &timer);
+    }
+
+    fn recover(config: &StoreConfig, _id: NodeId, durable: &StoreDurable) -> Self {
+        LeaseStore::recover(*config, durable)
+    }
+
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
+        LeaseStore::summary(self, view)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::participant::Effect;
+    use crate::kernel::testing::{persisted, sent, timers_set, Harness};
+
+    const A: NodeId = NodeId(1);
+    const B: NodeId = NodeId(2);
+
+    /// A store whose table still has an earlier run's expired row for `l` at fence_token 32.
+    fn store(renewal_increments_token: bool) -> Harness<LeaseStore> {
+        let config = StoreConfig {
+            renewal_increments_token,
+            ..StoreConfig::default()
+        };
+        let first = VecMap::from([("l".to_string(), FencingToken(32))]);
+        let node = LeaseStore::recover(config, &LeaseStore::initial(first));
+        Harness::new(NodeId(0), node, &["store", "A", "B"])
+    }
+
+    fn acquire(s: &mut Harness<LeaseStore>, from: NodeId, at_ms: u64) -> Vec<Effect<LeaseStore>> {
+        s.now_us = at_ms * MS_US;
+        s.deliver(
+            from,
+            LeaseMsg::Acquire {
+                lease: "l".into(),
+                ttl_ms: 10_000,
+            },
+        )
+    }
+
+    fn granted(token: u64) -> LeaseMsg {
+        LeaseMsg::Granted {
+            lease: "l".into(),
+            token: FencingToken(token),
+            ttl_ms: 10_000,
+        }
+    }
+
+    #[test]
+    fn a_renewal_keeps_the_token_and_a_takeover_after_expiry_raises_it() {
+        let mut s = store(false);
+        let fx = acquire(&mut s, A, 0);
+        assert_eq!(sent::<_, LeaseMsg>(&fx), vec![(A, granted(33))]);
+        assert_eq!(
+            timers_set(&fx),
+            vec![(
+                ExpiryTimer {
+                    lease: "l".into(),
+                    token: FencingToken(33)
+                },
+                10_000 * MS_US
+            )]
+        );
+        assert_eq!(persisted(&fx).len(), 1);
+        assert_eq!(
+            sent::<_, LeaseMsg>(&acquire(&mut s, A, 5_000)),
+            vec![(A, granted(33))]
+        );
+        let held = acquire(&mut s, B, 10_000);
+        assert_eq!(
+            sent::<_, LeaseMsg>(&held),
+            vec![(
+                B,
+                LeaseMsg::Denied {
+                    lease: "l".into(),
+                    holder: A
+                }
+            )]
+        );
+        assert!(persisted(&held).is_empty());
+        assert_eq!(
+            sent::<_, LeaseMsg>(&acquire(&mut s, B, 15_001)),
+            vec![(B, granted(34))]
+        );
+        // The first grant took over the earlier run's row.
+        let kinds: Vec<GrantKind> = s.node.durable.grants.iter().map(|g| g.kind).collect();
+        assert_eq!(
+            kinds,
+            [GrantKind::Takeover, GrantKind::Renewal, GrantKind::Takeover]
+        );
+        assert_eq!(s.node.durable.overlapping_grants, 0);
+    }
+
+    #[test]
+    fn the_renewal_bug_raises_the_token_on_every_renewal() {
+        let mut s = store(true);
+        acquire(&mut s, A, 0);
+        assert_eq!(
+            sent::<_, LeaseMsg>(&acquire(&mut s, A, 3_000)),
+            vec![(A, granted(34))]
+        );
+    }
+
+    #[test]
+    fn only_a_naive_release_ends_someone_else_s_lease() {
+        for (mode, changed) in [
+            (ReleaseMode::CompareAndDelete, false),
+            (ReleaseMode::NaiveDelete, true),
+        ] {
+            let mut s = store(false);
+            acquire(&mut s, B, 0);
+            let fx = s.deliver(
+                A,
+                LeaseMsg::Release {
+                    lease: "l".into(),
+                    mode,
+                },
+            );
+            assert_eq!(
+                sent::<_, LeaseMsg>(&fx),
+                vec![(
+                    A,
+                    LeaseMsg::Released {
+                        lease: "l".into(),
+                        deleted: changed
+                    }
+                )]
+            );
+            // Released by expiring: the row stays, with B as owner and its token.
+            let row = s.node.row("l").unwrap();
+            assert_eq!(
+                (row.owner, row.token, row.released),
+                (Some(B), FencingToken(33), changed),
+                "{mode:?}"
+            );
+            // B's grant is still live: a new grant now would overlap it.
+            acquire(&mut s, A, 1_000);
+            assert_eq!(s.node.durable.overlapping_grants, u32::from(changed), "{mode:?}");
+        }
+    }
+}

@@ -1,0 +1,1221 @@
+//! A lease table whose placement a scenario chooses: on the shared primary, read through a
+//! lagging replica, or one table per node. One row (the scenario's lease), and three
+//! statements:
+//!
+//! - `acquire`: the atomic `INSERT … ON CONFLICT (name) DO UPDATE … WHERE lease.expires_at <
+//!   now() OR lease.owner = :me RETURNING fence_token` — the table itself decides;
+//! - `read`: `SELECT owner, fence_token, expires_at FROM lease WHERE name = :name`, answered
+//!   by whichever copy was asked (a replica answers from what it has replayed so far);
+//! - `claim`: `UPDATE lease SET owner = :me, fence_token = fence_token + 1, … WHERE name =
+//!   :name RETURNING fence_token`, with no condition: the second half of a check-then-set whose
+//!   check was a read.
+//!
+//! A primary ships every change to its replicas (`WAL`); the link's latency is the
+//! replication lag. For `token-sources` the same row speaks one real store's command
+//! ([`TokenSource`]) and replicates the way that store does ([`Replication`]): a quorum that
+//! must hold the change before the holder is told, or a stream shipped after the answer. A
+//! replica told to take over promotes itself when its primary crashes; a quorum copy first
+//! asks the other copies what they hold, and takes writes only once it has every committed
+//! change. The old primary, restarted, rejoins as a replica of its standby (a Raft or ZAB
+//! member rejoins as a follower; Sentinel reconfigures an old Redis master as a replica). This participant lives in the `services` bundle, apart from the lease
+//! chapter's [`super::lease_store`], whose bundle is at its size cap.
+
+use super::lease_msg::seconds;
+use crate::kernel::ids::{FencingToken, NodeId};
+use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::time::MS_US;
+use crate::kernel::view::{Summary, Tone};
+use crate::protocols::card;
+
+/// The lease row. `owner: None` is an earlier run's row, expired before the story starts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlacedRow {
+    pub owner: Option<NodeId>,
+    pub token: FencingToken,
+    /// Store-clock microseconds.
+    pub expires_at_us: u64,
+}
+
+/// A grant the table made, for the world's checks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlacedGrant {
+    pub owner: NodeId,
+    pub token: FencingToken,
+    /// The store's clock at the grant, and when the grant runs out by it.
+    pub at_us: u64,
+    pub expires_at_us: u64,
+}
+
+/// The table on disk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlacedDurable {
+    pub row: PlacedRow,
+    pub grants: Vec<PlacedGrant>,
+    /// ZooKeeper: the ensemble's last zxid (a lock node's czxid is drawn from it), and the
+    /// waiters with their nodes' czxids.
+    pub seq: u64,
+    pub waiting: Vec<(NodeId, u64)>,
+    /// A replica that took over stays the primary through its own restarts.
+    pub promoted: bool,
+    /// Whether this copy has run before: a start with this set is a restart.
+    pub started: bool,
+}
+
+/// Which real store the row stands for: its command text and its counter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TokenSource {
+    /// The lease table's `fence_token` column (`INSERT … ON CONFLICT … RETURNING`).
+    #[default]
+    LeaseTable,
+    /// `nextval` of a sequence, in the acquiring transaction.
+    PostgresSequence,
+    /// A conditional `UpdateItem` with `ADD fence :one` and `ReturnValues: UPDATED_NEW`.
+    DynamoDb,
+    /// A Kubernetes Lease object's `spec.leaseTransitions`.
+    K8sLease,
+    /// etcd's revision of the put that created the key; the expiry's delete is a revision too.
+    Etcd,
+    /// An `EPHEMERAL_SEQUENTIAL` znode's `czxid` (the zxid of its create), fixed at create.
+    /// Not the number in its name: a container parent, deleted once empty, restarts it at 0.
+    ZooKeeper,
+    /// A Lua script doing `SET … NX PX` and `INCR` together.
+    RedisLua,
+}
+
+/// How a primary gets its changes to its replicas.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Replication {
+    /// It ships each change at once and answers without waiting (the read replica's WAL).
+    #[default]
+    Stream,
+    /// It answers only once a replica holds the change: with itself, a majority of three.
+    Quorum,
+    /// It answers at once and ships the change `ship_ms` later (Redis's async replication).
+    Async { ship_ms: u64 },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlacedConfig {
+    pub lease: String,
+    /// Whose table this is, when each node has its own (`None`: the shared one).
+    pub local_to: Option<NodeId>,
+    /// A replica takes no writes; it replays what its primary ships.
+    pub replica: bool,
+    /// Where a primary ships its changes.
+    pub replicas: Vec<NodeId>,
+    pub source: TokenSource,
+    pub replication: Replication,
+    /// A replica that takes over when this primary crashes, and ships to `replicas_then`.
+    pub takes_over_from: Option<NodeId>,
+    pub replicas_then: Vec<NodeId>,
+    /// The replica that takes over if this primary crashes. A primary with a standby that
+    /// restarts rejoins as a replica: a crash of the primary is what promotes the standby
+    /// (etcd and ZooKeeper: a restarted member rejoins as a follower; Redis: Sentinel
+    /// reconfigures the old master as a replica of the new one).
+    pub standby: Option<NodeId>,
+    /// Whether the card names the table's role (primary, replica, its own table) even when
+    /// it stands alone: where the lease lives is the story being told. A lone table's card
+    /// otherwise speaks of the lease (held, expired).
+    pub role_on_card: bool,
+}
+
+impl PlacedConfig {
+    /// The shared table: a primary with no replicas, for lease `lease`.
+    pub fn shared(lease: &str) -> PlacedConfig {
+        PlacedConfig {
+            lease: lease.to_string(),
+            local_to: None,
+            replica: false,
+            replicas: Vec::new(),
+            source: TokenSource::LeaseTable,
+            replication: Replication::Stream,
+            takes_over_from: None,
+            replicas_then: Vec::new(),
+            standby: None,
+            role_on_card: false,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PlacedMsg {
+    /// The store's atomic acquire; `source` names its command on the wire, `clock` is what
+    /// the requesting worker read on its own clock (DynamoDB's `:now`, client-go's timing).
+    Acquire {
+        ttl_ms: u64,
+        source: TokenSource,
+        clock: ClientClock,
+    },
+    Read,
+    Claim {
+        ttl_ms: u64,
+    },
+    Granted {
+        token: FencingToken,
+        ttl_ms: u64,
+    },
+    Denied {
+        holder: Option<NodeId>,
+        /// The holder's token: for a Kubernetes Lease, the record the worker has now seen.
+        token: FencingToken,
+    },
+    /// The answer to `Read`: the row as this copy has it, and whether it looks free by this
+    /// copy's clock.
+    Row {
+        token: FencingToken,
+        free: bool,
+    },
+    /// Replication: the primary's row after a change.
+    Wal {
+        row: PlacedRow,
+        seq: u64,
+        waiting: Vec<(NodeId, u64)>,
+    },
+    WalAck,
+    /// A restarted old primary asks its standby where it now belongs.
+    Rejoin,
+    /// A replica that took over asks the other copies what they hold.
+    Sync,
+    /// The answer to `Sync`: the row as this copy has it.
+    Synced {
+        row: PlacedRow,
+        seq: u64,
+        waiting: Vec<(NodeId, u64)>,
+    },
+}
+
+crate::inbox!(PlacedMsg);
+
+/// The requesting worker's own clock, sent with an acquire. Two stores decide expiry by it
+/// and not by a clock of their own: a DynamoDB condition compares with `:now`, a value the
+/// worker puts in the request; client-go's leader election waits `leaseDurationSeconds`
+/// from when *it* last saw the Lease's record change, timed locally.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ClientClock {
+    pub now_us: u64,
+    /// The holder's record (its token) the worker last saw, and its clock when it first saw it.
+    pub seen: Option<(FencingToken, u64)>,
+}
+
+impl Label for PlacedMsg {
+    fn label(&self) -> String {
+        match self {
+            PlacedMsg::Acquire { source, .. } => match source {
+                TokenSource::LeaseTable => "INSERT … ON CONFLICT … RETURNING fence_token",
+                TokenSource::PostgresSequence => "UPDATE lease SET fence_token = nextval(…)",
+                TokenSource::DynamoDb => "UpdateItem … ReturnValues: UPDATED_NEW",
+                TokenSource::K8sLease => "PUT Lease (resourceVersion)",
+                TokenSource::Etcd => "Txn If CreateRevision == 0 Then Put",
+                TokenSource::ZooKeeper => "create EPHEMERAL_SEQUENTIAL",
+                TokenSource::RedisLua => "EVAL: SET NX PX + INCR",
+            }
+            .into(),
+            PlacedMsg::Read => "SELECT owner, fence_token, expires_at FROM lease".into(),
+            PlacedMsg::Claim { .. } => "UPDATE lease SET owner = :me, fence_token = fence_token + 1".into(),
+            PlacedMsg::Granted { token, .. } => format!("fence_token {token}"),
+            PlacedMsg::Denied { .. } => "not granted: held".into(),
+            PlacedMsg::Row { token, free } => format!(
+                "row: fence_token {token}, {}",
+                if *free { "expired" } else { "held" }
+            ),
+            PlacedMsg::Wal { row, .. } => format!("replicate: token {}", row.token),
+            PlacedMsg::WalAck => "replicated".into(),
+            PlacedMsg::Rejoin => "rejoin as a replica".into(),
+            PlacedMsg::Sync => "what do you hold?".into(),
+            PlacedMsg::Synced { row, .. } => format!("I hold token {}", row.token),
+        }
+    }
+}
+/// The store's timers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PlacedTimer {
+    /// Ship the changes so far to the replicas (async replication).
+    Ship,
+    /// ZooKeeper: the holder's session may have timed out; its node goes, and the watch on
+    /// it fires for the node behind.
+    SessionExpiry,
+}
+
+impl Label for PlacedTimer {
+    fn label(&self) -> String {
+        match self {
+            PlacedTimer::Ship => "streams its writes to the replicas".into(),
+            PlacedTimer::SessionExpiry => "the holder's session times out".into(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlacedLease {
+    pub config: PlacedConfig,
+    pub durable: PlacedDurable,
+    /// Whether this copy takes writes now (a replica that took over does).
+    pub primary: bool,
+    pub replicas: Vec<NodeId>,
+    /// A grant waiting for a replica to hold it before the holder is told (quorum).
+    pub pending: Option<(PlacedGrant, u64)>,
+    /// A replica that just took over, asking the other copies for what they committed
+    /// before it takes writes (in Raft, only an up-to-date copy can win the election).
+    pub syncing: bool,
+}
+
+/// The acquiring command of `source`, with its values bound.
+pub fn acquire_command(source: TokenSource, lease: &str, who: &str, ttl_ms: u64) -> String {
+    let ttl = seconds(ttl_ms);
+    let tail: String = lease
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    match source {
+        TokenSource::LeaseTable => format!(
+            "INSERT INTO lease … VALUES ('{lease}', '{who}', 1, now(), now() + interval '{ttl}') ON CONFLICT (name) DO UPDATE … WHERE lease.expires_at < now() OR lease.owner = '{who}' RETURNING fence_token"
+        ),
+        TokenSource::PostgresSequence => format!(
+            "BEGIN; UPDATE lease SET owner = '{who}', fence_token = nextval('fence_seq_{tail}'), expires_at = now() + interval '{ttl}' WHERE name = '{lease}' AND (expires_at < now() OR owner = '{who}') RETURNING fence_token; COMMIT;"
+        ),
+        TokenSource::DynamoDb => format!(
+            "UpdateItem(Key: {{pk: \"lease#{lease}\"}}, UpdateExpression: \"SET #owner = :me, expires = :exp ADD fence :one\", ConditionExpression: \"attribute_not_exists(pk) OR expires < :now OR #owner = :me\", ReturnValues: \"UPDATED_NEW\") with :me = \"{who}\""
+        ),
+        TokenSource::K8sLease => format!(
+            "PUT /apis/coordination.k8s.io/v1/namespaces/default/leases/{lease} with the resourceVersion it read: holderIdentity \"{who}\", leaseDurationSeconds {}, leaseTransitions + 1",
+            ttl_ms / 1_000
+        ),
+        TokenSource::Etcd => format!(
+            "Txn().If(CreateRevision(\"/locks/{lease}\") == 0).Then(Put(\"/locks/{lease}\", \"{who}\", WithLease(ttl {ttl})))"
+        ),
+        TokenSource::ZooKeeper => format!(
+            "create(\"/locks/{lease}/lock-\", \"{who}\", EPHEMERAL_SEQUENTIAL) under a container parent, returning its Stat; session timeout {ttl}"
+        ),
+        TokenSource::RedisLua => format!(
+            "EVAL \"if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return redis.call('INCR', KEYS[2]) end return false\" 2 lock:{lease} fence:{lease} {who} {ttl_ms}"
+        ),
+    }
+}
+
+/// What the command returns on a grant with token `t`.
+fn granted_text(source: TokenSource, lease: &str, t: FencingToken) -> String {
+    match source {
+        TokenSource::LeaseTable | TokenSource::PostgresSequence => format!("fence_token {t}"),
+        TokenSource::DynamoDb => format!("Attributes: {{fence: {t}, …}}"),
+        TokenSource::K8sLease => format!("200 OK, spec.leaseTransitions {t}"),
+        TokenSource::Etcd => format!("succeeded: true, header.revision {t}"),
+        TokenSource::ZooKeeper => format!("\"/locks/{lease}/lock-…\", the lowest node: Stat.czxid {t}"),
+        TokenSource::RedisLua => format!("(integer) {t}"),
+    }
+}
+
+/// What the command returns while someone else holds the lease.
+fn refused_text(source: TokenSource) -> &'static str {
+    match source {
+        TokenSource::LeaseTable => "0 rows",
+        TokenSource::PostgresSequence => "UPDATE 0, no token",
+        TokenSource::DynamoDb => "ConditionalCheckFailedException",
+        TokenSource::K8sLease => "not sent: the Lease it read is held and unexpired",
+        TokenSource::Etcd => "succeeded: false (the key exists)",
+        TokenSource::ZooKeeper => "a node behind the holder's: wait, watching it",
+        TokenSource::RedisLua => "(nil): the key exists",
+    }
+}
+
+impl PlacedLease {
+    /// The table when the story starts: an earlier run's expired row at `fence_token` `issued`.
+    pub fn initial(issued: u64) -> PlacedDurable {
+        PlacedDurable {
+            row: PlacedRow {
+                owner: None,
+                token: FencingToken(issued),
+                expires_at_us: 0,
+            },
+            grants: Vec::new(),
+            seq: issued,
+            waiting: Vec::new(),
+            promoted: false,
+            started: false,
+        }
+    }
+
+    fn owner_name<'a>(&self, ctx: &Ctx<'a, Self>) -> &'a str {
+        self.durable.row.owner.map_or("earlier-run", |o| ctx.name(o))
+    }
+
+    fn free(&self, now_us: u64) -> bool {
+        self.durable.row.owner.is_none() || self.durable.row.expires_at_us < now_us
+    }
+
+    fn ship(&self, ctx: &mut Ctx<'_, Self>) {
+        for r in &self.replicas {
+            ctx.send(
+                *r,
+                PlacedMsg::Wal {
+                    row: self.durable.row.clone(),
+                    seq: self.durable.seq,
+                    waiting: self.durable.waiting.clone(),
+                },
+            );
+        }
+    }
+
+    /// The token a new holder gets from this store's counter.
+    fn next_token(&mut self, from: NodeId, ctx: &mut Ctx<'_, Self>) -> FencingToken {
+        let row = &self.durable.row;
+        if row.owner == Some(from) {
+            return row.token;
+        }
+        let lapsed = row.owner.is_some();
+        match self.config.source {
+            TokenSource::Etcd if lapsed => {
+                // The holder's lease ran out and etcd deleted its key: that delete was a
+                // revision of its own, so the new put's revision is two up.
+                ctx.note(format!(
+                    "When {}'s etcd lease ran out, etcd deleted its key: revision {}. The new put is revision {}.",
+                    self.owner_name(ctx),
+                    row.token.0 + 1,
+                    row.token.0 + 2
+                ));
+                FencingToken(row.token.0 + 2)
+            }
+            TokenSource::ZooKeeper => {
+                let mine = self
+                    .durable
+                    .waiting
+                    .iter()
+                    .find(|(w, _)| *w == from)
+                    .map(|(_, n)| *n);
+                self.durable.waiting.retain(|(w, _)| *w != from);
+                FencingToken(mine.unwrap_or_else(|| {
+                    self.durable.seq += 1;
+                    self.durable.seq
+                }))
+            }
+            _ => FencingToken(row.token.0 + 1),
+        }
+    }
+
+    /// Grants the row to `from`. `row_expires_us` is what the row records as its end: the
+    /// store's clock plus the TTL, or for DynamoDB the worker's `:exp`, read from its clock.
+    fn grant(
+        &mut self,
+        ctx: &mut Ctx<'_, Self>,
+        from: NodeId,
+        ttl_ms: u64,
+        row_expires_us: u64,
+    ) -> FencingToken {
+        let now = ctx.local_now_us;
+        let token = self.next_token(from, ctx);
+        self.durable.row = PlacedRow {
+            owner: Some(from),
+            token,
+            expires_at_us: row_expires_us,
+        };
+        let made = PlacedGrant {
+            owner: from,
+            token,
+            at_us: now,
+            expires_at_us: now + ttl_ms * MS_US,
+        };
+        if self.config.replication == Replication::Quorum && !self.replicas.is_empty() {
+            // Not a grant until a majority holds it: it joins `grants` once committed.
+            ctx.persist(self.durable.clone());
+            self.pending = Some((made, ttl_ms));
+            self.ship(ctx);
+            return token;
+        }
+        self.durable.grants.push(made);
+        ctx.persist(self.durable.clone());
+        match self.config.replication {
+            Replication::Async { ship_ms } => ctx.set_timer(PlacedTimer::Ship, ship_ms * MS_US),
+            _ => self.ship(ctx),
+        }
+        ctx.send(from, PlacedMsg::Granted { token, ttl_ms });
+        token
+    }
+
+    /// Whether the row is free for `from`. Most stores judge expiry by their own clock;
+    /// DynamoDB compares the row's `expires` with the worker's `:now`; with a Kubernetes Lease
+    /// the candidate decides, by its own clock, that `leaseDurationSeconds` have passed since
+    /// it first saw the holder's record (every worker here uses the same duration, `ttl_ms`).
+    fn free_for(&self, from: NodeId, now_us: u64, ttl_ms: u64, clock: ClientClock) -> bool {
+        let row = &self.durable.row;
+        if row.owner.is_none() || row.owner == Some(from) {
+            return true;
+        }
+        match self.config.source {
+            TokenSource::DynamoDb => row.expires_at_us < clock.now_us,
+            TokenSource::K8sLease => clock
+                .seen
+                .is_some_and(|(t, at)| t == row.token && clock.now_us >= at + ttl_ms * MS_US),
+            _ => row.expires_at_us < now_us,
+        }
+    }
+
+    /// Why a busy row refuses `who`, as the store's kind decides it.
+    fn refusal_note(&self, ctx: &Ctx<'_, Self>, who: &str, ttl_ms: u64, clock: ClientClock) -> String {
+        let holder = self.owner_name(ctx);
+        let me = ctx.me();
+        let lease = &self.config.lease;
+        let row = &self.durable.row;
+        let at = |us: u64| seconds(us / MS_US);
+        match self.config.source {
+            TokenSource::DynamoDb => format!(
+                "{holder}'s item says expires = {}, from {holder}'s clock; {who} sent :now = {}, from its own. Not past, so the condition fails. DynamoDB reads no clock here: the lease holds only as well as the workers' clocks agree.",
+                at(row.expires_at_us),
+                at(clock.now_us)
+            ),
+            TokenSource::K8sLease => match clock.seen {
+                Some((t, since)) if t == row.token => format!(
+                    "{who}'s client-go has seen {holder}'s Lease unchanged for {} by its own clock, short of leaseDurationSeconds ({}): it does not try. The API server judges no expiry.",
+                    at(clock.now_us.saturating_sub(since)),
+                    seconds(ttl_ms)
+                ),
+                _ => format!(
+                    "{who}'s client-go reads the Lease, held by {holder}, and notes the time by its own clock: it will take over only if the record is still unchanged {} later by that clock.",
+                    seconds(ttl_ms)
+                ),
+            },
+            _ => format!(
+                "{holder} holds {lease} for another {} by {me}'s clock, so {who} gets no lease and backs off.",
+                seconds(row.expires_at_us.saturating_sub(ctx.local_now_us) / MS_US)
+            ),
+        }
+    }
+
+    /// ZooKeeper: `who`'s node sorts behind the holder's. It watches the node ahead and waits.
+    fn queue_behind(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId) {
+        let who = ctx.name(from);
+        let holder = self.owner_name(ctx);
+        let queued = self
+            .durable
+            .waiting
+            .iter()
+            .find(|(w, _)| *w == from)
+            .map(|(_, n)| *n);
+        if let Some(n) = queued {
+            ctx.note(format!(
+                "{who}'s node (czxid {n}) is still behind {holder}'s, whose session is alive: {who} keeps watching."
+            ));
+        } else {
+            self.durable.seq += 1;
+            let n = self.durable.seq;
+            self.durable.waiting.push((from, n));
+            ctx.persist(self.durable.clone());
+            self.ship(ctx);
+            ctx.note(format!(
+                "{who}'s node sorts behind {holder}'s: {who} does not hold the lock yet. As the recipe says, it sets a watch on the node just ahead and sends nothing more until it fires. Its czxid, {n}, was fixed at create."
+            ));
+        }
+        let left = self.durable.row.expires_at_us.saturating_sub(ctx.local_now_us);
+        ctx.set_timer(PlacedTimer::SessionExpiry, left);
+    }
+
+    /// ZooKeeper: the holder's session has timed out. Its ephemeral node goes, and the watch
+    /// on it fires for the first waiter, whose node is now the lowest.
+    fn session_expired(&mut self, ctx: &mut Ctx<'_, Self>) {
+        let now = ctx.local_now_us;
+        let row = &self.durable.row;
+        if !self.primary || self.syncing || row.owner.is_none() || row.expires_at_us > now {
+            return;
+        }
+        let Some(&(next, _)) = self.durable.waiting.first() else {
+            return;
+        };
+        let gone = self.owner_name(ctx).to_string();
+        let who = ctx.name(next).to_string();
+        let ttl_ms = self
+            .durable
+            .grants
+            .last()
+            .map_or(30_000, |g| (g.expires_at_us - g.at_us) / MS_US);
+        ctx.note(format!(
+            "{gone}'s session times out: the ensemble deletes its ephemeral node, and the watch {who} set on it fires. {who} lists the children again: its own node is now the lowest."
+        ));
+        let token = self.grant(ctx, next, ttl_ms, now + ttl_ms * MS_US);
+        ctx.note(source_note(TokenSource::ZooKeeper, &who, Some(&gone), token));
+    }
+
+    fn acquire(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, ttl_ms: u64, clock: ClientClock) {
+        let now = ctx.local_now_us;
+        let who = ctx.name(from);
+        let me = ctx.me();
+        let lease = self.config.lease.clone();
+        let source = self.config.source;
+        let command = acquire_command(source, &lease, who, ttl_ms);
+        if !self.primary {
+            ctx.note(format!(
+                "{me} is a replica and takes no writes: {command} is refused."
+            ));
+            return;
+        }
+        if self.syncing {
+            ctx.note(format!(
+                "{me} has not yet heard what the other copies hold, so it takes no writes yet: {command} is refused."
+            ));
+            return;
+        }
+        if !self.free_for(from, now, ttl_ms, clock) {
+            ctx.note(format!("{me}: {command} → {}", refused_text(source)));
+            if source == TokenSource::ZooKeeper {
+                self.queue_behind(ctx, from);
+            } else {
+                let note = self.refusal_note(ctx, who, ttl_ms, clock);
+                ctx.note(note);
+            }
+            ctx.send(
+                from,
+                PlacedMsg::Denied {
+                    holder: self.durable.row.owner,
+                    token: self.durable.row.token,
+                },
+            );
+            return;
+        }
+        let before = self.durable.row.token;
+        let was_owner = self.durable.row.owner;
+        // DynamoDB's `:exp` is `:now` plus the TTL, both from the worker's clock.
+        let row_expires_us = match source {
+            TokenSource::DynamoDb => clock.now_us,
+            _ => now,
+        } + ttl_ms * MS_US;
+        let token = self.grant(ctx, from, ttl_ms, row_expires_us);
+        ctx.note(format!(
+            "{me}: {command} → {}",
+            granted_text(source, &lease, token)
+        ));
+        let note = match self.config.local_to {
+            Some(o) if o != from => format!(
+                "{who} writes to {me}, a table only {} is meant to use: it has never heard of anyone else, so {who} holds {lease} with token {token}.",
+                ctx.name(o)
+            ),
+            Some(_) => format!(
+                "{me} is {who}'s own table. Nobody else writes here, so the row is always free for {who}: token {before} becomes {token}, and {who} holds {lease} for {}. Whatever the other nodes' tables say, this one says yes.",
+                seconds(ttl_ms)
+            ),
+            None if source == TokenSource::LeaseTable => format!(
+                "The row for {lease} is expired, so the statement takes it over: token {before} becomes {token}, and {who} holds the lease for {}. Every worker asks this same row.",
+                seconds(ttl_ms)
+            ),
+            None => source_note(source, who, was_owner.map(|o| ctx.name(o)), token),
+        };
+        ctx.note(note);
+        if self.pending.is_some() {
+            ctx.note(match source {
+                // PostgreSQL answers a COMMIT at once unless told to wait for a standby.
+                TokenSource::LeaseTable | TokenSource::PostgresSequence => format!(
+                    "{me} runs synchronous replication (synchronous_standby_names lists a standby; PostgreSQL's default is asynchronous), so COMMIT returns to {who} only once a standby holds the change."
+                ),
+                _ => format!(
+                    "{me} tells {who} only once a replica holds the change: with {me} itself that is a majority of the three copies."
+                ),
+            });
+        }
+    }
+
+    pub fn handle(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: PlacedMsg) {
+        let now = ctx.local_now_us;
+        let who = ctx.name(from);
+        let lease = self.config.lease.clone();
+        let me = ctx.me();
+        match msg {
+            PlacedMsg::Acquire { ttl_ms, clock, .. } => self.acquire(ctx, from, ttl_ms, clock),
+            PlacedMsg::Read => {
+                let free = self.free(now);
+                let row = &self.durable.row;
+                let state = if free {
+                    "expired".to_string()
+                } else {
+                    format!(
+                        "held by {} for another {}",
+                        self.owner_name(ctx),
+                        seconds((row.expires_at_us - now) / MS_US)
+                    )
+                };
+                ctx.note(format!(
+                    "{me}: SELECT owner, fence_token, expires_at FROM lease WHERE name = '{lease}' → owner {}, fence_token {}: {state}.",
+                    self.owner_name(ctx),
+                    row.token
+                ));
+                if self.config.replica && free {
+                    ctx.note(format!(
+                        "{me} is a read replica: it answers from the changes it has replayed so far, behind the primary by the replication lag. What it calls expired may already be taken there."
+                    ));
+                }
+                ctx.send(
+                    from,
+                    PlacedMsg::Row {
+                        token: row.token,
+                        free,
+                    },
+                );
+            }
+            PlacedMsg::Claim { ttl_ms } => {
+                let was = self.durable.row.clone();
+                let token = self.grant(ctx, from, ttl_ms, now + ttl_ms * MS_US);
+                ctx.note(format!(
+                    "{me}: UPDATE lease SET owner = '{who}', fence_token = fence_token + 1, acquired_at = now(), expires_at = now() + interval '{}' WHERE name = '{lease}' RETURNING fence_token → {token}",
+                    seconds(ttl_ms)
+                ));
+                let held = was.owner.is_some() && was.owner != Some(from) && was.expires_at_us > now;
+                let old = was.owner.map_or("earlier-run", |o| ctx.name(o));
+                ctx.note(if held {
+                    format!(
+                        "The UPDATE has no condition: {who} decided from its read that the lease was free, so the primary overwrites {old}'s unexpired row. {old} still believes it holds {lease}: two holders."
+                    )
+                } else {
+                    format!("The primary sets the row to {who}, token {token}.")
+                });
+            }
+            PlacedMsg::Wal { row, seq, waiting } if !self.primary => {
+                let owner = row.owner.map_or("earlier-run", |o| ctx.name(o));
+                if self.config.replication == Replication::Stream {
+                    ctx.note(format!(
+                        "{me} replays the primary's change, late: {lease} is {owner}'s, fence_token {}. Until now it still showed the old row.",
+                        row.token
+                    ));
+                } else {
+                    ctx.note(format!(
+                        "{me} now holds the change too: {lease} is {owner}'s, token {}.",
+                        row.token
+                    ));
+                }
+                self.durable.row = row;
+                self.durable.seq = seq;
+                self.durable.waiting = waiting;
+                ctx.persist(self.durable.clone());
+                if self.config.replication == Replication::Quorum {
+                    ctx.send(from, PlacedMsg::WalAck);
+                }
+            }
+            PlacedMsg::Rejoin if self.primary => {
+                if !self.replicas.contains(&from) {
+                    self.replicas.push(from);
+                }
+                ctx.note(format!(
+                    "{me}, the primary now, takes {who} back as a replica and sends it the row."
+                ));
+                ctx.send(
+                    from,
+                    PlacedMsg::Wal {
+                        row: self.durable.row.clone(),
+                        seq: self.durable.seq,
+                        waiting: self.durable.waiting.clone(),
+                    },
+                );
+            }
+            PlacedMsg::Sync if !self.primary => ctx.send(
+                from,
+                PlacedMsg::Synced {
+                    row: self.durable.row.clone(),
+                    seq: self.durable.seq,
+                    waiting: self.durable.waiting.clone(),
+                },
+            ),
+            PlacedMsg::Synced { row, seq, waiting } if self.syncing => {
+                self.syncing = false;
+                let mine = (self.durable.row.token, self.durable.seq);
+                if (row.token, seq) > mine {
+                    ctx.note(format!(
+                        "{who} holds a change {me} missed: {me} takes it (token {}) before taking writes.",
+                        row.token
+                    ));
+                    self.durable.row = row;
+                    self.durable.seq = seq;
+                    self.durable.waiting = waiting;
+                    ctx.persist(self.durable.clone());
+                } else {
+                    ctx.note(format!("{who} holds nothing {me} lacks: {me} takes writes now."));
+                }
+                if !self.durable.waiting.is_empty() && self.durable.row.owner.is_some() {
+                    // The new leader now tracks the holder's session, and the waiters' watches.
+                    let left = self.durable.row.expires_at_us.saturating_sub(ctx.local_now_us);
+                    ctx.set_timer(PlacedTimer::SessionExpiry, left);
+                }
+            }
+            PlacedMsg::WalAck => {
+                if let Some((made, ttl_ms)) = self.pending.take() {
+                    let (holder, token) = (made.owner, made.token);
+                    self.durable.grants.push(made);
+                    ctx.persist(self.durable.clone());
+                    ctx.note(format!(
+                        "{who} holds the grant: two of three copies have it, so it is committed and {me} answers {}.",
+                        ctx.name(holder)
+                    ));
+                    ctx.send(holder, PlacedMsg::Granted { token, ttl_ms });
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A quorum copy that took over asks its replicas what they hold before taking writes.
+    fn sync(&mut self, ctx: &mut Ctx<'_, Self>) {
+        if self.config.replication == Replication::Quorum && !self.replicas.is_empty() {
+            self.syncing = true;
+            for r in self.replicas.clone() {
+                ctx.send(r, PlacedMsg::Sync);
+            }
+        }
+    }
+
+    fn take_over(&mut self, ctx: &mut Ctx<'_, Self>, old: NodeId) {
+        self.primary = true;
+        self.durable.promoted = true;
+        self.replicas = self.config.replicas_then.clone();
+        self.sync(ctx);
+        let me = ctx.me();
+        let gone = ctx.name(old);
+        let row = &self.durable.row;
+        let has = match row.owner {
+            Some(o) => format!("{}'s lease with token {}", ctx.name(o), row.token),
+            None => format!("no holder, and the counter at {}", row.token),
+        };
+        ctx.note(match (self.config.source, self.config.replication) {
+            (TokenSource::RedisLua, _) => format!(
+                "Sentinel sees {gone} gone and promotes {me}, the replica. It has what the stream had carried when {gone} died: {has}."
+            ),
+            (TokenSource::LeaseTable | TokenSource::PostgresSequence, _) => format!(
+                "{gone} is gone; the failover manager (Patroni, say) promotes {me}, a synchronous standby. Every commit waited for a standby, so it has {has}."
+            ),
+            (TokenSource::DynamoDb, _) => format!(
+                "The storage node {gone} is gone; {me} takes over as leader of the partition's replica group. Each write was acknowledged only once a quorum had it, so it has {has}."
+            ),
+            (TokenSource::ZooKeeper, _) => format!(
+                "{gone}, the ZooKeeper leader, is gone; the survivors elect {me}. ZAB commits a change on a majority before anyone is told, so it has {has}."
+            ),
+            _ => format!(
+                "{gone}, the etcd leader, is gone; the survivors elect {me} in a new Raft term. Every grant was committed on a majority first, so it has {has}."
+            ),
+        });
+        ctx.persist(self.durable.clone());
+    }
+
+    pub fn summary(&self, view: &ViewCtx<'_>) -> Summary {
+        let row = &self.durable.row;
+        let owner = row.owner.map_or("earlier-run", |o| view.name(o));
+        let state = if row.owner.is_none() || row.expires_at_us <= view.local_now_us {
+            card::Lease::Expired
+        } else {
+            card::Lease::Left(row.expires_at_us - view.local_now_us)
+        };
+        let c = &self.config;
+        let alone = c.replicas.is_empty() && c.standby.is_none() && c.takes_over_from.is_none();
+        let s = match (self.primary, c.local_to) {
+            // One table and no copies: unless its place is the story, the lease is.
+            (true, None) if alone && !c.replica && !c.role_on_card => state.word(),
+            (false, _) if self.config.replication == Replication::Stream => {
+                Summary::new("read replica", Tone::Quiet)
+            }
+            (false, _) => Summary::new("replica", Tone::Quiet),
+            (true, Some(_)) => Summary::new("own table", Tone::Holds).detail("this node's own table"),
+            (true, None) => Summary::new("primary", Tone::Holds),
+        };
+        let mut s = card::lease(s, owner, "token", row.token, state);
+        if self.primary && self.config.replica {
+            s = s.detail("took over as primary");
+        }
+        if self.syncing {
+            s = s.detail("syncing with the copies");
+        }
+        if let Some(counter) = self.config.source.counter() {
+            s = s.minor(format!("token: {counter}"));
+        }
+        s
+    }
+}
+
+impl TokenSource {
+    /// What the store counts that serves as the token, when it is not a lease table's own
+    /// `fence_token` column.
+    fn counter(self) -> Option<&'static str> {
+        match self {
+            TokenSource::LeaseTable => None,
+            TokenSource::PostgresSequence => Some("nextval of a sequence"),
+            TokenSource::DynamoDb => Some("the fence attribute"),
+            TokenSource::K8sLease => Some("leaseTransitions"),
+            TokenSource::Etcd => Some("the key's revision"),
+            TokenSource::ZooKeeper => Some("the znode's czxid"),
+            TokenSource::RedisLua => Some("INCR of a fence key"),
+        }
+    }
+}
+
+/// How a source's grant reads, beyond the command and its answer.
+fn source_note(source: TokenSource, who: &str, before: Option<&str>, token: FencingToken) -> String {
+    let change = match (before, source) {
+        (Some(b), TokenSource::DynamoDb) => {
+            format!("By {who}'s own clock, the :now it sent, {b}'s expires has passed, so {who} takes over")
+        }
+        (Some(b), TokenSource::K8sLease) => format!(
+            "{who}'s client-go has seen {b}'s Lease unchanged for leaseDurationSeconds by its own clock, so {who} writes itself in as holder"
+        ),
+        (Some(b), _) => format!("{b}'s lease has run out, so {who} takes over"),
+        (None, _) => format!("The lease is free, so {who} takes it"),
+    };
+    match source {
+        TokenSource::PostgresSequence => format!(
+            "{change}. The token is nextval, drawn inside the same transaction that takes the row: {token}. A sequence only grows, so a fence needs nothing more."
+        ),
+        TokenSource::DynamoDb => format!(
+            "{change}. The condition and the ADD are one conditional write, and ReturnValues hands back the new counter in the same round trip: {token}."
+        ),
+        TokenSource::K8sLease => format!(
+            "{change}. The holder changed, so leaseTransitions goes up by one: {token}. The write carried the resourceVersion {who} read, so had anyone changed the Lease since, the API server would have answered 409 Conflict. client-go's docs say its election gives no fencing: carrying leaseTransitions is up to you."
+        ),
+        TokenSource::Etcd => format!(
+            "{change}. The key did not exist, so the put succeeds; its revision, {token}, is the token. etcd's revisions only grow, across the whole cluster."
+        ),
+        TokenSource::ZooKeeper => format!(
+            "{change}: its node is the lowest under the lock. Its token is the node's czxid, {token}: the zxid of the create, which only grows. Not the number in the node's name: Curator's lock parent is a container node, deleted once empty, and a new one numbers from 0 again."
+        ),
+        TokenSource::RedisLua => format!(
+            "{change}. The script runs as one step: SET NX succeeded, so it INCRs the fence key and returns {token}."
+        ),
+        TokenSource::LeaseTable => format!("{change}, with token {token}."),
+    }
+}
+
+impl Participant for PlacedLease {
+    type Msg = PlacedMsg;
+    type Timer = PlacedTimer;
+    type Durable = PlacedDurable;
+    type Config = PlacedConfig;
+
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        if self.primary && !self.durable.waiting.is_empty() && self.durable.row.owner.is_some() {
+            // Timers do not survive a restart: watch the holder's session again.
+            let left = self.durable.row.expires_at_us.saturating_sub(ctx.local_now_us);
+            ctx.set_timer(PlacedTimer::SessionExpiry, left);
+        }
+        if self.durable.promoted {
+            // A promoted copy back from a crash may have missed what it was syncing.
+            self.sync(ctx);
+        }
+        let Some(standby) = self.config.standby else {
+            return;
+        };
+        if !self.durable.started {
+            self.durable.started = true;
+            ctx.persist(self.durable.clone());
+        } else if !self.primary {
+            let me = ctx.me();
+            ctx.note(format!(
+                "{me} was the primary when it went down; a crash of the primary promotes {}, so {me} comes back as a replica and takes no writes.",
+                ctx.name(standby)
+            ));
+            ctx.send(standby, PlacedMsg::Rejoin);
+        }
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: PlacedMsg) {
+        self.handle(ctx, from, msg);
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: PlacedTimer) {
+        match timer {
+            PlacedTimer::Ship => self.ship(ctx),
+            PlacedTimer::SessionExpiry => self.session_expired(ctx),
+        }
+    }
+
+    fn watches(&self, peer: NodeId) -> bool {
+        !self.primary && self.config.takes_over_from == Some(peer)
+    }
+
+    fn on_peer_down(&mut self, ctx: &mut Ctx<'_, Self>, peer: NodeId) {
+        if !self.primary && self.config.takes_over_from == Some(peer) {
+            self.take_over(ctx, peer);
+        }
+    }
+
+    fn recover(config: &PlacedConfig, _id: NodeId, durable: &PlacedDurable) -> Self {
+        PlacedLease {
+            config: config.clone(),
+            durable: durable.clone(),
+            primary: durable.promoted || (!config.replica && (config.standby.is_none() || !durable.started)),
+            replicas: if durable.promoted {
+                config.replicas_then.clone()
+            } else {
+                config.replicas.clone()
+            },
+            pending: None,
+            syncing: false,
+        }
+    }
+
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
+        PlacedLease::summary(self, view)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::testing::{narration, sent, timers_set, Harness};
+
+    const A: NodeId = NodeId(0);
+    const B: NodeId = NodeId(1);
+    const S2: NodeId = NodeId(3);
+    const S3: NodeId = NodeId(4);
+
+    fn store(source: TokenSource, replication: Replication) -> Harness<PlacedLease> {
+        let config = PlacedConfig {
+            source,
+            replication,
+            replicas: vec![S2, S3],
+            ..PlacedConfig::shared("l")
+        };
+        let node = PlacedLease::recover(&config, NodeId(2), &PlacedLease::initial(32));
+        Harness::new(NodeId(2), node, &["A", "B", "s1", "s2", "s3"])
+    }
+
+    fn acquire(s: &mut Harness<PlacedLease>, from: NodeId, at_ms: u64) -> Vec<PlacedMsg> {
+        s.now_us = at_ms * MS_US;
+        let fx = s.deliver(
+            from,
+            PlacedMsg::Acquire {
+                ttl_ms: 30_000,
+                source: s.node.config.source,
+                clock: ClientClock {
+                    now_us: at_ms * MS_US,
+                    seen: None,
+                },
+            },
+        );
+        sent::<_, PlacedMsg>(&fx)
+            .into_iter()
+            .filter(|(to, _)| *to == from)
+            .map(|(_, m)| m)
+            .collect()
+    }
+
+    fn granted(token: u64) -> PlacedMsg {
+        PlacedMsg::Granted {
+            token: FencingToken(token),
+            ttl_ms: 30_000,
+        }
+    }
+
+    #[test]
+    fn a_quorum_store_answers_only_once_a_replica_holds_the_grant() {
+        let mut s = store(TokenSource::Etcd, Replication::Quorum);
+        assert!(acquire(&mut s, A, 0).is_empty());
+        let fx = s.deliver(S2, PlacedMsg::WalAck);
+        assert_eq!(sent::<_, PlacedMsg>(&fx), vec![(A, granted(33))]);
+        // A second acknowledgement answers nobody again.
+        assert!(sent::<_, PlacedMsg>(&s.deliver(S3, PlacedMsg::WalAck)).is_empty());
+    }
+
+    #[test]
+    fn an_async_store_answers_first_and_ships_later() {
+        let mut s = store(TokenSource::RedisLua, Replication::Async { ship_ms: 200 });
+        s.now_us = 0;
+        let fx = s.deliver(
+            A,
+            PlacedMsg::Acquire {
+                ttl_ms: 30_000,
+                source: TokenSource::RedisLua,
+                clock: ClientClock::default(),
+            },
+        );
+        assert_eq!(sent::<_, PlacedMsg>(&fx), vec![(A, granted(33))]);
+        assert_eq!(timers_set(&fx), vec![(PlacedTimer::Ship, 200 * MS_US)]);
+    }
+
+    fn denied(token: u64) -> PlacedMsg {
+        PlacedMsg::Denied {
+            holder: Some(A),
+            token: FencingToken(token),
+        }
+    }
+
+    #[test]
+    fn etcd_counts_the_expiry_delete() {
+        let mut etcd = store(TokenSource::Etcd, Replication::Stream);
+        assert_eq!(acquire(&mut etcd, A, 0), vec![granted(33)]);
+        assert_eq!(acquire(&mut etcd, B, 31_000), vec![granted(35)]);
+    }
+
+    #[test]
+    fn a_zookeeper_waiter_gets_its_czxid_when_the_watch_fires_without_asking_again() {
+        let mut zk = store(TokenSource::ZooKeeper, Replication::Stream);
+        assert_eq!(acquire(&mut zk, A, 0), vec![granted(33)]);
+        let fx = zk.deliver(
+            B,
+            PlacedMsg::Acquire {
+                ttl_ms: 30_000,
+                source: TokenSource::ZooKeeper,
+                clock: ClientClock::default(),
+            },
+        );
+        assert_eq!(zk.node.durable.waiting, vec![(B, 34)]);
+        // The store watches A's session for B: one timer, for when A's session times out.
+        assert_eq!(
+            timers_set(&fx),
+            vec![(PlacedTimer::SessionExpiry, 30_000 * MS_US)]
+        );
+        zk.now_us = 30_000 * MS_US;
+        let fx = zk.fire(PlacedTimer::SessionExpiry);
+        let to_b: Vec<PlacedMsg> = sent::<_, PlacedMsg>(&fx)
+            .into_iter()
+            .filter(|(to, _)| *to == B)
+            .map(|(_, m)| m)
+            .collect();
+        assert_eq!(to_b, vec![granted(34)]);
+        let notes = narration(&fx);
+        assert!(notes.contains("czxid, 34"), "{notes}");
+        assert!(notes.contains("container node"), "{notes}");
+    }
+
+    fn to_b(fx: &[crate::kernel::participant::Effect<PlacedLease>]) -> Vec<PlacedMsg> {
+        sent::<_, PlacedMsg>(fx)
+            .into_iter()
+            .filter(|(to, _)| *to == B)
+            .map(|(_, m)| m)
+            .collect()
+    }
+
+    #[test]
+    fn dynamodb_judges_expiry_by_the_workers_now_not_its_own_clock() {
+        let mut ddb = store(TokenSource::DynamoDb, Replication::Stream);
+        assert_eq!(acquire(&mut ddb, A, 0), vec![granted(33)]);
+        // At 20 s by the store, B's clock (running fast) reads 31 s: past A's expires.
+        ddb.now_us = 20_000 * MS_US;
+        let ask = |now_ms: u64| PlacedMsg::Acquire {
+            ttl_ms: 30_000,
+            source: TokenSource::DynamoDb,
+            clock: ClientClock {
+                now_us: now_ms * MS_US,
+                seen: None,
+            },
+        };
+        let fx = ddb.deliver(B, ask(29_000));
+        assert_eq!(to_b(&fx), vec![denied(33)]);
+        let fx = ddb.deliver(B, ask(31_000));
+        assert_eq!(to_b(&fx), vec![granted(34)]);
+    }
+
+    #[test]
+    fn a_kubernetes_candidate_waits_lease_duration_from_when_it_first_saw_the_record() {
+        let mut k8s = store(TokenSource::K8sLease, Replication::Stream);
+        assert_eq!(acquire(&mut k8s, A, 0), vec![granted(33)]);
+        let ask = |now_ms: u64, seen: Option<u64>| PlacedMsg::Acquire {
+            ttl_ms: 30_000,
+            source: TokenSource::K8sLease,
+            clock: ClientClock {
+                now_us: now_ms * MS_US,
+                seen: seen.map(|at| (FencingToken(33), at * MS_US)),
+            },
+        };
+        // Its clock says 100 s, but it has not watched the record yet: no takeover.
+        k8s.now_us = 1_000 * MS_US;
+        assert_eq!(to_b(&k8s.deliver(B, ask(100_000, None))), vec![denied(33)]);
+        // 29 s of its own clock since it first saw the record: still no.
+        assert_eq!(
+            to_b(&k8s.deliver(B, ask(129_000, Some(100_000)))),
+            vec![denied(33)]
+        );
+        // 30 s by its clock, only 5 s by the store's: the candidate takes over.
+        k8s.now_us = 5_000 * MS_US;
+        assert_eq!(
+            to_b(&k8s.deliver(B, ask(130_000, Some(100_000)))),
+            vec![granted(34)]
+        );
+    }
+
+    #[test]
+    fn a_replica_that_takes_over_grants_from_what_it_was_sent() {
+        let config = PlacedConfig {
+            replica: true,
+            takes_over_from: Some(NodeId(2)),
+            ..PlacedConfig::shared("l")
+        };
+        let node = PlacedLease::recover(&config, S2, &PlacedLease::initial(32));
+        let mut s = Harness::new(S2, node, &["A", "B", "s1", "s2", "s3"]);
+        assert!(s.node.watches(NodeId(2)));
+        s.peer_down(NodeId(2));
+        assert!(s.node.primary);
+        // It never received A's grant: B gets 33, the number A already has.
+        assert_eq!(acquire(&mut s, B, 500), vec![granted(33)]);
+    }
+
+    #[test]
+    fn a_restarted_primary_with_a_standby_rejoins_as_a_replica_and_commits_only_told_grants() {
+        let config = PlacedConfig {
+            source: TokenSource::Etcd,
+            replication: Replication::Quorum,
+            replicas: vec![S2, S3],
+            standby: Some(S2),
+            ..PlacedConfig::shared("l")
+        };
+        let node = PlacedLease::recover(&config, NodeId(2), &PlacedLease::initial(32));
+        let mut s = Harness::new(NodeId(2), node, &["A", "B", "s1", "s2", "s3"]);
+        assert!(s.node.primary);
+        assert!(sent::<_, PlacedMsg>(&s.start()).is_empty());
+        assert!(acquire(&mut s, A, 0).is_empty());
+        // Not a grant until a replica holds it.
+        assert!(s.node.durable.grants.is_empty());
+        s.deliver(S3, PlacedMsg::WalAck);
+        assert_eq!(s.node.durable.grants.len(), 1);
+        // It crashes and comes back: a replica now, asking its standby where it belongs.
+        let back = PlacedLease::recover(&config, NodeId(2), &s.node.durable);
+        let mut s = Harness::new(NodeId(2), back, &["A", "B", "s1", "s2", "s3"]);
+        assert!(!s.node.primary);
+        assert_eq!(sent::<_, PlacedMsg>(&s.start()), vec![(S2, PlacedMsg::Rejoin)]);
+        assert!(acquire(&mut s, B, 40_000).is_empty());
+    }
+
+    #[test]
+    fn a_promoted_quorum_copy_takes_what_it_missed_before_taking_writes() {
+        let config = PlacedConfig {
+            source: TokenSource::Etcd,
+            replication: Replication::Quorum,
+            replica: true,
+            takes_over_from: Some(NodeId(2)),
+            replicas_then: vec![S3],
+            ..PlacedConfig::shared("l")
+        };
+        let node = PlacedLease::recover(&config, S2, &PlacedLease::initial(32));
+        let mut s = Harness::new(S2, node, &["A", "B", "s1", "s2", "s3"]);
+        let fx = s.peer_down(NodeId(2));
+        assert_eq!(sent::<_, PlacedMsg>(&fx), vec![(S3, PlacedMsg::Sync)]);
+        // Until the other copy answers, it takes no writes.
+        assert!(acquire(&mut s, B, 200).is_empty());
+        // The other copy holds A's committed grant, which this one missed.
+        let row = PlacedRow {
+            owner: Some(A),
+            token: FencingToken(33),
+            expires_at_us: 30_000 * MS_US,
+        };
+        s.deliver(
+            S3,
+            PlacedMsg::Synced {
+                row,
+                seq: 32,
+                waiting: Vec::new(),
+            },
+        );
+        assert_eq!(s.node.durable.row.token, FencingToken(33));
+        // A promoted copy stays the primary through its own restart.
+        assert!(PlacedLease::recover(&config, S2, &s.node.durable).primary);
+        // B gets the next token after A's lease runs out, never 33 again.
+        s.now_us = 31_000 * MS_US;
+        let fx = s.deliver(
+            B,
+            PlacedMsg::Acquire {
+                ttl_ms: 30_000,
+                source: TokenSource::Etcd,
+                clock: ClientClock::default(),
+            },
+        );
+        assert_eq!(
+            sent::<_, PlacedMsg>(&fx),
+            vec![(
+                S3,
+                PlacedMsg::Wal {
+                    row: s.node.durable.row.clone(),
+                    seq: 32,
+                    waiting: Vec::new(),
+                }
+            )]
+        );
+        assert_eq!(s.node.durable.row.token, FencingToken(35));
+    }
+}

@@ -1,0 +1,416 @@
+//! The wire vocabulary of the Redis chapter: client commands (`SET … NX PX`, `DEL`, a
+//! compare-and-delete script, `WAIT`), the primary → replica stream, the sentinels' pings and
+//! reconfigurations, and what the sentinels say to each other (is the primary down, a vote,
+//! the configuration they agreed on). (The ledger speaks its own protocol,
+//! [`crate::protocols::lease::lease_msg`].)
+
+use crate::kernel::collections::VecMap;
+use crate::kernel::ids::NodeId;
+use crate::kernel::participant::Label;
+
+crate::inbox!(RedisMsg);
+
+/// One key as a Redis node stores it. The expiry is an absolute reading of the node's own
+/// clock — Redis replicates expiries as absolute times, so whichever node holds the key
+/// judges it by its own clock.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyEntry {
+    pub value: String,
+    pub expires_at_us: Option<u64>,
+}
+
+impl KeyEntry {
+    /// Whether the key still exists at this clock reading.
+    pub fn alive_at(&self, local_now_us: u64) -> bool {
+        self.expires_at_us.is_none_or(|at| local_now_us < at)
+    }
+}
+
+/// A write as it travels down the replication stream: the effect, not the command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReplOp {
+    Set {
+        key: String,
+        value: String,
+        expires_at_us: Option<u64>,
+    },
+    Del {
+        key: String,
+    },
+}
+
+impl ReplOp {
+    pub fn label(&self) -> String {
+        match self {
+            ReplOp::Set { key, value, .. } => format!("SET {key} {value}"),
+            ReplOp::Del { key } => format!("DEL {key}"),
+        }
+    }
+}
+
+/// One write in a primary's stream: which primary produced it and at which offset.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamEntry {
+    pub origin: NodeId,
+    pub offset: u64,
+    pub op: ReplOp,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RedisMsg {
+    /// `SET key value NX PX ttl`; with `incr`, the acquire script that also increments a
+    /// counter in the same atomic step and returns it (the usual way to get a token).
+    Set {
+        key: String,
+        value: String,
+        nx: bool,
+        px_ms: u64,
+        incr: Option<String>,
+    },
+    SetReply {
+        key: String,
+        ok: bool,
+        counter: Option<u64>,
+    },
+    Get {
+        key: String,
+    },
+    GetReply {
+        key: String,
+        value: Option<String>,
+    },
+    /// `DEL key`: whoever's value it holds.
+    Del {
+        key: String,
+    },
+    /// The release script: `if GET key == value then DEL key`, one atomic step.
+    CompareAndDelete {
+        key: String,
+        value: String,
+    },
+    DelReply {
+        key: String,
+        deleted: bool,
+    },
+    /// `WAIT replicas timeout`: delay the answer until that many replicas acknowledged this
+    /// client's writes, or the timeout passes. Reports a count; undoes nothing, and makes no
+    /// write safe from a failover that promotes a replica without it.
+    Wait {
+        replicas: u32,
+        timeout_ms: u64,
+    },
+    WaitReply {
+        acked: u32,
+    },
+    /// A refusal, e.g. `READONLY` from a replica.
+    Error {
+        text: String,
+    },
+    /// Replica → primary: connect (or reconnect) and ask for a copy.
+    Sync {
+        have: u64,
+    },
+    /// Primary → replica: the whole data set as of `offset`.
+    FullSync {
+        data: VecMap<String, KeyEntry>,
+        offset: u64,
+        stream: Vec<StreamEntry>,
+    },
+    /// Primary → replica: the next writes of the stream, in order.
+    Replicate {
+        entries: Vec<StreamEntry>,
+    },
+    /// Replica → primary: everything up to `offset` is applied here.
+    ReplAck {
+        offset: u64,
+    },
+    /// Sentinel → node.
+    Ping,
+    Pong {
+        primary: bool,
+        replica_of: Option<NodeId>,
+        offset: u64,
+    },
+    /// Sentinel → node: `REPLICAOF NO ONE` (`primary: None`) or `REPLICAOF <primary>`.
+    ReplicaOf {
+        primary: Option<(NodeId, String)>,
+        epoch: u64,
+    },
+    /// Sentinel → client: where the primary is now.
+    PrimaryIs {
+        primary: NodeId,
+        name: String,
+        epoch: u64,
+    },
+    /// Client → sentinel.
+    WhoIsPrimary,
+    /// Sentinel → sentinel (`SENTINEL is-master-down-by-addr`): do you also find `primary`
+    /// down? With a `candidate`, also: vote for it to perform the failover in `epoch`.
+    IsPrimaryDown {
+        primary: NodeId,
+        name: String,
+        epoch: u64,
+        candidate: Option<NodeId>,
+    },
+    /// The answer: the sender's own judgement, and (when asked) its vote.
+    PrimaryDownReply {
+        primary: NodeId,
+        name: String,
+        down: bool,
+        vote: Option<Vote>,
+    },
+    /// Sentinel → sentinel: the configuration it holds, with the epoch it was made in.
+    Hello {
+        primary: NodeId,
+        name: String,
+        epoch: u64,
+    },
+}
+
+/// A sentinel's vote: the sentinel it chose to perform the failover, and the epoch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Vote {
+    pub leader: NodeId,
+    pub name: String,
+    pub epoch: u64,
+}
+
+impl Label for RedisMsg {
+    fn label(&self) -> String {
+        match self {
+            RedisMsg::Set {
+                key,
+                value,
+                nx,
+                px_ms,
+                incr: None,
+            } => format!("SET {key} {value}{} PX {px_ms}", if *nx { " NX" } else { "" }),
+            RedisMsg::Set {
+                key,
+                value,
+                px_ms,
+                incr: Some(counter),
+                ..
+            } => format!("acquire script: SET {key} {value} NX PX {px_ms} + INCR {counter}"),
+            RedisMsg::SetReply {
+                ok: true,
+                counter: Some(c),
+                ..
+            } => format!("OK, token {c}"),
+            RedisMsg::SetReply { ok: true, .. } => "OK".to_string(),
+            RedisMsg::SetReply { ok: false, .. } => "(nil): the key exists".to_string(),
+            RedisMsg::Get { key } => format!("GET {key}"),
+            RedisMsg::GetReply { value: Some(v), .. } => format!("\"{v}\""),
+            RedisMsg::GetReply { value: None, .. } => "(nil)".to_string(),
+            RedisMsg::Del { key } => format!("DEL {key}"),
+            RedisMsg::CompareAndDelete { key, value } => {
+                format!("release script: DEL {key} only if it is {value}")
+            }
+            RedisMsg::DelReply { deleted, .. } => format!("(integer) {}", u8::from(*deleted)),
+            RedisMsg::Wait { replicas, timeout_ms } => format!("WAIT {replicas} {timeout_ms}"),
+            RedisMsg::WaitReply { acked } => format!("WAIT: {acked} replica(s) have it"),
+            RedisMsg::Error { text } => format!("-{text}"),
+            RedisMsg::Sync { have } => format!("PSYNC (I have up to #{have})"),
+            RedisMsg::FullSync { offset, data, .. } => {
+                format!("full copy: {} key(s), up to #{offset}", data.len())
+            }
+            RedisMsg::Replicate { entries } => {
+                let ops: Vec<String> = entries.iter().map(|e| e.op.label()).collect();
+                match (entries.first(), entries.last()) {
+                    (Some(a), Some(b)) if a.offset == b.offset => {
+                        format!("stream #{}: {}", a.offset, ops.join(", "))
+                    }
+                    (Some(a), Some(b)) => format!("stream #{}–{}: {}", a.offset, b.offset, ops.join(", ")),
+                    _ => "stream: (empty)".to_string(),
+                }
+            }
+            RedisMsg::ReplAck { offset } => format!("REPLCONF ACK {offset}"),
+            RedisMsg::Ping => "PING".to_string(),
+            RedisMsg::Pong {
+                primary: true,
+                offset,
+                ..
+            } => format!("PONG (primary, #{offset})"),
+            RedisMsg::Pong { offset, .. } => format!("PONG (replica, #{offset})"),
+            RedisMsg::ReplicaOf { primary: None, .. } => "REPLICAOF NO ONE".to_string(),
+            RedisMsg::ReplicaOf {
+                primary: Some((_, name)),
+                ..
+            } => format!("REPLICAOF {name}"),
+            RedisMsg::PrimaryIs { name, .. } => format!("the primary is {name}"),
+            RedisMsg::WhoIsPrimary => "which node is the primary?".to_string(),
+            RedisMsg::IsPrimaryDown {
+                name,
+                candidate: None,
+                ..
+            } => format!("is {name} down?"),
+            RedisMsg::IsPrimaryDown { name, epoch, .. } => {
+                format!("is {name} down? vote for me in epoch {epoch}")
+            }
+            RedisMsg::PrimaryDownReply { name, down, vote, .. } => {
+                let judgement = if *down {
+                    format!("{name} is down")
+                } else {
+                    format!("{name} is not down to me")
+                };
+                match vote {
+                    Some(v) => format!("{judgement}; my vote in epoch {}: {}", v.epoch, v.name),
+                    None => judgement,
+                }
+            }
+            RedisMsg::Hello { name, epoch, .. } => format!("hello: the primary is {name} (epoch {epoch})"),
+        }
+    }
+}
+
+/// A duration in milliseconds as seconds with one decimal, e.g. `29.8 s`.
+pub fn tenths(ms: u64) -> String {
+    format!("{}.{} s", ms / 1_000, (ms % 1_000) / 100)
+}
+
+/// The acquire script a worker runs with `EVAL` when it wants a token with its lock: `SET
+/// KEYS[1] ARGV[1] NX PX ARGV[2]` and, only if that set the key, `INCR KEYS[2]`, in one
+/// atomic step. It answers the counter's new value, or nil when the key exists.
+pub const ACQUIRE_SCRIPT: &str = "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return redis.call('INCR', KEYS[2]) end return false";
+
+/// The release script: `DEL KEYS[1]` only if it still holds ARGV[1], the caller's value.
+pub const RELEASE_SCRIPT: &str =
+    "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+
+impl RedisMsg {
+    /// A client command as a real Redis runs it: the words of one command (`SET`, `EVAL`
+    /// with [`ACQUIRE_SCRIPT`] or [`RELEASE_SCRIPT`], `DEL`, `GET`, `WAIT`). `None` for
+    /// everything else (replies, replication, sentinels). The conformance tests send these.
+    pub fn command_args(&self) -> Option<Vec<String>> {
+        let words = |w: &[&str]| Some(w.iter().map(|s| s.to_string()).collect());
+        match self {
+            RedisMsg::Set {
+                key,
+                value,
+                nx,
+                px_ms,
+                incr: None,
+            } => {
+                let px = px_ms.to_string();
+                match nx {
+                    true => words(&["SET", key, value, "NX", "PX", &px]),
+                    false => words(&["SET", key, value, "PX", &px]),
+                }
+            }
+            RedisMsg::Set {
+                key,
+                value,
+                px_ms,
+                incr: Some(counter),
+                ..
+            } => words(&[
+                "EVAL",
+                ACQUIRE_SCRIPT,
+                "2",
+                key,
+                counter,
+                value,
+                &px_ms.to_string(),
+            ]),
+            RedisMsg::Get { key } => words(&["GET", key]),
+            RedisMsg::Del { key } => words(&["DEL", key]),
+            RedisMsg::CompareAndDelete { key, value } => words(&["EVAL", RELEASE_SCRIPT, "1", key, value]),
+            RedisMsg::Wait { replicas, timeout_ms } => {
+                words(&["WAIT", &replicas.to_string(), &timeout_ms.to_string()])
+            }
+            _ => None,
+        }
+    }
+
+    /// Reads a client command back from the label the player shows: the inverse of
+    /// [`Label::label`] for the messages [`RedisMsg::command_args`] runs, so a trace's text
+    /// is enough to replay its commands on a real Redis.
+    pub fn parse_client_command(label: &str) -> Option<RedisMsg> {
+        let script = label.strip_prefix("acquire script: ");
+        let release = label.strip_prefix("release script: ");
+        let words: Vec<&str> = script.or(release).unwrap_or(label).split(' ').collect();
+        let number = |s: &str| s.parse::<u64>().ok();
+        match (script.is_some(), release.is_some(), &words[..]) {
+            (true, _, ["SET", key, value, "NX", "PX", px, "+", "INCR", counter]) => Some(RedisMsg::Set {
+                key: key.to_string(),
+                value: value.to_string(),
+                nx: true,
+                px_ms: number(px)?,
+                incr: Some(counter.to_string()),
+            }),
+            (_, true, ["DEL", key, "only", "if", "it", "is", value]) => Some(RedisMsg::CompareAndDelete {
+                key: key.to_string(),
+                value: value.to_string(),
+            }),
+            (false, false, ["SET", key, value, rest @ ..]) => {
+                let (nx, px) = match rest {
+                    ["NX", "PX", px] => (true, px),
+                    ["PX", px] => (false, px),
+                    _ => return None,
+                };
+                Some(RedisMsg::Set {
+                    key: key.to_string(),
+                    value: value.to_string(),
+                    nx,
+                    px_ms: number(px)?,
+                    incr: None,
+                })
+            }
+            (false, false, ["GET", key]) => Some(RedisMsg::Get { key: key.to_string() }),
+            (false, false, ["DEL", key]) => Some(RedisMsg::Del { key: key.to_string() }),
+            (false, false, ["WAIT", replicas, timeout]) => Some(RedisMsg::Wait {
+                replicas: u32::try_from(number(replicas)?).ok()?,
+                timeout_ms: number(timeout)?,
+            }),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_client_command_reads_back_from_its_label() {
+        let commands = [
+            RedisMsg::Set {
+                key: "lock".into(),
+                value: "a-e27e".into(),
+                nx: true,
+                px_ms: 30_000,
+                incr: Some("fence".into()),
+            },
+            RedisMsg::Set {
+                key: "lock".into(),
+                value: "b-1".into(),
+                nx: true,
+                px_ms: 500,
+                incr: None,
+            },
+            RedisMsg::Set {
+                key: "k".into(),
+                value: "v".into(),
+                nx: false,
+                px_ms: 1,
+                incr: None,
+            },
+            RedisMsg::Get { key: "lock".into() },
+            RedisMsg::Del { key: "lock".into() },
+            RedisMsg::CompareAndDelete {
+                key: "lock".into(),
+                value: "a-e27e".into(),
+            },
+            RedisMsg::Wait {
+                replicas: 1,
+                timeout_ms: 1_000,
+            },
+        ];
+        for command in commands {
+            assert!(command.command_args().is_some(), "{command:?}");
+            assert_eq!(RedisMsg::parse_client_command(&command.label()), Some(command));
+        }
+        assert_eq!(RedisMsg::parse_client_command("PING"), None);
+        assert_eq!(RedisMsg::parse_client_command("stream #1: SET lock a"), None);
+    }
+}

@@ -1,0 +1,375 @@
+//! A client of a named lock service ([`super::service_lock`]): it waits for the lock, runs a
+//! job of a few steps that each end in a write to the resource, keeps the lock alive from a
+//! separate thread (Redisson's watchdog, Chubby's KeepAlives, a CP session's heartbeats),
+//! and unlocks when the job is done.
+//!
+//! The keep-alive thread and the job thread live in one process: a stop-the-world pause
+//! stops both, while a job thread that is merely stuck leaves the keep-alive running.
+//!
+//! The job itself is the [`JobRunner`]'s; this file is the lock side, [`ServiceLock`]. Its
+//! writes go to the resource without waiting for an answer, and it keeps nothing on disk.
+
+use super::service_lock::{Flavour, ServiceMsg};
+use crate::kernel::ids::{FencingToken, NodeId};
+use crate::kernel::participant::{Label, ViewCtx};
+use crate::kernel::rng::between_us;
+use crate::kernel::time::MS_US;
+use crate::kernel::view::{Summary, Tone};
+use crate::protocols::card;
+use crate::protocols::job::{At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
+use crate::protocols::lease::lease_msg::{seconds, WriteCheck};
+use crate::protocols::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientConfig {
+    pub flavour: Flavour,
+    pub server: NodeId,
+    pub resource: NodeId,
+    /// When it first asks for the lock, drawn from this range (ms).
+    pub start_after_ms: (u64, u64),
+    /// How long it waits before asking again after a refusal (Redisson instead waits for the
+    /// unlock message or the key's remaining TTL).
+    pub retry_ms: u64,
+    /// How often the keep-alive thread renews (Chubby: the next KeepAlive goes out as soon as
+    /// the cell answers the last).
+    pub renew_every_ms: u64,
+    pub steps: u32,
+    pub step_ms: u64,
+    /// Whether each write carries the grant's number (a sequencer or a fence).
+    pub sends_number: bool,
+    /// The job thread blocks for good after writing this step (a stuck thread).
+    pub stuck_after_step: Option<u32>,
+    /// Nobody starts anything after this time by its own clock: where the run stops watching.
+    pub horizon_ms: u64,
+}
+
+/// A client's configuration as the runner holds it: the job, and the client's settings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServicePlan {
+    pub job: JobPlan,
+    pub client: ClientConfig,
+}
+
+impl From<ClientConfig> for ServicePlan {
+    fn from(client: ClientConfig) -> ServicePlan {
+        let job = JobPlan {
+            short: String::new(),
+            key: String::new(),
+            ttl_ms: 0,
+            start_at_ms: 0,
+            retry_ms: client.retry_ms,
+            max_attempts: 0,
+            steps: client.steps,
+            step_ms: client.step_ms,
+            amount: 0,
+            ledger: client.resource,
+        };
+        ServicePlan { job, client }
+    }
+}
+
+/// A client: the job runner with a lock service's lock.
+pub type ServiceClient = JobRunner<ServiceLock>;
+
+/// Time for the keep-alive thread to renew.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Renew;
+
+impl Label for Renew {
+    fn label(&self) -> String {
+        "keep-alive".into()
+    }
+}
+
+impl LockTimer for Renew {
+    const START: &'static str = "try the lock";
+    const RETRY: &'static str = "try the lock";
+    fn step_done(_step: u32) -> String {
+        "job step done".into()
+    }
+}
+
+/// The lock side of a client: the grant it holds, its keep-alive thread, its job thread's
+/// writes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServiceLock {
+    /// The grant it believes it holds.
+    pub number: Option<u64>,
+    pub steps_written: u32,
+    /// Whether the keep-alive thread is still renewing.
+    pub renewing: bool,
+    pub acquired: bool,
+    /// The job thread is blocked; the keep-alive thread carries on.
+    pub stuck: bool,
+    pub renewals: u32,
+    /// Refusals it has waited out (Redisson: narrated the first time).
+    pub waits: u32,
+    /// How long it waits before asking again (Redisson: the key's remaining TTL).
+    retry_in_us: u64,
+}
+
+type Ctx<'a, 'b> = JobCtx<'a, 'b, ServiceLock>;
+
+/// Waiting for the lock: before its first try, asking, or waiting to ask again.
+fn waiting(phase: &Phase) -> bool {
+    matches!(phase, Phase::Idle | Phase::Acquiring | Phase::BackingOff)
+}
+
+impl ServiceLock {
+    /// Schedules the next renewal; a Chubby library sends its next KeepAlive at once, since
+    /// the cell answers only near the lease's end.
+    fn keep_alive(&mut self, ctx: Ctx, c: &ClientConfig) {
+        match (c.flavour, self.number) {
+            (Flavour::Chubby, Some(number)) => ctx.send(c.server, ServiceMsg::Renew { number }),
+            _ => ctx.set_timer(JobTimer::Lock(Renew), c.renew_every_ms * MS_US),
+        }
+    }
+
+    fn before_horizon(local_now_us: u64, c: &ClientConfig) -> bool {
+        local_now_us < c.horizon_ms * MS_US
+    }
+
+    /// Whether it believes it holds the lock.
+    fn believes(&self, phase: &Phase) -> bool {
+        self.holds() && phase.in_job()
+    }
+}
+
+impl LockClient for ServiceLock {
+    type Plan = ServicePlan;
+    type Timer = Renew;
+    type Reply = ServiceMsg;
+    const RELEASE_WORDS: &'static str = "unlocks";
+    const KEEPS_JOB: bool = false;
+
+    fn job(plan: &ServicePlan) -> &JobPlan {
+        &plan.job
+    }
+
+    fn recover(plan: &ServicePlan, _durable: &JobDurable) -> Self {
+        ServiceLock {
+            number: None,
+            steps_written: 0,
+            renewing: false,
+            acquired: false,
+            stuck: false,
+            renewals: 0,
+            waits: 0,
+            retry_in_us: plan.client.retry_ms * MS_US,
+        }
+    }
+
+    /// It first asks at a random moment in its range.
+    fn start(ctx: Ctx, plan: &ServicePlan, _job: &Job) {
+        let (lo, hi) = plan.client.start_after_ms;
+        let after = between_us(ctx.rng, lo * MS_US, hi * MS_US);
+        ctx.set_timer(JobTimer::JobStart, after);
+    }
+
+    /// It asks until it holds, with no count of attempts.
+    fn next_attempt(_ctx: Ctx, _plan: &ServicePlan, _job: &mut Job) -> bool {
+        true
+    }
+
+    fn request(&mut self, ctx: Ctx, at: At<'_, Self>) {
+        ctx.send(at.plan.client.server, ServiceMsg::Acquire);
+    }
+
+    fn on_reply(&mut self, ctx: Ctx, at: At<'_, Self>, _from: NodeId, msg: ServiceMsg) -> Turn {
+        let me = ctx.me().to_string();
+        let c = &at.plan.client;
+        let flavour = c.flavour;
+        match msg {
+            ServiceMsg::Granted { number } if waiting(at.phase) => {
+                self.number = Some(number);
+                self.acquired = true;
+                self.renewing = true;
+                let every = seconds(c.renew_every_ms);
+                ctx.note(match flavour {
+                    Flavour::Redisson => format!(
+                        "{me} holds the lock and starts its job. Redisson's watchdog thread will renew the lock every {every} (a third of the 30 s watchdog timeout) for as long as the process runs."
+                    ),
+                    Flavour::Chubby => format!(
+                        "{me} holds the lock with sequencer generation {number}. Its Chubby library sends a KeepAlive at once; the cell holds it until the lease nears its end."
+                    ),
+                    Flavour::Hazelcast => format!(
+                        "{me} holds the FencedLock with fence {number}; its CP session is kept alive by a heartbeat every {every}."
+                    ),
+                });
+                Turn::Work(1)
+            }
+            ServiceMsg::Busy { left_us, .. }
+                if waiting(at.phase) && Self::before_horizon(ctx.local_now_us, c) =>
+            {
+                // One timer asks again, as the job's first try did (after a restart, its
+                // first try may still be pending).
+                ctx.cancel_timer(JobTimer::JobStart);
+                self.waits += 1;
+                self.retry_in_us = c.retry_ms * MS_US;
+                if flavour == Flavour::Redisson {
+                    // tryLock's script returns the key's remaining TTL; Redisson subscribes to
+                    // the lock's channel and waits that long at most.
+                    if self.waits == 1 {
+                        ctx.note(format!(
+                            "The lock is taken, and the script returns the key's remaining TTL, {}. Redisson subscribes {me} to the lock's channel: it waits for an unlock message, or for that TTL to run out, then tries again.",
+                            seconds(left_us / MS_US)
+                        ));
+                    }
+                    self.retry_in_us = left_us;
+                }
+                Turn::BackOff
+            }
+            ServiceMsg::UnlockPublished if waiting(at.phase) => {
+                ctx.cancel_timer(JobTimer::JobStart);
+                Turn::RetryNow
+            }
+            ServiceMsg::Renewed => {
+                self.renewals += 1;
+                if self.renewing && self.believes(at.phase) && Self::before_horizon(ctx.local_now_us, c) {
+                    self.keep_alive(ctx, c);
+                }
+                Turn::Stay
+            }
+            ServiceMsg::RenewRefused => {
+                self.renewing = false;
+                ctx.note(match flavour {
+                    Flavour::Redisson => format!(
+                        "{me}'s watchdog finds the lock gone and stops renewing. Nothing tells the job thread: it carries on as if it still held the lock."
+                    ),
+                    _ => format!("{me}'s {} is refused: its hold on the lock is over.", flavour.renewal_word()),
+                });
+                Turn::Stay
+            }
+            ServiceMsg::Released { ok: false } => {
+                ctx.note(match flavour {
+                    Flavour::Redisson => format!(
+                        "{me}'s unlock() fails with IllegalMonitorStateException: the lock is not its own any more. The first sign of trouble arrives after its writes have landed."
+                    ),
+                    _ => format!("{me}'s unlock is refused: it no longer held the lock."),
+                });
+                Turn::Stay
+            }
+            ServiceMsg::WriteResult {
+                step,
+                accepted: false,
+            } => {
+                self.renewing = false;
+                self.number = None;
+                self.stuck = false;
+                if let Phase::Working { step } = at.phase {
+                    ctx.cancel_timer(JobTimer::StepDone { step: *step });
+                }
+                ctx.cancel_timer(JobTimer::Lock(Renew));
+                ctx.note(format!(
+                    "{me}'s step {step} is refused. It learns it lost the lock and abandons the job."
+                ));
+                Turn::Stop
+            }
+            _ => Turn::Stay,
+        }
+    }
+
+    fn on_timer(&mut self, ctx: Ctx, at: At<'_, Self>, _timer: Renew) -> Turn {
+        if let (Some(number), true) = (self.number, self.renewing) {
+            if self.believes(at.phase) {
+                ctx.send(at.plan.client.server, ServiceMsg::Renew { number });
+            }
+        }
+        Turn::Stay
+    }
+
+    fn retry_after_us(&self, _ctx: Ctx, _plan: &ServicePlan) -> u64 {
+        self.retry_in_us
+    }
+
+    /// Its keep-alive thread starts with the job's first step.
+    fn working(&mut self, ctx: Ctx, at: At<'_, Self>, step: u32) {
+        if step == 1 {
+            self.keep_alive(ctx, &at.plan.client);
+        }
+    }
+
+    /// Its writes are not fenced by the runner: [`LockClient::write`] sends them.
+    fn fence(&self, _ctx: Ctx, _step: u32) -> (FencingToken, WriteCheck) {
+        (FencingToken(self.number.unwrap_or(0)), WriteCheck::TokenPredicate)
+    }
+
+    /// The job thread writes and goes on at once; it may block for good after a write.
+    fn write(&mut self, ctx: Ctx, at: At<'_, Self>, step: u32) -> Option<Next> {
+        let c = &at.plan.client;
+        let number = self.number?;
+        self.steps_written = step;
+        let sent = c.sends_number.then_some(number);
+        ctx.send(
+            c.resource,
+            ServiceMsg::Write {
+                step,
+                number: sent,
+                grant: number,
+            },
+        );
+        if c.stuck_after_step == Some(step) {
+            self.stuck = true;
+            ctx.note(format!(
+                "{} writes step {step}, then its job thread blocks on a call that never returns (a socket read without a timeout). The process is alive, and so is the watchdog thread.",
+                ctx.me()
+            ));
+            return None;
+        }
+        Some(at.plan.job.after(step))
+    }
+
+    fn release(&mut self, ctx: Ctx, at: At<'_, Self>) -> bool {
+        if let Some(number) = self.number {
+            ctx.send(at.plan.client.server, ServiceMsg::Release { number });
+        }
+        self.renewing = false;
+        ctx.cancel_timer(JobTimer::Lock(Renew));
+        false
+    }
+
+    fn holds(&self) -> bool {
+        self.number.is_some()
+    }
+
+    fn asking(&self, _plan: &ServicePlan, _phase: &Phase) -> (String, Summary) {
+        ("waiting for the lock".into(), card::waiting("for the lock"))
+    }
+
+    /// Its card is its own: the runner's phases read as waiting, holding, stuck, stopped or done.
+    fn decorate(&self, _s: Summary, at: At<'_, Self>, _view: &ViewCtx<'_>) -> Summary {
+        let flavour = at.plan.client.flavour;
+        let written = format!(
+            "steps written: {}",
+            card::of(self.steps_written, at.plan.client.steps)
+        );
+        let s = match (at.phase, self.number) {
+            (phase, _) if waiting(phase) => card::waiting("for the lock"),
+            (_, Some(n)) if self.stuck => Summary::new("stuck", Tone::Holds)
+                .badge(flavour.number_word(), n)
+                .detail("job thread blocked")
+                .detail(written),
+            (Phase::Working { .. } | Phase::Writing { .. }, Some(n)) => {
+                card::holder(written).badge(flavour.number_word(), n)
+            }
+            // A refused write took its number away: it learnt it had lost the lock.
+            (Phase::Stopped, _) => card::stopped("write refused").detail(written),
+            (Phase::Done, _) => card::done().detail(written),
+            _ => card::holder(written),
+        };
+        if self.believes(at.phase) {
+            let renewal = flavour.renewal_word();
+            s.detail(if self.renewing {
+                format!("{renewal} on")
+            } else {
+                format!("{renewal} stopped")
+            })
+        } else {
+            s
+        }
+    }
+
+    fn durable_summary(_durable: &JobDurable) -> Summary {
+        card::down("keeps nothing on disk")
+    }
+}

@@ -1,0 +1,356 @@
+//! ShedLock on a JDBC table: every instance of a service runs the same `@Scheduled` job,
+//! and each run first tries to take a row of the `shedlock` table. Taking it is one
+//! conditional UPDATE (`… WHERE name = :name AND lock_until <= :now`); letting it go sets
+//! `lock_until` to `max(now, locked_at + lockAtLeastFor)`.
+//!
+//! Which clock `:now` reads decides the story. With `usingDbTime()` it is the database's
+//! clock in both statements, so the row is consistent but an instance whose clock runs ahead
+//! fires its schedule early and may finish before the others fire. With the application's
+//! clock (ShedLock's default) each instance stamps the row with its own reading.
+
+use crate::kernel::ids::NodeId;
+use crate::kernel::message::Label;
+use crate::kernel::participant::{Ctx, NoTimer, Participant, ViewCtx};
+use crate::kernel::time::{MS_US, SEC_US};
+use crate::kernel::view::{Summary, Tone};
+use crate::protocols::card;
+use crate::protocols::lease::lease_msg::seconds;
+
+/// Time of day on a clock, as the table shows it (`00:01:05.2`).
+pub fn clock_text(us: u64) -> String {
+    let tenths = us / (SEC_US / 10);
+    let (s, t) = (tenths / 10, tenths % 10);
+    format!("00:{:02}:{:02}.{t}", s / 60, s % 60)
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ShedMsg {
+    /// `now_us`: the instance's reading, or `None` to use the database's (`usingDbTime()`).
+    TryLock {
+        slot: u32,
+        now_us: Option<u64>,
+        at_most_ms: u64,
+    },
+    Locked {
+        slot: u32,
+        locked_at_us: u64,
+    },
+    NotLocked {
+        slot: u32,
+    },
+    /// Runs the job's effect: one report row for the schedule `slot`.
+    Report {
+        slot: u32,
+    },
+    Unlock {
+        now_us: Option<u64>,
+        locked_at_us: u64,
+        at_least_ms: u64,
+    },
+}
+
+crate::inbox!(ShedMsg);
+
+impl Label for ShedMsg {
+    fn label(&self) -> String {
+        match self {
+            ShedMsg::TryLock { .. } => "UPDATE shedlock … WHERE lock_until <= :now".into(),
+            ShedMsg::Locked { .. } => "1 row updated".into(),
+            ShedMsg::NotLocked { .. } => "0 rows updated".into(),
+            ShedMsg::Report { slot } => format!("INSERT report for run {slot}"),
+            ShedMsg::Unlock { .. } => "UPDATE shedlock SET lock_until = …".into(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShedRow {
+    pub lock_until_us: u64,
+    pub locked_at_us: u64,
+    pub locked_by: Option<NodeId>,
+}
+
+/// One report the job wrote: which schedule, by whom.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReportRow {
+    pub slot: u32,
+    pub by: NodeId,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShedDbDurable {
+    pub row: ShedRow,
+    pub reports: Vec<ReportRow>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShedlockDb {
+    pub durable: ShedDbDurable,
+}
+
+impl ShedlockDb {
+    pub fn initial() -> ShedDbDurable {
+        ShedDbDurable {
+            row: ShedRow {
+                lock_until_us: 0,
+                locked_at_us: 0,
+                locked_by: None,
+            },
+            reports: Vec::new(),
+        }
+    }
+
+    /// How many times the job ran for schedule `slot`.
+    pub fn runs(d: &ShedDbDurable, slot: u32) -> u32 {
+        d.reports.iter().filter(|r| r.slot == slot).count() as u32
+    }
+}
+
+impl Participant for ShedlockDb {
+    type Msg = ShedMsg;
+    type Timer = NoTimer;
+    type Durable = ShedDbDurable;
+    type Config = ();
+
+    fn on_start(&mut self, _ctx: &mut Ctx<'_, Self>) {}
+
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: ShedMsg) {
+        let who = ctx.name(from).to_string();
+        let db_now = ctx.local_now_us;
+        match msg {
+            ShedMsg::TryLock {
+                slot,
+                now_us,
+                at_most_ms,
+            } => {
+                let now = now_us.unwrap_or(db_now);
+                let whose = if now_us.is_some() {
+                    format!("{who}'s clock")
+                } else {
+                    "the database's clock".to_string()
+                };
+                let row = &mut self.durable.row;
+                if row.lock_until_us <= now {
+                    let was = row.lock_until_us;
+                    row.lock_until_us = now + at_most_ms * MS_US;
+                    row.locked_at_us = now;
+                    row.locked_by = Some(from);
+                    ctx.note(format!(
+                        "lock_until was {}, not after :now = {} by {whose}: the UPDATE matches the row. {who} holds it until {} (lockAtMostFor {}).",
+                        clock_text(was),
+                        clock_text(now),
+                        clock_text(row.lock_until_us),
+                        seconds(at_most_ms)
+                    ));
+                    let locked_at_us = now;
+                    ctx.persist(self.durable.clone());
+                    ctx.send(from, ShedMsg::Locked { slot, locked_at_us });
+                } else {
+                    ctx.note(format!(
+                        "lock_until {} is after :now = {} by {whose}: no row matches, so {who} skips this run.",
+                        clock_text(row.lock_until_us),
+                        clock_text(now)
+                    ));
+                    ctx.send(from, ShedMsg::NotLocked { slot });
+                }
+            }
+            ShedMsg::Report { slot } => {
+                self.durable.reports.push(ReportRow { slot, by: from });
+                let n = ShedlockDb::runs(&self.durable, slot);
+                ctx.note(if n > 1 {
+                    format!("{who} writes the report of run {slot}: the job has now run {n} times for one schedule.")
+                } else {
+                    format!("{who} writes the report of run {slot}.")
+                });
+                ctx.persist(self.durable.clone());
+            }
+            ShedMsg::Unlock {
+                now_us,
+                locked_at_us,
+                at_least_ms,
+            } => {
+                let now = now_us.unwrap_or(db_now);
+                let until = now.max(locked_at_us + at_least_ms * MS_US);
+                self.durable.row.lock_until_us = until;
+                ctx.note(if until > now {
+                    format!(
+                        "{who} unlocks: lock_until becomes {} (locked_at + lockAtLeastFor {}), not {}: the row stays taken a while.",
+                        clock_text(until),
+                        seconds(at_least_ms),
+                        clock_text(now)
+                    )
+                } else {
+                    format!(
+                        "{who} unlocks: lock_until becomes {}, its :now. Anyone whose :now is later may take the row.",
+                        clock_text(until)
+                    )
+                });
+                ctx.persist(self.durable.clone());
+            }
+            _ => {}
+        }
+    }
+
+    fn recover(_config: &(), _id: NodeId, durable: &ShedDbDurable) -> Self {
+        ShedlockDb {
+            durable: durable.clone(),
+        }
+    }
+
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
+        let row = &self.durable.row;
+        // By the database's own clock; an instance that sends its own `:now` judges by its.
+        let held = row.lock_until_us > view.local_now_us;
+        let s = match (held, row.locked_by) {
+            (true, Some(by)) => card::fit_badge(Summary::new("held", Tone::Holds), "holder", view.name(by)),
+            (true, None) => Summary::new("held", Tone::Holds),
+            (false, _) => Summary::new("free", Tone::Quiet),
+        };
+        let s = s.badge("reports", self.durable.reports.len());
+        let s = match (held, row.locked_by) {
+            (false, Some(by)) => s.detail(format!("last locked by {}", view.name(by))),
+            _ => s,
+        };
+        let s = match row.locked_by {
+            Some(_) => s.detail(format!("until {}", clock_text(row.lock_until_us))),
+            None => s.detail("never locked"),
+        };
+        s.minor(format!("db clock {}", clock_text(view.local_now_us)))
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InstanceConfig {
+    pub db: NodeId,
+    /// The cron period: the job fires at every multiple of it, by the instance's clock.
+    pub period_ms: u64,
+    pub job_ms: u64,
+    pub at_most_ms: u64,
+    pub at_least_ms: u64,
+    /// Whether `:now` is the instance's clock (ShedLock's default) or the database's.
+    pub app_time: bool,
+    /// The last schedule it fires for.
+    pub last_slot: u32,
+    /// How late its scheduler thread wakes, at most (ms), drawn per run.
+    pub wake_jitter_ms: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScheduledInstance {
+    pub config: InstanceConfig,
+    /// The run in progress: its schedule and when the row was locked.
+    pub running: Option<(u32, u64)>,
+    pub runs: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InstanceTimer {
+    Boot,
+    Cron(u32),
+    JobDone,
+}
+
+impl Label for InstanceTimer {
+    fn label(&self) -> String {
+        match self {
+            InstanceTimer::Boot => "scheduler starts".into(),
+            InstanceTimer::Cron(slot) => format!("@Scheduled fires (run {slot})"),
+            InstanceTimer::JobDone => "job finishes".into(),
+        }
+    }
+}
+
+impl ScheduledInstance {
+    fn arm(&self, ctx: &mut Ctx<'_, Self>) {
+        let period = self.config.period_ms * MS_US;
+        let slot = ctx.local_now_us / period + 1;
+        if slot as u32 > self.config.last_slot {
+            return;
+        }
+        let jitter = crate::kernel::rng::between_us(ctx.rng, 0, self.config.wake_jitter_ms * MS_US);
+        let after = slot * period - ctx.local_now_us + jitter;
+        ctx.set_timer(InstanceTimer::Cron(slot as u32), after);
+    }
+
+    fn now(&self, ctx: &Ctx<'_, Self>) -> Option<u64> {
+        self.config.app_time.then_some(ctx.local_now_us)
+    }
+}
+
+impl Participant for ScheduledInstance {
+    type Msg = ShedMsg;
+    type Timer = InstanceTimer;
+    type Durable = ();
+    type Config = InstanceConfig;
+
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        ctx.set_timer(InstanceTimer::Boot, SEC_US);
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, _from: NodeId, msg: ShedMsg) {
+        match msg {
+            ShedMsg::Locked { slot, locked_at_us } => {
+                self.running = Some((slot, locked_at_us));
+                ctx.note(format!("{} runs the job for schedule {slot}.", ctx.me()));
+                ctx.set_timer(InstanceTimer::JobDone, self.config.job_ms * MS_US);
+            }
+            ShedMsg::NotLocked { .. } => self.arm(ctx),
+            _ => {}
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: InstanceTimer) {
+        match timer {
+            InstanceTimer::Boot => self.arm(ctx),
+            InstanceTimer::Cron(slot) => {
+                let now_us = self.now(ctx);
+                ctx.send(
+                    self.config.db,
+                    ShedMsg::TryLock {
+                        slot,
+                        now_us,
+                        at_most_ms: self.config.at_most_ms,
+                    },
+                );
+            }
+            InstanceTimer::JobDone => {
+                if let Some((slot, locked_at_us)) = self.running.take() {
+                    self.runs += 1;
+                    ctx.send(self.config.db, ShedMsg::Report { slot });
+                    let now_us = self.now(ctx);
+                    ctx.send(
+                        self.config.db,
+                        ShedMsg::Unlock {
+                            now_us,
+                            locked_at_us,
+                            at_least_ms: self.config.at_least_ms,
+                        },
+                    );
+                    self.arm(ctx);
+                }
+            }
+        }
+    }
+
+    fn recover(config: &InstanceConfig, _id: NodeId, _durable: &()) -> Self {
+        ScheduledInstance {
+            config: config.clone(),
+            running: None,
+            runs: 0,
+        }
+    }
+
+    fn durable_summary(_config: &InstanceConfig, _durable: &(), _view: &ViewCtx<'_>) -> Summary {
+        card::down("keeps nothing on disk")
+    }
+
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
+        let s = match self.running {
+            Some((slot, _)) => card::holder(format!("running the job of run {slot}")).badge("run", slot),
+            None => Summary::new("idle", Tone::Quiet),
+        };
+        // A skewed clock's badge is drawn beside the card; this is its reading.
+        s.badge("runs done", self.runs)
+            .detail(format!("clock {}", clock_text(view.local_now_us)))
+    }
+}
