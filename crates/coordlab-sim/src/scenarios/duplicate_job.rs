@@ -27,8 +27,9 @@ use crate::kernel::setup::Setup;
 use crate::kernel::world::Nodes;
 use crate::properties::Verdict;
 use crate::protocols::fenced_resource::{FencedResource, ResourceDurable};
+use crate::protocols::job::Phase;
 use crate::protocols::lease_store::LeaseStore;
-use crate::protocols::lease_worker::{Coordination, Fencing, LeaseWorker, Phase, WorkerPlan};
+use crate::protocols::lease_worker::{Coordination, Fencing, LeaseWorker, WorkerPlan};
 
 pub const ID: &str = "duplicate-job";
 /// The curriculum chapter this scenario belongs to; the course walks chapters in order.
@@ -153,7 +154,7 @@ fn debits(n: &Nodes<'_>, c: LeasePair) -> usize {
 fn finished_and_let_go(n: &Nodes<'_>, c: LeasePair) -> bool {
     [c.a, c.b]
         .iter()
-        .any(|&r| replica(n, r).is_some_and(|w| w.finished && w.phase == Phase::Done))
+        .any(|&r| replica(n, r).is_some_and(|w| w.job.finished && w.phase == Phase::Done))
 }
 
 fn beats(setup: &mut Setup, params: &Params, c: LeasePair) {

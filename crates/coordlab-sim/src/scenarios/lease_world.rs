@@ -13,12 +13,13 @@ use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::PropertySpec;
 use crate::protocols::fenced_resource::{FencedResource, ResourceDurable, WriteRecord};
+use crate::protocols::job::Phase;
 use crate::protocols::job_table::{JobDurable, JobTable};
 use crate::protocols::lease_msg::{seconds, RejectReason};
 use crate::protocols::lease_store::{
     sequence_name, GrantKind, LeaseStore, StoreDurable, TokenSource, EARLIER_OWNER,
 };
-use crate::protocols::lease_worker::{Coordination, Fencing, LeaseWorker, Phase};
+use crate::protocols::lease_worker::{Coordination, Fencing, LeaseWorker};
 use crate::protocols::payment_rail::{PaymentRail, RailDurable};
 use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
@@ -299,7 +300,7 @@ impl LeaseWorld {
             let o = nodes.live::<LeaseWorker>(other)?;
             let newer = o.belief.filter(|b| b.token > w.token)?.token;
             let step = match o.phase {
-                Phase::Checking { step } | Phase::Computing { step, .. } | Phase::Writing { step, .. } => step,
+                Phase::Checking { step } | Phase::Working { step } | Phase::Writing { step } => step,
                 _ => return None,
             };
             (o.believes_it_holds() && step <= w.step).then(|| {

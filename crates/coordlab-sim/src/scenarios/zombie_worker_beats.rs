@@ -9,7 +9,8 @@ use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::world::Nodes;
 use crate::protocols::fenced_resource::{FencedResource, ResourceDurable};
-use crate::protocols::lease_worker::{LeaseWorker, Phase};
+use crate::protocols::job::Phase;
+use crate::protocols::lease_worker::LeaseWorker;
 use crate::trace::EventKind;
 
 /// The token `worker` believes it holds, if any.

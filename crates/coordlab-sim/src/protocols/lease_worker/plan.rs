@@ -5,6 +5,7 @@
 
 use crate::kernel::ids::NodeId;
 use crate::protocols::lease_msg::ReleaseMode;
+use crate::protocols::redis_job::JobPlan;
 
 /// How a worker makes sure it is the only one doing the job.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -170,8 +171,8 @@ impl WorkerPlan {
     }
 }
 
-/// A worker's configuration: its plan, and where the nodes it talks to are (the setup
-/// decides that, not the plan).
+/// A worker's configuration: its plan, where the nodes it talks to are (the setup decides
+/// that, not the plan), and the job's shape as the job runner reads it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WorkerConfig {
     pub plan: WorkerPlan,
@@ -180,4 +181,29 @@ pub struct WorkerConfig {
     pub authority: Option<NodeId>,
     /// Where the job's writes go: the ledger or the rail.
     pub sink_node: NodeId,
+    pub job: JobPlan,
+}
+
+impl WorkerConfig {
+    pub fn new(plan: WorkerPlan, authority: Option<NodeId>, sink_node: NodeId) -> WorkerConfig {
+        let job = JobPlan {
+            short: String::new(),
+            key: plan.lease.clone(),
+            ttl_ms: plan.ttl_ms,
+            start_at_ms: 0,
+            retry_ms: plan.retry_ms,
+            // It never runs out of attempts: a denial backs it off, or off for good.
+            max_attempts: u32::MAX,
+            steps: plan.steps,
+            step_ms: plan.step_ms,
+            amount: plan.amount_per_step,
+            ledger: sink_node,
+        };
+        WorkerConfig {
+            plan,
+            authority,
+            sink_node,
+            job,
+        }
+    }
 }
