@@ -27,13 +27,8 @@ impl LockClient for LeaseLock {
 
     fn recover(_plan: &WorkerConfig, _durable: &JobDurable) -> Self {
         LeaseLock {
-            belief: None,
-            acquire_sent_local_us: 0,
             next_step: 1,
-            step_token: FencingToken(0),
-            stop_reason: None,
-            resuming: false,
-            says_wait: false,
+            ..LeaseLock::default()
         }
     }
 

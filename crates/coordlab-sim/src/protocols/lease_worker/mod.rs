@@ -69,7 +69,7 @@ impl LockTimer for LeaseTimer {
 pub type LeaseWorker = JobRunner<LeaseLock>;
 
 /// The lease side of a worker: what it believes about its lease and how it got there.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LeaseLock {
     pub belief: Option<Belief>,
     acquire_sent_local_us: u64,
