@@ -236,6 +236,13 @@ pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
     /// Whether a step's work takes the plan's `step_ms`; `false` where the lock client ends the
     /// work itself with [`Turn::Write`] (the work is a remote call, and its answer ends it).
     const TIMED_WORK: bool = true;
+    /// Whether it stamps the ledger row with its token before reading the progress
+    /// ([`Turn::Stamp`], [`Phase::Stamping`]: the lease worker's fence on takeover). A family
+    /// that never does leaves that path, and its words, out of its runner's code.
+    const STAMPS: bool = false;
+    /// Whether it checks something before a step's work ([`StepGate::Check`], [`Turn::Checked`],
+    /// [`Phase::Checking`]: the lease worker's token check in application code). Likewise.
+    const CHECKS: bool = false;
 
     fn job(plan: &Self::Plan) -> &JobPlan;
     fn recover(plan: &Self::Plan, durable: &JobDurable) -> Self;
@@ -435,12 +442,14 @@ impl<L: LockClient> JobRunner<L> {
             Turn::Lost => self.phase = Phase::Lost,
             Turn::Resend => self.request(ctx),
             Turn::Write(step) => self.write(ctx, step),
-            Turn::Checked(step) => self.work(ctx, step),
+            Turn::Checked(step) if L::CHECKS => self.work(ctx, step),
             Turn::Written(step) => {
                 let next = L::written(ctx, &self.plan, step);
                 self.go(ctx, next);
             }
-            Turn::Stamp => self.phase = Phase::Stamping,
+            Turn::Stamp if L::STAMPS => self.phase = Phase::Stamping,
+            // Never sent by a client that neither stamps nor checks.
+            Turn::Stamp | Turn::Checked(_) => {}
             Turn::GiveUp => self.phase = Phase::GaveUp,
             Turn::Stop => self.phase = Phase::Stopped,
             Turn::BackOff => self.back_off(ctx),
@@ -490,9 +499,9 @@ impl<L: LockClient> JobRunner<L> {
                 let (lock, at) = self.split();
                 match lock.before_step(ctx, at, step) {
                     StepGate::Go => self.work(ctx, step),
-                    StepGate::Skip => {}
+                    StepGate::Check if L::CHECKS => self.phase = Phase::Checking { step },
+                    StepGate::Skip | StepGate::Check => {}
                     StepGate::OutOfTime => self.phase = Phase::OutOfTime,
-                    StepGate::Check => self.phase = Phase::Checking { step },
                     StepGate::Then(turn) => self.turn(ctx, turn),
                 }
             }
@@ -535,10 +544,12 @@ impl<L: LockClient> JobRunner<L> {
             Phase::Acquiring | Phase::Watching | Phase::Confirming => {
                 self.lock.asking(&self.plan, &self.phase).0
             }
-            Phase::Stamping => "stamping the row with its token".to_string(),
-            Phase::ReadingProgress => "checking the job's progress".to_string(),
-            Phase::Checking { step } => format!("step {step}: checking token"),
-            Phase::Working { step } => format!("step {step}: working"),
+            // (A phase its family never enters shares a neighbour's words, so that its runner
+            // leaves the text out.)
+            Phase::Stamping if L::STAMPS => "stamping the row with its token".to_string(),
+            Phase::Stamping | Phase::ReadingProgress => "checking the job's progress".to_string(),
+            Phase::Checking { step } if L::CHECKS => format!("step {step}: checking token"),
+            Phase::Checking { step } | Phase::Working { step } => format!("step {step}: working"),
             Phase::Rereading { step } => format!("step {step}: re-reading token"),
             Phase::Writing { step } => format!("step {step}: writing"),
             Phase::Releasing => "releasing".to_string(),
@@ -630,10 +641,10 @@ impl<L: LockClient> Participant for JobRunner<L> {
             Phase::Acquiring | Phase::Watching | Phase::Confirming => {
                 self.lock.asking(&self.plan, &self.phase).1
             }
-            Phase::Stamping => card::holder("stamping the row"),
-            Phase::ReadingProgress => card::holder("checking progress"),
-            Phase::Checking { step } => card::holder(card::step(*step, "checking token")),
-            Phase::Working { step } => card::holder(card::step(*step, "working")),
+            Phase::Stamping if L::STAMPS => card::holder("stamping the row"),
+            Phase::Stamping | Phase::ReadingProgress => card::holder("checking progress"),
+            Phase::Checking { step } if L::CHECKS => card::holder(card::step(*step, "checking token")),
+            Phase::Checking { step } | Phase::Working { step } => card::holder(card::step(*step, "working")),
             Phase::Rereading { step } => card::holder(card::step(*step, "re-reading token")),
             Phase::Writing { step } => card::holder(card::step(*step, "writing")),
             Phase::Releasing => card::releasing(),

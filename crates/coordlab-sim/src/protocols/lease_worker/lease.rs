@@ -20,6 +20,8 @@ impl LockClient for LeaseLock {
     type Timer = LeaseTimer;
     type Reply = LeaseMsgOnly;
     const RELEASE_WORDS: &'static str = "lets go of the lease";
+    const STAMPS: bool = true;
+    const CHECKS: bool = true;
 
     fn job(plan: &WorkerConfig) -> &JobPlan {
         &plan.job
