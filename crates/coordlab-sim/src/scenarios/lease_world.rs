@@ -317,7 +317,7 @@ impl LeaseWorld {
     /// key, while another copy already finished the job: it runs the job again.
     fn repeat_run(&self, nodes: &Nodes<'_>, worker: NodeId) -> Option<String> {
         let plan = &nodes.config::<LeaseWorker>(worker)?.plan;
-        if plan.coordination != Coordination::Lease || plan.check_progress || plan.run_key.is_some() {
+        if plan.coordination() != Coordination::Lease || plan.check_progress || plan.run_key().is_some() {
             return None;
         }
         let done = self

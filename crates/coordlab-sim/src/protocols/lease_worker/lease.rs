@@ -2,7 +2,7 @@
 //! heartbeat, back off, release) or one of the alternatives (a claim in the job table, a
 //! partition), stopping when that right is gone, and what arrives from the lease store.
 
-use super::{Belief, Coordination, LeaseLock, LeaseTimer, OnReject, StopReason, WorkerConfig};
+use super::{Belief, Coordination, LeaseLock, LeaseTimer, OnReject, Sink, StopReason, WorkerConfig};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::ViewCtx;
 use crate::kernel::rng::between_us;
@@ -52,7 +52,7 @@ impl LockClient for LeaseLock {
     fn fire(&mut self, ctx: Ctx, at: At<'_, Self>) -> Turn {
         let plan = &at.plan.plan;
         let me = ctx.me();
-        match plan.coordination {
+        match plan.coordination() {
             Coordination::Lease => Turn::Acquire,
             Coordination::None => {
                 ctx.note(format!(
@@ -145,6 +145,7 @@ impl LockClient for LeaseLock {
         msg: LeaseMsg,
     ) -> Result<Turn, LeaseMsg> {
         let from_authority = Some(from) == at.plan.authority;
+        let plan = &at.plan.plan;
         Ok(match msg {
             LeaseMsg::Granted { token, ttl_ms, .. } if from_authority => self.granted(ctx, at, token, ttl_ms),
             LeaseMsg::Denied { holder, .. } if from_authority => self.denied(ctx, at, holder),
@@ -152,8 +153,16 @@ impl LockClient for LeaseLock {
                 self.stamp_read(ctx, at, last_token)
             }
             LeaseMsg::TokenIs { last_token } => self.token_read(ctx, at, last_token),
-            LeaseMsg::PayResult { step, applied } => self.pay_result(ctx, at, step, applied),
-            LeaseMsg::RowsChanged { rows } if *at.phase == Phase::Acquiring => self.claimed(ctx, rows),
+            // (A rail's answer and a claim's count only reach a worker that pays through a rail
+            // or claims the job; asking its plan lets a bundle without either leave them out.)
+            LeaseMsg::PayResult { step, applied } if matches!(plan.sink(), Sink::Rail { .. }) => {
+                self.pay_result(ctx, at, step, applied)
+            }
+            LeaseMsg::RowsChanged { rows }
+                if *at.phase == Phase::Acquiring && plan.coordination().needs_job_table() =>
+            {
+                self.claimed(ctx, rows)
+            }
             LeaseMsg::Released { deleted, .. } if *at.phase == Phase::Releasing => {
                 self.released(ctx, at, deleted)
             }
@@ -215,7 +224,7 @@ impl LockClient for LeaseLock {
         step: u32,
         reason: Option<RejectReason>,
     ) -> Option<Turn> {
-        if let Some(RejectReason::RunKeyTaken { key }) = &reason {
+        if let (Some(RejectReason::RunKeyTaken { key }), Some(_)) = (&reason, at.plan.plan.run_key()) {
             ctx.note(format!(
                 "The run key {key} is already in job_run: this run happened. Nothing of {}'s transaction was kept, and it lets go without trying again.",
                 ctx.me()
@@ -278,7 +287,7 @@ impl LockClient for LeaseLock {
     }
 
     fn asking(&self, plan: &WorkerConfig, _phase: &Phase) -> (String, Summary) {
-        let card = card::asking(match plan.plan.coordination {
+        let card = card::asking(match plan.plan.coordination() {
             Coordination::UniqueInsert => "inserting the job's key",
             Coordination::ConditionalClaim => "claiming the job row",
             _ => "for the lease",
@@ -308,7 +317,7 @@ fn acquire_msg(plan: &WorkerConfig) -> LeaseMsg {
 /// Whether this worker lets go of its lease when it is done: it took one, and its plan
 /// releases.
 fn releases(plan: &WorkerConfig) -> bool {
-    plan.plan.coordination == Coordination::Lease && plan.plan.release.is_some()
+    plan.plan.coordination() == Coordination::Lease && plan.plan.release.is_some()
 }
 
 /// Sends the release its plan names; `true` if one went out.

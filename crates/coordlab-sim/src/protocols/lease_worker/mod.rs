@@ -106,7 +106,7 @@ impl LeaseLock {
     /// The card after the runner's, at the worker's clock reading `local_now_us`.
     fn card(&self, s: Summary, at: At<'_, Self>, local_now_us: u64) -> Summary {
         let plan = &at.plan.plan;
-        let leased = plan.coordination == Coordination::Lease;
+        let leased = plan.coordination() == Coordination::Lease;
         let mut s = match (at.phase, &self.stop_reason) {
             (Phase::BackingOff, _) if self.resuming => {
                 s.detail(format!("to resume at step {}", self.next_step))
@@ -130,7 +130,7 @@ impl LeaseLock {
             // No lease to hold: the job table or the routing made the job its own, or (with no
             // coordination at all) nothing stops it.
             s.word = "working".to_string();
-            if plan.coordination == Coordination::None {
+            if plan.coordination() == Coordination::None {
                 s.tone = Tone::Quiet;
             }
         }

@@ -28,7 +28,7 @@ impl LeaseLock {
                 ctx.me()
             ));
             return StepGate::Then(self.stop(ctx, at, StopReason::ExpiredByOwnClock));
-        } else if plan.check_clock_before_step && plan.coordination == Coordination::Lease {
+        } else if plan.check_clock_before_step && plan.coordination() == Coordination::Lease {
             ctx.note(format!(
                 "By {}'s own clock {} of its lease remain, so it starts step {step}.",
                 ctx.me(),
@@ -37,7 +37,7 @@ impl LeaseLock {
         } else if margin.is_none() {
             ctx.note(format!("{} starts step {step}.", ctx.me()));
         }
-        if plan.fencing == Fencing::AppCheck && plan.coordination == Coordination::Lease {
+        if plan.fencing == Fencing::AppCheck && plan.coordination() == Coordination::Lease {
             ctx.send(at.plan.sink_node, LeaseMsg::ReadToken);
             StepGate::Check
         } else {
@@ -113,7 +113,7 @@ impl LeaseLock {
     pub(super) fn send_write(&mut self, ctx: Ctx, plan: &WorkerConfig, step: u32) {
         let (token, p) = (self.step_token, &plan.plan);
         let amount = p.amount_per_step;
-        let msg = match p.sink {
+        let msg = match p.sink() {
             Sink::Rail { idempotency_key } => LeaseMsg::Pay {
                 step,
                 amount,
@@ -125,7 +125,7 @@ impl LeaseLock {
                     Fencing::FirstWriteOnly if step == 1 => WriteCheck::TokenPredicate,
                     _ => WriteCheck::Unfenced,
                 };
-                match p.run_key.clone() {
+                match p.run_key().cloned() {
                     Some(key) if step == p.steps => LeaseMsg::WriteWithRunKey {
                         step,
                         amount,
