@@ -1,4 +1,4 @@
-//! Unit tests of the lease worker's state machine (`protocols/lease/lease_worker/`), one rule each:
+//! Unit tests of the lease worker's state machine (`protocols/lease_worker/`), one rule each:
 //! acquiring and backing off, renewing on the heartbeat, the token on every step, stopping on
 //! an empty renewal, what a rejected write does (abort, or the planted mistake of getting the
 //! lease back and carrying on), the check of its own clock, the `finally` release, and the
@@ -11,11 +11,12 @@ use coordlab_sim::kernel::ids::{FencingToken, NodeId};
 use coordlab_sim::kernel::participant::Effect;
 use coordlab_sim::kernel::testing::{self, narration, persisted, timers_set};
 use coordlab_sim::kernel::time::MS_US;
+use coordlab_sim::protocols::job::{JobMsg, JobTimer, Phase};
 use coordlab_sim::protocols::lease::lease_msg::{LeaseMsg, RejectReason, ReleaseMode, WriteCheck};
 use coordlab_sim::protocols::lease::lease_worker::{
-    Belief, Fencing, LeaseTimer, LeaseWorker, OnReject, Phase, StopReason, WorkerConfig, WorkerDurable,
-    WorkerPlan,
+    Belief, Fencing, LeaseTimer, LeaseWorker, OnReject, StopReason, WorkerConfig, WorkerPlan,
 };
+use coordlab_sim::protocols::redis_locks::redis_job::JobDurable;
 
 const STORE: NodeId = NodeId(0);
 const ME: NodeId = NodeId(1);
@@ -27,13 +28,41 @@ type Fx = Vec<Effect<LeaseWorker>>;
 type W = testing::Harness<LeaseWorker>;
 
 fn worker_with(plan: WorkerPlan, finished: bool) -> W {
-    let config = WorkerConfig {
-        plan,
-        authority: Some(STORE),
-        sink_node: LEDGER,
+    let config = WorkerConfig::new(plan, Some(STORE), LEDGER);
+    let durable = JobDurable {
+        finished,
+        requests: 0,
     };
-    let w = LeaseWorker::recover(&config, &WorkerDurable { finished });
+    let w = LeaseWorker::recover(&config, &durable);
     testing::Harness::new(ME, w, &NAMES)
+}
+
+const HEARTBEAT: JobTimer<LeaseTimer> = JobTimer::Lock(LeaseTimer::Heartbeat);
+
+/// Delivers what the lease store, the job table or the ledger says.
+trait Hear {
+    fn hear(&mut self, from: NodeId, msg: LeaseMsg) -> Fx;
+}
+
+impl Hear for W {
+    fn hear(&mut self, from: NodeId, msg: LeaseMsg) -> Fx {
+        self.deliver(from, JobMsg::Ledger(msg))
+    }
+}
+
+/// Why it stopped, once it has.
+fn stopped_by(w: &W) -> Option<StopReason> {
+    (w.node.phase == Phase::Stopped)
+        .then(|| w.node.stop_reason.clone())
+        .flatten()
+}
+
+/// The step it works on and the token that step's write will carry.
+fn working(w: &W) -> Option<(u32, FencingToken)> {
+    match w.node.phase {
+        Phase::Working { step } => Some((step, w.node.step_token)),
+        _ => None,
+    }
 }
 
 fn worker(plan: WorkerPlan) -> W {
@@ -48,7 +77,7 @@ fn sent(fx: &Fx) -> Vec<(NodeId, LeaseMsg)> {
     testing::sent(fx)
 }
 
-fn cancelled(fx: &Fx) -> Vec<LeaseTimer> {
+fn cancelled(fx: &Fx) -> Vec<JobTimer<LeaseTimer>> {
     fx.iter()
         .filter_map(|e| match e {
             Effect::CancelTimer { timer } => Some(timer.clone()),
@@ -65,7 +94,7 @@ fn acquire_msg() -> LeaseMsg {
 }
 
 fn grant(w: &mut W, token: u64) -> Fx {
-    w.deliver(
+    w.hear(
         STORE,
         LeaseMsg::Granted {
             lease: "l".into(),
@@ -76,7 +105,7 @@ fn grant(w: &mut W, token: u64) -> Fx {
 }
 
 fn denied(w: &mut W) -> Fx {
-    w.deliver(
+    w.hear(
         STORE,
         LeaseMsg::Denied {
             lease: "l".into(),
@@ -86,7 +115,7 @@ fn denied(w: &mut W) -> Fx {
 }
 
 fn result(w: &mut W, step: u32, token: u64, accepted: bool) -> Fx {
-    w.deliver(
+    w.hear(
         LEDGER,
         LeaseMsg::WriteResult {
             step,
@@ -120,16 +149,10 @@ fn release_msg() -> LeaseMsg {
 /// is working on step 1.
 fn working_on_step_1(plan: WorkerPlan, token: u64) -> W {
     let mut w = worker(plan);
-    w.fire(LeaseTimer::Start);
+    w.fire(JobTimer::JobStart);
     grant(&mut w, token);
-    w.deliver(LEDGER, LeaseMsg::Progress { steps_done: 0 });
-    assert_eq!(
-        w.node.phase,
-        Phase::Computing {
-            step: 1,
-            token: FencingToken(token)
-        }
-    );
+    w.hear(LEDGER, LeaseMsg::Progress { steps_done: 0 });
+    assert_eq!(working(&w), Some((1, FencingToken(token))));
     w
 }
 
@@ -137,7 +160,7 @@ fn working_on_step_1(plan: WorkerPlan, token: u64) -> W {
 fn start_arms_the_job_inside_its_start_window_unless_the_job_is_already_done() {
     let mut w = worker(leased());
     let fx = w.start();
-    let [(LeaseTimer::Start, after_us)] = timers_set(&fx)[..] else {
+    let [(JobTimer::JobStart, after_us)] = timers_set(&fx)[..] else {
         panic!("one Start timer: {fx:?}");
     };
     assert!(
@@ -160,10 +183,10 @@ fn a_denied_first_acquire_backs_off_for_the_retry_interval_then_asks_again() {
         retry_jitter_ms: 1_000,
         ..leased()
     });
-    assert_eq!(sent(&w.fire(LeaseTimer::Start)), vec![(STORE, acquire_msg())]);
+    assert_eq!(sent(&w.fire(JobTimer::JobStart)), vec![(STORE, acquire_msg())]);
     let fx = denied(&mut w);
     assert!(sent(&fx).is_empty());
-    let [(LeaseTimer::Retry, wait_us)] = timers_set(&fx)[..] else {
+    let [(JobTimer::Retry, wait_us)] = timers_set(&fx)[..] else {
         panic!("one Retry timer: {fx:?}");
     };
     assert!(
@@ -172,9 +195,9 @@ fn a_denied_first_acquire_backs_off_for_the_retry_interval_then_asks_again() {
     );
     assert_eq!(w.node.phase, Phase::BackingOff);
     assert!(!w.node.believes_it_holds());
-    let fx = w.fire(LeaseTimer::Retry);
+    let fx = w.fire(JobTimer::Retry);
     assert_eq!(sent(&fx), vec![(STORE, acquire_msg())]);
-    assert_eq!((w.node.acquire_attempts, &w.node.phase), (2, &Phase::Acquiring));
+    assert_eq!((w.node.job.attempt, &w.node.phase), (2, &Phase::Acquiring));
     assert!(narration(&fx).contains("(attempt 2)"));
 }
 
@@ -185,23 +208,23 @@ fn without_a_heartbeat_or_a_progress_check_a_grant_goes_straight_to_step_1() {
         check_progress: false,
         ..leased()
     });
-    w.fire(LeaseTimer::Start);
+    w.fire(JobTimer::JobStart);
     let fx = grant(&mut w, 7);
     assert!(sent(&fx).is_empty(), "no progress read");
     assert_eq!(
         timers_set(&fx),
-        vec![(LeaseTimer::StepDone { step: 1 }, 4_000 * MS_US)]
+        vec![(JobTimer::StepDone { step: 1 }, 4_000 * MS_US)]
     );
     assert!(narration(&fx).contains("it will not renew"));
     // A stray heartbeat does not renew either.
-    assert!(sent(&w.fire(LeaseTimer::Heartbeat)).is_empty());
+    assert!(sent(&w.fire(HEARTBEAT)).is_empty());
 }
 
 #[test]
 fn the_heartbeat_renews_with_the_acquire_statement_and_the_step_goes_on() {
     let mut w = working_on_step_1(leased(), 7);
     w.now_us = 10_000 * MS_US;
-    let fx = w.fire(LeaseTimer::Heartbeat);
+    let fx = w.fire(HEARTBEAT);
     assert_eq!(sent(&fx), vec![(STORE, acquire_msg())]);
     assert!(
         timers_set(&fx).is_empty(),
@@ -213,14 +236,8 @@ fn the_heartbeat_renews_with_the_acquire_statement_and_the_step_goes_on() {
         sent(&fx).is_empty(),
         "a renewal reads no progress and touches nothing"
     );
-    assert_eq!(timers_set(&fx), vec![(LeaseTimer::Heartbeat, 10_000 * MS_US)]);
-    assert_eq!(
-        w.node.phase,
-        Phase::Computing {
-            step: 1,
-            token: FencingToken(7)
-        }
-    );
+    assert_eq!(timers_set(&fx), vec![(HEARTBEAT, 10_000 * MS_US)]);
+    assert_eq!(working(&w), Some((1, FencingToken(7))));
     // The new expiry counts from when the renewal was sent, not from when it came back.
     assert_eq!(
         w.node.belief,
@@ -240,7 +257,7 @@ fn a_renewal_with_touch_on_heartbeat_marks_the_ledger_with_the_current_token() {
         },
         7,
     );
-    w.fire(LeaseTimer::Heartbeat);
+    w.fire(HEARTBEAT);
     let fx = grant(&mut w, 7);
     assert_eq!(
         sent(&fx),
@@ -256,31 +273,25 @@ fn a_renewal_with_touch_on_heartbeat_marks_the_ledger_with_the_current_token() {
 #[test]
 fn a_renewal_with_a_new_token_changes_the_belief_but_not_the_write_already_under_way() {
     let mut w = working_on_step_1(leased(), 7);
-    w.fire(LeaseTimer::Heartbeat);
+    w.fire(HEARTBEAT);
     let fx = grant(&mut w, 8);
     assert!(narration(&fx).contains("came back with token 8 instead of 7"));
     assert_eq!(w.node.belief.map(|b| b.token), Some(FencingToken(8)));
     // Step 1 was started under token 7 and its write still carries it.
     assert_eq!(
-        sent(&w.fire(LeaseTimer::StepDone { step: 1 })),
+        sent(&w.fire(JobTimer::StepDone { step: 1 })),
         vec![(LEDGER, write(1, 7, WriteCheck::TokenPredicate))]
     );
     result(&mut w, 1, 7, true);
     // The next step is started under the token the worker now believes in.
-    assert_eq!(
-        w.node.phase,
-        Phase::Computing {
-            step: 2,
-            token: FencingToken(8)
-        }
-    );
+    assert_eq!(working(&w), Some((2, FencingToken(8))));
 }
 
 #[test]
 fn every_step_s_write_carries_the_token_in_its_predicate_and_an_accepted_one_starts_the_next() {
     let mut w = working_on_step_1(leased(), 7);
     for step in 1..=3 {
-        let fx = w.fire(LeaseTimer::StepDone { step });
+        let fx = w.fire(JobTimer::StepDone { step });
         assert_eq!(
             sent(&fx),
             vec![(LEDGER, write(step, 7, WriteCheck::TokenPredicate))]
@@ -289,7 +300,7 @@ fn every_step_s_write_carries_the_token_in_its_predicate_and_an_accepted_one_sta
         let fx = result(&mut w, step, 7, true);
         assert_eq!(
             timers_set(&fx),
-            vec![(LeaseTimer::StepDone { step: step + 1 }, 4_000 * MS_US)]
+            vec![(JobTimer::StepDone { step: step + 1 }, 4_000 * MS_US)]
         );
         assert!(persisted(&fx).is_empty(), "only the end of the job is persisted");
     }
@@ -306,10 +317,10 @@ fn fencing_only_the_first_write_leaves_every_later_write_unchecked() {
         },
         7,
     );
-    let fx = w.fire(LeaseTimer::StepDone { step: 1 });
+    let fx = w.fire(JobTimer::StepDone { step: 1 });
     assert_eq!(sent(&fx), vec![(LEDGER, write(1, 7, WriteCheck::TokenPredicate))]);
     result(&mut w, 1, 7, true);
-    let fx = w.fire(LeaseTimer::StepDone { step: 2 });
+    let fx = w.fire(JobTimer::StepDone { step: 2 });
     assert_eq!(sent(&fx), vec![(LEDGER, write(2, 7, WriteCheck::Unfenced))]);
 }
 
@@ -320,12 +331,12 @@ fn a_check_in_application_code_reads_the_token_first_and_then_writes_unchecked()
         ..leased()
     };
     let mut w = worker(app_check.clone());
-    w.fire(LeaseTimer::Start);
+    w.fire(JobTimer::JobStart);
     grant(&mut w, 7);
-    let fx = w.deliver(LEDGER, LeaseMsg::Progress { steps_done: 0 });
+    let fx = w.hear(LEDGER, LeaseMsg::Progress { steps_done: 0 });
     assert_eq!(sent(&fx), vec![(LEDGER, LeaseMsg::ReadToken)]);
     assert_eq!(w.node.phase, Phase::Checking { step: 1 });
-    let fx = w.deliver(
+    let fx = w.hear(
         LEDGER,
         LeaseMsg::TokenIs {
             last_token: FencingToken(7),
@@ -333,25 +344,25 @@ fn a_check_in_application_code_reads_the_token_first_and_then_writes_unchecked()
     );
     assert_eq!(
         timers_set(&fx),
-        vec![(LeaseTimer::StepDone { step: 1 }, 4_000 * MS_US)]
+        vec![(JobTimer::StepDone { step: 1 }, 4_000 * MS_US)]
     );
-    let fx = w.fire(LeaseTimer::StepDone { step: 1 });
+    let fx = w.fire(JobTimer::StepDone { step: 1 });
     assert_eq!(sent(&fx), vec![(LEDGER, write(1, 7, WriteCheck::Unfenced))]);
 
     // A newer token in the row stops it before the work.
     let mut w = worker(app_check);
-    w.fire(LeaseTimer::Start);
+    w.fire(JobTimer::JobStart);
     grant(&mut w, 7);
-    w.deliver(LEDGER, LeaseMsg::Progress { steps_done: 0 });
-    let fx = w.deliver(
+    w.hear(LEDGER, LeaseMsg::Progress { steps_done: 0 });
+    let fx = w.hear(
         LEDGER,
         LeaseMsg::TokenIs {
             last_token: FencingToken(8),
         },
     );
     assert!(sent(&fx).is_empty() && timers_set(&fx).is_empty());
-    assert_eq!(cancelled(&fx), vec![LeaseTimer::Heartbeat]);
-    assert_eq!(w.node.phase, Phase::Stopped(StopReason::AppCheckCaught));
+    assert_eq!(cancelled(&fx), vec![HEARTBEAT]);
+    assert_eq!(stopped_by(&w), Some(StopReason::AppCheckCaught));
 }
 
 #[test]
@@ -363,32 +374,29 @@ fn an_empty_renewal_stops_the_worker_at_once_and_even_a_finally_block_releases_n
         },
         7,
     );
-    w.fire(LeaseTimer::Heartbeat);
+    w.fire(HEARTBEAT);
     let fx = denied(&mut w);
     assert!(
         sent(&fx).is_empty(),
         "the lease is someone else's: nothing to release"
     );
-    assert_eq!(
-        cancelled(&fx),
-        vec![LeaseTimer::Heartbeat, LeaseTimer::StepDone { step: 1 }]
-    );
-    assert_eq!(w.node.phase, Phase::Stopped(StopReason::LostLease));
+    assert_eq!(cancelled(&fx), vec![HEARTBEAT, JobTimer::StepDone { step: 1 }]);
+    assert_eq!(stopped_by(&w), Some(StopReason::LostLease));
     assert_eq!(w.node.belief, None);
     assert!(!w.node.believes_it_holds());
     assert!(narration(&fx).contains("It stops immediately"));
     // The step's timer, had it fired anyway, writes nothing.
-    assert!(sent(&w.fire(LeaseTimer::StepDone { step: 1 })).is_empty());
+    assert!(sent(&w.fire(JobTimer::StepDone { step: 1 })).is_empty());
 }
 
 #[test]
 fn a_rejected_fenced_write_aborts_with_no_retry_and_no_release() {
     let mut w = working_on_step_1(leased(), 7);
-    w.fire(LeaseTimer::StepDone { step: 1 });
+    w.fire(JobTimer::StepDone { step: 1 });
     let fx = result(&mut w, 1, 7, false);
     assert!(sent(&fx).is_empty() && timers_set(&fx).is_empty() && persisted(&fx).is_empty());
-    assert_eq!(cancelled(&fx), vec![LeaseTimer::Heartbeat]);
-    assert_eq!(w.node.phase, Phase::Stopped(StopReason::Rejected));
+    assert_eq!(cancelled(&fx), vec![HEARTBEAT]);
+    assert_eq!(stopped_by(&w), Some(StopReason::Rejected));
     assert!(narration(&fx).contains("token 7 < 9"));
     assert!(narration(&fx).contains("aborts"));
 }
@@ -402,23 +410,19 @@ fn a_finally_block_releases_by_compare_and_delete_after_a_rejection() {
         },
         7,
     );
-    w.fire(LeaseTimer::StepDone { step: 1 });
+    w.fire(JobTimer::StepDone { step: 1 });
     let fx = result(&mut w, 1, 7, false);
     assert_eq!(sent(&fx), vec![(STORE, release_msg())]);
     assert_eq!(w.node.phase, Phase::Releasing);
-    let fx = w.deliver(
+    let fx = w.hear(
         STORE,
         LeaseMsg::Released {
             lease: "l".into(),
             deleted: false,
         },
     );
-    assert_eq!(
-        w.node.phase,
-        Phase::Stopped(StopReason::Rejected),
-        "stopped, not done"
-    );
-    assert!(persisted(&fx).is_empty() && !w.node.finished);
+    assert_eq!(stopped_by(&w), Some(StopReason::Rejected), "stopped, not done");
+    assert!(persisted(&fx).is_empty() && !w.node.job.finished);
 }
 
 #[test]
@@ -430,27 +434,27 @@ fn the_planted_mistake_gets_the_lease_back_after_a_rejection_and_resumes_its_own
         },
         7,
     );
-    w.fire(LeaseTimer::StepDone { step: 1 });
+    w.fire(JobTimer::StepDone { step: 1 });
     result(&mut w, 1, 7, true);
-    w.fire(LeaseTimer::StepDone { step: 2 });
+    w.fire(JobTimer::StepDone { step: 2 });
     let fx = result(&mut w, 2, 7, false);
     assert!(sent(&fx).is_empty());
-    assert_eq!(cancelled(&fx), vec![LeaseTimer::Heartbeat]);
-    assert_eq!(timers_set(&fx), vec![(LeaseTimer::Retry, 5_000 * MS_US)]);
+    assert_eq!(cancelled(&fx), vec![HEARTBEAT]);
+    assert_eq!(timers_set(&fx), vec![(JobTimer::Retry, 5_000 * MS_US)]);
     assert_eq!((&w.node.phase, w.node.belief), (&Phase::BackingOff, None));
-    assert_eq!(sent(&w.fire(LeaseTimer::Retry)), vec![(STORE, acquire_msg())]);
+    assert_eq!(sent(&w.fire(JobTimer::Retry)), vec![(STORE, acquire_msg())]);
     let fx = grant(&mut w, 9);
     // It does not ask the ledger how far the job got: it redoes the step it was refused.
     assert!(sent(&fx).is_empty());
     assert_eq!(
         timers_set(&fx),
         vec![
-            (LeaseTimer::Heartbeat, 10_000 * MS_US),
-            (LeaseTimer::StepDone { step: 2 }, 4_000 * MS_US)
+            (HEARTBEAT, 10_000 * MS_US),
+            (JobTimer::StepDone { step: 2 }, 4_000 * MS_US)
         ]
     );
     assert_eq!(
-        sent(&w.fire(LeaseTimer::StepDone { step: 2 })),
+        sent(&w.fire(JobTimer::StepDone { step: 2 })),
         vec![(LEDGER, write(2, 9, WriteCheck::TokenPredicate))]
     );
 }
@@ -465,17 +469,17 @@ fn the_own_clock_check_counts_the_lease_from_when_the_acquire_was_sent() {
     // Asked at 0 s, granted at 5 s: by its own clock the 30 s run out at 30 s.
     let at = |progress_at_ms: u64| {
         let mut w = worker(plan.clone());
-        w.fire(LeaseTimer::Start);
+        w.fire(JobTimer::JobStart);
         w.now_us = 5_000 * MS_US;
         grant(&mut w, 7);
         w.now_us = progress_at_ms * MS_US;
-        let fx = w.deliver(LEDGER, LeaseMsg::Progress { steps_done: 0 });
+        let fx = w.hear(LEDGER, LeaseMsg::Progress { steps_done: 0 });
         (w, fx)
     };
     let (w, fx) = at(29_000);
     assert_eq!(
         timers_set(&fx),
-        vec![(LeaseTimer::StepDone { step: 1 }, 4_000 * MS_US)]
+        vec![(JobTimer::StepDone { step: 1 }, 4_000 * MS_US)]
     );
     assert!(narration(&fx).contains("1 s of its lease remain"));
     assert!(w.node.believes_it_holds());
@@ -486,7 +490,7 @@ fn the_own_clock_check_counts_the_lease_from_when_the_acquire_was_sent() {
     // Unlike a lost lease, running out of time still goes through the finally release.
     assert_eq!(sent(&fx), vec![(STORE, release_msg())]);
     assert_eq!(w.node.phase, Phase::Releasing);
-    assert_eq!(cancelled(&fx), vec![LeaseTimer::Heartbeat]);
+    assert_eq!(cancelled(&fx), vec![HEARTBEAT]);
 }
 
 #[test]
@@ -501,16 +505,16 @@ fn with_a_margin_a_step_starts_only_if_it_ends_more_than_the_margin_before_the_l
     // leave room to start only before 16 s.
     let at = |progress_at_ms: u64| {
         let mut w = worker(plan.clone());
-        w.fire(LeaseTimer::Start);
+        w.fire(JobTimer::JobStart);
         grant(&mut w, 7);
         w.now_us = progress_at_ms * MS_US;
-        let fx = w.deliver(LEDGER, LeaseMsg::Progress { steps_done: 0 });
+        let fx = w.hear(LEDGER, LeaseMsg::Progress { steps_done: 0 });
         (w, fx)
     };
     let (w, fx) = at(15_999);
     assert_eq!(
         timers_set(&fx),
-        vec![(LeaseTimer::StepDone { step: 1 }, 4_000 * MS_US)]
+        vec![(JobTimer::StepDone { step: 1 }, 4_000 * MS_US)]
     );
     assert!(
         narration(&fx).contains("would end 10.001 s before the lease does, more than its 10 s safety margin")
@@ -533,17 +537,23 @@ fn with_a_margin_a_step_starts_only_if_it_ends_more_than_the_margin_before_the_l
 #[test]
 fn a_fresh_grant_onto_a_finished_job_records_it_done_and_only_releases() {
     let mut w = worker(leased());
-    w.fire(LeaseTimer::Start);
+    w.fire(JobTimer::JobStart);
     grant(&mut w, 7);
-    let fx = w.deliver(LEDGER, LeaseMsg::Progress { steps_done: 4 });
-    assert_eq!(persisted(&fx), vec![&WorkerDurable { finished: true }]);
+    let fx = w.hear(LEDGER, LeaseMsg::Progress { steps_done: 4 });
+    assert_eq!(
+        persisted(&fx),
+        vec![&JobDurable {
+            finished: true,
+            requests: 0
+        }]
+    );
     assert_eq!(sent(&fx), vec![(STORE, release_msg())]);
     assert!(!timers_set(&fx)
         .iter()
-        .any(|(t, _)| matches!(t, LeaseTimer::StepDone { .. })));
-    assert_eq!(cancelled(&fx), vec![LeaseTimer::Heartbeat]);
+        .any(|(t, _)| matches!(t, JobTimer::StepDone { .. })));
+    assert_eq!(cancelled(&fx), vec![HEARTBEAT]);
     assert!(narration(&fx).contains("already complete (4 steps recorded)"));
-    w.deliver(
+    w.hear(
         STORE,
         LeaseMsg::Released {
             lease: "l".into(),
@@ -561,7 +571,7 @@ fn stamping() -> WorkerPlan {
 }
 
 fn token_is(w: &mut W, token: u64) -> Fx {
-    w.deliver(
+    w.hear(
         LEDGER,
         LeaseMsg::TokenIs {
             last_token: FencingToken(token),
@@ -581,7 +591,7 @@ fn stamp_msgs(token: u64) -> Vec<(NodeId, LeaseMsg)> {
 #[test]
 fn fencing_on_takeover_stamps_the_row_and_sees_the_stamp_before_reading_progress() {
     let mut w = worker(stamping());
-    w.fire(LeaseTimer::Start);
+    w.fire(JobTimer::JobStart);
     let fx = grant(&mut w, 34);
     assert_eq!(
         sent(&fx),
@@ -595,26 +605,26 @@ fn fencing_on_takeover_stamps_the_row_and_sees_the_stamp_before_reading_progress
     assert_eq!(sent(&fx), stamp_msgs(34));
     assert!(narration(&fx).contains("stamps again"));
     // A progress answer from before the stamp is not taken.
-    w.deliver(LEDGER, LeaseMsg::Progress { steps_done: 1 });
+    w.hear(LEDGER, LeaseMsg::Progress { steps_done: 1 });
     assert_eq!(w.node.phase, Phase::Stamping);
     let fx = token_is(&mut w, 34);
     assert_eq!(sent(&fx), vec![(LEDGER, LeaseMsg::ReadProgress)]);
     assert_eq!(w.node.phase, Phase::ReadingProgress);
-    let fx = w.deliver(LEDGER, LeaseMsg::Progress { steps_done: 1 });
+    let fx = w.hear(LEDGER, LeaseMsg::Progress { steps_done: 1 });
     assert_eq!(
         timers_set(&fx),
-        vec![(LeaseTimer::StepDone { step: 2 }, 4_000 * MS_US)]
+        vec![(JobTimer::StepDone { step: 2 }, 4_000 * MS_US)]
     );
 }
 
 #[test]
 fn a_stamp_that_finds_a_newer_token_stops_the_worker_without_a_write() {
     let mut w = worker(stamping());
-    w.fire(LeaseTimer::Start);
+    w.fire(JobTimer::JobStart);
     grant(&mut w, 34);
     let fx = token_is(&mut w, 35);
     assert!(sent(&fx).is_empty());
-    assert_eq!(w.node.phase, Phase::Stopped(StopReason::Rejected));
+    assert_eq!(stopped_by(&w), Some(StopReason::Rejected));
     assert!(!w.node.believes_it_holds());
     assert!(narration(&fx).contains("a newer holder owns the job"));
 }
@@ -622,19 +632,19 @@ fn a_stamp_that_finds_a_newer_token_stops_the_worker_without_a_write() {
 #[test]
 fn with_fencing_on_takeover_a_renewal_with_a_new_token_is_a_takeover_stamp_and_read_again() {
     let mut w = worker(stamping());
-    w.fire(LeaseTimer::Start);
+    w.fire(JobTimer::JobStart);
     grant(&mut w, 34);
     token_is(&mut w, 34);
-    w.deliver(LEDGER, LeaseMsg::Progress { steps_done: 0 });
-    w.fire(LeaseTimer::Heartbeat);
+    w.hear(LEDGER, LeaseMsg::Progress { steps_done: 0 });
+    w.fire(HEARTBEAT);
     // The lease lapsed and came back with 36: someone may have held 35 meanwhile.
     let fx = grant(&mut w, 36);
-    assert_eq!(cancelled(&fx), vec![LeaseTimer::StepDone { step: 1 }]);
+    assert_eq!(cancelled(&fx), vec![JobTimer::StepDone { step: 1 }]);
     assert_eq!(sent(&fx), stamp_msgs(36));
     assert_eq!(w.node.phase, Phase::Stamping);
     assert_eq!(w.node.belief.map(|b| b.token), Some(FencingToken(36)));
     // The step under way is not written with either token.
-    assert!(sent(&w.fire(LeaseTimer::StepDone { step: 1 })).is_empty());
+    assert!(sent(&w.fire(JobTimer::StepDone { step: 1 })).is_empty());
 }
 
 fn with_run_key() -> WorkerPlan {
@@ -660,32 +670,32 @@ fn write_with_key(token: u64) -> LeaseMsg {
 #[test]
 fn with_a_run_key_the_debit_carries_the_key_in_its_own_transaction() {
     let mut w = worker(with_run_key());
-    w.fire(LeaseTimer::Start);
+    w.fire(JobTimer::JobStart);
     // No separate insert before the work: the grant starts the step.
     let fx = grant(&mut w, 1);
     assert!(sent(&fx).is_empty(), "{fx:?}");
     assert_eq!(
         timers_set(&fx),
         vec![
-            (LeaseTimer::Heartbeat, 10_000 * MS_US),
-            (LeaseTimer::StepDone { step: 1 }, 4_000 * MS_US)
+            (HEARTBEAT, 10_000 * MS_US),
+            (JobTimer::StepDone { step: 1 }, 4_000 * MS_US)
         ]
     );
-    let fx = w.fire(LeaseTimer::StepDone { step: 1 });
+    let fx = w.fire(JobTimer::StepDone { step: 1 });
     assert_eq!(sent(&fx), vec![(LEDGER, write_with_key(1))]);
     assert!(narration(&fx).contains("to commit together or not at all"));
     let fx = result(&mut w, 1, 1, true);
     assert_eq!(sent(&fx), vec![(STORE, release_msg())]);
-    assert!(w.node.finished);
+    assert!(w.node.job.finished);
 }
 
 #[test]
 fn with_a_run_key_a_rolled_back_transaction_means_the_run_happened_so_the_worker_lets_go() {
     let mut w = worker(with_run_key());
-    w.fire(LeaseTimer::Start);
+    w.fire(JobTimer::JobStart);
     grant(&mut w, 2);
-    w.fire(LeaseTimer::StepDone { step: 1 });
-    let fx = w.deliver(
+    w.fire(JobTimer::StepDone { step: 1 });
+    let fx = w.hear(
         LEDGER,
         LeaseMsg::WriteResult {
             step: 1,
@@ -697,16 +707,16 @@ fn with_a_run_key_a_rolled_back_transaction_means_the_run_happened_so_the_worker
         },
     );
     assert_eq!(sent(&fx), vec![(STORE, release_msg())]);
-    assert_eq!(cancelled(&fx), vec![LeaseTimer::Heartbeat]);
+    assert_eq!(cancelled(&fx), vec![HEARTBEAT]);
     assert!(narration(&fx).contains("this run happened"));
     assert!(!w.node.believes_it_holds());
-    w.deliver(
+    w.hear(
         STORE,
         LeaseMsg::Released {
             lease: "l".into(),
             deleted: true,
         },
     );
-    assert_eq!(w.node.phase, Phase::Stopped(StopReason::AlreadyRun));
-    assert!(!w.node.finished);
+    assert_eq!(stopped_by(&w), Some(StopReason::AlreadyRun));
+    assert!(!w.node.job.finished);
 }

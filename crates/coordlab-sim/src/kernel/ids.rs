@@ -32,7 +32,7 @@ impl fmt::Display for MsgId {
 }
 
 /// A fencing token: issued by the lease authority, strictly increasing per lease.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct FencingToken(pub u64);
 

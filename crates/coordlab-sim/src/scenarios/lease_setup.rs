@@ -18,8 +18,9 @@ use crate::properties::Verdict;
 use crate::protocols::lease::fenced_resource::{FencedResource, LedgerIntro};
 use crate::protocols::lease::job_table::JobTable;
 use crate::protocols::lease::lease_store::{LeaseStore, ReleaseStyle, StoreConfig, TokenSource};
-use crate::protocols::lease::lease_worker::{LeaseWorker, Sink, WorkerConfig, WorkerDurable, WorkerPlan};
+use crate::protocols::lease::lease_worker::{LeaseWorker, Sink, WorkerConfig, WorkerPlan};
 use crate::protocols::lease::payment_rail::PaymentRail;
+use crate::protocols::redis_locks::redis_job::JobDurable;
 use serde_json::Value;
 
 /// What a lease scenario file uses, in one `use super::lease_setup::prelude::*;`: the plan
@@ -210,12 +211,8 @@ pub fn build(plan: LeasePlan) -> (Setup, LeaseCast) {
         } else {
             store
         };
-        let config = WorkerConfig {
-            plan: worker_plan,
-            authority,
-            sink_node,
-        };
-        let fresh = WorkerDurable { finished: false };
+        let config = WorkerConfig::new(worker_plan, authority, sink_node);
+        let fresh = JobDurable::default();
         setup.place::<LeaseWorker>(id, name, "worker", plan.worker_faults, config, fresh);
     }
     let cast = LeaseCast {

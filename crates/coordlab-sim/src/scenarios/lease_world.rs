@@ -12,13 +12,14 @@ use crate::kernel::time::MS_US;
 use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::PropertySpec;
+use crate::protocols::job::Phase;
 use crate::protocols::lease::fenced_resource::{FencedResource, ResourceDurable, WriteRecord};
 use crate::protocols::lease::job_table::{JobDurable, JobTable};
 use crate::protocols::lease::lease_msg::{seconds, RejectReason};
 use crate::protocols::lease::lease_store::{
     sequence_name, GrantKind, LeaseStore, StoreDurable, TokenSource, EARLIER_OWNER,
 };
-use crate::protocols::lease::lease_worker::{Coordination, Fencing, LeaseWorker, Phase};
+use crate::protocols::lease::lease_worker::{Coordination, Fencing, LeaseWorker};
 use crate::protocols::lease::payment_rail::{PaymentRail, RailDurable};
 use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
@@ -299,7 +300,7 @@ impl LeaseWorld {
             let o = nodes.live::<LeaseWorker>(other)?;
             let newer = o.belief.filter(|b| b.token > w.token)?.token;
             let step = match o.phase {
-                Phase::Checking { step } | Phase::Computing { step, .. } | Phase::Writing { step, .. } => step,
+                Phase::Checking { step } | Phase::Working { step } | Phase::Writing { step } => step,
                 _ => return None,
             };
             (o.believes_it_holds() && step <= w.step).then(|| {
@@ -316,7 +317,7 @@ impl LeaseWorld {
     /// key, while another copy already finished the job: it runs the job again.
     fn repeat_run(&self, nodes: &Nodes<'_>, worker: NodeId) -> Option<String> {
         let plan = &nodes.config::<LeaseWorker>(worker)?.plan;
-        if plan.coordination != Coordination::Lease || plan.check_progress || plan.run_key.is_some() {
+        if plan.coordination() != Coordination::Lease || plan.check_progress || plan.run_key().is_some() {
             return None;
         }
         let done = self

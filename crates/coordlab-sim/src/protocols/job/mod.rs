@@ -7,7 +7,8 @@
 //! `SET NX PX` with its optional `WAIT` ([`super::redis_locks::redis_worker`]), Redlock's majority of masters
 //! ([`super::redis_locks::redlock_client`]), a placed lease table ([`super::lease::fence_worker`]), the ZooKeeper
 //! recipe ([`super::zookeeper_locks::zk_lock_worker`]), etcd's mutex ([`super::services::lock_client`]), a lock service's client
-//! ([`super::services::service_client`]). A component sends its own requests, reads its own answers
+//! ([`super::services::service_client`]), a lease with its heartbeat, or a claim in a job table
+//! ([`super::lease::lease_worker`]). A component sends its own requests, reads its own answers
 //! and sets its own timers ([`JobTimer::Lock`]); it tells the runner where the job goes next with a
 //! [`Turn`], and narrates what only it knows. Where a family's job differs (when it fires, what
 //! counts as an attempt, what it says on resuming), a hook with the common way as its default says
@@ -34,9 +35,16 @@ pub enum Phase {
     Watching,
     /// The lock said yes; the client checks that answer before trusting it (Redis `WAIT`).
     Confirming,
+    /// Stamping the ledger row with its new token before reading the progress (a lease
+    /// taken over fences out every older holder first).
+    Stamping,
     /// Asking the ledger how far the job got before taking it up (or whatever stands for
-    /// that in the family: stamping the ledger row first, claiming the job row).
+    /// that in the family: claiming the job row).
     ReadingProgress,
+    /// Checking its token against the ledger's in application code before the work of `step`.
+    Checking {
+        step: u32,
+    },
     Working {
         step: u32,
     },
@@ -65,7 +73,12 @@ impl Phase {
     pub fn in_job(&self) -> bool {
         matches!(
             self,
-            Phase::ReadingProgress | Phase::Working { .. } | Phase::Rereading { .. } | Phase::Writing { .. }
+            Phase::Stamping
+                | Phase::ReadingProgress
+                | Phase::Checking { .. }
+                | Phase::Working { .. }
+                | Phase::Rereading { .. }
+                | Phase::Writing { .. }
         )
     }
 }
@@ -119,6 +132,18 @@ impl<R: Inbox> Inbox for JobMsg<R> {
     }
 }
 
+/// The lock answers of a family whose lock server speaks [`LeaseMsg`] too (a lease store, a
+/// job table): there are none apart from the ledger's, so its client reads them all in
+/// [`LockClient::on_ledger`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LeaseMsgOnly {}
+
+impl Inbox for LeaseMsgOnly {
+    fn accept(_msg: Box<dyn Message>) -> Option<Self> {
+        None
+    }
+}
+
 /// Where the job goes after the lock client has handled an answer, a timer or a lost peer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Turn {
@@ -146,13 +171,19 @@ pub enum Turn {
     Lost,
     /// Its fence is read again: write this step.
     Write(u32),
+    /// Its check before this step passed: start the step's work.
+    Checked(u32),
+    /// This step is recorded (however the answer said so): go on.
+    Written(u32),
+    /// It stamps the ledger row with its token (the stamp is out) before reading the progress.
+    Stamp,
     /// No attempt left.
     GiveUp,
     /// Told it lost the lock: it abandons the job.
     Stop,
     /// The release was answered: the job is over.
     Released,
-    /// It lets go of the lock before the job's end; the release's answer is its turn.
+    /// It stops early and gives the lock back on the way out (the release is out).
     Releasing,
 }
 
@@ -164,6 +195,10 @@ pub enum StepGate {
     Skip,
     /// Its lock is over by its own clock; it has given it back.
     OutOfTime,
+    /// It checks something before the work (the lock sent the check): [`Phase::Checking`].
+    Check,
+    /// The step does not start: the job goes where this turn says.
+    Then(Turn),
 }
 
 /// A context of the runner hosting lock client `L`.
@@ -201,6 +236,13 @@ pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
     /// Whether a step's work takes the plan's `step_ms`; `false` where the lock client ends the
     /// work itself with [`Turn::Write`] (the work is a remote call, and its answer ends it).
     const TIMED_WORK: bool = true;
+    /// Whether it stamps the ledger row with its token before reading the progress
+    /// ([`Turn::Stamp`], [`Phase::Stamping`]: the lease worker's fence on takeover). A family
+    /// that never does leaves that path, and its words, out of its runner's code.
+    const STAMPS: bool = false;
+    /// Whether it checks something before a step's work ([`StepGate::Check`], [`Turn::Checked`],
+    /// [`Phase::Checking`]: the lease worker's token check in application code). Likewise.
+    const CHECKS: bool = false;
 
     fn job(plan: &Self::Plan) -> &JobPlan;
     fn recover(plan: &Self::Plan, durable: &JobDurable) -> Self;
@@ -208,6 +250,14 @@ pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
     /// At (re)start: sets [`JobTimer::JobStart`] for the job's hour, unless the job is done.
     fn start(ctx: JobCtx<'_, '_, Self>, plan: &Self::Plan, job: &Job) {
         job.schedule(ctx, Self::job(plan), JobTimer::JobStart);
+    }
+    /// The job fires: by default it tries the lock ([`LockClient::ready`] first).
+    fn fire(&mut self, ctx: JobCtx<'_, '_, Self>, at: At<'_, Self>) -> Turn {
+        if self.ready(ctx, at.plan) {
+            Turn::Acquire
+        } else {
+            Turn::BackOff
+        }
     }
     /// Counts the next attempt; `false` (and says so) once every attempt is spent.
     fn next_attempt(ctx: JobCtx<'_, '_, Self>, plan: &Self::Plan, job: &mut Job) -> bool {
@@ -241,19 +291,25 @@ pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
         msg: Self::Reply,
     ) -> Turn;
     fn on_timer(&mut self, ctx: JobCtx<'_, '_, Self>, at: At<'_, Self>, timer: Self::Timer) -> Turn;
-    /// A message on the ledger's wire that the runner does not take itself (a lock family
-    /// whose servers speak [`LeaseMsg`] too answers here).
-    fn on_ledger(&mut self, _ctx: JobCtx<'_, '_, Self>, _at: At<'_, Self>, _msg: LeaseMsg) -> Turn {
-        Turn::Stay
-    }
     fn on_peer_down(&mut self, _ctx: JobCtx<'_, '_, Self>, _at: At<'_, Self>, _peer: NodeId) -> Turn {
         Turn::Stay
     }
     fn watches(&self, _plan: &Self::Plan, _peer: NodeId) -> bool {
         false
     }
+    /// An answer of the ledger (or of anyone speaking [`LeaseMsg`]) before the runner reads it:
+    /// `Ok` where the lock client took it, `Err` to leave it to the runner (by default).
+    fn on_ledger(
+        &mut self,
+        _ctx: JobCtx<'_, '_, Self>,
+        _at: At<'_, Self>,
+        _from: NodeId,
+        msg: LeaseMsg,
+    ) -> Result<Turn, LeaseMsg> {
+        Err(msg)
+    }
     /// How long it backs off before the next attempt.
-    fn retry_after_us(&self, ctx: JobCtx<'_, '_, Self>, plan: &Self::Plan) -> u64;
+    fn retry_after_us(&mut self, ctx: JobCtx<'_, '_, Self>, plan: &Self::Plan) -> u64;
     /// Whether step `step` may start.
     fn before_step(&mut self, _ctx: JobCtx<'_, '_, Self>, _at: At<'_, Self>, _step: u32) -> StepGate {
         StepGate::Go
@@ -263,7 +319,8 @@ pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
     fn before_write(&mut self, _ctx: JobCtx<'_, '_, Self>, _at: At<'_, Self>, _step: u32) -> bool {
         true
     }
-    /// The step's work has started (its timer is set).
+    /// The step's work has started: with `TIMED_WORK` its timer is set; without, the lock
+    /// client ends the work itself with [`Turn::Write`].
     fn working(&mut self, _ctx: JobCtx<'_, '_, Self>, _at: At<'_, Self>, _step: u32) {}
     /// What a write of step `step` carries, narrated.
     fn fence(&self, ctx: JobCtx<'_, '_, Self>, step: u32) -> (FencingToken, WriteCheck);
@@ -281,9 +338,16 @@ pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
         ctx.send(plan.ledger, write);
         None
     }
-    /// The ledger refused step `step`; `true` if that stops the job (it narrates why).
-    fn refused(&mut self, _ctx: JobCtx<'_, '_, Self>, _step: u32, _reason: Option<RejectReason>) -> bool {
-        false
+    /// The ledger refused step `step`: where the job goes (it narrates why), or `None` to go on
+    /// as if it were written.
+    fn refused(
+        &mut self,
+        _ctx: JobCtx<'_, '_, Self>,
+        _at: At<'_, Self>,
+        _step: u32,
+        _reason: Option<RejectReason>,
+    ) -> Option<Turn> {
+        None
     }
     /// Gives the lock back at the job's end; `true` if it waits for the answer.
     fn release(&mut self, ctx: JobCtx<'_, '_, Self>, at: At<'_, Self>) -> bool;
@@ -379,6 +443,14 @@ impl<L: LockClient> JobRunner<L> {
             Turn::Lost => self.phase = Phase::Lost,
             Turn::Resend => self.request(ctx),
             Turn::Write(step) => self.write(ctx, step),
+            Turn::Checked(step) if L::CHECKS => self.work(ctx, step),
+            Turn::Written(step) => {
+                let next = L::written(ctx, &self.plan, step);
+                self.go(ctx, next);
+            }
+            Turn::Stamp if L::STAMPS => self.phase = Phase::Stamping,
+            // Never sent by a client that neither stamps nor checks.
+            Turn::Stamp | Turn::Checked(_) => {}
             Turn::GiveUp => self.phase = Phase::GaveUp,
             Turn::Stop => self.phase = Phase::Stopped,
             Turn::BackOff => self.back_off(ctx),
@@ -410,18 +482,15 @@ impl<L: LockClient> JobRunner<L> {
                 reason,
                 ..
             } if self.phase == (Phase::Writing { step }) => {
-                if !accepted && self.lock.refused(ctx, step, reason) {
-                    self.phase = Phase::Stopped;
-                } else {
-                    let next = L::written(ctx, &self.plan, step);
-                    self.go(ctx, next);
-                }
-            }
-            msg => {
                 let (lock, at) = self.split();
-                let turn = lock.on_ledger(ctx, at, msg);
-                self.turn(ctx, turn);
+                let refused = if accepted {
+                    None
+                } else {
+                    lock.refused(ctx, at, step, reason)
+                };
+                self.turn(ctx, refused.unwrap_or(Turn::Written(step)));
             }
+            _ => {}
         }
     }
 
@@ -430,17 +499,11 @@ impl<L: LockClient> JobRunner<L> {
             Next::Step(step) => {
                 let (lock, at) = self.split();
                 match lock.before_step(ctx, at, step) {
-                    StepGate::Go => {
-                        self.phase = Phase::Working { step };
-                        if L::TIMED_WORK {
-                            let step_us = self.job_plan().step_ms * MS_US;
-                            ctx.set_timer(JobTimer::StepDone { step }, step_us);
-                        }
-                        let (lock, at) = self.split();
-                        lock.working(ctx, at, step);
-                    }
-                    StepGate::Skip => {}
+                    StepGate::Go => self.work(ctx, step),
+                    StepGate::Check if L::CHECKS => self.phase = Phase::Checking { step },
+                    StepGate::Skip | StepGate::Check => {}
                     StepGate::OutOfTime => self.phase = Phase::OutOfTime,
+                    StepGate::Then(turn) => self.turn(ctx, turn),
                 }
             }
             Next::Finish => {
@@ -454,6 +517,17 @@ impl<L: LockClient> JobRunner<L> {
                 self.phase = if waits { Phase::Releasing } else { Phase::Done };
             }
         }
+    }
+
+    /// Starts the work of step `step`.
+    fn work(&mut self, ctx: &mut Ctx<'_, Self>, step: u32) {
+        self.phase = Phase::Working { step };
+        if L::TIMED_WORK {
+            let step_us = self.job_plan().step_ms * MS_US;
+            ctx.set_timer(JobTimer::StepDone { step }, step_us);
+        }
+        let (lock, at) = self.split();
+        lock.working(ctx, at, step);
     }
 
     fn write(&mut self, ctx: &mut Ctx<'_, Self>, step: u32) {
@@ -471,8 +545,12 @@ impl<L: LockClient> JobRunner<L> {
             Phase::Acquiring | Phase::Watching | Phase::Confirming => {
                 self.lock.asking(&self.plan, &self.phase).0
             }
-            Phase::ReadingProgress => "checking the job's progress".to_string(),
-            Phase::Working { step } => format!("step {step}: working"),
+            // (A phase its family never enters shares a neighbour's words, so that its runner
+            // leaves the text out.)
+            Phase::Stamping if L::STAMPS => "stamping the row with its token".to_string(),
+            Phase::Stamping | Phase::ReadingProgress => "checking the job's progress".to_string(),
+            Phase::Checking { step } if L::CHECKS => format!("step {step}: checking token"),
+            Phase::Checking { step } | Phase::Working { step } => format!("step {step}: working"),
             Phase::Rereading { step } => format!("step {step}: re-reading token"),
             Phase::Writing { step } => format!("step {step}: writing"),
             Phase::Releasing => "releasing".to_string(),
@@ -503,13 +581,24 @@ impl<L: LockClient> Participant for JobRunner<L> {
                 let turn = lock.on_reply(ctx, at, from, msg);
                 self.turn(ctx, turn);
             }
-            JobMsg::Ledger(msg) => self.ledger_reply(ctx, msg),
+            JobMsg::Ledger(msg) => {
+                let (lock, at) = self.split();
+                match lock.on_ledger(ctx, at, from, msg) {
+                    Ok(turn) => self.turn(ctx, turn),
+                    Err(msg) => self.ledger_reply(ctx, msg),
+                }
+            }
         }
     }
 
     fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: Self::Timer) {
         match (timer, self.phase.clone()) {
-            (JobTimer::JobStart, Phase::Idle) | (JobTimer::Retry, Phase::BackingOff) => {
+            (JobTimer::JobStart, Phase::Idle) => {
+                let (lock, at) = self.split();
+                let turn = lock.fire(ctx, at);
+                self.turn(ctx, turn);
+            }
+            (JobTimer::Retry, Phase::BackingOff) => {
                 if self.lock.ready(ctx, &self.plan) {
                     self.acquire(ctx);
                 } else {
@@ -553,8 +642,10 @@ impl<L: LockClient> Participant for JobRunner<L> {
             Phase::Acquiring | Phase::Watching | Phase::Confirming => {
                 self.lock.asking(&self.plan, &self.phase).1
             }
-            Phase::ReadingProgress => card::holder("checking progress"),
-            Phase::Working { step } => card::holder(card::step(*step, "working")),
+            Phase::Stamping if L::STAMPS => card::holder("stamping the row"),
+            Phase::Stamping | Phase::ReadingProgress => card::holder("checking progress"),
+            Phase::Checking { step } if L::CHECKS => card::holder(card::step(*step, "checking token")),
+            Phase::Checking { step } | Phase::Working { step } => card::holder(card::step(*step, "working")),
             Phase::Rereading { step } => card::holder(card::step(*step, "re-reading token")),
             Phase::Writing { step } => card::holder(card::step(*step, "writing")),
             Phase::Releasing => card::releasing(),

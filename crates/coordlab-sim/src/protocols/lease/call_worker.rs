@@ -239,9 +239,15 @@ impl LockClient for CallLock {
         Turn::Stay
     }
 
-    fn on_ledger(&mut self, ctx: Ctx, at: At<'_, Self>, msg: LeaseMsg) -> Turn {
+    fn on_ledger(
+        &mut self,
+        ctx: Ctx,
+        at: At<'_, Self>,
+        _from: NodeId,
+        msg: LeaseMsg,
+    ) -> Result<Turn, LeaseMsg> {
         let checking = *at.phase == Phase::ReadingProgress;
-        match (msg, at.phase) {
+        Ok(match (msg, at.phase) {
             (LeaseMsg::Granted { token, ttl_ms, .. }, Phase::Acquiring) => {
                 self.granted(ctx, at.plan, token, ttl_ms)
             }
@@ -258,7 +264,7 @@ impl LockClient for CallLock {
                 if last_token != self.token {
                     self.belief = None;
                     self.stop = "newer holder";
-                    return Turn::Stop;
+                    return Ok(Turn::Stop);
                 }
                 self.check = Check::Progress;
                 at.plan.job.read_progress(ctx);
@@ -273,15 +279,16 @@ impl LockClient for CallLock {
             }
             // The store has answered the release (and narrated what it did).
             (LeaseMsg::Released { .. }, Phase::Releasing) => self.after,
-            _ => Turn::Stay,
-        }
+            // The ledger's answers to the job (its progress, a write's result): the runner's.
+            (msg, _) => return Err(msg),
+        })
     }
 
     fn on_timer(&mut self, _ctx: Ctx, _at: At<'_, Self>, timer: NoTimer) -> Turn {
         match timer {}
     }
 
-    fn retry_after_us(&self, _ctx: Ctx, plan: &CallPlan) -> u64 {
+    fn retry_after_us(&mut self, _ctx: Ctx, plan: &CallPlan) -> u64 {
         plan.job.retry_ms * MS_US
     }
 
@@ -332,14 +339,20 @@ impl LockClient for CallLock {
         (token, self.record_check)
     }
 
-    fn refused(&mut self, ctx: Ctx, _step: u32, _reason: Option<RejectReason>) -> bool {
+    fn refused(
+        &mut self,
+        ctx: Ctx,
+        _: At<'_, Self>,
+        _step: u32,
+        _reason: Option<RejectReason>,
+    ) -> Option<Turn> {
         ctx.note(format!(
             "{} stops: a refused record means a newer holder has the job.",
             ctx.me()
         ));
         self.belief = None;
         self.stop = "record refused";
-        true
+        Some(Turn::Stop)
     }
 
     fn release(&mut self, ctx: Ctx, at: At<'_, Self>) -> bool {

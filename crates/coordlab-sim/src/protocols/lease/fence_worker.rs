@@ -400,7 +400,7 @@ impl LockClient for FenceLock {
         plan.failover_to.is_some() && peer == self.store
     }
 
-    fn retry_after_us(&self, _ctx: Ctx, plan: &FencePlan) -> u64 {
+    fn retry_after_us(&mut self, _ctx: Ctx, plan: &FencePlan) -> u64 {
         plan.job.retry_ms * MS_US
     }
 
@@ -426,13 +426,13 @@ impl LockClient for FenceLock {
         (self.fence, WriteCheck::TokenPredicate)
     }
 
-    fn refused(&mut self, ctx: Ctx, _step: u32, _reason: Option<RejectReason>) -> bool {
+    fn refused(&mut self, ctx: Ctx, _: At<'_, Self>, _: u32, _: Option<RejectReason>) -> Option<Turn> {
         let me = ctx.me();
         ctx.note(format!(
             "{me}'s write matched no row: a newer holder has written. {me} stops at once and does not retry."
         ));
         self.granted = None;
-        true
+        Some(Turn::Stop)
     }
 
     /// It does not release: the lease lapses.

@@ -368,7 +368,7 @@ impl LockClient for RedisLock {
         peer == self.primary
     }
 
-    fn retry_after_us(&self, _ctx: Ctx, plan: &WorkerPlan) -> u64 {
+    fn retry_after_us(&mut self, _ctx: Ctx, plan: &WorkerPlan) -> u64 {
         plan.job.retry_ms * MS_US
     }
 
@@ -381,13 +381,13 @@ impl LockClient for RedisLock {
         (FencingToken(token), WriteCheck::TokenPredicate)
     }
 
-    fn refused(&mut self, ctx: Ctx, step: u32, _reason: Option<RejectReason>) -> bool {
+    fn refused(&mut self, ctx: Ctx, _: At<'_, Self>, step: u32, _: Option<RejectReason>) -> Option<Turn> {
         ctx.note(format!(
             "The ledger refused {}'s step {step}: a higher token has written there, so another holder exists. It stops.",
             ctx.me()
         ));
         self.held = None;
-        true
+        Some(Turn::Stop)
     }
 
     fn release(&mut self, ctx: Ctx, at: At<'_, Self>) -> bool {

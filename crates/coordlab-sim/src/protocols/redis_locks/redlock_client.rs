@@ -253,7 +253,7 @@ impl LockClient for RedlockLock {
         self.decide_if_complete(ctx, plan, job)
     }
 
-    fn retry_after_us(&self, ctx: Ctx, plan: &RedlockPlan) -> u64 {
+    fn retry_after_us(&mut self, ctx: Ctx, plan: &RedlockPlan) -> u64 {
         let jitter_us = between_us(ctx.rng, 0, plan.retry_jitter_ms * MS_US);
         plan.job.retry_ms * MS_US + jitter_us
     }

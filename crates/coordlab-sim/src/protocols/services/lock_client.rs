@@ -654,7 +654,7 @@ impl LockClient for EtcdMutex {
     }
 
     /// It never backs off: it waits in line.
-    fn retry_after_us(&self, _ctx: Ctx, plan: &EtcdPlan) -> u64 {
+    fn retry_after_us(&mut self, _ctx: Ctx, plan: &EtcdPlan) -> u64 {
         plan.job.retry_ms * MS_US
     }
 
@@ -667,14 +667,14 @@ impl LockClient for EtcdMutex {
         (FencingToken(revision), WriteCheck::TokenPredicate)
     }
 
-    fn refused(&mut self, ctx: Ctx, _step: u32, reason: Option<RejectReason>) -> bool {
+    fn refused(&mut self, ctx: Ctx, _: At<'_, Self>, _: u32, reason: Option<RejectReason>) -> Option<Turn> {
         ctx.note(format!(
             "{}'s write was refused ({}). A refusal means a newer holder exists: it stops at once. Consensus kept the lock service's own leaders in line; only this token check could stop a worker that never knew it had been frozen.",
             ctx.me(),
             reason.map(|r| r.text()).unwrap_or_default()
         ));
         self.stop(ctx);
-        true
+        Some(Turn::Stop)
     }
 
     /// The job is done: it closes its session, and the revoke deletes its key.

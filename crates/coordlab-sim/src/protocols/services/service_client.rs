@@ -278,7 +278,7 @@ impl LockClient for ServiceLock {
         Turn::Stay
     }
 
-    fn retry_after_us(&self, _ctx: Ctx, _plan: &ServicePlan) -> u64 {
+    fn retry_after_us(&mut self, _ctx: Ctx, _plan: &ServicePlan) -> u64 {
         self.retry_in_us
     }
 

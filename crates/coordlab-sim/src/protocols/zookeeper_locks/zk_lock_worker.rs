@@ -355,7 +355,7 @@ impl LockClient for ZkLock {
     }
 
     /// It never backs off: it queues.
-    fn retry_after_us(&self, _ctx: Ctx, plan: &ZkPlan) -> u64 {
+    fn retry_after_us(&mut self, _ctx: Ctx, plan: &ZkPlan) -> u64 {
         plan.job.retry_ms * MS_US
     }
 
@@ -376,14 +376,14 @@ impl LockClient for ZkLock {
         (token, WriteCheck::TokenPredicate)
     }
 
-    fn refused(&mut self, ctx: Ctx, _step: u32, reason: Option<RejectReason>) -> bool {
+    fn refused(&mut self, ctx: Ctx, _: At<'_, Self>, _: u32, reason: Option<RejectReason>) -> Option<Turn> {
         ctx.note(format!(
             "{}'s debit was refused ({}). It does not hold the lock any more, whatever it believed; it stops.",
             ctx.me(),
             reason.map(|r| r.text()).unwrap_or_default()
         ));
         self.token = None;
-        true
+        Some(Turn::Stop)
     }
 
     fn release(&mut self, ctx: Ctx, at: At<'_, Self>) -> bool {

@@ -23,9 +23,10 @@ use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::world::Nodes;
 use crate::properties::Verdict;
+use crate::protocols::job::Phase;
 use crate::protocols::lease::fenced_resource::{FencedResource, ResourceDurable};
 use crate::protocols::lease::lease_store::LeaseStore;
-use crate::protocols::lease::lease_worker::{Coordination, Fencing, LeaseWorker, Phase, WorkerPlan};
+use crate::protocols::lease::lease_worker::{Coordination, Fencing, LeaseWorker, WorkerPlan};
 use crate::scenarios::lease_setup::{
     build, choice, chosen, holds_if, worker, LeasePair, LeasePlan, OPENING_BALANCE,
 };
@@ -155,7 +156,7 @@ fn debits(n: &Nodes<'_>, c: LeasePair) -> usize {
 fn finished_and_let_go(n: &Nodes<'_>, c: LeasePair) -> bool {
     [c.a, c.b]
         .iter()
-        .any(|&r| replica(n, r).is_some_and(|w| w.finished && w.phase == Phase::Done))
+        .any(|&r| replica(n, r).is_some_and(|w| w.job.finished && w.phase == Phase::Done))
 }
 
 fn beats(setup: &mut Setup, params: &Params, c: LeasePair) {

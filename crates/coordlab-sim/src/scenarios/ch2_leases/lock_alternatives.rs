@@ -18,8 +18,9 @@ use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::world::Nodes;
 use crate::properties::Verdict;
+use crate::protocols::job::Phase;
 use crate::protocols::lease::job_table::{JobDurable, JobTable};
-use crate::protocols::lease::lease_worker::{Coordination, LeaseWorker, Phase, StopReason, WorkerPlan};
+use crate::protocols::lease::lease_worker::{Coordination, LeaseWorker, StopReason, WorkerPlan};
 use crate::scenarios::common::CLOCKLESS_FAULTS;
 use crate::scenarios::lease_setup::{build, choice, worker, LeasePlan, OPENING_BALANCE};
 use crate::scenarios::lease_world::LeaseProperty::*;
@@ -164,7 +165,7 @@ fn jobs<'a>(n: &Nodes<'a>, c: Replicas) -> Option<&'a JobDurable> {
 fn done_once(n: &Nodes<'_>, c: Replicas) -> bool {
     c.replicas
         .iter()
-        .any(|&r| replica(n, r).is_some_and(|w| w.finished))
+        .any(|&r| replica(n, r).is_some_and(|w| w.job.finished))
 }
 
 fn beats(setup: &mut Setup, method: Method, c: Replicas) {
@@ -223,7 +224,7 @@ fn beats(setup: &mut Setup, method: Method, c: Replicas) {
             setup
                 .beat("routed", "Only replica-A owns account 42", "Account 42 hashes to replica-A's partition. replica-B sees that the work is not its own and stops.", move |n, _| {
                     c.replicas.iter().any(|&r| {
-                        replica(n, r).is_some_and(|w| w.phase == Phase::Stopped(StopReason::NotMine))
+                        replica(n, r).is_some_and(|w| w.phase == Phase::Stopped && w.stop_reason == Some(StopReason::NotMine))
                     })
                 })
                 .ask(
@@ -238,7 +239,7 @@ fn beats(setup: &mut Setup, method: Method, c: Replicas) {
                 "Nothing is claimed and nothing conflicts: replica-A simply starts.",
                 move |n, _| {
                     replica(n, c.replicas[0])
-                        .is_some_and(|w| matches!(w.phase, Phase::Computing { .. } | Phase::Writing { .. }))
+                        .is_some_and(|w| matches!(w.phase, Phase::Working { .. } | Phase::Writing { .. }))
                 },
             );
         }

@@ -9,10 +9,11 @@ use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::world::Nodes;
+use crate::protocols::job::Phase;
 use crate::protocols::lease::fenced_resource::FencedResource;
 use crate::protocols::lease::lease_msg::seconds;
 use crate::protocols::lease::lease_store::LeaseStore;
-use crate::protocols::lease::lease_worker::{LeaseWorker, Phase};
+use crate::protocols::lease::lease_worker::LeaseWorker;
 use crate::scenarios::lease_setup::{LeasePair, OPENING_BALANCE};
 
 /// The balance once every step is debited exactly once.
@@ -150,7 +151,7 @@ fn one_holder(setup: &mut Setup, story: &Story, cast: LeasePair) {
         ),
     };
     setup.beat("a-stops", &title, &text, move |n, _| {
-        worker(n, a).is_some_and(|w| matches!(w.phase, Phase::Stopped(_)))
+        worker(n, a).is_some_and(|w| w.phase == Phase::Stopped)
     });
     setup.beat(
         "takeover",
@@ -162,7 +163,7 @@ fn one_holder(setup: &mut Setup, story: &Story, cast: LeasePair) {
         "finished",
         "B finishes: every step debited once",
         "One holder at a time: the ledger took each of the six ₹10 steps exactly once.",
-        move |n, _| worker(n, b).is_some_and(|w| w.finished) && balance(n, ledger) == Some(DONE_ONCE),
+        move |n, _| worker(n, b).is_some_and(|w| w.job.finished) && balance(n, ledger) == Some(DONE_ONCE),
     );
 }
 
@@ -229,7 +230,11 @@ fn two_holders(setup: &mut Setup, story: &Story, cast: LeasePair) {
                 "done",
                 "The job completes",
                 "Count the debits: whether A's late write landed depends on when it reached the ledger.",
-                move |n, _| [a, b].iter().any(|w| worker(n, *w).is_some_and(|w| w.finished)),
+                move |n, _| {
+                    [a, b]
+                        .iter()
+                        .any(|w| worker(n, *w).is_some_and(|w| w.job.finished))
+                },
             );
         }
     }

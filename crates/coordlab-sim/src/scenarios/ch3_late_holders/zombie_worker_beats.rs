@@ -7,8 +7,9 @@ use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::world::Nodes;
+use crate::protocols::job::Phase;
 use crate::protocols::lease::fenced_resource::{FencedResource, ResourceDurable};
-use crate::protocols::lease::lease_worker::{LeaseWorker, Phase};
+use crate::protocols::lease::lease_worker::LeaseWorker;
 use crate::scenarios::lease_setup::LeasePair;
 use crate::trace::EventKind;
 

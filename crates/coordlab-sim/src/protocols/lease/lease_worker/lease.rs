@@ -1,138 +1,380 @@
 //! Getting, keeping and giving up the right to run the job: the lease (acquire, renew on a
 //! heartbeat, back off, release) or one of the alternatives (a claim in the job table, a
-//! partition), and stopping when that right is gone.
+//! partition), stopping when that right is gone, and what arrives from the lease store.
 
-use super::{Belief, Coordination, LeaseTimer, LeaseWorker, OnReject, Phase, StopReason};
+use super::{Belief, Coordination, LeaseLock, LeaseTimer, OnReject, Sink, StopReason, WorkerConfig};
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::Ctx;
+use crate::kernel::participant::ViewCtx;
 use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
-use crate::protocols::lease::lease_msg::{seconds, LeaseMsg};
+use crate::kernel::view::Summary;
+use crate::protocols::card;
+use crate::protocols::job::{At, JobCtx, JobTimer, LeaseMsgOnly, LockClient, Phase, StepGate, Turn};
+use crate::protocols::lease::lease_msg::{seconds, LeaseMsg, RejectReason, WriteCheck};
+use crate::protocols::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
 
-impl LeaseWorker {
+pub(super) type Ctx<'a, 'b> = JobCtx<'a, 'b, LeaseLock>;
+
+impl LockClient for LeaseLock {
+    type Plan = WorkerConfig;
+    type Timer = LeaseTimer;
+    type Reply = LeaseMsgOnly;
+    const RELEASE_WORDS: &'static str = "lets go of the lease";
+    const STAMPS: bool = true;
+    const CHECKS: bool = true;
+
+    fn job(plan: &WorkerConfig) -> &JobPlan {
+        &plan.job
+    }
+
+    fn recover(_plan: &WorkerConfig, _durable: &JobDurable) -> Self {
+        LeaseLock {
+            next_step: 1,
+            ..LeaseLock::default()
+        }
+    }
+
+    fn start(ctx: Ctx, plan: &WorkerConfig, job: &Job) {
+        if job.finished {
+            ctx.note(format!("{} is up again; its job is already done.", ctx.me()));
+            return;
+        }
+        ctx.note(format!(
+            "{} is up; its copy of the job is scheduled to fire shortly.",
+            ctx.me()
+        ));
+        let (lo, hi) = plan.plan.start_after_ms;
+        let delay_us = between_us(ctx.rng, lo * MS_US, hi * MS_US);
+        ctx.set_timer(JobTimer::JobStart, delay_us);
+    }
+
     /// The job fired: make sure this copy is the one to run it.
-    pub(super) fn coordinate(&mut self, ctx: &mut Ctx<'_, Self>) {
-        match self.plan.coordination {
-            Coordination::Lease => self.acquire(ctx),
+    fn fire(&mut self, ctx: Ctx, at: At<'_, Self>) -> Turn {
+        let plan = &at.plan.plan;
+        let me = ctx.me();
+        match plan.coordination() {
+            Coordination::Lease => Turn::Acquire,
             Coordination::None => {
                 ctx.note(format!(
-                    "{}'s job fires. Nothing checks whether another copy is already doing it.",
-                    ctx.me()
+                    "{me}'s job fires. Nothing checks whether another copy is already doing it."
                 ));
-                self.run_unguarded(ctx);
+                self.run_unguarded()
             }
             Coordination::UniqueInsert => {
                 ctx.note(format!(
-                    "{} claims the job by inserting its key; the primary key lets only one insert win.",
-                    ctx.me()
+                    "{me} claims the job by inserting its key; the primary key lets only one insert win."
                 ));
-                self.phase = Phase::Acquiring;
-                let key = self.plan.job_key.clone();
-                self.ask(ctx, LeaseMsg::InsertJobRow { key });
+                let key = plan.job_key.clone();
+                ask(ctx, at.plan, LeaseMsg::InsertJobRow { key });
+                Turn::Ask
             }
             Coordination::ConditionalClaim => {
                 ctx.note(format!(
-                    "{} claims the job with a conditional update: pending → running.",
-                    ctx.me()
+                    "{me} claims the job with a conditional update: pending → running."
                 ));
-                self.phase = Phase::Acquiring;
-                let key = self.plan.job_key.clone();
-                self.ask(ctx, LeaseMsg::ClaimJob { key });
+                let key = plan.job_key.clone();
+                ask(ctx, at.plan, LeaseMsg::ClaimJob { key });
+                Turn::Ask
             }
             Coordination::Partition { owns: true } => {
                 ctx.note(format!(
-                    "Account work for {} is routed only to {}: no one else will ever see it.",
-                    self.plan.job_key,
-                    ctx.me()
+                    "Account work for {} is routed only to {me}: no one else will ever see it.",
+                    plan.job_key
                 ));
-                self.run_unguarded(ctx);
+                self.run_unguarded()
             }
             Coordination::Partition { owns: false } => {
                 ctx.note(format!(
-                    "{} is not the consumer for {}; the job never reaches it.",
-                    ctx.me(),
-                    self.plan.job_key
+                    "{me} is not the consumer for {}; the job never reaches it.",
+                    plan.job_key
                 ));
-                self.phase = Phase::Stopped(StopReason::NotMine);
+                self.stop_reason = Some(StopReason::NotMine);
+                Turn::Stop
             }
         }
     }
 
-    /// Sends to the lease store or job table (a worker that asks nobody has none).
-    fn ask(&self, ctx: &mut Ctx<'_, Self>, msg: LeaseMsg) {
-        if let Some(authority) = self.authority {
-            ctx.send(authority, msg);
-        }
+    /// Every denial backs it off (or off for good); it never runs out of attempts.
+    fn next_attempt(_ctx: Ctx, _plan: &WorkerConfig, job: &mut Job) -> bool {
+        job.attempt += 1;
+        true
     }
 
-    /// Runs the job from step 1 with no lease to lose: nothing, or the job table, decided.
-    fn run_unguarded(&mut self, ctx: &mut Ctx<'_, Self>) {
-        self.belief = Some(Belief {
-            token: FencingToken(0),
-            expires_local_us: u64::MAX,
-        });
-        self.start_step(ctx, 1);
+    fn resume(ctx: Ctx, plan: &WorkerConfig, steps_done: u32) -> Next {
+        plan.job.resume_saying(
+            ctx,
+            steps_done,
+            |me| {
+                format!("The job is already complete ({steps_done} steps recorded): {me} has nothing to do.")
+            },
+            |me, step| {
+                format!("{steps_done} step(s) are already recorded: {me} takes over the job at step {step}.")
+            },
+        )
     }
 
-    fn acquire_msg(&self) -> LeaseMsg {
-        LeaseMsg::Acquire {
-            lease: self.plan.lease.clone(),
-            ttl_ms: self.plan.ttl_ms,
-        }
-    }
-
-    pub(super) fn acquire(&mut self, ctx: &mut Ctx<'_, Self>) {
-        self.phase = Phase::Acquiring;
-        self.acquire_attempts += 1;
-        ctx.note(if self.acquire_attempts == 1 {
+    fn request(&mut self, ctx: Ctx, at: At<'_, Self>) {
+        let plan = &at.plan.plan;
+        ctx.note(if at.job.attempt == 1 {
             format!(
                 "{}'s job fires. It asks the lease store for {} before doing anything.",
                 ctx.me(),
-                self.plan.lease
+                plan.lease
             )
         } else {
             format!(
                 "{} asks for {} again (attempt {}).",
                 ctx.me(),
-                self.plan.lease,
-                self.acquire_attempts
+                plan.lease,
+                at.job.attempt
             )
         });
         self.acquire_sent_local_us = ctx.local_now_us;
-        self.ask(ctx, self.acquire_msg());
+        ask(ctx, at.plan, acquire_msg(at.plan));
+    }
+
+    fn on_reply(&mut self, _ctx: Ctx, _at: At<'_, Self>, _from: NodeId, msg: LeaseMsgOnly) -> Turn {
+        match msg {}
+    }
+
+    fn on_ledger(
+        &mut self,
+        ctx: Ctx,
+        at: At<'_, Self>,
+        from: NodeId,
+        msg: LeaseMsg,
+    ) -> Result<Turn, LeaseMsg> {
+        let from_authority = Some(from) == at.plan.authority;
+        let plan = &at.plan.plan;
+        Ok(match msg {
+            LeaseMsg::Granted { token, ttl_ms, .. } if from_authority => self.granted(ctx, at, token, ttl_ms),
+            LeaseMsg::Denied { holder, .. } if from_authority => self.denied(ctx, at, holder),
+            LeaseMsg::TokenIs { last_token } if *at.phase == Phase::Stamping => {
+                self.stamp_read(ctx, at, last_token)
+            }
+            LeaseMsg::TokenIs { last_token } => self.token_read(ctx, at, last_token),
+            // (A rail's answer and a claim's count only reach a worker that pays through a rail
+            // or claims the job; asking its plan lets a bundle without either leave them out.)
+            LeaseMsg::PayResult { step, applied } if matches!(plan.sink(), Sink::Rail { .. }) => {
+                self.pay_result(ctx, at, step, applied)
+            }
+            LeaseMsg::RowsChanged { rows }
+                if *at.phase == Phase::Acquiring && plan.coordination().needs_job_table() =>
+            {
+                self.claimed(ctx, rows)
+            }
+            LeaseMsg::Released { deleted, .. } if *at.phase == Phase::Releasing => {
+                self.released(ctx, at, deleted)
+            }
+            msg => return Err(msg),
+        })
+    }
+
+    fn on_timer(&mut self, ctx: Ctx, at: At<'_, Self>, LeaseTimer::Heartbeat: LeaseTimer) -> Turn {
+        if self.belief.is_some() && at.plan.plan.heartbeat_ms > 0 {
+            self.renew(ctx, at.plan);
+        }
+        Turn::Stay
+    }
+
+    /// The retry interval and its jitter; after a denied acquire it says how long it waits.
+    fn retry_after_us(&mut self, ctx: Ctx, plan: &WorkerConfig) -> u64 {
+        let plan = &plan.plan;
+        let jitter_us = between_us(ctx.rng, 0, plan.retry_jitter_ms * MS_US);
+        let wait_us = plan.retry_ms * MS_US + jitter_us;
+        if std::mem::take(&mut self.says_wait) {
+            let (me, wait_ms) = (ctx.me(), wait_us / MS_US);
+            ctx.note(if plan.retry_jitter_ms == 0 {
+                format!("{me} backs off and will ask again in {}.", seconds(wait_ms))
+            } else {
+                format!(
+                    "{me} backs off and will ask again in {}: {} plus {} of random jitter.",
+                    seconds(wait_ms),
+                    seconds(plan.retry_ms),
+                    seconds(wait_ms - plan.retry_ms)
+                )
+            });
+        }
+        wait_us
+    }
+
+    fn before_step(&mut self, ctx: Ctx, at: At<'_, Self>, step: u32) -> StepGate {
+        self.start_step(ctx, at, step)
+    }
+
+    fn working(&mut self, _ctx: Ctx, _at: At<'_, Self>, _step: u32) {
+        self.step_token = self.belief.map_or(FencingToken(0), |b| b.token);
+    }
+
+    fn fence(&self, _ctx: Ctx, _step: u32) -> (FencingToken, WriteCheck) {
+        (self.step_token, WriteCheck::TokenPredicate)
+    }
+
+    fn write(&mut self, ctx: Ctx, at: At<'_, Self>, step: u32) -> Option<Next> {
+        self.send_write(ctx, at.plan, step);
+        None
+    }
+
+    /// What a refusal means depends on its plan: a run that happened, a takeover (abort), or
+    /// (the mistakes) a hiccup to get the lease back from, or a failed step to skip.
+    fn refused(
+        &mut self,
+        ctx: Ctx,
+        at: At<'_, Self>,
+        step: u32,
+        reason: Option<RejectReason>,
+    ) -> Option<Turn> {
+        if let (Some(RejectReason::RunKeyTaken { key }), Some(_)) = (&reason, at.plan.plan.run_key()) {
+            ctx.note(format!(
+                "The run key {key} is already in job_run: this run happened. Nothing of {}'s transaction was kept, and it lets go without trying again.",
+                ctx.me()
+            ));
+            return Some(self.already_run(ctx, at.plan));
+        }
+        // The newer token may be the worker's own: a renewal that changed the token (the
+        // renewal bug) while this step's write still carried the old one.
+        let self_fenced = match (&reason, self.belief) {
+            (Some(RejectReason::StaleToken { token: sent, highest }), Some(b))
+                if b.token == *highest && sent != highest =>
+            {
+                Some((*sent, *highest))
+            }
+            _ => None,
+        };
+        let why = reason.map(|r| r.text()).unwrap_or_default();
+        let me = ctx.me();
+        match at.plan.plan.on_reject {
+            OnReject::Abort => {
+                ctx.note(match self_fenced {
+                    Some((sent, own)) => format!(
+                        "{me}'s write was refused ({why}). The newer token is {me}'s own: its renewal came back with {own} while this step still carried {sent}. It has fenced itself out, and since a refusal looks the same as a real takeover, it aborts."
+                    ),
+                    None => format!(
+                        "{me}'s write was refused ({why}). That is proof another worker owns the lease now: {me} aborts — no retry, no compensation."
+                    ),
+                });
+                Some(self.stop(ctx, at, StopReason::Rejected))
+            }
+            OnReject::ReacquireAndContinue => {
+                ctx.note(format!(
+                    "{me}'s write was refused ({why}) — and it treats that as a transient error: it will get the lease back and carry on from step {step}."
+                ));
+                Some(self.resume_later(ctx, step))
+            }
+            OnReject::SkipStep => {
+                ctx.note(format!(
+                    "{me}'s write was refused ({why}). Its job loop logs step {step} as failed and goes on to the next step, as if the refusal were about that one write rather than about who owns the job."
+                ));
+                None
+            }
+        }
+    }
+
+    /// The job is done: it drops the lease, and releases it if its plan does.
+    fn release(&mut self, ctx: Ctx, at: At<'_, Self>) -> bool {
+        ctx.cancel_timer(JobTimer::Lock(LeaseTimer::Heartbeat));
+        self.belief = None;
+        ctx.note(format!(
+            "{} has finished all {} step(s) of the job.",
+            ctx.me(),
+            at.plan.plan.steps
+        ));
+        releases(at.plan) && send_release(ctx, at.plan)
+    }
+
+    fn holds(&self) -> bool {
+        self.belief.is_some()
+    }
+
+    fn asking(&self, plan: &WorkerConfig, _phase: &Phase) -> (String, Summary) {
+        let card = card::asking(match plan.plan.coordination() {
+            Coordination::UniqueInsert => "inserting the job's key",
+            Coordination::ConditionalClaim => "claiming the job row",
+            _ => "for the lease",
+        });
+        ("asking for the lease".to_string(), card)
+    }
+
+    fn decorate(&self, s: Summary, at: At<'_, Self>, view: &ViewCtx<'_>) -> Summary {
+        self.card(s, at, view.local_now_us)
+    }
+}
+
+/// Sends to the lease store or job table (a worker that asks nobody has none).
+fn ask(ctx: Ctx, plan: &WorkerConfig, msg: LeaseMsg) {
+    if let Some(authority) = plan.authority {
+        ctx.send(authority, msg);
+    }
+}
+
+fn acquire_msg(plan: &WorkerConfig) -> LeaseMsg {
+    LeaseMsg::Acquire {
+        lease: plan.plan.lease.clone(),
+        ttl_ms: plan.plan.ttl_ms,
+    }
+}
+
+/// Whether this worker lets go of its lease when it is done: it took one, and its plan
+/// releases.
+fn releases(plan: &WorkerConfig) -> bool {
+    plan.plan.coordination() == Coordination::Lease && plan.plan.release.is_some()
+}
+
+/// Sends the release its plan names; `true` if one went out.
+fn send_release(ctx: Ctx, plan: &WorkerConfig) -> bool {
+    let Some(mode) = plan.plan.release else {
+        return false;
+    };
+    let lease = plan.plan.lease.clone();
+    ask(ctx, plan, LeaseMsg::Release { lease, mode });
+    true
+}
+
+impl LeaseLock {
+    /// Runs the job from step 1 with no lease to lose: nothing, or the job table, decided.
+    fn run_unguarded(&mut self) -> Turn {
+        self.belief = Some(Belief {
+            token: FencingToken(0),
+            expires_local_us: u64::MAX,
+        });
+        Turn::Work(1)
     }
 
     /// The heartbeat: the same statement as the acquire, by the same owner.
-    pub(super) fn renew(&mut self, ctx: &mut Ctx<'_, Self>) {
+    fn renew(&mut self, ctx: Ctx, plan: &WorkerConfig) {
         ctx.note(format!(
             "{} asks the store to extend {}: same statement, same owner.",
             ctx.me(),
-            self.plan.lease
+            plan.plan.lease
         ));
-        self.ask(ctx, self.acquire_msg());
+        ask(ctx, plan, acquire_msg(plan));
         self.acquire_sent_local_us = ctx.local_now_us;
     }
 
-    pub(super) fn granted(&mut self, ctx: &mut Ctx<'_, Self>, token: FencingToken, ttl_ms: u64) {
+    fn granted(&mut self, ctx: Ctx, at: At<'_, Self>, token: FencingToken, ttl_ms: u64) -> Turn {
+        let plan = &at.plan.plan;
         let expires_local_us = self.acquire_sent_local_us + ttl_ms * MS_US;
-        match (self.belief, &self.phase) {
-            (Some(old), _) => {
+        let fresh = Belief {
+            token,
+            expires_local_us,
+        };
+        let heartbeat = JobTimer::Lock(LeaseTimer::Heartbeat);
+        match (self.belief, at.phase) {
+            (Some(old), phase) => {
                 // A renewal. With the renewal bug the token changes under the worker's feet.
-                self.belief = Some(Belief {
-                    token,
-                    expires_local_us,
-                });
-                if old.token != token && self.plan.stamp_before_progress {
+                self.belief = Some(fresh);
+                let mut turn = Turn::Stay;
+                if old.token != token && plan.stamp_before_progress {
                     ctx.note(format!(
                         "{}'s renewal came back with token {token} instead of {}: the lease lapsed and was granted again, so another worker may have held it meanwhile. {} treats this as a takeover: it drops the step under way, stamps the row with {token} and reads the progress again.",
                         ctx.me(),
                         old.token,
                         ctx.me()
                     ));
-                    if let Phase::Computing { step, .. } = self.phase {
-                        ctx.cancel_timer(LeaseTimer::StepDone { step });
+                    if let Phase::Working { step } = *phase {
+                        ctx.cancel_timer(JobTimer::StepDone { step });
                     }
-                    self.stamp(ctx, token);
+                    turn = stamp(ctx, at.plan, token);
                 } else if old.token != token {
                     ctx.note(format!(
                         "{}'s renewal came back with token {token} instead of {}.",
@@ -146,28 +388,26 @@ impl LeaseWorker {
                         seconds(ttl_ms)
                     ));
                 }
-                if self.plan.touch_on_heartbeat {
-                    ctx.send(self.sink_node, LeaseMsg::Touch { token });
+                if plan.touch_on_heartbeat {
+                    ctx.send(at.plan.sink_node, LeaseMsg::Touch { token });
                 }
-                ctx.set_timer(LeaseTimer::Heartbeat, self.plan.heartbeat_ms * MS_US);
+                ctx.set_timer(heartbeat, plan.heartbeat_ms * MS_US);
+                turn
             }
             (None, Phase::Acquiring) => {
-                self.belief = Some(Belief {
-                    token,
-                    expires_local_us,
-                });
+                self.belief = Some(fresh);
                 ctx.note(format!(
                     "{} holds the lease with token {token}. By its own clock it has {} — {}.",
                     ctx.me(),
                     seconds(ttl_ms),
-                    if self.plan.heartbeat_ms == 0 {
+                    if plan.heartbeat_ms == 0 {
                         "it will not renew".to_string()
                     } else {
-                        format!("it will renew every {}", seconds(self.plan.heartbeat_ms))
+                        format!("it will renew every {}", seconds(plan.heartbeat_ms))
                     }
                 ));
-                if self.plan.heartbeat_ms > 0 {
-                    ctx.set_timer(LeaseTimer::Heartbeat, self.plan.heartbeat_ms * MS_US);
+                if plan.heartbeat_ms > 0 {
+                    ctx.set_timer(heartbeat, plan.heartbeat_ms * MS_US);
                 }
                 if std::mem::take(&mut self.resuming) {
                     ctx.note(format!(
@@ -175,200 +415,167 @@ impl LeaseWorker {
                         ctx.me(),
                         self.next_step
                     ));
-                    let step = self.next_step;
-                    self.start_step(ctx, step);
+                    Turn::Work(self.next_step)
+                } else if plan.stamp_before_progress {
+                    ctx.note(format!(
+                        "Before asking how far the job got, {} stamps the ledger row with token {token}. Once the row carries {token}, no older holder's write can land after the progress read.",
+                        ctx.me()
+                    ));
+                    stamp(ctx, at.plan, token)
                 } else {
-                    self.stamp_or_read_progress(ctx, token);
+                    self.read_progress_or_start(at.plan)
                 }
             }
-            _ => {}
+            _ => Turn::Stay,
         }
-    }
-
-    /// After a fresh grant: stamp the row first if the plan fences on takeover, then read the
-    /// progress if it checks it, then work.
-    fn stamp_or_read_progress(&mut self, ctx: &mut Ctx<'_, Self>, token: FencingToken) {
-        if self.plan.stamp_before_progress {
-            ctx.note(format!(
-                "Before asking how far the job got, {} stamps the ledger row with token {token}. Once the row carries {token}, no older holder's write can land after the progress read.",
-                ctx.me()
-            ));
-            self.stamp(ctx, token);
-        } else {
-            self.read_progress_or_start(ctx);
-        }
-    }
-
-    /// Stamps the row with `token` in one statement that answers with the row's token.
-    fn stamp(&mut self, ctx: &mut Ctx<'_, Self>, token: FencingToken) {
-        self.phase = Phase::Stamping;
-        ctx.send(self.sink_node, LeaseMsg::Stamp { token });
     }
 
     /// The row's token, as the stamp left it.
-    pub(super) fn stamp_read(&mut self, ctx: &mut Ctx<'_, Self>, last_token: FencingToken) {
-        let Some(belief) = self.belief else { return };
+    fn stamp_read(&mut self, ctx: Ctx, at: At<'_, Self>, last_token: FencingToken) -> Turn {
+        let Some(belief) = self.belief else {
+            return Turn::Stay;
+        };
         let me = ctx.me();
         let mine = belief.token;
         if last_token == mine {
             ctx.note(format!(
                 "The row carries token {mine}: every older holder is fenced out, so the progress {me} reads now cannot change behind its back."
             ));
-            self.read_progress_or_start(ctx);
+            self.read_progress_or_start(at.plan)
         } else if last_token < mine {
             ctx.note(format!(
                 "The row shows token {last_token}, not {mine}: the stamp did not take. {me} stamps again."
             ));
-            self.stamp(ctx, mine);
+            stamp(ctx, at.plan, mine)
         } else {
             ctx.note(format!(
                 "The row already carries token {last_token}, newer than {me}'s {mine}: a newer holder owns the job. {me} stops."
             ));
-            self.stop(ctx, StopReason::Rejected);
+            self.stop(ctx, at, StopReason::Rejected)
         }
     }
 
-    fn read_progress_or_start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        if self.plan.check_progress {
-            self.phase = Phase::ReadingProgress;
-            ctx.send(self.sink_node, LeaseMsg::ReadProgress);
+    fn read_progress_or_start(&self, plan: &WorkerConfig) -> Turn {
+        if plan.plan.check_progress {
+            Turn::Granted
         } else {
-            let step = self.next_step;
-            self.start_step(ctx, step);
+            Turn::Work(self.next_step)
         }
     }
 
-    pub(super) fn denied(&mut self, ctx: &mut Ctx<'_, Self>, holder: NodeId) {
-        if self.belief.is_some() && self.plan.on_reject == OnReject::ReacquireAndContinue {
-            let step = match self.phase {
-                Phase::Checking { step } | Phase::Computing { step, .. } | Phase::Writing { step, .. } => {
-                    step
-                }
+    fn denied(&mut self, ctx: Ctx, at: At<'_, Self>, holder: NodeId) -> Turn {
+        let plan = &at.plan.plan;
+        if self.belief.is_some() && plan.on_reject == OnReject::ReacquireAndContinue {
+            let step = match *at.phase {
+                Phase::Checking { step } | Phase::Working { step } | Phase::Writing { step } => step,
                 _ => self.next_step,
             };
             ctx.note(format!(
                 "{}'s renewal came back empty — and it treats that as a hiccup: it will get the lease back and carry on from step {step}.",
                 ctx.me()
             ));
-            if let Phase::Computing { step, .. } = self.phase {
-                ctx.cancel_timer(LeaseTimer::StepDone { step });
+            if let Phase::Working { step } = *at.phase {
+                ctx.cancel_timer(JobTimer::StepDone { step });
             }
-            self.resume_later(ctx, step);
+            self.resume_later(ctx, step)
         } else if self.belief.is_some() {
             ctx.note(format!(
                 "{}'s renewal came back empty: the lease belongs to someone else (node {}). It stops immediately.",
                 ctx.me(),
                 holder.0
             ));
-            self.stop(ctx, StopReason::LostLease);
-        } else if self.phase == Phase::Acquiring {
-            if self.plan.retry_ms == 0 {
-                ctx.note(format!(
-                    "{} backs off: another copy holds the lease, so it is running the job right now.",
-                    ctx.me()
-                ));
-                self.phase = Phase::GaveUp;
-            } else {
-                let wait_ms = self.back_off(ctx) / MS_US;
-                ctx.note(if self.plan.retry_jitter_ms == 0 {
-                    format!(
-                        "{} backs off and will ask again in {}.",
-                        ctx.me(),
-                        seconds(wait_ms)
-                    )
-                } else {
-                    format!(
-                        "{} backs off and will ask again in {}: {} plus {} of random jitter.",
-                        ctx.me(),
-                        seconds(wait_ms),
-                        seconds(self.plan.retry_ms),
-                        seconds(wait_ms - self.plan.retry_ms)
-                    )
-                });
-            }
+            self.stop(ctx, at, StopReason::LostLease)
+        } else if *at.phase != Phase::Acquiring {
+            Turn::Stay
+        } else if plan.retry_ms == 0 {
+            ctx.note(format!(
+                "{} backs off: another copy holds the lease, so it is running the job right now.",
+                ctx.me()
+            ));
+            Turn::GiveUp
+        } else {
+            self.says_wait = true;
+            Turn::BackOff
         }
     }
 
     /// The mistake of treating a lost lease as transient: drop the belief, and get the lease
     /// back later to carry on from `step`.
-    pub(super) fn resume_later(&mut self, ctx: &mut Ctx<'_, Self>, step: u32) {
+    fn resume_later(&mut self, ctx: Ctx, step: u32) -> Turn {
         self.belief = None;
         self.next_step = step;
         self.resuming = true;
-        ctx.cancel_timer(LeaseTimer::Heartbeat);
-        self.back_off(ctx);
-    }
-
-    /// Schedules the next attempt; returns the wait (µs by its own clock).
-    fn back_off(&mut self, ctx: &mut Ctx<'_, Self>) -> u64 {
-        self.phase = Phase::BackingOff;
-        let jitter_us = between_us(ctx.rng, 0, self.plan.retry_jitter_ms * MS_US);
-        let wait_us = self.plan.retry_ms * MS_US + jitter_us;
-        ctx.set_timer(LeaseTimer::Retry, wait_us);
-        wait_us
+        ctx.cancel_timer(JobTimer::Lock(LeaseTimer::Heartbeat));
+        Turn::BackOff
     }
 
     /// The job table's answer to a claim: one row means the job is this worker's.
-    pub(super) fn claimed(&mut self, ctx: &mut Ctx<'_, Self>, rows: u32) {
+    fn claimed(&mut self, ctx: Ctx, rows: u32) -> Turn {
         if rows == 1 {
             ctx.note(format!("{} got one row: the job is {}'s.", ctx.me(), ctx.me()));
-            self.run_unguarded(ctx);
+            self.run_unguarded()
         } else {
             ctx.note(format!(
                 "{} got zero rows: someone else already owns this job, so it does nothing.",
                 ctx.me()
             ));
-            self.phase = Phase::GaveUp;
+            Turn::GiveUp
         }
     }
 
-    /// Whether this worker lets go of its lease when it is done: it took one, and its plan
-    /// releases.
-    pub(super) fn releases(&self) -> bool {
-        self.plan.coordination == Coordination::Lease && self.plan.release.is_some()
-    }
-
-    pub(super) fn release(&mut self, ctx: &mut Ctx<'_, Self>) {
-        let Some(mode) = self.plan.release else { return };
-        self.phase = Phase::Releasing;
-        let lease = self.plan.lease.clone();
-        self.ask(ctx, LeaseMsg::Release { lease, mode });
-    }
-
-    pub(super) fn released(&mut self, ctx: &mut Ctx<'_, Self>, deleted: bool) {
+    fn released(&mut self, ctx: Ctx, at: At<'_, Self>, deleted: bool) -> Turn {
+        let lease = &at.plan.plan.lease;
         ctx.note(if deleted {
-            format!("{} has let go of {}.", ctx.me(), self.plan.lease)
+            format!("{} has let go of {lease}.", ctx.me())
         } else {
             format!(
-                "{}'s release removed nothing: {} is no longer its lease.",
-                ctx.me(),
-                self.plan.lease
+                "{}'s release removed nothing: {lease} is no longer its lease.",
+                ctx.me()
             )
         });
-        self.phase = match self.stop_reason.clone() {
-            Some(reason) if !self.finished => Phase::Stopped(reason),
-            _ => Phase::Done,
-        };
+        match self.stop_reason {
+            Some(_) if !at.job.finished => Turn::Stop,
+            _ => Turn::Released,
+        }
+    }
+
+    /// The run happened elsewhere: drop the lease, and release it if the plan releases.
+    fn already_run(&mut self, ctx: Ctx, plan: &WorkerConfig) -> Turn {
+        self.belief = None;
+        ctx.cancel_timer(JobTimer::Lock(LeaseTimer::Heartbeat));
+        self.stop_reason = Some(StopReason::AlreadyRun);
+        if releases(plan) && send_release(ctx, plan) {
+            Turn::Releasing
+        } else {
+            Turn::Stop
+        }
     }
 
     /// Stops the job early; a `finally` block still releases the lease, unless it is
     /// already known to be someone else's.
-    pub(super) fn stop(&mut self, ctx: &mut Ctx<'_, Self>, reason: StopReason) {
+    pub(super) fn stop(&mut self, ctx: Ctx, at: At<'_, Self>, reason: StopReason) -> Turn {
         self.belief = None;
-        ctx.cancel_timer(LeaseTimer::Heartbeat);
-        if let Phase::Computing { step, .. } = self.phase {
-            ctx.cancel_timer(LeaseTimer::StepDone { step });
+        ctx.cancel_timer(JobTimer::Lock(LeaseTimer::Heartbeat));
+        if let Phase::Working { step } = *at.phase {
+            ctx.cancel_timer(JobTimer::StepDone { step });
         }
-        let finally_release = self.plan.release_in_finally && reason != StopReason::LostLease;
-        self.stop_reason = Some(reason.clone());
-        if finally_release && self.releases() {
+        let finally_release = at.plan.plan.release_in_finally && reason != StopReason::LostLease;
+        self.stop_reason = Some(reason);
+        if finally_release && releases(at.plan) {
             ctx.note(format!(
                 "{}'s finally block releases the lease on the way out.",
                 ctx.me()
             ));
-            self.release(ctx);
+            send_release(ctx, at.plan);
+            Turn::Releasing
         } else {
-            self.phase = Phase::Stopped(reason);
+            Turn::Stop
         }
     }
+}
+
+/// Stamps the row with `token` in one statement that answers with the row's token.
+fn stamp(ctx: Ctx, plan: &WorkerConfig, token: FencingToken) -> Turn {
+    ctx.send(plan.sink_node, LeaseMsg::Stamp { token });
+    Turn::Stamp
 }

@@ -7,12 +7,13 @@
 //! no fencing, checking the token in application code, fencing only the first write, retrying
 //! after a rejection, deleting the lease without checking the owner.
 //!
-//! - `mod.rs` (here): the worker's state, what it survives a crash with, its timers, and the
-//!   dispatch of what arrives.
+//! The job itself is the [`JobRunner`]'s; this is the lease side, [`LeaseLock`]:
+//! - `mod.rs` (here): what it keeps, its timer, why it stops, and its card.
 //! - [`plan`]: what a scenario tells a worker to do ([`WorkerPlan`]) and where its peers are.
 //! - `lease`: getting, keeping and giving up the right to run the job (acquire, renew, claim,
-//!   back off, stop, release).
-//! - `steps`: the job itself, step by step: progress, token checks, writes and their results.
+//!   back off, stop, release), what arrives, and what a refused write means.
+//! - `steps`: the job's steps as this worker does them: its checks before a step and its
+//!   writes (to the ledger or the rail).
 
 mod lease;
 pub mod plan;
@@ -20,13 +21,11 @@ mod steps;
 
 pub use plan::{Coordination, Fencing, OnReject, Sink, WorkerConfig, WorkerPlan};
 
-use super::lease_msg::LeaseMsg;
-use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
-use crate::kernel::rng::between_us;
-use crate::kernel::time::MS_US;
+use crate::kernel::ids::FencingToken;
+use crate::kernel::participant::Label;
 use crate::kernel::view::{Summary, Tone};
 use crate::protocols::card;
+use crate::protocols::job::{At, JobRunner, LockTimer, Phase};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StopReason {
@@ -42,31 +41,6 @@ pub enum StopReason {
     AlreadyRun,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Phase {
-    Idle,
-    Acquiring,
-    BackingOff,
-    /// Stamping the ledger row with a fresh token before reading progress.
-    Stamping,
-    ReadingProgress,
-    Checking {
-        step: u32,
-    },
-    Computing {
-        step: u32,
-        token: FencingToken,
-    },
-    Writing {
-        step: u32,
-        token: FencingToken,
-    },
-    Releasing,
-    Done,
-    Stopped(StopReason),
-    GaveUp,
-}
-
 /// What the worker believes about its lease.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Belief {
@@ -75,195 +49,88 @@ pub struct Belief {
     pub expires_local_us: u64,
 }
 
-/// Survives a crash: whether the job is known to be finished. (Its plan is its
-/// configuration, kept by the engine.)
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WorkerDurable {
-    pub finished: bool,
-}
-
+/// The lease side's own timer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LeaseTimer {
-    Start,
-    Retry,
     Heartbeat,
-    StepDone { step: u32 },
 }
 
 impl Label for LeaseTimer {
     fn label(&self) -> String {
-        match self {
-            LeaseTimer::Start => "the job fires".to_string(),
-            LeaseTimer::Retry => "retries the lease".to_string(),
-            LeaseTimer::Heartbeat => "heartbeat: time to renew".to_string(),
-            LeaseTimer::StepDone { step } => format!("finishes the work of step {step}"),
-        }
+        "heartbeat: time to renew".to_string()
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LeaseWorker {
-    pub plan: WorkerPlan,
-    /// The lease store or job table it asks; `None` when it asks nobody.
-    pub authority: Option<NodeId>,
-    /// Where its writes go.
-    pub sink_node: NodeId,
-    pub phase: Phase,
+impl LockTimer for LeaseTimer {
+    const RETRY: &'static str = "retries the lease";
+}
+
+/// A worker: the job runner with a lease (or one of its alternatives).
+pub type LeaseWorker = JobRunner<LeaseLock>;
+
+/// The lease side of a worker: what it believes about its lease and how it got there.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LeaseLock {
     pub belief: Option<Belief>,
     acquire_sent_local_us: u64,
     /// The next step to run after (re)acquiring.
     pub next_step: u32,
-    pub finished: bool,
-    pub acquire_attempts: u32,
+    /// The token the step under way was started with: its write carries it, even if a
+    /// renewal has changed the belief since.
+    pub step_token: FencingToken,
     /// Why it stopped early, kept while a `finally` release is in flight.
-    stop_reason: Option<StopReason>,
+    pub stop_reason: Option<StopReason>,
     /// Set when a rejected write is (wrongly) treated as transient: the next grant resumes
     /// the worker's own step counter instead of asking how far the job got.
     resuming: bool,
+    /// The back-off under way follows a denied acquire, and says how long it waits.
+    says_wait: bool,
 }
 
 impl LeaseWorker {
-    pub fn recover(config: &WorkerConfig, d: &WorkerDurable) -> LeaseWorker {
-        LeaseWorker {
-            plan: config.plan.clone(),
-            authority: config.authority,
-            sink_node: config.sink_node,
-            phase: if d.finished { Phase::Done } else { Phase::Idle },
-            belief: None,
-            acquire_sent_local_us: 0,
-            next_step: 1,
-            finished: d.finished,
-            acquire_attempts: 0,
-            stop_reason: None,
-            resuming: false,
-        }
-    }
-
-    /// Whether this worker currently believes it may do the job exclusively.
-    pub fn believes_it_holds(&self) -> bool {
-        self.belief.is_some()
-            && matches!(
-                self.phase,
-                Phase::Stamping
-                    | Phase::ReadingProgress
-                    | Phase::Checking { .. }
-                    | Phase::Computing { .. }
-                    | Phase::Writing { .. }
-            )
-    }
-
-    pub fn start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        if self.finished {
-            ctx.note(format!("{} is up again; its job is already done.", ctx.me()));
-            return;
-        }
-        ctx.note(format!(
-            "{} is up; its copy of the job is scheduled to fire shortly.",
-            ctx.me()
-        ));
-        let (lo, hi) = self.plan.start_after_ms;
-        let delay_us = between_us(ctx.rng, lo * MS_US, hi * MS_US);
-        ctx.set_timer(LeaseTimer::Start, delay_us);
-    }
-
-    pub fn timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: LeaseTimer) {
-        match (timer, self.phase.clone()) {
-            (LeaseTimer::Start, Phase::Idle) => self.coordinate(ctx),
-            (LeaseTimer::Retry, Phase::BackingOff) => self.acquire(ctx),
-            (LeaseTimer::Heartbeat, _) if self.belief.is_some() && self.plan.heartbeat_ms > 0 => {
-                self.renew(ctx)
-            }
-            (LeaseTimer::StepDone { step }, Phase::Computing { step: s, token }) if s == step => {
-                self.write(ctx, step, token)
-            }
-            _ => {}
-        }
-    }
-
-    pub fn message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {
-        let from_authority = Some(from) == self.authority;
-        match msg {
-            LeaseMsg::Granted { token, ttl_ms, .. } if from_authority => self.granted(ctx, token, ttl_ms),
-            LeaseMsg::Denied { holder, .. } if from_authority => self.denied(ctx, holder),
-            LeaseMsg::TokenIs { last_token } if self.phase == Phase::Stamping => {
-                self.stamp_read(ctx, last_token)
-            }
-            LeaseMsg::TokenIs { last_token } => self.token_read(ctx, last_token),
-            LeaseMsg::WriteResult {
-                step,
-                accepted,
-                reason,
-                ..
-            } => self.write_result(ctx, step, accepted, reason),
-            LeaseMsg::Progress { steps_done } if self.phase == Phase::ReadingProgress => {
-                self.progress(ctx, steps_done)
-            }
-            LeaseMsg::PayResult { step, applied } => self.pay_result(ctx, step, applied),
-            LeaseMsg::RowsChanged { rows } if self.phase == Phase::Acquiring => self.claimed(ctx, rows),
-            LeaseMsg::Released { deleted, .. } if self.phase == Phase::Releasing => {
-                self.released(ctx, deleted)
-            }
-            _ => {}
-        }
-    }
-
     /// What it is doing, in a few words (the state column of the workers table).
     pub fn phase_text(&self) -> String {
         match &self.phase {
-            Phase::Idle => "waiting for the job".to_string(),
-            Phase::Acquiring => "asking for the lease".to_string(),
-            Phase::BackingOff => "backing off".to_string(),
-            Phase::Stamping => "stamping the row with its token".to_string(),
-            Phase::ReadingProgress => "checking the job's progress".to_string(),
-            Phase::Checking { step } => format!("step {step}: checking token"),
-            Phase::Computing { step, .. } => format!("step {step}: working"),
-            Phase::Writing { step, .. } => format!("step {step}: writing"),
-            Phase::Releasing => "releasing".to_string(),
-            Phase::Done => "done".to_string(),
-            Phase::Stopped(r) => format!("stopped: {}", stop_text(r)),
+            Phase::Stopped => format!("stopped: {}", self.stop_text()),
             Phase::GaveUp => "backed off".to_string(),
+            _ => self.doing(),
         }
     }
+}
 
-    /// The card at the worker's clock reading `local_now_us`.
-    pub fn summary_at(&self, local_now_us: u64) -> Summary {
-        let leased = self.plan.coordination == Coordination::Lease;
-        let mut s = match &self.phase {
-            Phase::Idle => card::idle(),
-            Phase::Acquiring => card::asking(match self.plan.coordination {
-                Coordination::UniqueInsert => "inserting the job's key",
-                Coordination::ConditionalClaim => "claiming the job row",
-                _ => "for the lease",
-            }),
-            Phase::BackingOff if self.resuming => {
-                card::backing_off().detail(format!("to resume at step {}", self.next_step))
+impl LeaseLock {
+    fn stop_text(&self) -> &'static str {
+        self.stop_reason.as_ref().map_or("", stop_text)
+    }
+
+    /// The card after the runner's, at the worker's clock reading `local_now_us`.
+    fn card(&self, s: Summary, at: At<'_, Self>, local_now_us: u64) -> Summary {
+        let plan = &at.plan.plan;
+        let leased = plan.coordination() == Coordination::Lease;
+        let mut s = match (at.phase, &self.stop_reason) {
+            (Phase::BackingOff, _) if self.resuming => {
+                s.detail(format!("to resume at step {}", self.next_step))
             }
-            Phase::BackingOff => card::backing_off().detail("the lease is held"),
-            Phase::Stamping => card::holder("stamping the row"),
-            Phase::ReadingProgress => card::holder("checking progress"),
-            Phase::Checking { step } => card::holder(card::step(*step, "checking token")),
-            Phase::Computing { step, .. } => card::holder(card::step(*step, "working")),
-            Phase::Writing { step, .. } => card::holder(card::step(*step, "writing")),
-            Phase::Releasing => card::releasing(),
-            Phase::Done => card::done(),
-            Phase::Stopped(StopReason::NotMine) => {
+            (Phase::BackingOff, _) => s.detail("the lease is held"),
+            (Phase::Stopped, Some(StopReason::NotMine)) => {
                 Summary::new("not mine", Tone::Quiet).detail("the job goes elsewhere")
             }
-            Phase::Stopped(StopReason::AlreadyRun) => {
+            (Phase::Stopped, Some(StopReason::AlreadyRun)) => {
                 Summary::new("skipped", Tone::Done).detail("run already done")
             }
-            Phase::Stopped(r) => card::stopped(stop_text(r)),
-            Phase::GaveUp => Summary::new("backed off", Tone::Done).detail(if leased {
+            (Phase::Stopped, _) => card::stopped(self.stop_text()),
+            (Phase::GaveUp, _) => Summary::new("backed off", Tone::Done).detail(if leased {
                 "another copy holds the lease"
             } else {
                 "another copy has the job"
             }),
+            _ => s,
         };
-        if self.believes_it_holds() && !leased {
+        if self.belief.is_some() && at.phase.in_job() && !leased {
             // No lease to hold: the job table or the routing made the job its own, or (with no
             // coordination at all) nothing stops it.
             s.word = "working".to_string();
-            if self.plan.coordination == Coordination::None {
+            if plan.coordination() == Coordination::None {
                 s.tone = Tone::Quiet;
             }
         }
@@ -276,8 +143,8 @@ impl LeaseWorker {
                     "lease over by own clock".to_string()
                 });
         }
-        if self.acquire_attempts > 1 && matches!(self.phase, Phase::Acquiring | Phase::BackingOff) {
-            s = s.minor(format!("attempt {}", self.acquire_attempts));
+        if at.job.attempt > 1 && matches!(at.phase, Phase::Acquiring | Phase::BackingOff) {
+            s = s.minor(format!("attempt {}", at.job.attempt));
         }
         s
     }
@@ -295,57 +162,31 @@ pub fn stop_text(r: &StopReason) -> &'static str {
     }
 }
 
-impl Participant for LeaseWorker {
-    type Msg = LeaseMsg;
-    type Timer = LeaseTimer;
-    type Durable = WorkerDurable;
-    type Config = WorkerConfig;
-
-    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        self.start(ctx);
-    }
-
-    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {
-        self.message(ctx, from, msg);
-    }
-
-    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: LeaseTimer) {
-        self.timer(ctx, timer);
-    }
-
-    fn recover(config: &WorkerConfig, _id: NodeId, durable: &WorkerDurable) -> Self {
-        LeaseWorker::recover(config, durable)
-    }
-
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        self.summary_at(view.local_now_us)
-    }
-
-    fn durable_summary(_config: &WorkerConfig, durable: &WorkerDurable, _view: &ViewCtx<'_>) -> Summary {
-        card::down_with_job(durable.finished)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::ids::NodeId;
+    use crate::kernel::participant::Effect;
     use crate::kernel::testing::{narration, sent, timers_set, Harness};
-    use crate::protocols::lease::lease_msg::{ReleaseMode, WriteCheck};
+    use crate::kernel::time::MS_US;
+    use crate::protocols::job::{JobMsg, JobTimer};
+    use crate::protocols::lease::lease_msg::{LeaseMsg, ReleaseMode, WriteCheck};
+    use crate::protocols::redis_locks::redis_job::JobDurable;
 
     const STORE: NodeId = NodeId(0);
     const LEDGER: NodeId = NodeId(2);
 
     fn worker(plan: WorkerPlan, authority: Option<NodeId>) -> Harness<LeaseWorker> {
-        let config = WorkerConfig {
-            plan,
-            authority,
-            sink_node: LEDGER,
-        };
-        let w = LeaseWorker::recover(&config, &WorkerDurable { finished: false });
+        let config = WorkerConfig::new(plan, authority, LEDGER);
+        let w = LeaseWorker::recover(&config, &JobDurable::default());
         Harness::new(NodeId(1), w, &["store", "w", "ledger"])
     }
 
-    fn msgs(effects: &[crate::kernel::participant::Effect<LeaseWorker>]) -> Vec<(NodeId, LeaseMsg)> {
+    fn hear(w: &mut Harness<LeaseWorker>, from: NodeId, msg: LeaseMsg) -> Vec<Effect<LeaseWorker>> {
+        w.deliver(from, JobMsg::Ledger(msg))
+    }
+
+    fn msgs(effects: &[Effect<LeaseWorker>]) -> Vec<(NodeId, LeaseMsg)> {
         sent::<_, LeaseMsg>(effects)
     }
 
@@ -353,7 +194,7 @@ mod tests {
     fn a_leased_worker_asks_first_reads_progress_then_writes_with_its_token() {
         let mut w = worker(WorkerPlan::leased("l"), Some(STORE));
         assert_eq!(
-            msgs(&w.fire(LeaseTimer::Start)),
+            msgs(&w.fire(JobTimer::JobStart)),
             vec![(
                 STORE,
                 LeaseMsg::Acquire {
@@ -362,7 +203,8 @@ mod tests {
                 }
             )]
         );
-        let fx = w.deliver(
+        let fx = hear(
+            &mut w,
             STORE,
             LeaseMsg::Granted {
                 lease: "l".into(),
@@ -371,15 +213,18 @@ mod tests {
             },
         );
         assert_eq!(msgs(&fx), vec![(LEDGER, LeaseMsg::ReadProgress)]);
-        assert_eq!(timers_set(&fx), vec![(LeaseTimer::Heartbeat, 10_000 * MS_US)]);
-        let fx = w.deliver(LEDGER, LeaseMsg::Progress { steps_done: 3 });
         assert_eq!(
             timers_set(&fx),
-            vec![(LeaseTimer::StepDone { step: 4 }, 4_000 * MS_US)]
+            vec![(JobTimer::Lock(LeaseTimer::Heartbeat), 10_000 * MS_US)]
+        );
+        let fx = hear(&mut w, LEDGER, LeaseMsg::Progress { steps_done: 3 });
+        assert_eq!(
+            timers_set(&fx),
+            vec![(JobTimer::StepDone { step: 4 }, 4_000 * MS_US)]
         );
         assert!(w.node.believes_it_holds());
         assert_eq!(
-            msgs(&w.fire(LeaseTimer::StepDone { step: 4 })),
+            msgs(&w.fire(JobTimer::StepDone { step: 4 })),
             vec![(
                 LEDGER,
                 LeaseMsg::Write {
@@ -390,7 +235,8 @@ mod tests {
                 }
             )]
         );
-        let fx = w.deliver(
+        let fx = hear(
+            &mut w,
             LEDGER,
             LeaseMsg::WriteResult {
                 step: 4,
@@ -409,7 +255,7 @@ mod tests {
                 }
             )]
         );
-        assert!(w.node.finished && !w.node.believes_it_holds());
+        assert!(w.node.job.finished && !w.node.believes_it_holds());
     }
 
     #[test]
@@ -419,8 +265,9 @@ mod tests {
             ..WorkerPlan::leased("l")
         };
         let mut w = worker(plan, Some(STORE));
-        w.fire(LeaseTimer::Start);
-        let fx = w.deliver(
+        w.fire(JobTimer::JobStart);
+        let fx = hear(
+            &mut w,
             STORE,
             LeaseMsg::Denied {
                 lease: "l".into(),
@@ -435,9 +282,10 @@ mod tests {
     fn a_worker_outside_the_partition_asks_nobody_and_does_nothing() {
         let plan = WorkerPlan::without_lease(Coordination::Partition { owns: false }, "job");
         let mut w = worker(plan, None);
-        let fx = w.fire(LeaseTimer::Start);
+        let fx = w.fire(JobTimer::JobStart);
         assert!(msgs(&fx).is_empty());
-        assert_eq!(w.node.phase, Phase::Stopped(StopReason::NotMine));
+        assert_eq!(w.node.phase, Phase::Stopped);
+        assert_eq!(w.node.stop_reason, Some(StopReason::NotMine));
         assert!(narration(&fx).contains("not the consumer for job"));
     }
 }

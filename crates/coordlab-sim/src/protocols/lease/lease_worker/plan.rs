@@ -5,6 +5,15 @@
 
 use crate::kernel::ids::NodeId;
 use crate::protocols::lease::lease_msg::ReleaseMode;
+use crate::protocols::redis_locks::redis_job::JobPlan;
+
+/// Whether this build runs a scenario whose workers coordinate without a lease or record a run
+/// key (chapter 2's, in the `leases` bundle), and one whose workers pay through a rail (the
+/// `unfenceable` bundle). A bundle without one leaves those ways of the worker out of its code,
+/// narration and all: none of its scenarios plans them (`plan::tests` checks every scenario
+/// against its bundle). The simulator's default build has every bundle, and so every way.
+const RUNS_ALTERNATIVES: bool = cfg!(feature = "leases");
+const RUNS_RAIL: bool = cfg!(feature = "unfenceable");
 
 /// How a worker makes sure it is the only one doing the job.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,13 +32,14 @@ pub enum Coordination {
 
 impl Coordination {
     /// Whether a job table decides who runs the job (a unique insert or a conditional claim).
+    /// (Never in a build without the alternatives: see [`RUNS_ALTERNATIVES`].)
     pub fn needs_job_table(self) -> bool {
-        matches!(self, Coordination::UniqueInsert | Coordination::ConditionalClaim)
+        RUNS_ALTERNATIVES && matches!(self, Coordination::UniqueInsert | Coordination::ConditionalClaim)
     }
 
     /// Whether this is one of the lock-free alternatives to a lease.
     pub fn is_alternative(self) -> bool {
-        self.needs_job_table() || matches!(self, Coordination::Partition { .. })
+        self.needs_job_table() || (RUNS_ALTERNATIVES && matches!(self, Coordination::Partition { .. }))
     }
 }
 
@@ -164,14 +174,39 @@ impl WorkerPlan {
         }
     }
 
+    /// How it coordinates, as this build runs it: a lease where the build has no scenario
+    /// with an alternative ([`RUNS_ALTERNATIVES`]).
+    pub fn coordination(&self) -> Coordination {
+        if RUNS_ALTERNATIVES {
+            self.coordination
+        } else {
+            Coordination::Lease
+        }
+    }
+
+    /// Where its writes go, as this build runs it: the ledger where the build has no
+    /// scenario with a rail.
+    pub fn sink(&self) -> Sink {
+        if RUNS_RAIL {
+            self.sink
+        } else {
+            Sink::Resource
+        }
+    }
+
+    /// Its run key, as this build runs it: none where the build has no scenario with one.
+    pub fn run_key(&self) -> Option<&String> {
+        self.run_key.as_ref().filter(|_| RUNS_ALTERNATIVES)
+    }
+
     /// What the whole job moves: every step's amount.
     pub fn job_total(&self) -> i64 {
         self.amount_per_step * i64::from(self.steps)
     }
 }
 
-/// A worker's configuration: its plan, and where the nodes it talks to are (the setup
-/// decides that, not the plan).
+/// A worker's configuration: its plan, where the nodes it talks to are (the setup decides
+/// that, not the plan), and the job's shape as the job runner reads it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WorkerConfig {
     pub plan: WorkerPlan,
@@ -180,4 +215,74 @@ pub struct WorkerConfig {
     pub authority: Option<NodeId>,
     /// Where the job's writes go: the ledger or the rail.
     pub sink_node: NodeId,
+    pub job: JobPlan,
+}
+
+impl WorkerConfig {
+    pub fn new(plan: WorkerPlan, authority: Option<NodeId>, sink_node: NodeId) -> WorkerConfig {
+        let job = JobPlan {
+            short: String::new(),
+            key: plan.lease.clone(),
+            ttl_ms: plan.ttl_ms,
+            start_at_ms: 0,
+            retry_ms: plan.retry_ms,
+            // It never runs out of attempts: a denial backs it off, or off for good.
+            max_attempts: u32::MAX,
+            steps: plan.steps,
+            step_ms: plan.step_ms,
+            amount: plan.amount_per_step,
+            ledger: sink_node,
+        };
+        WorkerConfig {
+            plan,
+            authority,
+            sink_node,
+            job,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenarios::{registry, resolve_params, set_param, ParamKind, Params};
+
+    /// A bundle leaves out the ways of the worker that none of its scenarios plans
+    /// ([`RUNS_ALTERNATIVES`], [`RUNS_RAIL`]): every scenario's workers, at its defaults and
+    /// with each choice of each of its parameters, plan only the ways its bundle has.
+    #[test]
+    fn every_scenario_plans_only_the_ways_of_the_worker_its_bundle_has() {
+        let (mut alternatives, mut rails) = (0, 0);
+        for def in registry() {
+            let Some(setup) = def.setup else { continue };
+            let info = def.info();
+            let defaults = resolve_params(&info, &Params::new()).expect("the defaults resolve");
+            let mut variants = vec![defaults.clone()];
+            for spec in &info.params {
+                if let ParamKind::Choice { options } = &spec.kind {
+                    for option in options {
+                        let params = set_param(&info, &defaults, spec.key, option.value);
+                        variants.push(params.expect("a listed choice is allowed"));
+                    }
+                }
+            }
+            for params in variants {
+                for slot in setup(&params, 1).slots.iter().flatten() {
+                    let Some(config) = slot.config_any().downcast_ref::<WorkerConfig>() else {
+                        continue;
+                    };
+                    let plan = &config.plan;
+                    if plan.coordination != Coordination::Lease || plan.run_key.is_some() {
+                        assert_eq!(def.bundle, "leases", "{} with {params:?}", def.id);
+                        alternatives += 1;
+                    }
+                    if plan.sink != Sink::Resource {
+                        assert_eq!(def.bundle, "unfenceable", "{} with {params:?}", def.id);
+                        rails += 1;
+                    }
+                }
+            }
+        }
+        assert!(alternatives > 0 && rails > 0, "the check saw no worker to check");
+    }
 }

@@ -1,33 +1,34 @@
-//! The job itself, step by step: how far it got, the token check in application code, the
-//! work of a step, its write (to the ledger or the rail) and what the answer means.
+//! The job's steps as this worker does them: its checks before a step (its own clock, a
+//! safety margin, the token in application code), a step's write (to the ledger or the rail)
+//! and the rail's answer. (What a refused write means is in `lease`: it is about the lease.)
 
-use super::{
-    Coordination, Fencing, LeaseTimer, LeaseWorker, OnReject, Phase, Sink, StopReason, WorkerDurable,
-};
+use super::lease::Ctx;
+use super::{Coordination, Fencing, LeaseLock, Sink, StopReason, WorkerConfig};
 use crate::kernel::ids::FencingToken;
-use crate::kernel::participant::Ctx;
 use crate::kernel::time::MS_US;
-use crate::protocols::lease::lease_msg::{seconds, LeaseMsg, RejectReason, WriteCheck};
+use crate::protocols::job::{At, Phase, StepGate, Turn};
+use crate::protocols::lease::lease_msg::{seconds, LeaseMsg, WriteCheck};
 
-impl LeaseWorker {
-    pub(super) fn start_step(&mut self, ctx: &mut Ctx<'_, Self>, step: u32) {
-        let Some(belief) = self.belief else { return };
-        let margin = self
-            .plan
-            .finish_margin_ms
-            .filter(|_| self.plan.check_clock_before_step);
+impl LeaseLock {
+    /// Whether step `step` may start: what its own clock and its margin say, and whether it
+    /// first checks its token in application code.
+    pub(super) fn start_step(&mut self, ctx: Ctx, at: At<'_, Self>, step: u32) -> StepGate {
+        let Some(belief) = self.belief else {
+            return StepGate::Skip;
+        };
+        let plan = &at.plan.plan;
+        let margin = plan.finish_margin_ms.filter(|_| plan.check_clock_before_step);
         if let Some(margin_ms) = margin {
-            if !self.room_for_step(ctx, step, belief.expires_local_us, margin_ms) {
-                return;
+            if let Some(stop) = self.room_for_step(ctx, at, step, belief.expires_local_us, margin_ms) {
+                return StepGate::Then(stop);
             }
-        } else if self.plan.check_clock_before_step && ctx.local_now_us >= belief.expires_local_us {
+        } else if plan.check_clock_before_step && ctx.local_now_us >= belief.expires_local_us {
             ctx.note(format!(
                 "By {}'s own clock its lease has run out, so it stops before step {step}.",
                 ctx.me()
             ));
-            self.stop(ctx, StopReason::ExpiredByOwnClock);
-            return;
-        } else if self.plan.check_clock_before_step && self.plan.coordination == Coordination::Lease {
+            return StepGate::Then(self.stop(ctx, at, StopReason::ExpiredByOwnClock));
+        } else if plan.check_clock_before_step && plan.coordination() == Coordination::Lease {
             ctx.note(format!(
                 "By {}'s own clock {} of its lease remain, so it starts step {step}.",
                 ctx.me(),
@@ -36,27 +37,29 @@ impl LeaseWorker {
         } else if margin.is_none() {
             ctx.note(format!("{} starts step {step}.", ctx.me()));
         }
-        if self.plan.fencing == Fencing::AppCheck && self.plan.coordination == Coordination::Lease {
-            self.phase = Phase::Checking { step };
-            ctx.send(self.sink_node, LeaseMsg::ReadToken);
+        if plan.fencing == Fencing::AppCheck && plan.coordination() == Coordination::Lease {
+            ctx.send(at.plan.sink_node, LeaseMsg::ReadToken);
+            StepGate::Check
         } else {
-            self.compute(ctx, step, belief.token);
+            StepGate::Go
         }
     }
 
     /// The margin rule: start `step` only if, by the worker's own clock, it would end more
     /// than `margin_ms` before the lease does; otherwise stop and leave the job to whoever
-    /// holds the lease next. Says which, with the numbers.
+    /// holds the lease next (where the job goes then). Says which, with the numbers.
     fn room_for_step(
         &mut self,
-        ctx: &mut Ctx<'_, Self>,
+        ctx: Ctx,
+        at: At<'_, Self>,
         step: u32,
         expires_local_us: u64,
         margin_ms: u64,
-    ) -> bool {
+    ) -> Option<Turn> {
+        let step_ms = at.plan.plan.step_ms;
         let left_us = expires_local_us.saturating_sub(ctx.local_now_us);
-        let step_us = self.plan.step_ms * MS_US;
-        let (me, left, took) = (ctx.me(), seconds(left_us / MS_US), seconds(self.plan.step_ms));
+        let step_us = step_ms * MS_US;
+        let (me, left, took) = (ctx.me(), seconds(left_us / MS_US), seconds(step_ms));
         let margin = seconds(margin_ms);
         let spare_us = left_us.saturating_sub(step_us);
         if left_us > step_us && spare_us > margin_ms * MS_US {
@@ -64,7 +67,7 @@ impl LeaseWorker {
                 "By {me}'s own clock {left} of its lease remain: step {step} ({took}) would end {} before the lease does, more than its {margin} safety margin, so it starts.",
                 seconds(spare_us / MS_US)
             ));
-            return true;
+            return None;
         }
         let why = if left_us <= step_us {
             "would not end in time".to_string()
@@ -77,75 +80,53 @@ impl LeaseWorker {
         ctx.note(format!(
             "By {me}'s own clock {left} of its lease remain: step {step} ({took}) {why}, so {me} stops and leaves the rest to the next holder."
         ));
-        self.stop(ctx, StopReason::MarginReached);
-        false
+        Some(self.stop(ctx, at, StopReason::MarginReached))
     }
 
     /// The answer to an application-code token check: the ledger's highest token.
-    pub(super) fn token_read(&mut self, ctx: &mut Ctx<'_, Self>, last_token: FencingToken) {
-        let Phase::Checking { step } = self.phase else {
-            return;
+    pub(super) fn token_read(&mut self, ctx: Ctx, at: At<'_, Self>, last_token: FencingToken) -> Turn {
+        let Phase::Checking { step } = *at.phase else {
+            return Turn::Stay;
         };
-        let Some(belief) = self.belief else { return };
+        let Some(belief) = self.belief else {
+            return Turn::Stay;
+        };
         if last_token > belief.token {
             ctx.note(format!(
                 "{} reads last_token {last_token}, newer than its {}: its application check says stop.",
                 ctx.me(),
                 belief.token
             ));
-            self.stop(ctx, StopReason::AppCheckCaught);
+            self.stop(ctx, at, StopReason::AppCheckCaught)
         } else {
             ctx.note(format!(
                 "{} reads last_token {last_token}; its own token is {}, so the check in application code passes. The write comes later, as a separate statement.",
                 ctx.me(),
                 belief.token
             ));
-            self.compute(ctx, step, belief.token);
+            Turn::Checked(step)
         }
     }
 
-    /// How far the job got, read after a fresh grant: skip what is done.
-    pub(super) fn progress(&mut self, ctx: &mut Ctx<'_, Self>, steps_done: u32) {
-        if steps_done >= self.plan.steps {
-            ctx.note(format!(
-                "The job is already complete ({steps_done} steps recorded): {} has nothing to do.",
-                ctx.me()
-            ));
-            self.step_finished(ctx, self.plan.steps);
-        } else {
-            if steps_done > 0 {
-                ctx.note(format!(
-                    "{steps_done} step(s) are already recorded: {} takes over the job at step {}.",
-                    ctx.me(),
-                    steps_done + 1
-                ));
-            }
-            self.start_step(ctx, steps_done + 1);
-        }
-    }
-
-    fn compute(&mut self, ctx: &mut Ctx<'_, Self>, step: u32, token: FencingToken) {
-        self.phase = Phase::Computing { step, token };
-        ctx.set_timer(LeaseTimer::StepDone { step }, self.plan.step_ms * MS_US);
-    }
-
-    pub(super) fn write(&mut self, ctx: &mut Ctx<'_, Self>, step: u32, token: FencingToken) {
-        self.phase = Phase::Writing { step, token };
-        let amount = self.plan.amount_per_step;
-        let msg = match self.plan.sink {
+    /// Sends step `step`'s write, carrying the token the step started with, and says what
+    /// it carries.
+    pub(super) fn send_write(&mut self, ctx: Ctx, plan: &WorkerConfig, step: u32) {
+        let (token, p) = (self.step_token, &plan.plan);
+        let amount = p.amount_per_step;
+        let msg = match p.sink() {
             Sink::Rail { idempotency_key } => LeaseMsg::Pay {
                 step,
                 amount,
-                idempotency_key: idempotency_key.then(|| format!("{}#{step}", self.plan.job_key)),
+                idempotency_key: idempotency_key.then(|| format!("{}#{step}", p.job_key)),
             },
             Sink::Resource => {
-                let check = match self.plan.fencing {
+                let check = match p.fencing {
                     Fencing::WritePredicate => WriteCheck::TokenPredicate,
                     Fencing::FirstWriteOnly if step == 1 => WriteCheck::TokenPredicate,
                     _ => WriteCheck::Unfenced,
                 };
-                match self.plan.run_key.clone() {
-                    Some(key) if step == self.plan.steps => LeaseMsg::WriteWithRunKey {
+                match p.run_key().cloned() {
+                    Some(key) if step == p.steps => LeaseMsg::WriteWithRunKey {
                         step,
                         amount,
                         token,
@@ -177,7 +158,7 @@ impl LeaseWorker {
                 ..
             } => format!("sends the debit; token {token} is part of the write's WHERE clause"),
             _ if token.0 == 0 => "sends the debit, which carries no token".to_string(),
-            _ if self.plan.fencing == Fencing::FirstWriteOnly => format!(
+            _ if p.fencing == Fencing::FirstWriteOnly => format!(
                 "sends the debit carrying token {token}. Only step 1's write asked the ledger to check the token; this one does not"
             ),
             _ => format!(
@@ -185,87 +166,13 @@ impl LeaseWorker {
             ),
         };
         ctx.note(format!("{} has done step {step}'s work and {what}.", ctx.me()));
-        ctx.send(self.sink_node, msg);
-    }
-
-    /// The ledger's answer to a step's write.
-    pub(super) fn write_result(
-        &mut self,
-        ctx: &mut Ctx<'_, Self>,
-        step: u32,
-        accepted: bool,
-        reason: Option<RejectReason>,
-    ) {
-        if !self.is_writing(step) {
-            return;
-        }
-        if accepted {
-            self.step_finished(ctx, step);
-            return;
-        }
-        if let Some(RejectReason::RunKeyTaken { key }) = &reason {
-            ctx.note(format!(
-                "The run key {key} is already in job_run: this run happened. Nothing of {}'s transaction was kept, and it lets go without trying again.",
-                ctx.me()
-            ));
-            self.already_run(ctx);
-            return;
-        }
-        // The newer token may be the worker's own: a renewal that changed the token (the
-        // renewal bug) while this step's write still carried the old one.
-        let self_fenced = match (&reason, self.belief) {
-            (Some(RejectReason::StaleToken { token: sent, highest }), Some(b))
-                if b.token == *highest && sent != highest =>
-            {
-                Some((*sent, *highest))
-            }
-            _ => None,
-        };
-        let why = reason.map(|r| r.text()).unwrap_or_default();
-        let me = ctx.me();
-        match self.plan.on_reject {
-            OnReject::Abort => {
-                ctx.note(match self_fenced {
-                    Some((sent, own)) => format!(
-                        "{me}'s write was refused ({why}). The newer token is {me}'s own: its renewal came back with {own} while this step still carried {sent}. It has fenced itself out, and since a refusal looks the same as a real takeover, it aborts."
-                    ),
-                    None => format!(
-                        "{me}'s write was refused ({why}). That is proof another worker owns the lease now: {me} aborts — no retry, no compensation."
-                    ),
-                });
-                self.stop(ctx, StopReason::Rejected);
-            }
-            OnReject::ReacquireAndContinue => {
-                ctx.note(format!(
-                    "{me}'s write was refused ({why}) — and it treats that as a transient error: it will get the lease back and carry on from step {step}."
-                ));
-                self.resume_later(ctx, step);
-            }
-            OnReject::SkipStep => {
-                ctx.note(format!(
-                    "{me}'s write was refused ({why}). Its job loop logs step {step} as failed and goes on to the next step, as if the refusal were about that one write rather than about who owns the job."
-                ));
-                self.step_finished(ctx, step);
-            }
-        }
-    }
-
-    /// The run happened elsewhere: drop the lease, and release it if the plan releases.
-    fn already_run(&mut self, ctx: &mut Ctx<'_, Self>) {
-        self.belief = None;
-        ctx.cancel_timer(LeaseTimer::Heartbeat);
-        self.stop_reason = Some(StopReason::AlreadyRun);
-        if self.releases() {
-            self.release(ctx);
-        } else {
-            self.phase = Phase::Stopped(StopReason::AlreadyRun);
-        }
+        ctx.send(plan.sink_node, msg);
     }
 
     /// The rail's answer to a step's payment instruction.
-    pub(super) fn pay_result(&mut self, ctx: &mut Ctx<'_, Self>, step: u32, applied: bool) {
-        if !self.is_writing(step) {
-            return;
+    pub(super) fn pay_result(&mut self, ctx: Ctx, at: At<'_, Self>, step: u32, applied: bool) -> Turn {
+        if *at.phase != (Phase::Writing { step }) {
+            return Turn::Stay;
         }
         if !applied {
             ctx.note(format!(
@@ -273,31 +180,6 @@ impl LeaseWorker {
                 ctx.me()
             ));
         }
-        self.step_finished(ctx, step);
-    }
-
-    fn is_writing(&self, step: u32) -> bool {
-        matches!(self.phase, Phase::Writing { step: s, .. } if s == step)
-    }
-
-    fn step_finished(&mut self, ctx: &mut Ctx<'_, Self>, step: u32) {
-        if step < self.plan.steps {
-            self.start_step(ctx, step + 1);
-            return;
-        }
-        self.finished = true;
-        ctx.persist(WorkerDurable { finished: true });
-        ctx.cancel_timer(LeaseTimer::Heartbeat);
-        self.belief = None;
-        ctx.note(format!(
-            "{} has finished all {} step(s) of the job.",
-            ctx.me(),
-            self.plan.steps
-        ));
-        if self.releases() {
-            self.release(ctx);
-        } else {
-            self.phase = Phase::Done;
-        }
+        Turn::Written(step)
     }
 }
