@@ -184,7 +184,7 @@ pub fn build(plan: LeasePlan) -> (Setup, LeaseCast) {
     // The workers come next, but their configuration names where they write and the job
     // table, added after them: their ids are reserved now and the workers placed last.
     let workers: Vec<NodeId> = plan.workers.iter().map(|_| setup.reserve()).collect();
-    let (ledger, rail) = match job.sink {
+    let (ledger, rail) = match job.sink() {
         Sink::Resource => {
             let (intro, ledger) = (
                 LedgerIntro::RemembersHighest,
@@ -200,13 +200,16 @@ pub fn build(plan: LeasePlan) -> (Setup, LeaseCast) {
         }
     };
     let sink_node = ledger.or(rail).expect("a worker writes to a ledger or a rail");
-    let needs_jobs = plan.workers.iter().any(|(_, p)| p.coordination.needs_job_table());
+    let needs_jobs = plan
+        .workers
+        .iter()
+        .any(|(_, p)| p.coordination().needs_job_table());
     let jobs = needs_jobs
         .then(|| setup.add::<JobTable>("job-db", "job-table", &STORE_FAULTS, (), JobTable::initial()));
     for (&id, (name, worker_plan)) in workers.iter().zip(plan.workers) {
         // A claim in the job table replaces the lease. (A run key goes to the ledger, with
         // the debit it guards.)
-        let authority = if worker_plan.coordination.needs_job_table() {
+        let authority = if worker_plan.coordination().needs_job_table() {
             jobs
         } else {
             store
@@ -235,7 +238,7 @@ pub fn build(plan: LeasePlan) -> (Setup, LeaseCast) {
         histogram_bucket_ms: plan.histogram_bucket_ms,
         // The alternatives are compared by their conflicts, partitioning (no table) included;
         // so is a run key, by the transactions it rolled back.
-        report_conflicts: job.coordination.is_alternative() || job.run_key.is_some(),
+        report_conflicts: job.coordination().is_alternative() || job.run_key().is_some(),
         holders: HolderCount::default(),
         writes_seen: 0,
         notes: Vec::new(),

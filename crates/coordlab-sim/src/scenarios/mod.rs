@@ -452,9 +452,9 @@ pub struct ScenarioDef {
     pub bundle: &'static str,
 }
 
-/// A scenario module (by its chapter folder and file) and its three entry points, and the bundle its simulation belongs to. In a
-/// build without that bundle's feature the setup is left out, and with it every participant
-/// and world only that setup reaches.
+/// A scenario module (by its chapter folder and file), its three entry points, and the bundle
+/// its simulation belongs to. In a build without that bundle's feature the setup is left out,
+/// and with it every participant and world only that setup reaches.
 macro_rules! scenario {
     ($bundle:literal, $chapter:ident :: $module:ident $(, also $extra:literal)?) => {
         ScenarioDef {
