@@ -17,8 +17,7 @@ use coordlab_sim::sweep::sweep;
 use coordlab_sim::{run, Limits, Recording, RunRequest, Trace};
 use serde_json::json;
 
-mod story;
-use story::{beat_at, holding};
+use crate::story::{beat_at, holding};
 
 fn request(pairs: &[(&str, &str)], seed: u64) -> RunRequest {
     let params: Params = pairs
@@ -325,7 +324,7 @@ fn no_crash_time_around_the_grant_gives_the_lock_to_two_workers() {
 }
 
 #[test]
-#[ignore = "the figure in docs/cli.md: minutes in release (cargo test --release --test consensus_lock -- --ignored)"]
+#[ignore = "the figure in docs/cli.md: minutes in release (cargo test --release -p coordlab-sim --test sim consensus_lock:: -- --ignored)"]
 fn no_crash_time_up_to_five_seconds_and_no_random_fault_sweep_seed_double_grants() {
     let runs = crash_sweep(0..=5_000, 0..1);
     let base = request(&[], 1);

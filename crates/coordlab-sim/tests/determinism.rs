@@ -1,7 +1,6 @@
 //! A run is a pure function of its inputs.
 
-mod common;
-use common::full;
+use crate::common::full;
 use coordlab_sim::{Action, Fault, NodeId};
 
 #[test]

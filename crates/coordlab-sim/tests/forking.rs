@@ -1,7 +1,6 @@
 //! Injecting a fault at step k keeps entries before k and re-simulates the rest.
 
-mod common;
-use common::full;
+use crate::common::{self, full};
 use coordlab_sim::properties::Verdict;
 use coordlab_sim::trace::{EventKind, NodeStatus};
 use coordlab_sim::{run, Action, Fault, Limits, NodeId, Recording, SimError};

@@ -1,7 +1,6 @@
 //! Each `lost-update` variant reaches its declared outcome, whatever the seed.
 
-mod common;
-use common::{full, mismatches, request};
+use crate::common::{full, mismatches, request};
 use coordlab_sim::properties::Verdict;
 use coordlab_sim::{run, Limits, Recording};
 use serde_json::json;

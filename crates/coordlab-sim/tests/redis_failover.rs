@@ -19,8 +19,7 @@ use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 use std::collections::BTreeMap;
 
-mod story;
-use story::{beat_at, holding};
+use crate::story::{beat_at, holding};
 
 fn params(pairs: &[(&str, &str)]) -> Params {
     pairs

@@ -8,8 +8,7 @@ use coordlab_sim::trace::TableView;
 use coordlab_sim::{run, Limits, Recording, RunRequest, Trace};
 use serde_json::json;
 
-mod story;
-use story::holding;
+use crate::story::holding;
 
 const FAULTS: [&str; 5] = [
     "clock-jump",

@@ -10,7 +10,7 @@
 //! story's own pause switched off, pauses and crashes, every safety property. A claim whose
 //! space is too big for the test suite ([`SUITE_LIMIT`] schedules) is checked by
 //! `ignored_variants_too_big_for_the_suite` (`cargo test --release -p coordlab-sim --test
-//! search_registry -- --ignored`), and docs/cli.md gives its figures. A new variant must be
+//! sim search_registry:: -- --ignored`), and docs/cli.md gives its figures. A new variant must be
 //! added to [`CLAIMS`]: the coverage test fails until it is.
 
 use coordlab_sim::scenarios::{self, ParamKind, Params, RunRequest};

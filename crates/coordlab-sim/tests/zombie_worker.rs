@@ -6,8 +6,7 @@ use coordlab_sim::scenarios::{expectation_for, Params};
 use coordlab_sim::{run, Limits, Recording, RunRequest, Trace};
 use serde_json::json;
 
-mod story;
-use story::{beat_at, holding};
+use crate::story::{beat_at, holding};
 
 fn request(pairs: &[(&str, &str)], seed: u64) -> RunRequest {
     let params: Params = pairs
