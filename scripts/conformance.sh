@@ -6,7 +6,7 @@
 # store-1 (primary), store-2 and store-3 (replicas). Fails, never skips, if a server is missing.
 #
 #   scripts/conformance.sh            # both suites
-#   scripts/conformance.sh postgres   # or one: postgres | redis (a cargo test filter)
+#   scripts/conformance.sh postgres   # or one test file: postgres, postgres_advisory, postgres_locks, redis
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
@@ -89,5 +89,20 @@ export COORDLAB_REDIS_PRIMARY="127.0.0.1:$primary_port"
 export COORDLAB_REDIS_REPLICA="127.0.0.1:$replica_port"
 export COORDLAB_REDIS_REPLICA_2="127.0.0.1:$replica_2_port"
 export COORDLAB_CONFORMANCE_REQUIRED=1
-# One test at a time: the PostgreSQL cases share the database's tables.
-cargo test -p coordlab-conformance --quiet ${1:+--test "$1"} -- --test-threads=1 ${COORDLAB_CONFORMANCE_SHOW:+--nocapture}
+# The conformance test binaries, from cargo's build of them. Inside scripts/test.sh, right after
+# `cargo test --workspace`, the same selection (`--workspace --tests`) finds them built: with
+# `-p coordlab-conformance` alone, shared dependencies get other features and about 50 s of
+# them compiled again. Run alone, only this package's tests are built.
+if [ -n "${COORDLAB_WORKSPACE_TESTS_BUILT:-}" ]; then scope=(--workspace --tests); else scope=(-p coordlab-conformance --tests); fi
+mapfile -t binaries < <(cargo test "${scope[@]}" --quiet --no-run --message-format=json |
+  grep '"src_path":"[^"]*/coordlab-conformance/tests/' | grep -o '"executable":"[^"]*"' | cut -d'"' -f4 | sort)
+[ "${#binaries[@]}" -gt 0 ] || { say "cargo built no conformance test"; exit 1; }
+ran=0
+for binary in "${binaries[@]}"; do
+  name=$(basename "$binary"); name=${name%-*}
+  [ -z "${1:-}" ] || [ "$name" = "$1" ] || continue
+  # One test at a time: the PostgreSQL cases share the database's tables.
+  "$binary" --quiet --test-threads=1 ${COORDLAB_CONFORMANCE_SHOW:+--nocapture}
+  ran=$((ran + 1))
+done
+[ "$ran" -gt 0 ] || { say "no conformance test named $1"; exit 1; }

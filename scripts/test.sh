@@ -29,7 +29,7 @@ step "native tests (with 20,000-input fuzz runs of each parser; scripts/fuzz.sh 
 cargo test --workspace --quiet
 
 step "conformance: the scenarios' SQL and Redis commands on a real PostgreSQL and Redis"
-scripts/conformance.sh
+COORDLAB_WORKSPACE_TESTS_BUILT=1 scripts/conformance.sh
 
 # The test build's binary: the simulator is optimized in it (profile.dev.package.coordlab-sim),
 # so the 10,000 runs take as long as in a release build, without a release build's minute
