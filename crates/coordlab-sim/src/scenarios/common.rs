@@ -2,10 +2,12 @@
 //! and the integer parameter.
 
 use super::{ParamKind, ParamSpec};
+use crate::kernel::beats::{BeatSpec, Step};
 use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::Participant;
 use crate::kernel::setup::Setup;
+use crate::kernel::world::Nodes;
 use crate::properties::{PropertyKind, PropertySpec};
 use crate::protocols::redis_locks::redis_job::JobDurable;
 
@@ -77,4 +79,21 @@ pub const fn eventually(name: &'static str, description: &'static str) -> Proper
         kind: PropertyKind::Eventually,
         description,
     }
+}
+
+/// A beat's title and the text under it.
+pub type BeatText<'t> = (&'t str, &'t str);
+
+/// Declares the next beat of a story whose wording turns on one yes/no of the run: `[yes, no]`
+/// is the title and text where `cond` holds and where it does not; the beat itself (its key
+/// and when it happens) is the same either way.
+pub fn beat_either<'s>(
+    setup: &'s mut Setup,
+    key: &'static str,
+    cond: bool,
+    [yes, no]: [BeatText<'_>; 2],
+    when: impl FnMut(&Nodes<'_>, &Step<'_>) -> bool + 'static,
+) -> &'s mut BeatSpec {
+    let (title, text) = if cond { yes } else { no };
+    setup.beat(key, title, text, when)
 }
