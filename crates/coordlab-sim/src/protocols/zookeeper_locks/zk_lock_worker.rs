@@ -15,7 +15,7 @@ use crate::kernel::participant::{Label, ViewCtx};
 use crate::kernel::time::MS_US;
 use crate::kernel::view::{Summary, Tone};
 use crate::protocols::card;
-use crate::protocols::job::{At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
+use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
 use crate::protocols::lease::lease_msg::{RejectReason, WriteCheck};
 use crate::protocols::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
 
@@ -49,6 +49,8 @@ pub struct ZkPlan {
     pub job: JobPlan,
     pub zk: ZkWorkerPlan,
 }
+
+plans_job!(ZkPlan);
 
 impl From<ZkWorkerPlan> for ZkPlan {
     fn from(zk: ZkWorkerPlan) -> ZkPlan {
@@ -237,10 +239,6 @@ impl LockClient for ZkLock {
     type Timer = Ping;
     type Reply = ZkMsg;
     const RELEASE_WORDS: &'static str = "deletes its node";
-
-    fn job(plan: &ZkPlan) -> &JobPlan {
-        &plan.job
-    }
 
     fn recover(_plan: &ZkPlan, _durable: &JobDurable) -> Self {
         ZkLock {

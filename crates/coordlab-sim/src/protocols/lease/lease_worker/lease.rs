@@ -11,7 +11,7 @@ use crate::kernel::view::Summary;
 use crate::protocols::card;
 use crate::protocols::job::{At, JobCtx, JobTimer, LeaseMsgOnly, LockClient, Phase, StepGate, Turn};
 use crate::protocols::lease::lease_msg::{seconds, LeaseMsg, RejectReason, WriteCheck};
-use crate::protocols::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
+use crate::protocols::redis_locks::redis_job::{Job, JobDurable, Next};
 
 pub(super) type Ctx<'a, 'b> = JobCtx<'a, 'b, LeaseLock>;
 
@@ -22,10 +22,6 @@ impl LockClient for LeaseLock {
     const RELEASE_WORDS: &'static str = "lets go of the lease";
     const STAMPS: bool = true;
     const CHECKS: bool = true;
-
-    fn job(plan: &WorkerConfig) -> &JobPlan {
-        &plan.job
-    }
 
     fn recover(_plan: &WorkerConfig, _durable: &JobDurable) -> Self {
         LeaseLock {
