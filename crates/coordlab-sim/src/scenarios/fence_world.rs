@@ -299,16 +299,7 @@ impl World for FenceWorld {
                 .collect(),
         });
         if let Some(r) = self.ledger(nodes) {
-            tables.push(TableView {
-                title: "account_state".into(),
-                columns: columns(&["account_id", "balance", "last_token", "steps done"]),
-                rows: vec![vec![
-                    "42".into(),
-                    format!("₹{}", r.balance),
-                    r.last_token.to_string(),
-                    r.steps_done.to_string(),
-                ]],
-            });
+            tables.push(library::account_state_table(r));
             tables.push(TableView {
                 title: "writes".into(),
                 columns: columns(&["worker", "step", "fence", "result"]),

@@ -65,29 +65,3 @@ pub fn releases_own_spec() -> PropertySpec {
         "A release never deletes a lock value that belongs to another worker.",
     )
 }
-
-/// How many workers believed at once, and for how long two or more did.
-#[derive(Clone, Debug, Default)]
-pub struct HolderWindow {
-    pub max_concurrent: u32,
-    opened_us: Option<u64>,
-    closed_total_us: u64,
-}
-
-impl HolderWindow {
-    pub fn observe(&mut self, holders: u32, now_us: u64) {
-        self.max_concurrent = self.max_concurrent.max(holders);
-        match (holders >= 2, self.opened_us) {
-            (true, None) => self.opened_us = Some(now_us),
-            (false, Some(opened)) => {
-                self.closed_total_us += now_us - opened;
-                self.opened_us = None;
-            }
-            _ => {}
-        }
-    }
-
-    pub fn total_ms(&self, now_us: u64) -> u64 {
-        (self.closed_total_us + self.opened_us.map_or(0, |o| now_us - o)) / MS_US
-    }
-}
