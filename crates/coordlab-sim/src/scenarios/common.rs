@@ -44,6 +44,16 @@ pub fn place_fresh_workers<'n, P: Participant<Durable = JobDurable>>(
     }
 }
 
+/// The names of the lock clients (of type `P`) among `ids` whose job is recorded as done.
+pub fn finished_by<P: Participant<Durable = JobDurable>>(nodes: &Nodes<'_>, ids: &[NodeId]) -> Value {
+    let finished: Vec<&str> = ids
+        .iter()
+        .filter(|id| nodes.durable::<P>(**id).is_some_and(|d| d.finished))
+        .map(|id| nodes.name(*id))
+        .collect();
+    Value::from(finished)
+}
+
 /// An integer parameter from `min` to `max`, in `unit`.
 pub fn int_param(
     key: &'static str,

@@ -2,7 +2,7 @@
 //! the inspector tables, the outcome fields and the "unsafe window" highlight. The world only
 //! reads the participants [`super::lease_setup::build`] put in place.
 
-use super::common::{always, HolderCount};
+use super::common::{always, finished_by, HolderCount};
 use super::property_library as library;
 use crate::json;
 use crate::kernel::collections::{VecMap, VecSet};
@@ -639,13 +639,10 @@ impl World for LeaseWorld {
             }
             None => {}
         }
-        let finished: Vec<&str> = self
-            .workers
-            .iter()
-            .filter(|w| Self::finished(nodes, **w))
-            .map(|w| nodes.name(*w))
-            .collect();
-        out.insert("finished_by".into(), serde_json::Value::from(finished));
+        out.insert(
+            "finished_by".into(),
+            finished_by::<LeaseWorker>(nodes, &self.workers),
+        );
         self.holders.report(&mut out, nodes.now_us);
         if let (Some(bucket_ms), Some(store)) = (self.histogram_bucket_ms, self.live_store(nodes)) {
             out.insert("acquire_requests".into(), json!(store.acquire_requests_us.len()));

@@ -442,11 +442,7 @@ impl LockClient for ZkLock {
     }
 
     fn durable_summary(durable: &JobDurable) -> Summary {
-        card::down(if durable.finished {
-            "batch posted"
-        } else {
-            "batch not posted"
-        })
+        card::down_with_job_as(durable.finished, ["batch posted", "batch not posted"])
     }
 }
 

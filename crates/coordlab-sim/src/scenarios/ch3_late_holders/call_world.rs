@@ -15,7 +15,7 @@ use crate::protocols::lease::lease_msg::seconds;
 use crate::protocols::lease::payment_api::PaymentApi;
 use crate::protocols::lease::payment_rail::RailDurable;
 use crate::protocols::redis_locks::redis_job::JobDurable;
-use crate::scenarios::common::{always, HolderCount};
+use crate::scenarios::common::{always, finished_by, HolderCount};
 use crate::scenarios::lease_world::{unsafe_window_highlight, LeaseProperty, LeaseWorld};
 use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
@@ -147,13 +147,10 @@ impl World for CallWorld {
 
     fn outcome(&self, nodes: &Nodes<'_>) -> BTreeMap<String, serde_json::Value> {
         let mut out = self.inner.outcome(nodes);
-        let finished: Vec<&str> = self
-            .workers
-            .iter()
-            .filter(|w| Self::finished(nodes, **w))
-            .map(|w| nodes.name(*w))
-            .collect();
-        out.insert("finished_by".into(), json!(finished));
+        out.insert(
+            "finished_by".into(),
+            finished_by::<CallWorker>(nodes, &self.workers),
+        );
         self.holders.report(&mut out, nodes.now_us);
         let payments = self.api(nodes).map_or(&[][..], |d| &d.payments[..]);
         let sent = payments.iter().filter(|p| p.applied);

@@ -14,7 +14,7 @@
 //! seed and the same fault clicks: 0 `store-1` (the primary), 1 `store-2`, 2 `store-3`,
 //! 3 `worker-a`, 4 `worker-b`, 5 `ledger`, and here 6–8 `sentinel-1`…`sentinel-3`.
 
-use super::redis_common::{add_ledger, finished_by, lock_cells, releases_own_spec, STORE_FAULTS};
+use super::redis_common::{add_ledger, lock_cells, releases_own_spec, STORE_FAULTS};
 use super::redis_failover_beats::{beats, Story};
 use crate::json;
 use crate::kernel::collections::{sort_by_key, VecMap};
@@ -32,7 +32,7 @@ use crate::protocols::redis_locks::redis_job::JobPlan;
 use crate::protocols::redis_locks::redis_msg::KeyEntry;
 use crate::protocols::redis_locks::redis_sentinel::{Sentinel, SentinelConfig, SentinelDurable};
 use crate::protocols::redis_locks::redis_worker::{RedisWorker, WorkerPlan};
-use crate::scenarios::common::{down_worker_row, place_fresh_workers, HolderCount};
+use crate::scenarios::common::{down_worker_row, finished_by, place_fresh_workers, HolderCount};
 use crate::scenarios::property_library::{
     fence_monotonic, fence_monotonic_spec, ledger_outcome, ledger_row, ledger_tables,
     one_holder_per_store_spec, tokens_increase_spec,

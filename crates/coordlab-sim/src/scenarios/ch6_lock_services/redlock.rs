@@ -3,7 +3,7 @@
 //! otherwise it unlocks all five. Each `fault` value bets against one of the algorithm's
 //! timing assumptions — some bets it wins, some give two clients a majority at once.
 
-use super::redis_common::{add_ledger, finished_by, lock_cells, STORE_FAULTS};
+use super::redis_common::{add_ledger, lock_cells, STORE_FAULTS};
 use super::redlock_beats::beats;
 use crate::json;
 use crate::kernel::collections::VecMap;
@@ -19,7 +19,7 @@ use crate::protocols::redis_locks::redis::{RedisConfig, RedisDurable, RedisNode,
 use crate::protocols::redis_locks::redis_job::JobPlan;
 use crate::protocols::redis_locks::redis_msg::tenths;
 use crate::protocols::redis_locks::redlock_client::{RedlockClient, RedlockPlan};
-use crate::scenarios::common::{down_worker_row, place_fresh_workers, HolderCount};
+use crate::scenarios::common::{down_worker_row, finished_by, place_fresh_workers, HolderCount};
 use crate::scenarios::property_library::{
     fence_monotonic, fence_monotonic_spec, ledger_outcome, ledger_row, ledger_tables,
     one_holder_per_store_spec,
