@@ -325,8 +325,10 @@ pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
     ) -> Result<Turn, LeaseMsg> {
         Err(msg)
     }
-    /// How long it backs off before the next attempt.
-    fn retry_after_us(&mut self, ctx: JobCtx<'_, '_, Self>, plan: &Self::Plan) -> u64;
+    /// How long it backs off before the next attempt: by default the job's `retry_ms`.
+    fn retry_after_us(&mut self, _ctx: JobCtx<'_, '_, Self>, plan: &Self::Plan) -> u64 {
+        plan.job_plan().retry_ms * MS_US
+    }
     /// Whether step `step` may start.
     fn before_step(&mut self, _ctx: JobCtx<'_, '_, Self>, _at: At<'_, Self>, _step: u32) -> StepGate {
         StepGate::Go

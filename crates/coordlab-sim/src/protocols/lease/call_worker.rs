@@ -286,10 +286,6 @@ impl LockClient for CallLock {
         match timer {}
     }
 
-    fn retry_after_us(&mut self, _ctx: Ctx, plan: &CallPlan) -> u64 {
-        plan.job.retry_ms * MS_US
-    }
-
     fn resume(ctx: Ctx, _plan: &CallPlan, steps_done: u32) -> Next {
         if steps_done == 0 {
             return Next::Step(1);

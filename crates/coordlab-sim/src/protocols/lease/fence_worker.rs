@@ -398,10 +398,6 @@ impl LockClient for FenceLock {
         plan.failover_to.is_some() && peer == self.store
     }
 
-    fn retry_after_us(&mut self, _ctx: Ctx, plan: &FencePlan) -> u64 {
-        plan.job.retry_ms * MS_US
-    }
-
     fn resume(ctx: Ctx, plan: &FencePlan, steps_done: u32) -> Next {
         let done = format!("The job is already done: {} has nothing to do.", ctx.me());
         Self::after(ctx, plan, steps_done, done)

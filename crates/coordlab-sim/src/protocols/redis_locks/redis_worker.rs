@@ -366,10 +366,6 @@ impl LockClient for RedisLock {
         peer == self.primary
     }
 
-    fn retry_after_us(&mut self, _ctx: Ctx, plan: &WorkerPlan) -> u64 {
-        plan.job.retry_ms * MS_US
-    }
-
     fn fence(&self, ctx: Ctx, step: u32) -> (FencingToken, WriteCheck) {
         let token = self.held.as_ref().map_or(0, |h| h.token);
         ctx.note(format!(

@@ -652,10 +652,6 @@ impl LockClient for EtcdMutex {
     }
 
     /// It never backs off: it waits in line.
-    fn retry_after_us(&mut self, _ctx: Ctx, plan: &EtcdPlan) -> u64 {
-        plan.job.retry_ms * MS_US
-    }
-
     fn fence(&self, ctx: Ctx, step: u32) -> (FencingToken, WriteCheck) {
         let revision = self.held.map_or(0, |h| h.revision);
         ctx.note(format!(

@@ -353,10 +353,6 @@ impl LockClient for ZkLock {
     }
 
     /// It never backs off: it queues.
-    fn retry_after_us(&mut self, _ctx: Ctx, plan: &ZkPlan) -> u64 {
-        plan.job.retry_ms * MS_US
-    }
-
     fn written(_ctx: Ctx, plan: &ZkPlan, step: u32) -> Next {
         if step + 1 < plan.zk.first_step + plan.zk.steps {
             Next::Step(step + 1)
