@@ -84,7 +84,13 @@ pub fn down(kept: impl Into<String>) -> Summary {
 
 /// A worker that is down: whether its job is known to be done (`job done`, `job not done`).
 pub fn down_with_job(finished: bool) -> Summary {
-    down(if finished { "job done" } else { "job not done" })
+    down_with_job_as(finished, ["job done", "job not done"])
+}
+
+/// A worker that is down, saying in its own words whether its job is known to be done:
+/// `[done, not_done]`.
+pub fn down_with_job_as(finished: bool, [done, not_done]: [&str; 2]) -> Summary {
+    down(if finished { done } else { not_done })
 }
 
 /// Where a lease record stands by the store's own clock.

@@ -2,12 +2,18 @@
 //! and the integer parameter.
 
 use super::{ParamKind, ParamSpec};
+use crate::json;
+use crate::kernel::beats::{BeatSpec, Step};
 use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::Participant;
 use crate::kernel::setup::Setup;
+use crate::kernel::time::MS_US;
+use crate::kernel::world::Nodes;
 use crate::properties::{PropertyKind, PropertySpec};
 use crate::protocols::redis_locks::redis_job::JobDurable;
+use serde_json::Value;
+use std::collections::BTreeMap;
 
 /// Faults a user may inject on a worker: everything, including its clock.
 pub const WORKER_FAULTS: [FaultKind; 5] = [
@@ -36,6 +42,16 @@ pub fn place_fresh_workers<'n, P: Participant<Durable = JobDurable>>(
     for (id, name, plan) in workers {
         setup.place::<P>(id, name, "worker", &WORKER_FAULTS, plan, JobDurable::default());
     }
+}
+
+/// The names of the lock clients (of type `P`) among `ids` whose job is recorded as done.
+pub fn finished_by<P: Participant<Durable = JobDurable>>(nodes: &Nodes<'_>, ids: &[NodeId]) -> Value {
+    let finished: Vec<&str> = ids
+        .iter()
+        .filter(|id| nodes.durable::<P>(**id).is_some_and(|d| d.finished))
+        .map(|id| nodes.name(*id))
+        .collect();
+    Value::from(finished)
 }
 
 /// An integer parameter from `min` to `max`, in `unit`.
@@ -76,5 +92,58 @@ pub const fn eventually(name: &'static str, description: &'static str) -> Proper
         name,
         kind: PropertyKind::Eventually,
         description,
+    }
+}
+
+/// A beat's title and the text under it.
+pub type BeatText<'t> = (&'t str, &'t str);
+
+/// Declares the next beat of a story whose wording turns on one yes/no of the run: `[yes, no]`
+/// is the title and text where `cond` holds and where it does not; the beat itself (its key
+/// and when it happens) is the same either way.
+pub fn beat_either<'s>(
+    setup: &'s mut Setup,
+    key: &'static str,
+    cond: bool,
+    [yes, no]: [BeatText<'_>; 2],
+    when: impl FnMut(&Nodes<'_>, &Step<'_>) -> bool + 'static,
+) -> &'s mut BeatSpec {
+    let (title, text) = if cond { yes } else { no };
+    setup.beat(key, title, text, when)
+}
+
+/// How many workers at once believed they held the lock, followed step by step, and for how
+/// long two or more did (true time): the unsafe window every lock story reports.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HolderCount {
+    pub max: u32,
+    /// When the current stretch of two or more began.
+    opened_us: Option<u64>,
+    /// Total length of earlier, closed stretches.
+    closed_total_us: u64,
+}
+
+impl HolderCount {
+    pub fn observe(&mut self, holders: u32, now_us: u64) {
+        self.max = self.max.max(holders);
+        match (holders >= 2, self.opened_us) {
+            (true, None) => self.opened_us = Some(now_us),
+            (false, Some(opened)) => {
+                self.closed_total_us += now_us - opened;
+                self.opened_us = None;
+            }
+            _ => {}
+        }
+    }
+
+    /// How long two or more believed they held the lock, in total, in ms.
+    pub fn unsafe_window_ms(&self, now_us: u64) -> u64 {
+        (self.closed_total_us + self.opened_us.map_or(0, |opened| now_us - opened)) / MS_US
+    }
+
+    /// What the outcome reports of the holders: the most at once, and the unsafe window.
+    pub fn report(&self, out: &mut BTreeMap<String, Value>, now_us: u64) {
+        out.insert("max_concurrent_holders".into(), json!(self.max));
+        out.insert("unsafe_window_ms".into(), json!(self.unsafe_window_ms(now_us)));
     }
 }

@@ -2,7 +2,7 @@
 //! worker believes, the ledger, and four properties — one holder at a time, no step debited
 //! twice, no stale write landing, and the job finishing.
 
-use super::common::{always, down_worker_row};
+use super::common::{always, down_worker_row, finished_by};
 use super::property_library as library;
 use crate::json;
 use crate::kernel::faults::FaultKind;
@@ -299,16 +299,7 @@ impl World for FenceWorld {
                 .collect(),
         });
         if let Some(r) = self.ledger(nodes) {
-            tables.push(TableView {
-                title: "account_state".into(),
-                columns: columns(&["account_id", "balance", "last_token", "steps done"]),
-                rows: vec![vec![
-                    "42".into(),
-                    format!("₹{}", r.balance),
-                    r.last_token.to_string(),
-                    r.steps_done.to_string(),
-                ]],
-            });
+            tables.push(library::account_state_table(r));
             tables.push(TableView {
                 title: "writes".into(),
                 columns: columns(&["worker", "step", "fence", "result"]),
@@ -358,13 +349,10 @@ impl World for FenceWorld {
             })
             .collect();
         out.insert("grants".into(), grants.into());
-        let finished: Vec<&str> = self
-            .workers
-            .iter()
-            .filter(|w| nodes.durable::<FenceWorker>(**w).is_some_and(|d| d.finished))
-            .map(|w| nodes.name(*w))
-            .collect();
-        out.insert("finished_by".into(), finished.into());
+        out.insert(
+            "finished_by".into(),
+            finished_by::<FenceWorker>(nodes, &self.workers),
+        );
         out.insert("max_concurrent_holders".into(), json!(self.max_holders));
         out
     }

@@ -5,8 +5,8 @@
 //! [`LeaseWorld`] that checks the run. A scenario file is then its info, its expectation, its
 //! parameters and its plan; the small helpers at the end serve its info and expectation.
 
-use super::common::{int_param, WORKER_FAULTS};
-use super::lease_world::{Explainer, HolderCount, LeaseProperty, LeaseWorld};
+use super::common::{int_param, HolderCount, WORKER_FAULTS};
+use super::lease_world::{Explainer, LeaseProperty, LeaseWorld};
 use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params};
 use crate::kernel::collections::VecMap;
 use crate::kernel::faults::FaultKind;

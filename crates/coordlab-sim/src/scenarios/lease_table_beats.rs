@@ -3,6 +3,7 @@
 //! each predicate reads the lease table and the ledger as the store and the ledger persisted
 //! them, never step numbers.
 
+use super::common::beat_either;
 use super::lease_setup::LeasePair;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
@@ -150,20 +151,22 @@ pub(super) fn lifecycle(
             "A change of holder takes the CASE's ELSE branch: fence_token + 1.",
         );
     }
-    let (b_title, b_text) = if sequence {
-        (
-            "B takes over the expired row: token 5",
-            "lease.expires_at < now() lets B's update through, with the number nextval drew. Every run of the statement drew one, renewals and refusals too.",
-        )
-    } else {
-        (
-            "B takes over the expired row: token 2",
-            "lease.expires_at < now() lets B's update through, and the CASE adds 1 to the row's counter.",
-        )
-    };
-    setup.beat("takeover", b_title, b_text, move |n, _| {
-        granted_to(n, store, b, Some(GrantKind::Takeover))
-    });
+    beat_either(
+        setup,
+        "takeover",
+        sequence,
+        [
+            (
+                "B takes over the expired row: token 5",
+                "lease.expires_at < now() lets B's update through, with the number nextval drew. Every run of the statement drew one, renewals and refusals too.",
+            ),
+            (
+                "B takes over the expired row: token 2",
+                "lease.expires_at < now() lets B's update through, and the CASE adds 1 to the row's counter.",
+            ),
+        ],
+        move |n, _| granted_to(n, store, b, Some(GrantKind::Takeover)),
+    );
     let (text, answers, correct, why): (&str, &[&str], u8, &str) = match rules {
         (ReleaseStyle::Expire, _) => (
             "UPDATE lease SET expires_at = now() … AND owner = 'worker-B': the row stays, with fence_token 2.",

@@ -2,7 +2,7 @@
 //! the inspector tables, the outcome fields and the "unsafe window" highlight. The world only
 //! reads the participants [`super::lease_setup::build`] put in place.
 
-use super::common::always;
+use super::common::{always, finished_by, HolderCount};
 use super::property_library as library;
 use crate::json;
 use crate::kernel::collections::{VecMap, VecSet};
@@ -92,33 +92,20 @@ pub struct Explainer {
     notes: Vec<String>,
 }
 
-/// How many workers at once believed they held the lease, followed step by step.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct HolderCount {
-    pub max: u32,
-    /// When the current stretch of two or more believers began (true time).
-    pub window_opened_us: Option<u64>,
-    /// Total length of earlier, closed stretches.
-    pub window_closed_total_us: u64,
-}
-
-impl HolderCount {
-    pub(super) fn observe(&mut self, holders: u32, now_us: u64) {
-        self.max = self.max.max(holders);
-        match (holders >= 2, self.window_opened_us) {
-            (true, None) => self.window_opened_us = Some(now_us),
-            (false, Some(opened)) => {
-                self.window_closed_total_us += now_us - opened;
-                self.window_opened_us = None;
-            }
-            _ => {}
-        }
-    }
-
-    /// How long two or more workers at once believed they held the lease, in total.
-    pub(super) fn unsafe_window_us(&self, now_us: u64) -> u64 {
-        self.window_closed_total_us + self.window_opened_us.map_or(0, |opened| now_us - opened)
-    }
+/// The player's highlight while two or more workers (`believers`) each believe they own
+/// `lease`.
+pub(super) fn unsafe_window_highlight(
+    nodes: &Nodes<'_>,
+    believers: &[NodeId],
+    lease: &str,
+) -> Option<String> {
+    (believers.len() >= 2).then(|| {
+        let names: Vec<&str> = believers.iter().map(|b| nodes.name(*b)).collect();
+        format!(
+            "Unsafe window: {} each believe they own {lease}",
+            names.join(" and ")
+        )
+    })
 }
 
 /// What node `id` holds now: its live copy, or what it persisted while it is down.
@@ -440,16 +427,7 @@ impl LeaseWorld {
     }
 
     fn ledger_tables(nodes: &Nodes<'_>, r: &ResourceDurable) -> Vec<TableView> {
-        let account = TableView {
-            title: "account_state".into(),
-            columns: columns(&["account_id", "balance", "last_token", "steps done"]),
-            rows: vec![vec![
-                "42".into(),
-                format!("₹{}", r.balance),
-                r.last_token.to_string(),
-                r.steps_done.to_string(),
-            ]],
-        };
+        let account = library::account_state_table(r);
         let writes = TableView {
             title: "writes".into(),
             columns: columns(&["worker", "step", "token", "result"]),
@@ -572,15 +550,7 @@ impl World for LeaseWorld {
     }
 
     fn highlight(&self, nodes: &Nodes<'_>) -> Option<String> {
-        let believers = self.believers(nodes);
-        (believers.len() >= 2).then(|| {
-            let names: Vec<&str> = believers.iter().map(|b| nodes.name(*b)).collect();
-            format!(
-                "Unsafe window: {} each believe they own {}",
-                names.join(" and "),
-                self.lease
-            )
-        })
+        unsafe_window_highlight(nodes, &self.believers(nodes), &self.lease)
     }
 
     fn holdings(&self, nodes: &Nodes<'_>) -> Vec<Holding> {
@@ -669,18 +639,11 @@ impl World for LeaseWorld {
             }
             None => {}
         }
-        let finished: Vec<&str> = self
-            .workers
-            .iter()
-            .filter(|w| Self::finished(nodes, **w))
-            .map(|w| nodes.name(*w))
-            .collect();
-        out.insert("finished_by".into(), serde_json::Value::from(finished));
-        out.insert("max_concurrent_holders".into(), json!(self.holders.max));
         out.insert(
-            "unsafe_window_ms".into(),
-            json!(self.holders.unsafe_window_us(nodes.now_us) / MS_US),
+            "finished_by".into(),
+            finished_by::<LeaseWorker>(nodes, &self.workers),
         );
+        self.holders.report(&mut out, nodes.now_us);
         if let (Some(bucket_ms), Some(store)) = (self.histogram_bucket_ms, self.live_store(nodes)) {
             out.insert("acquire_requests".into(), json!(store.acquire_requests_us.len()));
             out.insert(

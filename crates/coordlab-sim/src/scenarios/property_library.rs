@@ -109,6 +109,20 @@ pub fn no_double_debit(row: Option<&ResourceDurable>, opening_balance: i64, job_
     })
 }
 
+/// The ledger's one row (account 42) as the inspector shows it, in every story with a ledger.
+pub fn account_state_table(row: &ResourceDurable) -> TableView {
+    TableView {
+        title: "account_state".into(),
+        columns: columns(&["account_id", "balance", "last_token", "steps done"]),
+        rows: vec![vec![
+            "42".into(),
+            format!("₹{}", row.balance),
+            row.last_token.to_string(),
+            row.steps_done.to_string(),
+        ]],
+    }
+}
+
 /// The ledger's row and every write it saw, for the inspector: a step applied twice says so.
 /// No tables while the ledger has no row (it is down before ever starting), so every story
 /// can append these without checking first.
@@ -140,16 +154,7 @@ pub fn ledger_tables(nodes: &Nodes<'_>, ledger: NodeId) -> Vec<TableView> {
         })
         .collect();
     vec![
-        TableView {
-            title: "account_state".into(),
-            columns: columns(&["account_id", "balance", "last_token", "steps done"]),
-            rows: vec![vec![
-                "42".into(),
-                format!("₹{}", row.balance),
-                row.last_token.to_string(),
-                row.steps_done.to_string(),
-            ]],
-        },
+        account_state_table(row),
         TableView {
             title: "ledger writes".into(),
             columns: columns(&["worker", "step", "token", "result"]),

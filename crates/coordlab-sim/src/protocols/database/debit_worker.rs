@@ -303,11 +303,7 @@ impl Participant for DebitWorker {
     }
 
     fn durable_summary(_plan: &DebitPlan, durable: &WorkerDurable, _view: &ViewCtx<'_>) -> Summary {
-        card::down(if durable.done {
-            "debit done"
-        } else {
-            "debit not done"
-        })
+        card::down_with_job_as(durable.done, ["debit done", "debit not done"])
     }
 }
 

@@ -219,10 +219,28 @@ impl<L: LockClient> Clone for At<'_, L> {
 
 impl<L: LockClient> Copy for At<'_, L> {}
 
+/// A lock client's configuration ([`LockClient::Plan`]): the job it runs, beside whatever the
+/// family adds. Every family keeps it in a field `job`; [`plans_job!`] says so for a plan type.
+pub trait PlansJob {
+    fn job_plan(&self) -> &JobPlan;
+}
+
+/// Implements [`PlansJob`] for plan types whose job is their field `job`.
+macro_rules! plans_job {
+    ($($plan:ty),+ $(,)?) => {
+        $(impl $crate::protocols::job::PlansJob for $plan {
+            fn job_plan(&self) -> &$crate::protocols::redis_locks::redis_job::JobPlan {
+                &self.job
+            }
+        })+
+    };
+}
+pub(crate) use plans_job;
+
 /// The lock side of a job: how one family takes, checks and gives back its lock.
 pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
     /// The node's configuration: the job plan and the family's own settings.
-    type Plan: Clone + Debug + PartialEq + 'static;
+    type Plan: PlansJob + Clone + Debug + PartialEq + 'static;
     type Timer: Clone + Debug + PartialEq + LockTimer + 'static;
     /// What its lock servers answer.
     type Reply: Inbox + Clone + Debug + PartialEq;
@@ -244,12 +262,11 @@ pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
     /// [`Phase::Checking`]: the lease worker's token check in application code). Likewise.
     const CHECKS: bool = false;
 
-    fn job(plan: &Self::Plan) -> &JobPlan;
     fn recover(plan: &Self::Plan, durable: &JobDurable) -> Self;
 
     /// At (re)start: sets [`JobTimer::JobStart`] for the job's hour, unless the job is done.
     fn start(ctx: JobCtx<'_, '_, Self>, plan: &Self::Plan, job: &Job) {
-        job.schedule(ctx, Self::job(plan), JobTimer::JobStart);
+        job.schedule(ctx, plan.job_plan(), JobTimer::JobStart);
     }
     /// The job fires: by default it tries the lock ([`LockClient::ready`] first).
     fn fire(&mut self, ctx: JobCtx<'_, '_, Self>, at: At<'_, Self>) -> Turn {
@@ -261,15 +278,15 @@ pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
     }
     /// Counts the next attempt; `false` (and says so) once every attempt is spent.
     fn next_attempt(ctx: JobCtx<'_, '_, Self>, plan: &Self::Plan, job: &mut Job) -> bool {
-        job.next_attempt(ctx, Self::job(plan))
+        job.next_attempt(ctx, plan.job_plan())
     }
     /// The ledger's answer to the progress read: where the job goes on.
     fn resume(ctx: JobCtx<'_, '_, Self>, plan: &Self::Plan, steps_done: u32) -> Next {
-        Self::job(plan).resume(ctx, steps_done, Self::RELEASE_WORDS)
+        plan.job_plan().resume(ctx, steps_done, Self::RELEASE_WORDS)
     }
     /// Step `step` is written: where the job goes on.
     fn written(_ctx: JobCtx<'_, '_, Self>, plan: &Self::Plan, step: u32) -> Next {
-        Self::job(plan).after(step)
+        plan.job_plan().after(step)
     }
 
     /// Before an attempt: `false` when it must back off first (it has already done what it
@@ -281,7 +298,7 @@ pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
     fn request(&mut self, ctx: JobCtx<'_, '_, Self>, at: At<'_, Self>);
     /// The lock is held: finds out how far the job got, by default from the ledger.
     fn read_progress(&mut self, ctx: JobCtx<'_, '_, Self>, at: At<'_, Self>) {
-        Self::job(at.plan).read_progress(ctx);
+        at.plan.job_plan().read_progress(ctx);
     }
     fn on_reply(
         &mut self,
@@ -308,8 +325,10 @@ pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
     ) -> Result<Turn, LeaseMsg> {
         Err(msg)
     }
-    /// How long it backs off before the next attempt.
-    fn retry_after_us(&mut self, ctx: JobCtx<'_, '_, Self>, plan: &Self::Plan) -> u64;
+    /// How long it backs off before the next attempt: by default the job's `retry_ms`.
+    fn retry_after_us(&mut self, _ctx: JobCtx<'_, '_, Self>, plan: &Self::Plan) -> u64 {
+        plan.job_plan().retry_ms * MS_US
+    }
     /// Whether step `step` may start.
     fn before_step(&mut self, _ctx: JobCtx<'_, '_, Self>, _at: At<'_, Self>, _step: u32) -> StepGate {
         StepGate::Go
@@ -328,7 +347,7 @@ pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
     /// job waits for the answer (`None`); `Some` where the job goes on at once.
     fn write(&mut self, ctx: JobCtx<'_, '_, Self>, at: At<'_, Self>, step: u32) -> Option<Next> {
         let (token, check) = self.fence(ctx, step);
-        let plan = Self::job(at.plan);
+        let plan = at.plan.job_plan();
         let write = LeaseMsg::Write {
             step,
             amount: plan.amount,
@@ -405,7 +424,7 @@ impl<L: LockClient> JobRunner<L> {
     }
 
     fn job_plan(&self) -> &JobPlan {
-        L::job(&self.plan)
+        self.plan.job_plan()
     }
 
     /// Whether it is doing the protected work believing the lock is its own.

@@ -14,7 +14,7 @@ use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
 use crate::kernel::view::{Summary, Tone};
 use crate::protocols::card;
-use crate::protocols::job::{At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
+use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
 use crate::protocols::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
 
 /// Where the slow call sits relative to the lease.
@@ -44,6 +44,8 @@ pub struct CallPlan {
     /// The job table, for [`Placement::ClaimThenCall`].
     pub jobs: Option<NodeId>,
 }
+
+plans_job!(CallPlan);
 
 impl CallPlan {
     /// The job: one payout of `amount` under `lease`, recorded on `ledger`. It asks for the
@@ -172,10 +174,6 @@ impl LockClient for CallLock {
     const RELEASE_WORDS: &'static str = "releases the lease";
     const TIMED_WORK: bool = false;
 
-    fn job(plan: &CallPlan) -> &JobPlan {
-        &plan.job
-    }
-
     fn recover(plan: &CallPlan, _durable: &JobDurable) -> Self {
         CallLock {
             belief: None,
@@ -286,10 +284,6 @@ impl LockClient for CallLock {
 
     fn on_timer(&mut self, _ctx: Ctx, _at: At<'_, Self>, timer: NoTimer) -> Turn {
         match timer {}
-    }
-
-    fn retry_after_us(&mut self, _ctx: Ctx, plan: &CallPlan) -> u64 {
-        plan.job.retry_ms * MS_US
     }
 
     fn resume(ctx: Ctx, _plan: &CallPlan, steps_done: u32) -> Next {

@@ -20,7 +20,7 @@ use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
 use crate::kernel::view::Summary;
 use crate::protocols::card;
-use crate::protocols::job::{At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
+use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
 use crate::protocols::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
 
 /// How the worker gets the lease.
@@ -110,6 +110,8 @@ pub struct FencePlan {
     pub failover_to: Option<NodeId>,
     pub source: TokenSource,
 }
+
+plans_job!(FencePlan);
 
 impl From<FenceWorkerConfig> for FencePlan {
     fn from(c: FenceWorkerConfig) -> FencePlan {
@@ -234,10 +236,6 @@ impl LockClient for FenceLock {
     type Reply = PlacedMsg;
     const RELEASE_WORDS: &'static str = "lets the lease lapse";
     const GAVE_UP: &'static str = "no lease";
-
-    fn job(plan: &FencePlan) -> &JobPlan {
-        &plan.job
-    }
 
     fn recover(plan: &FencePlan, _durable: &JobDurable) -> Self {
         FenceLock {
@@ -398,10 +396,6 @@ impl LockClient for FenceLock {
 
     fn watches(&self, plan: &FencePlan, peer: NodeId) -> bool {
         plan.failover_to.is_some() && peer == self.store
-    }
-
-    fn retry_after_us(&mut self, _ctx: Ctx, plan: &FencePlan) -> u64 {
-        plan.job.retry_ms * MS_US
     }
 
     fn resume(ctx: Ctx, plan: &FencePlan, steps_done: u32) -> Next {

@@ -18,7 +18,7 @@ use crate::kernel::participant::{Label, ViewCtx};
 use crate::kernel::time::MS_US;
 use crate::kernel::view::Summary;
 use crate::protocols::card;
-use crate::protocols::job::{At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Turn};
+use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Turn};
 use crate::protocols::lease::lease_msg::{RejectReason, ReleaseMode, WriteCheck};
 
 pub use crate::protocols::job::Phase;
@@ -37,6 +37,8 @@ pub struct WorkerPlan {
     pub sentinels: Vec<NodeId>,
     pub first_primary: NodeId,
 }
+
+plans_job!(WorkerPlan);
 
 /// A worker: the job runner with a Redis lock.
 pub type RedisWorker = JobRunner<RedisLock>;
@@ -165,10 +167,6 @@ impl LockClient for RedisLock {
     type Timer = RequestTimeout;
     type Reply = RedisMsg;
     const RELEASE_WORDS: &'static str = "gives the lock back";
-
-    fn job(plan: &WorkerPlan) -> &JobPlan {
-        &plan.job
-    }
 
     fn recover(plan: &WorkerPlan, _durable: &JobDurable) -> Self {
         RedisLock {
@@ -366,10 +364,6 @@ impl LockClient for RedisLock {
 
     fn watches(&self, _plan: &WorkerPlan, peer: NodeId) -> bool {
         peer == self.primary
-    }
-
-    fn retry_after_us(&mut self, _ctx: Ctx, plan: &WorkerPlan) -> u64 {
-        plan.job.retry_ms * MS_US
     }
 
     fn fence(&self, ctx: Ctx, step: u32) -> (FencingToken, WriteCheck) {

@@ -19,7 +19,9 @@ use crate::kernel::rng::between_us;
 use crate::kernel::time::{format_duration, MS_US};
 use crate::kernel::view::{Summary, Tone};
 use crate::protocols::card;
-use crate::protocols::job::{At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, StepGate, Turn};
+use crate::protocols::job::{
+    plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, StepGate, Turn,
+};
 use crate::protocols::lease::lease_msg::WriteCheck;
 
 pub use crate::protocols::job::Phase;
@@ -33,6 +35,8 @@ pub struct RedlockPlan {
     pub master_timeout_ms: u64,
     pub retry_jitter_ms: u64,
 }
+
+plans_job!(RedlockPlan);
 
 impl RedlockPlan {
     pub fn quorum(&self) -> usize {
@@ -179,10 +183,6 @@ impl LockClient for RedlockLock {
     type Timer = MasterTimeout;
     type Reply = RedisMsg;
     const RELEASE_WORDS: &'static str = "unlocks";
-
-    fn job(plan: &RedlockPlan) -> &JobPlan {
-        &plan.job
-    }
 
     fn recover(_plan: &RedlockPlan, _durable: &JobDurable) -> Self {
         RedlockLock {

@@ -26,7 +26,7 @@ use crate::kernel::participant::{Label, ViewCtx};
 use crate::kernel::time::MS_US;
 use crate::kernel::view::Summary;
 use crate::protocols::card;
-use crate::protocols::job::{At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
+use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
 use crate::protocols::lease::lease_msg::{seconds, RejectReason, WriteCheck};
 use crate::protocols::raft::{ClientAnswer, Command, RaftMsg};
 use crate::protocols::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
@@ -83,6 +83,8 @@ pub struct EtcdPlan {
     /// End of the demo by its clock: no more requests after it, so the run drains.
     pub stop_at_ms: u64,
 }
+
+plans_job!(EtcdPlan);
 
 /// A worker: the job runner with etcd's mutex.
 pub type EtcdWorker = JobRunner<EtcdMutex>;
@@ -540,10 +542,6 @@ impl LockClient for EtcdMutex {
     type Reply = EtcdReply;
     const RELEASE_WORDS: &'static str = "releases the lock";
 
-    fn job(plan: &EtcdPlan) -> &JobPlan {
-        &plan.job
-    }
-
     fn recover(plan: &EtcdPlan, durable: &JobDurable) -> Self {
         EtcdMutex {
             stage: Stage::Granting,
@@ -654,10 +652,6 @@ impl LockClient for EtcdMutex {
     }
 
     /// It never backs off: it waits in line.
-    fn retry_after_us(&mut self, _ctx: Ctx, plan: &EtcdPlan) -> u64 {
-        plan.job.retry_ms * MS_US
-    }
-
     fn fence(&self, ctx: Ctx, step: u32) -> (FencingToken, WriteCheck) {
         let revision = self.held.map_or(0, |h| h.revision);
         ctx.note(format!(

@@ -16,7 +16,7 @@ use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
 use crate::kernel::view::{Summary, Tone};
 use crate::protocols::card;
-use crate::protocols::job::{At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
+use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
 use crate::protocols::lease::lease_msg::{seconds, WriteCheck};
 use crate::protocols::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
 
@@ -49,6 +49,8 @@ pub struct ServicePlan {
     pub job: JobPlan,
     pub client: ClientConfig,
 }
+
+plans_job!(ServicePlan);
 
 impl From<ClientConfig> for ServicePlan {
     fn from(client: ClientConfig) -> ServicePlan {
@@ -141,10 +143,6 @@ impl LockClient for ServiceLock {
     type Reply = ServiceMsg;
     const RELEASE_WORDS: &'static str = "unlocks";
     const KEEPS_JOB: bool = false;
-
-    fn job(plan: &ServicePlan) -> &JobPlan {
-        &plan.job
-    }
 
     fn recover(plan: &ServicePlan, _durable: &JobDurable) -> Self {
         ServiceLock {

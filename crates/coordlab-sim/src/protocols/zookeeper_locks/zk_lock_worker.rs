@@ -15,7 +15,7 @@ use crate::kernel::participant::{Label, ViewCtx};
 use crate::kernel::time::MS_US;
 use crate::kernel::view::{Summary, Tone};
 use crate::protocols::card;
-use crate::protocols::job::{At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
+use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
 use crate::protocols::lease::lease_msg::{RejectReason, WriteCheck};
 use crate::protocols::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
 
@@ -49,6 +49,8 @@ pub struct ZkPlan {
     pub job: JobPlan,
     pub zk: ZkWorkerPlan,
 }
+
+plans_job!(ZkPlan);
 
 impl From<ZkWorkerPlan> for ZkPlan {
     fn from(zk: ZkWorkerPlan) -> ZkPlan {
@@ -238,10 +240,6 @@ impl LockClient for ZkLock {
     type Reply = ZkMsg;
     const RELEASE_WORDS: &'static str = "deletes its node";
 
-    fn job(plan: &ZkPlan) -> &JobPlan {
-        &plan.job
-    }
-
     fn recover(_plan: &ZkPlan, _durable: &JobDurable) -> Self {
         ZkLock {
             stage: Stage::Connecting,
@@ -355,10 +353,6 @@ impl LockClient for ZkLock {
     }
 
     /// It never backs off: it queues.
-    fn retry_after_us(&mut self, _ctx: Ctx, plan: &ZkPlan) -> u64 {
-        plan.job.retry_ms * MS_US
-    }
-
     fn written(_ctx: Ctx, plan: &ZkPlan, step: u32) -> Next {
         if step + 1 < plan.zk.first_step + plan.zk.steps {
             Next::Step(step + 1)
@@ -444,11 +438,7 @@ impl LockClient for ZkLock {
     }
 
     fn durable_summary(durable: &JobDurable) -> Summary {
-        card::down(if durable.finished {
-            "batch posted"
-        } else {
-            "batch not posted"
-        })
+        card::down_with_job_as(durable.finished, ["batch posted", "batch not posted"])
     }
 }
 

@@ -15,8 +15,8 @@ use crate::protocols::lease::lease_msg::seconds;
 use crate::protocols::lease::payment_api::PaymentApi;
 use crate::protocols::lease::payment_rail::RailDurable;
 use crate::protocols::redis_locks::redis_job::JobDurable;
-use crate::scenarios::common::always;
-use crate::scenarios::lease_world::{HolderCount, LeaseProperty, LeaseWorld};
+use crate::scenarios::common::{always, finished_by, HolderCount};
+use crate::scenarios::lease_world::{unsafe_window_highlight, LeaseProperty, LeaseWorld};
 use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
@@ -147,18 +147,11 @@ impl World for CallWorld {
 
     fn outcome(&self, nodes: &Nodes<'_>) -> BTreeMap<String, serde_json::Value> {
         let mut out = self.inner.outcome(nodes);
-        let finished: Vec<&str> = self
-            .workers
-            .iter()
-            .filter(|w| Self::finished(nodes, **w))
-            .map(|w| nodes.name(*w))
-            .collect();
-        out.insert("finished_by".into(), json!(finished));
-        out.insert("max_concurrent_holders".into(), json!(self.holders.max));
         out.insert(
-            "unsafe_window_ms".into(),
-            json!(self.holders.unsafe_window_us(nodes.now_us) / MS_US),
+            "finished_by".into(),
+            finished_by::<CallWorker>(nodes, &self.workers),
         );
+        self.holders.report(&mut out, nodes.now_us);
         let payments = self.api(nodes).map_or(&[][..], |d| &d.payments[..]);
         let sent = payments.iter().filter(|p| p.applied);
         out.insert("payments_sent".into(), json!(sent.clone().count()));
@@ -171,15 +164,7 @@ impl World for CallWorld {
     }
 
     fn highlight(&self, nodes: &Nodes<'_>) -> Option<String> {
-        let believers = self.believers(nodes);
-        (believers.len() >= 2).then(|| {
-            let names: Vec<&str> = believers.iter().map(|b| nodes.name(*b)).collect();
-            format!(
-                "Unsafe window: {} each believe they own {}",
-                names.join(" and "),
-                self.inner.lease
-            )
-        })
+        unsafe_window_highlight(nodes, &self.believers(nodes), &self.inner.lease)
     }
 
     fn holdings(&self, nodes: &Nodes<'_>) -> Vec<Holding> {

@@ -24,12 +24,12 @@ use crate::protocols::lease::job_table::{JobDurable, JobTable};
 use crate::protocols::lease::payment_api::{ApiTiming, PaymentApi};
 use crate::protocols::lease::payment_rail::{Payment, PaymentRail};
 use crate::protocols::redis_locks::redis_job;
-use crate::scenarios::common::WORKER_FAULTS;
+use crate::scenarios::common::{HolderCount, WORKER_FAULTS};
 use crate::scenarios::lease_setup::{
     add_store, choice, holds_if, int, millis, StorePlan, OPENING_BALANCE, SINK_FAULTS, STORE_FAULTS,
 };
 use crate::scenarios::lease_table_beats::{granted_to, grants, refused, writes};
-use crate::scenarios::lease_world::{accepted, rejected, HolderCount, LeaseProperty::*, LeaseWorld};
+use crate::scenarios::lease_world::{accepted, rejected, LeaseProperty::*, LeaseWorld};
 use crate::scenarios::property_library::add_ledger;
 use crate::scenarios::{Expectation, Params, ScenarioInfo};
 

@@ -10,6 +10,7 @@ use crate::kernel::world::Nodes;
 use crate::protocols::job::Phase;
 use crate::protocols::lease::fenced_resource::{FencedResource, ResourceDurable};
 use crate::protocols::lease::lease_worker::LeaseWorker;
+use crate::scenarios::common::beat_either;
 use crate::scenarios::lease_setup::LeasePair;
 use crate::trace::EventKind;
 
@@ -90,20 +91,24 @@ pub(super) fn beats(setup: &mut Setup, variant: &str, c: LeasePair) {
             },
         );
     }
-    let (b_title, b_writes) = if first_only {
-        (
-            "B writes step 1",
-            "B debits step 1 with the token predicate, the one fenced write of its job. The row now carries 34.",
-        )
-    } else {
-        (
-            "B writes step 2",
-            "B debits step 2 with token 34 in the write. The ledger applies it.",
-        )
-    };
-    setup.beat("b-writes", b_title, b_writes, move |n, _| {
-        ledger(n, c).is_some_and(|r| r.writes.iter().any(|w| w.worker == b && w.accepted))
-    });
+    beat_either(
+        setup,
+        "b-writes",
+        first_only,
+        [
+            (
+                "B writes step 1",
+                "B debits step 1 with the token predicate, the one fenced write of its job. The row now carries 34.",
+            ),
+            (
+                "B writes step 2",
+                "B debits step 2 with token 34 in the write. The ledger applies it.",
+            ),
+        ],
+        move |n, _| {
+            ledger(n, c).is_some_and(|r| r.writes.iter().any(|w| w.worker == b && w.accepted))
+        },
+    );
     let why = match variant {
         "none" => "The write carries 33, but nothing compares it: the ledger never asks who holds the lease.",
         "app-check" => {

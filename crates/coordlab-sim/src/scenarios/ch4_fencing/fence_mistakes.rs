@@ -26,7 +26,7 @@ use crate::protocols::lease::fence_worker::{
 };
 use crate::protocols::lease::fenced_resource::{FencedResource, LedgerIntro, ResourceDurable};
 use crate::protocols::lease::placed_lease::{PlacedConfig, PlacedLease, TokenSource};
-use crate::scenarios::common::WORKER_FAULTS;
+use crate::scenarios::common::{beat_either, WORKER_FAULTS};
 use crate::scenarios::fence_world::{held_token, FenceCast, FenceProperty, FenceWorld};
 use crate::scenarios::lease_setup::{choice, holds_if, OPENING_BALANCE};
 use crate::scenarios::{Expectation, Params, ScenarioInfo};
@@ -261,23 +261,27 @@ fn beats(setup: &mut Setup, variant: &str, c: FenceCast) {
             if correct { 0 } else { 1 },
             why,
         );
-    let (title, text) = if correct {
-        (
-            "A's write with 33 is refused",
-            "WHERE last_token <= 33 matches no row: the ledger holds 34. A stops, and B finishes the job.",
-        )
-    } else {
-        (
-            "A's stale write lands",
-            "The ledger applies step 2 from a worker whose lease lapsed 11 s ago. The fence was there; the number in it was not a fencing token.",
-        )
-    };
     let mut before_waking = None;
-    setup.beat("a-write", title, text, move |n, _| {
-        let count = ledger(n, c).map_or(0, |r| r.writes.iter().filter(|w| w.worker == c.a).count());
-        let woke = n
-            .live::<FenceWorker>(c.a)
-            .is_some_and(|w| !matches!(w.phase, Phase::Working { step: 1 } | Phase::Writing { step: 1 }));
-        count > *before_waking.get_or_insert(count) && woke
-    });
+    beat_either(
+        setup,
+        "a-write",
+        correct,
+        [
+            (
+                "A's write with 33 is refused",
+                "WHERE last_token <= 33 matches no row: the ledger holds 34. A stops, and B finishes the job.",
+            ),
+            (
+                "A's stale write lands",
+                "The ledger applies step 2 from a worker whose lease lapsed 11 s ago. The fence was there; the number in it was not a fencing token.",
+            ),
+        ],
+        move |n, _| {
+            let count = ledger(n, c).map_or(0, |r| r.writes.iter().filter(|w| w.worker == c.a).count());
+            let woke = n
+                .live::<FenceWorker>(c.a)
+                .is_some_and(|w| !matches!(w.phase, Phase::Working { step: 1 } | Phase::Writing { step: 1 }));
+            count > *before_waking.get_or_insert(count) && woke
+        },
+    );
 }

@@ -13,6 +13,7 @@
 use crate::kernel::time::MS_US;
 use crate::kernel::world::Nodes;
 use crate::protocols::lease::payment_rail::{Payment, PaymentRail};
+use crate::scenarios::common::beat_either;
 use crate::scenarios::lease_setup::prelude::*;
 use crate::trace::EventKind;
 
@@ -184,18 +185,20 @@ fn beats(setup: &mut Setup, keyed: bool, cast: LeasePair) {
             correct,
             why,
         );
-    let (title, text) = if keyed {
-        (
-            "The rail recognises the replay",
-            "Same job, same step, same key: one payment. Where a token cannot be checked, a deterministic key can.",
-        )
-    } else {
-        (
-            "The rail pays step 1 twice",
-            "₹10 went out a second time. A resource that cannot check a token needs an idempotency key.",
-        )
-    };
-    setup.beat("a-lands", title, text, move |n, _| {
-        payments(n, rail).iter().any(|p| p.from == a)
-    });
+    beat_either(
+        setup,
+        "a-lands",
+        keyed,
+        [
+            (
+                "The rail recognises the replay",
+                "Same job, same step, same key: one payment. Where a token cannot be checked, a deterministic key can.",
+            ),
+            (
+                "The rail pays step 1 twice",
+                "₹10 went out a second time. A resource that cannot check a token needs an idempotency key.",
+            ),
+        ],
+        move |n, _| payments(n, rail).iter().any(|p| p.from == a),
+    );
 }

@@ -23,6 +23,7 @@ use crate::kernel::time::MS_US;
 use crate::protocols::lease::lease_msg::seconds;
 use crate::protocols::services::service_client::ServiceClient;
 use crate::protocols::services::service_lock::{Check, Flavour, ServerConfig, KEEPALIVE_EARLY_MS};
+use crate::scenarios::common::beat_either;
 use crate::scenarios::lease_setup::{choice, holds_if, int, millis};
 use crate::scenarios::{Expectation, Params, ScenarioInfo};
 
@@ -199,18 +200,20 @@ fn beats(setup: &mut Setup, checks: bool, lock_delay_ms: u64, cast: ServiceCast)
                 "Nothing compares generations, and lock-delay is long over."
             },
         );
-    let (title, text) = if checks {
-        (
-            "A's late write is refused",
-            "The storage has seen generation 8; A's write carries 7. Checking the sequencer, like Chubby's CheckSequencer(), needs no timing assumption at all.",
-        )
-    } else {
-        (
-            "A's late write arrives",
-            "The storage does not look at the sequencer. Lock-delay guarded the lock for a while; this write came later than any delay can cover.",
-        )
-    };
-    setup.beat("a-write-arrives", title, text, move |n, _| {
-        wrote_at_storage(n, cast, cast.a)
-    });
+    beat_either(
+        setup,
+        "a-write-arrives",
+        checks,
+        [
+            (
+                "A's late write is refused",
+                "The storage has seen generation 8; A's write carries 7. Checking the sequencer, like Chubby's CheckSequencer(), needs no timing assumption at all.",
+            ),
+            (
+                "A's late write arrives",
+                "The storage does not look at the sequencer. Lock-delay guarded the lock for a while; this write came later than any delay can cover.",
+            ),
+        ],
+        move |n, _| wrote_at_storage(n, cast, cast.a),
+    );
 }

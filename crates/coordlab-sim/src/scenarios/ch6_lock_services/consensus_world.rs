@@ -2,7 +2,7 @@
 //! property of [`RaftWorld`], which reads the Raft server inside each [`LockServer`] through
 //! [`LockServers`], the run's view of its servers.
 
-use super::lock_service_common::{name, GrantLog, HolderCount, LockProperty};
+use super::lock_service_common::{name, GrantLog, LockHolders, LockProperty};
 use crate::json;
 use crate::kernel::collections::VecSet;
 use crate::kernel::ids::{FencingToken, NodeId};
@@ -59,7 +59,7 @@ pub struct ConsensusWorld {
     pub ended: VecSet<u64>,
     /// Revisions that ended by the leader's expiry rather than a release.
     pub expired: VecSet<u64>,
-    pub holders: HolderCount,
+    pub holders: LockHolders,
     raft_verdicts: Vec<bool>,
     /// Per server (as in `servers`), how much of its applied history has been observed. A
     /// restarted server applies the same committed log again, so its history repeats the
@@ -80,7 +80,7 @@ impl ConsensusWorld {
             grants: GrantLog::new(),
             ended: VecSet::new(),
             expired: VecSet::new(),
-            holders: HolderCount::default(),
+            holders: LockHolders::default(),
             raft_verdicts: Vec::new(),
             observed: vec![0; servers_len],
         }

@@ -16,6 +16,7 @@ use crate::kernel::faults::Fault;
 use crate::kernel::setup::Setup;
 use crate::protocols::lease::lease_msg::seconds;
 use crate::protocols::services::service_lock::{Check, Flavour, GuardedResource, ServerConfig};
+use crate::scenarios::common::beat_either;
 use crate::scenarios::lease_setup::{choice, holds_if, int, millis};
 use crate::scenarios::{Expectation, Params, ScenarioInfo};
 
@@ -146,24 +147,28 @@ fn beats(setup: &mut Setup, checks: bool, ttl_ms: u64, cast: ServiceCast) {
         "B's lockAndGetFence() returns 42, higher than any fence before it. B writes with it.",
         move |n, _| wrote_at_storage(n, cast, cast.b),
     );
-    let (title, text) = if checks {
-        (
-            "A's write with fence 41 is refused",
-            "The storage has seen 42; 41 is lower, so it refuses. A learns it lost the lock and stops. The lock service admitted in its API that a lock can be lost; the storage did the rest.",
-        )
-    } else {
-        (
-            "A's write with fence 41 is applied",
-            "The fence came with the lock, but the storage never compares it. A number nobody checks protects nothing.",
-        )
-    };
-    setup.beat("a-late-write", title, text, move |n, _| {
-        n.live::<GuardedResource>(cast.storage).is_some_and(|r| {
-            let mut b_wrote = false;
-            r.durable.writes.iter().any(|w| {
-                b_wrote |= w.writer == cast.b;
-                b_wrote && w.writer == cast.a
+    beat_either(
+        setup,
+        "a-late-write",
+        checks,
+        [
+            (
+                "A's write with fence 41 is refused",
+                "The storage has seen 42; 41 is lower, so it refuses. A learns it lost the lock and stops. The lock service admitted in its API that a lock can be lost; the storage did the rest.",
+            ),
+            (
+                "A's write with fence 41 is applied",
+                "The fence came with the lock, but the storage never compares it. A number nobody checks protects nothing.",
+            ),
+        ],
+        move |n, _| {
+            n.live::<GuardedResource>(cast.storage).is_some_and(|r| {
+                let mut b_wrote = false;
+                r.durable.writes.iter().any(|w| {
+                    b_wrote |= w.writer == cast.b;
+                    b_wrote && w.writer == cast.a
+                })
             })
-        })
-    });
+        },
+    );
 }

@@ -4,10 +4,9 @@
 
 use crate::json;
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::time::MS_US;
 use crate::kernel::world::Nodes;
 use crate::properties::PropertySpec;
-use crate::scenarios::common::always;
+use crate::scenarios::common::{always, HolderCount};
 use crate::scenarios::property_library as library;
 use crate::trace::{columns, TableView};
 use serde_json::Value;
@@ -116,40 +115,24 @@ impl GrantLog {
 
 /// How many hold the lock by the service's account and by their own, at most and over time.
 #[derive(Clone, Debug, Default)]
-pub struct HolderCount {
+pub struct LockHolders {
     pub max_holders: u32,
-    pub max_believers: u32,
-    /// When the current stretch of two or more believers began (true time).
-    opened_us: Option<u64>,
-    closed_total_us: u64,
+    /// The workers that believe they hold it: the most at once, and for how long two or more did.
+    pub believers: HolderCount,
 }
 
-impl HolderCount {
+impl LockHolders {
     pub fn observe(&mut self, holders: u32, believers: u32, now_us: u64) {
         self.max_holders = self.max_holders.max(holders);
-        self.max_believers = self.max_believers.max(believers);
-        match (believers >= 2, self.opened_us) {
-            (true, None) => self.opened_us = Some(now_us),
-            (false, Some(opened)) => {
-                self.closed_total_us += now_us - opened;
-                self.opened_us = None;
-            }
-            _ => {}
-        }
-    }
-
-    /// Total time two or more workers believed they held the lock, in ms.
-    pub fn believers_window_ms(&self, now_us: u64) -> u64 {
-        let open = self.opened_us.map_or(0, |o| now_us - o);
-        (self.closed_total_us + open) / MS_US
+        self.believers.observe(believers, now_us);
     }
 
     pub fn insert_outcome(&self, out: &mut BTreeMap<String, Value>, now_us: u64) {
         out.insert("max_concurrent_holders".into(), json!(self.max_holders));
-        out.insert("max_concurrent_believers".into(), json!(self.max_believers));
+        out.insert("max_concurrent_believers".into(), json!(self.believers.max));
         out.insert(
             "believers_window_ms".into(),
-            json!(self.believers_window_ms(now_us)),
+            json!(self.believers.unsafe_window_ms(now_us)),
         );
     }
 }

@@ -5,17 +5,13 @@
 use crate::kernel::collections::VecMap;
 use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::Participant;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
-use crate::kernel::world::Nodes;
 use crate::properties::PropertySpec;
 use crate::protocols::lease::fenced_resource::LedgerIntro;
-use crate::protocols::redis_locks::redis_job::JobDurable;
 use crate::protocols::redis_locks::redis_msg::{tenths, KeyEntry};
 use crate::scenarios::common::always;
 use crate::scenarios::property_library as library;
-use serde_json::Value;
 
 /// The ledger row's opening balance.
 pub const OPENING_BALANCE: i64 = 100;
@@ -32,16 +28,6 @@ pub const STORE_FAULTS: [FaultKind; 5] = [
 /// Adds the fenced ledger row `ledger` with the chapter's opening balance.
 pub fn add_ledger(setup: &mut Setup) -> NodeId {
     library::add_ledger(setup, LedgerIntro::RefusesStaleOrUnchecked, OPENING_BALANCE)
-}
-
-/// The names of the lock clients (of type `P`) among `ids` whose job is recorded as done.
-pub fn finished_by<P: Participant<Durable = JobDurable>>(nodes: &Nodes<'_>, ids: &[NodeId]) -> Value {
-    let finished: Vec<&str> = ids
-        .iter()
-        .filter(|id| nodes.durable::<P>(**id).is_some_and(|d| d.finished))
-        .map(|id| nodes.name(*id))
-        .collect();
-    Value::from(finished)
 }
 
 /// The lock key's value and the time it has left by the node's clock, for a table.
@@ -64,30 +50,4 @@ pub fn releases_own_spec() -> PropertySpec {
         "releases-only-own-lock",
         "A release never deletes a lock value that belongs to another worker.",
     )
-}
-
-/// How many workers believed at once, and for how long two or more did.
-#[derive(Clone, Debug, Default)]
-pub struct HolderWindow {
-    pub max_concurrent: u32,
-    opened_us: Option<u64>,
-    closed_total_us: u64,
-}
-
-impl HolderWindow {
-    pub fn observe(&mut self, holders: u32, now_us: u64) {
-        self.max_concurrent = self.max_concurrent.max(holders);
-        match (holders >= 2, self.opened_us) {
-            (true, None) => self.opened_us = Some(now_us),
-            (false, Some(opened)) => {
-                self.closed_total_us += now_us - opened;
-                self.opened_us = None;
-            }
-            _ => {}
-        }
-    }
-
-    pub fn total_ms(&self, now_us: u64) -> u64 {
-        (self.closed_total_us + self.opened_us.map_or(0, |o| now_us - o)) / MS_US
-    }
 }

@@ -14,9 +14,7 @@
 //! seed and the same fault clicks: 0 `store-1` (the primary), 1 `store-2`, 2 `store-3`,
 //! 3 `worker-a`, 4 `worker-b`, 5 `ledger`, and here 6–8 `sentinel-1`…`sentinel-3`.
 
-use super::redis_common::{
-    add_ledger, finished_by, lock_cells, releases_own_spec, HolderWindow, STORE_FAULTS,
-};
+use super::redis_common::{add_ledger, lock_cells, releases_own_spec, STORE_FAULTS};
 use super::redis_failover_beats::{beats, Story};
 use crate::json;
 use crate::kernel::collections::{sort_by_key, VecMap};
@@ -34,7 +32,7 @@ use crate::protocols::redis_locks::redis_job::JobPlan;
 use crate::protocols::redis_locks::redis_msg::KeyEntry;
 use crate::protocols::redis_locks::redis_sentinel::{Sentinel, SentinelConfig, SentinelDurable};
 use crate::protocols::redis_locks::redis_worker::{RedisWorker, WorkerPlan};
-use crate::scenarios::common::{down_worker_row, place_fresh_workers};
+use crate::scenarios::common::{down_worker_row, finished_by, place_fresh_workers, HolderCount};
 use crate::scenarios::property_library::{
     fence_monotonic, fence_monotonic_spec, ledger_outcome, ledger_row, ledger_tables,
     one_holder_per_store_spec, tokens_increase_spec,
@@ -435,7 +433,7 @@ pub struct SeenGrant {
 
 pub struct FailoverWorld {
     cast: RedisCast,
-    window: HolderWindow,
+    window: HolderCount,
     /// Every grant on any store, in the order they happened.
     pub grants: Vec<SeenGrant>,
     seen_grants: Vec<usize>,
@@ -454,7 +452,7 @@ impl FailoverWorld {
     pub fn new(cast: RedisCast) -> FailoverWorld {
         FailoverWorld {
             cast,
-            window: HolderWindow::default(),
+            window: HolderCount::default(),
             grants: Vec::new(),
             seen_grants: vec![0; cast.stores.len()],
             seen_deletions: vec![0; cast.stores.len()],
@@ -816,7 +814,7 @@ impl World for FailoverWorld {
 
     fn outcome(&self, nodes: &Nodes<'_>) -> BTreeMap<String, Value> {
         let mut out = BTreeMap::new();
-        out.insert("max_concurrent_holders".into(), json!(self.window.max_concurrent));
+        self.window.report(&mut out, nodes.now_us);
         let grants: Vec<Value> = self
             .grants
             .iter()
@@ -834,10 +832,6 @@ impl World for FailoverWorld {
         out.insert(
             "lock_lost_at_ms".into(),
             self.lock_lost_at_us.map_or(Value::Null, |us| json!(us / MS_US)),
-        );
-        out.insert(
-            "unsafe_window_ms".into(),
-            json!(self.window.total_ms(nodes.now_us)),
         );
         out.insert(
             "foreign_releases".into(),

@@ -3,7 +3,7 @@
 //! otherwise it unlocks all five. Each `fault` value bets against one of the algorithm's
 //! timing assumptions — some bets it wins, some give two clients a majority at once.
 
-use super::redis_common::{add_ledger, finished_by, lock_cells, HolderWindow, STORE_FAULTS};
+use super::redis_common::{add_ledger, lock_cells, STORE_FAULTS};
 use super::redlock_beats::beats;
 use crate::json;
 use crate::kernel::collections::VecMap;
@@ -19,7 +19,7 @@ use crate::protocols::redis_locks::redis::{RedisConfig, RedisDurable, RedisNode,
 use crate::protocols::redis_locks::redis_job::JobPlan;
 use crate::protocols::redis_locks::redis_msg::tenths;
 use crate::protocols::redis_locks::redlock_client::{RedlockClient, RedlockPlan};
-use crate::scenarios::common::{down_worker_row, place_fresh_workers};
+use crate::scenarios::common::{down_worker_row, finished_by, place_fresh_workers, HolderCount};
 use crate::scenarios::property_library::{
     fence_monotonic, fence_monotonic_spec, ledger_outcome, ledger_row, ledger_tables,
     one_holder_per_store_spec,
@@ -271,7 +271,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
 
 pub struct RedlockWorld {
     cast: RedlockCast,
-    window: HolderWindow,
+    window: HolderCount,
     /// Every quorum lock a client took: (client, the masters that granted it).
     pub grants: Vec<(NodeId, Vec<NodeId>)>,
     seen: Vec<usize>,
@@ -283,7 +283,7 @@ impl RedlockWorld {
     pub fn new(cast: RedlockCast) -> RedlockWorld {
         RedlockWorld {
             cast,
-            window: HolderWindow::default(),
+            window: HolderCount::default(),
             grants: Vec::new(),
             seen: vec![0; cast.clients.len()],
             rejected_for_time: vec![0; cast.clients.len()],
@@ -460,7 +460,7 @@ impl World for RedlockWorld {
 
     fn outcome(&self, nodes: &Nodes<'_>) -> BTreeMap<String, Value> {
         let mut out = BTreeMap::new();
-        out.insert("max_concurrent_holders".into(), json!(self.window.max_concurrent));
+        self.window.report(&mut out, nodes.now_us);
         let grants: Vec<Value> = self
             .grants
             .iter()
@@ -474,10 +474,6 @@ impl World for RedlockWorld {
             .collect();
         out.insert("grants".into(), Value::Array(grants));
         out.insert("locks_rejected_for_time".into(), json!(self.rejected_total));
-        out.insert(
-            "unsafe_window_ms".into(),
-            json!(self.window.total_ms(nodes.now_us)),
-        );
         ledger_outcome(nodes, self.cast.ledger, &mut out);
         out.insert(
             "finished_by".into(),

@@ -10,6 +10,7 @@ use crate::kernel::world::Nodes;
 use crate::protocols::job::Phase;
 use crate::protocols::zookeeper_locks::zk_lock_worker::{WatchMode, ZkLockWorker};
 use crate::protocols::zookeeper_locks::zookeeper::{ReleaseCause, ZkService};
+use crate::scenarios::common::beat_either;
 use crate::scenarios::property_library::ledger_row;
 
 fn worker<'a>(n: &Nodes<'a>, id: NodeId) -> Option<&'a ZkLockWorker> {
@@ -39,18 +40,22 @@ pub fn beats(setup: &mut Setup, service: NodeId, ledger: NodeId, workers: &[Node
         move |n, _| worker(n, first).is_some_and(|w| w.token.is_some()),
     );
     let herd = watch == WatchMode::LockNode;
-    let (title, text) = if herd {
-        (
-            "Every waiter watches /lock itself",
-            "Each waiter created its numbered node, then set a watch on /lock's children: any change under /lock will wake them all.",
-        )
-    } else {
-        (
-            "Each waiter watches the node just ahead",
-            "Each waiter created its numbered node, then set one watch, on the node just before its own. A release will wake one waiter.",
-        )
-    };
-    setup.beat("queue", title, text, move |n, _| all_queued(n, &waiters));
+    beat_either(
+        setup,
+        "queue",
+        herd,
+        [
+            (
+                "Every waiter watches /lock itself",
+                "Each waiter created its numbered node, then set a watch on /lock's children: any change under /lock will wake them all.",
+            ),
+            (
+                "Each waiter watches the node just ahead",
+                "Each waiter created its numbered node, then set one watch, on the node just before its own. A release will wake one waiter.",
+            ),
+        ],
+        move |n, _| all_queued(n, &waiters),
+    );
     let why = if herd {
         "Every waiter watches /lock's children, so the one deletion notifies every one of them, and each lists /lock again; only worker-2 finds itself first."
     } else {

@@ -2,7 +2,7 @@
 //! (the holder is the owner of the lowest child of the lock node), the queue, sessions and
 //! wake-ups per release as tables, the zombie-holder warning, and the outcome.
 
-use super::lock_service_common::{name, GrantLog, HolderCount, LockProperty};
+use super::lock_service_common::{name, GrantLog, LockHolders, LockProperty};
 use crate::json;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::time::MS_US;
@@ -30,7 +30,7 @@ pub struct ZkWorld {
     /// In queue order: the first is the worker that freezes.
     pub workers: Vec<NodeId>,
     pub grants: GrantLog,
-    pub holders: HolderCount,
+    pub holders: LockHolders,
 }
 
 impl ZkWorld {
@@ -40,7 +40,7 @@ impl ZkWorld {
             ledger,
             workers,
             grants: GrantLog::new(),
-            holders: HolderCount::default(),
+            holders: LockHolders::default(),
         }
     }
 

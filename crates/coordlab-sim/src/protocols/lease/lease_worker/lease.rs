@@ -11,7 +11,7 @@ use crate::kernel::view::Summary;
 use crate::protocols::card;
 use crate::protocols::job::{At, JobCtx, JobTimer, LeaseMsgOnly, LockClient, Phase, StepGate, Turn};
 use crate::protocols::lease::lease_msg::{seconds, LeaseMsg, RejectReason, WriteCheck};
-use crate::protocols::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
+use crate::protocols::redis_locks::redis_job::{Job, JobDurable, Next};
 
 pub(super) type Ctx<'a, 'b> = JobCtx<'a, 'b, LeaseLock>;
 
@@ -22,10 +22,6 @@ impl LockClient for LeaseLock {
     const RELEASE_WORDS: &'static str = "lets go of the lease";
     const STAMPS: bool = true;
     const CHECKS: bool = true;
-
-    fn job(plan: &WorkerConfig) -> &JobPlan {
-        &plan.job
-    }
 
     fn recover(_plan: &WorkerConfig, _durable: &JobDurable) -> Self {
         LeaseLock {
@@ -60,22 +56,18 @@ impl LockClient for LeaseLock {
                 ));
                 self.run_unguarded()
             }
-            Coordination::UniqueInsert => {
-                ctx.note(format!(
-                    "{me} claims the job by inserting its key; the primary key lets only one insert win."
-                ));
-                let key = plan.job_key.clone();
-                ask(ctx, at.plan, LeaseMsg::InsertJobRow { key });
-                Turn::Ask
-            }
-            Coordination::ConditionalClaim => {
-                ctx.note(format!(
-                    "{me} claims the job with a conditional update: pending → running."
-                ));
-                let key = plan.job_key.clone();
-                ask(ctx, at.plan, LeaseMsg::ClaimJob { key });
-                Turn::Ask
-            }
+            Coordination::UniqueInsert => claim_job(
+                ctx,
+                at.plan,
+                "by inserting its key; the primary key lets only one insert win",
+                |key| LeaseMsg::InsertJobRow { key },
+            ),
+            Coordination::ConditionalClaim => claim_job(
+                ctx,
+                at.plan,
+                "with a conditional update: pending → running",
+                |key| LeaseMsg::ClaimJob { key },
+            ),
             Coordination::Partition { owns: true } => {
                 ctx.note(format!(
                     "Account work for {} is routed only to {me}: no one else will ever see it.",
@@ -301,6 +293,14 @@ impl LockClient for LeaseLock {
 }
 
 /// Sends to the lease store or job table (a worker that asks nobody has none).
+/// Claims the job in the job table with `request` for its key, narrated as "claims the job
+/// {how}".
+fn claim_job(ctx: Ctx, plan: &WorkerConfig, how: &str, request: fn(String) -> LeaseMsg) -> Turn {
+    ctx.note(format!("{} claims the job {how}.", ctx.me()));
+    ask(ctx, plan, request(plan.plan.job_key.clone()));
+    Turn::Ask
+}
+
 fn ask(ctx: Ctx, plan: &WorkerConfig, msg: LeaseMsg) {
     if let Some(authority) = plan.authority {
         ctx.send(authority, msg);

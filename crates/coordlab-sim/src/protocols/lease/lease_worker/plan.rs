@@ -4,6 +4,7 @@
 //! changes.
 
 use crate::kernel::ids::NodeId;
+use crate::protocols::job::plans_job;
 use crate::protocols::lease::lease_msg::ReleaseMode;
 use crate::protocols::redis_locks::redis_job::JobPlan;
 
@@ -217,6 +218,8 @@ pub struct WorkerConfig {
     pub sink_node: NodeId,
     pub job: JobPlan,
 }
+
+plans_job!(WorkerConfig);
 
 impl WorkerConfig {
     pub fn new(plan: WorkerPlan, authority: Option<NodeId>, sink_node: NodeId) -> WorkerConfig {
