@@ -11,7 +11,7 @@ use coordlab_sim::properties::Verdict;
 use coordlab_sim::protocols::redis_locks::redis::{RedisConfig, RedisDurable, RedisNode, Role, StoreTimer};
 use coordlab_sim::protocols::redis_locks::redis_msg::RedisMsg;
 use coordlab_sim::scenarios::ch6_lock_services::redis_failover::{self, CRASH_AT_MS};
-use coordlab_sim::scenarios::{expectation_for, Params};
+use coordlab_sim::scenarios::{expectation_for, find, Params};
 use coordlab_sim::trace::TableView;
 use coordlab_sim::{run, Limits, NodeId, Recording, RunRequest, Trace};
 use rand::{Rng, SeedableRng};
@@ -496,7 +496,9 @@ fn a_replica_refuses_writes_and_an_acquire_script_returns_the_counter() {
 
 /// Runs the default setup with store-1's crash moved to `crash_ms`.
 fn run_with_crash_at(pairs: &[(&str, &str)], seed: u64, crash_ms: u64) -> Trace {
-    let p = coordlab_sim::scenarios::resolve_params(&redis_failover::info(), &params(pairs)).unwrap();
+    let p =
+        coordlab_sim::scenarios::resolve_params(&find(redis_failover::ID).unwrap().info(), &params(pairs))
+            .unwrap();
     let setup = redis_failover::setup_with_crash_at(&p, crash_ms);
     Engine::new(setup, seed, &[], Limits::default(), Recording::Summary)
         .unwrap()

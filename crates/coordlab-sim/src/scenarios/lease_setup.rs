@@ -31,9 +31,7 @@ pub(super) mod prelude {
         acquire_requests, granted_to, grants, holders, released,
     };
     pub(in crate::scenarios) use super::super::lease_world::LeaseProperty::*;
-    pub(in crate::scenarios) use super::super::{
-        CheckQuestion, CourseNotes, Expectation, Params, ScenarioInfo,
-    };
+    pub(in crate::scenarios) use super::super::{CheckQuestion, CourseNotes, Expectation, Listing, Params};
     pub(in crate::scenarios) use super::{
         build, chosen, count, expect, holds_if, int, off_on, worker, worker_pair, LeasePair, LeasePlan,
         StorePlan,
@@ -325,12 +323,15 @@ pub fn chosen(params: &Params, key: &str, value: &str) -> bool {
 }
 
 /// An expectation from `(outcome key, value)` and `(property, verdict)` pairs, in order.
-pub fn expect<'a>(
-    outcome: impl IntoIterator<Item = (&'a str, Value)>,
+pub fn expect<'a, V: Into<Value>>(
+    outcome: impl IntoIterator<Item = (&'a str, V)>,
     verdicts: impl IntoIterator<Item = (&'a str, Verdict)>,
 ) -> Expectation {
     Expectation {
-        outcome: outcome.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+        outcome: outcome
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.into()))
+            .collect(),
         verdicts: verdicts.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
     }
 }

@@ -244,6 +244,16 @@ impl ParamSpec {
     }
 }
 
+/// What a scenario's module says of it for the library: all of [`ScenarioInfo`] but the id and
+/// chapter: the module states its `ID`, its folder the `CHAPTER`, and the registry adds both.
+pub struct Listing {
+    /// Curriculum sections it teaches, e.g. "§1–2".
+    pub sections: &'static str,
+    pub title: &'static str,
+    pub summary: &'static str,
+    pub params: Vec<ParamSpec>,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ScenarioInfo {
     pub id: &'static str,
@@ -444,7 +454,7 @@ pub struct ScenarioDef {
     pub course: Option<&'static CourseNotes>,
     /// `None` in a browser bundle that neither simulates this scenario nor shows the library
     /// (see [`ScenarioDef::info`]).
-    pub info_fn: Option<fn() -> ScenarioInfo>,
+    pub info_fn: Option<fn() -> Listing>,
     pub expectation: fn(&Params) -> Expectation,
     /// `None` in a build without this scenario's bundle (see [`bundles`]).
     pub setup: Option<SetupFn>,
@@ -459,7 +469,7 @@ macro_rules! scenario {
     ($bundle:literal, $chapter:ident :: $module:ident $(, also $extra:literal)?) => {
         ScenarioDef {
             id: $chapter::$module::ID,
-            chapter: $chapter::$module::CHAPTER,
+            chapter: $chapter::CHAPTER,
             course: if cfg!(all(feature = "course", feature = $bundle)) {
                 Some(&$chapter::$module::COURSE)
             } else {
@@ -490,7 +500,22 @@ impl ScenarioDef {
     /// chapter knows only the id (and loads the right bundle to show the rest).
     pub fn info(&self) -> ScenarioInfo {
         match self.info_fn {
-            Some(info) => info(),
+            Some(info) => {
+                let Listing {
+                    sections,
+                    title,
+                    summary,
+                    params,
+                } = info();
+                ScenarioInfo {
+                    id: self.id,
+                    chapter: self.chapter,
+                    sections,
+                    title,
+                    summary,
+                    params,
+                }
+            }
             None => ScenarioInfo {
                 id: self.id,
                 chapter: 0,

@@ -24,13 +24,11 @@ use crate::protocols::database::advisory_sql::{
 use crate::protocols::database::advisory_worker::{JobDurable, JobPlan, JobRun, JobWorker, RunResult};
 use crate::scenarios::common::always;
 use crate::scenarios::lease_setup::choice;
-use crate::scenarios::{Expectation, Params, ScenarioInfo, VariantDefault};
+use crate::scenarios::{Expectation, Listing, Params, VariantDefault};
 use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
 pub const ID: &str = "advisory-locks";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 1;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -52,7 +50,7 @@ pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes 
 /// The pool closes a connection this long after opening it.
 pub const POOL_LIFETIME_MS: u64 = 400;
 
-pub fn info() -> ScenarioInfo {
+pub fn info() -> Listing {
     let mut scope = choice(
         "scope",
         "Lock scope",
@@ -69,9 +67,7 @@ pub fn info() -> ScenarioInfo {
         when: ("first_run", "throws"),
         value: "session",
     }];
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+    Listing {
         sections: "§2",
         title: "Advisory locks",
         summary: "Jobs lock a name's hashtext with PostgreSQL advisory locks: transaction or session scope, two names that collide, a pooled connection that keeps a lock.",

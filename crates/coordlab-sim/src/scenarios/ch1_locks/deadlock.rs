@@ -24,13 +24,11 @@ use crate::protocols::database::row_lock_db::{AccountRow, LockDbDurable};
 use crate::protocols::database::sql::rupees;
 use crate::protocols::database::txn_client::{Step, TxnPlan};
 use crate::scenarios::common::{always, eventually};
-use crate::scenarios::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
+use crate::scenarios::{ChoiceOption, Expectation, Listing, ParamKind, ParamSpec, Params};
 use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
 pub const ID: &str = "deadlock";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 1;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -53,10 +51,8 @@ pub const OPENING_BALANCE: i64 = 100;
 /// (from, to, amount) of each transfer.
 pub const TRANSFERS: [(u32, u32, i64); 2] = [(1, 2, 10), (2, 1, 20)];
 
-pub fn info() -> ScenarioInfo {
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+pub fn info() -> Listing {
+    Listing {
         sections: "§1",
         title: "Deadlock",
         summary: "Two transfers lock two rows in opposite orders; the database aborts one.",

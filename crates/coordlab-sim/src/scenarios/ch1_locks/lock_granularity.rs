@@ -27,13 +27,11 @@ use crate::protocols::database::row_locks::SUPREMUM;
 use crate::protocols::database::txn_client::{Step, TxnClient, TxnPlan};
 use crate::scenarios::common::{always, eventually};
 use crate::scenarios::lease_setup::choice;
-use crate::scenarios::{Expectation, Params, ScenarioInfo};
+use crate::scenarios::{Expectation, Listing, Params};
 use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
 pub const ID: &str = "lock-granularity";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 1;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -58,10 +56,8 @@ pub const BILLING_TARGET: u32 = 3;
 pub const SUPPORT_TARGET: u32 = 7;
 pub const NEW_USER: u32 = USER_COUNT + 1;
 
-pub fn info() -> ScenarioInfo {
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+pub fn info() -> Listing {
+    Listing {
         sections: "§1",
         title: "Lock granularity",
         summary: "InnoDB: with no index, an update locks every row it scans, and the gaps.",

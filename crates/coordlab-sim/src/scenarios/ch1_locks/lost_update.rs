@@ -18,13 +18,11 @@ use crate::protocols::database::account_db::{AccountDb, DbDurable};
 use crate::protocols::database::debit_worker::{DebitPlan, DebitStrategy, DebitWorker, Phase, WorkerDurable};
 use crate::protocols::database::sql::{rupees, ACCOUNT_ID};
 use crate::scenarios::common::{always, eventually};
-use crate::scenarios::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
+use crate::scenarios::{ChoiceOption, Expectation, Listing, ParamKind, ParamSpec, Params};
 use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
 pub const ID: &str = "lost-update";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 1;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -46,10 +44,8 @@ pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes 
 const OPENING_BALANCE: i64 = 100;
 const DEBIT: i64 = 30;
 
-pub fn info() -> ScenarioInfo {
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+pub fn info() -> Listing {
+    Listing {
         sections: "§1–2",
         title: "Lost update",
         summary: "Two workers each take ₹30 from a ₹100 balance. Without a lock one debit vanishes; a row lock or a version-checked write keeps both.",

@@ -4,6 +4,10 @@
 //! show what one lock manager gives for free: it sees every holder, and a holder's connection
 //! dying releases its locks. `db_common` builds the database and its workers for the chapter.
 
+/// The chapter of the course this folder's scenarios belong to (the registry gives it to each;
+/// the course walks chapters in order).
+pub const CHAPTER: u8 = 1;
+
 pub mod advisory_locks;
 pub mod db_common;
 pub mod deadlock;

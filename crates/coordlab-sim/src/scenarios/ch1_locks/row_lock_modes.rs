@@ -25,13 +25,11 @@ use crate::protocols::database::row_lock_db::LockDbDurable;
 use crate::protocols::database::row_locks::{LockMode, CONFLICTS};
 use crate::protocols::database::txn_client::{Step, TxnClient, TxnPlan};
 use crate::scenarios::common::{always, eventually};
-use crate::scenarios::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
+use crate::scenarios::{ChoiceOption, Expectation, Listing, ParamKind, ParamSpec, Params};
 use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
 pub const ID: &str = "row-lock-modes";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 1;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -76,7 +74,7 @@ fn options(with_none: bool) -> Vec<ChoiceOption> {
     out
 }
 
-pub fn info() -> ScenarioInfo {
+pub fn info() -> Listing {
     let param = |key, label, default, with_none| {
         ParamSpec {
         variant_defaults: &[],
@@ -89,9 +87,7 @@ pub fn info() -> ScenarioInfo {
         },
     }
     };
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+    Listing {
         sections: "§1",
         title: "Row lock modes",
         summary: "Which row lock modes wait for which, foreign-key inserts included.",

@@ -21,13 +21,11 @@ use crate::protocols::database::db_sql::{ClaimLock, DbRequest};
 use crate::protocols::database::row_lock_db::{JobRow, LockDbDurable};
 use crate::protocols::database::txn_client::{Step, TxnPlan};
 use crate::scenarios::common::{always, eventually};
-use crate::scenarios::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
+use crate::scenarios::{ChoiceOption, Expectation, Listing, ParamKind, ParamSpec, Params};
 use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
 pub const ID: &str = "skip-locked-queue";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 1;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -49,10 +47,8 @@ pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes 
 pub const JOBS: u32 = 6;
 pub const MAX_WORKERS: u32 = 5;
 
-pub fn info() -> ScenarioInfo {
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+pub fn info() -> Listing {
+    Listing {
         sections: "§1",
         title: "A job queue in a table",
         summary: "Workers claim jobs from a table: SKIP LOCKED, FOR UPDATE or NOWAIT.",

@@ -31,11 +31,9 @@ use crate::scenarios::lease_setup::{
     build, choice, chosen, holds_if, worker, LeasePair, LeasePlan, OPENING_BALANCE,
 };
 use crate::scenarios::lease_world::LeaseProperty::*;
-use crate::scenarios::{Expectation, Params, ScenarioInfo};
+use crate::scenarios::{Expectation, Listing, Params};
 
 pub const ID: &str = "duplicate-job";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 2;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -58,10 +56,8 @@ const DEBIT: i64 = 30;
 /// The run's key: the job and the date it runs for.
 const RUN_KEY: &str = "nightly-debit:2025-03-14";
 
-pub fn info() -> ScenarioInfo {
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+pub fn info() -> Listing {
+    Listing {
         sections: "§1, §3",
         title: "Duplicate 2am job",
         summary: "Two replicas of a service both run the nightly job that debits ₹30. With nothing in between, the account is debited twice; with a lease, the copy that asks second is turned away — but only while the first holds it. A copy that fires after the first let go runs the job again, unless each run's debit also commits a key of its own: then a crash before the commit leaves the run to the other copy, and the job is done exactly once.",

@@ -39,11 +39,9 @@ use crate::scenarios::lease_setup::{
 };
 use crate::scenarios::lease_world::LeaseProperty::*;
 use crate::scenarios::lease_world::{accepted, grant, rejected};
-use crate::scenarios::{Expectation, Params, ScenarioInfo};
+use crate::scenarios::{Expectation, Listing, Params};
 
 pub const ID: &str = "lease-lifecycle";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 2;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -76,10 +74,8 @@ const RETRY_MS: u64 = 5_000;
 /// A comes back after B has finished and released.
 const RESTART_A_MS: u64 = 24_000;
 
-pub fn info() -> ScenarioInfo {
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+pub fn info() -> Listing {
+    Listing {
         sections: "§3, §5",
         title: "Lease lifecycle",
         summary: "Acquire, heartbeat, crash, expiry, takeover, a clean release and a fresh acquisition — one lease row, its acquisition statement and its fencing token through all of it. Release by deleting the row to see the token counter start over at 1; switch the renewal rule to see a worker fence itself out.",

@@ -26,12 +26,10 @@ use crate::scenarios::common::CLOCKLESS_FAULTS;
 use crate::scenarios::fence_world::{held_token, FenceCast, FenceProperty, FenceWorld};
 use crate::scenarios::lease_setup::STORE_FAULTS;
 use crate::scenarios::lease_setup::{choice, holds_if, int, millis, OPENING_BALANCE};
-use crate::scenarios::{Expectation, Params, ScenarioInfo};
+use crate::scenarios::{Expectation, Listing, Params};
 use crate::trace::EventKind;
 
 pub const ID: &str = "lease-placement";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 2;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -53,10 +51,8 @@ pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes 
 
 const LEASE: &str = "account-42";
 
-pub fn info() -> ScenarioInfo {
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+pub fn info() -> Listing {
+    Listing {
         sections: "§3",
         title: "Where the lease table lives",
         summary: "The shared primary gives one holder; a lagging read replica or a table per node gives two; a store that is down stops the work.",

@@ -24,11 +24,9 @@ use crate::protocols::lease::lease_worker::{Coordination, LeaseWorker, StopReaso
 use crate::scenarios::common::CLOCKLESS_FAULTS;
 use crate::scenarios::lease_setup::{build, choice, worker, LeasePlan, OPENING_BALANCE};
 use crate::scenarios::lease_world::LeaseProperty::*;
-use crate::scenarios::{Expectation, Params, ScenarioInfo};
+use crate::scenarios::{Expectation, Listing, Params};
 
 pub const ID: &str = "lock-alternatives";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 2;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -65,10 +63,8 @@ fn method(params: &Params) -> Method {
     }
 }
 
-pub fn info() -> ScenarioInfo {
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+pub fn info() -> Listing {
+    Listing {
         sections: "§5",
         title: "Alternatives to the lock",
         summary: "The 2am job fires on both replicas. A unique key, a conditional update or partitioning by account lets exactly one copy run it — no lease store involved.",

@@ -5,6 +5,10 @@
 //! need no lease at all (a unique key, a conditional update, partitioning). The
 //! stories are built on the lease family's shared plan (`lease_setup`) and world (`lease_world`).
 
+/// The chapter of the course this folder's scenarios belong to (the registry gives it to each;
+/// the course walks chapters in order).
+pub const CHAPTER: u8 = 2;
+
 pub mod duplicate_job;
 pub mod lease_lifecycle;
 pub mod lease_placement;

@@ -34,11 +34,9 @@ use crate::scenarios::lease_setup::{
 use crate::scenarios::lease_table_beats::{granted_to, grants, last_statement, refused, row, writes};
 use crate::scenarios::lease_world::LeaseProperty::*;
 use crate::scenarios::lease_world::{accepted, rejected};
-use crate::scenarios::{Expectation, Params, ScenarioInfo};
+use crate::scenarios::{Expectation, Listing, Params};
 
 pub const ID: &str = "wrong-release";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 2;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -87,10 +85,8 @@ const ROLES: [Role; 3] = [
     },
 ];
 
-pub fn info() -> ScenarioInfo {
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+pub fn info() -> Listing {
+    Listing {
         sections: "§3–4",
         title: "Releasing the wrong lease",
         summary: "A's lease expires while it is stuck; B takes over. When A gives up, its finally block deletes the lease row — B's row, unless the delete checks the owner. Then C walks in, and its insert starts the token counter again at 1.",

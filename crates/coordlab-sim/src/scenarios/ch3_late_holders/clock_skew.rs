@@ -37,11 +37,9 @@ use crate::scenarios::lease_setup::{
     build, choice, holds_if, int, worker_pair, LeasePlan, StorePlan, OPENING_BALANCE,
 };
 use crate::scenarios::lease_world::LeaseProperty::*;
-use crate::scenarios::{Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
+use crate::scenarios::{Expectation, Listing, ParamKind, ParamSpec, Params};
 
 pub const ID: &str = "clock-skew";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 3;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -82,10 +80,8 @@ pub const REAL_DRIFT_PPM: i64 = 100;
 /// The careful worker's margin: more than any step the parameters allow.
 pub const MARGIN_MS: u64 = 10_000;
 
-pub fn info() -> ScenarioInfo {
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+pub fn info() -> Listing {
+    Listing {
         sections: "§4–5",
         title: "Clock skew",
         summary: "Real clock drift is milliseconds; a clock step is seconds. At 16 s an NTP correction sets A's clock back 5 s, so A judges its lease 5 s too long and starts one more step after the store has expired it and granted it to B. A's write lands before B's first one, the fence has not seen 34 yet, and the step is debited twice. With margin=10s, A starts a step only if it ends 10 s before the lease does by its own clock, and the run stays safe.",

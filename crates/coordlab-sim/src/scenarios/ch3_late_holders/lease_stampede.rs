@@ -1,11 +1,8 @@
-//! `lease-stampede` (curriculum §4 and §9, "add jitter to retries"): N waiters poll a lease held
-//! for a 2.5 s job. Without jitter they fire at 1 s and retry every 2 s exactly, so their
-//! requests reach the store in bursts, round after round; with jitter they arrive spread out.
+//! `lease-stampede` (§4, §9): waiters of a held lease retry in lockstep bursts unless jittered.
 
 use crate::scenarios::lease_setup::prelude::*;
 
 pub const ID: &str = "lease-stampede";
-pub const CHAPTER: u8 = 3;
 pub const COURSE: CourseNotes = CourseNotes {
     objectives: &[
         "See waiters retry in lockstep when a lease drops",
@@ -24,10 +21,8 @@ pub const COURSE: CourseNotes = CourseNotes {
 };
 const LEASE: &str = "job:nightly-sweep";
 
-pub fn info() -> ScenarioInfo {
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+pub fn info() -> Listing {
+    Listing {
         sections: "§4, §9",
         title: "Lease stampede",
         summary: "Several waiters poll a held lease. When it drops, without jitter they all hit the store in the same instant, round after round; with jitter their requests arrive spread out and fewer are wasted.",
@@ -45,13 +40,8 @@ pub fn info() -> ScenarioInfo {
 }
 
 pub fn expectation(params: &Params) -> Expectation {
-    let once = [
-        ("overlapping_grants", json!(0)),
-        ("max_concurrent_holders", json!(1)),
-    ];
-    // Without jitter every waiter's first poll lands in one bucket, shared with nothing else.
-    // With it two random delays may share a bucket by chance: no peak is declared.
-    let waiters = json!(int::<u32>(params, "waiters"));
+    let once = [("overlapping_grants", 0), ("max_concurrent_holders", 1)];
+    let waiters = int::<u32>(params, "waiters");
     let peak = chosen(params, "jitter", "off").then_some(("peak_requests_per_bucket", waiters));
     let holds = ["no-overlapping-grants", "tokens-increase", "job-completes"];
     expect(once.into_iter().chain(peak), holds.map(|p| (p, Holds)))
@@ -67,7 +57,6 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         step_ms: 2_500,
         steps: 1,
         release_in_finally: true,
-        check_progress: true, // a waiter that gets the lease first finds the job done
         ..WorkerPlan::leased(LEASE)
     };
     let waiter = WorkerPlan {
@@ -79,7 +68,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     let (mut setup, cast) = build(LeasePlan {
         workers: [worker("holder", holder)].into_iter().chain(crowd).collect(),
         properties: vec![NoOverlappingGrants, TokensIncrease, JobCompletes],
-        // A jitter-free burst, a few ms wide, falls in one bucket: rounds start on its multiples.
+        // A jitter-free burst, a few ms wide, starts on a multiple of 100 ms: it fills one bucket (the peak).
         histogram_bucket_ms: Some(100),
         ..LeasePlan::default()
     });
@@ -114,11 +103,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     setup.beat(
         "next",
         "A waiter takes over and finds the job done",
-        if jitter_ms > 0 {
-            "The first waiter to ask after the release takes the row over with the next token, and has nothing left to do."
-        } else {
-            "One request of the burst wins the row with the next token; the others are refused together, again."
-        },
+        "The first request after the release wins the row with the next token and finds nothing left to do; any arriving with it are refused.",
         move |n, _| grants(n, store).iter().any(|g| g.owner != holder),
     );
     setup.beat(

@@ -31,11 +31,9 @@ use crate::scenarios::lease_setup::{
 use crate::scenarios::lease_table_beats::{granted_to, grants, refused, writes};
 use crate::scenarios::lease_world::{accepted, rejected, LeaseProperty::*, LeaseWorld};
 use crate::scenarios::property_library::add_ledger;
-use crate::scenarios::{Expectation, Params, ScenarioInfo};
+use crate::scenarios::{Expectation, Listing, Params};
 
 pub const ID: &str = "lock-across-call";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 3;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -73,10 +71,8 @@ struct CallCast {
     jobs: Option<NodeId>,
 }
 
-pub fn info() -> ScenarioInfo {
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+pub fn info() -> Listing {
+    Listing {
         sections: "§2, §5, §9",
         title: "A lock held across a network call",
         summary: "A calls a slow payment API while holding a 10 s lease. The call outlives the lease, B makes the same call, and the API pays twice. The remedies: hold the lock only for a short claim, or make the call idempotent and the record fenced.",

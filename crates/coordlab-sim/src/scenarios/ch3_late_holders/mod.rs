@@ -3,6 +3,10 @@
 //! still believes it holds a lease the store has already given away; the runs measure how
 //! long two holders overlap. `call_world` checks the lock-across-a-call story.
 
+/// The chapter of the course this folder's scenarios belong to (the registry gives it to each;
+/// the course walks chapters in order).
+pub const CHAPTER: u8 = 3;
+
 pub mod call_world;
 pub mod clock_skew;
 mod clock_skew_beats;

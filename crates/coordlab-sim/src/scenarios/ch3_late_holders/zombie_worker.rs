@@ -21,11 +21,9 @@ use crate::scenarios::lease_setup::{
     build, choice, holds_if, int, millis, worker_pair, LeasePlan, StorePlan, OPENING_BALANCE,
 };
 use crate::scenarios::lease_world::LeaseProperty::*;
-use crate::scenarios::{Expectation, ParamSpec, Params, ScenarioInfo, VariantDefault};
+use crate::scenarios::{Expectation, Listing, ParamSpec, Params, VariantDefault};
 
 pub const ID: &str = "zombie-worker";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 3;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -45,10 +43,8 @@ pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes 
     },
 };
 
-pub fn info() -> ScenarioInfo {
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+pub fn info() -> Listing {
+    Listing {
         sections: "§4–5",
         title: "Zombie worker",
         summary: "A's lease expires while it is frozen in a GC pause; B takes over with a higher token. When A wakes it writes anyway — only a check at the ledger stops it, and only if B's token reached the ledger before B read how far the job got.",

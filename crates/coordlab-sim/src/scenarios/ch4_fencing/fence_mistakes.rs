@@ -29,12 +29,10 @@ use crate::protocols::lease::placed_lease::{PlacedConfig, PlacedLease, TokenSour
 use crate::scenarios::common::{beat_either, WORKER_FAULTS};
 use crate::scenarios::fence_world::{held_token, FenceCast, FenceProperty, FenceWorld};
 use crate::scenarios::lease_setup::{choice, holds_if, OPENING_BALANCE};
-use crate::scenarios::{Expectation, Params, ScenarioInfo};
+use crate::scenarios::{Expectation, Listing, Params};
 use crate::trace::EventKind;
 
 pub const ID: &str = "fence-mistakes";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 4;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -59,10 +57,8 @@ const A_CLOCK_AHEAD_MS: i64 = 45_000;
 const A_RANDOM_ID: u64 = 0xE3B0_C442;
 const B_RANDOM_ID: u64 = 0x5F2A_9C17;
 
-pub fn info() -> ScenarioInfo {
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+pub fn info() -> Listing {
+    Listing {
         sections: "§5",
         title: "Fence mistakes",
         summary: "A timestamp, a random id, a per-process counter or a re-read token as the fence: each lets the zombie's write land. The lease counter refuses it.",

@@ -3,6 +3,10 @@
 //! what it does not (a resource that cannot check a token), the mistakes that open it again,
 //! and where tokens come from in real stores.
 
+/// The chapter of the course this folder's scenarios belong to (the registry gives it to each;
+/// the course walks chapters in order).
+pub const CHAPTER: u8 = 4;
+
 pub mod fence_mistakes;
 pub mod token_sources;
 pub mod unfenceable_resource;

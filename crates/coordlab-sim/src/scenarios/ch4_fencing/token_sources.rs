@@ -40,12 +40,10 @@ use crate::scenarios::common::WORKER_FAULTS;
 use crate::scenarios::fence_world::{held_token, FenceCast, FenceProperty, FenceWorld};
 use crate::scenarios::lease_setup::STORE_FAULTS;
 use crate::scenarios::lease_setup::{choice, chosen, holds_if, OPENING_BALANCE};
-use crate::scenarios::{Expectation, Params, ScenarioInfo};
+use crate::scenarios::{Expectation, Listing, Params};
 use crate::trace::EventKind;
 
 pub const ID: &str = "token-sources";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 4;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -69,10 +67,8 @@ pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes 
 const CRASH_AT_MS: u64 = 130;
 const REDIS_SHIP_MS: u64 = 200;
 
-pub fn info() -> ScenarioInfo {
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+pub fn info() -> Listing {
+    Listing {
         sections: "§5–6",
         title: "Where a token comes from",
         summary: "Seven stores hand out a token with the lease. After a failover a quorum store keeps its counter; Redis reissues 33 to a second holder.",

@@ -18,8 +18,6 @@ use crate::scenarios::lease_setup::prelude::*;
 use crate::trace::EventKind;
 
 pub const ID: &str = "unfenceable-resource";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 4;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: CourseNotes = CourseNotes {
     objectives: &[
@@ -46,10 +44,8 @@ const RETRY_MS: u64 = 10_000;
 const PAUSE_AT_MS: u64 = 1_000;
 const PAUSE_MS: u64 = 40_000;
 
-pub fn info() -> ScenarioInfo {
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+pub fn info() -> Listing {
+    Listing {
         sections: "§5",
         title: "A resource that cannot be fenced",
         summary: "A zombie worker's payment instruction reaches a rail that knows no tokens. Only a deterministic idempotency key lets the rail tell a replay from a second payment.",

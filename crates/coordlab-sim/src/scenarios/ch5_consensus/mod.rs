@@ -4,6 +4,10 @@
 //! `raft_beats` holds the stories' beats; the shared Raft builders are `raft_common` and
 //! `raft_world` in the parent folder, because chapter 6's consensus lock uses them too.
 
+/// The chapter of the course this folder's scenarios belong to (the registry gives it to each;
+/// the course walks chapters in order).
+pub const CHAPTER: u8 = 5;
+
 pub mod raft_beats;
 pub mod raft_chaos;
 pub mod raft_election;

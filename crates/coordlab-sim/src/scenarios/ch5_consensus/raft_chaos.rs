@@ -18,13 +18,11 @@ use crate::scenarios::raft_common::CONVERGES_AFTER_HEAL;
 use crate::scenarios::raft_common::{
     bug, build, common_params, int_param, num, servers_param, ClusterPlan, RaftCast,
 };
-use crate::scenarios::{Expectation, Params, ScenarioInfo};
+use crate::scenarios::{Expectation, Listing, Params};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 pub const ID: &str = "raft-chaos";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 5;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -52,7 +50,7 @@ pub const MAX_CHAOS_PAUSE_MS: u64 = 800;
 /// own randomness changes.
 const CHAOS_STREAM: u64 = 0xc4a05;
 
-pub fn info() -> ScenarioInfo {
+pub fn info() -> Listing {
     let mut params = vec![
         servers_param(3),
         int_param(
@@ -102,9 +100,7 @@ pub fn info() -> ScenarioInfo {
         ),
     ];
     params.extend(common_params());
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+    Listing {
         sections: "§6",
         title: "Raft in a storm: random faults, then heal",
         summary: "The seed draws a storm: servers crash and come back, freeze in pauses, get partitioned or cut off one way, while the network loses, duplicates and reorders messages and a client keeps writing. At the end of the storm everything heals. The safety checks must hold at every step, and afterwards the cluster must settle on one leader and one log. Change the seed for a different storm.",

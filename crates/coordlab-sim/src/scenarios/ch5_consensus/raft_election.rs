@@ -13,13 +13,11 @@ use crate::scenarios::raft_common::{
     bug, build_with_world, common_params, num, servers_param, verdicts_if_correct, ClusterPlan, RaftCast,
     PROPERTIES,
 };
-use crate::scenarios::{Expectation, Params, ScenarioInfo};
+use crate::scenarios::{Expectation, Listing, Params};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "raft-election";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 5;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -42,12 +40,10 @@ pub const CRASH_MS: u64 = 600;
 pub const RESTART_MS: u64 = 1_400;
 pub const STOP_AT_MS: u64 = 2_000;
 
-pub fn info() -> ScenarioInfo {
+pub fn info() -> Listing {
     let mut params = vec![servers_param(3)];
     params.extend(common_params());
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+    Listing {
         sections: "§6",
         title: "Raft: electing a leader",
         summary: "S1 boots first and becomes leader. At 0.6 s it crashes; the others' election timers run out and one of them wins a higher term. At 1.4 s S1 restarts, still in its old term, and follows the new leader as soon as it hears from it.",

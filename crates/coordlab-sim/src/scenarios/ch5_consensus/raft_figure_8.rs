@@ -36,14 +36,12 @@ use crate::kernel::world::{Nodes, World};
 use crate::properties::{PropertySpec, Verdict};
 use crate::protocols::raft::{ClientConfig, Entry, LogIndex, RaftClient, RaftServer, Role, Term};
 use crate::scenarios::raft_common::{build, ClusterPlan, RaftCast, RaftWorld, CLIENT_FAULTS, PROPERTIES};
-use crate::scenarios::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
+use crate::scenarios::{ChoiceOption, Expectation, Listing, ParamKind, ParamSpec, Params};
 use crate::trace::{columns, TableView};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "raft-figure-8";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 5;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -159,10 +157,8 @@ impl CommitRule {
     }
 }
 
-pub fn info() -> ScenarioInfo {
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+pub fn info() -> Listing {
+    Listing {
         sections: "§6",
         title: "Raft: Figure 8 — why a leader commits only its own term's entries",
         summary: "S1 leads term 2 and gets y=2 onto S2 only. S1 crashes; S5 wins term 3 and takes z=3 for the same index 2, which nobody else gets; S5 crashes. S1 comes back, wins term 4 and copies y=2 to S3: now a majority holds it. Then S1 crashes right after it first commits index 2. Counting copies, it commits y=2 at once — and S5, whose log ends in a later term, wins term 5 and overwrites it: an applied entry is lost. With the paper's rule S1 waits until its own term-4 entry x=4 is on a majority and commits both together; after that S5 can never win.",

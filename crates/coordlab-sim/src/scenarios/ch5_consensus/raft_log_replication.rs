@@ -11,11 +11,9 @@ use crate::scenarios::raft_common::promised_verdicts;
 use crate::scenarios::raft_common::{
     bug, build_with_world, common_params, int_param, num, servers_param, ClusterPlan, RaftCast,
 };
-use crate::scenarios::{Expectation, Params, ScenarioInfo};
+use crate::scenarios::{Expectation, Listing, Params};
 
 pub const ID: &str = "raft-log-replication";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 5;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -36,7 +34,7 @@ pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes 
 };
 pub const STOP_AT_MS: u64 = 3_000;
 
-pub fn info() -> ScenarioInfo {
+pub fn info() -> Listing {
     let mut params = vec![
         servers_param(1),
         int_param(
@@ -50,9 +48,7 @@ pub fn info() -> ScenarioInfo {
         ),
     ];
     params.extend(common_params());
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+    Listing {
         sections: "§6",
         title: "Raft: replicating the log",
         summary: "The client's writes go to the leader, which appends them and commits each once a majority stores it. The last follower answers slowly and the one before it crashes from 0.8 s to 1.6 s: the majority keeps committing, and the restarted follower is brought up to date.",

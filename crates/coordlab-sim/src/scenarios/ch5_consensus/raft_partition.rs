@@ -14,13 +14,11 @@ use crate::scenarios::raft_common::promised_verdicts;
 use crate::scenarios::raft_common::{
     bug, build_with_world, common_params, num, ClusterPlan, RaftCast, Watch,
 };
-use crate::scenarios::{Expectation, Params, ScenarioInfo};
+use crate::scenarios::{Expectation, Listing, Params};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "raft-partition";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 5;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -46,10 +44,8 @@ pub const STOP_AT_MS: u64 = 3_500;
 /// With `bug=skip-up-to-date-check`: when S2, cut off alone since the heal, is back.
 pub const S2_BACK_MS: u64 = 2_900;
 
-pub fn info() -> ScenarioInfo {
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+pub fn info() -> Listing {
+    Listing {
         sections: "§6",
         title: "Raft: a partition around the leader",
         summary: "Five servers; S1 leads and the client has written twice. At 0.7 s the network splits {S1, S2, client} from {S3, S4, S5}. S1 still believes it leads and appends the client's write, but with two of five it can never commit. The three elect a new leader in a higher term. At 1.8 s the network heals: S1 sees the newer term, steps down, and its uncommitted entry is overwritten.",

@@ -18,14 +18,12 @@ use crate::properties::PropertySpec;
 use crate::protocols::raft::{RaftClient, RaftServer, Role, MAX_SERVERS};
 use crate::scenarios::raft_common::{build, common_params, num, servers_param, ClusterPlan, RaftWorld};
 use crate::scenarios::raft_common::{verdicts_if_correct, RaftCast};
-use crate::scenarios::{Expectation, Params, ScenarioInfo};
+use crate::scenarios::{Expectation, Listing, Params};
 use crate::trace::{columns, TableView};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "raft-quorum";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 5;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -88,12 +86,10 @@ pub fn stop_at_ms(n: u32) -> u64 {
     FIRST_CRASH_MS + (crashes - 1) * CRASH_EVERY_MS + AFTER_LAST_CRASH_MS
 }
 
-pub fn info() -> ScenarioInfo {
+pub fn info() -> Listing {
     let mut params = vec![servers_param(1)];
     params.extend(common_params());
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+    Listing {
         sections: "§6",
         title: "Raft: how many failures a quorum survives",
         summary: "S1 leads and a client writes all the time. From 0.6 s a follower crashes every 0.6 s. While a majority is up, every write commits; once one more server is down than the cluster can spare, the leader still appends the client's write but never gets enough copies, and the client waits for ever. Then the leader crashes too and nobody can be elected. A cluster of N needs ⌊N/2⌋+1 servers up to elect and commit, so it survives ⌊(N−1)/2⌋ failures: 4 servers survive 1, no more than 3 do. The player's State panel lists sizes 1 to 7 in the table \"Cluster size and failures tolerated\".",

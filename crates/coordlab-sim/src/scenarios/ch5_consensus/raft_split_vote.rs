@@ -10,13 +10,11 @@ use crate::kernel::setup::Setup;
 use crate::scenarios::raft_common::{
     build_with_world, common_params, num, servers_param, verdicts_if_correct, ClusterPlan,
 };
-use crate::scenarios::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
+use crate::scenarios::{ChoiceOption, Expectation, Listing, ParamKind, ParamSpec, Params};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "raft-split-vote";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 5;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -36,7 +34,7 @@ pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes 
 };
 pub const STOP_AT_MS: u64 = 2_000;
 
-pub fn info() -> ScenarioInfo {
+pub fn info() -> Listing {
     let mut params = vec![
         ParamSpec {
             variant_defaults: &[],
@@ -60,9 +58,7 @@ pub fn info() -> ScenarioInfo {
         servers_param(3),
     ];
     params.extend(common_params());
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+    Listing {
         sections: "§6",
         title: "Raft: split votes and random timeouts",
         summary: "All servers boot together and nobody leads. With identical timeouts they all stand for election at once, each keeps its own vote, and no term ever gets a majority. With randomized timeouts one of them wakes first and is elected before the rest stir.",

@@ -14,13 +14,11 @@ use crate::scenarios::raft_common::promised_verdicts;
 use crate::scenarios::raft_common::{
     bug, build_with_world, common_params, int_param, num, servers_param, ClusterPlan, RaftCast,
 };
-use crate::scenarios::{Expectation, Params, ScenarioInfo};
+use crate::scenarios::{Expectation, Listing, Params};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "raft-stale-leader";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 5;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -42,7 +40,7 @@ pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes 
 pub const PAUSE_AT_MS: u64 = 800;
 pub const STOP_AT_MS: u64 = 3_000;
 
-pub fn info() -> ScenarioInfo {
+pub fn info() -> Listing {
     let mut params = vec![
         servers_param(3),
         int_param(
@@ -56,9 +54,7 @@ pub fn info() -> ScenarioInfo {
         ),
     ];
     params.extend(common_params());
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+    Listing {
         sections: "§6",
         title: "Raft: the term fences a stale leader",
         summary: "S1 leads, then freezes in a GC pause at 0.8 s. The others hear nothing, elect a new leader in a higher term and move on. S1 wakes still sure it leads: its overdue heartbeat fires first and sends AppendEntries stamped with its old term. Then S1 reads the messages that piled up while it was frozen; the first one stamped with the newer term makes S1 step down. Its stale AppendEntries reach the others anyway, and each one rejects them: the term works as a fencing token.",

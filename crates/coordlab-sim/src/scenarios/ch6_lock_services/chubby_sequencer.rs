@@ -25,11 +25,9 @@ use crate::protocols::services::service_client::ServiceClient;
 use crate::protocols::services::service_lock::{Check, Flavour, ServerConfig, KEEPALIVE_EARLY_MS};
 use crate::scenarios::common::beat_either;
 use crate::scenarios::lease_setup::{choice, holds_if, int, millis};
-use crate::scenarios::{Expectation, Params, ScenarioInfo};
+use crate::scenarios::{Expectation, Listing, Params};
 
 pub const ID: &str = "chubby-sequencer";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 6;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -52,10 +50,8 @@ const STEP_MS: u64 = 3_000;
 const HOLD_FROM_MS: u64 = 1_000;
 const CRASH_AT_MS: u64 = 3_500;
 
-pub fn info() -> ScenarioInfo {
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+pub fn info() -> Listing {
+    Listing {
         sections: "§7",
         title: "Chubby: sequencer and lock-delay",
         summary: "A's write is stuck in the network when A dies. Chubby's lock-delay keeps the lock free for a while; only the storage checking the sequencer stops a write that arrives later still.",

@@ -32,14 +32,12 @@ use crate::protocols::services::lock_service::LockServer;
 use crate::scenarios::common::place_fresh_workers;
 use crate::scenarios::property_library::add_ledger;
 use crate::scenarios::raft_common::{bug, common_params, int_param, num, promised_verdicts, PROPERTIES};
-use crate::scenarios::{Expectation, Params, ScenarioInfo};
+use crate::scenarios::{Expectation, Listing, Params};
 
 #[path = "consensus_lock_beats.rs"]
 mod beats;
 
 pub const ID: &str = "consensus-lock";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 6;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -84,7 +82,7 @@ const REQUEST_TIMEOUT_MS: u64 = 300;
 const MIN_RUN_MS: u64 = 15_000;
 const AFTER_PAUSE_MS: u64 = 4_000;
 
-pub fn info() -> ScenarioInfo {
+pub fn info() -> Listing {
     let mut params = vec![
         int_param(
             "crash_at_ms",
@@ -115,9 +113,7 @@ pub fn info() -> ScenarioInfo {
         ),
     ];
     params.extend(common_params());
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+    Listing {
         sections: "§6–7",
         title: "Consensus lock (etcd): the grant survives the leader's crash",
         summary: "The redis-failover failure against an etcd-style lock on a Raft-replicated store. Each worker puts its own key under /lock/account-42/ with Txn(If(CreateRevision(key) == 0), Then(Put(key, me, lease))); the oldest key holds, and its create revision is the fencing token. store-1 commits worker-a's key (revision 2) and crashes a moment later: the new leader still has it, so worker-b (revision 3) waits, watching worker-a's key. Then worker-a freezes past its lease: the leader revokes it through the log, worker-a's key is deleted, worker-b holds — and the ledger still has to refuse worker-a's late write. The revision counts changes to keys only; keep-alives need no log entry. Compare with redis-failover.",

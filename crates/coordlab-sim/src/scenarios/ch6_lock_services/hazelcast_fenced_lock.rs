@@ -18,11 +18,9 @@ use crate::protocols::lease::lease_msg::seconds;
 use crate::protocols::services::service_lock::{Check, Flavour, GuardedResource, ServerConfig};
 use crate::scenarios::common::beat_either;
 use crate::scenarios::lease_setup::{choice, holds_if, int, millis};
-use crate::scenarios::{Expectation, Params, ScenarioInfo};
+use crate::scenarios::{Expectation, Listing, Params};
 
 pub const ID: &str = "hazelcast-fenced-lock";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 6;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -44,10 +42,8 @@ const HEARTBEAT_MS: u64 = 5_000;
 const STEP_MS: u64 = 5_000;
 const STEPS: u32 = 4;
 
-pub fn info() -> ScenarioInfo {
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+pub fn info() -> Listing {
+    Listing {
         sections: "§7",
         title: "Hazelcast FencedLock",
         summary: "A Raft-backed lock whose lock() returns a fence. A pauses, its CP session expires, B gets a higher fence, and A's late write is refused at the storage.",

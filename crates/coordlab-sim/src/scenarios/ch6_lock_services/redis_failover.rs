@@ -37,14 +37,12 @@ use crate::scenarios::property_library::{
     fence_monotonic, fence_monotonic_spec, ledger_outcome, ledger_row, ledger_tables,
     one_holder_per_store_spec, tokens_increase_spec,
 };
-use crate::scenarios::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
+use crate::scenarios::{ChoiceOption, Expectation, Listing, ParamKind, ParamSpec, Params};
 use crate::trace::{columns, TableView};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "redis-failover";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 6;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -105,10 +103,8 @@ const DOWN_AFTER_MS: u64 = 1_000;
 const FAILOVER_TIMEOUT_MS: u64 = 1_000;
 const STOP_AT_MS: u64 = 6_000;
 
-pub fn info() -> ScenarioInfo {
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+pub fn info() -> Listing {
+    Listing {
         sections: "§4–6",
         title: "Redis failover loses the lock",
         summary: "Worker A's lock (and its fencing token, an INCR in the same script) is acknowledged by the Redis primary, which crashes before streaming the write to its replicas. Three sentinels agree it is down (quorum 2) and elect one of themselves (a majority) to promote a replica, which has no record of either; worker B's SET NX succeeds and gets the very same token. Two holders, one token, and a ledger that cannot tell them apart. WAIT 1 only delays a worker's start until one replica has the write; it does not make Redis consistent. A failover can still promote a replica without the write (failure=other-replica-promoted: WAIT returns 1 and the lock is lost all the same), and a holder paused past the TTL still overlaps the next one. Compare with consensus-lock.",

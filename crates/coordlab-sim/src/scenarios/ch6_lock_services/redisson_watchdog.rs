@@ -22,11 +22,9 @@ use crate::protocols::lease::lease_msg::seconds;
 use crate::protocols::services::service_client::ServiceClient;
 use crate::protocols::services::service_lock::{Check, Flavour, GuardedResource, LockServer, ServerConfig};
 use crate::scenarios::lease_setup::{choice, holds_if, int, millis};
-use crate::scenarios::{Expectation, Params, ScenarioInfo};
+use crate::scenarios::{Expectation, Listing, Params};
 
 pub const ID: &str = "redisson-watchdog";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 6;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -49,10 +47,8 @@ const STEP_MS: u64 = 5_000;
 const STEPS: u32 = 4;
 const HORIZON_MS: u64 = 180_000;
 
-pub fn info() -> ScenarioInfo {
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+pub fn info() -> Listing {
+    Listing {
         sections: "§7",
         title: "Redisson's watchdog",
         summary: "A watchdog renews the lock while the process lives. A stuck thread keeps it renewed for ever; a full GC pause stops the watchdog too, and the paused holder writes after B took over.",

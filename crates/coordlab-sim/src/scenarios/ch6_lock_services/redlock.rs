@@ -24,14 +24,12 @@ use crate::scenarios::property_library::{
     fence_monotonic, fence_monotonic_spec, ledger_outcome, ledger_row, ledger_tables,
     one_holder_per_store_spec,
 };
-use crate::scenarios::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
+use crate::scenarios::{ChoiceOption, Expectation, Listing, ParamKind, ParamSpec, Params};
 use crate::trace::{columns, TableView};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "redlock";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 6;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -103,10 +101,8 @@ impl RedlockFault {
     }
 }
 
-pub fn info() -> ScenarioInfo {
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+pub fn info() -> Listing {
+    Listing {
         sections: "§4, §7",
         title: "Redlock: five masters and a bet on time",
         summary: "Two clients take a lock across five independent Redis masters: three OKs, and validity = TTL − time spent acquiring − drift allowance, or unlock all five and retry. Redlock hands out no fencing token. Pick the fault: some the algorithm survives, others leave both clients holding a majority.",

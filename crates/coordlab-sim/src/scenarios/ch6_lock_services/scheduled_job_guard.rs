@@ -32,13 +32,11 @@ use crate::protocols::services::shedlock::{
 };
 use crate::scenarios::common::always;
 use crate::scenarios::lease_setup::{choice, holds_if, int, millis};
-use crate::scenarios::{Expectation, ParamSpec, Params, ScenarioInfo, VariantDefault};
+use crate::scenarios::{Expectation, Listing, ParamSpec, Params, VariantDefault};
 use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
 pub const ID: &str = "scheduled-job-guard";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 6;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -67,10 +65,8 @@ const JOB_MS: u64 = 5_000;
 const SCHEDULES: u32 = 3;
 const WAKE_JITTER_MS: u64 = 300;
 
-pub fn info() -> ScenarioInfo {
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+pub fn info() -> Listing {
+    Listing {
         sections: "§7",
         title: "ShedLock: one @Scheduled run",
         summary: "Every instance runs the same @Scheduled job; a row in a JDBC table lets one run per minute. An instance whose clock runs ahead fires early, finishes, and the other runs the job again.",

@@ -21,14 +21,12 @@ use crate::protocols::zookeeper_locks::zk_lock_worker::{WatchMode, ZkLockWorker,
 use crate::protocols::zookeeper_locks::zookeeper::{ZkConfig, ZkService};
 use crate::scenarios::common::WORKER_FAULTS;
 use crate::scenarios::property_library::add_ledger;
-use crate::scenarios::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params, ScenarioInfo};
+use crate::scenarios::{ChoiceOption, Expectation, Listing, ParamKind, ParamSpec, Params};
 
 #[path = "zookeeper_lock_beats.rs"]
 mod beats;
 
 pub const ID: &str = "zookeeper-lock";
-/// The curriculum chapter this scenario belongs to; the course walks chapters in order.
-pub const CHAPTER: u8 = 6;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -58,10 +56,8 @@ const START_GAP_MS: u64 = 100;
 /// When worker-1 freezes: in the middle of its second step.
 pub const PAUSE_AT_MS: u64 = 1_500;
 
-pub fn info() -> ScenarioInfo {
-    ScenarioInfo {
-        id: ID,
-        chapter: CHAPTER,
+pub fn info() -> Listing {
+    Listing {
         sections: "§7",
         title: "ZooKeeper lock: sequential nodes, watches and a session that expires",
         summary: "Workers queue for a lock as numbered ephemeral nodes under /lock; the lowest number holds it and uses that number as its fencing token. worker-1 freezes mid-job, its session expires, its node is deleted and the next in line takes over with a higher number; worker-1's late debit is refused by the ledger. Switch the watch to the lock node to see every release wake the whole queue.",
