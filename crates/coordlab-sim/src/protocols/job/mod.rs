@@ -468,8 +468,11 @@ impl<L: LockClient> JobRunner<L> {
                 self.go(ctx, next);
             }
             Turn::Stamp if L::STAMPS => self.phase = Phase::Stamping,
-            // Never sent by a client that neither stamps nor checks.
-            Turn::Stamp | Turn::Checked(_) => {}
+            // Never sent by a client that neither stamps nor checks. A client that does and
+            // forgot its STAMPS or CHECKS would stall here without a word: the tests say so.
+            Turn::Stamp | Turn::Checked(_) => {
+                debug_assert!(false, "a lock client stamps or checks tokens without STAMPS or CHECKS")
+            }
             Turn::GiveUp => self.phase = Phase::GaveUp,
             Turn::Stop => self.phase = Phase::Stopped,
             Turn::BackOff => self.back_off(ctx),
@@ -520,7 +523,8 @@ impl<L: LockClient> JobRunner<L> {
                 match lock.before_step(ctx, at, step) {
                     StepGate::Go => self.work(ctx, step),
                     StepGate::Check if L::CHECKS => self.phase = Phase::Checking { step },
-                    StepGate::Skip | StepGate::Check => {}
+                    StepGate::Skip => {}
+                    StepGate::Check => debug_assert!(false, "a lock client checks tokens without CHECKS"),
                     StepGate::OutOfTime => self.phase = Phase::OutOfTime,
                     StepGate::Then(turn) => self.turn(ctx, turn),
                 }
