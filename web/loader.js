@@ -59,6 +59,9 @@ const bindings = await import(new URL(files.js, import.meta.url).href);
 await bindings.default({ module_or_path: wasm });
 // Tests and host pages can wait for this.
 document.documentElement.dataset.coordlab = current;
+// The glossary's definitions, which no bundle carries: the narration's term buttons read them
+// from here when opened (web/src/glossary.rs).
+fetch(new URL('glossary.json', import.meta.url)).then((r) => r.json()).then((g) => { globalThis.coordlabGlossary = g; });
 // Lessons and "Find a failure" in the player (web/lessons.js, web/search.js), after the app:
 // no first download carries them.
 if (pathOf(location.hash)[0] !== 'embed') for (const part of ['lessons.js', 'search.js']) import(new URL(part, import.meta.url).href);

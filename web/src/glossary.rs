@@ -2,6 +2,10 @@
 //! its one-line definition ([`linked`], drawn by the narration, which holds which one is
 //! open), and `#/glossary` lists every term (`page`, in the bundle with the library).
 //!
+//! The definitions are not in the player bundles (about 2 KB gzipped of every first load):
+//! the loader fetches `glossary.json` (each term's name → its definition, written by
+//! `cargo xtask dist`) once the app has started, well before a reader opens a term.
+//!
 //! Keys: Tab reaches a term, Enter (or a click) opens it, Escape or moving the focus away
 //! closes it. Space plays the run, as everywhere in the player (see `transport.rs`).
 
@@ -9,7 +13,7 @@ use crate::nav::Nav;
 use crate::same_trace::SameTrace;
 use coordlab_sim::glossary::{first_uses, TermSet, TERMS};
 use std::cell::{Cell, RefCell};
-use wasm_bindgen::JsCast;
+use wasm_bindgen::{JsCast, JsValue};
 use yew::prelude::*;
 
 const NEVER: usize = usize::MAX;
@@ -104,6 +108,16 @@ impl FirstUses {
     }
 }
 
+/// A term's definition, from `glossary.json`, which the loader fetches once the app has
+/// started (web/loader.js, `coordlabGlossary`): `None` until it is in. A term's definition is
+/// read when the reader opens it, which draws the narration again.
+fn definition(name: &str) -> Option<String> {
+    let all = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("coordlabGlossary")).ok()?;
+    js_sys::Reflect::get(&all, &JsValue::from_str(name))
+        .ok()?
+        .as_string()
+}
+
 /// What the narration's terms need to draw: which term's definition is open, a number that
 /// keeps ids unique when two narrations share a page, and what a click does.
 pub struct Terms<'a> {
@@ -145,7 +159,7 @@ fn term_button(t: usize, label: &str, terms: &Terms) -> Html {
             <span class="term-pop" ~style={format!("position-anchor:--{id}")} id={id} role="dialog"
                 aria-label={term.name} hidden={!open}>
                 <strong class="term-name">{ term.name }</strong>
-                <span class="term-def">{ term.definition }</span>
+                <span class="term-def">{ definition(term.name).unwrap_or_default() }</span>
                 <a class="term-more" href="#/glossary">{ "All terms →" }</a>
             </span>
         </span>

@@ -135,6 +135,7 @@ pub fn build(options: &Options) -> Result<(), String> {
         copy(&Path::new("web").join(file), &dist.join(file))?;
     }
     write(&dist.join("search.js"), &fill_search(&manifest_json)?)?;
+    write(&dist.join("glossary.json"), &glossary_json())?;
     fs::create_dir_all(dist.join("lessons")).map_err(|e| e.to_string())?;
     for entry in fs::read_dir("lessons").map_err(|e| format!("lessons/: {e}"))? {
         let path = entry.map_err(|e| e.to_string())?.path();
@@ -192,6 +193,7 @@ pub fn dev_loader() -> Result<(), String> {
         "embed.css",
     )?;
     write(&Path::new(&staging).join("loader.js"), &loader)?;
+    write(&Path::new(&staging).join("glossary.json"), &glossary_json())?;
     // "Find a failure" searches in the one bundle too: it has the embed's exports.
     let embed = json_object([(
         format!("{DEV_BUNDLE}-embed").as_str(),
@@ -322,6 +324,16 @@ fn build_bundles(layout: &SiteLayout, wanted: &[String], options: &Options) -> R
                 .unwrap_or_else(|_| Err("a build lane panicked".into()))
         })
     })
+}
+
+/// `glossary.json`: each term's name → its definition, which the player bundles leave out and
+/// fetch when a narration first shows (web/src/glossary.rs).
+fn glossary_json() -> String {
+    let definitions: serde_json::Map<String, serde_json::Value> = coordlab_sim::glossary::TERMS
+        .iter()
+        .map(|t| (t.name.to_string(), t.definition.into()))
+        .collect();
+    serde_json::Value::Object(definitions).to_string()
 }
 
 /// One bundle: cargo, wasm-bindgen, and for a release build wasm-opt.
@@ -580,5 +592,19 @@ mod tests {
 "#
         );
         assert_eq!(release_page(&trunk_page, "style-0.css", "loader-1.js"), expected);
+    }
+
+    /// `glossary.json` has every term's definition, under the name the player looks it up by.
+    #[test]
+    fn glossary_json_defines_every_term() {
+        let json: serde_json::Value = serde_json::from_str(&glossary_json()).expect("JSON");
+        for term in coordlab_sim::glossary::TERMS {
+            let definition = json[term.name].as_str().unwrap_or_default();
+            assert!(
+                !definition.is_empty() && definition == term.definition,
+                "{}",
+                term.name
+            );
+        }
     }
 }

@@ -8,7 +8,9 @@
 //! written, so the Redis command `WAIT` is not the verb "wait".
 //!
 //! This module ships in every browser bundle: a static table and a scan that allocates only
-//! the list of first uses it returns.
+//! the list of first uses it returns. The definitions and the scenario links are only where
+//! the `definitions` feature is on (natively, and in the library's bundle); the player
+//! fetches the definitions from `glossary.json`, which `cargo xtask dist` writes.
 
 /// One glossary entry.
 #[derive(Debug)]
@@ -17,10 +19,10 @@ pub struct Term {
     pub name: &'static str,
     /// What matches it in narration, `|`-separated (see the module doc for the case rule).
     pub words: &'static str,
-    /// One line, in our words.
+    /// One line, in our words ("" without the `definitions` feature).
     pub definition: &'static str,
     /// The scenario that shows it best, with parameters if not the defaults:
-    /// `id` or `id?key=value&…`.
+    /// `id` or `id?key=value&…` ("" without the `definitions` feature).
     pub shows: &'static str,
 }
 
@@ -45,11 +47,22 @@ const fn term(
     definition: &'static str,
     shows: &'static str,
 ) -> Term {
-    Term {
-        name,
-        words,
-        definition,
-        shows,
+    // Without `definitions` the two texts are dropped here, at compile time, so they are not
+    // in the build at all (a player fetches the definitions: `glossary.json`).
+    if cfg!(feature = "definitions") {
+        Term {
+            name,
+            words,
+            definition,
+            shows,
+        }
+    } else {
+        Term {
+            name,
+            words,
+            definition: "",
+            shows: "",
+        }
     }
 }
 

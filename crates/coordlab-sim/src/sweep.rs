@@ -9,12 +9,12 @@
 use crate::kernel::collections::{sort_by_key, VecMap};
 use crate::kernel::faults::{Action, Fault, FaultKind, MAX_FAULT_MS};
 use crate::kernel::ids::NodeId;
+use crate::kernel::rng::SimRng;
 use crate::properties::{PropertyKind, Verdict};
 use crate::scenarios::{self, ParamKind, RunRequest, SimError};
 use crate::trace::NodeInfo;
 use crate::{Limits, Recording};
 use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 
 /// The longest pause a sweep draws, in ms (a minute: long enough to outlive most leases).
 const MAX_SWEEP_PAUSE_MS: u64 = 60_000;
@@ -40,7 +40,7 @@ pub struct SweepReport {
 pub fn random_request(base: &RunRequest, steps: u32, seed: u64) -> Result<RunRequest, SimError> {
     let def = scenarios::find(&base.scenario)?;
     let info = def.info();
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut rng = SimRng::seed_from_u64(seed);
     rng.set_stream(0x5eed);
     let mut params = base.params.clone();
     for spec in &info.params {

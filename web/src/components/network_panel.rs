@@ -5,11 +5,11 @@
 use super::fault_button::{fault_button, on_fault_click};
 use crate::same_trace::SameTrace;
 use crate::state::Player;
+use coordlab_sim::kernel::collections::VecSet;
 use coordlab_sim::kernel::faults::FaultKind;
 use coordlab_sim::kernel::time::format_instant;
 use coordlab_sim::trace::{NodeInfo, Snapshot, Trace};
 use coordlab_sim::{Fault, NodeId};
-use std::collections::BTreeSet;
 use std::rc::Rc;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
@@ -55,7 +55,9 @@ pub fn network_panel(props: &NetworkPanelProps) -> Html {
         .iter()
         .filter(|n| n.faults.contains(&FaultKind::Network))
         .collect();
-    let group = use_state(BTreeSet::<u32>::new);
+    // A `VecSet`, not a `BTreeSet`: nothing else in a player bundle makes a `BTreeSet<u32>`,
+    // whose code would be here for this alone.
+    let group = use_state(VecSet::<u32>::new);
     let first = nodes.first().map_or(0, |n| n.id.0);
     let second = nodes.get(1).map_or(first, |n| n.id.0);
     let cut_from = use_state(|| first);

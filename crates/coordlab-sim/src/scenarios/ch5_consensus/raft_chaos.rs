@@ -9,6 +9,7 @@ use crate::kernel::faults::Fault;
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
 use crate::kernel::rng::Ratio;
+use crate::kernel::rng::SimRng;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
@@ -20,7 +21,6 @@ use crate::scenarios::raft_common::{
 };
 use crate::scenarios::{Expectation, Listing, Params};
 use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 
 pub const ID: &str = "raft-chaos";
 /// What the course says this scenario teaches, and the question it asks.
@@ -122,7 +122,7 @@ pub fn expectation(params: &Params) -> Expectation {
 /// The storm for one seed over the servers `ids`: faults at true times (ms), ending with the
 /// heal at `chaos_ms`.
 pub fn storm(seed: u64, ids: &[NodeId], fault_count: u64, chaos_ms: u64) -> Vec<(u64, Fault)> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut rng = SimRng::seed_from_u64(seed);
     rng.set_stream(CHAOS_STREAM);
     let servers = ids.len() as u32;
     let mut times: Vec<u64> = (0..fault_count).map(|_| rng.gen_range(100..chaos_ms)).collect();
@@ -132,8 +132,8 @@ pub fn storm(seed: u64, ids: &[NodeId], fault_count: u64, chaos_ms: u64) -> Vec<
     // place in `ids`.
     let mut down_until: Vec<Option<u64>> = vec![None; ids.len()];
     let mut held: VecSet<(NodeId, NodeId)> = VecSet::new();
-    let pick_place = |rng: &mut ChaCha8Rng| rng.gen_range(0..servers) as usize;
-    let pick = |rng: &mut ChaCha8Rng| ids[pick_place(rng)];
+    let pick_place = |rng: &mut SimRng| rng.gen_range(0..servers) as usize;
+    let pick = |rng: &mut SimRng| ids[pick_place(rng)];
     for at in times {
         for d in down_until.iter_mut() {
             if d.is_some_and(|until| until <= at) {
