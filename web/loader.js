@@ -60,8 +60,10 @@ await bindings.default({ module_or_path: wasm });
 // Tests and host pages can wait for this.
 document.documentElement.dataset.coordlab = current;
 // The glossary's definitions, which no bundle carries: the narration's term buttons read them
-// from here when opened (web/src/glossary.rs).
-fetch(new URL('glossary.json', import.meta.url)).then((r) => r.json()).then((g) => { globalThis.coordlabGlossary = g; });
+// from here when opened (web/src/glossary.rs). Without them a term shows its name and the link
+// to the glossary page, so a failed fetch is no error of the page.
+fetch(new URL('glossary.json', import.meta.url)).then((r) => r.json()).then((g) => { globalThis.coordlabGlossary = g; })
+  .catch(() => {});
 // Lessons and "Find a failure" in the player (web/lessons.js, web/search.js), after the app:
 // no first download carries them.
 if (pathOf(location.hash)[0] !== 'embed') for (const part of ['lessons.js', 'search.js']) import(new URL(part, import.meta.url).href);

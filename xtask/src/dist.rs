@@ -383,7 +383,11 @@ fn build_bundle(bundle: &str, features: &str, target_dir: &Path, profile: &str) 
     if profile == "wasm-release" {
         // An embed bundle gets one -Oz pass, not two: about 0.4 KB larger (the cap is the
         // player's first load, which an embed stays well under) for ~6 s less CPU a bundle.
-        let args = if bundle.ends_with("-embed") { &WASM_OPT_ARGS[1..] } else { WASM_OPT_ARGS };
+        let args = if bundle.ends_with("-embed") {
+            &WASM_OPT_ARGS[1..]
+        } else {
+            WASM_OPT_ARGS
+        };
         run(Command::new("wasm-opt")
             .args(args)
             .arg(&bound)

@@ -471,7 +471,10 @@ impl<L: LockClient> JobRunner<L> {
             // Never sent by a client that neither stamps nor checks. A client that does and
             // forgot its STAMPS or CHECKS would stall here without a word: the tests say so.
             Turn::Stamp | Turn::Checked(_) => {
-                debug_assert!(false, "a lock client stamps or checks tokens without STAMPS or CHECKS")
+                debug_assert!(
+                    false,
+                    "a stamp or token check from a client without STAMPS or CHECKS"
+                )
             }
             Turn::GiveUp => self.phase = Phase::GaveUp,
             Turn::Stop => self.phase = Phase::Stopped,
