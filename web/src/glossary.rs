@@ -159,7 +159,9 @@ fn term_button(t: usize, label: &str, terms: &Terms) -> Html {
             <span class="term-pop" ~style={format!("position-anchor:--{id}")} id={id} role="dialog"
                 aria-label={term.name} hidden={!open}>
                 <strong class="term-name">{ term.name }</strong>
-                <span class="term-def">{ definition(term.name).unwrap_or_default() }</span>
+                // Read only while open: a closed term's text is the same whether or not the
+                // definitions have arrived, so a page and its permalink read alike.
+                <span class="term-def">{ if open { definition(term.name).unwrap_or_default() } else { String::new() } }</span>
                 <a class="term-more" href="#/glossary">{ "All terms →" }</a>
             </span>
         </span>
