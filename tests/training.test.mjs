@@ -320,6 +320,10 @@ for (const [w, h] of [[853, 480], [1280, 720]]) {
       const help = page.getByRole('dialog', { name: 'Keys' });
       await help.waitFor();
       const where = `${present ? 'presenter mode' : 'player'} at ${w}×${h}`;
+      // The list takes the focus once the dialog has drawn (an effect, a frame later): wait
+      // for it up to 2 s; if it never comes, the assertion below says so.
+      await page.waitForFunction(() => document.activeElement === document.querySelector('.help-keys'), null,
+        { timeout: 2_000 }).catch(() => {});
       const k = await keyList(page);
       const [left, top, right, bottom] = k.box;
       assert.ok(left >= 0 && top >= 0 && right <= w && bottom <= h, `${where}: the key list ${k.box} is inside the screen`);
