@@ -26,6 +26,7 @@ pub mod experiments;
 pub mod glossary;
 pub mod json;
 pub mod kernel;
+pub mod presentation;
 pub mod properties;
 pub mod protocols;
 pub mod scenarios;

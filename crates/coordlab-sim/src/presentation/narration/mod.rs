@@ -1,0 +1,2 @@
+//! The narration: for each participant kind, the typed observations its handlers emit and
+//! the sentences they read as.
