@@ -94,8 +94,10 @@ export COORDLAB_CONFORMANCE_REQUIRED=1
 # `-p coordlab-conformance` alone, shared dependencies get other features and about 50 s of
 # them compiled again. Run alone, only this package's tests are built.
 if [ -n "${COORDLAB_WORKSPACE_TESTS_BUILT:-}" ]; then scope=(--workspace --tests); else scope=(-p coordlab-conformance --tests); fi
-mapfile -t binaries < <(cargo test "${scope[@]}" --quiet --no-run --message-format=json |
-  grep '"src_path":"[^"]*/coordlab-conformance/tests/' | grep -o '"executable":"[^"]*"' | cut -d'"' -f4 | sort)
+# cargo's messages are kept whole first, so a failed build stops here with cargo's own error.
+built=$(cargo test "${scope[@]}" --quiet --no-run --message-format=json)
+mapfile -t binaries < <(grep '"src_path":"[^"]*/coordlab-conformance/tests/' <<<"$built" |
+  grep -o '"executable":"[^"]*"' | cut -d'"' -f4 | sort)
 [ "${#binaries[@]}" -gt 0 ] || { say "cargo built no conformance test"; exit 1; }
 ran=0
 for binary in "${binaries[@]}"; do

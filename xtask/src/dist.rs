@@ -3,7 +3,7 @@
 //! asset path is relative, so the site can be served from / or from any sub-path. File names
 //! carry a content hash, so a new build never mixes with a cached old one.
 
-use coordlab_sim::scenarios::{site_bundles, SiteLayout};
+use coordlab_sim::scenarios::{site_bundles, SiteBundle, SiteLayout};
 use sha2::{Digest, Sha256};
 use std::collections::VecDeque;
 use std::fs;
@@ -260,22 +260,23 @@ fn wanted_bundles(layout: &SiteLayout, selection: Option<&[String]>) -> Result<V
 fn build_bundles(layout: &SiteLayout, wanted: &[String], options: &Options) -> Result<(), String> {
     let first_target = PathBuf::from(std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into()));
     let profile_dir = |target: &Path| target.join("wasm32-unknown-unknown").join(&options.profile);
-    let features = |bundle: &str| layout.bundles[bundle].features.join(",");
     let (first, rest) = wanted.split_first().ok_or("no bundle to build")?;
-    build_bundle(first, &features(first), &first_target, &options.profile)?;
+    build_bundle(first, &layout.bundles[first], &first_target, &options.profile)?;
 
     // Each lane takes the next group nobody has claimed, so the lanes stay busy until the list
     // runs out whatever each bundle costs. A chapter's player and embed bundles are one group,
     // built one after the other in the same lane: they enable the same simulator features, so
     // the second reuses the simulator and renderer the first compiled (an embed built so took
-    // 22 s in CI, against about 40 s in the other lane). Pairs go first, singles fill the end.
+    // 22 s in CI, against about 40 s in the other lane). The layout pairs them: the two run the
+    // same scenarios. Pairs go first, singles fill the end.
     let mut groups: Vec<Vec<&String>> = Vec::new();
     for bundle in rest {
-        match bundle.strip_suffix("-embed") {
-            Some(player) => match groups.iter_mut().find(|g| g[0] == player) {
-                Some(group) => group.push(bundle),
-                None => groups.push(vec![bundle]),
-            },
+        let scenarios = &layout.bundles[bundle].scenarios;
+        let pair = groups
+            .iter_mut()
+            .find(|g| !scenarios.is_empty() && layout.bundles[g[0]].scenarios == *scenarios);
+        match pair {
+            Some(group) => group.push(bundle),
             None => groups.push(vec![bundle]),
         }
     }
@@ -307,7 +308,8 @@ fn build_bundles(layout: &SiteLayout, wanted: &[String], options: &Options) -> R
                             return Ok(());
                         };
                         for bundle in group {
-                            if let Err(e) = build_bundle(bundle, &features(bundle), target, &options.profile)
+                            if let Err(e) =
+                                build_bundle(bundle, &layout.bundles[bundle], target, &options.profile)
                             {
                                 // A failed lane stops the others at their next group.
                                 queue.lock().map_err(|e| e.to_string())?.clear();
@@ -337,7 +339,8 @@ fn glossary_json() -> String {
 }
 
 /// One bundle: cargo, wasm-bindgen, and for a release build wasm-opt.
-fn build_bundle(bundle: &str, features: &str, target_dir: &Path, profile: &str) -> Result<(), String> {
+fn build_bundle(bundle: &str, spec: &SiteBundle, target_dir: &Path, profile: &str) -> Result<(), String> {
+    let features = spec.features.join(",");
     say(&format!("bundle {bundle} (features: {features})"));
     let started = Instant::now();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
@@ -356,7 +359,7 @@ fn build_bundle(bundle: &str, features: &str, target_dir: &Path, profile: &str) 
             "coordlab-web",
             "--no-default-features",
             "--features",
-            features,
+            &features,
         ]))?;
     let work = Path::new(WORK);
     let raw = work.join(format!("coordlab-{bundle}.raw.wasm"));
@@ -383,7 +386,7 @@ fn build_bundle(bundle: &str, features: &str, target_dir: &Path, profile: &str) 
     if profile == "wasm-release" {
         // An embed bundle gets one -Oz pass, not two: about 0.4 KB larger (the cap is the
         // player's first load, which an embed stays well under) for ~6 s less CPU a bundle.
-        let args = if bundle.ends_with("-embed") {
+        let args = if spec.embed {
             &WASM_OPT_ARGS[1..]
         } else {
             WASM_OPT_ARGS
