@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Size report for the built site: what a visitor downloads on first load of each bundle
-# (index.html, the loader, the stylesheet, the icon, and that bundle's JavaScript and
-# WebAssembly), gzipped with -9 as a web server would. Then, per bundle, the ten biggest
-# items and modules inside its WebAssembly (named, measured before wasm-opt).
+# (index.html, the loader, the stylesheet, the icon, that bundle's JavaScript and WebAssembly,
+# and for a bundle that draws pages other than the player, their stylesheet), gzipped with -9
+# as a web server would. Then, per bundle, the ten biggest items and modules inside its
+# WebAssembly (named, measured before wasm-opt).
 #
 # Usage: scripts/size-report.sh [DIST_DIR]      (default: dist; run `cargo xtask dist` first)
 # Exits 1 if the home bundle's first download (the site's first download: the library)
@@ -62,11 +63,14 @@ declare -A totals
 over=0
 printf '%-10s  %12s  %12s  %12s  %12s\n' bundle "wasm gzip" "js gzip" "shared gzip" "first load"
 for bundle in $(node -e 'console.log(Object.keys(require(process.argv[1])).join(" "))' "$PWD/$manifest"); do
-    files=$(node -e 'const m=require(process.argv[1])[process.argv[2]]; console.log(m.wasm, m.js)' "$PWD/$manifest" "$bundle")
-    read -r wasm js <<<"$files"
+    files=$(node -e 'const m=require(process.argv[1])[process.argv[2]]; console.log(m.wasm, m.js, m.css || "")' "$PWD/$manifest" "$bundle")
+    read -r wasm js css <<<"$files"
     wasm_gz=$(gz "$dist/$wasm")
     js_gz=$(gz "$dist/$js")
-    total=$(( wasm_gz + js_gz + shared_gz ))
+    # A bundle that draws pages other than the player loads their stylesheet too.
+    css_gz=0
+    if [[ -n "$css" ]]; then css_gz=$(gz "$dist/$css"); fi
+    total=$(( wasm_gz + js_gz + css_gz + shared_gz ))
     chapter="${bundle%-embed}"
     if [[ "$chapter" != "$bundle" ]]; then total=$(( total + embed_css_gz )); fi
     totals[$bundle]=$total

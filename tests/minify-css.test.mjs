@@ -59,7 +59,7 @@ async function rulesOf(css) {
   }
 }
 
-for (const file of ['web/style.css', 'web/embed.css', 'web/example/embed-example.css']) {
+for (const file of ['web/style.css', 'web/library.css', 'web/compare.css', 'web/choose.css', 'web/trace.css', 'web/embed.css', 'web/example/embed-example.css']) {
   test(`${file} minified: Chromium reads the same rules from it, and it is smaller`, async () => {
     const original = fs.readFileSync(path.join(root, file), 'utf8');
     const minified = minifyCss(original);

@@ -30,19 +30,29 @@ function bundleFor(hash) {
   return route === 'embed' && BUNDLES[bundle + '-embed'] ? bundle + '-embed' : bundle;
 }
 
+/** Adds the stylesheet at `path` (relative to this file) after the site's own. */
+function addStyle(path) {
+  const style = document.createElement('link');
+  style.rel = 'stylesheet';
+  style.href = new URL(path, import.meta.url).href;
+  document.head.append(style);
+}
+
 // An embed is drawn without the site around it and in its theme from the first paint, before
 // the WebAssembly arrives (the player sets the same when it starts).
 if (pathOf(location.hash)[0] === 'embed') {
   const theme = /[?&]theme=(light|dark)(&|$)/.exec(location.hash);
   document.documentElement.classList.add('embedded');
   document.documentElement.dataset.theme = theme ? theme[1] : 'auto';
-  const style = document.createElement('link');
-  style.rel = 'stylesheet';
-  style.href = new URL(EMBED_STYLE, import.meta.url).href;
-  document.head.append(style);
+  addStyle(EMBED_STYLE);
 }
 
 const current = bundleFor(location.hash);
+const files = BUNDLES[current];
+// A bundle that draws a page other than the player (the library, the side by side, the
+// choosing page, a trace) has that page's rules in a stylesheet of its own, which arrives
+// with the WebAssembly, long before the app draws.
+if (files.css) addStyle(files.css);
 // The address as opened, before the player rewrites it: web/search.js reads its `why=`.
 globalThis.coordlabOpened = location.hash;
 // Moving to a scenario of another chapter loads that chapter's bundle (from the cache after
@@ -51,7 +61,6 @@ addEventListener('hashchange', () => {
   if (bundleFor(location.hash) !== current) location.reload();
 });
 
-const files = BUNDLES[current];
 // The WebAssembly downloads while the bindings load: the two requests no longer wait on each
 // other (the bindings' init awaits the response it is given).
 const wasm = fetch(new URL(files.wasm, import.meta.url));

@@ -76,7 +76,19 @@ pub fn build(options: &Options) -> Result<(), String> {
     let wanted = wanted_bundles(&layout, options.bundles.as_deref())?;
     build_bundles(&layout, &wanted, options)?;
 
-    // The manifest, in build order: each bundle's JavaScript and WebAssembly, hashed.
+    // The stylesheets go out without their comments and layout whitespace (about 2 KB less of
+    // every first load, gzipped); tests/minify-css.test.mjs checks Chromium reads the same
+    // rules.
+    let minified_style = |name: &str| -> Result<String, String> {
+        let css = read(Path::new(&format!("web/{name}.css")))?;
+        let minified = work.join(format!("{name}.css"));
+        write(&minified, &minify_css(&css)?)?;
+        hashed(&minified, name, "css", dist)
+    };
+    let (style, embed_style) = (&minified_style("style")?, &minified_style("embed")?);
+
+    // The manifest, in build order: each bundle's JavaScript and WebAssembly, hashed, and the
+    // stylesheet of the page it draws if that is not the player.
     let mut manifest = Vec::new();
     for bundle in &wanted {
         let js = work.join(format!("coordlab-{bundle}.js"));
@@ -86,28 +98,14 @@ pub fn build(options: &Options) -> Result<(), String> {
         let js = hashed(&js, &format!("coordlab-{bundle}"), "js", dist)?;
         let opt_wasm = work.join(format!("coordlab-{bundle}.opt.wasm"));
         let wasm = hashed(&opt_wasm, &format!("coordlab-{bundle}"), "wasm", dist)?;
-        manifest.push((bundle.as_str(), js, wasm));
+        let css = match page_style(&layout, bundle)? {
+            Some(name) => vec![minified_style(name)?],
+            None => Vec::new(),
+        };
+        manifest.push((bundle.as_str(), bundle_files(&js, &wasm, &css)));
     }
-    let manifest_json = json_object(manifest.iter().map(|(bundle, js, wasm)| {
-        let files = json_object([
-            ("js", quoted(&format!("./{js}"))),
-            ("wasm", quoted(&format!("./{wasm}"))),
-        ]);
-        (*bundle, files)
-    }));
+    let manifest_json = json_object(manifest);
     write(&work.join("manifest.json"), &format!("{manifest_json}\n"))?;
-
-    // The stylesheets go out without their comments and layout whitespace (about 2 KB less of
-    // every first load, gzipped); tests/minify-css.test.mjs checks Chromium reads the same
-    // rules.
-    let mut styles = Vec::new();
-    for name in ["style", "embed"] {
-        let css = read(Path::new(&format!("web/{name}.css")))?;
-        let minified = work.join(format!("{name}.css"));
-        write(&minified, &minify_css(&css)?)?;
-        styles.push(hashed(&minified, name, "css", dist)?);
-    }
-    let [style, embed_style] = [&styles[0], &styles[1]];
 
     // The loader: the bundle table, the scenario-to-bundle table, the routes, the bundle for
     // pages that name no scenario, and the embeds' stylesheet.
@@ -165,6 +163,44 @@ pub fn build(options: &Options) -> Result<(), String> {
     Ok(())
 }
 
+/// The pages other than the player and their stylesheets (`web/<name>.css`), by the bundle
+/// that draws them: the library (the home bundle), the side by side, the choosing page and the
+/// throughput chart, and the trace viewer. No scenario page downloads their rules.
+const PAGE_STYLES: [(&str, &str); 4] = [
+    ("home", "library"),
+    ("compare", "compare"),
+    ("choosing", "choose"),
+    ("trace", "trace"),
+];
+
+/// The stylesheet of the page `bundle` draws, if it draws one other than the player. A bundle
+/// the table names must be the layout's home bundle or a route's, so the two cannot drift.
+fn page_style(layout: &SiteLayout, bundle: &str) -> Result<Option<&'static str>, String> {
+    let Some(&(_, name)) = PAGE_STYLES.iter().find(|(b, _)| *b == bundle) else {
+        return Ok(None);
+    };
+    if bundle != layout.home && !layout.routes.values().any(|b| *b == bundle) {
+        return Err(format!(
+            "PAGE_STYLES names `{bundle}`, which draws no page of its own"
+        ));
+    }
+    Ok(Some(name))
+}
+
+/// A bundle's entry in the loader's table: its JavaScript, its WebAssembly and the stylesheets
+/// its pages add (web/loader.js adds them in this order).
+fn bundle_files(js: &str, wasm: &str, css: &[String]) -> String {
+    let mut files = vec![
+        ("js", quoted(&format!("./{js}"))),
+        ("wasm", quoted(&format!("./{wasm}"))),
+    ];
+    if !css.is_empty() {
+        let sheets: Vec<String> = css.iter().map(|c| quoted(&format!("./{c}"))).collect();
+        files.push(("css", format!("[{}]", sheets.join(","))));
+    }
+    json_object(files)
+}
+
 /// The bundle `trunk serve` builds: the web crate's default features, every chapter.
 const DEV_BUNDLE: &str = "all";
 
@@ -180,10 +216,13 @@ pub fn dev_loader() -> Result<(), String> {
     for bundle in layout.scenarios.values_mut().chain(layout.routes.values_mut()) {
         *bundle = DEV_BUNDLE;
     }
-    let files = json_object([
-        ("js", quoted("./coordlab-web.js")),
-        ("wasm", quoted("./coordlab-web_bg.wasm")),
-    ]);
+    // The one bundle draws every page, so it adds every page's stylesheet (index.html has trunk
+    // copy them).
+    let sheets: Vec<String> = PAGE_STYLES
+        .iter()
+        .map(|(_, name)| format!("{name}.css"))
+        .collect();
+    let files = bundle_files("coordlab-web.js", "coordlab-web_bg.wasm", &sheets);
     let manifest_json = json_object([(DEV_BUNDLE, files)]);
     let loader = fill_loader(
         &read(Path::new("web/loader.js"))?,
@@ -197,10 +236,7 @@ pub fn dev_loader() -> Result<(), String> {
     // "Find a failure" searches in the one bundle too: it has the embed's exports.
     let embed = json_object([(
         format!("{DEV_BUNDLE}-embed").as_str(),
-        json_object([
-            ("js", quoted("./coordlab-web.js")),
-            ("wasm", quoted("./coordlab-web_bg.wasm")),
-        ]),
+        bundle_files("coordlab-web.js", "coordlab-web_bg.wasm", &[]),
     )]);
     write(&Path::new(&staging).join("search.js"), &fill_search(&embed)?)
 }
@@ -599,6 +635,29 @@ mod tests {
 "#
         );
         assert_eq!(release_page(&trunk_page, "style-0.css", "loader-1.js"), expected);
+    }
+
+    /// Each page other than the player gets its stylesheet, and a scenario's bundle gets none:
+    /// the table names real pages' bundles, and each sheet exists.
+    #[test]
+    fn only_the_pages_other_than_the_player_add_a_stylesheet() {
+        let layout = site_bundles();
+        for (bundle, name) in PAGE_STYLES {
+            assert_eq!(page_style(&layout, bundle), Ok(Some(name)));
+            let sheet = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../web/{name}.css"));
+            assert!(sheet.is_file(), "{} is missing", sheet.display());
+        }
+        for (bundle, spec) in &layout.bundles {
+            if !spec.scenarios.is_empty() && bundle != "compare" {
+                assert_eq!(page_style(&layout, bundle), Ok(None), "{bundle}");
+            }
+        }
+        let mut wrong = site_bundles();
+        wrong.routes.retain(|_, b| *b != "trace");
+        assert!(
+            page_style(&wrong, "trace").is_err(),
+            "a table naming a bundle with no page fails"
+        );
     }
 
     /// `glossary.json` has every term's definition, under the name the player looks it up by.
