@@ -9,7 +9,7 @@
 use super::sql::{rupees, SqlMsg, SqlReply, SqlRequest, ACCOUNT_ID};
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, NoTimer, Participant, ViewCtx};
+use crate::kernel::participant::{Card, Ctx, NoTimer, Participant, ViewCtx};
 use crate::kernel::view::{Summary, Tone};
 use crate::protocols::card;
 
@@ -273,7 +273,9 @@ impl Participant for AccountDb {
     fn recover(_config: &(), _id: NodeId, durable: &DbDurable) -> Self {
         AccountDb::recover(durable)
     }
+}
 
+impl Card for AccountDb {
     fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         AccountDb::summary(self, view)
     }

@@ -7,7 +7,7 @@
 use super::advisory_sql::{key_of, AdvisoryMsg, AdvisoryReply, AdvisoryRequest, Scope, Wait};
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, NoTimer, Participant, ViewCtx};
+use crate::kernel::participant::{Card, Ctx, NoTimer, Participant, ViewCtx};
 use crate::kernel::view::{Summary, Tone};
 use crate::protocols::card;
 
@@ -365,7 +365,9 @@ impl Participant for AdvisoryDb {
     fn recover(_config: &(), _id: NodeId, durable: &AdvisoryDbDurable) -> Self {
         AdvisoryDb::recover(durable)
     }
+}
 
+impl Card for AdvisoryDb {
     fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
         AdvisoryDb::summary(self)
     }

@@ -7,7 +7,7 @@
 
 use super::advisory_sql::{AdvisoryMsg, AdvisoryReply, AdvisoryRequest, Scope, Wait};
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::participant::{Card, Ctx, Label, Participant, ViewCtx};
 use crate::kernel::rng::between_us;
 use crate::kernel::view::{Summary, Tone};
 use crate::protocols::card;
@@ -410,7 +410,9 @@ impl Participant for JobWorker {
     fn recover(plan: &JobPlan, _id: NodeId, durable: &JobDurable) -> Self {
         JobWorker::recover(plan.clone(), durable)
     }
+}
 
+impl Card for JobWorker {
     fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
         JobWorker::summary(self)
     }

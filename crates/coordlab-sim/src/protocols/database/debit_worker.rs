@@ -5,7 +5,7 @@
 use super::sql::ACCOUNT_ID;
 use super::sql::{rupees, SqlMsg, SqlReply, SqlRequest};
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::participant::{Card, Ctx, Label, Participant, ViewCtx};
 use crate::kernel::rng::between_us;
 use crate::kernel::view::{Summary, Tone};
 use crate::protocols::card;
@@ -297,7 +297,9 @@ impl Participant for DebitWorker {
     fn recover(plan: &DebitPlan, _id: NodeId, durable: &WorkerDurable) -> Self {
         DebitWorker::recover(*plan, durable)
     }
+}
 
+impl Card for DebitWorker {
     fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
         DebitWorker::summary(self)
     }

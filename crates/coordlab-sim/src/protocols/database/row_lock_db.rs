@@ -24,7 +24,7 @@ use super::db_sql::{
 use super::row_locks::{Acquire, LockMode, RowKey, RowLockManager, WaitPolicy};
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::participant::{Card, Ctx, Label, Participant, ViewCtx};
 use crate::kernel::view::{Summary, Tone};
 use crate::protocols::card;
 use std::collections::BTreeMap;
@@ -602,7 +602,9 @@ impl Participant for LockDb {
     fn recover(config: &LockDbConfig, _id: NodeId, durable: &LockDbDurable) -> Self {
         LockDb::recover(*config, durable)
     }
+}
 
+impl Card for LockDb {
     fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         LockDb::summary(self, view)
     }

@@ -11,7 +11,7 @@ use super::db_sql::{
     ClaimLock, DbMsg, DbReply, DbRequest, RowAccess, DEADLOCK_DETECTED, LOCK_NOT_AVAILABLE, NO_CONNECTION,
 };
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::participant::{Card, Ctx, Label, Participant, ViewCtx};
 use crate::kernel::rng::between_us;
 use crate::kernel::view::{Summary, Tone};
 use crate::protocols::card;
@@ -409,7 +409,9 @@ impl Participant for TxnClient {
     fn recover(plan: &TxnPlan, _id: NodeId, durable: &ClientDurable) -> Self {
         TxnClient::recover(plan.clone(), durable)
     }
+}
 
+impl Card for TxnClient {
     fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
         TxnClient::summary(self)
     }

@@ -20,7 +20,7 @@ use super::lease::lease_msg::{LeaseMsg, RejectReason, WriteCheck};
 use super::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::message::{Inbox, Message};
-use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::participant::{Card, Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::MS_US;
 use crate::kernel::view::Summary;
 use std::fmt::Debug;
@@ -661,7 +661,9 @@ impl<L: LockClient> Participant for JobRunner<L> {
     fn recover(plan: &L::Plan, _id: NodeId, durable: &JobDurable) -> Self {
         JobRunner::recover(plan, durable)
     }
+}
 
+impl<L: LockClient> Card for JobRunner<L> {
     fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         let s = match &self.phase {
             Phase::Idle => card::idle(),

@@ -13,7 +13,7 @@
 use super::lease_msg::{LeaseMsg, RejectReason, WriteCheck};
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::{Ctx, NoTimer, Participant, ViewCtx};
+use crate::kernel::participant::{Card, Ctx, NoTimer, Participant, ViewCtx};
 use crate::kernel::view::{Summary, Tone};
 use crate::protocols::card;
 
@@ -348,7 +348,9 @@ impl Participant for FencedResource {
             durable: durable.clone(),
         }
     }
+}
 
+impl Card for FencedResource {
     fn durable_summary(_intro: &LedgerIntro, d: &ResourceDurable, _view: &ViewCtx<'_>) -> Summary {
         card::fit_badge(
             card::down("the row on disk").badge("balance", format!("₹{}", d.balance)),

@@ -4,7 +4,7 @@
 use super::lease_msg::LeaseMsg;
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, NoTimer, Participant, ViewCtx};
+use crate::kernel::participant::{Card, Ctx, NoTimer, Participant, ViewCtx};
 use crate::kernel::view::{Summary, Tone};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -118,7 +118,9 @@ impl Participant for JobTable {
             durable: durable.clone(),
         }
     }
+}
 
+impl Card for JobTable {
     fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         JobTable::summary(self, view)
     }

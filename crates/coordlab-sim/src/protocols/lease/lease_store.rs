@@ -23,7 +23,7 @@
 use super::lease_msg::{seconds, LeaseMsg, ReleaseMode};
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::participant::{Card, Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::MS_US;
 use crate::kernel::view::{Summary, Tone};
 use crate::protocols::card;
@@ -641,7 +641,9 @@ impl Participant for LeaseStore {
     fn recover(config: &StoreConfig, _id: NodeId, durable: &StoreDurable) -> Self {
         LeaseStore::recover(*config, durable)
     }
+}
 
+impl Card for LeaseStore {
     fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         LeaseStore::summary(self, view)
     }

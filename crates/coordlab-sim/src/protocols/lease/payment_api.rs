@@ -7,7 +7,7 @@ use super::lease_msg::seconds;
 use super::lease_msg::LeaseMsg;
 use super::payment_rail::{Payment, RailDurable};
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::participant::{Card, Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::MS_US;
 use crate::kernel::view::{Summary, Tone};
 
@@ -147,7 +147,9 @@ impl Participant for PaymentApi {
             received: 0,
         }
     }
+}
 
+impl Card for PaymentApi {
     fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         let sent: Vec<&Payment> = self.durable.payments.iter().filter(|p| p.applied).collect();
         let total: i64 = sent.iter().map(|p| p.amount).sum();

@@ -4,7 +4,7 @@
 use super::lease_msg::LeaseMsg;
 use crate::kernel::collections::VecSet;
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, NoTimer, Participant, ViewCtx};
+use crate::kernel::participant::{Card, Ctx, NoTimer, Participant, ViewCtx};
 use crate::kernel::view::{Summary, Tone};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -134,7 +134,9 @@ impl Participant for PaymentRail {
             durable: durable.clone(),
         }
     }
+}
 
+impl Card for PaymentRail {
     fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
         PaymentRail::summary(self)
     }

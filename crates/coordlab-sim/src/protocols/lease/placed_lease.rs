@@ -22,7 +22,7 @@
 
 use super::lease_msg::seconds;
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::participant::{Card, Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::MS_US;
 use crate::kernel::view::{Summary, Tone};
 use crate::protocols::card;
@@ -939,7 +939,9 @@ impl Participant for PlacedLease {
             syncing: false,
         }
     }
+}
 
+impl Card for PlacedLease {
     fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         PlacedLease::summary(self, view)
     }

@@ -25,7 +25,7 @@ use super::lock_store::{LeaseId, LockOp, LockTable};
 use crate::kernel::collections::{VecMap, VecSet};
 use crate::kernel::ids::NodeId;
 use crate::kernel::message::{Inbox, Message};
-use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::participant::{Card, Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::MS_US;
 use crate::kernel::view::{Gauge, InputSpec, LogCell, Summary};
 use crate::protocols::card;
@@ -625,6 +625,21 @@ impl Participant for LockServer {
         LockServer::new(RaftServer::recover(config, id, durable))
     }
 
+    fn inputs(&self) -> Vec<InputSpec> {
+        self.server.inputs()
+    }
+
+    /// A user input for the Raft server (e.g. forcing its election timeout).
+    fn on_input(&mut self, ctx: &mut Ctx<'_, Self>, input: &str) -> Result<(), String> {
+        let result = self.raft(ctx, |s, c| s.on_input(c, input));
+        if result.is_ok() {
+            self.after(ctx);
+        }
+        result
+    }
+}
+
+impl Card for LockServer {
     fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         let store = self.store();
         let mut s = self.server.summary(view).badge("rev", store.revision);
@@ -646,19 +661,6 @@ impl Participant for LockServer {
 
     fn durable_summary(config: &ServerConfig, durable: &ServerDurable, view: &ViewCtx<'_>) -> Summary {
         RaftServer::durable_summary(config, durable, view)
-    }
-
-    fn inputs(&self) -> Vec<InputSpec> {
-        self.server.inputs()
-    }
-
-    /// A user input for the Raft server (e.g. forcing its election timeout).
-    fn on_input(&mut self, ctx: &mut Ctx<'_, Self>, input: &str) -> Result<(), String> {
-        let result = self.raft(ctx, |s, c| s.on_input(c, input));
-        if result.is_ok() {
-            self.after(ctx);
-        }
-        result
     }
 
     fn gauge(&self, view: &ViewCtx<'_>) -> Option<Gauge> {

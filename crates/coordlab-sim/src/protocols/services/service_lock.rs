@@ -9,7 +9,7 @@
 
 use crate::kernel::ids::NodeId;
 use crate::kernel::message::Label;
-use crate::kernel::participant::{Ctx, Participant, ViewCtx};
+use crate::kernel::participant::{Card, Ctx, Participant, ViewCtx};
 use crate::kernel::time::format_duration;
 use crate::kernel::time::MS_US;
 use crate::kernel::view::{Summary, Tone};
@@ -440,7 +440,9 @@ impl Participant for LockServer {
             subscribers: Vec::new(),
         }
     }
+}
 
+impl Card for LockServer {
     fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         let now = view.local_now_us;
         let word = self.config.flavour.number_word();
@@ -565,7 +567,9 @@ impl Participant for GuardedResource {
             durable: durable.clone(),
         }
     }
+}
 
+impl Card for GuardedResource {
     fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
         let d = &self.durable;
         let applied = d.writes.iter().filter(|w| w.accepted).count();

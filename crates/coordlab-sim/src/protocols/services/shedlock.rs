@@ -10,7 +10,7 @@
 
 use crate::kernel::ids::NodeId;
 use crate::kernel::message::Label;
-use crate::kernel::participant::{Ctx, NoTimer, Participant, ViewCtx};
+use crate::kernel::participant::{Card, Ctx, NoTimer, Participant, ViewCtx};
 use crate::kernel::time::{MS_US, SEC_US};
 use crate::kernel::view::{Summary, Tone};
 use crate::protocols::card;
@@ -196,7 +196,9 @@ impl Participant for ShedlockDb {
             durable: durable.clone(),
         }
     }
+}
 
+impl Card for ShedlockDb {
     fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         let row = &self.durable.row;
         // By the database's own clock; an instance that sends its own `:now` judges by its.
@@ -339,7 +341,9 @@ impl Participant for ScheduledInstance {
             runs: 0,
         }
     }
+}
 
+impl Card for ScheduledInstance {
     fn durable_summary(_config: &InstanceConfig, _durable: &(), _view: &ViewCtx<'_>) -> Summary {
         card::down("keeps nothing on disk")
     }

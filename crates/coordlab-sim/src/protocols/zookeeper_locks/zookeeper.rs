@@ -10,7 +10,7 @@
 
 use crate::kernel::collections::{VecMap, VecSet};
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::participant::{Card, Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::{format_duration, MS_US};
 use crate::kernel::view::{Summary, Tone};
 use crate::protocols::card;
@@ -607,7 +607,9 @@ impl Participant for ZkService {
     fn recover(config: &ZkConfig, _id: NodeId, _durable: &()) -> Self {
         ZkService::new(config)
     }
+}
 
+impl Card for ZkService {
     fn durable_summary(_config: &ZkConfig, _durable: &(), _view: &ViewCtx<'_>) -> Summary {
         card::down("keeps nothing on disk")
     }

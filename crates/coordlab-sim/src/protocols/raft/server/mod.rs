@@ -14,7 +14,7 @@ use super::msg::RaftMsg;
 use super::types::{Entry, LogIndex, RaftBug, Role, Term};
 use crate::kernel::collections::{VecMap, VecSet};
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::participant::{Card, Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::MS_US;
 use crate::kernel::view::{Gauge, InputSpec, LogCell, Summary, Tone};
 use crate::protocols::services::lock_store::LockTable;
@@ -306,6 +306,29 @@ impl Participant for RaftServer {
         s
     }
 
+    fn inputs(&self) -> Vec<InputSpec> {
+        if self.role == Role::Leader {
+            return Vec::new();
+        }
+        vec![InputSpec {
+            code: RaftServer::TIMEOUT_INPUT.into(),
+            label: "Force election timeout".into(),
+        }]
+    }
+
+    fn on_input(&mut self, ctx: &mut Ctx<'_, Self>, input: &str) -> Result<(), String> {
+        if input == RaftServer::TIMEOUT_INPUT {
+            self.force_timeout(ctx)
+        } else {
+            Err(format!(
+                "a Raft server takes only `{}`",
+                RaftServer::TIMEOUT_INPUT
+            ))
+        }
+    }
+}
+
+impl Card for RaftServer {
     fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         let (word, tone) = match self.role {
             Role::Leader => ("leader", Tone::Holds),
@@ -330,27 +353,6 @@ impl Participant for RaftServer {
             s = s.detail(format!("voted {}", view.name(v)));
         }
         s.detail(format!("log {} on disk", d.log.len()))
-    }
-
-    fn inputs(&self) -> Vec<InputSpec> {
-        if self.role == Role::Leader {
-            return Vec::new();
-        }
-        vec![InputSpec {
-            code: RaftServer::TIMEOUT_INPUT.into(),
-            label: "Force election timeout".into(),
-        }]
-    }
-
-    fn on_input(&mut self, ctx: &mut Ctx<'_, Self>, input: &str) -> Result<(), String> {
-        if input == RaftServer::TIMEOUT_INPUT {
-            self.force_timeout(ctx)
-        } else {
-            Err(format!(
-                "a Raft server takes only `{}`",
-                RaftServer::TIMEOUT_INPUT
-            ))
-        }
     }
 
     fn gauge(&self, view: &ViewCtx<'_>) -> Option<Gauge> {

@@ -6,7 +6,7 @@ use super::keyspace::{key_card, Deletion, Grant};
 use super::replication::PendingWait;
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::participant::{Card, Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::MS_US;
 use crate::kernel::view::{Summary, Tone};
 use crate::protocols::card;
@@ -390,7 +390,9 @@ impl Participant for RedisNode {
     fn recover(config: &RedisConfig, _id: NodeId, durable: &RedisDurable) -> Self {
         RedisNode::recover(*config, durable)
     }
+}
 
+impl Card for RedisNode {
     fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         RedisNode::summary(self, view)
     }

@@ -21,7 +21,7 @@ mod agreement;
 use super::redis_msg::{tenths, RedisMsg};
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::participant::{Card, Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::{format_duration, MS_US};
 use crate::kernel::view::{Summary, Tone};
 use crate::protocols::card;
@@ -411,7 +411,9 @@ impl Participant for Sentinel {
     fn recover(config: &SentinelConfig, _id: NodeId, durable: &SentinelDurable) -> Self {
         Sentinel::recover(config, durable)
     }
+}
 
+impl Card for Sentinel {
     fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         Sentinel::summary(self, view)
     }
