@@ -5,7 +5,6 @@
 //! participant is a pure state machine driven by the kernel (see
 //! [`crate::kernel::participant::Participant`]).
 
-pub mod card;
 pub mod database;
 pub mod job;
 pub mod lease;

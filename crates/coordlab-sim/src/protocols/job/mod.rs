@@ -15,12 +15,11 @@
 //! so. The runner reads as its lock client (it dereferences to it), so a scenario asks
 //! `worker.held` as before.
 
-use super::card;
 use super::lease::lease_msg::{LeaseMsg, RejectReason, WriteCheck};
 use super::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::message::{Inbox, Message};
-use crate::kernel::participant::{Card, Ctx, Label, Participant, ViewCtx};
+use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::time::MS_US;
 use crate::kernel::view::Summary;
 use std::fmt::Debug;
@@ -660,39 +659,5 @@ impl<L: LockClient> Participant for JobRunner<L> {
 
     fn recover(plan: &L::Plan, _id: NodeId, durable: &JobDurable) -> Self {
         JobRunner::recover(plan, durable)
-    }
-}
-
-impl<L: LockClient> Card for JobRunner<L> {
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        let s = match &self.phase {
-            Phase::Idle => card::idle(),
-            Phase::Acquiring | Phase::Watching | Phase::Confirming => {
-                self.lock.asking(&self.plan, &self.phase).1
-            }
-            Phase::Stamping if L::STAMPS => card::holder("stamping the row"),
-            Phase::Stamping | Phase::ReadingProgress => card::holder("checking progress"),
-            Phase::Checking { step } if L::CHECKS => card::holder(card::step(*step, "checking token")),
-            Phase::Checking { step } | Phase::Working { step } => card::holder(card::step(*step, "working")),
-            Phase::Rereading { step } => card::holder(card::step(*step, "re-reading token")),
-            Phase::Writing { step } => card::holder(card::step(*step, "writing")),
-            Phase::Releasing => card::releasing(),
-            Phase::BackingOff => card::backing_off(),
-            Phase::Done => card::done(),
-            Phase::Stopped => card::stopped("write refused"),
-            Phase::OutOfTime => card::stopped("validity over"),
-            Phase::Lost => card::stopped("lock lost"),
-            Phase::GaveUp => card::gave_up(L::GAVE_UP),
-        };
-        let at = At {
-            plan: &self.plan,
-            job: &self.job,
-            phase: &self.phase,
-        };
-        self.lock.decorate(s, at, view)
-    }
-
-    fn durable_summary(_plan: &L::Plan, durable: &JobDurable, _view: &ViewCtx<'_>) -> Summary {
-        L::durable_summary(durable)
     }
 }

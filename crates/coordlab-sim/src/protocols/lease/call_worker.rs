@@ -13,7 +13,7 @@ use crate::kernel::participant::{Label, ViewCtx};
 use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
 use crate::kernel::view::{Summary, Tone};
-use crate::protocols::card;
+use crate::presentation::cards::card;
 use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
 use crate::protocols::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
 

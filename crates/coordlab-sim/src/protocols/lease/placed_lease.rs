@@ -22,10 +22,8 @@
 
 use super::lease_msg::seconds;
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::{Card, Ctx, Label, Participant, ViewCtx};
+use crate::kernel::participant::{Ctx, Label, Participant};
 use crate::kernel::time::MS_US;
-use crate::kernel::view::{Summary, Tone};
-use crate::protocols::card;
 
 /// The lease row. `owner: None` is an earlier run's row, expired before the story starts.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -786,45 +784,12 @@ impl PlacedLease {
         });
         ctx.persist(self.durable.clone());
     }
-
-    pub fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        let row = &self.durable.row;
-        let owner = row.owner.map_or("earlier-run", |o| view.name(o));
-        let state = if row.owner.is_none() || row.expires_at_us <= view.local_now_us {
-            card::Lease::Expired
-        } else {
-            card::Lease::Left(row.expires_at_us - view.local_now_us)
-        };
-        let c = &self.config;
-        let alone = c.replicas.is_empty() && c.standby.is_none() && c.takes_over_from.is_none();
-        let s = match (self.primary, c.local_to) {
-            // One table and no copies: unless its place is the story, the lease is.
-            (true, None) if alone && !c.replica && !c.role_on_card => state.word(),
-            (false, _) if self.config.replication == Replication::Stream => {
-                Summary::new("read replica", Tone::Quiet)
-            }
-            (false, _) => Summary::new("replica", Tone::Quiet),
-            (true, Some(_)) => Summary::new("own table", Tone::Holds).detail("this node's own table"),
-            (true, None) => Summary::new("primary", Tone::Holds),
-        };
-        let mut s = card::lease(s, owner, "token", row.token, state);
-        if self.primary && self.config.replica {
-            s = s.detail("took over as primary");
-        }
-        if self.syncing {
-            s = s.detail("syncing with the copies");
-        }
-        if let Some(counter) = self.config.source.counter() {
-            s = s.minor(format!("token: {counter}"));
-        }
-        s
-    }
 }
 
 impl TokenSource {
     /// What the store counts that serves as the token, when it is not a lease table's own
     /// `fence_token` column.
-    fn counter(self) -> Option<&'static str> {
+    pub(crate) fn counter(self) -> Option<&'static str> {
         match self {
             TokenSource::LeaseTable => None,
             TokenSource::PostgresSequence => Some("nextval of a sequence"),
@@ -938,12 +903,6 @@ impl Participant for PlacedLease {
             pending: None,
             syncing: false,
         }
-    }
-}
-
-impl Card for PlacedLease {
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        PlacedLease::summary(self, view)
     }
 }
 

@@ -4,10 +4,9 @@
 use super::msg::{ClientAnswer, RaftMsg};
 use super::types::{Command, LogIndex};
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Card, Ctx, Label, Participant, ViewCtx};
+use crate::kernel::participant::{Ctx, Label, Participant};
 use crate::kernel::time::MS_US;
-use crate::kernel::view::{InputSpec, Summary, Tone};
-use crate::protocols::card;
+use crate::kernel::view::InputSpec;
 
 /// Settings of the client workload.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -218,21 +217,5 @@ impl Participant for RaftClient {
         } else {
             Err(format!("the client takes only `{}`", RaftClient::WRITE_INPUT))
         }
-    }
-}
-
-impl Card for RaftClient {
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        let writes = card::of(self.committed.len(), self.config.writes);
-        match self.outstanding {
-            Some(id) => Summary::new("writing", Tone::Asking)
-                .badge("writes", writes)
-                .detail(format!("write {id} via {}", view.name(self.guess))),
-            None => Summary::new("idle", Tone::Quiet).badge("writes", writes),
-        }
-    }
-
-    fn durable_summary(_config: &ClientConfig, _durable: &(), _view: &ViewCtx<'_>) -> Summary {
-        card::down("keeps nothing on disk")
     }
 }

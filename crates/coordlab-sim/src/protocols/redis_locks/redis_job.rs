@@ -97,7 +97,7 @@ pub struct JobDurable {
 impl JobDurable {
     /// The card of a client that is down.
     pub fn summary(&self) -> Summary {
-        crate::protocols::card::down_with_job(self.finished)
+        crate::presentation::cards::card::down_with_job(self.finished)
     }
 }
 

@@ -17,7 +17,7 @@ use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::{Label, ViewCtx};
 use crate::kernel::time::MS_US;
 use crate::kernel::view::Summary;
-use crate::protocols::card;
+use crate::presentation::cards::card;
 use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Turn};
 use crate::protocols::lease::lease_msg::{RejectReason, ReleaseMode, WriteCheck};
 

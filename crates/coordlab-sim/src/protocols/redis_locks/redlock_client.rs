@@ -18,7 +18,7 @@ use crate::kernel::participant::{Label, ViewCtx};
 use crate::kernel::rng::between_us;
 use crate::kernel::time::{format_duration, MS_US};
 use crate::kernel::view::{Summary, Tone};
-use crate::protocols::card;
+use crate::presentation::cards::card;
 use crate::protocols::job::{
     plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, StepGate, Turn,
 };

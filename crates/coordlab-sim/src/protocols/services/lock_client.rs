@@ -25,7 +25,7 @@ use crate::kernel::message::{Inbox, Message};
 use crate::kernel::participant::{Label, ViewCtx};
 use crate::kernel::time::MS_US;
 use crate::kernel::view::Summary;
-use crate::protocols::card;
+use crate::presentation::cards::card;
 use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
 use crate::protocols::lease::lease_msg::{seconds, RejectReason, WriteCheck};
 use crate::protocols::raft::{ClientAnswer, Command, RaftMsg};

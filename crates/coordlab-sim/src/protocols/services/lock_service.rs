@@ -25,10 +25,9 @@ use super::lock_store::{LeaseId, LockOp, LockTable};
 use crate::kernel::collections::{VecMap, VecSet};
 use crate::kernel::ids::NodeId;
 use crate::kernel::message::{Inbox, Message};
-use crate::kernel::participant::{Card, Ctx, Label, Participant, ViewCtx};
+use crate::kernel::participant::{Ctx, Label, Participant};
 use crate::kernel::time::MS_US;
-use crate::kernel::view::{Gauge, InputSpec, LogCell, Summary};
-use crate::protocols::card;
+use crate::kernel::view::InputSpec;
 use crate::protocols::lease::lease_msg::seconds;
 use crate::protocols::raft::{
     Command, LogIndex, RaftMsg, RaftServer, RaftTimer, Role, ServerConfig, ServerDurable, Term,
@@ -239,7 +238,7 @@ impl LockServer {
         }
     }
 
-    fn store(&self) -> &LockTable {
+    pub(crate) fn store(&self) -> &LockTable {
         &self.server.locks
     }
 
@@ -636,43 +635,6 @@ impl Participant for LockServer {
             self.after(ctx);
         }
         result
-    }
-}
-
-impl Card for LockServer {
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        let store = self.store();
-        let mut s = self.server.summary(view).badge("rev", store.revision);
-        for (key, kv) in &store.keys {
-            let short = key.rsplit_once('/').map_or(key.as_str(), |(_, k)| k);
-            s = s.detail(format!(
-                "{short}: {} rev {}",
-                view.name(kv.owner),
-                kv.create_revision
-            ));
-            // Only the leader counts a lease down, by its own clock.
-            if let Some(c) = self.countdowns.get(&kv.lease) {
-                let left = card::left(c.deadline_us.saturating_sub(view.local_now_us));
-                s = s.minor(format!("{short}: {left}"));
-            }
-        }
-        s
-    }
-
-    fn durable_summary(config: &ServerConfig, durable: &ServerDurable, view: &ViewCtx<'_>) -> Summary {
-        RaftServer::durable_summary(config, durable, view)
-    }
-
-    fn gauge(&self, view: &ViewCtx<'_>) -> Option<Gauge> {
-        self.server.gauge(view)
-    }
-
-    fn log_cells(&self) -> Vec<LogCell> {
-        self.server.log_cells()
-    }
-
-    fn durable_log_cells(durable: &ServerDurable) -> Vec<LogCell> {
-        RaftServer::durable_log_cells(durable)
     }
 }
 

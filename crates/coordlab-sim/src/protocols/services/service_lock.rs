@@ -9,11 +9,8 @@
 
 use crate::kernel::ids::NodeId;
 use crate::kernel::message::Label;
-use crate::kernel::participant::{Card, Ctx, Participant, ViewCtx};
-use crate::kernel::time::format_duration;
+use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
-use crate::kernel::view::{Summary, Tone};
-use crate::protocols::card;
 use crate::protocols::lease::lease_msg::seconds;
 
 /// Which real service the lock server stands for.
@@ -442,32 +439,6 @@ impl Participant for LockServer {
     }
 }
 
-impl Card for LockServer {
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        let now = view.local_now_us;
-        let word = self.config.flavour.number_word();
-        let last = format!("last {word} {}", self.durable.last_number);
-        match &self.durable.holder {
-            Some(h) => {
-                // Run out by the server's clock and not yet lapsed: the instant of its timer,
-                // or past the point where the run stops watching.
-                let state = match h.expires_at_us.checked_sub(now) {
-                    Some(left) if left > 0 => card::Lease::Left(left),
-                    _ => card::Lease::Expired,
-                };
-                card::lease(state.word(), view.name(h.node), word, h.number, state)
-            }
-            None if now < self.durable.delay_until_us => Summary::new("lock-delay", Tone::Waiting)
-                .detail(format!(
-                    "refuses all for {}",
-                    format_duration(self.durable.delay_until_us - now)
-                ))
-                .detail(last),
-            None => Summary::new("free", Tone::Quiet).detail(last),
-        }
-    }
-}
-
 /// What the resource does with the number that comes with a write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Check {
@@ -565,28 +536,6 @@ impl Participant for GuardedResource {
             check: config.0,
             flavour: config.1,
             durable: durable.clone(),
-        }
-    }
-}
-
-impl Card for GuardedResource {
-    fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
-        let d = &self.durable;
-        let applied = d.writes.iter().filter(|w| w.accepted).count();
-        let refused = d.writes.len() - applied;
-        let s = match d.writes.last() {
-            Some(w) if !w.accepted => Summary::new("refused", Tone::Failed),
-            _ => Summary::new("accepting", Tone::Quiet),
-        };
-        let s = s.badge("writes", applied);
-        let s = match self.check {
-            Check::Highest => s.badge("highest", d.highest),
-            Check::None => s.detail("checks nothing"),
-        };
-        if refused > 0 {
-            s.detail(format!("writes refused: {refused}"))
-        } else {
-            s
         }
     }
 }

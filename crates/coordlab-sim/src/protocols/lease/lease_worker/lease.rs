@@ -8,7 +8,7 @@ use crate::kernel::participant::ViewCtx;
 use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
 use crate::kernel::view::Summary;
-use crate::protocols::card;
+use crate::presentation::cards::card;
 use crate::protocols::job::{At, JobCtx, JobTimer, LeaseMsgOnly, LockClient, Phase, StepGate, Turn};
 use crate::protocols::lease::lease_msg::{seconds, LeaseMsg, RejectReason, WriteCheck};
 use crate::protocols::redis_locks::redis_job::{Job, JobDurable, Next};

@@ -24,7 +24,7 @@ pub use plan::{Coordination, Fencing, OnReject, Sink, WorkerConfig, WorkerPlan};
 use crate::kernel::ids::FencingToken;
 use crate::kernel::participant::Label;
 use crate::kernel::view::{Summary, Tone};
-use crate::protocols::card;
+use crate::presentation::cards::card;
 use crate::protocols::job::{At, JobRunner, LockTimer, Phase};
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,0 +1,4 @@
+//! The cards of the Redis family's participants.
+
+mod redis;
+mod redis_sentinel;

@@ -1,0 +1,3 @@
+//! The card of the ZooKeeper ensemble.
+
+mod zookeeper;
