@@ -7,7 +7,7 @@
 
 use super::advisory_sql::{AdvisoryMsg, AdvisoryReply, AdvisoryRequest, Scope, Wait};
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, Label, Participant};
+use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::rng::between_us;
 
 /// One scheduled run of a job.
@@ -85,17 +85,6 @@ pub enum JobTimer {
     Throw,
     /// The pool's maximum lifetime for connection `n` is reached.
     Retire(u32),
-}
-
-impl Label for JobTimer {
-    fn label(&self) -> String {
-        match self {
-            JobTimer::Run(_) => "a scheduled run fires".to_string(),
-            JobTimer::WorkDone => "finishes the job's work".to_string(),
-            JobTimer::Throw => "the job's code throws".to_string(),
-            JobTimer::Retire(_) => "the pool retires its connection".to_string(),
-        }
-    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 use super::sql::ACCOUNT_ID;
 use super::sql::{rupees, SqlMsg, SqlReply, SqlRequest};
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, Label, Participant};
+use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::rng::between_us;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,15 +51,6 @@ pub struct WorkerDurable {
 pub enum WorkerTimer {
     Begin,
     FinishComputing,
-}
-
-impl Label for WorkerTimer {
-    fn label(&self) -> String {
-        match self {
-            WorkerTimer::Begin => "the debit job fires".to_string(),
-            WorkerTimer::FinishComputing => "finishes computing the new balance".to_string(),
-        }
-    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -24,7 +24,7 @@ use super::db_sql::{
 use super::row_locks::{Acquire, LockMode, RowKey, RowLockManager, WaitPolicy};
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, Label, Participant};
+use crate::kernel::participant::{Ctx, Participant};
 use std::collections::BTreeMap;
 
 pub mod innodb;
@@ -114,14 +114,6 @@ pub struct LockStats {
 pub enum DbTimer {
     /// The transaction has waited `deadlock_timeout`: look for a cycle through it.
     DeadlockCheck(NodeId),
-}
-
-impl Label for DbTimer {
-    fn label(&self) -> String {
-        match self {
-            DbTimer::DeadlockCheck(_) => "deadlock_timeout: look for a cycle".to_string(),
-        }
-    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

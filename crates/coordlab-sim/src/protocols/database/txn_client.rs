@@ -9,7 +9,7 @@
 
 use super::db_sql::{ClaimLock, DbMsg, DbReply, DbRequest, DEADLOCK_DETECTED, LOCK_NOT_AVAILABLE};
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, Label, Participant};
+use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::rng::between_us;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -59,16 +59,6 @@ pub enum ClientTimer {
     Begin,
     ThinkDone,
     Retry,
-}
-
-impl Label for ClientTimer {
-    fn label(&self) -> String {
-        match self {
-            ClientTimer::Begin => "starts".to_string(),
-            ClientTimer::ThinkDone => "finishes its work".to_string(),
-            ClientTimer::Retry => "back-off over: tries again".to_string(),
-        }
-    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -104,17 +104,6 @@ pub trait LockTimer: Label {
     }
 }
 
-impl<T: LockTimer> Label for JobTimer<T> {
-    fn label(&self) -> String {
-        match self {
-            JobTimer::JobStart => T::START.to_string(),
-            JobTimer::Retry => T::RETRY.to_string(),
-            JobTimer::StepDone { step } => T::step_done(*step),
-            JobTimer::Lock(t) => t.label(),
-        }
-    }
-}
-
 /// What a job runner takes off the wire: its lock family's answers, or the ledger's.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum JobMsg<R> {

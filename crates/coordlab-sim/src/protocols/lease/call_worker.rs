@@ -9,7 +9,7 @@
 use super::lease_msg::{seconds, LeaseMsg, RejectReason, ReleaseMode, WriteCheck};
 use super::lease_worker::Belief;
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::{Label, ViewCtx};
+use crate::kernel::participant::ViewCtx;
 use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
 use crate::kernel::view::{Summary, Tone};
@@ -73,12 +73,6 @@ pub type CallWorker = JobRunner<CallLock>;
 /// It sets no timer of its own: it waits for answers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NoTimer {}
-
-impl Label for NoTimer {
-    fn label(&self) -> String {
-        match *self {}
-    }
-}
 
 impl LockTimer for NoTimer {
     const RETRY: &'static str = "retries the lease";

@@ -15,7 +15,7 @@
 use super::lease_msg::{seconds, RejectReason, WriteCheck};
 use super::placed_lease::{ClientClock, PlacedMsg, TokenSource};
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::{Label, ViewCtx};
+use crate::kernel::participant::ViewCtx;
 use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
 use crate::kernel::view::Summary;
@@ -147,12 +147,6 @@ pub type FenceWorker = JobRunner<FenceLock>;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NoAnswer {
     pub attempt: u32,
-}
-
-impl Label for NoAnswer {
-    fn label(&self) -> String {
-        format!("attempt {}: no answer yet", self.attempt)
-    }
 }
 
 impl LockTimer for NoAnswer {

@@ -23,7 +23,7 @@
 use super::lease_msg::{seconds, LeaseMsg, ReleaseMode};
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::{Ctx, Label, Participant};
+use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
 
 /// How the owner of a row left by an earlier run (before the story starts) is shown.
@@ -130,12 +130,6 @@ pub struct LeaseStore {
 pub struct ExpiryTimer {
     pub lease: String,
     pub token: FencingToken,
-}
-
-impl Label for ExpiryTimer {
-    fn label(&self) -> String {
-        format!("{} (token {}) reaches its expiry", self.lease, self.token)
-    }
 }
 
 /// A row owner's display name.

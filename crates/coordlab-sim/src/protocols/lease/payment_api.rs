@@ -7,7 +7,7 @@ use super::lease_msg::seconds;
 use super::lease_msg::LeaseMsg;
 use super::payment_rail::{Payment, RailDurable};
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, Label, Participant};
+use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
 
 /// How long the API works on a call before it pays and answers.
@@ -33,12 +33,6 @@ pub struct Call {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ApiTimer(pub u32);
-
-impl Label for ApiTimer {
-    fn label(&self) -> String {
-        format!("finishes call {}", self.0)
-    }
-}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PaymentApi {

@@ -22,7 +22,7 @@
 
 use super::lease_msg::seconds;
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::{Ctx, Label, Participant};
+use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
 
 /// The lease row. `owner: None` is an earlier run's row, expired before the story starts.
@@ -194,36 +194,6 @@ pub struct ClientClock {
     /// The holder's record (its token) the worker last saw, and its clock when it first saw it.
     pub seen: Option<(FencingToken, u64)>,
 }
-
-impl Label for PlacedMsg {
-    fn label(&self) -> String {
-        match self {
-            PlacedMsg::Acquire { source, .. } => match source {
-                TokenSource::LeaseTable => "INSERT … ON CONFLICT … RETURNING fence_token",
-                TokenSource::PostgresSequence => "UPDATE lease SET fence_token = nextval(…)",
-                TokenSource::DynamoDb => "UpdateItem … ReturnValues: UPDATED_NEW",
-                TokenSource::K8sLease => "PUT Lease (resourceVersion)",
-                TokenSource::Etcd => "Txn If CreateRevision == 0 Then Put",
-                TokenSource::ZooKeeper => "create EPHEMERAL_SEQUENTIAL",
-                TokenSource::RedisLua => "EVAL: SET NX PX + INCR",
-            }
-            .into(),
-            PlacedMsg::Read => "SELECT owner, fence_token, expires_at FROM lease".into(),
-            PlacedMsg::Claim { .. } => "UPDATE lease SET owner = :me, fence_token = fence_token + 1".into(),
-            PlacedMsg::Granted { token, .. } => format!("fence_token {token}"),
-            PlacedMsg::Denied { .. } => "not granted: held".into(),
-            PlacedMsg::Row { token, free } => format!(
-                "row: fence_token {token}, {}",
-                if *free { "expired" } else { "held" }
-            ),
-            PlacedMsg::Wal { row, .. } => format!("replicate: token {}", row.token),
-            PlacedMsg::WalAck => "replicated".into(),
-            PlacedMsg::Rejoin => "rejoin as a replica".into(),
-            PlacedMsg::Sync => "what do you hold?".into(),
-            PlacedMsg::Synced { row, .. } => format!("I hold token {}", row.token),
-        }
-    }
-}
 /// The store's timers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlacedTimer {
@@ -232,15 +202,6 @@ pub enum PlacedTimer {
     /// ZooKeeper: the holder's session may have timed out; its node goes, and the watch on
     /// it fires for the node behind.
     SessionExpiry,
-}
-
-impl Label for PlacedTimer {
-    fn label(&self) -> String {
-        match self {
-            PlacedTimer::Ship => "streams its writes to the replicas".into(),
-            PlacedTimer::SessionExpiry => "the holder's session times out".into(),
-        }
-    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 use super::msg::{ClientAnswer, RaftMsg};
 use super::types::{Command, LogIndex};
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, Label, Participant};
+use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
 use crate::kernel::view::InputSpec;
 
@@ -33,15 +33,6 @@ pub enum ClientTimer {
     Send,
     /// The client's request got no answer in time.
     Retry,
-}
-
-impl Label for ClientTimer {
-    fn label(&self) -> String {
-        match self {
-            ClientTimer::Send => "time for the next request".into(),
-            ClientTimer::Retry => "no answer yet: retry".into(),
-        }
-    }
 }
 
 #[derive(Clone, Debug)]

@@ -14,7 +14,7 @@
 use super::redis_job::{Job, JobDurable, JobPlan};
 use super::redis_msg::{tenths, RedisMsg};
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::{Label, ViewCtx};
+use crate::kernel::participant::ViewCtx;
 use crate::kernel::time::MS_US;
 use crate::kernel::view::Summary;
 use crate::presentation::cards::card;
@@ -48,12 +48,6 @@ pub type WorkerTimer = JobTimer<RequestTimeout>;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RequestTimeout {
     pub attempt: u32,
-}
-
-impl Label for RequestTimeout {
-    fn label(&self) -> String {
-        "gives up waiting for an answer".to_string()
-    }
 }
 
 impl LockTimer for RequestTimeout {}

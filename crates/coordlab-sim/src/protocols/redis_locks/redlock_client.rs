@@ -14,7 +14,7 @@ use super::redis_job::{Job, JobDurable, JobPlan};
 use super::redis_msg::{tenths, RedisMsg};
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::{Label, ViewCtx};
+use crate::kernel::participant::ViewCtx;
 use crate::kernel::rng::between_us;
 use crate::kernel::time::{format_duration, MS_US};
 use crate::kernel::view::{Summary, Tone};
@@ -59,12 +59,6 @@ pub struct MasterTimeout {
     pub master: NodeId,
     pub name: String,
     pub attempt: u32,
-}
-
-impl Label for MasterTimeout {
-    fn label(&self) -> String {
-        format!("gives up waiting for {}", self.name)
-    }
 }
 
 impl LockTimer for MasterTimeout {}

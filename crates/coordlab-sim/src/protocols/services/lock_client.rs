@@ -22,7 +22,7 @@ use super::lock_service::EtcdMsg;
 use super::lock_store::{lock_key, LeaseId, LockOp, LockResult};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::message::{Inbox, Message};
-use crate::kernel::participant::{Label, ViewCtx};
+use crate::kernel::participant::ViewCtx;
 use crate::kernel::time::MS_US;
 use crate::kernel::view::Summary;
 use crate::presentation::cards::card;
@@ -56,16 +56,6 @@ pub enum EtcdTimer {
     KeepAliveResend,
     /// Its request got no answer in time (or was redirected): send it again.
     Resend,
-}
-
-impl Label for EtcdTimer {
-    fn label(&self) -> String {
-        match self {
-            EtcdTimer::KeepAlive => "time for a keep-alive".into(),
-            EtcdTimer::KeepAliveResend => "no answer to the keep-alive: resend".into(),
-            EtcdTimer::Resend => "no answer yet: resend".into(),
-        }
-    }
 }
 
 impl LockTimer for EtcdTimer {}

@@ -25,7 +25,7 @@ use super::lock_store::{LeaseId, LockOp, LockTable};
 use crate::kernel::collections::{VecMap, VecSet};
 use crate::kernel::ids::NodeId;
 use crate::kernel::message::{Inbox, Message};
-use crate::kernel::participant::{Ctx, Label, Participant};
+use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
 use crate::kernel::view::InputSpec;
 use crate::protocols::lease::lease_msg::seconds;
@@ -90,38 +90,6 @@ pub enum EtcdMsg {
     },
 }
 
-impl Label for EtcdMsg {
-    fn label(&self) -> String {
-        match self {
-            EtcdMsg::KeepAlive { lease, .. } => format!("LeaseKeepAlive {lease}"),
-            EtcdMsg::KeepAliveReply { lease, ttl_ms: 0, .. } => format!("lease {lease} not found"),
-            EtcdMsg::KeepAliveReply { lease, ttl_ms, .. } => {
-                format!("lease {lease} ttl {}", seconds(*ttl_ms))
-            }
-            EtcdMsg::Range { prefix, below, .. } => {
-                format!("Get {prefix}/ last created before rev {below}, and my key")
-            }
-            EtcdMsg::RangeReply {
-                header,
-                ahead,
-                mine_exists,
-                ..
-            } => match ahead {
-                Some((key, rev)) => format!("rev {header}: {key} (rev {rev}) is ahead"),
-                None if *mine_exists => format!("rev {header}: none ahead; your key exists"),
-                None => format!("rev {header}: your key is gone"),
-            },
-            EtcdMsg::Watch { key, from } => format!("Watch {key} from rev {from}"),
-            EtcdMsg::Deleted { key, revision } => format!("DELETE {key} at rev {revision}"),
-            EtcdMsg::NotLeader { leader: Some(l), .. } => format!("not the leader, try S{}", l.0 + 1),
-            EtcdMsg::NotLeader { leader: None, .. } => "not the leader, leader unknown".into(),
-            EtcdMsg::ReadCheck { term, .. } => format!("ReadIndex: do I still lead term {term}?"),
-            EtcdMsg::ReadCheckAck { term, ok: true, .. } => format!("yes, term {term}"),
-            EtcdMsg::ReadCheckAck { ok: false, .. } => "no: a newer term".into(),
-        }
-    }
-}
-
 /// What a lock server takes off the wire.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LockServerMsg {
@@ -145,15 +113,6 @@ pub enum LockServerTimer {
     LeaseDue {
         lease: LeaseId,
     },
-}
-
-impl Label for LockServerTimer {
-    fn label(&self) -> String {
-        match self {
-            LockServerTimer::Raft(t) => Label::label(t),
-            LockServerTimer::LeaseDue { lease } => format!("the count of lease {lease} runs out"),
-        }
-    }
 }
 
 /// The leader's count of one lease.

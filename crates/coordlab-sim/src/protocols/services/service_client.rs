@@ -11,7 +11,7 @@
 
 use super::service_lock::{Flavour, ServiceMsg};
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::{Label, ViewCtx};
+use crate::kernel::participant::ViewCtx;
 use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
 use crate::kernel::view::{Summary, Tone};
@@ -76,12 +76,6 @@ pub type ServiceClient = JobRunner<ServiceLock>;
 /// Time for the keep-alive thread to renew.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Renew;
-
-impl Label for Renew {
-    fn label(&self) -> String {
-        "keep-alive".into()
-    }
-}
 
 impl LockTimer for Renew {
     const START: &'static str = "try the lock";

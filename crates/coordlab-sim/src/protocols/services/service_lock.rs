@@ -8,7 +8,6 @@
 //! generation), Hazelcast's CP subsystem (the number is the fence `lockAndGetFence()` returns).
 
 use crate::kernel::ids::NodeId;
-use crate::kernel::message::Label;
 use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
 use crate::protocols::lease::lease_msg::seconds;
@@ -86,37 +85,6 @@ pub enum ServiceMsg {
 
 crate::inbox!(ServiceMsg);
 
-impl Label for ServiceMsg {
-    fn label(&self) -> String {
-        match self {
-            ServiceMsg::Acquire => "lock()".into(),
-            ServiceMsg::Granted { number } => format!("granted #{number}"),
-            ServiceMsg::Busy { delayed: false, .. } => "held by another".into(),
-            ServiceMsg::Busy { delayed: true, .. } => "refused: lock-delay".into(),
-            ServiceMsg::UnlockPublished => "PUBLISH: unlocked".into(),
-            ServiceMsg::Renew { .. } => "renew".into(),
-            ServiceMsg::Renewed => "renewed".into(),
-            ServiceMsg::RenewRefused => "renew refused".into(),
-            ServiceMsg::Release { .. } => "unlock()".into(),
-            ServiceMsg::Released { ok: true } => "unlocked".into(),
-            ServiceMsg::Released { ok: false } => "unlock: not the owner".into(),
-            ServiceMsg::Write {
-                step,
-                number: Some(n),
-                ..
-            } => format!("write step {step} with #{n}"),
-            ServiceMsg::Write {
-                step, number: None, ..
-            } => format!("write step {step}"),
-            ServiceMsg::WriteResult { step, accepted: true } => format!("step {step} applied"),
-            ServiceMsg::WriteResult {
-                step,
-                accepted: false,
-            } => format!("step {step} refused"),
-        }
-    }
-}
-
 /// The lock server's rules.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ServerConfig {
@@ -171,15 +139,6 @@ pub enum Expire {
     Lease(u64),
     /// Chubby: the lease of this grant nears its end; answer its held KeepAlive.
     AnswerKeepAlive(u64),
-}
-
-impl Label for Expire {
-    fn label(&self) -> String {
-        match self {
-            Expire::Lease(n) => format!("lease of #{n} ends"),
-            Expire::AnswerKeepAlive(n) => format!("lease of #{n} nears its end"),
-        }
-    }
 }
 
 impl LockServer {

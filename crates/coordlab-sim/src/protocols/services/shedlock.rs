@@ -9,7 +9,6 @@
 //! clock (ShedLock's default) each instance stamps the row with its own reading.
 
 use crate::kernel::ids::NodeId;
-use crate::kernel::message::Label;
 use crate::kernel::participant::{Ctx, NoTimer, Participant};
 use crate::kernel::time::{MS_US, SEC_US};
 use crate::protocols::lease::lease_msg::seconds;
@@ -48,18 +47,6 @@ pub enum ShedMsg {
 }
 
 crate::inbox!(ShedMsg);
-
-impl Label for ShedMsg {
-    fn label(&self) -> String {
-        match self {
-            ShedMsg::TryLock { .. } => "UPDATE shedlock … WHERE lock_until <= :now".into(),
-            ShedMsg::Locked { .. } => "1 row updated".into(),
-            ShedMsg::NotLocked { .. } => "0 rows updated".into(),
-            ShedMsg::Report { slot } => format!("INSERT report for run {slot}"),
-            ShedMsg::Unlock { .. } => "UPDATE shedlock SET lock_until = …".into(),
-        }
-    }
-}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ShedRow {
@@ -225,16 +212,6 @@ pub enum InstanceTimer {
     Boot,
     Cron(u32),
     JobDone,
-}
-
-impl Label for InstanceTimer {
-    fn label(&self) -> String {
-        match self {
-            InstanceTimer::Boot => "scheduler starts".into(),
-            InstanceTimer::Cron(slot) => format!("@Scheduled fires (run {slot})"),
-            InstanceTimer::JobDone => "job finishes".into(),
-        }
-    }
 }
 
 impl ScheduledInstance {

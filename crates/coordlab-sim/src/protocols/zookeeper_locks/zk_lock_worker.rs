@@ -11,7 +11,7 @@
 
 use super::zookeeper::{base_name, secs, sequence_of, short_name, SessionId, WatchEvent, ZkMsg};
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::{Label, ViewCtx};
+use crate::kernel::participant::ViewCtx;
 use crate::kernel::time::MS_US;
 use crate::kernel::view::{Summary, Tone};
 use crate::presentation::cards::card;
@@ -76,12 +76,6 @@ pub type ZkLockWorker = JobRunner<ZkLock>;
 /// Time to ping so the session stays alive.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Ping;
-
-impl Label for Ping {
-    fn label(&self) -> String {
-        "time to ping".into()
-    }
-}
 
 impl LockTimer for Ping {}
 

@@ -22,7 +22,6 @@ mod steps;
 pub use plan::{Coordination, Fencing, OnReject, Sink, WorkerConfig, WorkerPlan};
 
 use crate::kernel::ids::FencingToken;
-use crate::kernel::participant::Label;
 use crate::kernel::view::{Summary, Tone};
 use crate::presentation::cards::card;
 use crate::protocols::job::{At, JobRunner, LockTimer, Phase};
@@ -53,12 +52,6 @@ pub struct Belief {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LeaseTimer {
     Heartbeat,
-}
-
-impl Label for LeaseTimer {
-    fn label(&self) -> String {
-        "heartbeat: time to renew".to_string()
-    }
 }
 
 impl LockTimer for LeaseTimer {

@@ -13,7 +13,7 @@ use super::msg::RaftMsg;
 use super::types::{Entry, LogIndex, RaftBug, Role, Term};
 use crate::kernel::collections::{VecMap, VecSet};
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, Label, Participant};
+use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
 use crate::kernel::view::InputSpec;
 use crate::protocols::services::lock_store::LockTable;
@@ -61,15 +61,6 @@ pub enum RaftTimer {
     Election,
     /// The leader's heartbeat round (a candidate re-asks silent voters on it too).
     Heartbeat,
-}
-
-impl Label for RaftTimer {
-    fn label(&self) -> String {
-        match self {
-            RaftTimer::Election => "election timeout".into(),
-            RaftTimer::Heartbeat => "heartbeat round".into(),
-        }
-    }
 }
 
 /// One Raft server.

@@ -6,7 +6,7 @@ use super::keyspace::{Deletion, Grant};
 use super::replication::PendingWait;
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, Label, Participant};
+use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
 use crate::protocols::redis_locks::redis_msg::{KeyEntry, RedisMsg, StreamEntry};
 
@@ -62,16 +62,6 @@ pub enum StoreTimer {
     Expire { key: String },
     /// A blocked `WAIT` gives up.
     WaitTimeout { id: u64 },
-}
-
-impl Label for StoreTimer {
-    fn label(&self) -> String {
-        match self {
-            StoreTimer::Flush => "streams its buffered writes to the replicas".to_string(),
-            StoreTimer::Expire { key } => format!("{key} reaches its expiry time"),
-            StoreTimer::WaitTimeout { .. } => "a WAIT times out".to_string(),
-        }
-    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -21,7 +21,7 @@ mod agreement;
 use super::redis_msg::{tenths, RedisMsg};
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, Label, Participant};
+use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
 use rand::Rng;
 
@@ -78,12 +78,6 @@ impl SentinelDurable {
 /// A sentinel's one timer: time for the next round of pings.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PingRound;
-
-impl Label for PingRound {
-    fn label(&self) -> String {
-        "pings every node".to_string()
-    }
-}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Failover {
