@@ -6,8 +6,8 @@ use crate::presentation::cards::card;
 use crate::protocols::database::account_db::{AccountDb, DbDurable};
 use crate::protocols::database::sql::rupees;
 
-impl AccountDb {
-    pub fn summary(&self, view: &ViewCtx<'_>) -> Summary {
+impl Card for AccountDb {
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         let row = &self.durable.row;
         let s = match self.lock_holder {
             Some(_) => Summary::new("row locked", Tone::Holds),
@@ -35,12 +35,6 @@ impl AccountDb {
             }
         }
         s
-    }
-}
-
-impl Card for AccountDb {
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        AccountDb::summary(self, view)
     }
 
     fn durable_summary(_config: &(), durable: &DbDurable, _view: &ViewCtx<'_>) -> Summary {

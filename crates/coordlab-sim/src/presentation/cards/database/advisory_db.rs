@@ -5,8 +5,8 @@ use crate::kernel::view::{Summary, Tone};
 use crate::presentation::cards::card;
 use crate::protocols::database::advisory_db::{AdvisoryDb, AdvisoryDbDurable};
 
-impl AdvisoryDb {
-    pub fn summary(&self) -> Summary {
+impl Card for AdvisoryDb {
+    fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
         let s = if !self.waiters.is_empty() {
             Summary::new("blocking", Tone::Waiting)
         } else if !self.locks.is_empty() {
@@ -21,12 +21,6 @@ impl AdvisoryDb {
             s = s.detail(format!("{key}: pid {}", self.pid(h.conn).unwrap_or(0)));
         }
         s
-    }
-}
-
-impl Card for AdvisoryDb {
-    fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
-        AdvisoryDb::summary(self)
     }
 
     fn durable_summary(_config: &(), _durable: &AdvisoryDbDurable, _view: &ViewCtx<'_>) -> Summary {

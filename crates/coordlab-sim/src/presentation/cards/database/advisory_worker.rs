@@ -5,8 +5,8 @@ use crate::kernel::view::{Summary, Tone};
 use crate::presentation::cards::card;
 use crate::protocols::database::advisory_worker::{JobDurable, JobPlan, JobWorker, Phase, RunResult};
 
-impl JobWorker {
-    pub fn summary(&self) -> Summary {
+impl Card for JobWorker {
+    fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
         let s = match (self.phase, self.running()) {
             (Phase::Idle, _) => match self.conn {
                 Some(_) => Summary::new("idle", Tone::Quiet).detail("connection in pool"),
@@ -21,12 +21,6 @@ impl JobWorker {
         };
         let done = self.results.iter().filter(|(_, r)| *r == RunResult::Done).count();
         s.badge("runs done", done)
-    }
-}
-
-impl Card for JobWorker {
-    fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
-        JobWorker::summary(self)
     }
 
     fn durable_summary(_plan: &JobPlan, durable: &JobDurable, _view: &ViewCtx<'_>) -> Summary {

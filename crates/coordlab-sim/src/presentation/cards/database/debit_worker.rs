@@ -6,8 +6,8 @@ use crate::presentation::cards::card;
 use crate::protocols::database::debit_worker::{DebitPlan, DebitStrategy, DebitWorker, Phase, WorkerDurable};
 use crate::protocols::database::sql::rupees;
 
-impl DebitWorker {
-    pub fn summary(&self) -> Summary {
+impl Card for DebitWorker {
+    fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
         // Under `SELECT … FOR UPDATE` the row is its own from the read's answer to the commit.
         let locked = self.plan.strategy == DebitStrategy::RowLock;
         let tone = if locked { Tone::Holds } else { Tone::Quiet };
@@ -42,12 +42,6 @@ impl DebitWorker {
             s = s.badge("attempt", self.attempts);
         }
         s
-    }
-}
-
-impl Card for DebitWorker {
-    fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
-        DebitWorker::summary(self)
     }
 
     fn durable_summary(_plan: &DebitPlan, durable: &WorkerDurable, _view: &ViewCtx<'_>) -> Summary {

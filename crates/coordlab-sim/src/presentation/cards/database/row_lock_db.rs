@@ -5,8 +5,8 @@ use crate::kernel::view::{Summary, Tone};
 use crate::presentation::cards::card;
 use crate::protocols::database::row_lock_db::{LockDb, LockDbConfig, LockDbDurable};
 
-impl LockDb {
-    pub fn summary(&self, view: &ViewCtx<'_>) -> Summary {
+impl Card for LockDb {
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         let held: usize = self.locks.rows.values().map(|r| r.holders.len()).sum();
         let edges = self.locks.wait_edges();
         let stuck = self
@@ -46,12 +46,6 @@ impl LockDb {
             s = s.minor(format!("rows skipped: {}", st.skipped));
         }
         s
-    }
-}
-
-impl Card for LockDb {
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        LockDb::summary(self, view)
     }
 
     fn durable_summary(_config: &LockDbConfig, _durable: &LockDbDurable, _view: &ViewCtx<'_>) -> Summary {

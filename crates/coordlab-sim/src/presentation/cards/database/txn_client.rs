@@ -8,8 +8,8 @@ use crate::protocols::database::db_sql::{
 };
 use crate::protocols::database::txn_client::{ClientDurable, ClientPhase, TxnClient, TxnPlan};
 
-impl TxnClient {
-    pub fn summary(&self) -> Summary {
+impl Card for TxnClient {
+    fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
         let mut s = match &self.phase {
             ClientPhase::Idle => Summary::new("idle", Tone::Quiet).detail("not started"),
             ClientPhase::Sent(DbRequest::Begin) => {
@@ -55,12 +55,6 @@ impl TxnClient {
             s = s.minor(format!("retries: {}", self.retries));
         }
         s
-    }
-}
-
-impl Card for TxnClient {
-    fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
-        TxnClient::summary(self)
     }
 
     fn durable_summary(_plan: &TxnPlan, durable: &ClientDurable, _view: &ViewCtx<'_>) -> Summary {

@@ -5,8 +5,16 @@ use crate::kernel::view::{Summary, Tone};
 use crate::presentation::cards::card;
 use crate::protocols::lease::fenced_resource::{FencedResource, LedgerIntro, ResourceDurable};
 
-impl FencedResource {
-    pub fn summary(&self, view: &ViewCtx<'_>) -> Summary {
+impl Card for FencedResource {
+    fn durable_summary(_intro: &LedgerIntro, d: &ResourceDurable, _view: &ViewCtx<'_>) -> Summary {
+        card::fit_badge(
+            card::down("the row on disk").badge("balance", format!("₹{}", d.balance)),
+            "highest",
+            &d.last_token.to_string(),
+        )
+    }
+
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         let d = &self.durable;
         let last = d.writes.last();
         let s = match last {
@@ -35,19 +43,5 @@ impl FencedResource {
             s = s.minor(format!("writes refused: {refused}"));
         }
         s.minor(format!("steps done: {}", d.steps_done))
-    }
-}
-
-impl Card for FencedResource {
-    fn durable_summary(_intro: &LedgerIntro, d: &ResourceDurable, _view: &ViewCtx<'_>) -> Summary {
-        card::fit_badge(
-            card::down("the row on disk").badge("balance", format!("₹{}", d.balance)),
-            "highest",
-            &d.last_token.to_string(),
-        )
-    }
-
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        FencedResource::summary(self, view)
     }
 }

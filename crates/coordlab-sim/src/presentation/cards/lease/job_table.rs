@@ -4,8 +4,8 @@ use crate::kernel::participant::{Card, ViewCtx};
 use crate::kernel::view::{Summary, Tone};
 use crate::protocols::lease::job_table::JobTable;
 
-impl JobTable {
-    pub fn summary(&self, view: &ViewCtx<'_>) -> Summary {
+impl Card for JobTable {
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         let d = &self.durable;
         let mut s = if d.runs.is_empty() && d.claimed_by.is_empty() {
             Summary::new("pending", Tone::Quiet)
@@ -28,11 +28,5 @@ impl JobTable {
             s = s.detail(format!("claimed by {}", view.name(*who)));
         }
         s
-    }
-}
-
-impl Card for JobTable {
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        JobTable::summary(self, view)
     }
 }

@@ -16,8 +16,10 @@ impl LeaseStore {
             card::Lease::Expired
         }
     }
+}
 
-    pub fn summary(&self, view: &ViewCtx<'_>) -> Summary {
+impl Card for LeaseStore {
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         let now_us = view.local_now_us;
         let rows = &self.durable.rows;
         let owner = |row: &LeaseRow| owner_name(row.owner, |id| view.name(id));
@@ -49,11 +51,5 @@ impl LeaseStore {
                 s
             }
         }
-    }
-}
-
-impl Card for LeaseStore {
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        LeaseStore::summary(self, view)
     }
 }

@@ -4,8 +4,8 @@ use crate::kernel::participant::{Card, ViewCtx};
 use crate::kernel::view::{Summary, Tone};
 use crate::protocols::lease::payment_rail::PaymentRail;
 
-impl PaymentRail {
-    pub fn summary(&self) -> Summary {
+impl Card for PaymentRail {
+    fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
         let payments = &self.durable.payments;
         let sent = payments.iter().filter(|p| p.applied).count();
         let replays = payments.len() - sent;
@@ -23,11 +23,5 @@ impl PaymentRail {
             s
         };
         s.minor("knows no tokens")
-    }
-}
-
-impl Card for PaymentRail {
-    fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
-        PaymentRail::summary(self)
     }
 }

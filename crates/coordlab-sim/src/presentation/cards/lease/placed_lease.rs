@@ -5,8 +5,8 @@ use crate::kernel::view::{Summary, Tone};
 use crate::presentation::cards::card;
 use crate::protocols::lease::placed_lease::{PlacedLease, Replication};
 
-impl PlacedLease {
-    pub fn summary(&self, view: &ViewCtx<'_>) -> Summary {
+impl Card for PlacedLease {
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         let row = &self.durable.row;
         let owner = row.owner.map_or("earlier-run", |o| view.name(o));
         let state = if row.owner.is_none() || row.expires_at_us <= view.local_now_us {
@@ -37,11 +37,5 @@ impl PlacedLease {
             s = s.minor(format!("token: {counter}"));
         }
         s
-    }
-}
-
-impl Card for PlacedLease {
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        PlacedLease::summary(self, view)
     }
 }

@@ -6,8 +6,8 @@ use crate::kernel::view::{Summary, Tone};
 use crate::presentation::cards::card;
 use crate::protocols::redis_locks::redis_sentinel::{Sentinel, SentinelConfig, SentinelDurable};
 
-impl Sentinel {
-    pub fn summary(&self, view: &ViewCtx<'_>) -> Summary {
+impl Card for Sentinel {
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         let primary = view.name(self.primary);
         let s = if self.stopped {
             Summary::new("stopped", Tone::Quiet).detail("rounds over")
@@ -45,18 +45,8 @@ impl Sentinel {
         s
     }
 
-    pub fn durable_summary(d: &SentinelDurable, view: &ViewCtx<'_>) -> Summary {
+    fn durable_summary(_config: &SentinelConfig, d: &SentinelDurable, view: &ViewCtx<'_>) -> Summary {
         card::fit_badge(card::down("its config on disk"), "primary", view.name(d.primary))
             .badge("epoch", d.config_epoch)
-    }
-}
-
-impl Card for Sentinel {
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        Sentinel::summary(self, view)
-    }
-
-    fn durable_summary(_config: &SentinelConfig, durable: &SentinelDurable, view: &ViewCtx<'_>) -> Summary {
-        Sentinel::durable_summary(durable, view)
     }
 }

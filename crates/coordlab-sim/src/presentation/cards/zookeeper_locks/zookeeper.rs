@@ -6,10 +6,14 @@ use crate::kernel::view::{Summary, Tone};
 use crate::presentation::cards::card;
 use crate::protocols::zookeeper_locks::zookeeper::{short_name, ZkConfig, ZkService};
 
-impl ZkService {
+impl Card for ZkService {
+    fn durable_summary(_config: &ZkConfig, _durable: &(), _view: &ViewCtx<'_>) -> Summary {
+        card::down("keeps nothing on disk")
+    }
+
     /// The node card: whether the lock has a holder (its lowest child), and the figures of
     /// the ensemble.
-    pub fn summary(&self, view: &ViewCtx<'_>) -> Summary {
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         let lock_path = &self.lock_path;
         let children = self.children(lock_path);
         let live = self.sessions.values().filter(|s| s.alive).count();
@@ -43,15 +47,5 @@ impl ZkService {
             s = s.minor(format!("quietest silent {}", format_duration(q)));
         }
         s
-    }
-}
-
-impl Card for ZkService {
-    fn durable_summary(_config: &ZkConfig, _durable: &(), _view: &ViewCtx<'_>) -> Summary {
-        card::down("keeps nothing on disk")
-    }
-
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        ZkService::summary(self, view)
     }
 }

@@ -7,8 +7,8 @@ use crate::presentation::cards::card;
 use crate::protocols::redis_locks::redis::{RedisConfig, RedisDurable, RedisNode, Role};
 use crate::protocols::redis_locks::redis_msg::KeyEntry;
 
-impl RedisNode {
-    pub fn summary(&self, view: &ViewCtx<'_>) -> Summary {
+impl Card for RedisNode {
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         let s = match self.role {
             Role::Primary => {
                 let s = Summary::new("primary", Tone::Holds).minor(format!("offset #{}", self.offset));
@@ -31,7 +31,7 @@ impl RedisNode {
         key_card(s, &self.data, view.local_now_us)
     }
 
-    pub fn durable_summary(config: &RedisConfig, d: &RedisDurable) -> Summary {
+    fn durable_summary(config: &RedisConfig, d: &RedisDurable, _view: &ViewCtx<'_>) -> Summary {
         if config.persistence {
             card::down(format!("on disk: {} keys", d.data.len()))
         } else {
@@ -40,20 +40,10 @@ impl RedisNode {
     }
 }
 
-impl Card for RedisNode {
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        RedisNode::summary(self, view)
-    }
-
-    fn durable_summary(config: &RedisConfig, durable: &RedisDurable, _view: &ViewCtx<'_>) -> Summary {
-        RedisNode::durable_summary(config, durable)
-    }
-}
-
 /// The keys on a card — keys with a TTL (locks) first: each value as a badge named by its key
 /// (`lock a-e27e`, `fence 42`), the time a lock has left by the node's own clock as a minor
 /// detail.
-pub fn key_card(mut s: Summary, data: &VecMap<String, KeyEntry>, local_now_us: u64) -> Summary {
+fn key_card(mut s: Summary, data: &VecMap<String, KeyEntry>, local_now_us: u64) -> Summary {
     let mut keys: Vec<(&String, &KeyEntry)> = data.iter().collect();
     sort_by_key(&mut keys, |(_, e)| e.expires_at_us.is_none());
     // In this chapter the keys with a TTL are the locks: say so when there is none.
