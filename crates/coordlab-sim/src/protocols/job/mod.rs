@@ -225,8 +225,11 @@ macro_rules! plans_job {
 }
 pub(crate) use plans_job;
 
-/// The lock side of a job: how one family takes, checks and gives back its lock.
-pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
+/// The lock side of a job: how one family takes, checks and gives back its lock; what its
+/// card says is its [`LockCard`].
+pub trait LockClient:
+    LockCard<<Self as LockClient>::Plan> + Clone + Debug + PartialEq + Sized + 'static
+{
     /// The node's configuration: the job plan and the family's own settings.
     type Plan: PlansJob + Clone + Debug + PartialEq + 'static;
     type Timer: Clone + Debug + PartialEq + LockTimer + 'static;
@@ -364,10 +367,21 @@ pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
     }
     /// Whether it holds a lock it believes in.
     fn holds(&self) -> bool;
+}
+
+/// The card half of a lock client: what its job runner's card says of the lock while it asks,
+/// holds or is down. Each family's impl lives in `crate::presentation::cards`, beside the
+/// participants' cards. `Plan` is the client's own ([`LockClient::Plan`]).
+pub trait LockCard<Plan = <Self as LockClient>::Plan>
+where
+    Self: Sized,
+{
     /// What it is doing while acquiring or confirming: a few words and the card.
-    fn asking(&self, plan: &Self::Plan, phase: &Phase) -> (String, Summary);
+    fn asking(&self, plan: &Plan, phase: &Phase) -> (String, Summary);
     /// Adds what it holds to the card.
-    fn decorate(&self, s: Summary, at: At<'_, Self>, view: &ViewCtx<'_>) -> Summary;
+    fn decorate(&self, s: Summary, at: At<'_, Self>, view: &ViewCtx<'_>) -> Summary
+    where
+        Self: LockClient;
     /// The card of a client that is down.
     fn durable_summary(durable: &JobDurable) -> Summary {
         durable.summary()
