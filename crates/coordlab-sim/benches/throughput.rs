@@ -16,7 +16,7 @@ use coordlab_sim::kernel::engine::{Engine, Limits, Recording};
 use coordlab_sim::kernel::faults::{Fault, FaultKind};
 use coordlab_sim::kernel::ids::NodeId;
 use coordlab_sim::kernel::network::LinkConfig;
-use coordlab_sim::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use coordlab_sim::kernel::participant::{Card, Ctx, Label, Participant, ViewCtx};
 use coordlab_sim::kernel::rng::{between_us, stream, SimRng, Stream};
 use coordlab_sim::kernel::setup::Setup;
 use coordlab_sim::kernel::time::{MS_US, SEC_US};
@@ -168,7 +168,9 @@ impl Participant for Chatter {
             persisted: durable.received,
         }
     }
+}
 
+impl Card for Chatter {
     fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
         Summary::new("chatting", Tone::Quiet)
             .badge("received", self.received)

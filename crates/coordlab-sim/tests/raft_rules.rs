@@ -3,7 +3,7 @@
 //! and asserts on the effects it emits.
 
 use coordlab_sim::kernel::ids::NodeId;
-use coordlab_sim::kernel::participant::{Ctx, Effect, Participant, ViewCtx};
+use coordlab_sim::kernel::participant::{Card, Ctx, Effect, Participant, ViewCtx};
 use coordlab_sim::kernel::testing;
 use coordlab_sim::protocols::raft::{
     ClientAnswer, Command, Entry, LogIndex, RaftBug, RaftMsg, RaftServer, RaftTimer, Role, ServerConfig, Term,

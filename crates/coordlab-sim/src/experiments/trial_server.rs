@@ -11,7 +11,7 @@
 use crate::json;
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, Participant, ViewCtx};
+use crate::kernel::participant::{Card, Ctx, Participant, ViewCtx};
 use crate::kernel::view::Summary;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::{PropertyKind, PropertySpec};
@@ -121,7 +121,9 @@ impl Participant for TrialServer {
     fn recover(config: &ServerConfig, id: NodeId, durable: &ServerDurable) -> Self {
         TrialServer::new(RaftServer::recover(config, id, durable), false)
     }
+}
 
+impl Card for TrialServer {
     fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         self.server.summary(view)
     }

@@ -18,7 +18,10 @@ use super::rng::SimRng;
 use super::view::{Gauge, InputSpec, LogCell, Summary, Tone};
 use std::fmt::Debug;
 
-pub trait Participant: Sized + 'static {
+/// The logic half of a participant; what its card shows is its [`Card`].
+pub trait Participant:
+    Card<<Self as Participant>::Config, <Self as Participant>::Durable> + Sized + 'static
+{
     /// What it takes off the wire (see [`Inbox`]).
     type Msg: Inbox;
     type Timer: Clone + Debug + PartialEq + Label + 'static;
@@ -41,14 +44,6 @@ pub trait Participant: Sized + 'static {
     /// Rebuilds the participant after a restart (and at the start) from its configuration and
     /// what it last persisted.
     fn recover(config: &Self::Config, id: NodeId, durable: &Self::Durable) -> Self;
-    /// What the node's card says: one word for its state with a tone, large badges, details
-    /// by priority (see [`Summary`]).
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary;
-    /// What the card says while the node is down: what it has persisted.
-    fn durable_summary(_config: &Self::Config, _durable: &Self::Durable, _view: &ViewCtx<'_>) -> Summary {
-        Summary::new("down", Tone::Failed).detail("state kept on disk")
-    }
-
     /// The inputs a user may send this node in its current state (the UI shows one button
     /// each). Most participants take none.
     fn inputs(&self) -> Vec<InputSpec> {
@@ -59,6 +54,25 @@ pub trait Participant: Sized + 'static {
     fn on_input(&mut self, _ctx: &mut Ctx<'_, Self>, _input: &str) -> Result<(), String> {
         Err("this node takes no input".into())
     }
+}
+
+/// The view half of a participant: what its card shows, live and while the node is down, in
+/// the typed view model ([`Summary`], [`Gauge`], [`LogCell`]) the picture draws from. It reads
+/// the participant's state and changes nothing; each protocol's card lives in
+/// `crate::presentation::cards`, apart from its logic. `Config` and `Durable` are the
+/// participant's own ([`Participant::Config`], [`Participant::Durable`]), so an impl names
+/// neither.
+pub trait Card<Config = <Self as Participant>::Config, Durable = <Self as Participant>::Durable>
+where
+    Self: Sized,
+{
+    /// What the node's card says: one word for its state with a tone, large badges, details
+    /// by priority (see [`Summary`]).
+    fn summary(&self, view: &ViewCtx<'_>) -> Summary;
+    /// What the card says while the node is down: what it has persisted.
+    fn durable_summary(_config: &Config, _durable: &Durable, _view: &ViewCtx<'_>) -> Summary {
+        Summary::new("down", Tone::Failed).detail("state kept on disk")
+    }
     /// A countdown for the card (e.g. an election timer), at the node's clock reading.
     fn gauge(&self, _view: &ViewCtx<'_>) -> Option<Gauge> {
         None
@@ -68,7 +82,7 @@ pub trait Participant: Sized + 'static {
         Vec::new()
     }
     /// The persisted log while the node is down (nothing is known committed then).
-    fn durable_log_cells(_durable: &Self::Durable) -> Vec<LogCell> {
+    fn durable_log_cells(_durable: &Durable) -> Vec<LogCell> {
         Vec::new()
     }
 }

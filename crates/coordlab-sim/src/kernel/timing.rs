@@ -23,7 +23,7 @@ mod tests {
     use crate::kernel::engine::{Engine, Limits, Recording};
     use crate::kernel::ids::NodeId;
     use crate::kernel::network::LinkConfig;
-    use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+    use crate::kernel::participant::{Card, Ctx, Label, Participant, ViewCtx};
     use crate::kernel::setup::Setup;
     use crate::kernel::view::{Summary, Tone};
     use crate::trace::{EventKind, Trace};
@@ -76,7 +76,9 @@ mod tests {
         fn recover(_config: &(), _id: NodeId, _durable: &u32) -> Self {
             Voter
         }
+    }
 
+    impl Card for Voter {
         fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
             Summary::new("voter", Tone::Quiet)
         }

@@ -1,2 +1,10 @@
 //! The one-line labels of each family's messages and timers, as the picture's arrows and the
 //! event log show them.
+
+mod database;
+mod job;
+mod lease;
+mod raft;
+mod redis_locks;
+mod services;
+mod zookeeper_locks;

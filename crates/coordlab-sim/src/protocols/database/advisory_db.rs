@@ -7,9 +7,7 @@
 use super::advisory_sql::{key_of, AdvisoryMsg, AdvisoryReply, AdvisoryRequest, Scope, Wait};
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, NoTimer, Participant, ViewCtx};
-use crate::kernel::view::{Summary, Tone};
-use crate::protocols::card;
+use crate::kernel::participant::{Ctx, NoTimer, Participant};
 
 /// A client connection: the worker and its connection number.
 pub type Conn = (NodeId, u32);
@@ -318,23 +316,6 @@ impl AdvisoryDb {
             self.drop_if_free(ctx, key);
         }
     }
-
-    pub fn summary(&self) -> Summary {
-        let s = if !self.waiters.is_empty() {
-            Summary::new("blocking", Tone::Waiting)
-        } else if !self.locks.is_empty() {
-            Summary::new("locked", Tone::Holds)
-        } else {
-            Summary::new("no locks", Tone::Quiet)
-        };
-        let mut s = s
-            .badge("locks", self.locks.len())
-            .badge("sessions", self.sessions.len());
-        for (key, h) in self.locks.iter() {
-            s = s.detail(format!("{key}: pid {}", self.pid(h.conn).unwrap_or(0)));
-        }
-        s
-    }
 }
 
 impl Participant for AdvisoryDb {
@@ -364,14 +345,6 @@ impl Participant for AdvisoryDb {
 
     fn recover(_config: &(), _id: NodeId, durable: &AdvisoryDbDurable) -> Self {
         AdvisoryDb::recover(durable)
-    }
-
-    fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
-        AdvisoryDb::summary(self)
-    }
-
-    fn durable_summary(_config: &(), _durable: &AdvisoryDbDurable, _view: &ViewCtx<'_>) -> Summary {
-        card::down("advisory locks are in memory")
     }
 }
 

@@ -3,8 +3,6 @@
 //! conformance tests run (`crates/coordlab-conformance`), and a port of `hashtext` so the
 //! model computes the same key the server does.
 
-use crate::kernel::participant::Label;
-
 crate::inbox!(AdvisoryMsg);
 
 /// The report job's lock name.
@@ -107,22 +105,6 @@ impl AdvisoryRequest {
             AdvisoryRequest::Commit => "COMMIT".to_string(),
             AdvisoryRequest::Rollback => "ROLLBACK".to_string(),
             AdvisoryRequest::Close => "(closes the connection)".to_string(),
-        }
-    }
-}
-
-impl Label for AdvisoryMsg {
-    fn label(&self) -> String {
-        match self {
-            AdvisoryMsg::Request { request, .. } => request.sql_text(),
-            AdvisoryMsg::Reply { reply, .. } => match reply {
-                AdvisoryReply::Begun => "BEGIN ok".to_string(),
-                AdvisoryReply::Bool(b) => b.to_string(),
-                AdvisoryReply::Granted => "granted (void)".to_string(),
-                AdvisoryReply::Committed => "COMMIT ok".to_string(),
-                AdvisoryReply::RolledBack => "ROLLBACK ok".to_string(),
-                AdvisoryReply::NoConnection => "ERROR 08003: no connection".to_string(),
-            },
         }
     }
 }

@@ -7,10 +7,8 @@
 
 use super::advisory_sql::{AdvisoryMsg, AdvisoryReply, AdvisoryRequest, Scope, Wait};
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::rng::between_us;
-use crate::kernel::view::{Summary, Tone};
-use crate::protocols::card;
 
 /// One scheduled run of a job.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,17 +85,6 @@ pub enum JobTimer {
     Throw,
     /// The pool's maximum lifetime for connection `n` is reached.
     Retire(u32),
-}
-
-impl Label for JobTimer {
-    fn label(&self) -> String {
-        match self {
-            JobTimer::Run(_) => "a scheduled run fires".to_string(),
-            JobTimer::WorkDone => "finishes the job's work".to_string(),
-            JobTimer::Throw => "the job's code throws".to_string(),
-            JobTimer::Retire(_) => "the pool retires its connection".to_string(),
-        }
-    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -351,23 +338,6 @@ impl JobWorker {
         self.phase = Phase::Idle;
         self.run = None;
     }
-
-    pub fn summary(&self) -> Summary {
-        let s = match (self.phase, self.running()) {
-            (Phase::Idle, _) => match self.conn {
-                Some(_) => Summary::new("idle", Tone::Quiet).detail("connection in pool"),
-                None => card::idle(),
-            },
-            (Phase::Beginning | Phase::Locking, Some(job)) => card::asking(job),
-            (Phase::Working, Some(job)) => card::holder(job),
-            (Phase::Ending, _) => card::releasing(),
-            (Phase::Skipping, _) => Summary::new("skipping", Tone::Failed),
-            (Phase::RollingBack, _) => Summary::new("rolling back", Tone::Failed),
-            _ => card::idle(),
-        };
-        let done = self.results.iter().filter(|(_, r)| *r == RunResult::Done).count();
-        s.badge("runs done", done)
-    }
 }
 
 impl Participant for JobWorker {
@@ -409,13 +379,5 @@ impl Participant for JobWorker {
 
     fn recover(plan: &JobPlan, _id: NodeId, durable: &JobDurable) -> Self {
         JobWorker::recover(plan.clone(), durable)
-    }
-
-    fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
-        JobWorker::summary(self)
-    }
-
-    fn durable_summary(_plan: &JobPlan, durable: &JobDurable, _view: &ViewCtx<'_>) -> Summary {
-        card::down(format!("runs ended: {}", durable.results.len()))
     }
 }

@@ -8,7 +8,6 @@
 //! on `email` unless the scenario says so (a unique one if it does).
 
 use super::row_locks::{LockMode, RowKey};
-use crate::kernel::participant::Label;
 
 crate::inbox!(DbMsg);
 
@@ -212,25 +211,6 @@ impl DbRequest {
             DbRequest::Begin => "BEGIN".to_string(),
             DbRequest::Commit => "COMMIT".to_string(),
             DbRequest::Rollback => "ROLLBACK".to_string(),
-        }
-    }
-}
-
-impl Label for DbMsg {
-    fn label(&self) -> String {
-        match self {
-            DbMsg::Request(request) => request.sql_text(),
-            DbMsg::Reply(DbReply::Job(Some(id))) => format!("row: id={id}"),
-            DbMsg::Reply(DbReply::Job(None)) => "0 rows".to_string(),
-            DbMsg::Reply(DbReply::Rows(n)) => format!("{n} row(s)"),
-            DbMsg::Reply(DbReply::Begun) => "BEGIN ok".to_string(),
-            DbMsg::Reply(DbReply::Committed) => "COMMIT ok".to_string(),
-            DbMsg::Reply(DbReply::RolledBack) => "ROLLBACK ok".to_string(),
-            DbMsg::Reply(DbReply::Error { sqlstate }) => match *sqlstate {
-                LOCK_NOT_AVAILABLE => format!("ERROR {sqlstate}: could not obtain lock on row"),
-                DEADLOCK_DETECTED => format!("ERROR {sqlstate}: deadlock detected"),
-                _ => format!("ERROR {sqlstate}"),
-            },
         }
     }
 }

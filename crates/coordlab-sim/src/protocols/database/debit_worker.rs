@@ -5,10 +5,8 @@
 use super::sql::ACCOUNT_ID;
 use super::sql::{rupees, SqlMsg, SqlReply, SqlRequest};
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::rng::between_us;
-use crate::kernel::view::{Summary, Tone};
-use crate::protocols::card;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DebitStrategy {
@@ -53,15 +51,6 @@ pub struct WorkerDurable {
 pub enum WorkerTimer {
     Begin,
     FinishComputing,
-}
-
-impl Label for WorkerTimer {
-    fn label(&self) -> String {
-        match self {
-            WorkerTimer::Begin => "the debit job fires".to_string(),
-            WorkerTimer::FinishComputing => "finishes computing the new balance".to_string(),
-        }
-    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -230,43 +219,6 @@ impl DebitWorker {
             Phase::GaveUp => "gave up".to_string(),
         }
     }
-
-    pub fn summary(&self) -> Summary {
-        // Under `SELECT … FOR UPDATE` the row is its own from the read's answer to the commit.
-        let locked = self.plan.strategy == DebitStrategy::RowLock;
-        let tone = if locked { Tone::Holds } else { Tone::Quiet };
-        let mut s = match &self.phase {
-            Phase::Idle => card::idle(),
-            Phase::Reading => Summary::new("reading", Tone::Quiet).detail(if locked {
-                "SELECT … FOR UPDATE"
-            } else {
-                "SELECT the balance"
-            }),
-            Phase::Computing { read_balance, .. } => Summary::new("working", tone)
-                .badge("read", rupees(*read_balance))
-                .detail("computing the new balance"),
-            Phase::Writing { new_balance } => Summary::new("writing", tone)
-                .badge("read", rupees(new_balance + self.plan.amount))
-                .badge("writes", rupees(*new_balance)),
-            Phase::Committing { new_balance } => Summary::new("committing", tone)
-                .badge("read", rupees(new_balance + self.plan.amount))
-                .badge("writes", rupees(*new_balance)),
-            Phase::Done => card::done(),
-            Phase::GaveUp => card::gave_up("row changed every try"),
-        };
-        if locked
-            && matches!(
-                self.phase,
-                Phase::Computing { .. } | Phase::Writing { .. } | Phase::Committing { .. }
-            )
-        {
-            s = s.detail("holds the row lock");
-        }
-        if self.attempts > 1 {
-            s = s.badge("attempt", self.attempts);
-        }
-        s
-    }
 }
 
 impl Participant for DebitWorker {
@@ -296,14 +248,6 @@ impl Participant for DebitWorker {
 
     fn recover(plan: &DebitPlan, _id: NodeId, durable: &WorkerDurable) -> Self {
         DebitWorker::recover(*plan, durable)
-    }
-
-    fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
-        DebitWorker::summary(self)
-    }
-
-    fn durable_summary(_plan: &DebitPlan, durable: &WorkerDurable, _view: &ViewCtx<'_>) -> Summary {
-        card::down_with_job_as(durable.done, ["debit done", "debit not done"])
     }
 }
 

@@ -24,9 +24,7 @@ use super::db_sql::{
 use super::row_locks::{Acquire, LockMode, RowKey, RowLockManager, WaitPolicy};
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
-use crate::kernel::view::{Summary, Tone};
-use crate::protocols::card;
+use crate::kernel::participant::{Ctx, Participant};
 use std::collections::BTreeMap;
 
 pub mod innodb;
@@ -116,14 +114,6 @@ pub struct LockStats {
 pub enum DbTimer {
     /// The transaction has waited `deadlock_timeout`: look for a cycle through it.
     DeadlockCheck(NodeId),
-}
-
-impl Label for DbTimer {
-    fn label(&self) -> String {
-        match self {
-            DbTimer::DeadlockCheck(_) => "deadlock_timeout: look for a cycle".to_string(),
-        }
-    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -528,48 +518,6 @@ impl LockDb {
         }
         self.release(ctx, peer);
     }
-
-    pub fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        let held: usize = self.locks.rows.values().map(|r| r.holders.len()).sum();
-        let edges = self.locks.wait_edges();
-        let stuck = self
-            .pending
-            .keys()
-            .any(|t| self.locks.cycle_through(*t).is_some());
-        let s = if stuck {
-            // A cycle in the wait-for graph, before or until deadlock detection breaks it.
-            Summary::new("deadlock", Tone::Failed)
-        } else if !edges.is_empty() {
-            Summary::new("blocking", Tone::Waiting)
-        } else if held > 0 {
-            Summary::new("locked", Tone::Holds)
-        } else {
-            Summary::new("no locks", Tone::Quiet)
-        };
-        let mut s = s.badge("locks", held).badge("waiting", self.pending.len());
-        let st = &self.stats;
-        if st.deadlocks > 0 {
-            s = s.badge("deadlocks", st.deadlocks);
-        }
-        // Who waits for whom: the deadlock story.
-        for edge in &edges {
-            s = s.detail(format!(
-                "{} waits for {}",
-                view.name(edge.waiter),
-                view.name(edge.holder)
-            ));
-        }
-        if let Some(cycle) = &self.last_deadlock {
-            s = s.minor(format!("aborted {}", view.name(cycle[0])));
-        }
-        if st.nowait_errors > 0 {
-            s = s.minor(format!("NOWAIT refusals: {}", st.nowait_errors));
-        }
-        if st.skipped > 0 {
-            s = s.minor(format!("rows skipped: {}", st.skipped));
-        }
-        s
-    }
 }
 
 impl Participant for LockDb {
@@ -601,14 +549,6 @@ impl Participant for LockDb {
 
     fn recover(config: &LockDbConfig, _id: NodeId, durable: &LockDbDurable) -> Self {
         LockDb::recover(*config, durable)
-    }
-
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        LockDb::summary(self, view)
-    }
-
-    fn durable_summary(_config: &LockDbConfig, _durable: &LockDbDurable, _view: &ViewCtx<'_>) -> Summary {
-        card::down("committed rows on disk")
     }
 }
 

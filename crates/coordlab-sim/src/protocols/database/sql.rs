@@ -1,8 +1,6 @@
 //! The wire vocabulary between workers and the account database: a handful of SQL
 //! statements on one row, `accounts.id = 42`, and their replies.
 
-use crate::kernel::participant::Label;
-
 crate::inbox!(SqlMsg);
 
 /// The one account every lost-update worker touches.
@@ -74,20 +72,6 @@ impl SqlRequest {
                 expected_version + 1
             ),
             SqlRequest::Commit => "COMMIT".to_string(),
-        }
-    }
-}
-
-impl Label for SqlMsg {
-    fn label(&self) -> String {
-        match self {
-            SqlMsg::Request(request) => request.sql_text(),
-            SqlMsg::Reply(SqlReply::Row { balance, version }) => {
-                format!("row: balance={balance} version={version}")
-            }
-            SqlMsg::Reply(SqlReply::Updated) => "UPDATE 1 (staged)".to_string(),
-            SqlMsg::Reply(SqlReply::Committed) => "COMMIT ok".to_string(),
-            SqlMsg::Reply(SqlReply::VersionChecked { rows }) => format!("UPDATE {rows}"),
         }
     }
 }

@@ -15,7 +15,6 @@
 //! so. The runner reads as its lock client (it dereferences to it), so a scenario asks
 //! `worker.held` as before.
 
-use super::card;
 use super::lease::lease_msg::{LeaseMsg, RejectReason, WriteCheck};
 use super::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
 use crate::kernel::ids::{FencingToken, NodeId};
@@ -102,17 +101,6 @@ pub trait LockTimer: Label {
     const RETRY: &'static str = "tries the lock again";
     fn step_done(step: u32) -> String {
         format!("finishes the work of step {step}")
-    }
-}
-
-impl<T: LockTimer> Label for JobTimer<T> {
-    fn label(&self) -> String {
-        match self {
-            JobTimer::JobStart => T::START.to_string(),
-            JobTimer::Retry => T::RETRY.to_string(),
-            JobTimer::StepDone { step } => T::step_done(*step),
-            JobTimer::Lock(t) => t.label(),
-        }
     }
 }
 
@@ -237,8 +225,11 @@ macro_rules! plans_job {
 }
 pub(crate) use plans_job;
 
-/// The lock side of a job: how one family takes, checks and gives back its lock.
-pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
+/// The lock side of a job: how one family takes, checks and gives back its lock; what its
+/// card says is its [`LockCard`].
+pub trait LockClient:
+    LockCard<<Self as LockClient>::Plan> + Clone + Debug + PartialEq + Sized + 'static
+{
     /// The node's configuration: the job plan and the family's own settings.
     type Plan: PlansJob + Clone + Debug + PartialEq + 'static;
     type Timer: Clone + Debug + PartialEq + LockTimer + 'static;
@@ -376,10 +367,21 @@ pub trait LockClient: Clone + Debug + PartialEq + Sized + 'static {
     }
     /// Whether it holds a lock it believes in.
     fn holds(&self) -> bool;
+}
+
+/// The card half of a lock client: what its job runner's card says of the lock while it asks,
+/// holds or is down. Each family's impl lives in `crate::presentation::cards`, beside the
+/// participants' cards. `Plan` is the client's own ([`LockClient::Plan`]).
+pub trait LockCard<Plan = <Self as LockClient>::Plan>
+where
+    Self: Sized,
+{
     /// What it is doing while acquiring or confirming: a few words and the card.
-    fn asking(&self, plan: &Self::Plan, phase: &Phase) -> (String, Summary);
+    fn asking(&self, plan: &Plan, phase: &Phase) -> (String, Summary);
     /// Adds what it holds to the card.
-    fn decorate(&self, s: Summary, at: At<'_, Self>, view: &ViewCtx<'_>) -> Summary;
+    fn decorate(&self, s: Summary, at: At<'_, Self>, view: &ViewCtx<'_>) -> Summary
+    where
+        Self: LockClient;
     /// The card of a client that is down.
     fn durable_summary(durable: &JobDurable) -> Summary {
         durable.summary()
@@ -660,37 +662,5 @@ impl<L: LockClient> Participant for JobRunner<L> {
 
     fn recover(plan: &L::Plan, _id: NodeId, durable: &JobDurable) -> Self {
         JobRunner::recover(plan, durable)
-    }
-
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        let s = match &self.phase {
-            Phase::Idle => card::idle(),
-            Phase::Acquiring | Phase::Watching | Phase::Confirming => {
-                self.lock.asking(&self.plan, &self.phase).1
-            }
-            Phase::Stamping if L::STAMPS => card::holder("stamping the row"),
-            Phase::Stamping | Phase::ReadingProgress => card::holder("checking progress"),
-            Phase::Checking { step } if L::CHECKS => card::holder(card::step(*step, "checking token")),
-            Phase::Checking { step } | Phase::Working { step } => card::holder(card::step(*step, "working")),
-            Phase::Rereading { step } => card::holder(card::step(*step, "re-reading token")),
-            Phase::Writing { step } => card::holder(card::step(*step, "writing")),
-            Phase::Releasing => card::releasing(),
-            Phase::BackingOff => card::backing_off(),
-            Phase::Done => card::done(),
-            Phase::Stopped => card::stopped("write refused"),
-            Phase::OutOfTime => card::stopped("validity over"),
-            Phase::Lost => card::stopped("lock lost"),
-            Phase::GaveUp => card::gave_up(L::GAVE_UP),
-        };
-        let at = At {
-            plan: &self.plan,
-            job: &self.job,
-            phase: &self.phase,
-        };
-        self.lock.decorate(s, at, view)
-    }
-
-    fn durable_summary(_plan: &L::Plan, durable: &JobDurable, _view: &ViewCtx<'_>) -> Summary {
-        L::durable_summary(durable)
     }
 }

@@ -9,11 +9,8 @@
 use super::lease_msg::{seconds, LeaseMsg, RejectReason, ReleaseMode, WriteCheck};
 use super::lease_worker::Belief;
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::{Label, ViewCtx};
 use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
-use crate::kernel::view::{Summary, Tone};
-use crate::protocols::card;
 use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
 use crate::protocols::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
 
@@ -73,12 +70,6 @@ pub type CallWorker = JobRunner<CallLock>;
 /// It sets no timer of its own: it waits for answers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NoTimer {}
-
-impl Label for NoTimer {
-    fn label(&self) -> String {
-        match *self {}
-    }
-}
 
 impl LockTimer for NoTimer {
     const RETRY: &'static str = "retries the lease";
@@ -359,34 +350,6 @@ impl LockClient for CallLock {
 
     fn holds(&self) -> bool {
         self.belief.is_some()
-    }
-
-    fn asking(&self, _plan: &CallPlan, _phase: &Phase) -> (String, Summary) {
-        ("asking for the lease".to_string(), card::asking("for the lease"))
-    }
-
-    fn decorate(&self, s: Summary, at: At<'_, Self>, view: &ViewCtx<'_>) -> Summary {
-        let held = self.belief.is_some();
-        let mut s = match at.phase {
-            Phase::BackingOff => s.detail("the lease is held"),
-            Phase::ReadingProgress if self.check == Check::Stamp => card::holder("stamping the row"),
-            Phase::ReadingProgress if self.check == Check::Claim => card::holder("claiming the job"),
-            Phase::Working { .. } if held => card::holder("waiting for the API"),
-            Phase::Working { .. } => Summary::new("calling", Tone::Waiting).detail("holds no lease"),
-            Phase::Writing { .. } if held => card::holder("recording"),
-            Phase::Writing { .. } => Summary::new("recording", Tone::Quiet),
-            Phase::Stopped => card::stopped(self.stop),
-            _ => s,
-        };
-        if let Some(b) = self.belief {
-            let now = view.local_now_us;
-            s = s.badge("token", b.token).minor(if b.expires_local_us > now {
-                format!("{} by own clock", card::left(b.expires_local_us - now))
-            } else {
-                "lease over by own clock".to_string()
-            });
-        }
-        s
     }
 }
 

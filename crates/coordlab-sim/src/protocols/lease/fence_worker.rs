@@ -15,11 +15,8 @@
 use super::lease_msg::{seconds, RejectReason, WriteCheck};
 use super::placed_lease::{ClientClock, PlacedMsg, TokenSource};
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::{Label, ViewCtx};
 use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
-use crate::kernel::view::Summary;
-use crate::protocols::card;
 use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
 use crate::protocols::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
 
@@ -147,12 +144,6 @@ pub type FenceWorker = JobRunner<FenceLock>;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NoAnswer {
     pub attempt: u32,
-}
-
-impl Label for NoAnswer {
-    fn label(&self) -> String {
-        format!("attempt {}: no answer yet", self.attempt)
-    }
 }
 
 impl LockTimer for NoAnswer {
@@ -437,29 +428,6 @@ impl LockClient for FenceLock {
 
     fn holds(&self) -> bool {
         self.granted.is_some()
-    }
-
-    fn asking(&self, _plan: &FencePlan, phase: &Phase) -> (String, Summary) {
-        let doing = match phase {
-            Phase::Watching => "watching the node ahead",
-            _ if self.reading => "reading the replica",
-            _ => return ("asking for the lease".to_string(), card::asking("for the lease")),
-        };
-        (doing.to_string(), card::asking(doing))
-    }
-
-    fn decorate(&self, mut s: Summary, at: At<'_, Self>, _view: &ViewCtx<'_>) -> Summary {
-        if let (Some(t), true) = (self.granted, at.phase.in_job()) {
-            s = s.badge("token", t);
-            if self.fence != t {
-                // What it writes with is not what it was granted: the mistake under study.
-                s = card::fit_badge(s, "fence", &self.fence.to_string());
-            }
-        }
-        if at.job.attempt > 1 && matches!(at.phase, Phase::Acquiring | Phase::BackingOff) {
-            s = s.minor(format!("attempt {}", at.job.attempt));
-        }
-        s
     }
 }
 

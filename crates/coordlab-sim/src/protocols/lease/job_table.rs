@@ -4,8 +4,7 @@
 use super::lease_msg::LeaseMsg;
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, NoTimer, Participant, ViewCtx};
-use crate::kernel::view::{Summary, Tone};
+use crate::kernel::participant::{Ctx, NoTimer, Participant};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JobDurable {
@@ -69,31 +68,6 @@ impl JobTable {
         ctx.persist(self.durable.clone());
         ctx.send(from, LeaseMsg::RowsChanged { rows });
     }
-
-    pub fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        let d = &self.durable;
-        let mut s = if d.runs.is_empty() && d.claimed_by.is_empty() {
-            Summary::new("pending", Tone::Quiet)
-        } else {
-            Summary::new("claimed", Tone::Holds)
-        };
-        if !d.runs.is_empty() {
-            s = s.badge("run rows", d.runs.len());
-        }
-        if !d.claimed_by.is_empty() {
-            s = s.badge("claimed", d.claimed_by.len());
-        }
-        if d.conflicts > 0 {
-            s = s.badge("refused", d.conflicts);
-        }
-        for who in d.runs.values() {
-            s = s.detail(format!("run row: {}", view.name(*who)));
-        }
-        for who in d.claimed_by.values() {
-            s = s.detail(format!("claimed by {}", view.name(*who)));
-        }
-        s
-    }
 }
 
 impl Participant for JobTable {
@@ -117,9 +91,5 @@ impl Participant for JobTable {
         JobTable {
             durable: durable.clone(),
         }
-    }
-
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        JobTable::summary(self, view)
     }
 }

@@ -23,10 +23,8 @@
 use super::lease_msg::{seconds, LeaseMsg, ReleaseMode};
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
-use crate::kernel::view::{Summary, Tone};
-use crate::protocols::card;
 
 /// How the owner of a row left by an earlier run (before the story starts) is shown.
 pub const EARLIER_OWNER: &str = "earlier-run";
@@ -134,14 +132,8 @@ pub struct ExpiryTimer {
     pub token: FencingToken,
 }
 
-impl Label for ExpiryTimer {
-    fn label(&self) -> String {
-        format!("{} (token {}) reaches its expiry", self.lease, self.token)
-    }
-}
-
 /// A row owner's display name.
-fn owner_name<'a>(owner: Option<NodeId>, name: impl Fn(NodeId) -> &'a str) -> &'a str {
+pub(crate) fn owner_name<'a>(owner: Option<NodeId>, name: impl Fn(NodeId) -> &'a str) -> &'a str {
     owner.map_or(EARLIER_OWNER, name)
 }
 
@@ -561,51 +553,6 @@ impl LeaseStore {
             ));
         }
     }
-
-    /// Where `row` stands at the store's clock reading `now_us`.
-    fn state_of(row: &LeaseRow, now_us: u64) -> card::Lease {
-        if row.released {
-            card::Lease::Released
-        } else if row.expires_at_us > now_us {
-            card::Lease::Left(row.expires_at_us - now_us)
-        } else {
-            card::Lease::Expired
-        }
-    }
-
-    pub fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        let now_us = view.local_now_us;
-        let rows = &self.durable.rows;
-        let owner = |row: &LeaseRow| owner_name(row.owner, |id| view.name(id));
-        match rows.len() {
-            0 => Summary::new("free", Tone::Quiet).detail("no lease rows"),
-            1 => {
-                let (_, row) = rows.iter().next().expect("one row");
-                let state = Self::state_of(row, now_us);
-                card::lease(state.word(), owner(row), "token", row.token, state)
-            }
-            n => {
-                let held = rows
-                    .iter()
-                    .filter(|(_, r)| matches!(Self::state_of(r, now_us), card::Lease::Left(_)))
-                    .count();
-                let mut s = match held {
-                    0 => Summary::new("free", Tone::Quiet),
-                    _ => Summary::new("held", Tone::Holds),
-                }
-                .badge("held", card::of(held, n));
-                for (lease, row) in rows {
-                    let state = match Self::state_of(row, now_us) {
-                        card::Lease::Left(_) => "",
-                        card::Lease::Expired => ", expired",
-                        card::Lease::Released => ", released",
-                    };
-                    s = s.detail(format!("{lease}: {} #{}{state}", owner(row), row.token));
-                }
-                s
-            }
-        }
-    }
 }
 
 impl Participant for LeaseStore {
@@ -640,10 +587,6 @@ impl Participant for LeaseStore {
 
     fn recover(config: &StoreConfig, _id: NodeId, durable: &StoreDurable) -> Self {
         LeaseStore::recover(*config, durable)
-    }
-
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        LeaseStore::summary(self, view)
     }
 }
 

@@ -7,9 +7,8 @@ use super::lease_msg::seconds;
 use super::lease_msg::LeaseMsg;
 use super::payment_rail::{Payment, RailDurable};
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
-use crate::kernel::view::{Summary, Tone};
 
 /// How long the API works on a call before it pays and answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,12 +33,6 @@ pub struct Call {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ApiTimer(pub u32);
-
-impl Label for ApiTimer {
-    fn label(&self) -> String {
-        format!("finishes call {}", self.0)
-    }
-}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PaymentApi {
@@ -146,20 +139,6 @@ impl Participant for PaymentApi {
             calls: Vec::new(),
             received: 0,
         }
-    }
-
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        let sent: Vec<&Payment> = self.durable.payments.iter().filter(|p| p.applied).collect();
-        let total: i64 = sent.iter().map(|p| p.amount).sum();
-        let s = match self.calls.first() {
-            Some(c) => {
-                Summary::new("working", Tone::Holds).detail(format!("on {}'s call", view.name(c.from)))
-            }
-            None => Summary::new("idle", Tone::Quiet),
-        };
-        s.badge("payouts", sent.len())
-            .badge("total", format!("₹{total}"))
-            .minor("knows no tokens")
     }
 }
 

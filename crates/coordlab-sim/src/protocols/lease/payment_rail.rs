@@ -4,8 +4,7 @@
 use super::lease_msg::LeaseMsg;
 use crate::kernel::collections::VecSet;
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, NoTimer, Participant, ViewCtx};
-use crate::kernel::view::{Summary, Tone};
+use crate::kernel::participant::{Ctx, NoTimer, Participant};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Payment {
@@ -93,26 +92,6 @@ impl PaymentRail {
             },
         );
     }
-
-    pub fn summary(&self) -> Summary {
-        let payments = &self.durable.payments;
-        let sent = payments.iter().filter(|p| p.applied).count();
-        let replays = payments.len() - sent;
-        // It checks nothing but an idempotency key, when an instruction carries one.
-        let s = match payments.last() {
-            Some(p) if !p.applied => Summary::new("refused", Tone::Failed).detail("a replay: no money moved"),
-            _ => Summary::new("accepting", Tone::Quiet),
-        };
-        let s = s
-            .badge("payments", sent)
-            .badge("total", format!("₹{}", self.paid_total()));
-        let s = if replays > 0 {
-            s.detail(format!("replays refused: {replays}"))
-        } else {
-            s
-        };
-        s.minor("knows no tokens")
-    }
 }
 
 impl Participant for PaymentRail {
@@ -133,9 +112,5 @@ impl Participant for PaymentRail {
         PaymentRail {
             durable: durable.clone(),
         }
-    }
-
-    fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
-        PaymentRail::summary(self)
     }
 }

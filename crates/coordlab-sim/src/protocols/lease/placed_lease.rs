@@ -22,10 +22,8 @@
 
 use super::lease_msg::seconds;
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
-use crate::kernel::view::{Summary, Tone};
-use crate::protocols::card;
 
 /// The lease row. `owner: None` is an earlier run's row, expired before the story starts.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -196,36 +194,6 @@ pub struct ClientClock {
     /// The holder's record (its token) the worker last saw, and its clock when it first saw it.
     pub seen: Option<(FencingToken, u64)>,
 }
-
-impl Label for PlacedMsg {
-    fn label(&self) -> String {
-        match self {
-            PlacedMsg::Acquire { source, .. } => match source {
-                TokenSource::LeaseTable => "INSERT … ON CONFLICT … RETURNING fence_token",
-                TokenSource::PostgresSequence => "UPDATE lease SET fence_token = nextval(…)",
-                TokenSource::DynamoDb => "UpdateItem … ReturnValues: UPDATED_NEW",
-                TokenSource::K8sLease => "PUT Lease (resourceVersion)",
-                TokenSource::Etcd => "Txn If CreateRevision == 0 Then Put",
-                TokenSource::ZooKeeper => "create EPHEMERAL_SEQUENTIAL",
-                TokenSource::RedisLua => "EVAL: SET NX PX + INCR",
-            }
-            .into(),
-            PlacedMsg::Read => "SELECT owner, fence_token, expires_at FROM lease".into(),
-            PlacedMsg::Claim { .. } => "UPDATE lease SET owner = :me, fence_token = fence_token + 1".into(),
-            PlacedMsg::Granted { token, .. } => format!("fence_token {token}"),
-            PlacedMsg::Denied { .. } => "not granted: held".into(),
-            PlacedMsg::Row { token, free } => format!(
-                "row: fence_token {token}, {}",
-                if *free { "expired" } else { "held" }
-            ),
-            PlacedMsg::Wal { row, .. } => format!("replicate: token {}", row.token),
-            PlacedMsg::WalAck => "replicated".into(),
-            PlacedMsg::Rejoin => "rejoin as a replica".into(),
-            PlacedMsg::Sync => "what do you hold?".into(),
-            PlacedMsg::Synced { row, .. } => format!("I hold token {}", row.token),
-        }
-    }
-}
 /// The store's timers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlacedTimer {
@@ -234,15 +202,6 @@ pub enum PlacedTimer {
     /// ZooKeeper: the holder's session may have timed out; its node goes, and the watch on
     /// it fires for the node behind.
     SessionExpiry,
-}
-
-impl Label for PlacedTimer {
-    fn label(&self) -> String {
-        match self {
-            PlacedTimer::Ship => "streams its writes to the replicas".into(),
-            PlacedTimer::SessionExpiry => "the holder's session times out".into(),
-        }
-    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -786,45 +745,12 @@ impl PlacedLease {
         });
         ctx.persist(self.durable.clone());
     }
-
-    pub fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        let row = &self.durable.row;
-        let owner = row.owner.map_or("earlier-run", |o| view.name(o));
-        let state = if row.owner.is_none() || row.expires_at_us <= view.local_now_us {
-            card::Lease::Expired
-        } else {
-            card::Lease::Left(row.expires_at_us - view.local_now_us)
-        };
-        let c = &self.config;
-        let alone = c.replicas.is_empty() && c.standby.is_none() && c.takes_over_from.is_none();
-        let s = match (self.primary, c.local_to) {
-            // One table and no copies: unless its place is the story, the lease is.
-            (true, None) if alone && !c.replica && !c.role_on_card => state.word(),
-            (false, _) if self.config.replication == Replication::Stream => {
-                Summary::new("read replica", Tone::Quiet)
-            }
-            (false, _) => Summary::new("replica", Tone::Quiet),
-            (true, Some(_)) => Summary::new("own table", Tone::Holds).detail("this node's own table"),
-            (true, None) => Summary::new("primary", Tone::Holds),
-        };
-        let mut s = card::lease(s, owner, "token", row.token, state);
-        if self.primary && self.config.replica {
-            s = s.detail("took over as primary");
-        }
-        if self.syncing {
-            s = s.detail("syncing with the copies");
-        }
-        if let Some(counter) = self.config.source.counter() {
-            s = s.minor(format!("token: {counter}"));
-        }
-        s
-    }
 }
 
 impl TokenSource {
     /// What the store counts that serves as the token, when it is not a lease table's own
     /// `fence_token` column.
-    fn counter(self) -> Option<&'static str> {
+    pub(crate) fn counter(self) -> Option<&'static str> {
         match self {
             TokenSource::LeaseTable => None,
             TokenSource::PostgresSequence => Some("nextval of a sequence"),
@@ -938,10 +864,6 @@ impl Participant for PlacedLease {
             pending: None,
             syncing: false,
         }
-    }
-
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        PlacedLease::summary(self, view)
     }
 }
 

@@ -4,10 +4,9 @@
 use super::msg::{ClientAnswer, RaftMsg};
 use super::types::{Command, LogIndex};
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
-use crate::kernel::view::{InputSpec, Summary, Tone};
-use crate::protocols::card;
+use crate::kernel::view::InputSpec;
 
 /// Settings of the client workload.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,15 +33,6 @@ pub enum ClientTimer {
     Send,
     /// The client's request got no answer in time.
     Retry,
-}
-
-impl Label for ClientTimer {
-    fn label(&self) -> String {
-        match self {
-            ClientTimer::Send => "time for the next request".into(),
-            ClientTimer::Retry => "no answer yet: retry".into(),
-        }
-    }
 }
 
 #[derive(Clone, Debug)]
@@ -203,20 +193,6 @@ impl Participant for RaftClient {
 
     fn recover(config: &ClientConfig, _id: NodeId, _durable: &()) -> Self {
         RaftClient::new(config.clone())
-    }
-
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        let writes = card::of(self.committed.len(), self.config.writes);
-        match self.outstanding {
-            Some(id) => Summary::new("writing", Tone::Asking)
-                .badge("writes", writes)
-                .detail(format!("write {id} via {}", view.name(self.guess))),
-            None => Summary::new("idle", Tone::Quiet).badge("writes", writes),
-        }
-    }
-
-    fn durable_summary(_config: &ClientConfig, _durable: &(), _view: &ViewCtx<'_>) -> Summary {
-        card::down("keeps nothing on disk")
     }
 
     fn inputs(&self) -> Vec<InputSpec> {

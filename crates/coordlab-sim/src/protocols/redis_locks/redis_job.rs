@@ -8,7 +8,6 @@ use super::redis_msg::RedisMsg;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
-use crate::kernel::view::Summary;
 use crate::protocols::job::JobMsg;
 use crate::protocols::lease::lease_msg::LeaseMsg;
 use rand::Rng;
@@ -94,12 +93,7 @@ pub struct JobDurable {
     pub requests: u32,
 }
 
-impl JobDurable {
-    /// The card of a client that is down.
-    pub fn summary(&self) -> Summary {
-        crate::protocols::card::down_with_job(self.finished)
-    }
-}
+impl JobDurable {}
 
 /// What a Redis lock client takes off the wire: Redis replies and the failover monitor's
 /// news, or the ledger's answers.

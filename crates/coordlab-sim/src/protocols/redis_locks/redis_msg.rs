@@ -6,7 +6,6 @@
 
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::Label;
 
 crate::inbox!(RedisMsg);
 
@@ -175,94 +174,6 @@ pub struct Vote {
     pub epoch: u64,
 }
 
-impl Label for RedisMsg {
-    fn label(&self) -> String {
-        match self {
-            RedisMsg::Set {
-                key,
-                value,
-                nx,
-                px_ms,
-                incr: None,
-            } => format!("SET {key} {value}{} PX {px_ms}", if *nx { " NX" } else { "" }),
-            RedisMsg::Set {
-                key,
-                value,
-                px_ms,
-                incr: Some(counter),
-                ..
-            } => format!("acquire script: SET {key} {value} NX PX {px_ms} + INCR {counter}"),
-            RedisMsg::SetReply {
-                ok: true,
-                counter: Some(c),
-                ..
-            } => format!("OK, token {c}"),
-            RedisMsg::SetReply { ok: true, .. } => "OK".to_string(),
-            RedisMsg::SetReply { ok: false, .. } => "(nil): the key exists".to_string(),
-            RedisMsg::Get { key } => format!("GET {key}"),
-            RedisMsg::GetReply { value: Some(v), .. } => format!("\"{v}\""),
-            RedisMsg::GetReply { value: None, .. } => "(nil)".to_string(),
-            RedisMsg::Del { key } => format!("DEL {key}"),
-            RedisMsg::CompareAndDelete { key, value } => {
-                format!("release script: DEL {key} only if it is {value}")
-            }
-            RedisMsg::DelReply { deleted, .. } => format!("(integer) {}", u8::from(*deleted)),
-            RedisMsg::Wait { replicas, timeout_ms } => format!("WAIT {replicas} {timeout_ms}"),
-            RedisMsg::WaitReply { acked } => format!("WAIT: {acked} replica(s) have it"),
-            RedisMsg::Error { text } => format!("-{text}"),
-            RedisMsg::Sync { have } => format!("PSYNC (I have up to #{have})"),
-            RedisMsg::FullSync { offset, data, .. } => {
-                format!("full copy: {} key(s), up to #{offset}", data.len())
-            }
-            RedisMsg::Replicate { entries } => {
-                let ops: Vec<String> = entries.iter().map(|e| e.op.label()).collect();
-                match (entries.first(), entries.last()) {
-                    (Some(a), Some(b)) if a.offset == b.offset => {
-                        format!("stream #{}: {}", a.offset, ops.join(", "))
-                    }
-                    (Some(a), Some(b)) => format!("stream #{}–{}: {}", a.offset, b.offset, ops.join(", ")),
-                    _ => "stream: (empty)".to_string(),
-                }
-            }
-            RedisMsg::ReplAck { offset } => format!("REPLCONF ACK {offset}"),
-            RedisMsg::Ping => "PING".to_string(),
-            RedisMsg::Pong {
-                primary: true,
-                offset,
-                ..
-            } => format!("PONG (primary, #{offset})"),
-            RedisMsg::Pong { offset, .. } => format!("PONG (replica, #{offset})"),
-            RedisMsg::ReplicaOf { primary: None, .. } => "REPLICAOF NO ONE".to_string(),
-            RedisMsg::ReplicaOf {
-                primary: Some((_, name)),
-                ..
-            } => format!("REPLICAOF {name}"),
-            RedisMsg::PrimaryIs { name, .. } => format!("the primary is {name}"),
-            RedisMsg::WhoIsPrimary => "which node is the primary?".to_string(),
-            RedisMsg::IsPrimaryDown {
-                name,
-                candidate: None,
-                ..
-            } => format!("is {name} down?"),
-            RedisMsg::IsPrimaryDown { name, epoch, .. } => {
-                format!("is {name} down? vote for me in epoch {epoch}")
-            }
-            RedisMsg::PrimaryDownReply { name, down, vote, .. } => {
-                let judgement = if *down {
-                    format!("{name} is down")
-                } else {
-                    format!("{name} is not down to me")
-                };
-                match vote {
-                    Some(v) => format!("{judgement}; my vote in epoch {}: {}", v.epoch, v.name),
-                    None => judgement,
-                }
-            }
-            RedisMsg::Hello { name, epoch, .. } => format!("hello: the primary is {name} (epoch {epoch})"),
-        }
-    }
-}
-
 /// A duration in milliseconds as seconds with one decimal, e.g. `29.8 s`.
 pub fn tenths(ms: u64) -> String {
     format!("{}.{} s", ms / 1_000, (ms % 1_000) / 100)
@@ -323,7 +234,7 @@ impl RedisMsg {
     }
 
     /// Reads a client command back from the label the player shows: the inverse of
-    /// [`Label::label`] for the messages [`RedisMsg::command_args`] runs, so a trace's text
+    /// [`Label::label`](crate::kernel::message::Label::label) for the messages [`RedisMsg::command_args`] runs, so a trace's text
     /// is enough to replay its commands on a real Redis.
     pub fn parse_client_command(label: &str) -> Option<RedisMsg> {
         let script = label.strip_prefix("acquire script: ");
@@ -370,6 +281,7 @@ impl RedisMsg {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::participant::Label;
 
     #[test]
     fn every_client_command_reads_back_from_its_label() {

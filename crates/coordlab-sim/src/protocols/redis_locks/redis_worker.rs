@@ -14,10 +14,7 @@
 use super::redis_job::{Job, JobDurable, JobPlan};
 use super::redis_msg::{tenths, RedisMsg};
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::{Label, ViewCtx};
 use crate::kernel::time::MS_US;
-use crate::kernel::view::Summary;
-use crate::protocols::card;
 use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Turn};
 use crate::protocols::lease::lease_msg::{RejectReason, ReleaseMode, WriteCheck};
 
@@ -48,12 +45,6 @@ pub type WorkerTimer = JobTimer<RequestTimeout>;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RequestTimeout {
     pub attempt: u32,
-}
-
-impl Label for RequestTimeout {
-    fn label(&self) -> String {
-        "gives up waiting for an answer".to_string()
-    }
 }
 
 impl LockTimer for RequestTimeout {}
@@ -404,21 +395,6 @@ impl LockClient for RedisLock {
 
     fn holds(&self) -> bool {
         self.held.is_some()
-    }
-
-    fn asking(&self, _plan: &WorkerPlan, phase: &Phase) -> (String, Summary) {
-        match phase {
-            Phase::Confirming => ("waiting for WAIT".to_string(), card::asking("waiting for WAIT")),
-            _ => ("asking for the lock".to_string(), card::asking("for the lock")),
-        }
-    }
-
-    fn decorate(&self, s: Summary, _at: At<'_, Self>, view: &ViewCtx<'_>) -> Summary {
-        let s = match &self.held {
-            Some(h) => card::fit_badge(s.badge("token", h.token), "lock", &h.value),
-            None => s,
-        };
-        s.minor(format!("talks to {}", view.name(self.primary)))
     }
 }
 

@@ -14,11 +14,8 @@ use super::redis_job::{Job, JobDurable, JobPlan};
 use super::redis_msg::{tenths, RedisMsg};
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::{Label, ViewCtx};
 use crate::kernel::rng::between_us;
-use crate::kernel::time::{format_duration, MS_US};
-use crate::kernel::view::{Summary, Tone};
-use crate::protocols::card;
+use crate::kernel::time::MS_US;
 use crate::protocols::job::{
     plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, StepGate, Turn,
 };
@@ -61,12 +58,6 @@ pub struct MasterTimeout {
     pub attempt: u32,
 }
 
-impl Label for MasterTimeout {
-    fn label(&self) -> String {
-        format!("gives up waiting for {}", self.name)
-    }
-}
-
 impl LockTimer for MasterTimeout {}
 
 /// A lock held on a majority.
@@ -84,7 +75,7 @@ pub struct RedlockLock {
     /// Its clock reading when this attempt's requests went out.
     started_local_us: u64,
     /// Each master's answer this attempt: `Some(ok)`, or `None` for a timeout.
-    replies: VecMap<NodeId, Option<bool>>,
+    pub(crate) replies: VecMap<NodeId, Option<bool>>,
     pub held: Option<QuorumLock>,
     /// Every lock it took, with the masters that granted it.
     pub acquisitions: Vec<Vec<NodeId>>,
@@ -302,27 +293,5 @@ impl LockClient for RedlockLock {
 
     fn holds(&self) -> bool {
         self.held.is_some()
-    }
-
-    fn asking(&self, plan: &RedlockPlan, _phase: &Phase) -> (String, Summary) {
-        let masters = plan.masters.len();
-        (
-            format!("asking: {} of {masters} answered", self.replies.len()),
-            Summary::new("asking", Tone::Asking)
-                .badge("answered", card::of(self.replies.len(), masters))
-                .detail("on all masters"),
-        )
-    }
-
-    fn decorate(&self, s: Summary, at: At<'_, Self>, view: &ViewCtx<'_>) -> Summary {
-        let plan = at.plan;
-        match &self.held {
-            Some(l) => {
-                let left = l.deadline_local_us.saturating_sub(view.local_now_us);
-                s.badge("masters", card::of(l.masters.len(), plan.masters.len()))
-                    .minor(format!("{} valid by own clock", format_duration(left)))
-            }
-            None => s,
-        }
     }
 }

@@ -22,10 +22,7 @@ use super::lock_service::EtcdMsg;
 use super::lock_store::{lock_key, LeaseId, LockOp, LockResult};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::message::{Inbox, Message};
-use crate::kernel::participant::{Label, ViewCtx};
 use crate::kernel::time::MS_US;
-use crate::kernel::view::Summary;
-use crate::protocols::card;
 use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
 use crate::protocols::lease::lease_msg::{seconds, RejectReason, WriteCheck};
 use crate::protocols::raft::{ClientAnswer, Command, RaftMsg};
@@ -56,16 +53,6 @@ pub enum EtcdTimer {
     KeepAliveResend,
     /// Its request got no answer in time (or was redirected): send it again.
     Resend,
-}
-
-impl Label for EtcdTimer {
-    fn label(&self) -> String {
-        match self {
-            EtcdTimer::KeepAlive => "time for a keep-alive".into(),
-            EtcdTimer::KeepAliveResend => "no answer to the keep-alive: resend".into(),
-            EtcdTimer::Resend => "no answer yet: resend".into(),
-        }
-    }
 }
 
 impl LockTimer for EtcdTimer {}
@@ -697,48 +684,11 @@ impl LockClient for EtcdMutex {
     fn holds(&self) -> bool {
         self.held.is_some()
     }
-
-    /// The runner knows no names: [`EtcdWorker::doing_via`] and `decorate` say which server
-    /// it asks.
-    fn asking(&self, _plan: &EtcdPlan, phase: &Phase) -> (String, Summary) {
-        let doing = self.doing(phase, |_| "");
-        let s = match phase {
-            Phase::Watching => card::waiting(match &self.watching {
-                Some(w) => format!("watching …/{}", w.key.rsplit('/').next().unwrap_or_default()),
-                None => "watching".into(),
-            }),
-            _ => card::asking(doing.clone()),
-        };
-        (doing, s)
-    }
-
-    fn decorate(&self, s: Summary, at: At<'_, Self>, view: &ViewCtx<'_>) -> Summary {
-        let via = view.name(self.guess);
-        let s = match (at.phase, self.stage) {
-            (Phase::Acquiring, Stage::Granting) => card::asking(format!("lease via {via}")),
-            (Phase::Acquiring, Stage::Putting) => card::asking(format!("putting its key via {via}")),
-            (Phase::Lost, _) => card::stopped("lease lost"),
-            (Phase::Stopped, _) => card::stopped("write rejected"),
-            _ => s,
-        };
-        if let Some(h) = self.held {
-            // Its key's create revision is its fencing token.
-            s.badge("token", h.revision).detail(format!(
-                "key rev {} via {}",
-                h.revision,
-                view.name(h.granted_by)
-            ))
-        } else if let (Some(lease), Some(rev)) = (self.lease, self.my_revision) {
-            s.detail(format!("lease {lease} · key rev {rev}"))
-        } else {
-            s
-        }
-    }
 }
 
 impl EtcdMutex {
     /// What it is doing while it asks or waits; `name` gives a node's display name.
-    fn doing<'n>(&self, phase: &Phase, name: impl Fn(NodeId) -> &'n str) -> String {
+    pub(crate) fn doing<'n>(&self, phase: &Phase, name: impl Fn(NodeId) -> &'n str) -> String {
         match (phase, self.stage) {
             (Phase::Watching, _) => match &self.watching {
                 Some(w) => format!("watching {}", w.key),

@@ -25,10 +25,9 @@ use super::lock_store::{LeaseId, LockOp, LockTable};
 use crate::kernel::collections::{VecMap, VecSet};
 use crate::kernel::ids::NodeId;
 use crate::kernel::message::{Inbox, Message};
-use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
-use crate::kernel::view::{Gauge, InputSpec, LogCell, Summary};
-use crate::protocols::card;
+use crate::kernel::view::InputSpec;
 use crate::protocols::lease::lease_msg::seconds;
 use crate::protocols::raft::{
     Command, LogIndex, RaftMsg, RaftServer, RaftTimer, Role, ServerConfig, ServerDurable, Term,
@@ -91,38 +90,6 @@ pub enum EtcdMsg {
     },
 }
 
-impl Label for EtcdMsg {
-    fn label(&self) -> String {
-        match self {
-            EtcdMsg::KeepAlive { lease, .. } => format!("LeaseKeepAlive {lease}"),
-            EtcdMsg::KeepAliveReply { lease, ttl_ms: 0, .. } => format!("lease {lease} not found"),
-            EtcdMsg::KeepAliveReply { lease, ttl_ms, .. } => {
-                format!("lease {lease} ttl {}", seconds(*ttl_ms))
-            }
-            EtcdMsg::Range { prefix, below, .. } => {
-                format!("Get {prefix}/ last created before rev {below}, and my key")
-            }
-            EtcdMsg::RangeReply {
-                header,
-                ahead,
-                mine_exists,
-                ..
-            } => match ahead {
-                Some((key, rev)) => format!("rev {header}: {key} (rev {rev}) is ahead"),
-                None if *mine_exists => format!("rev {header}: none ahead; your key exists"),
-                None => format!("rev {header}: your key is gone"),
-            },
-            EtcdMsg::Watch { key, from } => format!("Watch {key} from rev {from}"),
-            EtcdMsg::Deleted { key, revision } => format!("DELETE {key} at rev {revision}"),
-            EtcdMsg::NotLeader { leader: Some(l), .. } => format!("not the leader, try S{}", l.0 + 1),
-            EtcdMsg::NotLeader { leader: None, .. } => "not the leader, leader unknown".into(),
-            EtcdMsg::ReadCheck { term, .. } => format!("ReadIndex: do I still lead term {term}?"),
-            EtcdMsg::ReadCheckAck { term, ok: true, .. } => format!("yes, term {term}"),
-            EtcdMsg::ReadCheckAck { ok: false, .. } => "no: a newer term".into(),
-        }
-    }
-}
-
 /// What a lock server takes off the wire.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LockServerMsg {
@@ -146,15 +113,6 @@ pub enum LockServerTimer {
     LeaseDue {
         lease: LeaseId,
     },
-}
-
-impl Label for LockServerTimer {
-    fn label(&self) -> String {
-        match self {
-            LockServerTimer::Raft(t) => Label::label(t),
-            LockServerTimer::LeaseDue { lease } => format!("the count of lease {lease} runs out"),
-        }
-    }
 }
 
 /// The leader's count of one lease.
@@ -239,7 +197,7 @@ impl LockServer {
         }
     }
 
-    fn store(&self) -> &LockTable {
+    pub(crate) fn store(&self) -> &LockTable {
         &self.server.locks
     }
 
@@ -625,29 +583,6 @@ impl Participant for LockServer {
         LockServer::new(RaftServer::recover(config, id, durable))
     }
 
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        let store = self.store();
-        let mut s = self.server.summary(view).badge("rev", store.revision);
-        for (key, kv) in &store.keys {
-            let short = key.rsplit_once('/').map_or(key.as_str(), |(_, k)| k);
-            s = s.detail(format!(
-                "{short}: {} rev {}",
-                view.name(kv.owner),
-                kv.create_revision
-            ));
-            // Only the leader counts a lease down, by its own clock.
-            if let Some(c) = self.countdowns.get(&kv.lease) {
-                let left = card::left(c.deadline_us.saturating_sub(view.local_now_us));
-                s = s.minor(format!("{short}: {left}"));
-            }
-        }
-        s
-    }
-
-    fn durable_summary(config: &ServerConfig, durable: &ServerDurable, view: &ViewCtx<'_>) -> Summary {
-        RaftServer::durable_summary(config, durable, view)
-    }
-
     fn inputs(&self) -> Vec<InputSpec> {
         self.server.inputs()
     }
@@ -659,18 +594,6 @@ impl Participant for LockServer {
             self.after(ctx);
         }
         result
-    }
-
-    fn gauge(&self, view: &ViewCtx<'_>) -> Option<Gauge> {
-        self.server.gauge(view)
-    }
-
-    fn log_cells(&self) -> Vec<LogCell> {
-        self.server.log_cells()
-    }
-
-    fn durable_log_cells(durable: &ServerDurable) -> Vec<LogCell> {
-        RaftServer::durable_log_cells(durable)
     }
 }
 

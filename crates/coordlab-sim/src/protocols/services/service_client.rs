@@ -11,11 +11,8 @@
 
 use super::service_lock::{Flavour, ServiceMsg};
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::{Label, ViewCtx};
 use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
-use crate::kernel::view::{Summary, Tone};
-use crate::protocols::card;
 use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
 use crate::protocols::lease::lease_msg::{seconds, WriteCheck};
 use crate::protocols::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
@@ -77,12 +74,6 @@ pub type ServiceClient = JobRunner<ServiceLock>;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Renew;
 
-impl Label for Renew {
-    fn label(&self) -> String {
-        "keep-alive".into()
-    }
-}
-
 impl LockTimer for Renew {
     const START: &'static str = "try the lock";
     const RETRY: &'static str = "try the lock";
@@ -113,7 +104,7 @@ pub struct ServiceLock {
 type Ctx<'a, 'b> = JobCtx<'a, 'b, ServiceLock>;
 
 /// Waiting for the lock: before its first try, asking, or waiting to ask again.
-fn waiting(phase: &Phase) -> bool {
+pub(crate) fn waiting(phase: &Phase) -> bool {
     matches!(phase, Phase::Idle | Phase::Acquiring | Phase::BackingOff)
 }
 
@@ -132,7 +123,7 @@ impl ServiceLock {
     }
 
     /// Whether it believes it holds the lock.
-    fn believes(&self, phase: &Phase) -> bool {
+    pub(crate) fn believes(&self, phase: &Phase) -> bool {
         self.holds() && phase.in_job()
     }
 }
@@ -328,46 +319,5 @@ impl LockClient for ServiceLock {
 
     fn holds(&self) -> bool {
         self.number.is_some()
-    }
-
-    fn asking(&self, _plan: &ServicePlan, _phase: &Phase) -> (String, Summary) {
-        ("waiting for the lock".into(), card::waiting("for the lock"))
-    }
-
-    /// Its card is its own: the runner's phases read as waiting, holding, stuck, stopped or done.
-    fn decorate(&self, _s: Summary, at: At<'_, Self>, _view: &ViewCtx<'_>) -> Summary {
-        let flavour = at.plan.client.flavour;
-        let written = format!(
-            "steps written: {}",
-            card::of(self.steps_written, at.plan.client.steps)
-        );
-        let s = match (at.phase, self.number) {
-            (phase, _) if waiting(phase) => card::waiting("for the lock"),
-            (_, Some(n)) if self.stuck => Summary::new("stuck", Tone::Holds)
-                .badge(flavour.number_word(), n)
-                .detail("job thread blocked")
-                .detail(written),
-            (Phase::Working { .. } | Phase::Writing { .. }, Some(n)) => {
-                card::holder(written).badge(flavour.number_word(), n)
-            }
-            // A refused write took its number away: it learnt it had lost the lock.
-            (Phase::Stopped, _) => card::stopped("write refused").detail(written),
-            (Phase::Done, _) => card::done().detail(written),
-            _ => card::holder(written),
-        };
-        if self.believes(at.phase) {
-            let renewal = flavour.renewal_word();
-            s.detail(if self.renewing {
-                format!("{renewal} on")
-            } else {
-                format!("{renewal} stopped")
-            })
-        } else {
-            s
-        }
-    }
-
-    fn durable_summary(_durable: &JobDurable) -> Summary {
-        card::down("keeps nothing on disk")
     }
 }

@@ -8,12 +8,8 @@
 //! generation), Hazelcast's CP subsystem (the number is the fence `lockAndGetFence()` returns).
 
 use crate::kernel::ids::NodeId;
-use crate::kernel::message::Label;
-use crate::kernel::participant::{Ctx, Participant, ViewCtx};
-use crate::kernel::time::format_duration;
+use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
-use crate::kernel::view::{Summary, Tone};
-use crate::protocols::card;
 use crate::protocols::lease::lease_msg::seconds;
 
 /// Which real service the lock server stands for.
@@ -89,37 +85,6 @@ pub enum ServiceMsg {
 
 crate::inbox!(ServiceMsg);
 
-impl Label for ServiceMsg {
-    fn label(&self) -> String {
-        match self {
-            ServiceMsg::Acquire => "lock()".into(),
-            ServiceMsg::Granted { number } => format!("granted #{number}"),
-            ServiceMsg::Busy { delayed: false, .. } => "held by another".into(),
-            ServiceMsg::Busy { delayed: true, .. } => "refused: lock-delay".into(),
-            ServiceMsg::UnlockPublished => "PUBLISH: unlocked".into(),
-            ServiceMsg::Renew { .. } => "renew".into(),
-            ServiceMsg::Renewed => "renewed".into(),
-            ServiceMsg::RenewRefused => "renew refused".into(),
-            ServiceMsg::Release { .. } => "unlock()".into(),
-            ServiceMsg::Released { ok: true } => "unlocked".into(),
-            ServiceMsg::Released { ok: false } => "unlock: not the owner".into(),
-            ServiceMsg::Write {
-                step,
-                number: Some(n),
-                ..
-            } => format!("write step {step} with #{n}"),
-            ServiceMsg::Write {
-                step, number: None, ..
-            } => format!("write step {step}"),
-            ServiceMsg::WriteResult { step, accepted: true } => format!("step {step} applied"),
-            ServiceMsg::WriteResult {
-                step,
-                accepted: false,
-            } => format!("step {step} refused"),
-        }
-    }
-}
-
 /// The lock server's rules.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ServerConfig {
@@ -174,15 +139,6 @@ pub enum Expire {
     Lease(u64),
     /// Chubby: the lease of this grant nears its end; answer its held KeepAlive.
     AnswerKeepAlive(u64),
-}
-
-impl Label for Expire {
-    fn label(&self) -> String {
-        match self {
-            Expire::Lease(n) => format!("lease of #{n} ends"),
-            Expire::AnswerKeepAlive(n) => format!("lease of #{n} nears its end"),
-        }
-    }
 }
 
 impl LockServer {
@@ -440,30 +396,6 @@ impl Participant for LockServer {
             subscribers: Vec::new(),
         }
     }
-
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        let now = view.local_now_us;
-        let word = self.config.flavour.number_word();
-        let last = format!("last {word} {}", self.durable.last_number);
-        match &self.durable.holder {
-            Some(h) => {
-                // Run out by the server's clock and not yet lapsed: the instant of its timer,
-                // or past the point where the run stops watching.
-                let state = match h.expires_at_us.checked_sub(now) {
-                    Some(left) if left > 0 => card::Lease::Left(left),
-                    _ => card::Lease::Expired,
-                };
-                card::lease(state.word(), view.name(h.node), word, h.number, state)
-            }
-            None if now < self.durable.delay_until_us => Summary::new("lock-delay", Tone::Waiting)
-                .detail(format!(
-                    "refuses all for {}",
-                    format_duration(self.durable.delay_until_us - now)
-                ))
-                .detail(last),
-            None => Summary::new("free", Tone::Quiet).detail(last),
-        }
-    }
 }
 
 /// What the resource does with the number that comes with a write.
@@ -563,26 +495,6 @@ impl Participant for GuardedResource {
             check: config.0,
             flavour: config.1,
             durable: durable.clone(),
-        }
-    }
-
-    fn summary(&self, _view: &ViewCtx<'_>) -> Summary {
-        let d = &self.durable;
-        let applied = d.writes.iter().filter(|w| w.accepted).count();
-        let refused = d.writes.len() - applied;
-        let s = match d.writes.last() {
-            Some(w) if !w.accepted => Summary::new("refused", Tone::Failed),
-            _ => Summary::new("accepting", Tone::Quiet),
-        };
-        let s = s.badge("writes", applied);
-        let s = match self.check {
-            Check::Highest => s.badge("highest", d.highest),
-            Check::None => s.detail("checks nothing"),
-        };
-        if refused > 0 {
-            s.detail(format!("writes refused: {refused}"))
-        } else {
-            s
         }
     }
 }

@@ -9,11 +9,8 @@
 //! clock (ShedLock's default) each instance stamps the row with its own reading.
 
 use crate::kernel::ids::NodeId;
-use crate::kernel::message::Label;
-use crate::kernel::participant::{Ctx, NoTimer, Participant, ViewCtx};
+use crate::kernel::participant::{Ctx, NoTimer, Participant};
 use crate::kernel::time::{MS_US, SEC_US};
-use crate::kernel::view::{Summary, Tone};
-use crate::protocols::card;
 use crate::protocols::lease::lease_msg::seconds;
 
 /// Time of day on a clock, as the table shows it (`00:01:05.2`).
@@ -50,18 +47,6 @@ pub enum ShedMsg {
 }
 
 crate::inbox!(ShedMsg);
-
-impl Label for ShedMsg {
-    fn label(&self) -> String {
-        match self {
-            ShedMsg::TryLock { .. } => "UPDATE shedlock … WHERE lock_until <= :now".into(),
-            ShedMsg::Locked { .. } => "1 row updated".into(),
-            ShedMsg::NotLocked { .. } => "0 rows updated".into(),
-            ShedMsg::Report { slot } => format!("INSERT report for run {slot}"),
-            ShedMsg::Unlock { .. } => "UPDATE shedlock SET lock_until = …".into(),
-        }
-    }
-}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ShedRow {
@@ -196,27 +181,6 @@ impl Participant for ShedlockDb {
             durable: durable.clone(),
         }
     }
-
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        let row = &self.durable.row;
-        // By the database's own clock; an instance that sends its own `:now` judges by its.
-        let held = row.lock_until_us > view.local_now_us;
-        let s = match (held, row.locked_by) {
-            (true, Some(by)) => card::fit_badge(Summary::new("held", Tone::Holds), "holder", view.name(by)),
-            (true, None) => Summary::new("held", Tone::Holds),
-            (false, _) => Summary::new("free", Tone::Quiet),
-        };
-        let s = s.badge("reports", self.durable.reports.len());
-        let s = match (held, row.locked_by) {
-            (false, Some(by)) => s.detail(format!("last locked by {}", view.name(by))),
-            _ => s,
-        };
-        let s = match row.locked_by {
-            Some(_) => s.detail(format!("until {}", clock_text(row.lock_until_us))),
-            None => s.detail("never locked"),
-        };
-        s.minor(format!("db clock {}", clock_text(view.local_now_us)))
-    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -248,16 +212,6 @@ pub enum InstanceTimer {
     Boot,
     Cron(u32),
     JobDone,
-}
-
-impl Label for InstanceTimer {
-    fn label(&self) -> String {
-        match self {
-            InstanceTimer::Boot => "scheduler starts".into(),
-            InstanceTimer::Cron(slot) => format!("@Scheduled fires (run {slot})"),
-            InstanceTimer::JobDone => "job finishes".into(),
-        }
-    }
 }
 
 impl ScheduledInstance {
@@ -338,19 +292,5 @@ impl Participant for ScheduledInstance {
             running: None,
             runs: 0,
         }
-    }
-
-    fn durable_summary(_config: &InstanceConfig, _durable: &(), _view: &ViewCtx<'_>) -> Summary {
-        card::down("keeps nothing on disk")
-    }
-
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        let s = match self.running {
-            Some((slot, _)) => card::holder(format!("running the job of run {slot}")).badge("run", slot),
-            None => Summary::new("idle", Tone::Quiet),
-        };
-        // A skewed clock's badge is drawn beside the card; this is its reading.
-        s.badge("runs done", self.runs)
-            .detail(format!("clock {}", clock_text(view.local_now_us)))
     }
 }

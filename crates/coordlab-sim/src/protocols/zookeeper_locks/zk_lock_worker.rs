@@ -9,12 +9,9 @@
 //!
 //! The job itself is the [`JobRunner`]'s; this file is the lock side, [`ZkLock`].
 
-use super::zookeeper::{base_name, secs, sequence_of, short_name, SessionId, WatchEvent, ZkMsg};
+use super::zookeeper::{base_name, secs, sequence_of, SessionId, WatchEvent, ZkMsg};
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::{Label, ViewCtx};
 use crate::kernel::time::MS_US;
-use crate::kernel::view::{Summary, Tone};
-use crate::protocols::card;
 use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
 use crate::protocols::lease::lease_msg::{RejectReason, WriteCheck};
 use crate::protocols::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
@@ -76,12 +73,6 @@ pub type ZkLockWorker = JobRunner<ZkLock>;
 /// Time to ping so the session stays alive.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Ping;
-
-impl Label for Ping {
-    fn label(&self) -> String {
-        "time to ping".into()
-    }
-}
 
 impl LockTimer for Ping {}
 
@@ -396,49 +387,6 @@ impl LockClient for ZkLock {
 
     fn holds(&self) -> bool {
         self.token.is_some()
-    }
-
-    fn asking(&self, _plan: &ZkPlan, phase: &Phase) -> (String, Summary) {
-        let doing = match (phase, &self.ahead, self.stage) {
-            (Phase::Watching, Some(p), _) => format!("watching {}", short_name(base_name(p))),
-            (Phase::Watching, None, _) => "watching the lock node".to_string(),
-            (_, _, Stage::Connecting) => "connecting".to_string(),
-            (_, _, Stage::Creating) => "creating its lock node".to_string(),
-            (_, _, Stage::Listing) => "listing the lock's children".to_string(),
-        };
-        let s = match phase {
-            Phase::Watching => card::waiting(doing.clone()),
-            _ => card::asking(doing.clone()),
-        };
-        (doing, s)
-    }
-
-    fn decorate(&self, s: Summary, at: At<'_, Self>, _view: &ViewCtx<'_>) -> Summary {
-        let mut s = match at.phase {
-            Phase::Lost => Summary::new("expired", Tone::Failed).detail("its session expired"),
-            Phase::Releasing if self.closing => {
-                Summary::new("closing", Tone::Quiet).detail("closing its session")
-            }
-            Phase::Stopped => card::stopped("write rejected"),
-            _ => s,
-        };
-        match (self.token, &self.node) {
-            (Some(t), _) => s = s.badge("token", t),
-            (None, Some(n)) if self.session.is_some() => {
-                s = s
-                    .badge("node", short_name(base_name(n)))
-                    .minor(base_name(n).to_string())
-            }
-            _ => {}
-        }
-        if self.wakeups > 0 {
-            s = s.badge("woken", self.wakeups);
-        }
-        s
-    }
-
-    fn durable_summary(durable: &JobDurable) -> Summary {
-        card::down_with_job_as(durable.finished, ["batch posted", "batch not posted"])
     }
 }
 

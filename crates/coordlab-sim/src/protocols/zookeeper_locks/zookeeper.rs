@@ -10,10 +10,8 @@
 
 use crate::kernel::collections::{VecMap, VecSet};
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
-use crate::kernel::time::{format_duration, MS_US};
-use crate::kernel::view::{Summary, Tone};
-use crate::protocols::card;
+use crate::kernel::participant::{Ctx, Participant};
+use crate::kernel::time::MS_US;
 use std::fmt;
 
 crate::inbox!(ZkMsg);
@@ -112,46 +110,6 @@ pub enum ZkMsg {
     },
 }
 
-impl Label for ZkMsg {
-    fn label(&self) -> String {
-        match self {
-            ZkMsg::Connect { timeout_ms } => format!("connect, session timeout {}", secs(*timeout_ms)),
-            ZkMsg::Connected { session, .. } => format!("session {session} open"),
-            ZkMsg::Ping { session } => format!("ping {session}"),
-            ZkMsg::Pong => "pong".into(),
-            ZkMsg::CreateSequential { prefix, .. } => format!("create {prefix} ephemeral sequential"),
-            ZkMsg::Created { path, zxid } => format!("created {path} (zxid {zxid})"),
-            ZkMsg::GetChildren { path, watch, .. } => {
-                format!("getChildren {path}{}", if *watch { " + watch" } else { "" })
-            }
-            ZkMsg::Children { children, .. } => match children.as_slice() {
-                [] => "no children".into(),
-                [one] => format!("[{one}]"),
-                [first, .., last] => format!("[{first} … {last}] ({} nodes)", children.len()),
-            },
-            ZkMsg::Exists { path, watch, .. } => {
-                format!("exists {path}{}", if *watch { " + watch" } else { "" })
-            }
-            ZkMsg::ExistsReply { exists: true, .. } => "exists: yes".into(),
-            ZkMsg::ExistsReply { exists: false, .. } => "exists: no".into(),
-            ZkMsg::Delete { path, .. } => format!("delete {path}"),
-            ZkMsg::DeleteReply { deleted: true, .. } => "deleted".into(),
-            ZkMsg::DeleteReply { deleted: false, .. } => "no such node".into(),
-            ZkMsg::Close { session } => format!("close session {session}"),
-            ZkMsg::Closed => "session closed".into(),
-            ZkMsg::Watch {
-                path,
-                event: WatchEvent::NodeDeleted,
-            } => format!("watch fired: {path} deleted"),
-            ZkMsg::Watch {
-                path,
-                event: WatchEvent::ChildrenChanged,
-            } => format!("watch fired: children of {path} changed"),
-            ZkMsg::SessionExpired { session } => format!("session {session} expired"),
-        }
-    }
-}
-
 /// Milliseconds as seconds for labels, e.g. `4 s` or `1.5 s`.
 pub fn secs(ms: u64) -> String {
     crate::protocols::lease::lease_msg::seconds(ms)
@@ -225,12 +183,6 @@ pub struct Release {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SessionExpiry {
     pub session: SessionId,
-}
-
-impl Label for SessionExpiry {
-    fn label(&self) -> String {
-        format!("session {} timeout check", self.session)
-    }
 }
 
 /// What the scenario decides about the ensemble.
@@ -539,44 +491,6 @@ impl ZkService {
         woken.len() as u32
     }
 
-    /// The node card: whether the lock has a holder (its lowest child), and the figures of
-    /// the ensemble.
-    pub fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        let lock_path = &self.lock_path;
-        let children = self.children(lock_path);
-        let live = self.sessions.values().filter(|s| s.alive).count();
-        let mut s = match children.split_first() {
-            None => Summary::new("free", Tone::Quiet).detail(format!("{lock_path} has no children")),
-            Some((first, rest)) => {
-                let path = format!("{}/{first}", lock_path.trim_end_matches('/'));
-                let owner = self
-                    .nodes
-                    .get(&path)
-                    .and_then(|n| n.owner)
-                    .and_then(|id| self.sessions.get(&id))
-                    .map(|s| view.name(s.client));
-                let s = Summary::new("held", Tone::Holds)
-                    .badge("holder", short_name(first))
-                    .badge("waiting", rest.len());
-                match owner {
-                    Some(o) => s.detail(format!("{first}: {o}")),
-                    None => s.detail(first.clone()),
-                }
-            }
-        };
-        s = s.badge("sessions", live).badge("zxid", self.zxid);
-        let quietest = self
-            .sessions
-            .values()
-            .filter(|s| s.alive)
-            .map(|s| view.local_now_us.saturating_sub(s.last_heard_us))
-            .max();
-        if let Some(q) = quietest.filter(|q| *q >= MS_US * 1_000) {
-            s = s.minor(format!("quietest silent {}", format_duration(q)));
-        }
-        s
-    }
-
     /// The token a lock holder's node carries: its sequence number.
     pub fn token_of(path: &str) -> Option<FencingToken> {
         sequence_of(base_name(path)).map(FencingToken)
@@ -606,14 +520,6 @@ impl Participant for ZkService {
 
     fn recover(config: &ZkConfig, _id: NodeId, _durable: &()) -> Self {
         ZkService::new(config)
-    }
-
-    fn durable_summary(_config: &ZkConfig, _durable: &(), _view: &ViewCtx<'_>) -> Summary {
-        card::down("keeps nothing on disk")
-    }
-
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        ZkService::summary(self, view)
     }
 }
 

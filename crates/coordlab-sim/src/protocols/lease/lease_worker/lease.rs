@@ -4,11 +4,8 @@
 
 use super::{Belief, Coordination, LeaseLock, LeaseTimer, OnReject, Sink, StopReason, WorkerConfig};
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::participant::ViewCtx;
 use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
-use crate::kernel::view::Summary;
-use crate::protocols::card;
 use crate::protocols::job::{At, JobCtx, JobTimer, LeaseMsgOnly, LockClient, Phase, StepGate, Turn};
 use crate::protocols::lease::lease_msg::{seconds, LeaseMsg, RejectReason, WriteCheck};
 use crate::protocols::redis_locks::redis_job::{Job, JobDurable, Next};
@@ -276,19 +273,6 @@ impl LockClient for LeaseLock {
 
     fn holds(&self) -> bool {
         self.belief.is_some()
-    }
-
-    fn asking(&self, plan: &WorkerConfig, _phase: &Phase) -> (String, Summary) {
-        let card = card::asking(match plan.plan.coordination() {
-            Coordination::UniqueInsert => "inserting the job's key",
-            Coordination::ConditionalClaim => "claiming the job row",
-            _ => "for the lease",
-        });
-        ("asking for the lease".to_string(), card)
-    }
-
-    fn decorate(&self, s: Summary, at: At<'_, Self>, view: &ViewCtx<'_>) -> Summary {
-        self.card(s, at, view.local_now_us)
     }
 }
 

@@ -9,30 +9,14 @@
 mod election;
 mod replication;
 
-use super::cells::cells;
 use super::msg::RaftMsg;
 use super::types::{Entry, LogIndex, RaftBug, Role, Term};
 use crate::kernel::collections::{VecMap, VecSet};
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
-use crate::kernel::view::{Gauge, InputSpec, LogCell, Summary, Tone};
+use crate::kernel::view::InputSpec;
 use crate::protocols::services::lock_store::LockTable;
-
-/// Key-value pairs (`x=1`) gathered into details of at most 30 characters each.
-fn kv_details(pairs: impl Iterator<Item = String>) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for pair in pairs {
-        match out.last_mut() {
-            Some(line) if line.len() + 1 + pair.len() <= 30 => {
-                line.push(' ');
-                line.push_str(&pair);
-            }
-            _ => out.push(pair),
-        }
-    }
-    out
-}
 
 /// Fixed settings of one server: its configuration, which the scenario gives once.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,15 +61,6 @@ pub enum RaftTimer {
     Election,
     /// The leader's heartbeat round (a candidate re-asks silent voters on it too).
     Heartbeat,
-}
-
-impl Label for RaftTimer {
-    fn label(&self) -> String {
-        match self {
-            RaftTimer::Election => "election timeout".into(),
-            RaftTimer::Heartbeat => "heartbeat round".into(),
-        }
-    }
 }
 
 /// One Raft server.
@@ -306,32 +281,6 @@ impl Participant for RaftServer {
         s
     }
 
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        let (word, tone) = match self.role {
-            Role::Leader => ("leader", Tone::Holds),
-            Role::Candidate => ("candidate", Tone::Asking),
-            Role::Follower => ("follower", Tone::Quiet),
-        };
-        // The election timer is the card's gauge: not repeated here.
-        let mut s = Summary::new(word, tone).badge("term", self.term);
-        if let Some(v) = self.voted_for {
-            s = s.detail(format!("voted {}", view.name(v)));
-        }
-        s = s.detail(format!("log {} · commit {}", self.log.len(), self.commit_index.0));
-        for pairs in kv_details(self.kv.iter().map(|(k, v)| format!("{k}={v}"))) {
-            s = s.minor(pairs);
-        }
-        s
-    }
-
-    fn durable_summary(_config: &ServerConfig, d: &ServerDurable, view: &ViewCtx<'_>) -> Summary {
-        let mut s = Summary::new("down", Tone::Failed).badge("term", d.term);
-        if let Some(v) = d.voted_for {
-            s = s.detail(format!("voted {}", view.name(v)));
-        }
-        s.detail(format!("log {} on disk", d.log.len()))
-    }
-
     fn inputs(&self) -> Vec<InputSpec> {
         if self.role == Role::Leader {
             return Vec::new();
@@ -351,23 +300,5 @@ impl Participant for RaftServer {
                 RaftServer::TIMEOUT_INPUT
             ))
         }
-    }
-
-    fn gauge(&self, view: &ViewCtx<'_>) -> Option<Gauge> {
-        let deadline_us = self.election_deadline_us.filter(|_| self.role != Role::Leader)?;
-        Some(Gauge {
-            label: "election timeout".into(),
-            remaining_us: deadline_us.saturating_sub(view.local_now_us),
-            total_us: self.election_timeout_us.max(1),
-        })
-    }
-
-    fn log_cells(&self) -> Vec<LogCell> {
-        cells(&self.log, self.commit_index)
-    }
-
-    /// The commit index is volatile: a server that is down knows nothing committed.
-    fn durable_log_cells(d: &ServerDurable) -> Vec<LogCell> {
-        cells(&d.log, LogIndex(0))
     }
 }

@@ -3,12 +3,9 @@
 //! expiry judged by the node's own clock. Every write it applies goes to `replication` next.
 
 use super::node::{RedisNode, StoreTimer};
-use crate::kernel::collections::{sort_by_key, VecMap};
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::Ctx;
 use crate::kernel::time::MS_US;
-use crate::kernel::view::Summary;
-use crate::protocols::card;
 use crate::protocols::redis_locks::redis_msg::{tenths, KeyEntry, RedisMsg, ReplOp};
 
 /// A successful `SET NX`: what the world reads to list grants.
@@ -264,30 +261,4 @@ impl RedisNode {
             self.write(ctx, ReplOp::Del { key: key.to_string() });
         }
     }
-}
-
-/// The keys on a card — keys with a TTL (locks) first: each value as a badge named by its key
-/// (`lock a-e27e`, `fence 42`), the time a lock has left by the node's own clock as a minor
-/// detail.
-pub fn key_card(mut s: Summary, data: &VecMap<String, KeyEntry>, local_now_us: u64) -> Summary {
-    let mut keys: Vec<(&String, &KeyEntry)> = data.iter().collect();
-    sort_by_key(&mut keys, |(_, e)| e.expires_at_us.is_none());
-    // In this chapter the keys with a TTL are the locks: say so when there is none.
-    if keys.iter().all(|(_, e)| e.expires_at_us.is_none()) {
-        s = s.detail("no lock");
-    }
-    for (k, e) in keys {
-        let alive = e.alive_at(local_now_us);
-        s = if !alive {
-            s.detail(format!("{k}={} expired", e.value))
-        } else if k.chars().count() <= 10 {
-            card::fit_badge(s, k, &e.value)
-        } else {
-            s.detail(format!("{k}={}", e.value))
-        };
-        if let (Some(at), true) = (e.expires_at_us, alive) {
-            s = s.minor(format!("{k}: {}", card::left(at - local_now_us)));
-        }
-    }
-    s
 }

@@ -19,6 +19,6 @@ mod keyspace;
 mod node;
 mod replication;
 
-pub use keyspace::{key_card, Deletion, Grant};
+pub use keyspace::{Deletion, Grant};
 pub use node::{RedisConfig, RedisDurable, RedisNode, Role, StoreTimer, SYNC_RETRY_MS};
 pub use replication::STREAM_KEEP;

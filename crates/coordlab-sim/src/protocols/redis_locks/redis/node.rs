@@ -2,14 +2,12 @@
 //! `REPLICAOF`), what it keeps on disk, how it starts and restarts, and its card. The
 //! commands it serves are in `keyspace`, the stream to its replicas in `replication`.
 
-use super::keyspace::{key_card, Deletion, Grant};
+use super::keyspace::{Deletion, Grant};
 use super::replication::PendingWait;
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
-use crate::kernel::view::{Summary, Tone};
-use crate::protocols::card;
 use crate::protocols::redis_locks::redis_msg::{KeyEntry, RedisMsg, StreamEntry};
 
 /// How often a replica without a copy asks its primary again (on the next ping after this).
@@ -64,16 +62,6 @@ pub enum StoreTimer {
     Expire { key: String },
     /// A blocked `WAIT` gives up.
     WaitTimeout { id: u64 },
-}
-
-impl Label for StoreTimer {
-    fn label(&self) -> String {
-        match self {
-            StoreTimer::Flush => "streams its buffered writes to the replicas".to_string(),
-            StoreTimer::Expire { key } => format!("{key} reaches its expiry time"),
-            StoreTimer::WaitTimeout { .. } => "a WAIT times out".to_string(),
-        }
-    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -328,37 +316,6 @@ impl RedisNode {
             StoreTimer::WaitTimeout { id } => self.wait_timed_out(ctx, id),
         }
     }
-
-    pub fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        let s = match self.role {
-            Role::Primary => {
-                let s = Summary::new("primary", Tone::Holds).minor(format!("offset #{}", self.offset));
-                match self.unsent.len() {
-                    0 => s,
-                    n => s.detail(format!("{n} writes not yet shipped")),
-                }
-            }
-            Role::Replica { of } => {
-                let s = Summary::new("replica", Tone::Quiet).detail(format!("of {}", view.name(of)));
-                if self.link_down {
-                    s.detail("link down").minor(format!("offset #{}", self.offset))
-                } else if self.synced {
-                    s.minor(format!("offset #{}", self.offset))
-                } else {
-                    s.detail("copying its primary")
-                }
-            }
-        };
-        key_card(s, &self.data, view.local_now_us)
-    }
-
-    pub fn durable_summary(config: &RedisConfig, d: &RedisDurable) -> Summary {
-        if config.persistence {
-            card::down(format!("on disk: {} keys", d.data.len()))
-        } else {
-            card::down("no persistence: memory lost")
-        }
-    }
 }
 
 impl Participant for RedisNode {
@@ -389,13 +346,5 @@ impl Participant for RedisNode {
 
     fn recover(config: &RedisConfig, _id: NodeId, durable: &RedisDurable) -> Self {
         RedisNode::recover(*config, durable)
-    }
-
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        RedisNode::summary(self, view)
-    }
-
-    fn durable_summary(config: &RedisConfig, durable: &RedisDurable, _view: &ViewCtx<'_>) -> Summary {
-        RedisNode::durable_summary(config, durable)
     }
 }

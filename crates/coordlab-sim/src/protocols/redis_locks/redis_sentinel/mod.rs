@@ -21,10 +21,8 @@ mod agreement;
 use super::redis_msg::{tenths, RedisMsg};
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
-use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
-use crate::kernel::time::{format_duration, MS_US};
-use crate::kernel::view::{Summary, Tone};
-use crate::protocols::card;
+use crate::kernel::participant::{Ctx, Participant};
+use crate::kernel::time::MS_US;
 use rand::Rng;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -81,12 +79,6 @@ impl SentinelDurable {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PingRound;
 
-impl Label for PingRound {
-    fn label(&self) -> String {
-        "pings every node".to_string()
-    }
-}
-
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Failover {
     pub from: NodeId,
@@ -115,7 +107,7 @@ pub struct Sentinel {
     pub config_epoch: u64,
     pub current_epoch: u64,
     pub vote: Option<(NodeId, u64)>,
-    last_pong_us: VecMap<NodeId, u64>,
+    pub(crate) last_pong_us: VecMap<NodeId, u64>,
     /// The stream offset each node reported in its last PONG.
     pub offsets: VecMap<NodeId, u64>,
     /// The primary has been silent too long by this sentinel's clock.
@@ -137,7 +129,7 @@ pub struct Sentinel {
     /// Since when each node has answered in a role other than this sentinel's configuration.
     wrong_since_us: VecMap<NodeId, u64>,
     rounds: u32,
-    stopped: bool,
+    pub(crate) stopped: bool,
 }
 
 impl Sentinel {
@@ -345,49 +337,6 @@ impl Sentinel {
             );
         }
     }
-
-    pub fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        let primary = view.name(self.primary);
-        let s = if self.stopped {
-            Summary::new("stopped", Tone::Quiet).detail("rounds over")
-        } else if let Some(e) = &self.election {
-            Summary::new("candidate", Tone::Asking)
-                .badge("votes", card::of(e.votes.len(), self.config.votes_needed()))
-                .detail(format!("election epoch {}", e.epoch))
-        } else if self.odown {
-            Summary::new("odown", Tone::Waiting).detail(format!("{primary} objectively down"))
-        } else if self.sdown {
-            Summary::new("sdown", Tone::Waiting).detail(format!("{primary} subjectively down"))
-        } else {
-            let s = Summary::new("watching", Tone::Quiet);
-            let silent_ms = self
-                .last_pong_us
-                .get(&self.primary)
-                .map(|last| view.local_now_us.saturating_sub(*last) / MS_US);
-            match silent_ms {
-                Some(ms) if ms > self.config.ping_ms + 20 => s.detail(format!(
-                    "{primary} silent {} / {}",
-                    // In tenths of a second, as the sentinel's rounds are spaced.
-                    format_duration(ms / 100 * 100 * MS_US),
-                    format_duration(self.config.down_after_ms * MS_US)
-                )),
-                _ => s,
-            }
-        };
-        let mut s = card::fit_badge(s, "primary", primary).badge("epoch", self.config_epoch);
-        if let Some((leader, epoch)) = self.vote {
-            s = s.detail(format!("voted {}, epoch {epoch}", view.name(leader)));
-        }
-        if let Some(f) = self.failovers.last() {
-            s = s.detail(format!("failover {} → {}", view.name(f.from), view.name(f.to)));
-        }
-        s
-    }
-
-    pub fn durable_summary(d: &SentinelDurable, view: &ViewCtx<'_>) -> Summary {
-        card::fit_badge(card::down("its config on disk"), "primary", view.name(d.primary))
-            .badge("epoch", d.config_epoch)
-    }
 }
 
 impl Participant for Sentinel {
@@ -410,13 +359,5 @@ impl Participant for Sentinel {
 
     fn recover(config: &SentinelConfig, _id: NodeId, durable: &SentinelDurable) -> Self {
         Sentinel::recover(config, durable)
-    }
-
-    fn summary(&self, view: &ViewCtx<'_>) -> Summary {
-        Sentinel::summary(self, view)
-    }
-
-    fn durable_summary(_config: &SentinelConfig, durable: &SentinelDurable, view: &ViewCtx<'_>) -> Summary {
-        Sentinel::durable_summary(durable, view)
     }
 }

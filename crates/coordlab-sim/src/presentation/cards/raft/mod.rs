@@ -1,0 +1,4 @@
+//! The cards of the Raft family's participants.
+
+mod client;
+mod server;

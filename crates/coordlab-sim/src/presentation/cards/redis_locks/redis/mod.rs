@@ -1,0 +1,3 @@
+//! The card of a Redis node.
+
+mod node;

@@ -1,0 +1,47 @@
+//! What an etcd client's card says of its mutex ([`EtcdMutex`]).
+
+use crate::kernel::participant::ViewCtx;
+use crate::kernel::view::Summary;
+use crate::presentation::cards::card;
+use crate::protocols::job::{At, LockCard, Phase};
+use crate::protocols::services::lock_client::{EtcdMutex, EtcdPlan, Stage};
+
+impl LockCard for EtcdMutex {
+    /// The runner knows no names:
+    /// [`EtcdWorker::doing_via`](crate::protocols::services::lock_client::EtcdWorker::doing_via)
+    /// and `decorate` say which server it asks.
+    fn asking(&self, _plan: &EtcdPlan, phase: &Phase) -> (String, Summary) {
+        let doing = self.doing(phase, |_| "");
+        let s = match phase {
+            Phase::Watching => card::waiting(match &self.watching {
+                Some(w) => format!("watching …/{}", w.key.rsplit('/').next().unwrap_or_default()),
+                None => "watching".into(),
+            }),
+            _ => card::asking(doing.clone()),
+        };
+        (doing, s)
+    }
+
+    fn decorate(&self, s: Summary, at: At<'_, Self>, view: &ViewCtx<'_>) -> Summary {
+        let via = view.name(self.guess);
+        let s = match (at.phase, self.stage) {
+            (Phase::Acquiring, Stage::Granting) => card::asking(format!("lease via {via}")),
+            (Phase::Acquiring, Stage::Putting) => card::asking(format!("putting its key via {via}")),
+            (Phase::Lost, _) => card::stopped("lease lost"),
+            (Phase::Stopped, _) => card::stopped("write rejected"),
+            _ => s,
+        };
+        if let Some(h) = self.held {
+            // Its key's create revision is its fencing token.
+            s.badge("token", h.revision).detail(format!(
+                "key rev {} via {}",
+                h.revision,
+                view.name(h.granted_by)
+            ))
+        } else if let (Some(lease), Some(rev)) = (self.lease, self.my_revision) {
+            s.detail(format!("lease {lease} · key rev {rev}"))
+        } else {
+            s
+        }
+    }
+}

@@ -1,0 +1,4 @@
+//! The card of the ZooKeeper ensemble.
+
+mod zk_lock_worker;
+mod zookeeper;

@@ -1,0 +1,15 @@
+//! How [`JobTimer`] reads on the picture's arrows and in the event log.
+
+use crate::kernel::participant::Label;
+use crate::protocols::database::advisory_worker::JobTimer;
+
+impl Label for JobTimer {
+    fn label(&self) -> String {
+        match self {
+            JobTimer::Run(_) => "a scheduled run fires".to_string(),
+            JobTimer::WorkDone => "finishes the job's work".to_string(),
+            JobTimer::Throw => "the job's code throws".to_string(),
+            JobTimer::Retire(_) => "the pool retires its connection".to_string(),
+        }
+    }
+}

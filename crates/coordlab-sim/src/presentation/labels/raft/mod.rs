@@ -1,0 +1,5 @@
+//! The labels of Raft's messages and timers.
+
+mod client;
+mod msg;
+mod server;

@@ -1,0 +1,3 @@
+//! The label of a Redis node's timer.
+
+mod node;

@@ -1,0 +1,92 @@
+//! How [`RedisMsg`] reads on the picture's arrows and in the event log.
+
+use crate::kernel::participant::Label;
+use crate::protocols::redis_locks::redis_msg::RedisMsg;
+
+impl Label for RedisMsg {
+    fn label(&self) -> String {
+        match self {
+            RedisMsg::Set {
+                key,
+                value,
+                nx,
+                px_ms,
+                incr: None,
+            } => format!("SET {key} {value}{} PX {px_ms}", if *nx { " NX" } else { "" }),
+            RedisMsg::Set {
+                key,
+                value,
+                px_ms,
+                incr: Some(counter),
+                ..
+            } => format!("acquire script: SET {key} {value} NX PX {px_ms} + INCR {counter}"),
+            RedisMsg::SetReply {
+                ok: true,
+                counter: Some(c),
+                ..
+            } => format!("OK, token {c}"),
+            RedisMsg::SetReply { ok: true, .. } => "OK".to_string(),
+            RedisMsg::SetReply { ok: false, .. } => "(nil): the key exists".to_string(),
+            RedisMsg::Get { key } => format!("GET {key}"),
+            RedisMsg::GetReply { value: Some(v), .. } => format!("\"{v}\""),
+            RedisMsg::GetReply { value: None, .. } => "(nil)".to_string(),
+            RedisMsg::Del { key } => format!("DEL {key}"),
+            RedisMsg::CompareAndDelete { key, value } => {
+                format!("release script: DEL {key} only if it is {value}")
+            }
+            RedisMsg::DelReply { deleted, .. } => format!("(integer) {}", u8::from(*deleted)),
+            RedisMsg::Wait { replicas, timeout_ms } => format!("WAIT {replicas} {timeout_ms}"),
+            RedisMsg::WaitReply { acked } => format!("WAIT: {acked} replica(s) have it"),
+            RedisMsg::Error { text } => format!("-{text}"),
+            RedisMsg::Sync { have } => format!("PSYNC (I have up to #{have})"),
+            RedisMsg::FullSync { offset, data, .. } => {
+                format!("full copy: {} key(s), up to #{offset}", data.len())
+            }
+            RedisMsg::Replicate { entries } => {
+                let ops: Vec<String> = entries.iter().map(|e| e.op.label()).collect();
+                match (entries.first(), entries.last()) {
+                    (Some(a), Some(b)) if a.offset == b.offset => {
+                        format!("stream #{}: {}", a.offset, ops.join(", "))
+                    }
+                    (Some(a), Some(b)) => format!("stream #{}–{}: {}", a.offset, b.offset, ops.join(", ")),
+                    _ => "stream: (empty)".to_string(),
+                }
+            }
+            RedisMsg::ReplAck { offset } => format!("REPLCONF ACK {offset}"),
+            RedisMsg::Ping => "PING".to_string(),
+            RedisMsg::Pong {
+                primary: true,
+                offset,
+                ..
+            } => format!("PONG (primary, #{offset})"),
+            RedisMsg::Pong { offset, .. } => format!("PONG (replica, #{offset})"),
+            RedisMsg::ReplicaOf { primary: None, .. } => "REPLICAOF NO ONE".to_string(),
+            RedisMsg::ReplicaOf {
+                primary: Some((_, name)),
+                ..
+            } => format!("REPLICAOF {name}"),
+            RedisMsg::PrimaryIs { name, .. } => format!("the primary is {name}"),
+            RedisMsg::WhoIsPrimary => "which node is the primary?".to_string(),
+            RedisMsg::IsPrimaryDown {
+                name,
+                candidate: None,
+                ..
+            } => format!("is {name} down?"),
+            RedisMsg::IsPrimaryDown { name, epoch, .. } => {
+                format!("is {name} down? vote for me in epoch {epoch}")
+            }
+            RedisMsg::PrimaryDownReply { name, down, vote, .. } => {
+                let judgement = if *down {
+                    format!("{name} is down")
+                } else {
+                    format!("{name} is not down to me")
+                };
+                match vote {
+                    Some(v) => format!("{judgement}; my vote in epoch {}: {}", v.epoch, v.name),
+                    None => judgement,
+                }
+            }
+            RedisMsg::Hello { name, epoch, .. } => format!("hello: the primary is {name} (epoch {epoch})"),
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! How [`MasterTimeout`] reads on the picture's arrows and in the event log.
+
+use crate::kernel::participant::Label;
+use crate::protocols::redis_locks::redlock_client::MasterTimeout;
+
+impl Label for MasterTimeout {
+    fn label(&self) -> String {
+        format!("gives up waiting for {}", self.name)
+    }
+}

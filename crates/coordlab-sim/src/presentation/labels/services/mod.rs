@@ -1,0 +1,7 @@
+//! The labels of the lock services' messages and timers.
+
+mod lock_client;
+mod lock_service;
+mod service_client;
+mod service_lock;
+mod shedlock;
