@@ -1,2 +1,4 @@
 //! The narration: for each participant kind, the typed observations its handlers emit and
 //! the sentences they read as.
+
+pub mod lease;

@@ -1,0 +1,3 @@
+//! The lease family's narration, one module per participant kind in `protocols::lease`.
+
+pub mod lease_store;
