@@ -1,3 +1,4 @@
 //! The lease family's narration, one module per participant kind in `protocols::lease`.
 
 pub mod lease_store;
+pub mod lease_worker;
