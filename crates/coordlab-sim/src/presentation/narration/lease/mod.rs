@@ -2,3 +2,4 @@
 
 pub mod lease_store;
 pub mod lease_worker;
+pub mod placed_lease;
