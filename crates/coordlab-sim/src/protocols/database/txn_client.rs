@@ -14,6 +14,7 @@ use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
 use crate::kernel::rng::between_us;
 use crate::kernel::view::{Summary, Tone};
+use crate::presentation::narration::database::txn_client::TxnClientSaw;
 use crate::protocols::card;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -169,18 +170,10 @@ impl TxnClient {
         match (reply, self.phase.clone()) {
             (DbReply::Error { sqlstate }, ClientPhase::Sent(r)) if r != DbRequest::Begin => {
                 self.errors += 1;
-                ctx.note(match sqlstate {
-                    LOCK_NOT_AVAILABLE => format!(
-                        "{} got \"could not obtain lock\" instead of waiting. It rolls back and will try again shortly.",
-                        ctx.me()
-                    ),
-                    DEADLOCK_DETECTED => format!(
-                        "{}'s {} was the deadlock victim: everything it did is undone. It rolls back and will run the whole {} again.",
-                        ctx.me(),
-                        self.plan.noun,
-                        self.plan.noun
-                    ),
-                    _ => format!("{} got an error and rolls back.", ctx.me()),
+                ctx.note(TxnClientSaw::Error {
+                    me: ctx.me(),
+                    sqlstate,
+                    noun: self.plan.noun,
                 });
                 ctx.send(self.plan.db, DbMsg::Request(DbRequest::Rollback));
                 self.phase = ClientPhase::RollingBack(sqlstate);
@@ -188,7 +181,10 @@ impl TxnClient {
             (DbReply::RolledBack, ClientPhase::RollingBack(_)) => {
                 if self.retries >= self.plan.max_retries {
                     self.phase = ClientPhase::GaveUp;
-                    ctx.note(format!("{} gives up after {} retries.", ctx.me(), self.retries));
+                    ctx.note(TxnClientSaw::GivesUp {
+                        me: ctx.me(),
+                        retries: self.retries,
+                    });
                 } else {
                     self.retries += 1;
                     self.phase = ClientPhase::BackingOff;
@@ -221,7 +217,7 @@ impl TxnClient {
             }
             (DbReply::Committed, ClientPhase::Sent(DbRequest::Commit)) => {
                 if let Some(lock) = self.no_row {
-                    ctx.note(no_row_note(ctx.me(), lock));
+                    ctx.note(TxnClientSaw::NoRow { me: ctx.me(), lock });
                     self.finish(ctx);
                     return;
                 }
@@ -233,7 +229,10 @@ impl TxnClient {
                 if self.plan.repeat {
                     self.restart(ctx);
                 } else {
-                    ctx.note(format!("{}'s {} is committed.", ctx.me(), self.plan.noun));
+                    ctx.note(TxnClientSaw::Committed {
+                        me: ctx.me(),
+                        noun: self.plan.noun,
+                    });
                     self.finish(ctx);
                 }
             }
@@ -261,10 +260,7 @@ impl TxnClient {
         self.claimed = None;
         self.phase = ClientPhase::BackingOff;
         ctx.cancel_timer(ClientTimer::ThinkDone);
-        ctx.note(format!(
-            "{}'s connection to the database broke: its transaction is gone with it. It will start over.",
-            ctx.me()
-        ));
+        ctx.note(TxnClientSaw::ConnectionBroke { me: ctx.me() });
         let (lo, hi) = self.plan.backoff_us;
         let after_us = between_us(ctx.rng, lo, hi);
         ctx.set_timer(ClientTimer::Retry, after_us);
@@ -338,17 +334,6 @@ impl TxnClient {
             s = s.minor(format!("retries: {}", self.retries));
         }
         s
-    }
-}
-
-/// Why a worker whose claim came back empty stops. With SKIP LOCKED an empty answer means
-/// only that no pending job was unlocked: one another worker holds may still be pending, and
-/// is pending again if that worker rolls back.
-pub fn no_row_note(me: &str, lock: ClaimLock) -> String {
-    if lock == ClaimLock::SkipLocked {
-        format!("{me}'s claim found no unlocked pending job, so it stops. Jobs other workers hold may still be pending.")
-    } else {
-        format!("No pending job is left: {me} stops.")
     }
 }
 
