@@ -3,3 +3,4 @@
 
 pub mod database;
 pub mod lease;
+pub mod services;
