@@ -36,6 +36,17 @@ pub enum StepWrite<'a> {
     },
 }
 
+/// What a step would leave of the lease, by the worker's own clock, against its margin.
+#[derive(Clone, Copy)]
+pub enum StepSpare {
+    /// It would end this long before the lease, more than the margin: the step starts.
+    Enough(u64),
+    /// It would not end before the lease does.
+    NotInTime,
+    /// It would end only this long before the lease, inside the margin.
+    InsideMargin(u64),
+}
+
 /// One thing a lease worker saw; `me` is the worker's own name.
 pub enum LeaseWorkerSaw<'a> {
     UpJobDone {
@@ -197,24 +208,15 @@ pub enum LeaseWorkerSaw<'a> {
         me: &'a str,
         step: u32,
     },
-    /// The margin rule let the step start: it ends `spare_us` before the lease does.
-    RoomForStep {
+    /// The margin rule, with the numbers: `left_us` of the lease by its own clock, a step of
+    /// `step_ms`, a safety margin of `margin_ms`, and what would be left over.
+    MarginRule {
         me: &'a str,
         left_us: u64,
         step: u32,
         step_ms: u64,
-        spare_us: u64,
         margin_ms: u64,
-    },
-    /// The margin rule stopped the worker; `spare_us` is `None` when the step would not end
-    /// before the lease.
-    NoRoomForStep {
-        me: &'a str,
-        left_us: u64,
-        step: u32,
-        step_ms: u64,
-        spare_us: Option<u64>,
-        margin_ms: u64,
+        spare: StepSpare,
     },
     AppCheckSaysStop {
         me: &'a str,
@@ -432,41 +434,28 @@ impl From<LeaseWorkerSaw<'_>> for String {
                 seconds(left_us / MS_US)
             ),
             StartsStep { me, step } => format!("{me} starts step {step}."),
-            RoomForStep {
+            MarginRule {
                 me,
                 left_us,
                 step,
                 step_ms,
-                spare_us,
                 margin_ms,
-            } => format!(
-                "By {me}'s own clock {} of its lease remain: step {step} ({}) would end {} before the lease does, more than its {} safety margin, so it starts.",
-                seconds(left_us / MS_US),
-                seconds(step_ms),
-                seconds(spare_us / MS_US),
-                seconds(margin_ms)
-            ),
-            NoRoomForStep {
-                me,
-                left_us,
-                step,
-                step_ms,
-                spare_us,
-                margin_ms,
+                spare,
             } => {
-                let why = match spare_us {
-                    None => "would not end in time".to_string(),
-                    Some(spare_us) => format!(
-                        "would end only {} before the lease does, inside its {} safety margin",
-                        seconds(spare_us / MS_US),
-                        seconds(margin_ms)
+                let (left, took, margin) = (seconds(left_us / MS_US), seconds(step_ms), seconds(margin_ms));
+                match spare {
+                    StepSpare::Enough(spare_us) => format!(
+                        "By {me}'s own clock {left} of its lease remain: step {step} ({took}) would end {} before the lease does, more than its {margin} safety margin, so it starts.",
+                        seconds(spare_us / MS_US)
                     ),
-                };
-                format!(
-                    "By {me}'s own clock {} of its lease remain: step {step} ({}) {why}, so {me} stops and leaves the rest to the next holder.",
-                    seconds(left_us / MS_US),
-                    seconds(step_ms)
-                )
+                    StepSpare::NotInTime => format!(
+                        "By {me}'s own clock {left} of its lease remain: step {step} ({took}) would not end in time, so {me} stops and leaves the rest to the next holder."
+                    ),
+                    StepSpare::InsideMargin(spare_us) => format!(
+                        "By {me}'s own clock {left} of its lease remain: step {step} ({took}) would end only {} before the lease does, inside its {margin} safety margin, so {me} stops and leaves the rest to the next holder.",
+                        seconds(spare_us / MS_US)
+                    ),
+                }
             }
             AppCheckSaysStop {
                 me,

@@ -6,7 +6,7 @@ use super::lease::Ctx;
 use super::{Coordination, Fencing, LeaseLock, Sink, StopReason, WorkerConfig};
 use crate::kernel::ids::FencingToken;
 use crate::kernel::time::MS_US;
-use crate::presentation::narration::lease::lease_worker::{LeaseWorkerSaw, StepWrite};
+use crate::presentation::narration::lease::lease_worker::{LeaseWorkerSaw, StepSpare, StepWrite};
 use crate::protocols::job::{At, Phase, StepGate, Turn};
 use crate::protocols::lease::lease_msg::{LeaseMsg, WriteCheck};
 
@@ -57,28 +57,26 @@ impl LeaseLock {
         let step_ms = at.plan.plan.step_ms;
         let left_us = expires_local_us.saturating_sub(ctx.local_now_us);
         let step_us = step_ms * MS_US;
-        let me = ctx.me();
         let spare_us = left_us.saturating_sub(step_us);
-        if left_us > step_us && spare_us > margin_ms * MS_US {
-            ctx.note(LeaseWorkerSaw::RoomForStep {
-                me,
-                left_us,
-                step,
-                step_ms,
-                spare_us,
-                margin_ms,
-            });
-            return None;
-        }
-        ctx.note(LeaseWorkerSaw::NoRoomForStep {
-            me,
+        let spare = if left_us <= step_us {
+            StepSpare::NotInTime
+        } else if spare_us > margin_ms * MS_US {
+            StepSpare::Enough(spare_us)
+        } else {
+            StepSpare::InsideMargin(spare_us)
+        };
+        ctx.note(LeaseWorkerSaw::MarginRule {
+            me: ctx.me(),
             left_us,
             step,
             step_ms,
-            spare_us: (left_us > step_us).then_some(spare_us),
             margin_ms,
+            spare,
         });
-        Some(self.stop(ctx, at, StopReason::MarginReached))
+        match spare {
+            StepSpare::Enough(_) => None,
+            _ => Some(self.stop(ctx, at, StopReason::MarginReached)),
+        }
     }
 
     /// The answer to an application-code token check: the ledger's highest token.
