@@ -6,10 +6,11 @@
 //! worker crashes it rolls that transaction back and frees its lock — the free "automatic
 //! release" a distributed lock has to rebuild by hand.
 
-use super::sql::{rupees, SqlMsg, SqlReply, SqlRequest, ACCOUNT_ID};
+use super::sql::{SqlMsg, SqlReply, SqlRequest};
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, NoTimer, Participant};
+use crate::presentation::narration::database::account_db::AccountDbSaw;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AccountRow {
@@ -75,10 +76,10 @@ impl AccountDb {
             SqlRequest::Select { for_update: false } => {
                 self.txns
                     .get_or_insert_with(from, || OpenTxn { staged_balance: None });
-                ctx.note(format!(
-                    "The database returns {} to {who}. A plain SELECT takes no lock, so nothing stops another worker reading the same value right now.",
-                    rupees(self.durable.row.balance)
-                ));
+                ctx.note(AccountDbSaw::PlainSelect {
+                    balance: self.durable.row.balance,
+                    who,
+                });
                 ctx.send(from, self.row_reply());
             }
             SqlRequest::Select { for_update: true } => {
@@ -87,20 +88,20 @@ impl AccountDb {
                 match self.lock_holder {
                     None => {
                         self.lock_holder = Some(from);
-                        ctx.note(format!(
-                            "The lock manager writes down \"row {ACCOUNT_ID}: held exclusively by {who}\" and returns the balance, {}.",
-                            rupees(self.durable.row.balance)
-                        ));
+                        ctx.note(AccountDbSaw::LockGranted {
+                            who,
+                            balance: self.durable.row.balance,
+                        });
                         ctx.send(from, self.row_reply());
                     }
                     Some(holder) if holder == from => ctx.send(from, self.row_reply()),
                     Some(holder) => {
                         self.lock_waiters.push(from);
                         self.lock_waits += 1;
-                        ctx.note(format!(
-                            "Row {ACCOUNT_ID} is locked by {}. {who}'s SELECT … FOR UPDATE does not return: it queues in the lock manager until the holder commits.",
-                            ctx.name(holder)
-                        ));
+                        ctx.note(AccountDbSaw::LockQueued {
+                            holder: ctx.name(holder),
+                            who,
+                        });
                     }
                 }
             }
@@ -108,11 +109,11 @@ impl AccountDb {
                 if let Some(txn) = self.txns.get_mut(&from) {
                     txn.staged_balance = Some(balance);
                 }
-                ctx.note(format!(
-                    "{who}'s write of {} is staged inside its transaction; everyone else still sees the committed {}.",
-                    rupees(balance),
-                    rupees(self.durable.row.balance)
-                ));
+                ctx.note(AccountDbSaw::WriteStaged {
+                    who,
+                    balance,
+                    committed: self.durable.row.balance,
+                });
                 ctx.send(from, SqlMsg::Reply(SqlReply::Updated));
             }
             SqlRequest::UpdateIfVersion {
@@ -127,19 +128,19 @@ impl AccountDb {
                     };
                     self.durable.committed_debits += 1;
                     ctx.persist(self.durable.clone());
-                    ctx.note(format!(
-                        "The row is still at version {expected_version}, so the check and the write happen as one step: {} becomes {}, version {}.",
-                        rupees(before),
-                        rupees(balance),
-                        expected_version + 1
-                    ));
+                    ctx.note(AccountDbSaw::VersionMatched {
+                        expected_version,
+                        before,
+                        balance,
+                    });
                     ctx.send(from, SqlMsg::Reply(SqlReply::VersionChecked { rows: 1 }));
                 } else {
                     self.version_conflicts += 1;
-                    ctx.note(format!(
-                        "{who} expected version {expected_version}, but the row is at version {}: someone changed it after {who} read it. Zero rows updated — the stale write is refused.",
-                        self.durable.row.version
-                    ));
+                    ctx.note(AccountDbSaw::VersionConflict {
+                        who,
+                        expected_version,
+                        version: self.durable.row.version,
+                    });
                     ctx.send(from, SqlMsg::Reply(SqlReply::VersionChecked { rows: 0 }));
                 }
             }
@@ -153,16 +154,12 @@ impl AccountDb {
                     };
                     self.durable.committed_debits += 1;
                     ctx.persist(self.durable.clone());
-                    let expected = self.durable.committed_debits;
-                    ctx.note(format!(
-                        "COMMIT: {who}'s {} replaces {} as the balance.",
-                        rupees(balance),
-                        rupees(before)
-                    ));
+                    ctx.note(AccountDbSaw::Committed { who, balance, before });
                     if balance == before {
-                        ctx.note(format!(
-                            "{expected} debits are now committed, yet the balance only moved once: {who} overwrote the other debit with a value computed from a stale read. A lost update."
-                        ));
+                        ctx.note(AccountDbSaw::LostUpdate {
+                            debits: self.durable.committed_debits,
+                            who,
+                        });
                     }
                 }
                 ctx.send(from, SqlMsg::Reply(SqlReply::Committed));
@@ -176,10 +173,7 @@ impl AccountDb {
         let had_txn = self.txns.remove(&peer).is_some();
         self.lock_waiters.retain(|w| *w != peer);
         if had_txn {
-            ctx.note(format!(
-                "The database owns {}'s connection, so it knows the client is gone: it rolls the transaction back without being asked.",
-                ctx.name(peer)
-            ));
+            ctx.note(AccountDbSaw::RolledBack { who: ctx.name(peer) });
         }
         self.release_lock(ctx, peer);
     }
@@ -190,16 +184,15 @@ impl AccountDb {
         }
         self.lock_holder = None;
         if self.lock_waiters.is_empty() {
-            ctx.note(format!("The lock on row {ACCOUNT_ID} is released."));
+            ctx.note(AccountDbSaw::LockReleased);
             return;
         }
         let next = self.lock_waiters.remove(0);
         self.lock_holder = Some(next);
-        ctx.note(format!(
-            "The lock on row {ACCOUNT_ID} passes to {}, whose waiting SELECT now returns the committed {}.",
-            ctx.name(next),
-            rupees(self.durable.row.balance)
-        ));
+        ctx.note(AccountDbSaw::LockPasses {
+            next: ctx.name(next),
+            balance: self.durable.row.balance,
+        });
         ctx.send(next, self.row_reply());
     }
 
@@ -218,10 +211,9 @@ impl Participant for AccountDb {
     type Config = ();
 
     fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        ctx.note(format!(
-            "The database holds account {ACCOUNT_ID} with a committed balance of {}.",
-            rupees(self.durable.row.balance)
-        ));
+        ctx.note(AccountDbSaw::Up {
+            balance: self.durable.row.balance,
+        });
     }
 
     fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: SqlMsg) {

@@ -8,6 +8,7 @@ use super::advisory_sql::{key_of, AdvisoryMsg, AdvisoryReply, AdvisoryRequest, S
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, NoTimer, Participant};
+use crate::presentation::narration::database::advisory_db::{AdvisoryDbSaw, HeldBy};
 
 /// A client connection: the worker and its connection number.
 pub type Conn = (NodeId, u32);
@@ -108,10 +109,10 @@ impl AdvisoryDb {
             self.durable.last_conn.insert(conn.0, conn.1);
             ctx.persist(self.durable.clone());
             self.sessions.insert(conn, Session { pid, in_txn: false });
-            ctx.note(format!(
-                "{} opens a connection: backend pid {pid}.",
-                ctx.name(conn.0)
-            ));
+            ctx.note(AdvisoryDbSaw::Connects {
+                who: ctx.name(conn.0),
+                pid,
+            });
         }
         match request {
             AdvisoryRequest::Begin => {
@@ -137,10 +138,10 @@ impl AdvisoryDb {
                 if ok {
                     self.drop_if_free(ctx, key);
                 } else {
-                    ctx.note(format!(
-                        "{} does not hold key {key} in session scope: false, with a warning.",
-                        ctx.name(conn.0)
-                    ));
+                    ctx.note(AdvisoryDbSaw::NotHeldInSession {
+                        who: ctx.name(conn.0),
+                        key,
+                    });
                 }
                 Self::reply(ctx, conn, AdvisoryReply::Bool(ok));
             }
@@ -174,28 +175,29 @@ impl AdvisoryDb {
                 if unrelated {
                     self.stats.unrelated += 1;
                 }
-                let why = if unrelated {
-                    format!(
-                        "hashtext('{name}') is {key}, the key {} holds for {}: another job's name, the same number.",
-                        ctx.name(owner.0),
-                        names.join(", ")
-                    )
+                let held = if unrelated {
+                    HeldBy::Collision {
+                        name,
+                        key,
+                        owner: ctx.name(owner.0),
+                        names: &names,
+                    }
                 } else {
-                    format!(
-                        "{}'s connection (pid {}) holds key {key}.",
-                        ctx.name(owner.0),
-                        self.pid(owner).unwrap_or(0)
-                    )
+                    HeldBy::Connection {
+                        owner: ctx.name(owner.0),
+                        pid: self.pid(owner).unwrap_or(0),
+                        key,
+                    }
                 };
                 match wait {
                     Wait::Try => {
                         self.stats.refusals += 1;
-                        ctx.note(format!("{why} {who} gets false."));
+                        ctx.note(AdvisoryDbSaw::Refused { held, who });
                         Self::reply(ctx, conn, AdvisoryReply::Bool(false));
                     }
                     Wait::Block => {
                         self.stats.waits += 1;
-                        ctx.note(format!("{why} {who}'s call does not return: it waits."));
+                        ctx.note(AdvisoryDbSaw::Waits { held, who });
                         self.waiters.push(Waiter {
                             conn,
                             key,
@@ -207,17 +209,17 @@ impl AdvisoryDb {
             }
             _ if scope == Scope::Xact && !in_txn => {
                 // Outside BEGIN … COMMIT the statement is its own transaction: held, then gone.
-                ctx.note(format!(
-                    "{who} is not in a transaction: the lock ends with the statement."
-                ));
+                ctx.note(AdvisoryDbSaw::OutsideTransaction { who });
                 Self::reply(ctx, conn, Self::granted(wait));
             }
             _ => {
                 self.grant(conn, key, name, scope);
-                ctx.note(format!(
-                    "{who} holds key {key} ({} scope), hashtext('{name}').",
-                    scope.word()
-                ));
+                ctx.note(AdvisoryDbSaw::Holds {
+                    who,
+                    key,
+                    scope,
+                    name,
+                });
                 Self::reply(ctx, conn, Self::granted(wait));
             }
         }
@@ -253,10 +255,10 @@ impl AdvisoryDb {
             if let Some(i) = self.waiters.iter().position(|w| w.key == key) {
                 let w = self.waiters.remove(i);
                 self.grant(w.conn, key, w.name, w.scope);
-                ctx.note(format!(
-                    "Key {key} is free: {}'s waiting call returns.",
-                    ctx.name(w.conn.0)
-                ));
+                ctx.note(AdvisoryDbSaw::FreedForWaiter {
+                    key,
+                    who: ctx.name(w.conn.0),
+                });
                 Self::reply(ctx, w.conn, AdvisoryReply::Granted);
             }
         }
@@ -272,15 +274,10 @@ impl AdvisoryDb {
         for key in keys {
             if let Some(h) = self.locks.get_mut(&key) {
                 h.xact = 0;
-                if h.session > 0 {
-                    ctx.note(format!(
-                        "The transaction ends; key {key} stays held: it is also held in session scope."
-                    ));
-                } else {
-                    ctx.note(format!(
-                        "The transaction ends, and its lock on key {key} with it."
-                    ));
-                }
+                ctx.note(AdvisoryDbSaw::TxnEnds {
+                    key,
+                    session_held: h.session > 0,
+                });
             }
             self.drop_if_free(ctx, key);
         }
@@ -299,17 +296,14 @@ impl AdvisoryDb {
             .map(|(k, _)| *k)
             .collect();
         if keys.is_empty() {
-            ctx.note(format!(
-                "Connection pid {} closes; it held no advisory lock.",
-                session.pid
-            ));
+            ctx.note(AdvisoryDbSaw::ClosesHoldingNothing { pid: session.pid });
         }
         for key in keys {
             self.stats.released_at_close += 1;
-            ctx.note(format!(
-                "Connection pid {} closes: the database releases its lock on key {key}.",
-                session.pid
-            ));
+            ctx.note(AdvisoryDbSaw::ClosesReleasing {
+                pid: session.pid,
+                key,
+            });
             if let Some(h) = self.locks.get_mut(&key) {
                 (h.session, h.xact) = (0, 0);
             }

@@ -9,6 +9,7 @@ use super::advisory_sql::{AdvisoryMsg, AdvisoryReply, AdvisoryRequest, Scope, Wa
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::rng::between_us;
+use crate::presentation::narration::database::advisory_worker::AdvisoryWorkerSaw;
 
 /// One scheduled run of a job.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -210,11 +211,11 @@ impl JobWorker {
             let busy = self.running().unwrap_or("a run");
             self.results.push((i, RunResult::Missed));
             self.persist(ctx);
-            ctx.note(format!(
-                "{}'s run of {} is due, but it is still busy with {busy}: this run is missed.",
-                ctx.me(),
-                run.name
-            ));
+            ctx.note(AdvisoryWorkerSaw::RunMissed {
+                me: ctx.me(),
+                run: run.name,
+                busy,
+            });
             return;
         }
         self.run = Some(i);
@@ -256,10 +257,7 @@ impl JobWorker {
             }
             (AdvisoryReply::Bool(false), Phase::Locking) => {
                 self.record(ctx, RunResult::Refused);
-                ctx.note(format!(
-                    "{} skips this run of {name}: as far as it can tell, another run is in progress.",
-                    ctx.me()
-                ));
+                ctx.note(AdvisoryWorkerSaw::SkipsRun { me: ctx.me(), name });
                 if self.plan.scope == Scope::Xact {
                     self.phase = Phase::Skipping;
                     self.send(ctx, AdvisoryRequest::Commit);
@@ -295,28 +293,19 @@ impl JobWorker {
                 self.record(ctx, RunResult::Failed);
                 match self.plan.scope {
                     Scope::Xact => {
-                        ctx.note(format!(
-                            "{}'s job throws. The error path rolls the transaction back.",
-                            ctx.me()
-                        ));
+                        ctx.note(AdvisoryWorkerSaw::ThrowsInTransaction { me: ctx.me() });
                         self.phase = Phase::RollingBack;
                         self.send(ctx, AdvisoryRequest::Rollback);
                     }
                     Scope::Session => {
-                        ctx.note(format!(
-                            "{}'s job throws before its unlock line. The connection goes back to the pool, still open.",
-                            ctx.me()
-                        ));
+                        ctx.note(AdvisoryWorkerSaw::ThrowsBeforeUnlock { me: ctx.me() });
                         self.finish(ctx);
                     }
                 }
             }
             JobTimer::Retire(n) if self.conn == Some(n) => {
                 if self.phase == Phase::Idle {
-                    ctx.note(format!(
-                        "{}'s pool retires its connection (maximum lifetime).",
-                        ctx.me()
-                    ));
+                    ctx.note(AdvisoryWorkerSaw::PoolRetires { me: ctx.me() });
                     self.close(ctx);
                 } else {
                     self.retire_pending = true;
@@ -331,7 +320,7 @@ impl JobWorker {
         self.retire_pending = false;
         if self.phase != Phase::Idle {
             self.record(ctx, RunResult::ConnectionLost);
-            ctx.note(format!("{}'s connection broke: its run is over.", ctx.me()));
+            ctx.note(AdvisoryWorkerSaw::ConnectionBroke { me: ctx.me() });
         }
         ctx.cancel_timer(JobTimer::WorkDone);
         ctx.cancel_timer(JobTimer::Throw);

@@ -2,11 +2,11 @@
 //! read-then-write with no lock, read under `SELECT … FOR UPDATE`, or a version-checked
 //! write that retries when the row changed underneath it.
 
-use super::sql::ACCOUNT_ID;
 use super::sql::{rupees, SqlMsg, SqlReply, SqlRequest};
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::rng::between_us;
+use crate::presentation::narration::database::debit_worker::DebitWorkerSaw;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DebitStrategy {
@@ -73,10 +73,7 @@ impl DebitWorker {
 
     pub fn start(&mut self, ctx: &mut Ctx<'_, Self>) {
         if self.done {
-            ctx.note(format!(
-                "{} finds its debit already recorded as done and stays idle.",
-                ctx.me()
-            ));
+            ctx.note(DebitWorkerSaw::AlreadyDone { me: ctx.me() });
             self.phase = Phase::Done;
             return;
         }
@@ -88,20 +85,10 @@ impl DebitWorker {
     pub fn timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: WorkerTimer) {
         match (timer, self.phase.clone()) {
             (WorkerTimer::Begin, Phase::Idle) => {
-                ctx.note(match self.plan.strategy {
-                    DebitStrategy::ReadThenWrite => format!(
-                        "{} opens a transaction and reads the balance with a plain SELECT, intending to subtract {}.",
-                        ctx.me(),
-                        rupees(self.plan.amount)
-                    ),
-                    DebitStrategy::RowLock => format!(
-                        "{} reads with SELECT … FOR UPDATE: the row comes back only together with an exclusive lock.",
-                        ctx.me()
-                    ),
-                    DebitStrategy::VersionCheck => format!(
-                        "{} reads the balance and the row's version number. It takes no lock; it will prove nothing changed when it writes.",
-                        ctx.me()
-                    ),
+                ctx.note(DebitWorkerSaw::Reads {
+                    me: ctx.me(),
+                    strategy: self.plan.strategy,
+                    amount: self.plan.amount,
                 });
                 self.read(ctx);
             }
@@ -116,22 +103,21 @@ impl DebitWorker {
                 self.phase = Phase::Writing { new_balance };
                 match self.plan.strategy {
                     DebitStrategy::ReadThenWrite | DebitStrategy::RowLock => {
-                        ctx.note(format!(
-                            "{} writes the number it computed, {}. It does not look at the row again first.",
-                            ctx.me(),
-                            rupees(new_balance)
-                        ));
+                        ctx.note(DebitWorkerSaw::WritesBlind {
+                            me: ctx.me(),
+                            balance: new_balance,
+                        });
                         ctx.send(
                             self.plan.db,
                             SqlMsg::Request(SqlRequest::Update { balance: new_balance }),
                         );
                     }
                     DebitStrategy::VersionCheck => {
-                        ctx.note(format!(
-                            "{} writes {} only if the row is still at version {read_version}: check and write travel as one statement.",
-                            ctx.me(),
-                            rupees(new_balance)
-                        ));
+                        ctx.note(DebitWorkerSaw::WritesIfVersion {
+                            me: ctx.me(),
+                            balance: new_balance,
+                            version: read_version,
+                        });
                         ctx.send(
                             self.plan.db,
                             SqlMsg::Request(SqlRequest::UpdateIfVersion {
@@ -165,13 +151,11 @@ impl DebitWorker {
                     read_balance: balance,
                     read_version: version,
                 };
-                ctx.note(format!(
-                    "{} now believes the balance is {} and spends a moment working out {} − {}.",
-                    ctx.me(),
-                    rupees(balance),
-                    rupees(balance),
-                    rupees(self.plan.amount)
-                ));
+                ctx.note(DebitWorkerSaw::Believes {
+                    me: ctx.me(),
+                    balance,
+                    amount: self.plan.amount,
+                });
                 let (lo, hi) = self.plan.think_us;
                 let think_us = between_us(ctx.rng, lo, hi);
                 ctx.set_timer(WorkerTimer::FinishComputing, think_us);
@@ -185,12 +169,12 @@ impl DebitWorker {
             (SqlReply::VersionChecked { .. }, Phase::Writing { .. }) => {
                 if self.attempts >= self.plan.max_attempts {
                     self.phase = Phase::GaveUp;
-                    ctx.note(format!("{} gives up after {} attempts.", ctx.me(), self.attempts));
+                    ctx.note(DebitWorkerSaw::GivesUp {
+                        me: ctx.me(),
+                        attempts: self.attempts,
+                    });
                 } else {
-                    ctx.note(format!(
-                        "Zero rows: {}'s read was stale. It throws the computed value away and reads the row again.",
-                        ctx.me()
-                    ));
+                    ctx.note(DebitWorkerSaw::ReadWasStale { me: ctx.me() });
                     self.read(ctx);
                 }
             }
@@ -202,7 +186,7 @@ impl DebitWorker {
         self.phase = Phase::Done;
         self.done = true;
         ctx.persist(WorkerDurable { done: true });
-        ctx.note(format!("{}'s debit is committed; its job is finished.", ctx.me()));
+        ctx.note(DebitWorkerSaw::Committed { me: ctx.me() });
     }
 
     /// What it is doing, in a few words (the state column of the transactions table).
@@ -229,11 +213,10 @@ impl Participant for DebitWorker {
 
     fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
         if !self.done {
-            ctx.note(format!(
-                "{} is scheduled to take {} from account {ACCOUNT_ID}.",
-                ctx.me(),
-                rupees(self.plan.amount)
-            ));
+            ctx.note(DebitWorkerSaw::Scheduled {
+                me: ctx.me(),
+                amount: self.plan.amount,
+            });
         }
         self.start(ctx);
     }

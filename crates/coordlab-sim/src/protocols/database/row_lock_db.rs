@@ -25,6 +25,7 @@ use super::row_locks::{Acquire, LockMode, RowKey, RowLockManager, WaitPolicy};
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Participant};
+use crate::presentation::narration::database::row_lock_db::{Blocker, LockDbSaw};
 use std::collections::BTreeMap;
 
 pub mod innodb;
@@ -162,10 +163,7 @@ impl LockDb {
         match request {
             DbRequest::Begin => {
                 if self.txns.contains_key(&from) {
-                    ctx.note(format!(
-                        "{} opens a new connection; the transaction its old one left open is rolled back.",
-                        ctx.name(from)
-                    ));
+                    ctx.note(LockDbSaw::NewConnectionRollsBack { who: ctx.name(from) });
                     self.txns.remove(&from);
                     self.release(ctx, from);
                 }
@@ -212,27 +210,26 @@ impl LockDb {
             }
             Ran::Wait => {
                 let (row, mode) = self.locks.waiting(from).expect("it waits");
-                let holders: Vec<String> = self
+                let holders = self
                     .locks
                     .blockers(from, row, mode)
                     .into_iter()
                     .map(|h| {
                         let held = self.locks.held(h, row).unwrap_or(mode);
-                        format!("{} ({})", ctx.name(h), self.lock_name(h, row, held))
+                        Blocker {
+                            who: ctx.name(h),
+                            lock: self.lock_name(h, row, held),
+                        }
                     })
                     .collect();
-                let want = self.lock_name(from, row, mode);
-                // Say why the statement wants that lock, where the mode name does not.
-                let why = if self.innodb_names.contains_key(&(from, row)) {
-                    String::new()
-                } else {
-                    format!(" ({})", mode.gloss())
-                };
-                ctx.note(format!(
-                    "{row} is held by {}. {}'s {want}{why} conflicts with it, so its statement waits in the row's queue.",
-                    holders.join(" and "),
-                    ctx.name(from)
-                ));
+                ctx.note(LockDbSaw::Waits {
+                    row,
+                    holders,
+                    who: ctx.name(from),
+                    want: self.lock_name(from, row, mode),
+                    // Say why the statement wants that lock, where the mode name does not.
+                    gloss: (!self.innodb_names.contains_key(&(from, row))).then(|| mode.gloss()),
+                });
                 if !self.pending.contains_key(&from) {
                     self.stats.lock_waits += 1;
                     self.pending.insert(
@@ -282,31 +279,22 @@ impl LockDb {
                 let mut skipped = Vec::new();
                 for id in pending {
                     let Some(policy) = policy else {
-                        ctx.note(format!(
-                            "Job {id} is the first pending job. A plain SELECT locks nothing, so it is {who}'s — and anyone else's who asks before the status changes."
-                        ));
+                        ctx.note(LockDbSaw::PlainClaim { id, who });
                         return Ran::Reply(DbReply::Job(Some(id)));
                     };
                     match self.lock(from, job_row(id), LockMode::Update, policy) {
                         Acquire::Granted => {
-                            let also = if skipped.is_empty() {
-                                String::new()
-                            } else {
-                                format!(
-                                    " It skipped job{} {}, locked by others.",
-                                    if skipped.len() > 1 { "s" } else { "" },
-                                    skipped.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
-                                )
-                            };
-                            ctx.note(format!("{who} locks job {id} FOR UPDATE and gets it: no other claim can take it until {who} ends its transaction.{also}"));
+                            ctx.note(LockDbSaw::ClaimLocked {
+                                who,
+                                id,
+                                skipped: &skipped,
+                            });
                             return Ran::Reply(DbReply::Job(Some(id)));
                         }
                         Acquire::Waiting => return Ran::Wait,
                         Acquire::Refused => {
                             self.stats.nowait_errors += 1;
-                            ctx.note(format!(
-                                "Job {id} is locked, and NOWAIT means {who} will not wait: ERROR {LOCK_NOT_AVAILABLE}, could not obtain lock on row. Its transaction is aborted."
-                            ));
+                            ctx.note(LockDbSaw::NoWaitRefused { id, who });
                             return Ran::Reply(DbReply::Error {
                                 sqlstate: LOCK_NOT_AVAILABLE,
                             });
@@ -317,10 +305,9 @@ impl LockDb {
                         }
                     }
                 }
-                ctx.note(if skipped.is_empty() {
-                    format!("No pending job is left: {who}'s claim returns no row.")
-                } else {
-                    format!("Every pending job is locked by another worker. SKIP LOCKED passes over them all: {who}'s claim returns no row, though jobs are still pending.")
+                ctx.note(LockDbSaw::NoJobLeft {
+                    who,
+                    skipped_any: !skipped.is_empty(),
                 });
                 Ran::Reply(DbReply::Job(None))
             }
@@ -341,9 +328,7 @@ impl LockDb {
                     WaitPolicy::Block,
                 ) {
                     Acquire::Granted => {
-                        ctx.note(format!(
-                            "{who} holds the row lock on account {account}; its change of {delta:+} is staged until COMMIT."
-                        ));
+                        ctx.note(LockDbSaw::BalanceStaged { who, account, delta });
                         self.stage(from, Write::Balance { account, delta });
                         Ran::Reply(DbReply::Rows(1))
                     }
@@ -352,14 +337,12 @@ impl LockDb {
             }
             DbRequest::Customer { access } => {
                 let Some(mode) = access.lock() else {
-                    ctx.note(format!(
-                        "A plain SELECT reads the last committed version of the row and takes no row lock: {who} never waits, whoever holds the row."
-                    ));
+                    ctx.note(LockDbSaw::PlainSelectCustomer { who });
                     return Ran::Reply(DbReply::Rows(1));
                 };
                 match self.lock(from, customer_row(), mode, WaitPolicy::Block) {
                     Acquire::Granted => {
-                        ctx.note(format!("{who} now holds customers#1 {mode}: {}.", access.why()));
+                        ctx.note(LockDbSaw::HoldsCustomer { who, mode, access });
                         match access {
                             RowAccess::UpdateName => self.stage(from, Write::CustomerName),
                             RowAccess::InsertChild => self.stage(from, Write::Order),
@@ -443,16 +426,10 @@ impl LockDb {
         let granted = self.locks.release_all(from);
         self.innodb_names.retain(|(t, _), _| *t != from);
         if !held.is_empty() {
-            ctx.note(format!(
-                "{}'s transaction is over: its lock{} on {} {} released.",
-                ctx.name(from),
-                if held.len() > 1 { "s" } else { "" },
-                held.iter()
-                    .map(|(r, _)| r.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                if held.len() > 1 { "are" } else { "is" }
-            ));
+            ctx.note(LockDbSaw::TxnOver {
+                who: ctx.name(from),
+                held: &held,
+            });
         }
         for (waiter, row, mode) in granted {
             let Some(p) = self.pending.remove(&waiter) else {
@@ -461,12 +438,12 @@ impl LockDb {
             ctx.cancel_timer(DbTimer::DeadlockCheck(waiter));
             let waited_us = ctx.local_now_us.saturating_sub(p.since_us);
             self.stats.wait_us += waited_us;
-            ctx.note(format!(
-                "{} gets {row} {} after waiting {} ms, and its statement carries on.",
-                ctx.name(waiter),
-                self.lock_name(waiter, row, mode),
-                waited_us / 1_000
-            ));
+            ctx.note(LockDbSaw::GetsLock {
+                who: ctx.name(waiter),
+                row,
+                lock: self.lock_name(waiter, row, mode),
+                waited_us,
+            });
             self.run(ctx, waiter, p.request);
         }
     }
@@ -477,21 +454,12 @@ impl LockDb {
             return;
         }
         let Some(cycle) = self.locks.cycle_through(txn) else {
-            ctx.note(format!(
-                "{} has waited deadlock_timeout; the database follows the wait-for graph from it and finds no cycle, so it keeps waiting.",
-                ctx.name(txn)
-            ));
+            ctx.note(LockDbSaw::NoCycle { who: ctx.name(txn) });
             return;
         };
         self.stats.deadlocks += 1;
         let names: Vec<&str> = cycle.iter().map(|t| ctx.name(*t)).collect();
-        ctx.note(format!(
-            "{} has waited deadlock_timeout. Following who waits for whom leads back to it: {} → {}. Nobody in that circle can ever move, so the database aborts {}: ERROR {DEADLOCK_DETECTED}, deadlock detected. (This model aborts the one whose check ran; which one a real PostgreSQL aborts is not predictable.)",
-            names[0],
-            names.join(" → "),
-            names[0],
-            names[0]
-        ));
+        ctx.note(LockDbSaw::Deadlock { cycle: &names });
         self.last_deadlock = Some(cycle);
         if let Some(p) = self.pending.remove(&txn) {
             self.stats.wait_us += ctx.local_now_us.saturating_sub(p.since_us);
@@ -511,10 +479,7 @@ impl LockDb {
     /// The connection to `peer` dropped: roll its transaction back.
     pub fn connection_lost(&mut self, ctx: &mut Ctx<'_, Self>, peer: NodeId) {
         if self.txns.remove(&peer).is_some() {
-            ctx.note(format!(
-                "{}'s connection is gone: the database rolls its transaction back.",
-                ctx.name(peer)
-            ));
+            ctx.note(LockDbSaw::ConnectionGone { who: ctx.name(peer) });
         }
         self.release(ctx, peer);
     }

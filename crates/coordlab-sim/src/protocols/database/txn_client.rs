@@ -7,10 +7,11 @@
 //! after each commit until its claim finds no job; `FinishJob { id: 0 }` in a program means
 //! the job it claimed.
 
-use super::db_sql::{ClaimLock, DbMsg, DbReply, DbRequest, DEADLOCK_DETECTED, LOCK_NOT_AVAILABLE};
+use super::db_sql::{ClaimLock, DbMsg, DbReply, DbRequest};
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::rng::between_us;
+use crate::presentation::narration::database::txn_client::TxnClientSaw;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Step {
@@ -155,18 +156,10 @@ impl TxnClient {
         match (reply, self.phase.clone()) {
             (DbReply::Error { sqlstate }, ClientPhase::Sent(r)) if r != DbRequest::Begin => {
                 self.errors += 1;
-                ctx.note(match sqlstate {
-                    LOCK_NOT_AVAILABLE => format!(
-                        "{} got \"could not obtain lock\" instead of waiting. It rolls back and will try again shortly.",
-                        ctx.me()
-                    ),
-                    DEADLOCK_DETECTED => format!(
-                        "{}'s {} was the deadlock victim: everything it did is undone. It rolls back and will run the whole {} again.",
-                        ctx.me(),
-                        self.plan.noun,
-                        self.plan.noun
-                    ),
-                    _ => format!("{} got an error and rolls back.", ctx.me()),
+                ctx.note(TxnClientSaw::Error {
+                    me: ctx.me(),
+                    sqlstate,
+                    noun: self.plan.noun,
                 });
                 ctx.send(self.plan.db, DbMsg::Request(DbRequest::Rollback));
                 self.phase = ClientPhase::RollingBack(sqlstate);
@@ -174,7 +167,10 @@ impl TxnClient {
             (DbReply::RolledBack, ClientPhase::RollingBack(_)) => {
                 if self.retries >= self.plan.max_retries {
                     self.phase = ClientPhase::GaveUp;
-                    ctx.note(format!("{} gives up after {} retries.", ctx.me(), self.retries));
+                    ctx.note(TxnClientSaw::GivesUp {
+                        me: ctx.me(),
+                        retries: self.retries,
+                    });
                 } else {
                     self.retries += 1;
                     self.phase = ClientPhase::BackingOff;
@@ -207,7 +203,7 @@ impl TxnClient {
             }
             (DbReply::Committed, ClientPhase::Sent(DbRequest::Commit)) => {
                 if let Some(lock) = self.no_row {
-                    ctx.note(no_row_note(ctx.me(), lock));
+                    ctx.note(TxnClientSaw::NoRow { me: ctx.me(), lock });
                     self.finish(ctx);
                     return;
                 }
@@ -219,7 +215,10 @@ impl TxnClient {
                 if self.plan.repeat {
                     self.restart(ctx);
                 } else {
-                    ctx.note(format!("{}'s {} is committed.", ctx.me(), self.plan.noun));
+                    ctx.note(TxnClientSaw::Committed {
+                        me: ctx.me(),
+                        noun: self.plan.noun,
+                    });
                     self.finish(ctx);
                 }
             }
@@ -247,10 +246,7 @@ impl TxnClient {
         self.claimed = None;
         self.phase = ClientPhase::BackingOff;
         ctx.cancel_timer(ClientTimer::ThinkDone);
-        ctx.note(format!(
-            "{}'s connection to the database broke: its transaction is gone with it. It will start over.",
-            ctx.me()
-        ));
+        ctx.note(TxnClientSaw::ConnectionBroke { me: ctx.me() });
         let (lo, hi) = self.plan.backoff_us;
         let after_us = between_us(ctx.rng, lo, hi);
         ctx.set_timer(ClientTimer::Retry, after_us);
@@ -276,17 +272,6 @@ impl TxnClient {
             ClientPhase::Done => "done".to_string(),
             ClientPhase::GaveUp => "gave up".to_string(),
         }
-    }
-}
-
-/// Why a worker whose claim came back empty stops. With SKIP LOCKED an empty answer means
-/// only that no pending job was unlocked: one another worker holds may still be pending, and
-/// is pending again if that worker rolls back.
-pub fn no_row_note(me: &str, lock: ClaimLock) -> String {
-    if lock == ClaimLock::SkipLocked {
-        format!("{me}'s claim found no unlocked pending job, so it stops. Jobs other workers hold may still be pending.")
-    } else {
-        format!("No pending job is left: {me} stops.")
     }
 }
 
@@ -331,7 +316,7 @@ impl Participant for TxnClient {
 mod tests {
     use super::*;
     use crate::kernel::testing::{sent, timers_set, Harness};
-    use crate::protocols::database::db_sql::ClaimLock;
+    use crate::protocols::database::db_sql::{ClaimLock, LOCK_NOT_AVAILABLE};
 
     const DB: NodeId = NodeId(0);
 

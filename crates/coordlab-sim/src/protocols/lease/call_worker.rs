@@ -6,11 +6,12 @@
 //! The job is the [`JobRunner`]'s, one step long: the call is the step's work (the API's
 //! answer ends it) and the record its write. This file is the lease side, [`CallLock`].
 
-use super::lease_msg::{seconds, LeaseMsg, RejectReason, ReleaseMode, WriteCheck};
+use super::lease_msg::{LeaseMsg, RejectReason, ReleaseMode, WriteCheck};
 use super::lease_worker::Belief;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
+use crate::presentation::narration::lease::call_worker::CallWorkerSaw;
 use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
 use crate::protocols::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
 
@@ -125,12 +126,12 @@ impl CallLock {
             expires_local_us,
         });
         self.token = token;
-        ctx.note(format!(
-            "{} holds {} with token {token} for {}. It does not renew.",
-            ctx.me(),
-            plan.job.key,
-            seconds(ttl_ms)
-        ));
+        ctx.note(CallWorkerSaw::Holds {
+            me: ctx.me(),
+            key: &plan.job.key,
+            token,
+            ttl_ms,
+        });
         Turn::Granted
     }
 
@@ -140,16 +141,12 @@ impl CallLock {
         // The short change is committed either way: let go of the lease now.
         self.belief = None;
         if rows == 1 {
-            ctx.note(format!(
-                "The job row is {me}'s. {me} lets go of the lease before the slow call."
-            ));
+            ctx.note(CallWorkerSaw::JobRowMine { me });
             // Holding no lease, its call and record carry no token.
             self.token = FencingToken(0);
             self.release(ctx, plan, Turn::Work(1));
         } else {
-            ctx.note(format!(
-                "The job row is not pending: someone has the job. {me} lets go of the lease and does nothing."
-            ));
+            ctx.note(CallWorkerSaw::JobRowTaken { me });
             self.stop = "job not pending";
             self.release(ctx, plan, Turn::Stop);
         }
@@ -241,12 +238,10 @@ impl LockClient for CallLock {
                 self.granted(ctx, at.plan, token, ttl_ms)
             }
             (LeaseMsg::Denied { .. }, Phase::Acquiring) => {
-                let wait_ms = at.plan.job.retry_ms;
-                ctx.note(format!(
-                    "{} backs off; it asks again in {}.",
-                    ctx.me(),
-                    seconds(wait_ms)
-                ));
+                ctx.note(CallWorkerSaw::BacksOff {
+                    me: ctx.me(),
+                    wait_ms: at.plan.job.retry_ms,
+                });
                 Turn::BackOff
             }
             (LeaseMsg::TokenIs { last_token }, _) if checking && self.check == Check::Stamp => {
@@ -281,10 +276,7 @@ impl LockClient for CallLock {
         if steps_done == 0 {
             return Next::Step(1);
         }
-        ctx.note(format!(
-            "The payout is already recorded: {} has nothing to do.",
-            ctx.me()
-        ));
+        ctx.note(CallWorkerSaw::AlreadyRecorded { me: ctx.me() });
         Next::Finish
     }
 
@@ -293,15 +285,12 @@ impl LockClient for CallLock {
         let plan = at.plan;
         let key = plan.idempotency_key.then(|| format!("{}#1", plan.job.key));
         let amount = plan.job.amount;
-        let with = key.as_ref().map_or(String::new(), |k| format!(" with key {k}"));
-        let holding = match self.belief {
-            Some(_) => "still holding the lease",
-            None => "holding no lease",
-        };
-        ctx.note(format!(
-            "{} asks the payment API to pay out ₹{amount}{with}, and waits, {holding}.",
-            ctx.me()
-        ));
+        ctx.note(CallWorkerSaw::Calls {
+            me: ctx.me(),
+            amount,
+            key: key.as_deref(),
+            holding: self.belief.is_some(),
+        });
         let pay = LeaseMsg::Pay {
             step,
             amount,
@@ -312,16 +301,17 @@ impl LockClient for CallLock {
 
     /// The record of the payout: the token it holds, checked or not.
     fn fence(&self, ctx: Ctx, _step: u32) -> (FencingToken, WriteCheck) {
-        let (me, token) = (ctx.me(), self.token);
-        let answer = if self.applied { "paid" } else { "paid earlier" };
-        ctx.note(match self.belief {
-            Some(b) if ctx.local_now_us > b.expires_local_us => format!(
-                "The API answers \"{answer}\". {me} records the payout with token {token}, sure it holds the lease; by its own clock that ran out {} ago, but it does not look.",
-                seconds((ctx.local_now_us - b.expires_local_us) / MS_US)
-            ),
-            _ => format!("The API answers \"{answer}\". {me} records the payout."),
+        let now = ctx.local_now_us;
+        ctx.note(CallWorkerSaw::Answered {
+            applied: self.applied,
+            me: ctx.me(),
+            token: self.token,
+            lapsed_us: self
+                .belief
+                .filter(|b| now > b.expires_local_us)
+                .map(|b| now - b.expires_local_us),
         });
-        (token, self.record_check)
+        (self.token, self.record_check)
     }
 
     fn refused(
@@ -331,10 +321,7 @@ impl LockClient for CallLock {
         _step: u32,
         _reason: Option<RejectReason>,
     ) -> Option<Turn> {
-        ctx.note(format!(
-            "{} stops: a refused record means a newer holder has the job.",
-            ctx.me()
-        ));
+        ctx.note(CallWorkerSaw::RecordRefused { me: ctx.me() });
         self.belief = None;
         self.stop = "record refused";
         Some(Turn::Stop)

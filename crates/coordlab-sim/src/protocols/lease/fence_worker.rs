@@ -12,11 +12,12 @@
 //!
 //! The job itself is the [`JobRunner`]'s; this file is the lease side, [`FenceLock`].
 
-use super::lease_msg::{seconds, RejectReason, WriteCheck};
+use super::lease_msg::{RejectReason, WriteCheck};
 use super::placed_lease::{ClientClock, PlacedMsg, TokenSource};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
+use crate::presentation::narration::lease::fence_worker::FenceWorkerSaw;
 use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
 use crate::protocols::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
 
@@ -176,7 +177,7 @@ impl FenceLock {
     }
 
     /// After `steps` steps: the next one, or the end of the job, narrated as `done`.
-    fn after(ctx: Ctx, plan: &FencePlan, steps: u32, done: String) -> Next {
+    fn after(ctx: Ctx, plan: &FencePlan, steps: u32, done: FenceWorkerSaw<'_>) -> Next {
         if steps < plan.job.steps {
             return Next::Step(steps + 1);
         }
@@ -187,37 +188,19 @@ impl FenceLock {
     fn granted(&mut self, ctx: Ctx, plan: &FencePlan, token: FencingToken, ttl_ms: u64) {
         self.acquisitions += 1;
         self.granted = Some(token);
-        let me = ctx.me();
-        let (fence, how) = match plan.fence {
-            FenceFrom::Granted => (token, format!("It will carry token {token} in every write.")),
-            FenceFrom::Reread => (
-                token,
-                format!("It keeps no copy of token {token}: before each write it will read the lease row again and use whatever token is there."),
-            ),
-            FenceFrom::WallClock => {
-                let ms = ctx.local_now_us / MS_US;
-                (
-                    FencingToken(ms),
-                    format!("As its fence it takes the time of the grant by its own clock: {ms} ms. The table's token {token} goes unused."),
-                )
-            }
-            FenceFrom::RandomId(id) => (
-                FencingToken(id),
-                format!("As its fence it uses the random id it drew for this attempt, {id:#010x} ({id}). The table's token {token} goes unused."),
-            ),
-            FenceFrom::ProcessCounter => (
-                FencingToken(self.acquisitions),
-                format!(
-                    "As its fence it uses its own counter of leases taken: this is its lease number {} since the process started. The table's token {token} goes unused.",
-                    self.acquisitions
-                ),
-            ),
+        self.fence = match plan.fence {
+            FenceFrom::Granted | FenceFrom::Reread => token,
+            FenceFrom::WallClock => FencingToken(ctx.local_now_us / MS_US),
+            FenceFrom::RandomId(id) => FencingToken(id),
+            FenceFrom::ProcessCounter => FencingToken(self.acquisitions),
         };
-        self.fence = fence;
-        ctx.note(format!(
-            "{me} holds the lease for {} with token {token}. {how} First it asks the ledger how far the job got.",
-            seconds(ttl_ms)
-        ));
+        ctx.note(FenceWorkerSaw::Holds {
+            me: ctx.me(),
+            ttl_ms,
+            token,
+            from: plan.fence,
+            fence: self.fence,
+        });
     }
 }
 
@@ -275,10 +258,7 @@ impl LockClient for FenceLock {
             AcquireVia::ReadReplicaThenClaim { replica } => {
                 self.reading = true;
                 if job.attempt == 1 {
-                    ctx.note(format!(
-                        "{}'s job fires. Its connection pool sends every SELECT to the read replica, so it first reads the lease row there, and claims it on the primary only if it looks free.",
-                        ctx.me()
-                    ));
+                    ctx.note(FenceWorkerSaw::ReadsReplicaFirst { me: ctx.me() });
                 }
                 ctx.send(replica, PlacedMsg::Read);
             }
@@ -310,10 +290,7 @@ impl LockClient for FenceLock {
                 }
             }
             PlacedMsg::Row { free: true, .. } if asking && self.reading => {
-                ctx.note(format!(
-                    "The replica's row looks expired, so {} concludes the lease is free and claims it on the primary.",
-                    ctx.me()
-                ));
+                ctx.note(FenceWorkerSaw::ReplicaLooksFree { me: ctx.me() });
                 self.reading = false;
                 ctx.send(
                     self.store,
@@ -329,11 +306,9 @@ impl LockClient for FenceLock {
                     let (me, was) = (ctx.me(), self.fence);
                     self.fence = token;
                     ctx.note(if token == was {
-                        format!("{me} re-reads the lease row before writing step {step}: token {token}, the one it was granted.")
+                        FenceWorkerSaw::RereadOwnToken { me, step, token }
                     } else {
-                        format!(
-                            "{me} re-reads the lease row before writing step {step} and finds token {token}, not its own {was}: it takes the new holder's number as its own, and so fences itself back in."
-                        )
+                        FenceWorkerSaw::RereadNewerToken { me, step, token, was }
                     });
                     Turn::Write(step)
                 }
@@ -348,19 +323,20 @@ impl LockClient for FenceLock {
         if *phase != Phase::Acquiring || timer.attempt != job.attempt {
             return Turn::Stay;
         }
-        let me = ctx.me();
-        let wait = seconds(plan.answer_timeout_ms);
+        let (me, wait_ms) = (ctx.me(), plan.answer_timeout_ms);
         if job.attempt >= plan.job.max_attempts {
-            ctx.note(format!(
-                "No answer from the lease store in {wait}, for the {}th time. {me} gives up: without the lease it must not run the job.",
-                job.attempt
-            ));
+            ctx.note(FenceWorkerSaw::NoAnswerGivesUp {
+                wait_ms,
+                attempt: job.attempt,
+                me,
+            });
             Turn::GiveUp
         } else {
-            ctx.note(format!(
-                "No answer from the lease store in {wait}. Without a lease {me} does not start: it tries again in {}.",
-                seconds(plan.job.retry_ms)
-            ));
+            ctx.note(FenceWorkerSaw::NoAnswerRetries {
+                wait_ms,
+                me,
+                retry_ms: plan.job.retry_ms,
+            });
             Turn::BackOff
         }
     }
@@ -370,12 +346,11 @@ impl LockClient for FenceLock {
             return Turn::Stay;
         };
         self.store = next;
-        ctx.note(format!(
-            "{}'s client loses its connection to {} and reconnects to {}.",
-            ctx.me(),
-            ctx.name(peer),
-            ctx.name(next)
-        ));
+        ctx.note(FenceWorkerSaw::Reconnects {
+            me: ctx.me(),
+            lost: ctx.name(peer),
+            to: ctx.name(next),
+        });
         let claiming = *at.phase == Phase::Acquiring && !self.reading;
         if claiming || *at.phase == Phase::Watching {
             // The request in flight, or the watch, was on the crashed store: ask again.
@@ -390,12 +365,12 @@ impl LockClient for FenceLock {
     }
 
     fn resume(ctx: Ctx, plan: &FencePlan, steps_done: u32) -> Next {
-        let done = format!("The job is already done: {} has nothing to do.", ctx.me());
+        let done = FenceWorkerSaw::AlreadyDone { me: ctx.me() };
         Self::after(ctx, plan, steps_done, done)
     }
 
     fn written(ctx: Ctx, plan: &FencePlan, step: u32) -> Next {
-        let done = format!("{} has written the last step: its job is done.", ctx.me());
+        let done = FenceWorkerSaw::WroteLastStep { me: ctx.me() };
         Self::after(ctx, plan, step, done)
     }
 
@@ -412,10 +387,7 @@ impl LockClient for FenceLock {
     }
 
     fn refused(&mut self, ctx: Ctx, _: At<'_, Self>, _: u32, _: Option<RejectReason>) -> Option<Turn> {
-        let me = ctx.me();
-        ctx.note(format!(
-            "{me}'s write matched no row: a newer holder has written. {me} stops at once and does not retry."
-        ));
+        ctx.note(FenceWorkerSaw::WriteMatchedNoRow { me: ctx.me() });
         self.granted = None;
         Some(Turn::Stop)
     }

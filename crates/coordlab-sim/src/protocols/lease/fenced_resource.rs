@@ -14,6 +14,7 @@ use super::lease_msg::{LeaseMsg, RejectReason, WriteCheck};
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::{Ctx, NoTimer, Participant};
+use crate::presentation::narration::lease::fenced_resource::{Debit, LedgerSaw};
 
 /// One write the resource saw, accepted or not.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -100,9 +101,9 @@ impl FencedResource {
                 if token >= before {
                     self.durable.last_token = token;
                     ctx.persist(self.durable.clone());
-                    ctx.note(format!("{who} stamps the row: last_token goes from {before} to {token}. A write with an older token now matches no row."));
+                    ctx.note(LedgerSaw::Stamped { who, before, token });
                 } else {
-                    ctx.note(format!("{who}'s stamp carries {token}, older than the row's {before}: UPDATE 0."));
+                    ctx.note(LedgerSaw::StampTooOld { who, token, before });
                 }
                 let last_token = self.durable.last_token;
                 ctx.send(from, LeaseMsg::TokenIs { last_token });
@@ -124,17 +125,16 @@ impl FencedResource {
                 let before = self.durable.last_token;
                 self.durable.last_token = token;
                 ctx.persist(self.durable.clone());
-                ctx.note(format!(
-                    "{who}'s heartbeat mark raises the row's last_token from {before} to {token}."
-                ));
+                ctx.note(LedgerSaw::HeartbeatRaises { who, before, token });
             }
             LeaseMsg::Touch { token } => ctx.note(if token == self.durable.last_token {
-                format!("{who}'s heartbeat mark carries token {token}, which the row already has: UPDATE 0, nothing changes.")
+                LedgerSaw::HeartbeatSame { who, token }
             } else {
-                format!(
-                    "{who}'s heartbeat mark carries token {token}, older than the {} the row has seen: UPDATE 0, it changes nothing.",
-                    self.durable.last_token
-                )
+                LedgerSaw::HeartbeatOlder {
+                    who,
+                    token,
+                    last_token: self.durable.last_token,
+                }
             }),
             LeaseMsg::ReadToken => ctx.send(
                 from,
@@ -143,10 +143,10 @@ impl FencedResource {
                 },
             ),
             LeaseMsg::ReadProgress => {
-                ctx.note(format!(
-                    "The ledger tells {who} that {} step(s) of the job are recorded.",
-                    self.durable.steps_done
-                ));
+                ctx.note(LedgerSaw::Progress {
+                    who,
+                    steps_done: self.durable.steps_done,
+                });
                 ctx.send(
                     from,
                     LeaseMsg::Progress {
@@ -173,10 +173,12 @@ impl FencedResource {
             let (owner, key) = (ctx.name(*owner), key.clone().unwrap_or_default());
             self.durable.run_conflicts += 1;
             ctx.persist(self.durable.clone());
-            ctx.note(format!(
-                "{who}'s INSERT of {key} into job_run conflicts: {owner} committed this run already. The whole transaction rolls back, the debit with it: the balance stays ₹{}.",
-                self.durable.balance
-            ));
+            ctx.note(LedgerSaw::RunKeyConflict {
+                who,
+                key: &key,
+                owner,
+                balance: self.durable.balance,
+            });
             let reason = Some(RejectReason::RunKeyTaken { key });
             ctx.send(
                 from,
@@ -197,33 +199,31 @@ impl FencedResource {
         let balance_before = self.durable.balance;
         if accepted {
             if let Some(key) = key {
-                ctx.note(format!(
-                    "In the same transaction {who} inserts {key} into job_run: the key and the debit commit together, or neither does."
-                ));
+                ctx.note(LedgerSaw::RunKeyInserted { who, key: &key });
                 self.durable.runs.insert(key, from);
             }
             self.durable.balance -= amount;
             self.durable.last_token = highest.max(token);
             self.durable.steps_done = self.durable.steps_done.max(step);
         }
-        let balance = self.durable.balance;
-        ctx.note(match (accepted, stale) {
-            _ if check.no_token(token) => format!(
-                "The ledger applies {who}'s step {step}, which carries no token: balance ₹{balance}."
-            ),
-            (true, false) if checked => format!(
-                "The ledger applies {who}'s step {step}: last_token was {highest}, and {highest} <= {token}, so the row matches. UPDATE 1: balance ₹{balance}, last_token {token}."
-            ),
-            (true, false) => format!(
-                "The ledger applies {who}'s step {step}. It carries token {token}, but the statement does not check it: balance ₹{balance}, last_token {}.",
-                self.durable.last_token
-            ),
-            (true, true) => format!(
-                "{who}'s write carries token {token}, older than {highest} — but nothing checks it, so it lands: balance ₹{balance}. A stale holder just changed the account."
-            ),
-            (false, _) => format!(
-                "The ledger refuses {who}'s step {step}: last_token is {highest}, and {highest} <= {token} is false, so the statement matches no row. UPDATE 0: the balance stays ₹{balance_before}."
-            ),
+        let debit = match (accepted, stale) {
+            _ if check.no_token(token) => Debit::NoToken,
+            (true, false) if checked => Debit::Fenced { highest },
+            (true, false) => Debit::Unchecked {
+                last_token: self.durable.last_token,
+            },
+            (true, true) => Debit::StaleLanded { highest },
+            (false, _) => Debit::Refused {
+                highest,
+                balance_before,
+            },
+        };
+        ctx.note(LedgerSaw::Debited {
+            who,
+            step,
+            token,
+            balance: self.durable.balance,
+            debit,
         });
         // The first time `<=` rather than `<` is what lets a write through, say why.
         let first_equal = !self
@@ -232,20 +232,15 @@ impl FencedResource {
             .iter()
             .any(|w| w.checked && w.accepted && w.token == w.highest_before && w.token.0 > 0);
         if accepted && checked && token == highest && token.0 > 0 && first_equal {
-            ctx.note(format!(
-                "Why <= where the curriculum writes <: last_token is already {token}, from this holder's own mark or earlier write. With < a holder would lock itself out after its first write. <= refuses every older token but lets an equal one through, so no two grants may share a number."
-            ));
+            ctx.note(LedgerSaw::WhyLessOrEqual { token });
         }
         let earlier = self.durable.writes.iter().find(|w| w.accepted && w.step == step);
         if let (true, Some(earlier)) = (accepted, earlier) {
-            let carried = match earlier.carries_no_token() {
-                true => "with no token".to_string(),
-                false => format!("with token {}", earlier.token),
-            };
-            ctx.note(format!(
-                "Step {step} had already been applied by {} {carried}: the account is now debited for it twice.",
-                ctx.name(earlier.worker)
-            ));
+            ctx.note(LedgerSaw::AppliedTwice {
+                step,
+                earlier: ctx.name(earlier.worker),
+                token: (!earlier.carries_no_token()).then_some(earlier.token),
+            });
         }
         self.durable.writes.push(WriteRecord {
             worker: from,
@@ -277,32 +272,12 @@ impl Participant for FencedResource {
     type Config = LedgerIntro;
 
     fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        let d = &self.durable;
-        let highest = if d.last_token.0 == 0 {
-            "none yet".to_string()
-        } else {
-            d.last_token.to_string()
-        };
-        ctx.note(match self.intro {
-            LedgerIntro::RemembersHighest => format!(
-                "The ledger holds account 42 at ₹{} (balance_minor {}, in paise). It remembers the highest fencing token any write has carried ({highest}).",
-                d.balance,
-                d.balance * 100
-            ),
-            LedgerIntro::RefusesStaleOrUnchecked => format!(
-                "The ledger holds account 42 at ₹{} (balance_minor {}, in paise). It refuses a debit whose token is lower than the highest it has seen ({highest}); a debit without a token it cannot check at all.",
-                d.balance,
-                d.balance * 100
-            ),
-            LedgerIntro::RefusesBelowHighest => format!(
-                "The ledger holds account 42 at ₹{} (balance_minor {}, in paise) and refuses any write whose token is below the highest it has seen.",
-                d.balance,
-                d.balance * 100
-            ),
+        ctx.note(LedgerSaw::Opens {
+            intro: self.intro,
+            balance: self.durable.balance,
+            last_token: self.durable.last_token,
         });
-        ctx.note(
-            "A fenced debit is one statement: UPDATE account_state SET balance_minor = balance_minor - :amount, last_token = :token WHERE account_id = 42 AND last_token <= :token. Zero rows updated means a newer holder exists.",
-        );
+        ctx.note(LedgerSaw::FencedDebitIs);
     }
 
     fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {

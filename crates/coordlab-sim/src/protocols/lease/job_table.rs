@@ -5,6 +5,7 @@ use super::lease_msg::LeaseMsg;
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, NoTimer, Participant};
+use crate::presentation::narration::lease::job_table::JobTableSaw;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JobDurable {
@@ -37,29 +38,27 @@ impl JobTable {
                 Some(owner) => {
                     self.durable.conflicts += 1;
                     let owner = ctx.name(*owner);
-                    ctx.note(format!("Duplicate key {key}: {owner} already inserted this run. {who}'s insert fails with a conflict."));
+                    ctx.note(JobTableSaw::DuplicateKey {
+                        key: &key,
+                        owner,
+                        who,
+                    });
                     0
                 }
                 None => {
                     self.durable.runs.insert(key.clone(), from);
-                    ctx.note(format!(
-                        "{who} inserts {key}. The primary key now rejects every other copy."
-                    ));
+                    ctx.note(JobTableSaw::Inserted { who, key: &key });
                     1
                 }
             },
             LeaseMsg::ClaimJob { key } => {
                 if self.durable.claimed_by.contains_key(&key) {
                     self.durable.conflicts += 1;
-                    ctx.note(format!(
-                        "{key} is no longer pending: {who}'s update matches zero rows."
-                    ));
+                    ctx.note(JobTableSaw::NotPending { key: &key, who });
                     0
                 } else {
                     self.durable.claimed_by.insert(key.clone(), from);
-                    ctx.note(format!(
-                        "{key} was pending: {who}'s update changes one row, so the work is {who}'s."
-                    ));
+                    ctx.note(JobTableSaw::Claimed { key: &key, who });
                     1
                 }
             }
@@ -77,9 +76,8 @@ impl Participant for JobTable {
     type Config = ();
 
     fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        ctx.note(match self.durable.runs.len() + self.durable.claimed_by.len() {
-            0 => "The job table is up and nothing is claimed yet. A claim is one row, and the database alone decides who gets it.".to_string(),
-            n => format!("The job table is up with {n} claimed job(s)."),
+        ctx.note(JobTableSaw::Up {
+            claimed: self.durable.runs.len() + self.durable.claimed_by.len(),
         });
     }
 

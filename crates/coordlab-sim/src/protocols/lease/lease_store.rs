@@ -25,6 +25,7 @@ use crate::kernel::collections::VecMap;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
+use crate::presentation::narration::lease::lease_store::{Freed, Lapse, LeaseStoreSaw};
 
 /// How the owner of a row left by an earlier run (before the story starts) is shown.
 pub const EARLIER_OWNER: &str = "earlier-run";
@@ -146,11 +147,6 @@ pub fn sequence_name(lease: &str) -> String {
     format!("fence_seq_{tail}")
 }
 
-/// Store-clock microseconds as seconds, e.g. `15.644 s`.
-fn at(us: u64) -> String {
-    seconds(us / MS_US)
-}
-
 impl LeaseStore {
     /// The table when the story starts. `issued` gives, per lease name, how many tokens an
     /// earlier run already used, e.g. `{"account-42": 32}`: that run's row is still there,
@@ -240,14 +236,17 @@ impl LeaseStore {
 
     /// The statement as one line of narration: whole the first time the store runs it, then
     /// with only the values that decide (`:me` in the WHERE), and what it returned.
-    fn statement_note(&self, sql: &[String], me: &str, result: &str) -> String {
-        if self.acquire_requests_us.len() == 1 {
-            let whole: Vec<&str> = sql.iter().map(|l| l.trim()).collect();
-            format!("{} → {result}", whole.join(" ").trim_end_matches(';'))
-        } else {
-            format!(
-                "INSERT … ON CONFLICT (name) DO UPDATE … WHERE lease.expires_at < now() OR lease.owner = '{me}' RETURNING fence_token → {result}"
-            )
+    fn statement_note<'a>(
+        &self,
+        sql: &'a [String],
+        me: &'a str,
+        returned: Option<FencingToken>,
+    ) -> LeaseStoreSaw<'a> {
+        LeaseStoreSaw::Acquisition {
+            sql,
+            whole: self.acquire_requests_us.len() == 1,
+            me,
+            returned,
         }
     }
 
@@ -285,9 +284,6 @@ impl LeaseStore {
         let sql = self.acquire_sql(&lease, who, ttl_ms);
         // VALUES is evaluated on every run, so every run draws a number, used or not.
         let drawn = (self.config.tokens == TokenSource::Sequence).then(|| self.nextval(&lease));
-        let drew = drawn.map_or(String::new(), |d| {
-            format!(" nextval drew {d}, unused: a sequence leaves gaps, and a fence only needs its numbers to grow.")
-        });
         let expires_at_us = now + ttl_ms * MS_US;
         let current = self.durable.rows.get(&lease).cloned();
         let kind = match &current {
@@ -297,11 +293,14 @@ impl LeaseStore {
             Some(row) if row.expires_at_us < now || row.owner.is_none() => GrantKind::Takeover,
             Some(row) => {
                 let holder = owner_name(row.owner, |id| ctx.name(id));
-                ctx.note(self.statement_note(&sql, who, "0 rows"));
-                ctx.note(format!(
-                    "{who} asks for {lease}, but {holder} holds it for another {} by the store's clock: the WHERE matches nothing, zero rows returned. Back off.{drew}",
-                    seconds((row.expires_at_us - now) / MS_US)
-                ));
+                ctx.note(self.statement_note(&sql, who, None));
+                ctx.note(LeaseStoreSaw::HeldByAnother {
+                    who,
+                    lease: &lease,
+                    holder,
+                    left_us: row.expires_at_us - now,
+                    drew: drawn,
+                });
                 self.last_statement = Some(Executed {
                     sql,
                     result: format!("→ 0 rows ({holder} holds it)"),
@@ -362,59 +361,66 @@ impl LeaseStore {
             at_us: now,
             expires_at_us,
         });
-        let sequence = self.config.tokens == TokenSource::Sequence;
-        let ttl = seconds(ttl_ms);
+        let from_sequence = self.config.tokens == TokenSource::Sequence;
         let note = match (kind, &current) {
-            (GrantKind::New, _) if sequence => format!(
-                "No row for {lease}, so the INSERT itself succeeds, with nextval as its fence_token: {token}. {who} holds it for {ttl}."
-            ),
-            (GrantKind::New, _) => format!(
-                "No row for {lease}, so the INSERT itself succeeds and the row starts at fence_token {token}. {who} holds it for {ttl}."
-            ),
-            (GrantKind::Renewal, Some(row)) if row.token == token => format!(
-                "{who} already owns {lease}: lease.owner = '{who}', so the CASE keeps token {token} and the renewal extends it by {ttl}.{}",
-                if sequence { drew.as_str() } else { "" }
-            ),
-            (GrantKind::Renewal, Some(row)) => format!(
-                "{who} renews {lease}, and this store's statement has no CASE: every grant gets a new number, so {} becomes {token}. Anything {who} still has in flight with {} is now stale.",
-                row.token, row.token
-            ),
+            (GrantKind::New, _) => Some(LeaseStoreSaw::Inserted {
+                lease: &lease,
+                token,
+                who,
+                ttl_ms,
+                from_sequence,
+            }),
+            (GrantKind::Renewal, Some(row)) if row.token == token => Some(LeaseStoreSaw::Renewed {
+                who,
+                lease: &lease,
+                token,
+                ttl_ms,
+                drew: drawn,
+            }),
+            (GrantKind::Renewal, Some(row)) => Some(LeaseStoreSaw::RenewedWithNewNumber {
+                who,
+                lease: &lease,
+                was: row.token,
+                token,
+            }),
             (_, Some(row)) => {
-                let why = match (row.owner, row.released) {
-                    (None, _) => format!(
-                        "The row for {lease} is left from an earlier run: expired, with fence_token {}.",
-                        row.token
-                    ),
-                    (Some(o), true) => format!(
-                        "{lease} was released by setting its expires_at to now() ({} owned it), so the row is still there with fence_token {}.",
-                        ctx.name(o),
-                        row.token
-                    ),
-                    (Some(o), false) => format!(
-                        "{lease} expired at {} by the store's clock ({} owned it), so lease.expires_at < now() lets the update through.",
-                        at(row.expires_at_us),
-                        ctx.name(o)
-                    ),
+                let freed = match (row.owner, row.released) {
+                    (None, _) => Freed::ByEarlierRun,
+                    (Some(o), true) => Freed::Released { owner: ctx.name(o) },
+                    (Some(o), false) => Freed::Expired {
+                        owner: ctx.name(o),
+                        at_us: row.expires_at_us,
+                    },
                 };
-                let rule = if sequence { "the CASE takes the number nextval drew" } else { "the CASE adds 1" };
-                format!("{why} {who} takes it over and {rule}: token {} becomes {token}.", row.token)
+                Some(LeaseStoreSaw::TakenOver {
+                    lease: &lease,
+                    freed,
+                    who,
+                    was: row.token,
+                    token,
+                    from_sequence,
+                })
             }
-            _ => String::new(),
+            // A renewal or a takeover always finds a row.
+            _ => None,
         };
-        ctx.note(self.statement_note(&sql, who, &token.to_string()));
-        ctx.note(note);
+        ctx.note(self.statement_note(&sql, who, Some(token)));
+        if let Some(note) = note {
+            ctx.note(note);
+        }
         if let Some(prev) = highest_before.filter(|prev| *prev >= token && kind == GrantKind::New) {
-            ctx.note(format!(
-                "Token {prev} was handed out for {lease} before: deleting the row threw its count away. {who} now holds a lower number than an earlier holder, and anything that has seen {prev} will refuse {who}'s writes."
-            ));
+            ctx.note(LeaseStoreSaw::LowerThanBefore {
+                prev,
+                lease: &lease,
+                who,
+            });
         }
         if let Some((owner, left_us)) = overlaps {
-            ctx.note(format!(
-                "But {}'s grant still has {} to run, and nobody has told {} it lost the lease: two workers now hold {lease} at once. Only the fencing token, checked where the writes land, can keep them apart.",
-                ctx.name(owner),
-                seconds(left_us / MS_US),
-                ctx.name(owner)
-            ));
+            ctx.note(LeaseStoreSaw::OverlapsLiveGrant {
+                owner: ctx.name(owner),
+                left_us,
+                lease: &lease,
+            });
         }
         let what = match kind {
             GrantKind::New => "insert",
@@ -448,46 +454,44 @@ impl LeaseStore {
             (ReleaseMode::CompareAndDelete, Some(r)) => r.owner == Some(from),
             (ReleaseMode::NaiveDelete, Some(_)) => true,
         };
-        ctx.note(format!(
-            "{} → {tag} {}",
-            sql.trim_end_matches(';'),
-            u8::from(matches)
-        ));
+        ctx.note(LeaseStoreSaw::Release {
+            sql: &sql,
+            tag,
+            matched: matches,
+        });
         let changed = match (mode, &row) {
             (_, None) => {
-                ctx.note(format!(
-                    "{who} releases {lease}, but there is no row for it any more: {tag} 0."
-                ));
+                ctx.note(LeaseStoreSaw::ReleaseFoundNoRow {
+                    who,
+                    lease: &lease,
+                    tag,
+                });
                 false
             }
             (ReleaseMode::CompareAndDelete, Some(r)) if r.owner != Some(from) => {
-                ctx.note(format!(
-                    "{who}'s release names itself as owner, but {lease} now belongs to {}: {tag} 0. The new holder's lease survives.",
-                    owner_name(r.owner, |id| ctx.name(id))
-                ));
+                ctx.note(LeaseStoreSaw::ReleaseByFormerOwner {
+                    who,
+                    lease: &lease,
+                    owner: owner_name(r.owner, |id| ctx.name(id)),
+                    tag,
+                });
                 false
             }
             (ReleaseMode::NaiveDelete, Some(r)) if r.owner != Some(from) => {
-                let o = owner_name(r.owner, |id| ctx.name(id));
-                ctx.note(format!(
-                    "{who} releases {lease} without checking the owner — but the row is {o}'s now. {o} still believes it holds the lease, and the lease is gone."
-                ));
+                ctx.note(LeaseStoreSaw::NaiveReleaseOfAnothersRow {
+                    who,
+                    lease: &lease,
+                    owner: owner_name(r.owner, |id| ctx.name(id)),
+                });
                 true
             }
             (_, Some(r)) => {
-                let sequence = self.config.tokens == TokenSource::Sequence;
-                ctx.note(match self.config.release {
-                    ReleaseStyle::Expire => format!(
-                        "{who} releases {lease} by setting expires_at = now(). The row stays with fence_token {}, so the next holder takes it over with a higher number.",
-                        r.token
-                    ),
-                    ReleaseStyle::Delete if sequence => format!(
-                        "{who} releases {lease}: the row is deleted. The sequence keeps its count, so the next holder still gets a higher number."
-                    ),
-                    ReleaseStyle::Delete => format!(
-                        "{who} releases {lease}: the row is deleted, and its fence_token {} with it. The next INSERT starts again at 1.",
-                        r.token
-                    ),
+                ctx.note(LeaseStoreSaw::Released {
+                    who,
+                    lease: &lease,
+                    style: self.config.release,
+                    from_sequence: self.config.tokens == TokenSource::Sequence,
+                    token: r.token,
                 });
                 self.live_grants.remove(&lease);
                 true
@@ -523,34 +527,35 @@ impl LeaseStore {
 
     /// The expiry instant of a grant passed on the store's clock.
     pub fn expiry_due(&mut self, ctx: &mut Ctx<'_, Self>, timer: &ExpiryTimer) {
-        let lapsed = format!(
-            "The grant of {} with token {} would have lapsed now",
-            timer.lease, timer.token
-        );
-        let Some(row) = self.durable.rows.get(&timer.lease) else {
-            ctx.note(format!("{lapsed}, but the row is gone already: nothing changes."));
+        let lease = timer.lease.as_str();
+        let lapsed = |why| LeaseStoreSaw::LapsedWithoutChange {
+            lease,
+            token: timer.token,
+            why,
+        };
+        let Some(row) = self.durable.rows.get(lease) else {
+            ctx.note(lapsed(Lapse::RowGone));
             return;
         };
         let owner = owner_name(row.owner, |id| ctx.name(id));
         if row.token != timer.token && row.released {
-            ctx.note(format!(
-                "{lapsed}, but {owner} took it over with token {} since, and has released it: nothing changes.",
-                row.token
-            ));
+            ctx.note(lapsed(Lapse::TakenOverAndReleased {
+                owner,
+                token: row.token,
+            }));
         } else if row.token != timer.token {
-            ctx.note(format!(
-                "{lapsed}, but {owner} holds it with token {} since: nothing changes.",
-                row.token
-            ));
+            ctx.note(lapsed(Lapse::TakenOver {
+                owner,
+                token: row.token,
+            }));
         } else if row.released {
-            ctx.note(format!(
-                "{lapsed}, but {owner} released it already: nothing changes."
-            ));
+            ctx.note(lapsed(Lapse::ReleasedAlready { owner }));
         } else if row.expires_at_us <= ctx.local_now_us {
-            ctx.note(format!(
-                "By the store's clock, {owner}'s lease on {} (token {}) has expired. Nobody is told: the next request decides.",
-                timer.lease, row.token
-            ));
+            ctx.note(LeaseStoreSaw::Expired {
+                owner,
+                lease,
+                token: row.token,
+            });
         }
     }
 }
@@ -562,17 +567,15 @@ impl Participant for LeaseStore {
     type Config = StoreConfig;
 
     fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        ctx.note(format!(
-            "The lease store is up: one table, one row per lockable name; {} row(s) now.",
-            self.durable.rows.len()
-        ));
+        ctx.note(LeaseStoreSaw::Up {
+            rows: self.durable.rows.len(),
+        });
         for (lease, row) in &self.durable.rows {
             if row.owner.is_none() {
-                ctx.note(format!(
-                    "The row for {lease} is left from an earlier run (owner {EARLIER_OWNER}): expired, with fence_token {}. The next holder takes it over with {}.",
-                    row.token,
-                    row.token.0 + 1
-                ));
+                ctx.note(LeaseStoreSaw::EarlierRunRow {
+                    lease,
+                    token: row.token,
+                });
             }
         }
     }

@@ -3,12 +3,12 @@
 //! calls take `usual_ms`. It knows no tokens; like the rail ([`super::payment_rail`]) it can
 //! only recognise a repeat by an idempotency key, checked when it pays, in the same step.
 
-use super::lease_msg::seconds;
 use super::lease_msg::LeaseMsg;
 use super::payment_rail::{Payment, RailDurable};
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
+use crate::presentation::narration::lease::payment_api::PaymentApiSaw;
 
 /// How long the API works on a call before it pays and answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,11 +58,10 @@ impl PaymentApi {
         } else {
             self.timing.usual_ms
         };
-        ctx.note(format!(
-            "The payment API starts on {}'s call; it will answer in {}.",
-            ctx.name(from),
-            seconds(ms)
-        ));
+        ctx.note(PaymentApiSaw::Starts {
+            who: ctx.name(from),
+            answer_ms: ms,
+        });
         let id = self.received;
         ctx.set_timer(ApiTimer(id), ms * MS_US);
         let answers_at_us = ctx.local_now_us + ms * MS_US;
@@ -86,11 +85,12 @@ impl PaymentApi {
         let d = &mut self.durable;
         let replay = c.key.as_ref().is_some_and(|k| !d.seen_keys.insert(k.clone()));
         let twice = !replay && d.payments.iter().any(|p| p.applied && p.step == c.step);
-        ctx.note(match (&c.key, replay) {
-            (Some(k), true) => format!("Key {k} was paid before: the API answers {who} with the earlier result and sends nothing."),
-            (Some(k), false) => format!("The API sends ₹{} for {who} and records key {k}.", c.amount),
-            (None, _) if twice => format!("The API sends ₹{} for {who}: a second payout for the same job. Nothing told it the first was the same job.", c.amount),
-            (None, _) => format!("The API sends ₹{} for {who}.", c.amount),
+        let amount = c.amount;
+        ctx.note(match (c.key.as_deref(), replay) {
+            (Some(key), true) => PaymentApiSaw::PaidBefore { key, who },
+            (Some(key), false) => PaymentApiSaw::SentWithKey { amount, who, key },
+            (None, _) if twice => PaymentApiSaw::SentTwice { amount, who },
+            (None, _) => PaymentApiSaw::Sent { amount, who },
         });
         d.payments.push(Payment {
             from: c.from,
@@ -118,10 +118,9 @@ impl Participant for PaymentApi {
     type Config = ApiTiming;
 
     fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        ctx.note(format!(
-            "The payment API usually answers in {}. It knows nothing of leases or tokens.",
-            seconds(self.timing.usual_ms)
-        ));
+        ctx.note(PaymentApiSaw::Up {
+            usual_ms: self.timing.usual_ms,
+        });
     }
 
     fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {

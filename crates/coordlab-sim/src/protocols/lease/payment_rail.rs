@@ -5,6 +5,7 @@ use super::lease_msg::LeaseMsg;
 use crate::kernel::collections::VecSet;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, NoTimer, Participant};
+use crate::presentation::narration::lease::payment_rail::RailSaw;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Payment {
@@ -49,11 +50,7 @@ impl PaymentRail {
         if msg == LeaseMsg::ReadProgress {
             // The job's own payment log: the highest step it has an instruction for.
             let steps_done = self.durable.payments.iter().map(|p| p.step).max().unwrap_or(0);
-            ctx.note(if steps_done == 0 {
-                format!("The rail has no instruction for this job yet; it tells {who} so.")
-            } else {
-                format!("The rail's log holds instructions for the job up to step {steps_done}; it tells {who} so.")
-            });
+            ctx.note(RailSaw::Progress { steps_done, who });
             ctx.send(from, LeaseMsg::Progress { steps_done });
             return;
         }
@@ -71,10 +68,10 @@ impl PaymentRail {
         if let Some(k) = &idempotency_key {
             self.durable.seen_keys.insert(k.clone());
         }
-        ctx.note(match (&idempotency_key, replay) {
-            (Some(k), true) => format!("The rail has already seen key {k}: {who}'s instruction is recognised as a replay. No money moves."),
-            (Some(k), false) => format!("The rail sends ₹{amount} and remembers key {k}."),
-            (None, _) => format!("The rail sends ₹{amount}. It has no idea who is allowed to ask, and no way to tell a repeat from a new payment."),
+        ctx.note(match (idempotency_key.as_deref(), replay) {
+            (Some(key), true) => RailSaw::Replay { key, who },
+            (Some(key), false) => RailSaw::SentWithKey { amount, key },
+            (None, _) => RailSaw::Sent { amount },
         });
         self.durable.payments.push(Payment {
             from,
@@ -101,7 +98,7 @@ impl Participant for PaymentRail {
     type Config = ();
 
     fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        ctx.note("The payment rail is up. It has never heard of leases or fencing tokens.");
+        ctx.note(RailSaw::Up);
     }
 
     fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {

@@ -24,6 +24,7 @@ use super::lease_msg::seconds;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
+use crate::presentation::narration::lease::placed_lease::{Holding, PlacedLeaseSaw};
 
 /// The lease row. `owner: None` is an earlier run's row, expired before the story starts.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -251,31 +252,6 @@ pub fn acquire_command(source: TokenSource, lease: &str, who: &str, ttl_ms: u64)
     }
 }
 
-/// What the command returns on a grant with token `t`.
-fn granted_text(source: TokenSource, lease: &str, t: FencingToken) -> String {
-    match source {
-        TokenSource::LeaseTable | TokenSource::PostgresSequence => format!("fence_token {t}"),
-        TokenSource::DynamoDb => format!("Attributes: {{fence: {t}, …}}"),
-        TokenSource::K8sLease => format!("200 OK, spec.leaseTransitions {t}"),
-        TokenSource::Etcd => format!("succeeded: true, header.revision {t}"),
-        TokenSource::ZooKeeper => format!("\"/locks/{lease}/lock-…\", the lowest node: Stat.czxid {t}"),
-        TokenSource::RedisLua => format!("(integer) {t}"),
-    }
-}
-
-/// What the command returns while someone else holds the lease.
-fn refused_text(source: TokenSource) -> &'static str {
-    match source {
-        TokenSource::LeaseTable => "0 rows",
-        TokenSource::PostgresSequence => "UPDATE 0, no token",
-        TokenSource::DynamoDb => "ConditionalCheckFailedException",
-        TokenSource::K8sLease => "not sent: the Lease it read is held and unexpired",
-        TokenSource::Etcd => "succeeded: false (the key exists)",
-        TokenSource::ZooKeeper => "a node behind the holder's: wait, watching it",
-        TokenSource::RedisLua => "(nil): the key exists",
-    }
-}
-
 impl PlacedLease {
     /// The table when the story starts: an earlier run's expired row at `fence_token` `issued`.
     pub fn initial(issued: u64) -> PlacedDurable {
@@ -325,12 +301,10 @@ impl PlacedLease {
             TokenSource::Etcd if lapsed => {
                 // The holder's lease ran out and etcd deleted its key: that delete was a
                 // revision of its own, so the new put's revision is two up.
-                ctx.note(format!(
-                    "When {}'s etcd lease ran out, etcd deleted its key: revision {}. The new put is revision {}.",
-                    self.owner_name(ctx),
-                    row.token.0 + 1,
-                    row.token.0 + 2
-                ));
+                ctx.note(PlacedLeaseSaw::EtcdKeyDeleted {
+                    owner: self.owner_name(ctx),
+                    token: row.token,
+                });
                 FencingToken(row.token.0 + 2)
             }
             TokenSource::ZooKeeper => {
@@ -408,33 +382,38 @@ impl PlacedLease {
     }
 
     /// Why a busy row refuses `who`, as the store's kind decides it.
-    fn refusal_note(&self, ctx: &Ctx<'_, Self>, who: &str, ttl_ms: u64, clock: ClientClock) -> String {
+    fn refusal_note<'s, 'a: 's>(
+        &'s self,
+        ctx: &Ctx<'a, Self>,
+        who: &'a str,
+        ttl_ms: u64,
+        clock: ClientClock,
+    ) -> PlacedLeaseSaw<'s> {
         let holder = self.owner_name(ctx);
-        let me = ctx.me();
-        let lease = &self.config.lease;
         let row = &self.durable.row;
-        let at = |us: u64| seconds(us / MS_US);
         match self.config.source {
-            TokenSource::DynamoDb => format!(
-                "{holder}'s item says expires = {}, from {holder}'s clock; {who} sent :now = {}, from its own. Not past, so the condition fails. DynamoDB reads no clock here: the lease holds only as well as the workers' clocks agree.",
-                at(row.expires_at_us),
-                at(clock.now_us)
-            ),
-            TokenSource::K8sLease => match clock.seen {
-                Some((t, since)) if t == row.token => format!(
-                    "{who}'s client-go has seen {holder}'s Lease unchanged for {} by its own clock, short of leaseDurationSeconds ({}): it does not try. The API server judges no expiry.",
-                    at(clock.now_us.saturating_sub(since)),
-                    seconds(ttl_ms)
-                ),
-                _ => format!(
-                    "{who}'s client-go reads the Lease, held by {holder}, and notes the time by its own clock: it will take over only if the record is still unchanged {} later by that clock.",
-                    seconds(ttl_ms)
-                ),
+            TokenSource::DynamoDb => PlacedLeaseSaw::NotPastClientNow {
+                holder,
+                who,
+                expires_at_us: row.expires_at_us,
+                client_now_us: clock.now_us,
             },
-            _ => format!(
-                "{holder} holds {lease} for another {} by {me}'s clock, so {who} gets no lease and backs off.",
-                seconds(row.expires_at_us.saturating_sub(ctx.local_now_us) / MS_US)
-            ),
+            TokenSource::K8sLease => match clock.seen {
+                Some((t, since)) if t == row.token => PlacedLeaseSaw::K8sSeenUnchanged {
+                    who,
+                    holder,
+                    seen_for_us: clock.now_us.saturating_sub(since),
+                    ttl_ms,
+                },
+                _ => PlacedLeaseSaw::K8sNotesTime { who, holder, ttl_ms },
+            },
+            _ => PlacedLeaseSaw::HeldByMyClock {
+                holder,
+                lease: &self.config.lease,
+                left_us: row.expires_at_us.saturating_sub(ctx.local_now_us),
+                me: ctx.me(),
+                who,
+            },
         }
     }
 
@@ -449,18 +428,22 @@ impl PlacedLease {
             .find(|(w, _)| *w == from)
             .map(|(_, n)| *n);
         if let Some(n) = queued {
-            ctx.note(format!(
-                "{who}'s node (czxid {n}) is still behind {holder}'s, whose session is alive: {who} keeps watching."
-            ));
+            ctx.note(PlacedLeaseSaw::ZkStillBehind {
+                who,
+                czxid: n,
+                holder,
+            });
         } else {
             self.durable.seq += 1;
             let n = self.durable.seq;
             self.durable.waiting.push((from, n));
             ctx.persist(self.durable.clone());
             self.ship(ctx);
-            ctx.note(format!(
-                "{who}'s node sorts behind {holder}'s: {who} does not hold the lock yet. As the recipe says, it sets a watch on the node just ahead and sends nothing more until it fires. Its czxid, {n}, was fixed at create."
-            ));
+            ctx.note(PlacedLeaseSaw::ZkQueued {
+                who,
+                holder,
+                czxid: n,
+            });
         }
         let left = self.durable.row.expires_at_us.saturating_sub(ctx.local_now_us);
         ctx.set_timer(PlacedTimer::SessionExpiry, left);
@@ -477,18 +460,21 @@ impl PlacedLease {
         let Some(&(next, _)) = self.durable.waiting.first() else {
             return;
         };
-        let gone = self.owner_name(ctx).to_string();
-        let who = ctx.name(next).to_string();
+        let gone = self.owner_name(ctx);
+        let who = ctx.name(next);
         let ttl_ms = self
             .durable
             .grants
             .last()
             .map_or(30_000, |g| (g.expires_at_us - g.at_us) / MS_US);
-        ctx.note(format!(
-            "{gone}'s session times out: the ensemble deletes its ephemeral node, and the watch {who} set on it fires. {who} lists the children again: its own node is now the lowest."
-        ));
+        ctx.note(PlacedLeaseSaw::ZkSessionTimedOut { gone, who });
         let token = self.grant(ctx, next, ttl_ms, now + ttl_ms * MS_US);
-        ctx.note(source_note(TokenSource::ZooKeeper, &who, Some(&gone), token));
+        ctx.note(PlacedLeaseSaw::SourceGrant {
+            source: TokenSource::ZooKeeper,
+            who,
+            before: Some(gone),
+            token,
+        });
     }
 
     fn acquire(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, ttl_ms: u64, clock: ClientClock) {
@@ -499,19 +485,27 @@ impl PlacedLease {
         let source = self.config.source;
         let command = acquire_command(source, &lease, who, ttl_ms);
         if !self.primary {
-            ctx.note(format!(
-                "{me} is a replica and takes no writes: {command} is refused."
-            ));
+            ctx.note(PlacedLeaseSaw::ReplicaRefuses {
+                me,
+                command: &command,
+            });
             return;
         }
         if self.syncing {
-            ctx.note(format!(
-                "{me} has not yet heard what the other copies hold, so it takes no writes yet: {command} is refused."
-            ));
+            ctx.note(PlacedLeaseSaw::NotSyncedRefuses {
+                me,
+                command: &command,
+            });
             return;
         }
         if !self.free_for(from, now, ttl_ms, clock) {
-            ctx.note(format!("{me}: {command} → {}", refused_text(source)));
+            ctx.note(PlacedLeaseSaw::Ran {
+                me,
+                command: &command,
+                source,
+                lease: &lease,
+                granted: None,
+            });
             if source == TokenSource::ZooKeeper {
                 self.queue_behind(ctx, from);
             } else {
@@ -535,36 +529,46 @@ impl PlacedLease {
             _ => now,
         } + ttl_ms * MS_US;
         let token = self.grant(ctx, from, ttl_ms, row_expires_us);
-        ctx.note(format!(
-            "{me}: {command} → {}",
-            granted_text(source, &lease, token)
-        ));
-        let note = match self.config.local_to {
-            Some(o) if o != from => format!(
-                "{who} writes to {me}, a table only {} is meant to use: it has never heard of anyone else, so {who} holds {lease} with token {token}.",
-                ctx.name(o)
-            ),
-            Some(_) => format!(
-                "{me} is {who}'s own table. Nobody else writes here, so the row is always free for {who}: token {before} becomes {token}, and {who} holds {lease} for {}. Whatever the other nodes' tables say, this one says yes.",
-                seconds(ttl_ms)
-            ),
-            None if source == TokenSource::LeaseTable => format!(
-                "The row for {lease} is expired, so the statement takes it over: token {before} becomes {token}, and {who} holds the lease for {}. Every worker asks this same row.",
-                seconds(ttl_ms)
-            ),
-            None => source_note(source, who, was_owner.map(|o| ctx.name(o)), token),
-        };
-        ctx.note(note);
+        ctx.note(PlacedLeaseSaw::Ran {
+            me,
+            command: &command,
+            source,
+            lease: &lease,
+            granted: Some(token),
+        });
+        let lease = lease.as_str();
+        ctx.note(match self.config.local_to {
+            Some(o) if o != from => PlacedLeaseSaw::OthersTable {
+                who,
+                me,
+                owner: ctx.name(o),
+                lease,
+                token,
+            },
+            Some(_) => PlacedLeaseSaw::OwnTable {
+                me,
+                who,
+                before,
+                token,
+                lease,
+                ttl_ms,
+            },
+            None if source == TokenSource::LeaseTable => PlacedLeaseSaw::TableTakenOver {
+                lease,
+                before,
+                token,
+                who,
+                ttl_ms,
+            },
+            None => PlacedLeaseSaw::SourceGrant {
+                source,
+                who,
+                before: was_owner.map(|o| ctx.name(o)),
+                token,
+            },
+        });
         if self.pending.is_some() {
-            ctx.note(match source {
-                // PostgreSQL answers a COMMIT at once unless told to wait for a standby.
-                TokenSource::LeaseTable | TokenSource::PostgresSequence => format!(
-                    "{me} runs synchronous replication (synchronous_standby_names lists a standby; PostgreSQL's default is asynchronous), so COMMIT returns to {who} only once a standby holds the change."
-                ),
-                _ => format!(
-                    "{me} tells {who} only once a replica holds the change: with {me} itself that is a majority of the three copies."
-                ),
-            });
+            ctx.note(PlacedLeaseSaw::WaitsForCopy { source, me, who });
         }
     }
 
@@ -578,24 +582,15 @@ impl PlacedLease {
             PlacedMsg::Read => {
                 let free = self.free(now);
                 let row = &self.durable.row;
-                let state = if free {
-                    "expired".to_string()
-                } else {
-                    format!(
-                        "held by {} for another {}",
-                        self.owner_name(ctx),
-                        seconds((row.expires_at_us - now) / MS_US)
-                    )
-                };
-                ctx.note(format!(
-                    "{me}: SELECT owner, fence_token, expires_at FROM lease WHERE name = '{lease}' → owner {}, fence_token {}: {state}.",
-                    self.owner_name(ctx),
-                    row.token
-                ));
+                ctx.note(PlacedLeaseSaw::Read {
+                    me,
+                    lease: &lease,
+                    owner: self.owner_name(ctx),
+                    token: row.token,
+                    left_us: (!free).then(|| row.expires_at_us - now),
+                });
                 if self.config.replica && free {
-                    ctx.note(format!(
-                        "{me} is a read replica: it answers from the changes it has replayed so far, behind the primary by the replication lag. What it calls expired may already be taken there."
-                    ));
+                    ctx.note(PlacedLeaseSaw::ReadReplicaLags { me });
                 }
                 ctx.send(
                     from,
@@ -608,33 +603,43 @@ impl PlacedLease {
             PlacedMsg::Claim { ttl_ms } => {
                 let was = self.durable.row.clone();
                 let token = self.grant(ctx, from, ttl_ms, now + ttl_ms * MS_US);
-                ctx.note(format!(
-                    "{me}: UPDATE lease SET owner = '{who}', fence_token = fence_token + 1, acquired_at = now(), expires_at = now() + interval '{}' WHERE name = '{lease}' RETURNING fence_token → {token}",
-                    seconds(ttl_ms)
-                ));
+                ctx.note(PlacedLeaseSaw::ClaimUpdate {
+                    me,
+                    who,
+                    ttl_ms,
+                    lease: &lease,
+                    token,
+                });
                 let held = was.owner.is_some() && was.owner != Some(from) && was.expires_at_us > now;
                 let old = was.owner.map_or("earlier-run", |o| ctx.name(o));
                 ctx.note(if held {
-                    format!(
-                        "The UPDATE has no condition: {who} decided from its read that the lease was free, so the primary overwrites {old}'s unexpired row. {old} still believes it holds {lease}: two holders."
-                    )
+                    PlacedLeaseSaw::ClaimOverwrote {
+                        who,
+                        old,
+                        lease: &lease,
+                    }
                 } else {
-                    format!("The primary sets the row to {who}, token {token}.")
+                    PlacedLeaseSaw::ClaimSet { who, token }
                 });
             }
             PlacedMsg::Wal { row, seq, waiting } if !self.primary => {
                 let owner = row.owner.map_or("earlier-run", |o| ctx.name(o));
-                if self.config.replication == Replication::Stream {
-                    ctx.note(format!(
-                        "{me} replays the primary's change, late: {lease} is {owner}'s, fence_token {}. Until now it still showed the old row.",
-                        row.token
-                    ));
+                let (lease, token) = (lease.as_str(), row.token);
+                ctx.note(if self.config.replication == Replication::Stream {
+                    PlacedLeaseSaw::ReplayedLate {
+                        me,
+                        lease,
+                        owner,
+                        token,
+                    }
                 } else {
-                    ctx.note(format!(
-                        "{me} now holds the change too: {lease} is {owner}'s, token {}.",
-                        row.token
-                    ));
-                }
+                    PlacedLeaseSaw::HoldsChange {
+                        me,
+                        lease,
+                        owner,
+                        token,
+                    }
+                });
                 self.durable.row = row;
                 self.durable.seq = seq;
                 self.durable.waiting = waiting;
@@ -647,9 +652,7 @@ impl PlacedLease {
                 if !self.replicas.contains(&from) {
                     self.replicas.push(from);
                 }
-                ctx.note(format!(
-                    "{me}, the primary now, takes {who} back as a replica and sends it the row."
-                ));
+                ctx.note(PlacedLeaseSaw::Rejoined { me, who });
                 ctx.send(
                     from,
                     PlacedMsg::Wal {
@@ -671,16 +674,17 @@ impl PlacedLease {
                 self.syncing = false;
                 let mine = (self.durable.row.token, self.durable.seq);
                 if (row.token, seq) > mine {
-                    ctx.note(format!(
-                        "{who} holds a change {me} missed: {me} takes it (token {}) before taking writes.",
-                        row.token
-                    ));
+                    ctx.note(PlacedLeaseSaw::SyncTakes {
+                        who,
+                        me,
+                        token: row.token,
+                    });
                     self.durable.row = row;
                     self.durable.seq = seq;
                     self.durable.waiting = waiting;
                     ctx.persist(self.durable.clone());
                 } else {
-                    ctx.note(format!("{who} holds nothing {me} lacks: {me} takes writes now."));
+                    ctx.note(PlacedLeaseSaw::SyncFindsNothing { who, me });
                 }
                 if !self.durable.waiting.is_empty() && self.durable.row.owner.is_some() {
                     // The new leader now tracks the holder's session, and the waiters' watches.
@@ -693,10 +697,11 @@ impl PlacedLease {
                     let (holder, token) = (made.owner, made.token);
                     self.durable.grants.push(made);
                     ctx.persist(self.durable.clone());
-                    ctx.note(format!(
-                        "{who} holds the grant: two of three copies have it, so it is committed and {me} answers {}.",
-                        ctx.name(holder)
-                    ));
+                    ctx.note(PlacedLeaseSaw::Committed {
+                        who,
+                        me,
+                        holder: ctx.name(holder),
+                    });
                     ctx.send(holder, PlacedMsg::Granted { token, ttl_ms });
                 }
             }
@@ -723,25 +728,17 @@ impl PlacedLease {
         let gone = ctx.name(old);
         let row = &self.durable.row;
         let has = match row.owner {
-            Some(o) => format!("{}'s lease with token {}", ctx.name(o), row.token),
-            None => format!("no holder, and the counter at {}", row.token),
+            Some(o) => Holding::Lease {
+                owner: ctx.name(o),
+                token: row.token,
+            },
+            None => Holding::Counter { token: row.token },
         };
-        ctx.note(match (self.config.source, self.config.replication) {
-            (TokenSource::RedisLua, _) => format!(
-                "Sentinel sees {gone} gone and promotes {me}, the replica. It has what the stream had carried when {gone} died: {has}."
-            ),
-            (TokenSource::LeaseTable | TokenSource::PostgresSequence, _) => format!(
-                "{gone} is gone; the failover manager (Patroni, say) promotes {me}, a synchronous standby. Every commit waited for a standby, so it has {has}."
-            ),
-            (TokenSource::DynamoDb, _) => format!(
-                "The storage node {gone} is gone; {me} takes over as leader of the partition's replica group. Each write was acknowledged only once a quorum had it, so it has {has}."
-            ),
-            (TokenSource::ZooKeeper, _) => format!(
-                "{gone}, the ZooKeeper leader, is gone; the survivors elect {me}. ZAB commits a change on a majority before anyone is told, so it has {has}."
-            ),
-            _ => format!(
-                "{gone}, the etcd leader, is gone; the survivors elect {me} in a new Raft term. Every grant was committed on a majority first, so it has {has}."
-            ),
+        ctx.note(PlacedLeaseSaw::TookOver {
+            source: self.config.source,
+            gone,
+            me,
+            has,
         });
         ctx.persist(self.durable.clone());
     }
@@ -760,41 +757,6 @@ impl TokenSource {
             TokenSource::ZooKeeper => Some("the znode's czxid"),
             TokenSource::RedisLua => Some("INCR of a fence key"),
         }
-    }
-}
-
-/// How a source's grant reads, beyond the command and its answer.
-fn source_note(source: TokenSource, who: &str, before: Option<&str>, token: FencingToken) -> String {
-    let change = match (before, source) {
-        (Some(b), TokenSource::DynamoDb) => {
-            format!("By {who}'s own clock, the :now it sent, {b}'s expires has passed, so {who} takes over")
-        }
-        (Some(b), TokenSource::K8sLease) => format!(
-            "{who}'s client-go has seen {b}'s Lease unchanged for leaseDurationSeconds by its own clock, so {who} writes itself in as holder"
-        ),
-        (Some(b), _) => format!("{b}'s lease has run out, so {who} takes over"),
-        (None, _) => format!("The lease is free, so {who} takes it"),
-    };
-    match source {
-        TokenSource::PostgresSequence => format!(
-            "{change}. The token is nextval, drawn inside the same transaction that takes the row: {token}. A sequence only grows, so a fence needs nothing more."
-        ),
-        TokenSource::DynamoDb => format!(
-            "{change}. The condition and the ADD are one conditional write, and ReturnValues hands back the new counter in the same round trip: {token}."
-        ),
-        TokenSource::K8sLease => format!(
-            "{change}. The holder changed, so leaseTransitions goes up by one: {token}. The write carried the resourceVersion {who} read, so had anyone changed the Lease since, the API server would have answered 409 Conflict. client-go's docs say its election gives no fencing: carrying leaseTransitions is up to you."
-        ),
-        TokenSource::Etcd => format!(
-            "{change}. The key did not exist, so the put succeeds; its revision, {token}, is the token. etcd's revisions only grow, across the whole cluster."
-        ),
-        TokenSource::ZooKeeper => format!(
-            "{change}: its node is the lowest under the lock. Its token is the node's czxid, {token}: the zxid of the create, which only grows. Not the number in the node's name: Curator's lock parent is a container node, deleted once empty, and a new one numbers from 0 again."
-        ),
-        TokenSource::RedisLua => format!(
-            "{change}. The script runs as one step: SET NX succeeded, so it INCRs the fence key and returns {token}."
-        ),
-        TokenSource::LeaseTable => format!("{change}, with token {token}."),
     }
 }
 
@@ -822,10 +784,10 @@ impl Participant for PlacedLease {
             ctx.persist(self.durable.clone());
         } else if !self.primary {
             let me = ctx.me();
-            ctx.note(format!(
-                "{me} was the primary when it went down; a crash of the primary promotes {}, so {me} comes back as a replica and takes no writes.",
-                ctx.name(standby)
-            ));
+            ctx.note(PlacedLeaseSaw::BackAsReplica {
+                me,
+                standby: ctx.name(standby),
+            });
             ctx.send(standby, PlacedMsg::Rejoin);
         }
     }

@@ -23,8 +23,9 @@ use super::lock_store::{lock_key, LeaseId, LockOp, LockResult};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::message::{Inbox, Message};
 use crate::kernel::time::MS_US;
+use crate::presentation::narration::services::lock_client::EtcdMutexSaw;
 use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
-use crate::protocols::lease::lease_msg::{seconds, RejectReason, WriteCheck};
+use crate::protocols::lease::lease_msg::{RejectReason, WriteCheck};
 use crate::protocols::raft::{ClientAnswer, Command, RaftMsg};
 use crate::protocols::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
 
@@ -197,7 +198,7 @@ impl EtcdMutex {
         let Some(flight) = slot.clone() else { return };
         if Self::over(plan, ctx.local_now_us) {
             *slot = None;
-            ctx.note(format!("The demo is over; {} stops asking.", ctx.me()));
+            ctx.note(EtcdMutexSaw::DemoOver { me: ctx.me() });
             return;
         }
         let id = flight.id;
@@ -241,12 +242,11 @@ impl EtcdMutex {
         if !redirected {
             let silent = self.guess;
             self.rotate(plan);
-            ctx.note(format!(
-                "{} heard nothing back from {}; it sends the same request to {}.",
-                ctx.me(),
-                ctx.name(silent),
-                ctx.name(self.guess)
-            ));
+            ctx.note(EtcdMutexSaw::NoAnswer {
+                me: ctx.me(),
+                silent: ctx.name(silent),
+                next: ctx.name(self.guess),
+            });
         }
         self.send(ctx, plan, keepalive);
     }
@@ -332,10 +332,11 @@ impl EtcdMutex {
                 if *at.phase == Phase::Watching && self.watching.as_ref().is_some_and(|w| w.key == key) =>
             {
                 self.watching = None;
-                ctx.note(format!(
-                    "{} hears that {key} was deleted at revision {revision}. A key ahead may remain, so it reads again before it believes anything (etcd's mutex loops the same way).",
-                    ctx.me()
-                ));
+                ctx.note(EtcdMutexSaw::KeyDeleted {
+                    me: ctx.me(),
+                    key: &key,
+                    revision,
+                });
                 self.look(ctx, at)
             }
             _ => Turn::Stay,
@@ -346,17 +347,11 @@ impl EtcdMutex {
     fn lease_gone(&mut self, ctx: Ctx, at: At<'_, Self>, lease: LeaseId) -> Turn {
         match at.phase {
             Phase::Acquiring | Phase::Watching => {
-                ctx.note(format!(
-                    "{}'s lease {lease} is gone, and its key with it: it has lost its place in line. It starts again with a new session.",
-                    ctx.me()
-                ));
+                ctx.note(EtcdMutexSaw::LostPlace { me: ctx.me(), lease });
                 self.open_session(ctx, at)
             }
             phase if self.held.is_some() => {
-                ctx.note(format!(
-                    "{}'s keep-alive finds lease {lease} gone: its key was deleted with it, so the lock is no longer its own. It stops.",
-                    ctx.me()
-                ));
+                ctx.note(EtcdMutexSaw::LeaseGoneWhileHolding { me: ctx.me(), lease });
                 if let Phase::Working { step } = phase {
                     ctx.cancel_timer(JobTimer::StepDone { step: *step });
                 }
@@ -377,11 +372,13 @@ impl EtcdMutex {
                 self.lease = Some(lease);
                 ctx.set_timer(JobTimer::Lock(EtcdTimer::KeepAlive), plan.keepalive_ms * MS_US);
                 let key = lock_key(&plan.job.key, lease);
-                ctx.note(format!(
-                    "{} has lease {lease}; it will send a keep-alive every {}. The grant went through the log but changed no key, so the store's revision stays {header}. Now it puts its own key, {key}, only if that key does not exist yet.",
-                    ctx.me(),
-                    seconds(plan.keepalive_ms)
-                ));
+                ctx.note(EtcdMutexSaw::HasLease {
+                    me: ctx.me(),
+                    lease,
+                    keepalive_ms: plan.keepalive_ms,
+                    header,
+                    key: &key,
+                });
                 self.stage = Stage::Putting;
                 let op = LockOp::Acquire {
                     prefix: plan.job.key.clone(),
@@ -403,25 +400,22 @@ impl EtcdMutex {
                 },
             ) if self.in_stage(at, Stage::Putting) => {
                 self.my_revision = Some(create_revision);
-                let how = if put {
-                    format!("The put created its key at revision {create_revision}")
-                } else {
-                    format!(
-                        "Its key already existed (a retried request), created at revision {create_revision}"
-                    )
-                };
                 if first_revision == create_revision {
-                    ctx.note(format!(
-                        "{how}, and no key under the prefix is older: {} holds the lock. Its token is that create revision — assigned by the store, committed on a majority before {} answered.",
-                        ctx.me(),
-                        ctx.name(from)
-                    ));
+                    ctx.note(EtcdMutexSaw::Holds {
+                        put,
+                        create_revision,
+                        me: ctx.me(),
+                        server: ctx.name(from),
+                    });
                     self.hold(from, create_revision)
                 } else {
-                    ctx.note(format!(
-                        "{how}; {first_key} (revision {first_revision}) is older and holds the lock. {} does not poll: it looks up the key created just before its own and waits for that one to go.",
-                        ctx.me()
-                    ));
+                    ctx.note(EtcdMutexSaw::Queued {
+                        put,
+                        create_revision,
+                        first_key: &first_key,
+                        first_revision,
+                        me: ctx.me(),
+                    });
                     self.look(ctx, at)
                 }
             }
@@ -431,7 +425,7 @@ impl EtcdMutex {
                 self.lease_gone(ctx, at, lease)
             }
             (LockOp::LeaseRevoke { .. }, _) if *at.phase == Phase::Releasing => {
-                ctx.note(format!("{} has let go of the lock.", ctx.me()));
+                ctx.note(EtcdMutexSaw::LetGo { me: ctx.me() });
                 Turn::Released
             }
             _ => Turn::Stay,
@@ -462,10 +456,13 @@ impl EtcdMutex {
         };
         match ahead {
             Some((key, rev)) => {
-                ctx.note(format!(
-                    "{} watches {key} (revision {rev}), the key just ahead of its own (revision {mine}), from revision {header}: it will hear of its deletion, even one that happened a moment ago.",
-                    ctx.me()
-                ));
+                ctx.note(EtcdMutexSaw::Watches {
+                    me: ctx.me(),
+                    key: &key,
+                    rev,
+                    mine,
+                    header,
+                });
                 let on = WatchOn {
                     server: self.guess,
                     key,
@@ -475,10 +472,7 @@ impl EtcdMutex {
                 Turn::Watch
             }
             None if mine_exists => {
-                ctx.note(format!(
-                    "No key ahead of {}'s, and its own is still there: it holds the lock. Its token is its key's create revision, {mine}.",
-                    ctx.me()
-                ));
+                ctx.note(EtcdMutexSaw::NothingAhead { me: ctx.me(), mine });
                 self.hold(from, mine)
             }
             None => {
@@ -546,7 +540,7 @@ impl LockClient for EtcdMutex {
     /// Its job fires at its hour from every start, a restart included.
     fn start(ctx: Ctx, plan: &EtcdPlan, job: &Job) {
         if job.finished {
-            ctx.note(format!("{} is up again; its job is already done.", ctx.me()));
+            ctx.note(EtcdMutexSaw::UpJobDone { me: ctx.me() });
             return;
         }
         ctx.set_timer(JobTimer::JobStart, plan.job.start_at_ms * MS_US);
@@ -568,11 +562,10 @@ impl LockClient for EtcdMutex {
     }
 
     fn request(&mut self, ctx: Ctx, at: At<'_, Self>) {
-        ctx.note(format!(
-            "{}'s job fires. Before anything else it opens a session with the lock service: a lease of {}.",
-            ctx.me(),
-            seconds(at.plan.job.ttl_ms)
-        ));
+        ctx.note(EtcdMutexSaw::Fires {
+            me: ctx.me(),
+            ttl_ms: at.plan.job.ttl_ms,
+        });
         self.open_session(ctx, at);
     }
 
@@ -622,14 +615,13 @@ impl LockClient for EtcdMutex {
             self.rotate(at.plan);
         }
         on.server = self.guess;
-        ctx.note(format!(
-            "{}'s watch went down with {}. It watches {} again on {}, from the same revision {}, so it misses no deletion.",
-            ctx.me(),
-            ctx.name(peer),
-            on.key,
-            ctx.name(on.server),
-            on.from
-        ));
+        ctx.note(EtcdMutexSaw::WatchMoved {
+            me: ctx.me(),
+            down: ctx.name(peer),
+            key: &on.key,
+            server: ctx.name(on.server),
+            from: on.from,
+        });
         self.watch(ctx, at.plan, on);
         Turn::Stay
     }
@@ -641,19 +633,19 @@ impl LockClient for EtcdMutex {
     /// It never backs off: it waits in line.
     fn fence(&self, ctx: Ctx, step: u32) -> (FencingToken, WriteCheck) {
         let revision = self.held.map_or(0, |h| h.revision);
-        ctx.note(format!(
-            "{} has done step {step}'s work and sends the debit; its key's create revision {revision} is its token, part of the write's WHERE clause.",
-            ctx.me()
-        ));
+        ctx.note(EtcdMutexSaw::Writes {
+            me: ctx.me(),
+            step,
+            revision,
+        });
         (FencingToken(revision), WriteCheck::TokenPredicate)
     }
 
     fn refused(&mut self, ctx: Ctx, _: At<'_, Self>, _: u32, reason: Option<RejectReason>) -> Option<Turn> {
-        ctx.note(format!(
-            "{}'s write was refused ({}). A refusal means a newer holder exists: it stops at once. Consensus kept the lock service's own leaders in line; only this token check could stop a worker that never knew it had been frozen.",
-            ctx.me(),
-            reason.map(|r| r.text()).unwrap_or_default()
-        ));
+        ctx.note(EtcdMutexSaw::Refused {
+            me: ctx.me(),
+            why: reason.as_ref(),
+        });
         self.stop(ctx);
         Some(Turn::Stop)
     }
@@ -664,11 +656,11 @@ impl LockClient for EtcdMutex {
         let (Some(h), Some(lease)) = (self.held.take(), self.lease) else {
             return false;
         };
-        ctx.note(format!(
-            "{} has finished the job and closes its session: revoking lease {lease} deletes its key (revision {}), which lets the next in line go.",
-            ctx.me(),
-            h.revision
-        ));
+        ctx.note(EtcdMutexSaw::Finished {
+            me: ctx.me(),
+            lease,
+            revision: h.revision,
+        });
         let revoke = LockOp::LeaseRevoke {
             lease,
             expired: false,

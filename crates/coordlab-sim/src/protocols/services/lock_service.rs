@@ -28,7 +28,7 @@ use crate::kernel::message::{Inbox, Message};
 use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
 use crate::kernel::view::InputSpec;
-use crate::protocols::lease::lease_msg::seconds;
+use crate::presentation::narration::services::lock_service::{InheritedLease, LockServiceSaw};
 use crate::protocols::raft::{
     Command, LogIndex, RaftMsg, RaftServer, RaftTimer, Role, ServerConfig, ServerDurable, Term,
 };
@@ -254,10 +254,7 @@ impl LockServer {
         if !self.led {
             self.led = true;
             self.told_keepalive = false;
-            ctx.note(format!(
-                "{} commits an empty entry of its own term first: once it is applied, every earlier entry is, and its store is up to date.",
-                ctx.me()
-            ));
+            ctx.note(LockServiceSaw::CommitsBarrier { me: ctx.me() });
             self.propose(ctx, LockOp::Barrier);
         }
         self.drop_ended(ctx);
@@ -299,24 +296,24 @@ impl LockServer {
             })
             .collect();
         let store = &s.locks;
-        let inherited: Vec<String> = new
+        let inherited: Vec<InheritedLease> = new
             .iter()
             .filter(|n| n.2)
-            .map(|(id, _, _)| {
-                let owner = store.leases.get(id).map_or("", |l| ctx.name(l.owner));
-                match store.keys.values().find(|kv| kv.lease == *id) {
-                    Some(kv) => format!("{id} ({owner}, its key at rev {})", kv.create_revision),
-                    None => format!("{id} ({owner})"),
-                }
+            .map(|(id, _, _)| InheritedLease {
+                id: *id,
+                owner: store.leases.get(id).map_or("", |l| ctx.name(l.owner)),
+                key_revision: store
+                    .keys
+                    .values()
+                    .find(|kv| kv.lease == *id)
+                    .map(|kv| kv.create_revision),
             })
             .collect();
         if !inherited.is_empty() {
-            ctx.note(format!(
-                "{} now leads and its store holds lease{} {}. It cannot know how far the previous leader had counted them down, so it starts each afresh at its full TTL: a lease may outlive a failover, it must never end early because of one.",
-                ctx.me(),
-                if inherited.len() == 1 { "" } else { "s" },
-                inherited.join(" and ")
-            ));
+            ctx.note(LockServiceSaw::InheritsLeases {
+                me: ctx.me(),
+                leases: inherited,
+            });
         }
         for (lease, ttl_ms, _) in new {
             self.restart_count(ctx, lease, ttl_ms);
@@ -346,10 +343,7 @@ impl LockServer {
             .collect();
         for lease in gone {
             if self.countdowns.remove(&lease).is_some_and(|c| c.expiring) {
-                ctx.note(format!(
-                    "{} applies the revoke of lease {lease}: it is committed on a majority, so the lease's key is deleted and no later leader can bring it back. Its holder is not told — a worker that stopped sending keep-alives may not be listening.",
-                    ctx.me()
-                ));
+                ctx.note(LockServiceSaw::RevokeApplied { me: ctx.me(), lease });
             }
             ctx.cancel_timer(LockServerTimer::LeaseDue { lease });
         }
@@ -372,11 +366,11 @@ impl LockServer {
                     for peer in self.server.config.cluster.iter().filter(|p| **p != me) {
                         ctx.send(*peer, EtcdMsg::ReadCheck { term, seq });
                     }
-                    ctx.note(format!(
-                        "A read needs no log entry, but {} must not answer from a stale store: it notes its commit index ({}) and asks the others whether it still leads term {term} (etcd's ReadIndex).",
-                        ctx.me(),
-                        self.server.commit_index
-                    ));
+                    ctx.note(LockServiceSaw::ReadIndex {
+                        me: ctx.me(),
+                        commit_index: self.server.commit_index,
+                        term,
+                    });
                     Some(Pending::Read {
                         read,
                         check: Some((seq, self.server.commit_index, VecSet::new())),
@@ -431,12 +425,12 @@ impl LockServer {
         self.restart_count(ctx, lease, ttl_ms);
         if !self.told_keepalive {
             self.told_keepalive = true;
-            ctx.note(format!(
-                "{} restarts lease {lease}'s count at {} in its own memory and answers. A keep-alive is no log entry and changes no key: the store's revision stays {}.",
-                ctx.me(),
-                seconds(ttl_ms),
-                self.store().revision
-            ));
+            ctx.note(LockServiceSaw::KeepAliveRestarts {
+                me: ctx.me(),
+                lease,
+                ttl_ms,
+                revision: self.store().revision,
+            });
         }
         ctx.send(client, EtcdMsg::KeepAliveReply { id, lease, ttl_ms });
         None
@@ -529,21 +523,18 @@ impl LockServer {
             .get(&lease)
             .map(|l| ctx.name(l.owner))
             .unwrap_or_default();
-        let keys: Vec<String> = store
+        let keys = store
             .keys
             .iter()
             .filter(|(_, kv)| kv.lease == lease)
-            .map(|(k, kv)| format!("{k} (rev {})", kv.create_revision))
+            .map(|(k, kv)| (k.as_str(), kv.create_revision))
             .collect();
-        ctx.note(format!(
-            "By {}'s own clock, {owner}'s lease {lease} has run out with no keep-alive. The leader proposes a revoke{}; nothing is deleted until a majority has committed it.",
-            ctx.me(),
-            if keys.is_empty() {
-                String::new()
-            } else {
-                format!(", which deletes {}", keys.join(", "))
-            }
-        ));
+        ctx.note(LockServiceSaw::RevokeProposed {
+            me: ctx.me(),
+            owner,
+            lease,
+            keys,
+        });
         if self.propose(ctx, LockOp::LeaseRevoke { lease, expired: true }) {
             if let Some(c) = self.countdowns.get_mut(&lease) {
                 c.expiring = true;

@@ -13,8 +13,9 @@ use super::service_lock::{Flavour, ServiceMsg};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
+use crate::presentation::narration::services::service_client::ServiceClientSaw;
 use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
-use crate::protocols::lease::lease_msg::{seconds, WriteCheck};
+use crate::protocols::lease::lease_msg::WriteCheck;
 use crate::protocols::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -165,7 +166,7 @@ impl LockClient for ServiceLock {
     }
 
     fn on_reply(&mut self, ctx: Ctx, at: At<'_, Self>, _from: NodeId, msg: ServiceMsg) -> Turn {
-        let me = ctx.me().to_string();
+        let me = ctx.me();
         let c = &at.plan.client;
         let flavour = c.flavour;
         match msg {
@@ -173,17 +174,11 @@ impl LockClient for ServiceLock {
                 self.number = Some(number);
                 self.acquired = true;
                 self.renewing = true;
-                let every = seconds(c.renew_every_ms);
-                ctx.note(match flavour {
-                    Flavour::Redisson => format!(
-                        "{me} holds the lock and starts its job. Redisson's watchdog thread will renew the lock every {every} (a third of the 30 s watchdog timeout) for as long as the process runs."
-                    ),
-                    Flavour::Chubby => format!(
-                        "{me} holds the lock with sequencer generation {number}. Its Chubby library sends a KeepAlive at once; the cell holds it until the lease nears its end."
-                    ),
-                    Flavour::Hazelcast => format!(
-                        "{me} holds the FencedLock with fence {number}; its CP session is kept alive by a heartbeat every {every}."
-                    ),
+                ctx.note(ServiceClientSaw::Holds {
+                    flavour,
+                    me,
+                    number,
+                    renew_every_ms: c.renew_every_ms,
                 });
                 Turn::Work(1)
             }
@@ -199,10 +194,7 @@ impl LockClient for ServiceLock {
                     // tryLock's script returns the key's remaining TTL; Redisson subscribes to
                     // the lock's channel and waits that long at most.
                     if self.waits == 1 {
-                        ctx.note(format!(
-                            "The lock is taken, and the script returns the key's remaining TTL, {}. Redisson subscribes {me} to the lock's channel: it waits for an unlock message, or for that TTL to run out, then tries again.",
-                            seconds(left_us / MS_US)
-                        ));
+                        ctx.note(ServiceClientSaw::Subscribes { left_us, me });
                     }
                     self.retry_in_us = left_us;
                 }
@@ -221,21 +213,11 @@ impl LockClient for ServiceLock {
             }
             ServiceMsg::RenewRefused => {
                 self.renewing = false;
-                ctx.note(match flavour {
-                    Flavour::Redisson => format!(
-                        "{me}'s watchdog finds the lock gone and stops renewing. Nothing tells the job thread: it carries on as if it still held the lock."
-                    ),
-                    _ => format!("{me}'s {} is refused: its hold on the lock is over.", flavour.renewal_word()),
-                });
+                ctx.note(ServiceClientSaw::RenewalRefused { flavour, me });
                 Turn::Stay
             }
             ServiceMsg::Released { ok: false } => {
-                ctx.note(match flavour {
-                    Flavour::Redisson => format!(
-                        "{me}'s unlock() fails with IllegalMonitorStateException: the lock is not its own any more. The first sign of trouble arrives after its writes have landed."
-                    ),
-                    _ => format!("{me}'s unlock is refused: it no longer held the lock."),
-                });
+                ctx.note(ServiceClientSaw::UnlockRefused { flavour, me });
                 Turn::Stay
             }
             ServiceMsg::WriteResult {
@@ -249,9 +231,7 @@ impl LockClient for ServiceLock {
                     ctx.cancel_timer(JobTimer::StepDone { step: *step });
                 }
                 ctx.cancel_timer(JobTimer::Lock(Renew));
-                ctx.note(format!(
-                    "{me}'s step {step} is refused. It learns it lost the lock and abandons the job."
-                ));
+                ctx.note(ServiceClientSaw::StepRefused { me, step });
                 Turn::Stop
             }
             _ => Turn::Stay,
@@ -299,10 +279,7 @@ impl LockClient for ServiceLock {
         );
         if c.stuck_after_step == Some(step) {
             self.stuck = true;
-            ctx.note(format!(
-                "{} writes step {step}, then its job thread blocks on a call that never returns (a socket read without a timeout). The process is alive, and so is the watchdog thread.",
-                ctx.me()
-            ));
+            ctx.note(ServiceClientSaw::Stuck { me: ctx.me(), step });
             return None;
         }
         Some(at.plan.job.after(step))

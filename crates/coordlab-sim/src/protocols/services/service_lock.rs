@@ -10,7 +10,7 @@
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
-use crate::protocols::lease::lease_msg::seconds;
+use crate::presentation::narration::services::service_lock::{GuardedResourceSaw, LockServerSaw};
 
 /// Which real service the lock server stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -161,30 +161,16 @@ impl LockServer {
         let Some(h) = self.durable.holder.take() else {
             return;
         };
-        let who = ctx.name(h.node).to_string();
         let delay = self.config.lock_delay_ms;
-        let word = self.config.flavour.number_word();
         if delay > 0 {
             self.durable.delay_until_us = ctx.local_now_us + delay * MS_US;
             self.durable.delay_told = false;
         }
-        ctx.note(match (self.config.flavour, delay > 0) {
-            (Flavour::Redisson, _) => format!(
-                "The key's TTL runs out: Redis deletes the lock of {who}. No renewal came in time; Redis cannot tell a frozen process from a dead one."
-            ),
-            (Flavour::Chubby, true) => format!(
-                "{who}'s session lease runs out without a KeepAlive. The cell frees the lock ({word} {}) but, because the holder did not release it, refuses it to everyone for the lock-delay of {}.",
-                h.number,
-                seconds(delay)
-            ),
-            (Flavour::Chubby, false) => format!(
-                "{who}'s session lease runs out without a KeepAlive. The cell frees the lock ({word} {}); with no lock-delay, the next client may take it at once.",
-                h.number
-            ),
-            (Flavour::Hazelcast, _) => format!(
-                "No heartbeat from {who} for the session TTL: the CP group closes its CP session, and with it the lock it held (fence {}). A majority of the group agrees on this before it takes effect.",
-                h.number
-            ),
+        ctx.note(LockServerSaw::Lapsed {
+            flavour: self.config.flavour,
+            who: ctx.name(h.node),
+            number: h.number,
+            delay_ms: delay,
         });
         ctx.persist(self.durable.clone());
     }
@@ -205,11 +191,10 @@ impl LockServer {
         let node = h.node;
         self.durable.renewals += 1;
         if self.durable.renewals == 1 {
-            let who = ctx.name(node).to_string();
-            ctx.note(format!(
-                "The cell has held {who}'s KeepAlive since it came in. With the lease about to end it replies, granting a new {} lease; {who}'s library sends the next KeepAlive at once.",
-                seconds(self.config.lease_ms)
-            ));
+            ctx.note(LockServerSaw::KeepAliveAnswered {
+                who: ctx.name(node),
+                lease_ms: self.config.lease_ms,
+            });
         }
         ctx.set_timer(Expire::Lease(number), lease_us);
         ctx.persist(self.durable.clone());
@@ -225,18 +210,11 @@ impl LockServer {
             number,
             expires_at_us: ctx.local_now_us + lease_us,
         });
-        let who = ctx.name(from).to_string();
-        let lease = seconds(self.config.lease_ms);
-        ctx.note(match self.config.flavour {
-            Flavour::Redisson => format!(
-                "Redis stores the lock for {who} with a {lease} TTL (Redisson's lockWatchdogTimeout). Redisson hands back no token: {who} gets only \"you have it\"."
-            ),
-            Flavour::Chubby => format!(
-                "The cell grants the lock to {who}, tied to its session (lease {lease}), and hands out a sequencer: lock name, exclusive mode, generation {number}."
-            ),
-            Flavour::Hazelcast => format!(
-                "The CP group commits the acquisition through Raft (a majority of its members log it) and lockAndGetFence() returns fence {number} to {who}, tied to its CP session (TTL {lease})."
-            ),
+        ctx.note(LockServerSaw::Granted {
+            flavour: self.config.flavour,
+            who: ctx.name(from),
+            number,
+            lease_ms: self.config.lease_ms,
         });
         ctx.set_timer(Expire::Lease(number), lease_us);
         ctx.persist(self.durable.clone());
@@ -267,7 +245,7 @@ impl Participant for LockServer {
         {
             self.lapse(ctx);
         }
-        let who = ctx.name(from).to_string();
+        let who = ctx.name(from);
         match msg {
             ServiceMsg::Acquire => {
                 if let Some(h) = self.holder_at(now) {
@@ -291,10 +269,7 @@ impl Participant for LockServer {
                     if !self.durable.delay_told {
                         self.durable.delay_told = true;
                         let left_ms = (self.durable.delay_until_us - now) / MS_US;
-                        ctx.note(format!(
-                            "The lock is free but inside its lock-delay: the cell refuses {who}, and will refuse everyone for another {}.",
-                            seconds(left_ms)
-                        ));
+                        ctx.note(LockServerSaw::InLockDelay { who, left_ms });
                     }
                     let left_us = self.durable.delay_until_us - now;
                     ctx.send(
@@ -331,10 +306,11 @@ impl Participant for LockServer {
                         ctx.send(from, ServiceMsg::Renewed);
                     }
                     _ => {
-                        ctx.note(format!(
-                            "{who} asks to renew #{number}, but that grant is gone: the {} is refused.",
-                            self.config.flavour.renewal_word()
-                        ));
+                        ctx.note(LockServerSaw::RenewalRefused {
+                            who,
+                            number,
+                            flavour: self.config.flavour,
+                        });
                         ctx.send(from, ServiceMsg::RenewRefused);
                     }
                 }
@@ -352,13 +328,10 @@ impl Participant for LockServer {
                     ctx.cancel_timer(Expire::AnswerKeepAlive(number));
                     ctx.persist(self.durable.clone());
                     let waiters = std::mem::take(&mut self.subscribers);
-                    if waiters.is_empty() {
-                        ctx.note(format!("{who} releases the lock; it is free at once."));
-                    } else {
-                        ctx.note(format!(
-                            "{who} releases the lock: the unlock script deletes the key and PUBLISHes on the lock's channel, waking every subscribed waiter at once."
-                        ));
-                    }
+                    ctx.note(LockServerSaw::Released {
+                        who,
+                        published: !waiters.is_empty(),
+                    });
                     for w in waiters {
                         ctx.send(w, ServiceMsg::UnlockPublished);
                     }
@@ -444,38 +417,35 @@ impl Participant for GuardedResource {
         let ServiceMsg::Write { step, number, grant } = msg else {
             return;
         };
-        let who = ctx.name(from).to_string();
+        let who = ctx.name(from);
         let word = self.flavour.number_word();
         let accepted = match (self.check, number) {
             (Check::Highest, Some(n)) if n < self.durable.highest => {
-                ctx.note(format!(
-                    "The storage has already seen {word} {}; {who}'s write carries {n}, which is lower. Refused: this holder's lock has passed to someone else.",
-                    self.durable.highest
-                ));
+                ctx.note(GuardedResourceSaw::Lower {
+                    word,
+                    highest: self.durable.highest,
+                    who,
+                    number: n,
+                });
                 false
             }
             (Check::Highest, Some(n)) => {
                 self.durable.highest = n;
-                ctx.note(format!(
-                    "The storage has seen no {word} above {n}: it applies {who}'s step {step} and remembers {n}."
-                ));
+                ctx.note(GuardedResourceSaw::Highest {
+                    word,
+                    number: n,
+                    who,
+                    step,
+                });
                 true
             }
             (Check::Highest, None) => {
-                ctx.note(format!(
-                    "{who}'s write carries no number to check; the storage applies step {step}."
-                ));
+                ctx.note(GuardedResourceSaw::NoNumber { who, step });
                 true
             }
             (Check::None, _) => {
                 let stale = self.durable.writes.iter().any(|w| w.accepted && w.grant > grant);
-                ctx.note(if stale {
-                    format!(
-                        "The storage applies {who}'s step {step}. It checks nothing, so it cannot know this writer's lock passed to someone else who has already written."
-                    )
-                } else {
-                    format!("The storage applies {who}'s step {step}; it checks nothing.")
-                });
+                ctx.note(GuardedResourceSaw::Unchecked { who, step, stale });
                 true
             }
         };

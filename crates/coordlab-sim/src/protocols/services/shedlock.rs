@@ -11,7 +11,7 @@
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, NoTimer, Participant};
 use crate::kernel::time::{MS_US, SEC_US};
-use crate::protocols::lease::lease_msg::seconds;
+use crate::presentation::narration::services::shedlock::{ScheduledInstanceSaw, ShedlockDbSaw};
 
 /// Time of day on a clock, as the table shows it (`00:01:05.2`).
 pub fn clock_text(us: u64) -> String {
@@ -100,7 +100,7 @@ impl Participant for ShedlockDb {
     fn on_start(&mut self, _ctx: &mut Ctx<'_, Self>) {}
 
     fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: ShedMsg) {
-        let who = ctx.name(from).to_string();
+        let who = ctx.name(from);
         let db_now = ctx.local_now_us;
         match msg {
             ShedMsg::TryLock {
@@ -109,43 +109,40 @@ impl Participant for ShedlockDb {
                 at_most_ms,
             } => {
                 let now = now_us.unwrap_or(db_now);
-                let whose = if now_us.is_some() {
-                    format!("{who}'s clock")
-                } else {
-                    "the database's clock".to_string()
-                };
+                let own_clock = now_us.is_some();
                 let row = &mut self.durable.row;
                 if row.lock_until_us <= now {
                     let was = row.lock_until_us;
                     row.lock_until_us = now + at_most_ms * MS_US;
                     row.locked_at_us = now;
                     row.locked_by = Some(from);
-                    ctx.note(format!(
-                        "lock_until was {}, not after :now = {} by {whose}: the UPDATE matches the row. {who} holds it until {} (lockAtMostFor {}).",
-                        clock_text(was),
-                        clock_text(now),
-                        clock_text(row.lock_until_us),
-                        seconds(at_most_ms)
-                    ));
+                    ctx.note(ShedlockDbSaw::Locked {
+                        was_us: was,
+                        now_us: now,
+                        who,
+                        own_clock,
+                        until_us: row.lock_until_us,
+                        at_most_ms,
+                    });
                     let locked_at_us = now;
                     ctx.persist(self.durable.clone());
                     ctx.send(from, ShedMsg::Locked { slot, locked_at_us });
                 } else {
-                    ctx.note(format!(
-                        "lock_until {} is after :now = {} by {whose}: no row matches, so {who} skips this run.",
-                        clock_text(row.lock_until_us),
-                        clock_text(now)
-                    ));
+                    ctx.note(ShedlockDbSaw::Skipped {
+                        until_us: row.lock_until_us,
+                        now_us: now,
+                        who,
+                        own_clock,
+                    });
                     ctx.send(from, ShedMsg::NotLocked { slot });
                 }
             }
             ShedMsg::Report { slot } => {
                 self.durable.reports.push(ReportRow { slot, by: from });
-                let n = ShedlockDb::runs(&self.durable, slot);
-                ctx.note(if n > 1 {
-                    format!("{who} writes the report of run {slot}: the job has now run {n} times for one schedule.")
-                } else {
-                    format!("{who} writes the report of run {slot}.")
+                ctx.note(ShedlockDbSaw::Report {
+                    who,
+                    slot,
+                    runs: ShedlockDb::runs(&self.durable, slot),
                 });
                 ctx.persist(self.durable.clone());
             }
@@ -158,17 +155,14 @@ impl Participant for ShedlockDb {
                 let until = now.max(locked_at_us + at_least_ms * MS_US);
                 self.durable.row.lock_until_us = until;
                 ctx.note(if until > now {
-                    format!(
-                        "{who} unlocks: lock_until becomes {} (locked_at + lockAtLeastFor {}), not {}: the row stays taken a while.",
-                        clock_text(until),
-                        seconds(at_least_ms),
-                        clock_text(now)
-                    )
+                    ShedlockDbSaw::UnlockHeld {
+                        who,
+                        until_us: until,
+                        at_least_ms,
+                        now_us: now,
+                    }
                 } else {
-                    format!(
-                        "{who} unlocks: lock_until becomes {}, its :now. Anyone whose :now is later may take the row.",
-                        clock_text(until)
-                    )
+                    ShedlockDbSaw::Unlocked { who, until_us: until }
                 });
                 ctx.persist(self.durable.clone());
             }
@@ -245,7 +239,7 @@ impl Participant for ScheduledInstance {
         match msg {
             ShedMsg::Locked { slot, locked_at_us } => {
                 self.running = Some((slot, locked_at_us));
-                ctx.note(format!("{} runs the job for schedule {slot}.", ctx.me()));
+                ctx.note(ScheduledInstanceSaw::Runs { me: ctx.me(), slot });
                 ctx.set_timer(InstanceTimer::JobDone, self.config.job_ms * MS_US);
             }
             ShedMsg::NotLocked { .. } => self.arm(ctx),

@@ -26,7 +26,8 @@
 use super::{LockDb, Ran, Write};
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::Ctx;
-use crate::protocols::database::db_sql::{user_email, user_row, DbReply, DbRequest, USERS};
+use crate::presentation::narration::database::row_lock_db::{EmailLookup, LockDbSaw};
+use crate::protocols::database::db_sql::{user_row, DbReply, DbRequest, USERS};
 use crate::protocols::database::row_locks::{Acquire, LockMode, RowKey, WaitPolicy, SUPREMUM};
 
 /// InnoDB's isolation level.
@@ -96,15 +97,15 @@ impl LockDb {
                     }
                 }
                 self.stage(from, Write::UserPlan { id: target, plan });
-                let n = self.durable.users.len();
-                let email = user_email(target);
-                ctx.note(if !scan {
-                    format!("The unique index on email leads straight to user {target}: {who} takes one record lock, no gap lock.")
+                let users = self.durable.users.len();
+                let lookup = if !scan {
+                    EmailLookup::Index
                 } else if gaps {
-                    format!("No index on email: InnoDB reads all {n} users to find {email}. At REPEATABLE READ it keeps a next-key lock (the row and the gap before it) on each, and on the gap after the last: {who} holds the whole table until it commits.")
+                    EmailLookup::ScanKeepingGaps { users }
                 } else {
-                    format!("No index on email: InnoDB reads all {n} users, but at READ COMMITTED it lets go of each row that fails the WHERE and takes no gap locks. {who} keeps user {target} only.")
-                });
+                    EmailLookup::ScanKeepingMatch { users }
+                };
+                ctx.note(LockDbSaw::FoundByEmail { target, who, lookup });
                 Ran::Reply(DbReply::Rows(1))
             }
             DbRequest::UpdateUserById { id, plan } => match self.innodb_lock(from, user_row(id), RECORD) {
@@ -135,9 +136,7 @@ impl LockDb {
                 // The new row is the inserter's own until it commits.
                 self.innodb_lock(from, user_row(id), RECORD);
                 self.stage(from, Write::UserPlan { id, plan });
-                ctx.note(format!(
-                    "No gap lock stands where user {id} goes: {who}'s insert goes in, and the new row is its own until it commits."
-                ));
+                ctx.note(LockDbSaw::UserInserted { id, who });
                 Ran::Reply(DbReply::Rows(1))
             }
             _ => unreachable!("only users statements come here"),

@@ -6,8 +6,9 @@ use super::{Belief, Coordination, LeaseLock, LeaseTimer, OnReject, Sink, StopRea
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
+use crate::presentation::narration::lease::lease_worker::{ClaimBy, LeaseWorkerSaw};
 use crate::protocols::job::{At, JobCtx, JobTimer, LeaseMsgOnly, LockClient, Phase, StepGate, Turn};
-use crate::protocols::lease::lease_msg::{seconds, LeaseMsg, RejectReason, WriteCheck};
+use crate::protocols::lease::lease_msg::{LeaseMsg, RejectReason, WriteCheck};
 use crate::protocols::redis_locks::redis_job::{Job, JobDurable, Next};
 
 pub(super) type Ctx<'a, 'b> = JobCtx<'a, 'b, LeaseLock>;
@@ -29,13 +30,10 @@ impl LockClient for LeaseLock {
 
     fn start(ctx: Ctx, plan: &WorkerConfig, job: &Job) {
         if job.finished {
-            ctx.note(format!("{} is up again; its job is already done.", ctx.me()));
+            ctx.note(LeaseWorkerSaw::UpJobDone { me: ctx.me() });
             return;
         }
-        ctx.note(format!(
-            "{} is up; its copy of the job is scheduled to fire shortly.",
-            ctx.me()
-        ));
+        ctx.note(LeaseWorkerSaw::UpJobScheduled { me: ctx.me() });
         let (lo, hi) = plan.plan.start_after_ms;
         let delay_us = between_us(ctx.rng, lo * MS_US, hi * MS_US);
         ctx.set_timer(JobTimer::JobStart, delay_us);
@@ -48,35 +46,27 @@ impl LockClient for LeaseLock {
         match plan.coordination() {
             Coordination::Lease => Turn::Acquire,
             Coordination::None => {
-                ctx.note(format!(
-                    "{me}'s job fires. Nothing checks whether another copy is already doing it."
-                ));
+                ctx.note(LeaseWorkerSaw::FiresUnguarded { me });
                 self.run_unguarded()
             }
-            Coordination::UniqueInsert => claim_job(
-                ctx,
-                at.plan,
-                "by inserting its key; the primary key lets only one insert win",
-                |key| LeaseMsg::InsertJobRow { key },
-            ),
-            Coordination::ConditionalClaim => claim_job(
-                ctx,
-                at.plan,
-                "with a conditional update: pending → running",
-                |key| LeaseMsg::ClaimJob { key },
-            ),
+            Coordination::UniqueInsert => claim_job(ctx, at.plan, ClaimBy::UniqueInsert, |key| {
+                LeaseMsg::InsertJobRow { key }
+            }),
+            Coordination::ConditionalClaim => claim_job(ctx, at.plan, ClaimBy::ConditionalClaim, |key| {
+                LeaseMsg::ClaimJob { key }
+            }),
             Coordination::Partition { owns: true } => {
-                ctx.note(format!(
-                    "Account work for {} is routed only to {me}: no one else will ever see it.",
-                    plan.job_key
-                ));
+                ctx.note(LeaseWorkerSaw::RoutedOnlyHere {
+                    job_key: &plan.job_key,
+                    me,
+                });
                 self.run_unguarded()
             }
             Coordination::Partition { owns: false } => {
-                ctx.note(format!(
-                    "{me} is not the consumer for {}; the job never reaches it.",
-                    plan.job_key
-                ));
+                ctx.note(LeaseWorkerSaw::NotTheConsumer {
+                    me,
+                    job_key: &plan.job_key,
+                });
                 self.stop_reason = Some(StopReason::NotMine);
                 Turn::Stop
             }
@@ -93,30 +83,17 @@ impl LockClient for LeaseLock {
         plan.job.resume_saying(
             ctx,
             steps_done,
-            |me| {
-                format!("The job is already complete ({steps_done} steps recorded): {me} has nothing to do.")
-            },
-            |me, step| {
-                format!("{steps_done} step(s) are already recorded: {me} takes over the job at step {step}.")
-            },
+            |me| LeaseWorkerSaw::JobAlreadyComplete { steps_done, me }.into(),
+            |me, step| LeaseWorkerSaw::TakesOverAt { steps_done, me, step }.into(),
         )
     }
 
     fn request(&mut self, ctx: Ctx, at: At<'_, Self>) {
         let plan = &at.plan.plan;
-        ctx.note(if at.job.attempt == 1 {
-            format!(
-                "{}'s job fires. It asks the lease store for {} before doing anything.",
-                ctx.me(),
-                plan.lease
-            )
-        } else {
-            format!(
-                "{} asks for {} again (attempt {}).",
-                ctx.me(),
-                plan.lease,
-                at.job.attempt
-            )
+        ctx.note(LeaseWorkerSaw::AsksForLease {
+            me: ctx.me(),
+            lease: &plan.lease,
+            attempt: at.job.attempt,
         });
         self.acquire_sent_local_us = ctx.local_now_us;
         ask(ctx, at.plan, acquire_msg(at.plan));
@@ -173,15 +150,11 @@ impl LockClient for LeaseLock {
         let wait_us = plan.retry_ms * MS_US + jitter_us;
         if std::mem::take(&mut self.says_wait) {
             let (me, wait_ms) = (ctx.me(), wait_us / MS_US);
-            ctx.note(if plan.retry_jitter_ms == 0 {
-                format!("{me} backs off and will ask again in {}.", seconds(wait_ms))
-            } else {
-                format!(
-                    "{me} backs off and will ask again in {}: {} plus {} of random jitter.",
-                    seconds(wait_ms),
-                    seconds(plan.retry_ms),
-                    seconds(wait_ms - plan.retry_ms)
-                )
+            ctx.note(LeaseWorkerSaw::BacksOff {
+                me,
+                wait_ms,
+                retry_ms: plan.retry_ms,
+                jittered: plan.retry_jitter_ms != 0,
             });
         }
         wait_us
@@ -214,10 +187,7 @@ impl LockClient for LeaseLock {
         reason: Option<RejectReason>,
     ) -> Option<Turn> {
         if let (Some(RejectReason::RunKeyTaken { key }), Some(_)) = (&reason, at.plan.plan.run_key()) {
-            ctx.note(format!(
-                "The run key {key} is already in job_run: this run happened. Nothing of {}'s transaction was kept, and it lets go without trying again.",
-                ctx.me()
-            ));
+            ctx.note(LeaseWorkerSaw::RunKeyTaken { key, me: ctx.me() });
             return Some(self.already_run(ctx, at.plan));
         }
         // The newer token may be the worker's own: a renewal that changed the token (the
@@ -230,30 +200,22 @@ impl LockClient for LeaseLock {
             }
             _ => None,
         };
-        let why = reason.map(|r| r.text()).unwrap_or_default();
+        let why = reason.as_ref();
         let me = ctx.me();
         match at.plan.plan.on_reject {
             OnReject::Abort => {
                 ctx.note(match self_fenced {
-                    Some((sent, own)) => format!(
-                        "{me}'s write was refused ({why}). The newer token is {me}'s own: its renewal came back with {own} while this step still carried {sent}. It has fenced itself out, and since a refusal looks the same as a real takeover, it aborts."
-                    ),
-                    None => format!(
-                        "{me}'s write was refused ({why}). That is proof another worker owns the lease now: {me} aborts — no retry, no compensation."
-                    ),
+                    Some((sent, own)) => LeaseWorkerSaw::RefusedByOwnRenewal { me, why, own, sent },
+                    None => LeaseWorkerSaw::RefusedAborts { me, why },
                 });
                 Some(self.stop(ctx, at, StopReason::Rejected))
             }
             OnReject::ReacquireAndContinue => {
-                ctx.note(format!(
-                    "{me}'s write was refused ({why}) — and it treats that as a transient error: it will get the lease back and carry on from step {step}."
-                ));
+                ctx.note(LeaseWorkerSaw::RefusedReacquires { me, why, step });
                 Some(self.resume_later(ctx, step))
             }
             OnReject::SkipStep => {
-                ctx.note(format!(
-                    "{me}'s write was refused ({why}). Its job loop logs step {step} as failed and goes on to the next step, as if the refusal were about that one write rather than about who owns the job."
-                ));
+                ctx.note(LeaseWorkerSaw::RefusedSkipsStep { me, why, step });
                 None
             }
         }
@@ -263,11 +225,10 @@ impl LockClient for LeaseLock {
     fn release(&mut self, ctx: Ctx, at: At<'_, Self>) -> bool {
         ctx.cancel_timer(JobTimer::Lock(LeaseTimer::Heartbeat));
         self.belief = None;
-        ctx.note(format!(
-            "{} has finished all {} step(s) of the job.",
-            ctx.me(),
-            at.plan.plan.steps
-        ));
+        ctx.note(LeaseWorkerSaw::FinishedAllSteps {
+            me: ctx.me(),
+            steps: at.plan.plan.steps,
+        });
         releases(at.plan) && send_release(ctx, at.plan)
     }
 
@@ -277,10 +238,9 @@ impl LockClient for LeaseLock {
 }
 
 /// Sends to the lease store or job table (a worker that asks nobody has none).
-/// Claims the job in the job table with `request` for its key, narrated as "claims the job
-/// {how}".
-fn claim_job(ctx: Ctx, plan: &WorkerConfig, how: &str, request: fn(String) -> LeaseMsg) -> Turn {
-    ctx.note(format!("{} claims the job {how}.", ctx.me()));
+/// Claims the job in the job table with `request` for its key, narrated as claiming it `by`.
+fn claim_job(ctx: Ctx, plan: &WorkerConfig, by: ClaimBy, request: fn(String) -> LeaseMsg) -> Turn {
+    ctx.note(LeaseWorkerSaw::ClaimsJob { me: ctx.me(), by });
     ask(ctx, plan, request(plan.plan.job_key.clone()));
     Turn::Ask
 }
@@ -326,11 +286,10 @@ impl LeaseLock {
 
     /// The heartbeat: the same statement as the acquire, by the same owner.
     fn renew(&mut self, ctx: Ctx, plan: &WorkerConfig) {
-        ctx.note(format!(
-            "{} asks the store to extend {}: same statement, same owner.",
-            ctx.me(),
-            plan.plan.lease
-        ));
+        ctx.note(LeaseWorkerSaw::AsksToExtend {
+            me: ctx.me(),
+            lease: &plan.plan.lease,
+        });
         ask(ctx, plan, acquire_msg(plan));
         self.acquire_sent_local_us = ctx.local_now_us;
     }
@@ -349,28 +308,27 @@ impl LeaseLock {
                 self.belief = Some(fresh);
                 let mut turn = Turn::Stay;
                 if old.token != token && plan.stamp_before_progress {
-                    ctx.note(format!(
-                        "{}'s renewal came back with token {token} instead of {}: the lease lapsed and was granted again, so another worker may have held it meanwhile. {} treats this as a takeover: it drops the step under way, stamps the row with {token} and reads the progress again.",
-                        ctx.me(),
-                        old.token,
-                        ctx.me()
-                    ));
+                    ctx.note(LeaseWorkerSaw::RenewalChangedTokenStamps {
+                        me: ctx.me(),
+                        token,
+                        was: old.token,
+                    });
                     if let Phase::Working { step } = *phase {
                         ctx.cancel_timer(JobTimer::StepDone { step });
                     }
                     turn = stamp(ctx, at.plan, token);
                 } else if old.token != token {
-                    ctx.note(format!(
-                        "{}'s renewal came back with token {token} instead of {}.",
-                        ctx.me(),
-                        old.token
-                    ));
+                    ctx.note(LeaseWorkerSaw::RenewalChangedToken {
+                        me: ctx.me(),
+                        token,
+                        was: old.token,
+                    });
                 } else {
-                    ctx.note(format!(
-                        "{}'s renewal went through: token {token} again, and by its own clock another {}.",
-                        ctx.me(),
-                        seconds(ttl_ms)
-                    ));
+                    ctx.note(LeaseWorkerSaw::Renewed {
+                        me: ctx.me(),
+                        token,
+                        ttl_ms,
+                    });
                 }
                 if plan.touch_on_heartbeat {
                     ctx.send(at.plan.sink_node, LeaseMsg::Touch { token });
@@ -380,31 +338,24 @@ impl LeaseLock {
             }
             (None, Phase::Acquiring) => {
                 self.belief = Some(fresh);
-                ctx.note(format!(
-                    "{} holds the lease with token {token}. By its own clock it has {} — {}.",
-                    ctx.me(),
-                    seconds(ttl_ms),
-                    if plan.heartbeat_ms == 0 {
-                        "it will not renew".to_string()
-                    } else {
-                        format!("it will renew every {}", seconds(plan.heartbeat_ms))
-                    }
-                ));
+                ctx.note(LeaseWorkerSaw::HoldsLease {
+                    me: ctx.me(),
+                    token,
+                    ttl_ms,
+                    heartbeat_ms: plan.heartbeat_ms,
+                });
                 if plan.heartbeat_ms > 0 {
                     ctx.set_timer(heartbeat, plan.heartbeat_ms * MS_US);
                 }
                 if std::mem::take(&mut self.resuming) {
-                    ctx.note(format!(
-                        "{} has the lease again (token {token}) and resumes its own job at step {} — without asking what happened meanwhile.",
-                        ctx.me(),
-                        self.next_step
-                    ));
+                    ctx.note(LeaseWorkerSaw::ResumesOwnJob {
+                        me: ctx.me(),
+                        token,
+                        step: self.next_step,
+                    });
                     Turn::Work(self.next_step)
                 } else if plan.stamp_before_progress {
-                    ctx.note(format!(
-                        "Before asking how far the job got, {} stamps the ledger row with token {token}. Once the row carries {token}, no older holder's write can land after the progress read.",
-                        ctx.me()
-                    ));
+                    ctx.note(LeaseWorkerSaw::StampsBeforeProgress { me: ctx.me(), token });
                     stamp(ctx, at.plan, token)
                 } else {
                     self.read_progress_or_start(at.plan)
@@ -422,19 +373,13 @@ impl LeaseLock {
         let me = ctx.me();
         let mine = belief.token;
         if last_token == mine {
-            ctx.note(format!(
-                "The row carries token {mine}: every older holder is fenced out, so the progress {me} reads now cannot change behind its back."
-            ));
+            ctx.note(LeaseWorkerSaw::StampHolds { mine, me });
             self.read_progress_or_start(at.plan)
         } else if last_token < mine {
-            ctx.note(format!(
-                "The row shows token {last_token}, not {mine}: the stamp did not take. {me} stamps again."
-            ));
+            ctx.note(LeaseWorkerSaw::StampMissed { last_token, mine, me });
             stamp(ctx, at.plan, mine)
         } else {
-            ctx.note(format!(
-                "The row already carries token {last_token}, newer than {me}'s {mine}: a newer holder owns the job. {me} stops."
-            ));
+            ctx.note(LeaseWorkerSaw::StampOvertaken { last_token, me, mine });
             self.stop(ctx, at, StopReason::Rejected)
         }
     }
@@ -454,28 +399,18 @@ impl LeaseLock {
                 Phase::Checking { step } | Phase::Working { step } | Phase::Writing { step } => step,
                 _ => self.next_step,
             };
-            ctx.note(format!(
-                "{}'s renewal came back empty — and it treats that as a hiccup: it will get the lease back and carry on from step {step}.",
-                ctx.me()
-            ));
+            ctx.note(LeaseWorkerSaw::RenewalEmptyHiccup { me: ctx.me(), step });
             if let Phase::Working { step } = *at.phase {
                 ctx.cancel_timer(JobTimer::StepDone { step });
             }
             self.resume_later(ctx, step)
         } else if self.belief.is_some() {
-            ctx.note(format!(
-                "{}'s renewal came back empty: the lease belongs to someone else (node {}). It stops immediately.",
-                ctx.me(),
-                holder.0
-            ));
+            ctx.note(LeaseWorkerSaw::RenewalEmpty { me: ctx.me(), holder });
             self.stop(ctx, at, StopReason::LostLease)
         } else if *at.phase != Phase::Acquiring {
             Turn::Stay
         } else if plan.retry_ms == 0 {
-            ctx.note(format!(
-                "{} backs off: another copy holds the lease, so it is running the job right now.",
-                ctx.me()
-            ));
+            ctx.note(LeaseWorkerSaw::AnotherCopyRuns { me: ctx.me() });
             Turn::GiveUp
         } else {
             self.says_wait = true;
@@ -496,26 +431,21 @@ impl LeaseLock {
     /// The job table's answer to a claim: one row means the job is this worker's.
     fn claimed(&mut self, ctx: Ctx, rows: u32) -> Turn {
         if rows == 1 {
-            ctx.note(format!("{} got one row: the job is {}'s.", ctx.me(), ctx.me()));
+            ctx.note(LeaseWorkerSaw::ClaimWon { me: ctx.me() });
             self.run_unguarded()
         } else {
-            ctx.note(format!(
-                "{} got zero rows: someone else already owns this job, so it does nothing.",
-                ctx.me()
-            ));
+            ctx.note(LeaseWorkerSaw::ClaimLost { me: ctx.me() });
             Turn::GiveUp
         }
     }
 
     fn released(&mut self, ctx: Ctx, at: At<'_, Self>, deleted: bool) -> Turn {
         let lease = &at.plan.plan.lease;
+        let me = ctx.me();
         ctx.note(if deleted {
-            format!("{} has let go of {lease}.", ctx.me())
+            LeaseWorkerSaw::LetGo { me, lease }
         } else {
-            format!(
-                "{}'s release removed nothing: {lease} is no longer its lease.",
-                ctx.me()
-            )
+            LeaseWorkerSaw::ReleaseRemovedNothing { me, lease }
         });
         match self.stop_reason {
             Some(_) if !at.job.finished => Turn::Stop,
@@ -546,10 +476,7 @@ impl LeaseLock {
         let finally_release = at.plan.plan.release_in_finally && reason != StopReason::LostLease;
         self.stop_reason = Some(reason);
         if finally_release && releases(at.plan) {
-            ctx.note(format!(
-                "{}'s finally block releases the lease on the way out.",
-                ctx.me()
-            ));
+            ctx.note(LeaseWorkerSaw::FinallyReleases { me: ctx.me() });
             send_release(ctx, at.plan);
             Turn::Releasing
         } else {

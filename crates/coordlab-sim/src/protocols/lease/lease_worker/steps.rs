@@ -6,8 +6,9 @@ use super::lease::Ctx;
 use super::{Coordination, Fencing, LeaseLock, Sink, StopReason, WorkerConfig};
 use crate::kernel::ids::FencingToken;
 use crate::kernel::time::MS_US;
+use crate::presentation::narration::lease::lease_worker::{LeaseWorkerSaw, StepSpare, StepWrite};
 use crate::protocols::job::{At, Phase, StepGate, Turn};
-use crate::protocols::lease::lease_msg::{seconds, LeaseMsg, WriteCheck};
+use crate::protocols::lease::lease_msg::{LeaseMsg, WriteCheck};
 
 impl LeaseLock {
     /// Whether step `step` may start: what its own clock and its margin say, and whether it
@@ -23,19 +24,16 @@ impl LeaseLock {
                 return StepGate::Then(stop);
             }
         } else if plan.check_clock_before_step && ctx.local_now_us >= belief.expires_local_us {
-            ctx.note(format!(
-                "By {}'s own clock its lease has run out, so it stops before step {step}.",
-                ctx.me()
-            ));
+            ctx.note(LeaseWorkerSaw::OwnClockRanOut { me: ctx.me(), step });
             return StepGate::Then(self.stop(ctx, at, StopReason::ExpiredByOwnClock));
         } else if plan.check_clock_before_step && plan.coordination() == Coordination::Lease {
-            ctx.note(format!(
-                "By {}'s own clock {} of its lease remain, so it starts step {step}.",
-                ctx.me(),
-                seconds((belief.expires_local_us - ctx.local_now_us) / MS_US)
-            ));
+            ctx.note(LeaseWorkerSaw::OwnClockLeaves {
+                me: ctx.me(),
+                left_us: belief.expires_local_us - ctx.local_now_us,
+                step,
+            });
         } else if margin.is_none() {
-            ctx.note(format!("{} starts step {step}.", ctx.me()));
+            ctx.note(LeaseWorkerSaw::StartsStep { me: ctx.me(), step });
         }
         if plan.fencing == Fencing::AppCheck && plan.coordination() == Coordination::Lease {
             ctx.send(at.plan.sink_node, LeaseMsg::ReadToken);
@@ -59,28 +57,26 @@ impl LeaseLock {
         let step_ms = at.plan.plan.step_ms;
         let left_us = expires_local_us.saturating_sub(ctx.local_now_us);
         let step_us = step_ms * MS_US;
-        let (me, left, took) = (ctx.me(), seconds(left_us / MS_US), seconds(step_ms));
-        let margin = seconds(margin_ms);
         let spare_us = left_us.saturating_sub(step_us);
-        if left_us > step_us && spare_us > margin_ms * MS_US {
-            ctx.note(format!(
-                "By {me}'s own clock {left} of its lease remain: step {step} ({took}) would end {} before the lease does, more than its {margin} safety margin, so it starts.",
-                seconds(spare_us / MS_US)
-            ));
-            return None;
-        }
-        let why = if left_us <= step_us {
-            "would not end in time".to_string()
+        let spare = if left_us <= step_us {
+            StepSpare::NotInTime
+        } else if spare_us > margin_ms * MS_US {
+            StepSpare::Enough(spare_us)
         } else {
-            format!(
-                "would end only {} before the lease does, inside its {margin} safety margin",
-                seconds(spare_us / MS_US)
-            )
+            StepSpare::InsideMargin(spare_us)
         };
-        ctx.note(format!(
-            "By {me}'s own clock {left} of its lease remain: step {step} ({took}) {why}, so {me} stops and leaves the rest to the next holder."
-        ));
-        Some(self.stop(ctx, at, StopReason::MarginReached))
+        ctx.note(LeaseWorkerSaw::MarginRule {
+            me: ctx.me(),
+            left_us,
+            step,
+            step_ms,
+            margin_ms,
+            spare,
+        });
+        match spare {
+            StepSpare::Enough(_) => None,
+            _ => Some(self.stop(ctx, at, StopReason::MarginReached)),
+        }
     }
 
     /// The answer to an application-code token check: the ledger's highest token.
@@ -92,18 +88,18 @@ impl LeaseLock {
             return Turn::Stay;
         };
         if last_token > belief.token {
-            ctx.note(format!(
-                "{} reads last_token {last_token}, newer than its {}: its application check says stop.",
-                ctx.me(),
-                belief.token
-            ));
+            ctx.note(LeaseWorkerSaw::AppCheckSaysStop {
+                me: ctx.me(),
+                last_token,
+                mine: belief.token,
+            });
             self.stop(ctx, at, StopReason::AppCheckCaught)
         } else {
-            ctx.note(format!(
-                "{} reads last_token {last_token}; its own token is {}, so the check in application code passes. The write comes later, as a separate statement.",
-                ctx.me(),
-                belief.token
-            ));
+            ctx.note(LeaseWorkerSaw::AppCheckPasses {
+                me: ctx.me(),
+                last_token,
+                mine: belief.token,
+            });
             Turn::Checked(step)
         }
     }
@@ -142,30 +138,26 @@ impl LeaseLock {
                 }
             }
         };
-        let what = match &msg {
+        let write = match &msg {
             LeaseMsg::Pay {
                 idempotency_key: Some(key),
                 ..
-            } => format!("tells the rail to pay ₹{amount}, with idempotency key {key}"),
-            LeaseMsg::WriteWithRunKey { key, .. } => format!(
-                "sends one transaction: the insert of the run key {key} into job_run and the debit, to commit together or not at all"
-            ),
-            LeaseMsg::Pay { .. } => {
-                format!("tells the rail to pay ₹{amount}; the instruction carries no key and no token")
-            }
+            } => StepWrite::PayWithKey { amount, key },
+            LeaseMsg::WriteWithRunKey { key, .. } => StepWrite::WithRunKey { key },
+            LeaseMsg::Pay { .. } => StepWrite::PayWithoutKey { amount },
             LeaseMsg::Write {
                 check: WriteCheck::TokenPredicate,
                 ..
-            } => format!("sends the debit; token {token} is part of the write's WHERE clause"),
-            _ if token.0 == 0 => "sends the debit, which carries no token".to_string(),
-            _ if p.fencing == Fencing::FirstWriteOnly => format!(
-                "sends the debit carrying token {token}. Only step 1's write asked the ledger to check the token; this one does not"
-            ),
-            _ => format!(
-                "sends the debit carrying token {token}, but the write does not ask the ledger to check it"
-            ),
+            } => StepWrite::Fenced { token },
+            _ if token.0 == 0 => StepWrite::NoToken,
+            _ if p.fencing == Fencing::FirstWriteOnly => StepWrite::FencedFirstOnly { token },
+            _ => StepWrite::Unchecked { token },
         };
-        ctx.note(format!("{} has done step {step}'s work and {what}.", ctx.me()));
+        ctx.note(LeaseWorkerSaw::StepWritten {
+            me: ctx.me(),
+            step,
+            write,
+        });
         ctx.send(plan.sink_node, msg);
     }
 
@@ -175,10 +167,7 @@ impl LeaseLock {
             return Turn::Stay;
         }
         if !applied {
-            ctx.note(format!(
-                "The rail answers that step {step} was a replay; for {} the step is done either way.",
-                ctx.me()
-            ));
+            ctx.note(LeaseWorkerSaw::RailSaysReplay { step, me: ctx.me() });
         }
         Turn::Written(step)
     }
