@@ -28,7 +28,7 @@ pub fn beat_list(props: &BeatListProps) -> Html {
         let d = props.dispatch.clone();
         let is_current = current == Some(index);
         html! {
-            <li class={classes!("beat-row", is_current.then_some("current"))}>
+            <li class={super::class_list("beat-row", &[("current", is_current)])}>
                 <button onclick={Callback::from(move |_| d.dispatch(Action::Seek(seq as usize)))}
                     aria-current={is_current.then_some("step")}>
                     <span class="beat-index">{ index + 1 }</span>

@@ -122,7 +122,7 @@ pub fn compare_view(props: &CompareProps) -> Html {
         })
     };
     html! {
-        <div class={classes!("compare", c.presenting.then_some("compare-presenting"))}>
+        <div class={super::class_list("compare", &[("compare-presenting", c.presenting)])}>
             if !c.presenting {
                 { notices(&NoticesProps { notices: c.notices.clone(), on_dismiss: Some(on_dismiss) }) }
                 <div class="player-head">
@@ -318,7 +318,7 @@ fn beat_ticks(c: &Compare, d: &UseReducerDispatcher<Compare>) -> Vec<Html> {
                 .map_or(String::new(), |(_, b)| format!("{}: {}", side.info.title, b.title));
             let d = d.clone();
             html! {
-                <button class={classes!("tick", (i <= c.cursor).then_some("past"), (i == c.cursor).then_some("current"))}
+                <button class={super::class_list("tick", &[("past", i <= c.cursor), ("current", i == c.cursor)])}
                     ~style={left} title={title.clone()}
                     onclick={Callback::from(move |_| d.dispatch(CompareAction::Seek(i)))}>
                     <span class="tick-no">{ k + 1 }</span>
@@ -431,7 +431,7 @@ fn side_view(props: &SideProps) -> Html {
     let now = beat.is_some_and(|(_, (seq, _))| *seq == entry.seq);
     let title = props.side.info.title;
     html! {
-        <section class={classes!("compare-side", props.moved.then_some("moved"), (!now).then_some("between-beats"))}
+        <section class={super::class_list("compare-side", &[("moved", props.moved), ("between-beats", !now)])}
             data-side={props.label} aria-label={title}>
             <div class="side-head">
                 <h2>{ title }</h2>
@@ -453,7 +453,7 @@ fn side_view(props: &SideProps) -> Html {
             </div>
             <div class="side-caption">
                 if let Some((i, (seq, b))) = beat {
-                    <div class={classes!("beat", (*seq == entry.seq).then_some("now"))}>
+                    <div class={super::class_list("beat", &[("now", *seq == entry.seq)])}>
                         <p class="beat-no">{ format!("Beat {} of {}", i + 1, beats.len()) }</p>
                         <h3 class="beat-title">{ &b.title }</h3>
                         <p class="beat-text">{ &b.text }</p>

@@ -352,9 +352,9 @@ pub fn embed_view(props: &EmbedProps) -> Html {
         }
     };
     html! {
-        <div class={classes!("embed", format!("controls-{}", props.route.controls.name()))} ref={root}>
+        <div class={format!("embed controls-{}", props.route.controls.name())} ref={root}>
             { notices(&NoticesProps { notices: p.notices.clone(), on_dismiss: Some(on_dismiss) }) }
-            <div class={classes!("embed-stage", format!("picture-{}", p.view.picture.code()))}>
+            <div class={format!("embed-stage picture-{}", p.view.picture.code())}>
                 if p.view.picture.shows_topology() {
                     <Topology trace={p.trace.clone()} cursor={p.cursor} snapshot={snapshot.clone()} min_text={11} />
                 }
@@ -370,7 +370,7 @@ pub fn embed_view(props: &EmbedProps) -> Html {
                         <p class="unsafe-banner">{ format!("⚠ {h}") }</p>
                     }
                     if let Some((i, seq, b)) = beat {
-                        <p class={classes!("embed-beat", (seq as usize == p.cursor).then_some("now"))}>
+                        <p class={super::class_list("embed-beat", &[("now", seq as usize == p.cursor)])}>
                             <span class="beat-no">{ format!("Beat {} of {}", i + 1, p.nav.beats.len()) }</span>
                             <strong>{ &b.title }</strong>
                         </p>

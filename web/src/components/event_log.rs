@@ -168,13 +168,15 @@ pub fn event_log(props: &EventLogProps) -> Html {
             Row::Event(s) => {
                 let e = &p.trace.entries[*s];
                 let current = *s == p.cursor;
-                let class = classes!(
+                let class = super::class_list(
                     "log-row",
-                    current.then_some("current"),
-                    (*s > p.cursor).then_some("future"),
-                    (!e.violations.is_empty()).then_some("violation"),
-                    (e.kind == EventKind::Fault).then_some("fault"),
-                    p.nav.is_beat(*s).then_some("beat"),
+                    &[
+                        ("current", current),
+                        ("future", *s > p.cursor),
+                        ("violation", !e.violations.is_empty()),
+                        ("fault", e.kind == EventKind::Fault),
+                        ("beat", p.nav.is_beat(*s)),
+                    ],
                 );
                 html! {
                     <div key={format!("e{s}")} id={format!("log-row-{i}")} class={class} ~style={style}
@@ -188,7 +190,7 @@ pub fn event_log(props: &EventLogProps) -> Html {
             Row::Fold { from, to, summary } => {
                 let current = (*from..=*to).contains(&p.cursor);
                 html! {
-                    <div key={format!("f{from}")} id={format!("log-row-{i}")} class={classes!("log-row", "fold", current.then_some("current"))}
+                    <div key={format!("f{from}")} id={format!("log-row-{i}")} class={super::class_list("log-row fold", &[("current", current)])}
                         ~style={style} role="option" aria-selected={if current { "true" } else { "false" }} data-row={i.to_string()}>
                         <span class="seq">{ format!("{from}–{to}") }</span>
                         <span class="text">{ summary }</span>

@@ -150,7 +150,7 @@ pub fn network_panel(props: &NetworkPanelProps) -> Html {
             None => "held until released".to_string(),
         };
         html! {
-            <li key={m.id.0.to_string()} data-msg={m.id.0.to_string()} class={classes!(m.deliver_us.is_none().then_some("held"))}>
+            <li key={m.id.0.to_string()} data-msg={m.id.0.to_string()} class={m.deliver_us.is_none().then_some("held")}>
                 <span class="msg-id">{ m.id.to_string() }</span>
                 <span class="msg-route">{ format!("{f} → {t}") }</span>
                 <span class="msg-label">{ &m.label }</span>

@@ -110,7 +110,7 @@ pub fn player_view(props: &PlayerProps) -> Html {
         let selected = p.tab == tab;
         html! {
             <button role="tab" aria-selected={if selected { "true" } else { "false" }}
-                class={classes!("tab", selected.then_some("selected"))}
+                class={super::class_list("tab", &[("selected", selected)])}
                 onclick={Callback::from(move |_| d.dispatch(Action::Tab(tab)))}>{ label }</button>
         }
     };
@@ -143,7 +143,7 @@ pub fn player_view(props: &PlayerProps) -> Html {
         Tab::Events => html! { <EventLog player={p.clone()} dispatch={dispatch.clone()} /> },
     };
     html! {
-        <div class={classes!("player", p.presenting.then_some("presenting"))}>
+        <div class={super::class_list("player", &[("presenting", p.presenting)])}>
             // The first screen: the heading, the picture with the story, and the transport. Its
             // height is the window's, so the transport stays put at every step and beat.
             <div class="first-screen">
@@ -157,7 +157,7 @@ pub fn player_view(props: &PlayerProps) -> Html {
                 { mode_buttons(&PositionProps { player: p.clone(), dispatch: dispatch.clone() }) }
                 <p class="summary">{ p.info.summary }</p>
             </div>
-            <div class={classes!("stage", format!("picture-{}", p.view.picture.code()))}>
+            <div class={format!("stage picture-{}", p.view.picture.code())}>
                 <div class="pictures">
                     if p.view.picture.shows_topology() {
                         <Topology trace={p.trace.clone()} cursor={p.cursor} snapshot={snapshot.clone()} phone=true />

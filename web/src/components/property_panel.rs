@@ -37,7 +37,7 @@ pub fn property_panel(props: &PropertyPanelProps) -> Html {
             }
         });
         html! {
-            <li class={classes!("property", state)} data-property={p.name.clone()}>
+            <li class={format!("property {state}")} data-property={p.name.clone()}>
                 <span class="verdict-icon" aria-hidden="true">{ icon }</span>
                 <div>
                     <div class="property-name">{ &p.name }<span class="kind">{ match p.kind { PropertyKind::Always => " · always", PropertyKind::Eventually => " · eventually" } }</span></div>

@@ -122,13 +122,13 @@ pub fn space_time(props: &SpaceTimeProps) -> Html {
         let on_axis = props.on_axis.clone();
         let pressed = props.axis == axis;
         html! {
-            <button class={classes!("axis", pressed.then_some("selected"))}
+            <button class={super::class_list("axis", &[("selected", pressed)])}
                 aria-pressed={if pressed { "true" } else { "false" }}
                 onclick={Callback::from(move |_| on_axis.emit(axis))}>{ label }</button>
         }
     };
     html! {
-        <figure class={classes!("spacetime-view", fitted.then_some("fitted"))}>
+        <figure class={super::class_list("spacetime-view", &[("fitted", fitted)])}>
             <div class="spacetime-bar" role="group" aria-label="Space-time diagram">
                 { axis_button(Axis::Time, "Real time") }
                 { axis_button(Axis::Order, "Event order") }
@@ -190,7 +190,7 @@ pub fn picture_switch(props: &PictureSwitchProps) -> Html {
                 let on_pick = props.on_pick.clone();
                 let pressed = props.view.picture == p;
                 html! {
-                    <button class={classes!(pressed.then_some("selected"))}
+                    <button class={pressed.then_some("selected")}
                         aria-pressed={if pressed { "true" } else { "false" }}
                         title="Switch the picture (d)"
                         onclick={Callback::from(move |_| on_pick.emit(p))}>{ p.label() }</button>

@@ -51,7 +51,7 @@ pub fn story(props: &StoryProps) -> Html {
                             _ => None,
                         };
                         html! {
-                            <button class={classes!("answer", state)} disabled={answered}
+                            <button class={super::class_list("answer", &[("right", state == Some("right")), ("wrong", state == Some("wrong"))])} disabled={answered}
                                 onclick={Callback::from(move |_| d.dispatch(Action::Pick(i, k)))}>
                                 { a }
                                 if state == Some("right") { <span>{ " ✓" }</span> }
@@ -76,7 +76,7 @@ pub fn story(props: &StoryProps) -> Html {
         let broken = prop.first_violation_seq.filter(|s| *s <= cursor && prop.kind == PropertyKind::Always);
         let title = format!("{} — {}", prop.name, prop.description);
         html! {
-            <li class={classes!("chip", state)} data-chip={prop.name.clone()} title={title}>
+            <li class={format!("chip {state}")} data-chip={prop.name.clone()} title={title}>
                 if let Some(s) = broken {
                     <button onclick={Callback::from(move |_| d.dispatch(Action::Seek(s as usize)))}>
                         <span aria-hidden="true">{ icon }</span>{ format!(" {}", prop.name) }
@@ -113,9 +113,9 @@ pub fn story(props: &StoryProps) -> Html {
     let at_beat = beat.is_some_and(|(_, seq, _)| seq == cursor);
     let narrate = !(p.presenting && at_beat);
     html! {
-        <aside class={classes!("story", (!at_beat).then_some("between-beats"))} aria-label="The story so far">
+        <aside class={super::class_list("story", &[("between-beats", !at_beat)])} aria-label="The story so far">
             if let Some((i, seq, b)) = beat {
-                <div class={classes!("beat", (seq == cursor).then_some("now"))}>
+                <div class={super::class_list("beat", &[("now", seq == cursor)])}>
                     <p class="beat-no">{ format!("Beat {} of {}", i + 1, p.nav.beats.len()) }</p>
                     <h2 class="beat-title">{ &b.title }</h2>
                     <p class="beat-text">{ &b.text }</p>
@@ -131,7 +131,7 @@ pub fn story(props: &StoryProps) -> Html {
             if narrate {
                 <Narration trace={p.trace.clone()} cursor={p.cursor} />
             }
-            <ul class={classes!("property-strip", many.then_some("many"))} aria-label="Properties">{ for strip }{ for folded }</ul>
+            <ul class={super::class_list("property-strip", &[("many", many)])} aria-label="Properties">{ for strip }{ for folded }</ul>
         </aside>
     }
 }

@@ -50,7 +50,7 @@ pub fn timeline(props: &TimelineProps) -> Html {
             let here = seq as usize <= p.cursor;
             let current = p.nav.beat_at_or_before(p.cursor) == Some(i);
             html! {
-                <button class={classes!("tick", here.then_some("past"), current.then_some("current"))}
+                <button class={super::class_list("tick", &[("past", here), ("current", current)])}
                     ~style={left} title={format!("Beat {}: {} (step {seq})", i + 1, b.title)}
                     onclick={Callback::from(move |_| d.dispatch(Action::Seek(seq as usize)))}>
                     <span class="tick-no">{ i + 1 }</span>

@@ -139,7 +139,7 @@ pub fn topology(props: &TopologyProps) -> Html {
         .as_ref()
         .map(|h| html! { <figcaption class="unsafe-banner" role="status">{ format!("⚠ {h}") }</figcaption> });
     html! {
-        <figure class={classes!("topology", tall.then_some("tall"))}>
+        <figure class={super::class_list("topology", &[("tall", tall)])}>
             { for banner }
             <div class="picture" ref={picture} ~style={height.unwrap_or_default()}>
                 if let Some((lay, parts, messages)) = drawing {
@@ -155,7 +155,7 @@ pub fn topology(props: &TopologyProps) -> Html {
                     <svg class="messages" viewBox={lay.view_box()} aria-hidden="true">
                         { for messages.iter().map(|m| html! {
                             <g key={m.id.to_string()} data-msg={m.id.to_string()}
-                               class={classes!("msg", m.reply.then_some("reply"), m.held.then_some("held"))}
+                               class={super::class_list("msg", &[("reply", m.reply), ("held", m.held)])}
                                ~style={format!("transform: translate({}px, {}px)", m.x, m.y)}>
                                 <title>{ &m.title }</title>
                                 <circle r="7" />

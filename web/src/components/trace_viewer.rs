@@ -114,7 +114,7 @@ pub fn trace_viewer() -> Html {
                         if !trace.properties.is_empty() {
                             <ul class="verdicts" aria-label="Properties, as the file states them">
                                 { for trace.properties.iter().map(|p| html! {
-                                    <li class={classes!("chip", if p.verdict.as_str() == "violated" { "violated" } else { "holding" })}>
+                                    <li class={if p.verdict.as_str() == "violated" { "chip violated" } else { "chip holding" }}>
                                         { format!("{} {}", p.name, p.verdict.as_str()) }
                                     </li>
                                 }) }
@@ -132,7 +132,7 @@ pub fn trace_viewer() -> Html {
                 { "A trace from " }<code>{ "coordlab run <scenario> --format jsonl" }</code>
                 { ", or any history written in that schema (docs/cli.md in coordlab's source describes it), drawn as a space-time diagram you can step through. The file is read in this tab; nothing is uploaded." }
             </p>
-            <label class={classes!("drop-zone", dragging.then_some("dragging"))}
+            <label class={super::class_list("drop-zone", &[("dragging", *dragging)])}
                 ondrop={on_drop} ondragover={on_drag_over} ondragleave={on_drag_leave}>
                 <span>{ "Choose a .jsonl trace file, or drop one here" }</span>
                 <input type="file" id="trace-file" accept=".jsonl,.ndjson,.json,.txt,application/x-ndjson" onchange={on_pick} />
