@@ -8,7 +8,7 @@
 # Usage: scripts/size-report.sh [DIST_DIR]      (default: dist; run `cargo xtask dist` first)
 # Exits 1 if the home bundle's first download (the site's first download: the library)
 # exceeds SIZE_LIMIT_BYTES (default 110000), or a scenario bundle's exceeds
-# SCENARIO_LIMIT_BYTES (default 263000). Scenario bundles met 200000 after kernel v2; the
+# SCENARIO_LIMIT_BYTES (default 256000). Scenario bundles met 200000 after kernel v2; the
 # fidelity fixes, the story beats and the glossary took the larger ones back over it, and
 # bringing them under it again is open work (see docs/performance.md, "Download size"). An embed bundle
 # (`<chapter>-embed`, plus the embeds' stylesheet) must also stay smaller than its chapter's
@@ -38,9 +38,11 @@ dist="${1:-dist}"
 # wasm-opt's --low-memory-unused and the shortened wasm-bindgen names); the scenario cap is to
 # fall to 240000 once every bundle fits. From here on a cap rises only with an equal saving in
 # the same change. The scenario cap fell from 268000 to 263000 to hold what issue 29 won: the
-# full build's biggest first load is fencing's, 262,651 bytes.
+# full build's biggest first load is fencing's, 262,651 bytes. It fell again, to 256000, when
+# the pages other than the player took their rules to stylesheets of their own: the biggest
+# first load, consensus's, was 254,999 bytes in the full build.
 limit="${SIZE_LIMIT_BYTES:-110000}"
-scenario_limit="${SCENARIO_LIMIT_BYTES:-263000}"
+scenario_limit="${SCENARIO_LIMIT_BYTES:-256000}"
 home=$(node -e 'console.log(require(process.argv[1]).home)' "$PWD/target/site/bundles.json")
 manifest=target/site/manifest.json
 [[ -f "$dist/index.html" && -f "$manifest" ]] || {
@@ -63,13 +65,13 @@ declare -A totals
 over=0
 printf '%-10s  %12s  %12s  %12s  %12s\n' bundle "wasm gzip" "js gzip" "shared gzip" "first load"
 for bundle in $(node -e 'console.log(Object.keys(require(process.argv[1])).join(" "))' "$PWD/$manifest"); do
-    files=$(node -e 'const m=require(process.argv[1])[process.argv[2]]; console.log(m.wasm, m.js, m.css || "")' "$PWD/$manifest" "$bundle")
-    read -r wasm js css <<<"$files"
+    files=$(node -e 'const m=require(process.argv[1])[process.argv[2]]; console.log(m.wasm, m.js, (m.css || []).join(" "))' "$PWD/$manifest" "$bundle")
+    read -r wasm js sheets <<<"$files"
     wasm_gz=$(gz "$dist/$wasm")
     js_gz=$(gz "$dist/$js")
     # A bundle that draws pages other than the player loads their stylesheet too.
     css_gz=0
-    if [[ -n "$css" ]]; then css_gz=$(gz "$dist/$css"); fi
+    for sheet in $sheets; do css_gz=$(( css_gz + $(gz "$dist/$sheet") )); done
     total=$(( wasm_gz + js_gz + css_gz + shared_gz ))
     chapter="${bundle%-embed}"
     if [[ "$chapter" != "$bundle" ]]; then total=$(( total + embed_css_gz )); fi

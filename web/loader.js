@@ -52,7 +52,7 @@ const files = BUNDLES[current];
 // A bundle that draws a page other than the player (the library, the side by side, the
 // choosing page, a trace) has that page's rules in a stylesheet of its own, which arrives
 // with the WebAssembly, long before the app draws.
-if (files.css) addStyle(files.css);
+for (const sheet of files.css || []) addStyle(sheet);
 // The address as opened, before the player rewrites it: web/search.js reads its `why=`.
 globalThis.coordlabOpened = location.hash;
 // Moving to a scenario of another chapter loads that chapter's bundle (from the cache after
