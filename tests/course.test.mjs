@@ -20,7 +20,10 @@ test('Start here, then Next alone through chapter 1, answering; the library show
   await start.click();
   for (const [i, id] of CHAPTER_1.entries()) {
     // The course is a lesson: each run a stop, in presenter mode, its words beside the picture.
-    await page.waitForFunction((want) => location.hash.startsWith(`#/play/${want}`) && document.querySelector('.lesson-panel') && document.querySelector('.timeline .tick'), id);
+    // A stop in another chapter's bundle changes the address before the page reloads: until it
+    // has, the old stop is still drawn, so wait for the panel to name this stop.
+    await page.waitForFunction(([want, stop]) => location.hash.startsWith(`#/play/${want}`) && document.querySelector('.timeline .tick')
+      && document.querySelector('.lesson-panel .lesson-where')?.textContent.includes(`stop ${stop} of`), [id, i + 1]);
     const course = page.locator('.lesson-panel');
     assert.match(await course.locator('.lesson-where').textContent(), new RegExp(`The coordlab course · stop ${i + 1} of \\d+`));
     const caption = await course.locator('.lesson-caption').textContent();
