@@ -39,11 +39,16 @@ for (const id of scenarios) {
     const page = await open(`#/play/${id}?step=${mid}&view=both`);
     await page.locator('.spacetime-picture svg').waitFor();
     assert.equal(await stepLabel(page), `Step ${mid} of ${last}`);
+    // The whole page with the first tab open; then only the tab strip and the panel, which are
+    // all a tab changes.
+    let whole = true;
     for (const name of TABS) {
       const button = page.getByRole('tab', { name, exact: true });
       if (!(await button.count())) continue;
       await tab(page, name);
-      await audit(page, `${id}, step ${mid}, topology and space-time, ${name} tab`);
+      await audit(page, `${id}, step ${mid}, topology and space-time, ${name} tab`,
+        whole ? {} : { within: ['[role=tablist]', '[role=tabpanel]'] });
+      whole = false;
     }
     // The space-time diagram alone, on the event-order axis.
     await page.getByRole('button', { name: 'Space-time', exact: true }).click();
