@@ -16,6 +16,12 @@
     allow(dead_code)
 )]
 
+// The browser's allocator: talc instead of the standard library's dlmalloc, which is
+// larger in every bundle's download.
+#[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+
 #[cfg(feature = "compare")]
 mod compare_state;
 mod components;
