@@ -4,7 +4,7 @@
 // enough).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { useBrowser, stepLabel } from './browser.mjs';
+import { useBrowser, stepLabel, ready } from './browser.mjs';
 
 const { open, shot } = useBrowser();
 
@@ -66,6 +66,25 @@ test('a term’s first use opens its definition with Tab and Enter; Escape close
   // Going back to step 3 shows the link again: it marks the first use up to the step on screen.
   await page.keyboard.press('ArrowLeft');
   assert.equal(await page.locator('.narration .term-link', { hasText: 'transaction' }).count(), 1);
+  await page.close();
+});
+
+test('a term opened before the definitions arrive shows its definition when they do', async () => {
+  const page = await open('#/play/lost-update?step=3');
+  // The page again, with glossary.json held back until the term is open (a slow network).
+  let release;
+  const held = new Promise((resolve) => { release = resolve; });
+  await page.route('**/glossary.json', async (route) => { await held; await route.continue(); });
+  await page.reload();
+  await ready(page);
+  const term = page.locator('.narration .term-link', { hasText: 'transaction' });
+  await term.click();
+  const pop = page.locator(`#${await term.getAttribute('aria-controls')}`);
+  await pop.waitFor({ state: 'visible' });
+  assert.equal(await pop.locator('.term-def').textContent(), '', 'no definition before glossary.json is in');
+  release();
+  await pop.locator('.term-def', { hasText: /reads and writes/ }).waitFor();
+  assert.equal(await term.getAttribute('aria-expanded'), 'true', 'still open, with nothing pressed');
   await page.close();
 });
 

@@ -70,8 +70,12 @@ await bindings.default({ module_or_path: wasm });
 document.documentElement.dataset.coordlab = current;
 // The glossary's definitions, which no bundle carries: the narration's term buttons read them
 // from here when opened (web/src/glossary.rs). Without them a term shows its name and the link
-// to the glossary page, so a failed fetch is no error of the page.
-fetch(new URL('glossary.json', import.meta.url)).then((r) => r.json()).then((g) => { globalThis.coordlabGlossary = g; })
+// to the glossary page, so a failed fetch is no error of the page. The event draws a term
+// opened before they came again, with its definition.
+fetch(new URL('glossary.json', import.meta.url)).then((r) => r.json()).then((g) => {
+  globalThis.coordlabGlossary = g;
+  dispatchEvent(new Event('coordlab-glossary'));
+})
   .catch(() => {});
 // Lessons and "Find a failure" in the player (web/lessons.js, web/search.js), after the app:
 // no first download carries them.

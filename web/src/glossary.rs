@@ -13,7 +13,7 @@ use crate::nav::Nav;
 use crate::same_trace::SameTrace;
 use coordlab_sim::glossary::{first_uses, TermSet, TERMS};
 use std::cell::{Cell, RefCell};
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::{closure::Closure, JsCast, JsValue};
 use yew::prelude::*;
 
 const NEVER: usize = usize::MAX;
@@ -110,13 +110,37 @@ impl FirstUses {
 
 /// A term's definition, from `glossary.json`, which the loader fetches once the app has
 /// started (web/loader.js, `coordlabGlossary`): `None` until it is in. A term's definition is
-/// read when the reader opens it, which draws the narration again.
+/// read when the reader opens it, which draws the narration again, and again when it arrives
+/// ([`use_definitions`]).
 fn definition(name: &str) -> Option<String> {
     let all = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("coordlabGlossary")).ok()?;
     js_sys::Reflect::get(&all, &JsValue::from_str(name))
         .ok()?
         .as_string()
 }
+
+/// Draws the narration again when the definitions arrive (the loader sends `coordlab-glossary`
+/// once `glossary.json` is in): a term opened before then shows its definition at once, not
+/// only at the next step.
+#[hook]
+pub fn use_definitions() {
+    let redraw = use_force_update();
+    use_effect_with((), move |_| {
+        let listener = Closure::<dyn Fn()>::new(move || redraw.force_update());
+        let window = web_sys::window();
+        if let Some(w) = &window {
+            let _ = w.add_event_listener_with_callback(ARRIVED, listener.as_ref().unchecked_ref());
+        }
+        move || {
+            if let Some(w) = window {
+                let _ = w.remove_event_listener_with_callback(ARRIVED, listener.as_ref().unchecked_ref());
+            }
+        }
+    });
+}
+
+/// The window event the loader sends when the definitions are in (web/loader.js).
+const ARRIVED: &str = "coordlab-glossary";
 
 /// What the narration's terms need to draw: which term's definition is open, a number that
 /// keeps ids unique when two narrations share a page, and what a click does.

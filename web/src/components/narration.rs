@@ -1,7 +1,7 @@
 //! The narration pane: what this step means, announced once per step to screen readers. The
 //! first use of a glossary term in the run is a button that shows its definition.
 
-use crate::glossary::{linked, next_uid, on_escape, on_focus_out, FirstUses, Terms};
+use crate::glossary::{linked, next_uid, on_escape, on_focus_out, use_definitions, FirstUses, Terms};
 use crate::same_trace::SameTrace;
 use yew::prelude::*;
 
@@ -19,6 +19,7 @@ pub fn narration(props: &NarrationProps) -> Html {
     let entry = &props.trace.entries[props.cursor];
     let firsts = use_memo(props.trace.clone(), FirstUses::of);
     let uid = use_memo((), |_| next_uid());
+    use_definitions();
     // The term whose definition is open, and at which step (another step closes it).
     let open = use_state_eq(|| None::<(usize, usize)>);
     let cursor = props.cursor;
