@@ -39,7 +39,7 @@ cargo run --quiet -p coordlab-cli -- check raft-chaos --seeds 0..10000
 
 step "wasm32: same fingerprints as natively"
 CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
-  cargo test -p coordlab-web --target wasm32-unknown-unknown --test wasm_fingerprint
+  cargo test -p coordlab-wasm-check --target wasm32-unknown-unknown --test wasm_fingerprint
 
 step "release build of the site (one bundle per chapter group)"
 cargo xtask dist

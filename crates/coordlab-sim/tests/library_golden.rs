@@ -3,8 +3,9 @@
 //! - `tests/golden/library-fingerprints.txt`: one line per run, `<request line> <hex>`, where
 //!   the request line is [`RunRequest::to_line`]: every scenario with its defaults, every other
 //!   option of every choice parameter, and one run per scenario with a crash, a restart and a
-//!   pause scripted. The wasm32 test (`web/tests/wasm_fingerprint.rs`) reads the same file, so
-//!   every scenario and variant is proven identical natively and on wasm32.
+//!   pause scripted. The wasm32 test
+//!   (`crates/coordlab-wasm-check/tests/wasm_fingerprint.rs`) reads the same file, so every
+//!   scenario and variant is proven identical natively and on wasm32.
 //! - `tests/golden/<scenario>-<variant>-seed1.txt`: the readable text of a few key runs, so a
 //!   change to a story shows up as a diff in review.
 //!

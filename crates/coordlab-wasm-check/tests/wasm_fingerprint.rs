@@ -4,7 +4,7 @@
 //! defaults, every option of every choice parameter and a fault script per scenario.
 //!
 //! Run: CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
-//!      cargo test -p coordlab-web --target wasm32-unknown-unknown --test wasm_fingerprint
+//!      cargo test -p coordlab-wasm-check --target wasm32-unknown-unknown --test wasm_fingerprint
 #![cfg(target_arch = "wasm32")]
 
 use coordlab_sim::kernel::faults::parse_script;
@@ -12,8 +12,8 @@ use coordlab_sim::scenarios::Params;
 use coordlab_sim::{run, Limits, Recording, RunRequest};
 use wasm_bindgen_test::wasm_bindgen_test;
 
-const LOST_UPDATE: &str = include_str!("../../crates/coordlab-sim/tests/golden/fingerprints.txt");
-const LIBRARY: &str = include_str!("../../crates/coordlab-sim/tests/golden/library-fingerprints.txt");
+const LOST_UPDATE: &str = include_str!("../../coordlab-sim/tests/golden/fingerprints.txt");
+const LIBRARY: &str = include_str!("../../coordlab-sim/tests/golden/library-fingerprints.txt");
 
 fn fingerprint(request: &RunRequest) -> String {
     let trace = run(request, Limits::default(), Recording::Full).expect("golden request is valid");
