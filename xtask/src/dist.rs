@@ -589,8 +589,11 @@ fn run(command: &mut Command) -> Result<(), String> {
     }
 }
 
+/// A line of progress, with the seconds since the first (where a build's time goes, in CI's log).
 pub(crate) fn say(message: &str) {
-    eprintln!("\x1b[1m[xtask dist]\x1b[0m {message}");
+    static FIRST: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    let at = FIRST.get_or_init(Instant::now).elapsed().as_secs();
+    eprintln!("\x1b[1m[xtask dist {at:>3}s]\x1b[0m {message}");
 }
 
 pub(crate) fn read(file: &Path) -> Result<String, String> {
