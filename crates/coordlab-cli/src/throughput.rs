@@ -168,13 +168,13 @@ fn json_report(report: &ThroughputReport) -> Value {
         "seed": report.config.seed,
         "duration_ms": report.config.duration_ms,
         "warmup_ms": WARMUP_MS,
-        "message_cpu_us": c.message_cpu_us,
-        "entry_cpu_us": c.entry_cpu_us,
+        "message_cpu_us": c.model.message_cpu_us,
+        "entry_cpu_us": c.model.entry_cpu_us,
         "costs_are": "illustrative assumptions",
-        "batch_entries": c.batch_entries,
+        "batch_entries": c.model.batch_entries,
         "latency_ms": {"min": LATENCY_MIN_US as f64 / 1_000.0, "max": LATENCY_MAX_US as f64 / 1_000.0},
         "durable_write_ms": DURABLE_WRITE_US as f64 / 1_000.0,
-        "clients_per_group": c.clients_per_group,
+        "clients_per_group": c.model.clients_per_group,
         "by_cluster_size": report.by_size.iter().map(point_json).collect::<Vec<_>>(),
         "by_groups": report.by_groups.iter().map(point_json).collect::<Vec<_>>(),
         "setup": point_json(&report.setup),
@@ -232,13 +232,13 @@ fn text(report: &ThroughputReport) -> String {
     let _ = writeln!(
         out,
         "model       {} us CPU per message in or out, {} us per entry (illustrative assumptions, not measurements) · batch {} · network {}-{} ms · disk write {} ms · {} clients per group",
-        c.message_cpu_us,
-        c.entry_cpu_us,
-        c.batch_entries,
+        c.model.message_cpu_us,
+        c.model.entry_cpu_us,
+        c.model.batch_entries,
         ms(LATENCY_MIN_US),
         ms(LATENCY_MAX_US),
         ms(DURABLE_WRITE_US),
-        c.clients_per_group
+        c.model.clients_per_group
     );
     let _ = writeln!(
         out,

@@ -119,18 +119,8 @@ pub struct ThroughputConfig {
     pub seed: u64,
     /// The measurement window, in simulated ms, after [`WARMUP_MS`].
     pub duration_ms: u64,
-    /// Clients per group, each with one write outstanding ([`CLIENTS_PER_GROUP`]).
-    pub clients_per_group: u32,
-    /// CPU per message in or out ([`MESSAGE_CPU_US`]); an illustrative assumption.
-    pub message_cpu_us: u64,
-    /// CPU per entry copied into or out of an AppendEntries ([`ENTRY_CPU_US`]); illustrative.
-    pub entry_cpu_us: u64,
-    /// Most entries one AppendEntries carries, 1..=[`BATCH_ENTRIES_MAX`].
-    pub batch_entries: u32,
-    /// The extra setup measured beside the two tables: this many servers per group…
-    pub servers: u32,
-    /// …and this many groups, on `max(servers, groups)` machines.
-    pub groups: u32,
+    /// The load, the costs, the batch and the extra setup.
+    pub model: Model,
 }
 
 impl ThroughputConfig {
@@ -144,12 +134,14 @@ impl ThroughputConfig {
         Ok(ThroughputConfig {
             seed,
             duration_ms,
-            clients_per_group: CLIENTS_PER_GROUP,
-            message_cpu_us: MESSAGE_CPU_US,
-            entry_cpu_us: ENTRY_CPU_US,
-            batch_entries: BATCH_ENTRIES_MAX,
-            servers: GROUP_REPLICAS,
-            groups: 1,
+            model: Model {
+                clients_per_group: CLIENTS_PER_GROUP,
+                message_cpu_us: MESSAGE_CPU_US,
+                entry_cpu_us: ENTRY_CPU_US,
+                batch_entries: BATCH_ENTRIES_MAX,
+                servers: GROUP_REPLICAS,
+                groups: 1,
+            },
         })
     }
 
@@ -192,36 +184,22 @@ impl ThroughputConfig {
         if let Some(error) = checks.into_iter().flatten().next() {
             return Err(error);
         }
-        Ok(ThroughputConfig {
-            clients_per_group,
-            message_cpu_us,
-            entry_cpu_us,
-            batch_entries,
-            servers,
-            groups,
-            ..self
-        })
+        Ok(ThroughputConfig { model, ..self })
     }
 
     /// The model this config runs.
     pub fn model(&self) -> Model {
-        Model {
-            clients_per_group: self.clients_per_group,
-            message_cpu_us: self.message_cpu_us,
-            entry_cpu_us: self.entry_cpu_us,
-            batch_entries: self.batch_entries,
-            servers: self.servers,
-            groups: self.groups,
-        }
+        self.model
     }
 
     /// The extra setup: `groups` groups of `servers`, on as many machines as either, so no
     /// machine leads two groups.
     pub fn setup(&self) -> Layout {
+        let Model { servers, groups, .. } = self.model;
         Layout {
-            machines: self.servers.max(self.groups),
-            groups: self.groups,
-            replicas: self.servers,
+            machines: servers.max(groups),
+            groups,
+            replicas: servers,
         }
     }
 }
@@ -390,8 +368,8 @@ impl Caps {
 /// - Clients: a closed loop answers `clients ÷ latency` writes per second (Little's law), so
 ///   at most `clients ÷` the unloaded commit latency.
 pub fn caps(config: &ThroughputConfig, layout: Layout) -> Caps {
-    let (m, e) = (config.message_cpu_us, config.entry_cpu_us);
-    let b = u64::from(config.batch_entries);
+    let (m, e) = (config.model.message_cpu_us, config.model.entry_cpu_us);
+    let b = u64::from(config.model.batch_entries);
     let followers = u64::from(layout.replicas.saturating_sub(1));
     // CPU per write, in hundredths of a µs so the per-batch shares stay exact enough.
     let leader_centi = 100 * (2 * m + followers * e) + 100 * 2 * m * followers / b;
@@ -424,7 +402,7 @@ pub fn caps(config: &ThroughputConfig, layout: Layout) -> Caps {
     // the follower's handling and disk write, back, the leader's handling, → client.
     let unloaded_us =
         4 * wire_us + (m + followers * (m + e)) + DURABLE_WRITE_US + (2 * m + e) + DURABLE_WRITE_US + 2 * m;
-    let clients_per_s = groups * u64::from(config.clients_per_group) * 1_000_000 / unloaded_us;
+    let clients_per_s = groups * u64::from(config.model.clients_per_group) * 1_000_000 / unloaded_us;
     Caps {
         cpu_per_s,
         batch_per_s,
@@ -766,16 +744,16 @@ pub fn measure(config: &ThroughputConfig, layout: Layout) -> Point {
     let window_end_us = window_start_us + config.duration_ms * MS_US;
     let mut names: Vec<String> = (0..layout.machines).map(|m| format!("S{}", m + 1)).collect();
     for g in 0..layout.groups {
-        for k in 0..config.clients_per_group {
+        for k in 0..config.model.clients_per_group {
             names.push(format!("client-{}-{}", g + 1, k + 1));
         }
     }
     let mut sim = Sim {
         layout,
-        clients_per_group: config.clients_per_group,
-        message_cpu_us: config.message_cpu_us,
-        entry_cpu_us: config.entry_cpu_us,
-        batch_entries: config.batch_entries as usize,
+        clients_per_group: config.model.clients_per_group,
+        message_cpu_us: config.model.message_cpu_us,
+        entry_cpu_us: config.model.entry_cpu_us,
+        batch_entries: config.model.batch_entries as usize,
         now_us: 0,
         seq: 0,
         queue: BTreeMap::new(),
@@ -822,7 +800,7 @@ pub fn measure(config: &ThroughputConfig, layout: Layout) -> Point {
         sim.timers.remove(&(leader.0, g, false));
         sim.handle(leader, g, 0, |s, ctx| s.on_timer(ctx, RaftTimer::Heartbeat));
         sim.busy_until_us[leader.index()] = 0;
-        for k in 0..config.clients_per_group {
+        for k in 0..config.model.clients_per_group {
             let client = sim.client_id(g, k);
             sim.client_send(client);
         }
@@ -852,7 +830,7 @@ pub fn measure(config: &ThroughputConfig, layout: Layout) -> Point {
         p99_us: nearest_rank(&latencies, 0, 99).unwrap_or(0),
         mean_us: (total_us / u128::from(writes.max(1))) as u64,
         caps: caps(config, layout),
-        clients_per_group: config.clients_per_group,
+        clients_per_group: config.model.clients_per_group,
         busiest_cpu_permille: (sim.busy_in_window_us[busiest] * 1_000 / window_us).min(1_000),
         messages_per_write_centi: sim.messages_in_window[busiest] * 100 / writes.max(1),
     }

@@ -264,29 +264,17 @@ impl<T: Ord> VecSet<T> {
         self.items.retain(keep);
     }
 
-    pub fn len(&self) -> usize {
-        self.items.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
-    }
-
     pub fn clear(&mut self) {
         self.items.clear();
     }
+}
 
-    /// Items in order.
-    pub fn iter(&self) -> std::slice::Iter<'_, T> {
-        self.items.iter()
-    }
-
-    pub fn first(&self) -> Option<&T> {
-        self.items.first()
-    }
-
-    pub fn last(&self) -> Option<&T> {
-        self.items.last()
+/// The items in order, read as a slice (`len`, `is_empty`, `iter`, `first`, `last`, …). Only
+/// reading: the set's own methods keep it sorted and free of repeats.
+impl<T> std::ops::Deref for VecSet<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        &self.items
     }
 }
 

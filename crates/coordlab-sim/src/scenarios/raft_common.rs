@@ -1,7 +1,7 @@
 //! What every Raft scenario shares: the parameters and the cluster builder. The world that
 //! checks the paper's safety properties, [`RaftWorld`], is in [`super::raft_world`].
 
-use super::{ChoiceOption, ParamKind, ParamSpec, Params};
+use super::{ChoiceOption, Expectation, ParamKind, ParamSpec, Params};
 use crate::kernel::faults::{Fault, FaultKind};
 use crate::kernel::ids::NodeId;
 use crate::kernel::network::LinkConfig;
@@ -129,6 +129,23 @@ pub fn verdicts_if_correct(params: &Params) -> Vec<(String, Verdict)> {
         .iter()
         .map(|(n, _)| (n.to_string(), Verdict::Holds))
         .collect()
+}
+
+/// What a run promises: the safety properties its bug leaves sound and, if it plants no bug
+/// and its timing lets the told story happen (`story`), the `told` outcome.
+pub fn promise(params: &Params, story: bool, told: [(&str, Value); 3]) -> Expectation {
+    let bug = bug(params);
+    let outcome = if bug == RaftBug::None && story {
+        told.into_iter()
+            .map(|(key, value)| (key.to_string(), value))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Expectation {
+        outcome,
+        verdicts: promised_verdicts(bug),
+    }
 }
 
 /// Who [`build`] added: the servers S1… in order, then the client if the plan writes.

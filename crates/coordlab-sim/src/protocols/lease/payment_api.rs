@@ -83,7 +83,7 @@ impl PaymentApi {
         let c = self.calls.remove(at);
         let who = ctx.name(c.from);
         let d = &mut self.durable;
-        let replay = c.key.as_ref().is_some_and(|k| !d.seen_keys.insert(k.clone()));
+        let replay = d.replays(c.key.as_ref());
         let twice = !replay && d.payments.iter().any(|p| p.applied && p.step == c.step);
         let amount = c.amount;
         ctx.note(match (c.key.as_deref(), replay) {
@@ -92,19 +92,13 @@ impl PaymentApi {
             (None, _) if twice => PaymentApiSaw::SentTwice { amount, who },
             (None, _) => PaymentApiSaw::Sent { amount, who },
         });
-        d.payments.push(Payment {
-            from: c.from,
-            step: c.step,
-            amount: c.amount,
-            key: c.key,
-            applied: !replay,
-        });
-        ctx.persist(self.durable.clone());
-        let step = c.step;
-        ctx.send(
-            c.from,
-            LeaseMsg::PayResult {
-                step,
+        d.settle(
+            ctx,
+            Payment {
+                from: c.from,
+                step: c.step,
+                amount: c.amount,
+                key: c.key,
                 applied: !replay,
             },
         );

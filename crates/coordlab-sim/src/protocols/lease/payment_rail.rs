@@ -27,6 +27,22 @@ pub struct PaymentRail {
     pub durable: RailDurable,
 }
 
+impl RailDurable {
+    /// Whether `key` was paid before (a replay); remembers it either way.
+    pub fn replays(&mut self, key: Option<&String>) -> bool {
+        key.is_some_and(|k| !self.seen_keys.insert(k.clone()))
+    }
+
+    /// Logs `payment`, writes the log down and answers its sender, in one step: the rail
+    /// and the API pay the same way.
+    pub fn settle<P: Participant<Durable = RailDurable>>(&mut self, ctx: &mut Ctx<'_, P>, payment: Payment) {
+        let (to, step, applied) = (payment.from, payment.step, payment.applied);
+        self.payments.push(payment);
+        ctx.persist(self.clone());
+        ctx.send(to, LeaseMsg::PayResult { step, applied });
+    }
+}
+
 impl PaymentRail {
     /// A rail that has paid nothing yet.
     pub fn initial() -> RailDurable {
@@ -62,29 +78,19 @@ impl PaymentRail {
         else {
             return;
         };
-        let replay = idempotency_key
-            .as_ref()
-            .is_some_and(|k| self.durable.seen_keys.contains(k));
-        if let Some(k) = &idempotency_key {
-            self.durable.seen_keys.insert(k.clone());
-        }
+        let replay = self.durable.replays(idempotency_key.as_ref());
         ctx.note(match (idempotency_key.as_deref(), replay) {
             (Some(key), true) => RailSaw::Replay { key, who },
             (Some(key), false) => RailSaw::SentWithKey { amount, key },
             (None, _) => RailSaw::Sent { amount },
         });
-        self.durable.payments.push(Payment {
-            from,
-            step,
-            amount,
-            key: idempotency_key,
-            applied: !replay,
-        });
-        ctx.persist(self.durable.clone());
-        ctx.send(
-            from,
-            LeaseMsg::PayResult {
+        self.durable.settle(
+            ctx,
+            Payment {
+                from,
                 step,
+                amount,
+                key: idempotency_key,
                 applied: !replay,
             },
         );

@@ -122,48 +122,32 @@ pub fn expectation(params: &Params) -> Expectation {
     let (a, b) = ("worker-A", "worker-B");
     let rules = store_rules(params);
     if increments(params) {
-        // Each holder's first renewal raises the token, its mark raises the ledger's, and its
-        // step-1 write (with the old token) bounces; it aborts and releases.
-        let (grants, rejects) = match rules {
-            (ReleaseStyle::Expire, _) => (
-                json!([
-                    grant(a, 1, "new"),
-                    grant(a, 2, "renewal"),
-                    grant(b, 3, "takeover"),
-                    grant(b, 4, "renewal"),
-                    grant(a, 5, "takeover"),
-                    grant(a, 6, "renewal"),
-                ]),
-                json!([rejected(a, 1, 1, 2), rejected(b, 3, 1, 4), rejected(a, 5, 1, 6)]),
-            ),
-            (_, TokenSource::Row) => (
-                json!([
-                    grant(a, 1, "new"),
-                    grant(a, 2, "renewal"),
-                    grant(b, 1, "new"),
-                    grant(b, 2, "renewal"),
-                    grant(a, 1, "new"),
-                    grant(a, 2, "renewal"),
-                ]),
-                json!([rejected(a, 1, 1, 2), rejected(b, 1, 1, 2), rejected(a, 1, 1, 2)]),
-            ),
-            (_, TokenSource::Sequence) => (
-                json!([
-                    grant(a, 1, "new"),
-                    grant(a, 2, "renewal"),
-                    grant(b, 3, "new"),
-                    grant(b, 4, "renewal"),
-                    grant(a, 5, "new"),
-                    grant(a, 6, "renewal"),
-                ]),
-                json!([rejected(a, 1, 1, 2), rejected(b, 3, 1, 4), rejected(a, 5, 1, 6)]),
-            ),
+        // A, B and A again each take the lease (token `first`) and renew it once. Each
+        // holder's first renewal raises the token, its mark raises the ledger's, and its
+        // step-1 write (with the old token) bounces; it aborts and releases. Only an expired
+        // row is taken over; a deleted row's counter restarts at 1.
+        let (firsts, taken) = match rules {
+            (ReleaseStyle::Expire, _) => ([1, 3, 5], "takeover"),
+            (_, TokenSource::Row) => ([1, 1, 1], "new"),
+            (_, TokenSource::Sequence) => ([1, 3, 5], "new"),
         };
+        let holders = [a, b, a].into_iter().zip(firsts);
+        let grants: Vec<_> = holders
+            .clone()
+            .enumerate()
+            .flat_map(|(i, (who, first))| {
+                let kind = if i == 0 { "new" } else { taken };
+                [grant(who, first, kind), grant(who, first + 1, "renewal")]
+            })
+            .collect();
+        let rejects: Vec<_> = holders
+            .map(|(who, first)| rejected(who, first, 1, first + 1))
+            .collect();
         Expectation {
             outcome: vec![
-                ("grants".to_string(), grants),
+                ("grants".to_string(), json!(grants)),
                 ("accepted_writes".to_string(), json!([])),
-                ("rejected_writes".to_string(), rejects),
+                ("rejected_writes".to_string(), json!(rejects)),
                 ("balance".to_string(), json!(OPENING_BALANCE)),
                 ("finished_by".to_string(), json!([])),
             ],

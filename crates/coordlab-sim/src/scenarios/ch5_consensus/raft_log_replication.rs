@@ -6,10 +6,9 @@ use super::raft_beats;
 use crate::json;
 use crate::kernel::faults::Fault;
 use crate::kernel::setup::Setup;
-use crate::protocols::raft::{RaftBug, MAX_SERVERS};
-use crate::scenarios::raft_common::promised_verdicts;
+use crate::protocols::raft::MAX_SERVERS;
 use crate::scenarios::raft_common::{
-    bug, build_with_world, common_params, int_param, num, servers_param, ClusterPlan, RaftCast,
+    build_with_world, common_params, int_param, num, promise, servers_param, ClusterPlan, RaftCast,
 };
 use crate::scenarios::{Expectation, Listing, Params};
 
@@ -57,18 +56,15 @@ pub fn info() -> Listing {
 }
 
 pub fn expectation(params: &Params) -> Expectation {
-    let verdicts = promised_verdicts(bug(params));
-    let mut outcome = Vec::new();
-    if bug(params) == RaftBug::None {
-        let min = num(params, "election_timeout_ms_min", 150);
-        let hb = num(params, "heartbeat_ms", 50);
-        if hb * 2 < min && num(params, "election_timeout_ms_max", 300) <= 400 {
-            outcome.push(("writes_committed".to_string(), json!(num(params, "writes", 6))));
-            outcome.push(("first_leader".to_string(), json!("S1")));
-            outcome.push(("logs_converged".to_string(), json!(true)));
-        }
-    }
-    Expectation { outcome, verdicts }
+    let min = num(params, "election_timeout_ms_min", 150);
+    let hb = num(params, "heartbeat_ms", 50);
+    let story = hb * 2 < min && num(params, "election_timeout_ms_max", 300) <= 400;
+    let told = [
+        ("writes_committed", json!(num(params, "writes", 6))),
+        ("first_leader", json!("S1")),
+        ("logs_converged", json!(true)),
+    ];
+    promise(params, story, told)
 }
 
 pub fn setup(params: &Params, _seed: u64) -> Setup {

@@ -9,10 +9,8 @@ use super::raft_beats;
 use crate::json;
 use crate::kernel::faults::Fault;
 use crate::kernel::setup::Setup;
-use crate::protocols::raft::RaftBug;
-use crate::scenarios::raft_common::promised_verdicts;
 use crate::scenarios::raft_common::{
-    bug, build_with_world, common_params, int_param, num, servers_param, ClusterPlan, RaftCast,
+    build_with_world, common_params, int_param, num, promise, servers_param, ClusterPlan, RaftCast,
 };
 use crate::scenarios::{Expectation, Listing, Params};
 use serde_json::Value;
@@ -63,20 +61,17 @@ pub fn info() -> Listing {
 }
 
 pub fn expectation(params: &Params) -> Expectation {
-    let verdicts = promised_verdicts(bug(params));
-    let mut outcome = Vec::new();
-    if bug(params) == RaftBug::None {
-        let min = num(params, "election_timeout_ms_min", 150);
-        let max = num(params, "election_timeout_ms_max", 300).max(min);
-        let hb = num(params, "heartbeat_ms", 50);
-        // The pause must outlast an election by a margin for the story to happen.
-        if hb * 2 < min && max <= 400 && num(params, "pause_ms", 1_000) >= 2 * max + 200 {
-            outcome.push(("first_leader".to_string(), json!("S1")));
-            outcome.push(("stale_leader_fenced".to_string(), json!(true)));
-            outcome.push(("old_leader_stepped_down".to_string(), json!(true)));
-        }
-    }
-    Expectation { outcome, verdicts }
+    let min = num(params, "election_timeout_ms_min", 150);
+    let max = num(params, "election_timeout_ms_max", 300).max(min);
+    let hb = num(params, "heartbeat_ms", 50);
+    // The pause must outlast an election by a margin for the story to happen.
+    let story = hb * 2 < min && max <= 400 && num(params, "pause_ms", 1_000) >= 2 * max + 200;
+    let told = [
+        ("first_leader", json!("S1")),
+        ("stale_leader_fenced", json!(true)),
+        ("old_leader_stepped_down", json!(true)),
+    ];
+    promise(params, story, told)
 }
 
 pub fn setup(params: &Params, _seed: u64) -> Setup {
