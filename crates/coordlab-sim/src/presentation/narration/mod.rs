@@ -5,4 +5,5 @@
 
 pub mod database;
 pub mod lease;
+pub mod redis_locks;
 pub mod services;

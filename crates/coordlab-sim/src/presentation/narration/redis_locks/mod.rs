@@ -1,0 +1,4 @@
+//! The Redis family's narration, one module per participant kind in `protocols::redis_locks`.
+
+pub mod redis;
+pub mod redis_sentinel;
