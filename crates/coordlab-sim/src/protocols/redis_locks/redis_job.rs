@@ -8,6 +8,7 @@ use super::redis_msg::RedisMsg;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
+use crate::presentation::narration::redis_locks::redis_job::JobSaw;
 use crate::protocols::job::JobMsg;
 use crate::protocols::lease::lease_msg::LeaseMsg;
 use rand::Rng;
@@ -42,8 +43,15 @@ impl JobPlan {
         self.resume_saying(
             ctx,
             steps_done,
-            |me| format!("The ledger has all {steps_done} steps recorded: the job is already done, so {me} only {release}."),
-            |me, step| format!("{steps_done} step(s) are recorded already: {me} takes the job up at step {step}."),
+            |me| {
+                JobSaw::AlreadyDone {
+                    me,
+                    steps_done,
+                    release,
+                }
+                .into()
+            },
+            |me, step| JobSaw::ResumesAt { me, steps_done, step }.into(),
         )
     }
 
@@ -121,7 +129,7 @@ impl Job {
     /// At (re)start: sets `fire` for the job's hour, unless the job is already done.
     pub fn schedule<P: Participant>(&self, ctx: &mut Ctx<'_, P>, plan: &JobPlan, fire: P::Timer) {
         if self.finished {
-            ctx.note(format!("{} is up again; its job is already done.", ctx.me()));
+            ctx.note(JobSaw::UpJobDone { me: ctx.me() });
             return;
         }
         let at_us = plan.start_at_ms * MS_US;
@@ -132,7 +140,10 @@ impl Job {
     /// attempt is spent.
     pub fn next_attempt<P: Participant>(&mut self, ctx: &mut Ctx<'_, P>, plan: &JobPlan) -> bool {
         if self.attempt >= plan.max_attempts {
-            ctx.note(format!("{} gives up after {} attempts.", ctx.me(), self.attempt));
+            ctx.note(JobSaw::GivesUp {
+                me: ctx.me(),
+                attempts: self.attempt,
+            });
             return false;
         }
         self.attempt += 1;

@@ -12,9 +12,10 @@
 //! The job itself is the [`JobRunner`]'s; this file is the lock side, [`RedisLock`].
 
 use super::redis_job::{Job, JobDurable, JobPlan};
-use super::redis_msg::{tenths, RedisMsg};
+use super::redis_msg::RedisMsg;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::time::MS_US;
+use crate::presentation::narration::redis_locks::redis_worker::RedisWorkerSaw;
 use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Turn};
 use crate::protocols::lease::lease_msg::{RejectReason, ReleaseMode, WriteCheck};
 
@@ -102,18 +103,20 @@ impl RedisLock {
         }
         match phase {
             Phase::Working { .. } | Phase::Writing { .. } => {
-                ctx.note(format!(
-                    "{} hears that {name} is the primary now and will send its commands there. Nothing in that news says whether its own lock survived.",
-                    ctx.me()
-                ));
+                ctx.note(RedisWorkerSaw::NewPrimary {
+                    me: ctx.me(),
+                    name,
+                    working: true,
+                });
                 Turn::Stay
             }
             Phase::BackingOff => Turn::RetryNow,
             Phase::Acquiring | Phase::Confirming => {
-                ctx.note(format!(
-                    "{} hears that {name} is the primary now and abandons its unanswered request.",
-                    ctx.me()
-                ));
+                ctx.note(RedisWorkerSaw::NewPrimary {
+                    me: ctx.me(),
+                    name,
+                    working: false,
+                });
                 ctx.cancel_timer(Self::timeout(job));
                 self.held = None;
                 Turn::Acquire
@@ -180,22 +183,21 @@ impl LockClient for RedisLock {
 
     fn request(&mut self, ctx: Ctx, at: At<'_, Self>) {
         let At { plan, job, .. } = at;
+        let (me, primary) = (ctx.me(), ctx.name(self.primary));
         ctx.note(if job.attempt == 1 {
-            format!(
-                "{}'s job fires. It asks {} for the lock with a random value of its own, {}. Redis has no fencing tokens, so the same script also increments the counter `{}` and hands back its new value as one.",
-                ctx.me(),
-                ctx.name(self.primary),
-                job.value,
-                plan.fence_key
-            )
+            RedisWorkerSaw::Fires {
+                me,
+                primary,
+                value: &job.value,
+                fence_key: &plan.fence_key,
+            }
         } else {
-            format!(
-                "{} asks {} for the lock again (attempt {}), as {}.",
-                ctx.me(),
-                ctx.name(self.primary),
-                job.attempt,
-                job.value
-            )
+            RedisWorkerSaw::AsksAgain {
+                me,
+                primary,
+                attempt: job.attempt,
+                value: &job.value,
+            }
         });
         ctx.send(
             self.primary,
@@ -216,11 +218,10 @@ impl LockClient for RedisLock {
             RedisMsg::SetReply { ok, counter, .. } if *phase == Phase::Acquiring && from == self.primary => {
                 ctx.cancel_timer(Self::timeout(job));
                 if !ok {
-                    ctx.note(format!(
-                        "Someone else holds the lock; {} will try again in {}.",
-                        ctx.me(),
-                        tenths(plan.job.retry_ms)
-                    ));
+                    ctx.note(RedisWorkerSaw::HeldElsewhere {
+                        me: ctx.me(),
+                        retry_ms: plan.job.retry_ms,
+                    });
                     return Turn::BackOff;
                 }
                 let token = counter.unwrap_or(0);
@@ -231,23 +232,24 @@ impl LockClient for RedisLock {
                 });
                 match plan.wait {
                     Some((replicas, timeout_ms)) => {
-                        ctx.note(format!(
-                            "{} got OK and token {token} from {}. The key is set and visible there already; {} sends WAIT {replicas} {timeout_ms}, which only delays its answer until {replicas} replica(s) have the write (or {timeout_ms} ms pass).",
-                            ctx.me(),
-                            ctx.name(from),
-                            ctx.me()
-                        ));
+                        ctx.note(RedisWorkerSaw::GotOkSendsWait {
+                            me: ctx.me(),
+                            from: ctx.name(from),
+                            token,
+                            replicas,
+                            timeout_ms,
+                        });
                         ctx.send(from, RedisMsg::Wait { replicas, timeout_ms });
                         ctx.set_timer(Self::timeout(job), (timeout_ms + plan.request_timeout_ms) * MS_US);
                         Turn::Confirm
                     }
                     None => {
-                        ctx.note(format!(
-                            "{} holds the lock: OK from {}, token {token}, {} TTL. It starts on the job at once.",
-                            ctx.me(),
-                            ctx.name(from),
-                            tenths(plan.job.ttl_ms)
-                        ));
+                        ctx.note(RedisWorkerSaw::Holds {
+                            me: ctx.me(),
+                            from: ctx.name(from),
+                            token,
+                            ttl_ms: plan.job.ttl_ms,
+                        });
                         Turn::Granted
                     }
                 }
@@ -257,30 +259,30 @@ impl LockClient for RedisLock {
                 self.wait_acks.push(acked);
                 let needed = plan.wait.map_or(0, |w| w.0);
                 if acked >= needed {
-                    ctx.note(format!(
-                        "WAIT says {acked} replica(s) have the write, so {} starts the job (token {}). That makes the lock harder to lose, not safe: a failover may still promote a replica without it, and the key still expires after {} whether the job is done or not.",
-                        ctx.me(),
-                        self.held.as_ref().map_or(0, |h| h.token),
-                        tenths(plan.job.ttl_ms)
-                    ));
+                    ctx.note(RedisWorkerSaw::WaitConfirmed {
+                        me: ctx.me(),
+                        acked,
+                        token: self.held.as_ref().map_or(0, |h| h.token),
+                        ttl_ms: plan.job.ttl_ms,
+                    });
                     Turn::Granted
                 } else {
-                    ctx.note(format!(
-                        "WAIT says only {acked} replica(s) have the write. The key is still set on {} — WAIT cannot take it back — so {} removes it itself and will try again.",
-                        ctx.name(from),
-                        ctx.me()
-                    ));
+                    ctx.note(RedisWorkerSaw::WaitShort {
+                        me: ctx.me(),
+                        acked,
+                        from: ctx.name(from),
+                    });
                     self.send_release(ctx, plan, job);
                     self.held = None;
                     Turn::BackOff
                 }
             }
             RedisMsg::Error { text } if from == self.primary => {
-                ctx.note(format!(
-                    "{} answers {text}: it is not the primary. {} asks a sentinel.",
-                    ctx.name(from),
-                    ctx.me()
-                ));
+                ctx.note(RedisWorkerSaw::NotPrimary {
+                    me: ctx.me(),
+                    from: ctx.name(from),
+                    text: &text,
+                });
                 ctx.cancel_timer(Self::timeout(job));
                 if matches!(phase, Phase::Acquiring | Phase::Confirming) {
                     self.held = None;
@@ -294,10 +296,9 @@ impl LockClient for RedisLock {
                 self.primary_is(ctx, job, phase, primary, &name, epoch)
             }
             RedisMsg::DelReply { deleted, .. } if *phase == Phase::Releasing => {
-                ctx.note(if deleted {
-                    format!("{}'s release removed a key; it is done.", ctx.me())
-                } else {
-                    format!("{}'s release removed nothing; it is done.", ctx.me())
+                ctx.note(RedisWorkerSaw::ReleaseAnswered {
+                    me: ctx.me(),
+                    deleted,
                 });
                 Turn::Released
             }
@@ -310,11 +311,10 @@ impl LockClient for RedisLock {
         if timer.attempt != job.attempt || !matches!(phase, Phase::Acquiring | Phase::Confirming) {
             return Turn::Stay;
         }
-        ctx.note(format!(
-            "{} gets no answer from {}. It cannot tell whether its lock was set, so it treats it as not held and asks a sentinel where the primary is.",
-            ctx.me(),
-            ctx.name(self.primary)
-        ));
+        ctx.note(RedisWorkerSaw::NoAnswer {
+            me: ctx.me(),
+            primary: ctx.name(self.primary),
+        });
         self.lose_connection(ctx, plan)
     }
 
@@ -326,24 +326,18 @@ impl LockClient for RedisLock {
         let (me, primary) = (ctx.me(), ctx.name(peer));
         match phase {
             Phase::Confirming => {
-                ctx.note(format!(
-                    "{me}'s connection to {primary} drops while its WAIT is still waiting. Its lock was set, and visible to every client of {primary}, from the moment of the OK; WAIT only reports how far replication got and could never have taken it back. Did a replica get it? {me} cannot know, so it does not act on it."
-                ));
+                ctx.note(RedisWorkerSaw::DropsWhileWaiting { me, primary });
                 ctx.cancel_timer(Self::timeout(job));
                 self.lose_connection(ctx, plan)
             }
             Phase::Acquiring => {
-                ctx.note(format!(
-                    "{me}'s connection to {primary} drops before the answer came. Was the lock set? It cannot know, so it does not act on it."
-                ));
+                ctx.note(RedisWorkerSaw::DropsBeforeAnswer { me, primary });
                 ctx.cancel_timer(Self::timeout(job));
                 self.lose_connection(ctx, plan)
             }
             Phase::Working { .. } | Phase::Writing { .. } => {
                 self.primary_down = true;
-                ctx.note(format!(
-                    "{me}'s connection to {primary} drops. It carries on working: its lock is a key in {primary}'s memory, and nothing tells it whether any replica has that key."
-                ));
+                ctx.note(RedisWorkerSaw::DropsWhileWorking { me, primary });
                 Turn::Stay
             }
             _ => {
@@ -359,35 +353,27 @@ impl LockClient for RedisLock {
 
     fn fence(&self, ctx: Ctx, step: u32) -> (FencingToken, WriteCheck) {
         let token = self.held.as_ref().map_or(0, |h| h.token);
-        ctx.note(format!(
-            "{} has done step {step}'s work and sends the debit with token {token} in its WHERE clause.",
-            ctx.me()
-        ));
+        ctx.note(RedisWorkerSaw::SendsDebit {
+            me: ctx.me(),
+            step,
+            token,
+        });
         (FencingToken(token), WriteCheck::TokenPredicate)
     }
 
     fn refused(&mut self, ctx: Ctx, _: At<'_, Self>, step: u32, _: Option<RejectReason>) -> Option<Turn> {
-        ctx.note(format!(
-            "The ledger refused {}'s step {step}: a higher token has written there, so another holder exists. It stops.",
-            ctx.me()
-        ));
+        ctx.note(RedisWorkerSaw::Refused { me: ctx.me(), step });
         self.held = None;
         Some(Turn::Stop)
     }
 
     fn release(&mut self, ctx: Ctx, at: At<'_, Self>) -> bool {
         let At { plan, job, .. } = at;
-        let how = match plan.release {
-            ReleaseMode::NaiveDelete => "DEL".to_string(),
-            ReleaseMode::CompareAndDelete => {
-                "the release script (delete only if the value is still mine)".into()
-            }
-        };
-        ctx.note(format!(
-            "{} is done with the job and releases the lock on {} with {how}.",
-            ctx.me(),
-            ctx.name(self.primary)
-        ));
+        ctx.note(RedisWorkerSaw::Releases {
+            me: ctx.me(),
+            primary: ctx.name(self.primary),
+            how: plan.release,
+        });
         self.send_release(ctx, plan, job);
         self.held = None;
         true

@@ -11,11 +11,12 @@
 //! The job itself is the [`JobRunner`]'s; this file is the lock side, [`RedlockLock`].
 
 use super::redis_job::{Job, JobDurable, JobPlan};
-use super::redis_msg::{tenths, RedisMsg};
+use super::redis_msg::RedisMsg;
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
+use crate::presentation::narration::redis_locks::redlock_client::{RedlockSaw, Validity, Verdict};
 use crate::protocols::job::{
     plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, StepGate, Turn,
 };
@@ -94,10 +95,6 @@ impl RedlockLock {
         })
     }
 
-    fn list(ctx: &Ctx, ids: &[NodeId]) -> String {
-        ids.iter().map(|n| ctx.name(*n)).collect::<Vec<_>>().join(", ")
-    }
-
     fn decide_if_complete(&mut self, ctx: Ctx, plan: &RedlockPlan, job: &Job) -> Turn {
         if self.replies.len() < plan.masters.len() {
             return Turn::Stay;
@@ -111,24 +108,29 @@ impl RedlockLock {
         let elapsed_ms = ctx.local_now_us.saturating_sub(self.started_local_us) / MS_US;
         let drift_ms = plan.drift_ms();
         let validity_ms = plan.job.ttl_ms as i64 - elapsed_ms as i64 - drift_ms as i64;
-        let count = match granted.len() {
-            0 => format!("none of the {} masters said OK", plan.masters.len()),
-            n => format!(
-                "{n} of {} OK ({})",
-                plan.masters.len(),
-                Self::list(&ctx, &granted)
-            ),
+        let validity = Validity {
+            ttl_ms: plan.job.ttl_ms,
+            elapsed_ms,
+            drift_ms,
+            validity_ms,
         };
-        let sum = format!(
-            "validity = {} ms TTL − {elapsed_ms} ms spent asking − {drift_ms} ms drift allowance = {validity_ms} ms",
-            plan.job.ttl_ms
-        );
-        if granted.len() >= plan.quorum() && validity_ms > 0 {
-            ctx.note(format!(
-                "{}: {count}, a majority, and {sum}. By its own reckoning the lock is its own for the next {}.",
-                ctx.me(),
-                tenths(validity_ms as u64)
-            ));
+        let verdict = if granted.len() < plan.quorum() {
+            Verdict::Short {
+                quorum: plan.quorum(),
+            }
+        } else if validity_ms > 0 {
+            Verdict::Won(validity)
+        } else {
+            Verdict::TooLate(validity)
+        };
+        let names: Vec<&str> = granted.iter().map(|n| ctx.name(*n)).collect();
+        ctx.note(RedlockSaw::Counted {
+            me: ctx.me(),
+            granted: &names,
+            masters: plan.masters.len(),
+            verdict,
+        });
+        if let Verdict::Won(_) = verdict {
             self.held = Some(QuorumLock {
                 value: job.value.clone(),
                 masters: granted.clone(),
@@ -137,20 +139,8 @@ impl RedlockLock {
             self.acquisitions.push(granted);
             return Turn::Granted;
         }
-        if granted.len() >= plan.quorum() {
+        if let Verdict::TooLate(_) = verdict {
             self.rejected_for_time += 1;
-            ctx.note(format!(
-                "{}: {count} — a majority, but {sum}. Its keys may already have expired, so it rejects its own lock and unlocks all {} masters.",
-                ctx.me(),
-                plan.masters.len()
-            ));
-        } else {
-            ctx.note(format!(
-                "{}: {count}, short of a majority of {}. It unlocks all {} masters, including any that said yes, and will try again.",
-                ctx.me(),
-                plan.quorum(),
-                plan.masters.len()
-            ));
         }
         Self::unlock_all(ctx, plan, job);
         Turn::BackOff
@@ -189,16 +179,15 @@ impl LockClient for RedlockLock {
         let At { plan, job, .. } = at;
         self.started_local_us = ctx.local_now_us;
         self.replies.clear();
-        ctx.note(format!(
-            "{} notes its clock and asks all {} masters for {} with value {} (attempt {}). It needs {} OKs, and each master gets {} ms to answer.",
-            ctx.me(),
-            plan.masters.len(),
-            plan.job.key,
-            job.value,
-            job.attempt,
-            plan.quorum(),
-            plan.master_timeout_ms
-        ));
+        ctx.note(RedlockSaw::Asks {
+            me: ctx.me(),
+            masters: plan.masters.len(),
+            key: &plan.job.key,
+            value: &job.value,
+            attempt: job.attempt,
+            quorum: plan.quorum(),
+            timeout_ms: plan.master_timeout_ms,
+        });
         for m in &plan.masters {
             ctx.send(
                 *m,
@@ -256,36 +245,27 @@ impl LockClient for RedlockLock {
         };
         let now = ctx.local_now_us;
         if now >= lock.deadline_local_us {
-            ctx.note(format!(
-                "Before step {step}, {} checks its clock: the lock's validity is over, so it stops and unlocks.",
-                ctx.me()
-            ));
+            ctx.note(RedlockSaw::ValidityOver { me: ctx.me(), step });
             Self::unlock_all(ctx, plan, job);
             self.held = None;
             return StepGate::OutOfTime;
         }
-        ctx.note(format!(
-            "{} checks its clock before step {step}: {} of validity left, so it goes ahead.",
-            ctx.me(),
-            tenths((lock.deadline_local_us - now) / MS_US)
-        ));
+        ctx.note(RedlockSaw::ValidityLeft {
+            me: ctx.me(),
+            step,
+            left_ms: (lock.deadline_local_us - now) / MS_US,
+        });
         StepGate::Go
     }
 
     fn fence(&self, ctx: Ctx, step: u32) -> (FencingToken, WriteCheck) {
-        ctx.note(format!(
-            "{} has done step {step}'s work and sends the debit. Redlock gave it no token, so the write carries nothing the ledger could check.",
-            ctx.me()
-        ));
+        ctx.note(RedlockSaw::SendsDebit { me: ctx.me(), step });
         (FencingToken(0), WriteCheck::Unfenced)
     }
 
     fn release(&mut self, ctx: Ctx, at: At<'_, Self>) -> bool {
         let At { plan, job, .. } = at;
-        ctx.note(format!(
-            "{} is done with the job and unlocks every master.",
-            ctx.me()
-        ));
+        ctx.note(RedlockSaw::Unlocks { me: ctx.me() });
         Self::unlock_all(ctx, plan, job);
         self.held = None;
         false

@@ -6,7 +6,8 @@ use super::node::{RedisNode, StoreTimer};
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::Ctx;
 use crate::kernel::time::MS_US;
-use crate::protocols::redis_locks::redis_msg::{tenths, KeyEntry, RedisMsg, ReplOp};
+use crate::presentation::narration::redis_locks::redis::{RedisNodeSaw, Stream};
+use crate::protocols::redis_locks::redis_msg::{KeyEntry, RedisMsg, ReplOp};
 
 /// A successful `SET NX`: what the world reads to list grants.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,10 +46,12 @@ impl RedisNode {
         let client = ctx.name(from);
         self.expire_if_due(ctx, &key);
         if let (true, Some(held)) = (nx, self.data.get(&key)) {
-            ctx.note(format!(
-                "{me} already has {key} = {}, so SET NX does nothing and answers nil: {client} does not get the lock.",
-                held.value
-            ));
+            ctx.note(RedisNodeSaw::SetNxRefused {
+                me,
+                key: &key,
+                held: &held.value,
+                client,
+            });
             self.after_writes(ctx);
             ctx.send(
                 from,
@@ -94,23 +97,22 @@ impl RedisNode {
                 counter,
             });
         }
-        let token = counter
-            .map(|c| format!(" and the counter to {c}"))
-            .unwrap_or_default();
         let stream = if self.replicas.is_empty() {
-            " It has no replicas: this node alone remembers it.".to_string()
+            Stream::NoReplicas
         } else if self.config.replication_lag_ms == 0 {
-            " The write goes down the replication stream straight away.".to_string()
+            Stream::Now
         } else {
-            format!(
-                " It answers OK now; the replicas hear of the write only when the stream is next sent, {} ms from now.",
-                self.config.replication_lag_ms
-            )
+            Stream::AfterLagMs(self.config.replication_lag_ms)
         };
-        ctx.note(format!(
-            "{me} sets {key} = {value} for {client} with a {} TTL by its own clock{token}.{stream}",
-            tenths(px_ms)
-        ));
+        ctx.note(RedisNodeSaw::Set {
+            me,
+            key: &key,
+            value: &value,
+            client,
+            ttl_ms: px_ms,
+            counter,
+            stream,
+        });
         self.after_writes(ctx);
         ctx.send(
             from,
@@ -134,29 +136,16 @@ impl RedisNode {
         self.expire_if_due(ctx, &key);
         let current = self.data.get(&key).map(|e| e.value.clone());
         let deleted = match (&only_if, &current) {
-            (None, Some(v)) => {
-                ctx.note(format!(
-                    "{me} deletes {key} (it held {v}). DEL does not ask whose value that is."
-                ));
-                true
-            }
-            (Some(mine), Some(v)) if mine == v => {
-                ctx.note(format!(
-                    "{me} runs the release script: {key} still holds {v}, the caller's own value, so it is deleted."
-                ));
-                true
-            }
-            (Some(mine), Some(v)) => {
-                ctx.note(format!(
-                    "{me} runs the release script: {key} holds {v}, not the caller's {mine}, so nothing is deleted."
-                ));
-                false
-            }
-            (_, None) => {
-                ctx.note(format!("{me} has no {key} to delete."));
-                false
-            }
+            (None, Some(_)) => true,
+            (Some(mine), Some(v)) => mine == v,
+            (_, None) => false,
         };
+        ctx.note(RedisNodeSaw::Delete {
+            me,
+            key: &key,
+            held: current.as_deref(),
+            only_if: only_if.as_deref(),
+        });
         if let (true, Some(value)) = (deleted, current) {
             self.deletions.push(Deletion {
                 client: from,
@@ -251,12 +240,11 @@ impl RedisNode {
         let now = ctx.local_now_us;
         let due = self.data.get(key).is_some_and(|e| !e.alive_at(now));
         if due && self.is_primary() {
-            let value = self.data.get(key).map(|e| e.value.clone()).unwrap_or_default();
-            let me = ctx.me();
-            ctx.note(if on_access {
-                format!("By {me}'s own clock {key} ({value}) has already expired, so it is gone before the command runs.")
-            } else {
-                format!("By {me}'s own clock {key} ({value}) has expired: {me} deletes it. Nobody tells the client that set it, which may still be at work.")
+            ctx.note(RedisNodeSaw::Expired {
+                me: ctx.me(),
+                key,
+                value: self.data.get(key).map_or("", |e| &e.value),
+                on_access,
             });
             self.write(ctx, ReplOp::Del { key: key.to_string() });
         }

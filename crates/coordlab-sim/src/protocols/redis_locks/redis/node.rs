@@ -8,6 +8,7 @@ use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
+use crate::presentation::narration::redis_locks::redis::RedisNodeSaw;
 use crate::protocols::redis_locks::redis_msg::{KeyEntry, RedisMsg, StreamEntry};
 
 /// How often a replica without a copy asks its primary again (on the next ping after this).
@@ -145,18 +146,15 @@ impl RedisNode {
         match self.role {
             Role::Primary => {
                 self.arm_expiry(ctx);
-                ctx.note(match (keys, self.config.persistence) {
-                    (0, false) => format!("{me} is up as a primary with no data: without persistence it remembers nothing from before."),
-                    (0, true) => format!("{me} is up as a primary with an empty data set."),
-                    (n, _) => format!("{me} is up as a primary with {n} key(s)."),
+                ctx.note(RedisNodeSaw::UpPrimary {
+                    me,
+                    keys,
+                    persistence: self.config.persistence,
                 });
             }
             Role::Replica { of } => {
                 self.synced = false;
-                ctx.note(format!(
-                    "{me} is up as a replica of {} and asks it for a copy of the data.",
-                    ctx.name(of)
-                ));
+                ctx.note(RedisNodeSaw::UpReplica { me, of: ctx.name(of) });
                 self.request_sync(ctx, of);
             }
         }
@@ -174,12 +172,11 @@ impl RedisNode {
             return;
         }
         self.link_down = true;
-        ctx.note(format!(
-            "{} has lost its link to {}; it keeps its data (#{}) and keeps trying to reconnect.",
-            ctx.me(),
-            ctx.name(peer),
-            self.offset
-        ));
+        ctx.note(RedisNodeSaw::LostLink {
+            me: ctx.me(),
+            primary: ctx.name(peer),
+            offset: self.offset,
+        });
     }
 
     pub fn message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: RedisMsg) {
@@ -191,10 +188,7 @@ impl RedisNode {
                 | RedisMsg::Wait { .. }
         );
         if writes && !self.is_primary() {
-            ctx.note(format!(
-                "{} is a replica and refuses the write: clients must send writes to the primary.",
-                ctx.me()
-            ));
+            ctx.note(RedisNodeSaw::ReplicaRefusesWrite { me: ctx.me() });
             ctx.send(
                 from,
                 RedisMsg::Error {
@@ -272,10 +266,10 @@ impl RedisNode {
                 self.role = Role::Primary;
                 self.replicas.clear();
                 self.arm_expiry(ctx);
-                ctx.note(format!(
-                    "{me} is promoted: it is the primary now, with the data it had at #{}. Any write that never reached it is simply not there.",
-                    self.offset
-                ));
+                ctx.note(RedisNodeSaw::Promoted {
+                    me,
+                    offset: self.offset,
+                });
                 // The answer to REPLICAOF NO ONE: the sentinel waits for it before telling clients.
                 ctx.send(
                     from,
@@ -288,13 +282,11 @@ impl RedisNode {
             }
             Some((p, _)) if self.role == (Role::Replica { of: p }) && self.synced && !self.link_down => {}
             Some((p, name)) => {
-                if self.is_primary() {
-                    ctx.note(format!(
-                        "{me} is demoted to a replica of {name}. It will replace its own data with {name}'s copy: whatever only it had is discarded."
-                    ));
-                } else {
-                    ctx.note(format!("{me} now replicates from {name}."));
-                }
+                ctx.note(RedisNodeSaw::NowReplicaOf {
+                    me,
+                    primary: &name,
+                    was_primary: self.is_primary(),
+                });
                 self.role = Role::Replica { of: p };
                 self.synced = false;
                 self.link_down = false;

@@ -8,6 +8,7 @@ use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::Ctx;
 use crate::kernel::time::MS_US;
+use crate::presentation::narration::redis_locks::redis::RedisNodeSaw;
 use crate::protocols::redis_locks::redis_msg::{KeyEntry, RedisMsg, ReplOp, StreamEntry};
 
 /// How many recent stream entries a node keeps for the inspector.
@@ -55,12 +56,12 @@ impl RedisNode {
             return; // not (yet) a primary: the replica asks again on its next ping
         }
         self.replicas.insert(from, 0);
-        ctx.note(format!(
-            "{} sends {} a full copy of its data (up to #{}); the replica had #{have}.",
-            ctx.me(),
-            ctx.name(from),
-            self.offset
-        ));
+        ctx.note(RedisNodeSaw::SendsFullCopy {
+            me: ctx.me(),
+            replica: ctx.name(from),
+            offset: self.offset,
+            have,
+        });
         ctx.send(
             from,
             RedisMsg::FullSync {
@@ -83,28 +84,24 @@ impl RedisNode {
         if self.role != (Role::Replica { of: from }) {
             return;
         }
-        // Keys it had that the copy lacks, or holds with another value, are gone for good.
-        let discarded: Vec<String> = self
-            .data
-            .iter()
-            .filter(|(k, e)| data.get(*k).is_none_or(|d| d.value != e.value))
-            .map(|(k, e)| format!("{k} = {}", e.value))
-            .collect();
-        self.data = data;
+        let had = std::mem::replace(&mut self.data, data);
         self.offset = offset;
         self.stream = stream;
         self.synced = true;
         self.link_down = false;
         self.persist(ctx);
-        let (me, primary) = (ctx.me(), ctx.name(from));
-        let keys = self.data.len();
-        ctx.note(if discarded.is_empty() {
-            format!("{me} now holds {primary}'s data as of #{offset}: {keys} key(s).")
-        } else {
-            format!(
-                "{me} now holds {primary}'s data as of #{offset}: {keys} key(s). What it had of its own ({}) is replaced: {primary} never had it.",
-                discarded.join(", ")
-            )
+        // Keys it had that the copy lacks, or holds with another value, are gone for good.
+        let discarded: Vec<(&str, &str)> = had
+            .iter()
+            .filter(|(k, e)| self.data.get(*k).is_none_or(|d| d.value != e.value))
+            .map(|(k, e)| (k.as_str(), e.value.as_str()))
+            .collect();
+        ctx.note(RedisNodeSaw::HoldsCopy {
+            me: ctx.me(),
+            primary: ctx.name(from),
+            offset,
+            keys: self.data.len(),
+            discarded: &discarded,
         });
         ctx.send(from, RedisMsg::ReplAck { offset });
     }
@@ -132,12 +129,12 @@ impl RedisNode {
         }
         if applied > 0 {
             self.persist(ctx);
-            ctx.note(format!(
-                "{} applies {applied} write(s) from {}'s stream and is now at #{}.",
-                ctx.me(),
-                ctx.name(from),
-                self.offset
-            ));
+            ctx.note(RedisNodeSaw::AppliesStream {
+                me: ctx.me(),
+                primary: ctx.name(from),
+                applied,
+                offset: self.offset,
+            });
             ctx.send(from, RedisMsg::ReplAck { offset: self.offset });
         }
     }
@@ -175,11 +172,13 @@ impl RedisNode {
             needed,
         });
         ctx.set_timer(StoreTimer::WaitTimeout { id }, timeout_ms * MS_US);
-        ctx.note(format!(
-            "{} holds {}'s WAIT until {needed} replica(s) confirm #{target}, at most {timeout_ms} ms. The write itself is already applied and visible to every client here.",
-            ctx.me(),
-            ctx.name(from)
-        ));
+        ctx.note(RedisNodeSaw::HoldsWait {
+            me: ctx.me(),
+            client: ctx.name(from),
+            needed,
+            target,
+            timeout_ms,
+        });
     }
 
     fn acked_count(&self, target: u64) -> u32 {
@@ -207,12 +206,12 @@ impl RedisNode {
         };
         let w = self.waits.remove(pos);
         let acked = self.acked_count(w.target);
-        ctx.note(format!(
-            "{}'s WAIT times out with {acked} of {} replica(s). The write stays on {} regardless: WAIT reports, it never rolls back.",
-            ctx.name(w.client),
-            w.needed,
-            ctx.me()
-        ));
+        ctx.note(RedisNodeSaw::WaitTimesOut {
+            me: ctx.me(),
+            client: ctx.name(w.client),
+            acked,
+            needed: w.needed,
+        });
         ctx.send(w.client, RedisMsg::WaitReply { acked });
     }
 

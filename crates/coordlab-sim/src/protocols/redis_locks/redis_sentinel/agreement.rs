@@ -6,7 +6,8 @@ use super::{Election, Failover, Sentinel};
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::Ctx;
 use crate::kernel::time::MS_US;
-use crate::protocols::redis_locks::redis_msg::{tenths, RedisMsg, Vote};
+use crate::presentation::narration::redis_locks::redis_sentinel::SentinelSaw;
+use crate::protocols::redis_locks::redis_msg::{RedisMsg, Vote};
 use rand::Rng;
 
 /// How many ping rounds another sentinel's "it is down" stays valid.
@@ -18,29 +19,28 @@ impl Sentinel {
         let now = ctx.local_now_us;
         let timeout_us = self.config.failover_timeout_ms * MS_US;
         if let Some(e) = self.election.take_if(|e| now >= e.started_us + timeout_us) {
-            ctx.note(format!(
-                "{} has {} of the {} votes it needs in epoch {} and gives up this election. It tries again later, in a new epoch.",
-                ctx.me(),
-                e.votes.len(),
-                self.config.votes_needed(),
-                e.epoch
-            ));
+            ctx.note(SentinelSaw::GivesUpElection {
+                me: ctx.me(),
+                votes: e.votes.len(),
+                needed: self.config.votes_needed(),
+                epoch: e.epoch,
+            });
         }
         let last = self.last_pong_us.get(&self.primary).copied().unwrap_or(now);
         let silent_us = now.saturating_sub(last);
         let sdown = silent_us > self.config.down_after_ms * MS_US;
         let primary = ctx.name(self.primary);
         match (self.sdown, sdown) {
-            (false, true) => ctx.note(format!(
-                "{} has heard nothing from {primary} for {}: to it, {primary} is subjectively down. One sentinel's opinion is not enough; it asks the others.",
-                ctx.me(),
-                tenths(silent_us / MS_US)
-            )),
+            (false, true) => ctx.note(SentinelSaw::SubjectivelyDown {
+                me: ctx.me(),
+                primary,
+                silent_ms: silent_us / MS_US,
+            }),
             (true, false) => {
-                ctx.note(format!(
-                    "{primary} answers {} again: it no longer counts {primary} down.",
-                    ctx.me()
-                ));
+                ctx.note(SentinelSaw::AnswersAgain {
+                    me: ctx.me(),
+                    primary,
+                });
                 self.odown = false;
                 self.said_down_us.clear();
             }
@@ -89,15 +89,12 @@ impl Sentinel {
         let odown = agree.len() as u32 >= self.config.quorum;
         if odown && !self.odown {
             let names: Vec<&str> = agree.iter().map(|s| ctx.name(*s)).collect();
-            ctx.note(format!(
-                "{} find {} down: {} of {} sentinels, and the quorum is {}. {} is objectively down.",
-                names.join(" and "),
-                ctx.name(self.primary),
-                agree.len(),
-                self.config.sentinels.len(),
-                self.config.quorum,
-                ctx.name(self.primary)
-            ));
+            ctx.note(SentinelSaw::ObjectivelyDown {
+                agree: &names,
+                primary: ctx.name(self.primary),
+                sentinels: self.config.sentinels.len(),
+                quorum: self.config.quorum,
+            });
         }
         self.odown = odown;
         if odown && self.election.is_none() && now >= self.no_election_before_us {
@@ -120,13 +117,13 @@ impl Sentinel {
         });
         self.hold_off(ctx);
         self.persist(ctx);
-        ctx.note(format!(
-            "Only one sentinel may fail {} over. {} starts epoch {epoch}: it votes for itself and asks the others for their vote. It needs {} of {}.",
-            ctx.name(self.primary),
-            ctx.me(),
-            self.config.votes_needed(),
-            self.config.sentinels.len()
-        ));
+        ctx.note(SentinelSaw::StartsElection {
+            me: ctx.me(),
+            primary: ctx.name(self.primary),
+            epoch,
+            needed: self.config.votes_needed(),
+            sentinels: self.config.sentinels.len(),
+        });
         self.ask_others(ctx, Some(ctx.node));
     }
 
@@ -178,11 +175,11 @@ impl Sentinel {
                 // Give the chosen sentinel time to finish before trying itself.
                 self.election = None;
                 self.hold_off(ctx);
-                ctx.note(format!(
-                    "{} votes for {} to perform the failover in epoch {epoch}: the first sentinel to ask in an epoch gets its vote.",
-                    ctx.me(),
-                    ctx.name(candidate)
-                ));
+                ctx.note(SentinelSaw::VotesFor {
+                    me: ctx.me(),
+                    candidate: ctx.name(candidate),
+                    epoch,
+                });
             }
         }
         if changed {
@@ -226,11 +223,12 @@ impl Sentinel {
             .filter(|e| e.votes.len() >= self.config.votes_needed())
             .map(|e| (e.epoch, e.votes.len()));
         if let Some((epoch, votes)) = won {
-            ctx.note(format!(
-                "{} has {votes} of {} votes in epoch {epoch}, a majority: it performs the failover.",
-                ctx.me(),
-                self.config.sentinels.len()
-            ));
+            ctx.note(SentinelSaw::WonElection {
+                me: ctx.me(),
+                votes,
+                sentinels: self.config.sentinels.len(),
+                epoch,
+            });
             self.fail_over(ctx, epoch);
         }
     }
@@ -260,11 +258,10 @@ impl Sentinel {
         }
         let old = self.primary;
         let Some((new, offset)) = best else {
-            ctx.note(format!(
-                "No replica of {} answers {}: there is nothing to promote. It gives up this attempt.",
-                ctx.name(old),
-                ctx.me()
-            ));
+            ctx.note(SentinelSaw::NothingToPromote {
+                me: ctx.me(),
+                old: ctx.name(old),
+            });
             return;
         };
         self.config_epoch = epoch;
@@ -273,11 +270,12 @@ impl Sentinel {
         self.odown = false;
         self.said_down_us.clear();
         let name = ctx.name(new);
-        ctx.note(format!(
-            "{} promotes {name}, the replica with the most data it has heard of (#{offset}), and points the other nodes at it. No one asks whether {name} has every write {} acknowledged.",
-            ctx.me(),
-            ctx.name(old)
-        ));
+        ctx.note(SentinelSaw::Promotes {
+            me: ctx.me(),
+            new: name,
+            offset,
+            old: ctx.name(old),
+        });
         ctx.send(new, RedisMsg::ReplicaOf { primary: None, epoch });
         for n in &self.config.nodes {
             self.ordered_at_us.insert(*n, now);
@@ -316,11 +314,11 @@ impl Sentinel {
         self.said_down_us.clear();
         self.announce_pending = false;
         self.persist(ctx);
-        ctx.note(format!(
-            "{} hears from {} that {} is the primary as of epoch {epoch}, newer than its own view: it adopts it.",
-            ctx.me(),
-            ctx.name(from),
-            ctx.name(primary)
-        ));
+        ctx.note(SentinelSaw::AdoptsHello {
+            me: ctx.me(),
+            from: ctx.name(from),
+            primary: ctx.name(primary),
+            epoch,
+        });
     }
 }

@@ -18,11 +18,12 @@
 
 mod agreement;
 
-use super::redis_msg::{tenths, RedisMsg};
+use super::redis_msg::RedisMsg;
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
+use crate::presentation::narration::redis_locks::redis_sentinel::SentinelSaw;
 use rand::Rng;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -185,14 +186,13 @@ impl Sentinel {
             self.last_pong_us.insert(*n, ctx.local_now_us);
         }
         if self.config.sentinels.first() == Some(&ctx.node) {
-            ctx.note(format!(
-                "{} sentinels watch {}. Each pings every node every {} ms; to a sentinel that hears nothing for {}, the primary is subjectively down. It is objectively down once {} sentinels agree, and then a majority must vote for one sentinel to perform the failover. (Real Sentinel pings every second and waits 30 s by default.)",
-                self.config.sentinels.len(),
-                ctx.name(self.primary),
-                self.config.ping_ms,
-                tenths(self.config.down_after_ms),
-                self.config.quorum
-            ));
+            ctx.note(SentinelSaw::Watching {
+                sentinels: self.config.sentinels.len(),
+                primary: ctx.name(self.primary),
+                ping_ms: self.config.ping_ms,
+                down_after_ms: self.config.down_after_ms,
+                quorum: self.config.quorum,
+            });
         }
         // Each sentinel starts its rounds at its own moment, as real ones drift apart.
         let first_ms = ctx.rng.gen_range(1..=self.config.ping_ms);
@@ -266,12 +266,11 @@ impl Sentinel {
             Some((self.primary, ctx.name(self.primary).to_string()))
         };
         if claims_primary && from != self.primary {
-            ctx.note(format!(
-                "{} answers as a primary, but to {} the primary is {}: it is told to become a replica.",
-                ctx.name(from),
-                ctx.me(),
-                ctx.name(self.primary)
-            ));
+            ctx.note(SentinelSaw::ToldToBecomeReplica {
+                me: ctx.me(),
+                node: ctx.name(from),
+                primary: ctx.name(self.primary),
+            });
         }
         ctx.send(
             from,
@@ -289,7 +288,7 @@ impl Sentinel {
         if ctx.local_now_us >= self.config.stop_at_ms * MS_US {
             self.stopped = true;
             if self.config.sentinels.first() == Some(&ctx.node) {
-                ctx.note("The sentinels stop their rounds here: the story is over.");
+                ctx.note(SentinelSaw::RoundsStop);
             }
             return;
         }
@@ -322,10 +321,10 @@ impl Sentinel {
     fn announce(&mut self, ctx: &mut Ctx<'_, Self>) {
         self.announce_pending = false;
         let name = ctx.name(self.primary);
-        ctx.note(format!(
-            "{name} confirms it is the primary. {} tells the clients to send their commands to {name} from now on.",
-            ctx.me()
-        ));
+        ctx.note(SentinelSaw::Announces {
+            me: ctx.me(),
+            primary: name,
+        });
         for c in self.config.clients.clone() {
             ctx.send(
                 c,
