@@ -5,4 +5,5 @@
 
 pub mod database;
 pub mod lease;
+pub mod raft;
 pub mod services;
