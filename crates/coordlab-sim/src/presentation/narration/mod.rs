@@ -7,3 +7,4 @@ pub mod database;
 pub mod lease;
 pub mod raft;
 pub mod services;
+pub mod zookeeper_locks;
