@@ -1,7 +1,7 @@
 //! What a Raft server saw as it kept its term, voted, led and replicated, and the sentences it
 //! reads as. `me` is the server's own name; other names are the peers' it dealt with.
 
-use crate::protocols::raft::{Command, LogIndex, Term};
+use crate::protocols::raft::{Command, LogIndex, Role, Term};
 
 /// One thing a Raft server saw while handling a message, a timer or its start.
 pub enum RaftServerSaw<'a> {
@@ -18,24 +18,13 @@ pub enum RaftServerSaw<'a> {
     TimerRanOutAfterDemo {
         me: &'a str,
     },
-    /// A message of a newer `term` from `sender`; `old` is its own term before.
-    SteppedDown {
+    /// A message of a newer `term` from `sender`; `old` is its own term before, `was` its role.
+    AdoptedTerm {
         me: &'a str,
         sender: &'a str,
         term: Term,
         old: Term,
-    },
-    GaveUpCandidacy {
-        me: &'a str,
-        sender: &'a str,
-        term: Term,
-        old: Term,
-    },
-    MovedToTerm {
-        me: &'a str,
-        sender: &'a str,
-        term: Term,
-        old: Term,
+        was: Role,
     },
     /// `forced`: the user ran the timer out early, rather than it firing.
     StoodForElection {
@@ -120,33 +109,26 @@ pub enum RaftServerSaw<'a> {
         term: Term,
         mine: Term,
     },
-    CandidateFollows {
+    /// A candidate or leader (`was`) heard from the `leader` of its own term.
+    FollowsLeaderOfItsTerm {
         me: &'a str,
         leader: &'a str,
         term: Term,
-    },
-    TwoLeadersInTerm {
-        me: &'a str,
-        leader: &'a str,
-        term: Term,
+        was: Role,
     },
     NoEntryToAppendAfter {
         me: &'a str,
         prev_log_index: LogIndex,
         prev_log_term: Term,
     },
-    /// It dropped entries from `index` on, though entries up to `commit` are committed.
-    DroppedCommittedEntries {
+    /// It dropped entries from `index` on, where `leader`'s log differs; up to `commit` they
+    /// are committed.
+    DroppedEntries {
         me: &'a str,
         leader: &'a str,
         dropped: u64,
         index: LogIndex,
         commit: LogIndex,
-    },
-    DroppedConflictingEntries {
-        me: &'a str,
-        dropped: u64,
-        index: LogIndex,
     },
     LearnedCommit {
         me: &'a str,
@@ -184,25 +166,28 @@ impl From<RaftServerSaw<'_>> for String {
             TimerRanOutAfterDemo { me } => {
                 format!("{me}'s timer ran out, but the demo is over: no more elections.")
             }
-            SteppedDown {
+            AdoptedTerm {
                 me,
                 sender,
                 term,
                 old,
+                was: Role::Leader,
             } => format!(
                 "{me} sees term {term} from {sender} — newer than its own term {old}. A leader from an older term has no authority, so it steps down to follower."
             ),
-            GaveUpCandidacy {
+            AdoptedTerm {
                 me,
                 sender,
                 term,
                 old,
+                was: Role::Candidate,
             } => format!("{me} gives up its candidacy in term {old}: {sender} is already in term {term}."),
-            MovedToTerm {
+            AdoptedTerm {
                 me,
                 sender,
                 term,
                 old,
+                was: Role::Follower,
             } => format!("{me} moves from term {old} to term {term}, learned from {sender}."),
             StoodForElection { me, forced, term } => {
                 let why = if forced {
@@ -306,10 +291,20 @@ impl From<RaftServerSaw<'_>> for String {
             } => format!(
                 "{me} rejects AppendEntries from {leader}: it carries term {term}, but {me} is in term {mine}. The term works as a fencing token: a deposed leader cannot write."
             ),
-            CandidateFollows { me, leader, term } => format!(
+            FollowsLeaderOfItsTerm {
+                me,
+                leader,
+                term,
+                was: Role::Candidate | Role::Follower,
+            } => format!(
                 "{me} hears from {leader}, leader of its own term {term}, and goes back to follower."
             ),
-            TwoLeadersInTerm { me, leader, term } => format!(
+            FollowsLeaderOfItsTerm {
+                me,
+                leader,
+                term,
+                was: Role::Leader,
+            } => format!(
                 "{me} hears from {leader}, another leader of its own term {term}. Two leaders in one term: one vote per term should have made that impossible. {me} gives way and follows {leader}."
             ),
             NoEntryToAppendAfter {
@@ -319,17 +314,20 @@ impl From<RaftServerSaw<'_>> for String {
             } => format!(
                 "{me} cannot append after {prev_log_index}: its log has no entry of term {prev_log_term} there. The leader will step back and retry."
             ),
-            DroppedCommittedEntries {
+            // Only a leader elected without a committed entry asks for this.
+            DroppedEntries {
                 me,
                 leader,
                 dropped,
                 index,
                 commit,
-            } => format!(
+            } if index <= commit => format!(
                 "{me} drops {dropped} {} from {index} on because {leader}'s log differs there — yet {me} knows entries up to {commit} are committed. A leader of a correct cluster holds every committed entry (§5.4); {leader} was elected without them, and committed writes are lost.",
                 entries(dropped)
             ),
-            DroppedConflictingEntries { me, dropped, index } => format!(
+            DroppedEntries {
+                me, dropped, index, ..
+            } => format!(
                 "{me} drops {dropped} {} from {index} on: they conflict with the leader's log and were never committed.",
                 entries(dropped)
             ),

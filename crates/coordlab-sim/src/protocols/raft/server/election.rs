@@ -49,29 +49,18 @@ impl RaftServer {
         self.pending.clear();
         self.persist(ctx);
         let (me, sender) = (ctx.me(), ctx.name(from));
-        match was {
-            Role::Leader => {
-                ctx.cancel_timer(RaftTimer::Heartbeat);
-                ctx.note(RaftServerSaw::SteppedDown {
-                    me,
-                    sender,
-                    term,
-                    old,
-                });
-                self.reset_election_timer(ctx);
-            }
-            Role::Candidate => ctx.note(RaftServerSaw::GaveUpCandidacy {
-                me,
-                sender,
-                term,
-                old,
-            }),
-            Role::Follower => ctx.note(RaftServerSaw::MovedToTerm {
-                me,
-                sender,
-                term,
-                old,
-            }),
+        if was == Role::Leader {
+            ctx.cancel_timer(RaftTimer::Heartbeat);
+        }
+        ctx.note(RaftServerSaw::AdoptedTerm {
+            me,
+            sender,
+            term,
+            old,
+            was,
+        });
+        if was == Role::Leader {
+            self.reset_election_timer(ctx);
         }
     }
 

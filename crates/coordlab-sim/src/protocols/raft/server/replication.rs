@@ -155,21 +155,14 @@ impl RaftServer {
             };
             return self.refuse_append(ctx, from, why);
         }
-        if self.role == Role::Candidate {
-            ctx.note(RaftServerSaw::CandidateFollows {
-                me,
-                leader,
-                term: self.term,
-            });
-        } else if self.role == Role::Leader {
-            // Only a planted bug gets here: one vote per term allows one leader per term.
-            ctx.note(RaftServerSaw::TwoLeadersInTerm {
-                me,
-                leader,
-                term: self.term,
-            });
-        }
         if self.role != Role::Follower {
+            // A leader gets here only by a planted bug: one vote per term allows one leader per term.
+            ctx.note(RaftServerSaw::FollowsLeaderOfItsTerm {
+                me,
+                leader,
+                term: self.term,
+                was: self.role,
+            });
             ctx.cancel_timer(RaftTimer::Heartbeat);
             self.role = Role::Follower;
         }
@@ -193,18 +186,13 @@ impl RaftServer {
                     self.entries_discarded += dropped;
                     self.log.truncate(index.0 as usize - 1);
                     self.log_cuts += 1;
-                    if index <= self.commit_index {
-                        // Only a leader elected without a committed entry asks for this.
-                        ctx.note(RaftServerSaw::DroppedCommittedEntries {
-                            me,
-                            leader,
-                            dropped,
-                            index,
-                            commit: self.commit_index,
-                        });
-                    } else {
-                        ctx.note(RaftServerSaw::DroppedConflictingEntries { me, dropped, index });
-                    }
+                    ctx.note(RaftServerSaw::DroppedEntries {
+                        me,
+                        leader,
+                        dropped,
+                        index,
+                        commit: self.commit_index,
+                    });
                     self.log.push(entry.clone());
                 }
                 None => self.log.push(entry.clone()),
