@@ -1,7 +1,6 @@
 //! The narration: for each participant kind, the typed observations its handlers emit and
 //! the sentences they read as (`impl From<Observation> for String`, so a handler writes
-//! `ctx.note(LeaseStoreSaw::Expired { .. })`). The lease, database and services families are
-//! here; the Redis, Raft and ZooKeeper handlers still write their sentences themselves.
+//! `ctx.note(LeaseStoreSaw::Expired { .. })`). Every family's handlers narrate this way.
 
 pub mod database;
 pub mod lease;
