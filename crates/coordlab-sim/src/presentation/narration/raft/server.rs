@@ -3,6 +3,13 @@
 
 use crate::protocols::raft::{Command, LogIndex, Role, Term};
 
+/// Where a candidate's log ends and where the voter's own ends: (last index, its term).
+#[derive(Clone, Copy)]
+pub struct LogEnds {
+    pub candidate: (LogIndex, Term),
+    pub own: (LogIndex, Term),
+}
+
 /// One thing a Raft server saw while handling a message, a timer or its start.
 pub enum RaftServerSaw<'a> {
     Started {
@@ -49,10 +56,7 @@ pub enum RaftServerSaw<'a> {
         me: &'a str,
         candidate: &'a str,
         term: Term,
-        last_log_index: LogIndex,
-        last_log_term: Term,
-        my_len: LogIndex,
-        my_term: Term,
+        logs: LogEnds,
     },
     /// A second vote in `term`: the one for `first` was lost in a restart.
     SecondVote {
@@ -75,10 +79,7 @@ pub enum RaftServerSaw<'a> {
     VoteRefusedLogBehind {
         me: &'a str,
         candidate: &'a str,
-        last_log_index: LogIndex,
-        last_log_term: Term,
-        my_len: LogIndex,
-        my_term: Term,
+        logs: LogEnds,
     },
     HeartbeatsEndWithDemo {
         me: &'a str,
@@ -215,13 +216,13 @@ impl From<RaftServerSaw<'_>> for String {
                 me,
                 candidate,
                 term,
-                last_log_index,
-                last_log_term,
-                my_len,
-                my_term,
-            } => format!(
-                "{me} grants its vote to {candidate} in term {term} without checking that {candidate}'s log is at least as up to date as its own (§5.4.1) — the planted bug. {candidate}'s log ends at {last_log_index} in term {last_log_term}, {me}'s at {my_len} in term {my_term}: {candidate} may lack entries that are already committed."
-            ),
+                logs,
+            } => {
+                let ((their_end, their_term), (my_end, my_term)) = (logs.candidate, logs.own);
+                format!(
+                    "{me} grants its vote to {candidate} in term {term} without checking that {candidate}'s log is at least as up to date as its own (§5.4.1) — the planted bug. {candidate}'s log ends at {their_end} in term {their_term}, {me}'s at {my_end} in term {my_term}: {candidate} may lack entries that are already committed."
+                )
+            }
             SecondVote {
                 me,
                 candidate,
@@ -241,18 +242,14 @@ impl From<RaftServerSaw<'_>> for String {
             } => format!(
                 "{me} refuses {candidate}: it already voted for {voted_for} in term {term}, and a server votes once per term."
             ),
-            VoteRefusedLogBehind {
-                me,
-                candidate,
-                last_log_index,
-                last_log_term,
-                my_len,
-                my_term,
-            } => format!(
-                "{me} refuses {candidate}: {candidate}'s log (last term {last_log_term}, length {}) is behind its own (last term {my_term}, length {}), so {candidate} might lack committed entries.",
-                last_log_index.0,
-                my_len.0
-            ),
+            VoteRefusedLogBehind { me, candidate, logs } => {
+                let ((their_end, their_term), (my_end, my_term)) = (logs.candidate, logs.own);
+                format!(
+                    "{me} refuses {candidate}: {candidate}'s log (last term {their_term}, length {}) is behind its own (last term {my_term}, length {}), so {candidate} might lack committed entries.",
+                    their_end.0,
+                    my_end.0
+                )
+            }
             HeartbeatsEndWithDemo { me } => {
                 format!("{me} reaches the end of the demo and sets no more timers.")
             }

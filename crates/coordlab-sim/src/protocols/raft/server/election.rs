@@ -7,7 +7,7 @@ use crate::kernel::ids::NodeId;
 use crate::kernel::participant::Ctx;
 use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
-use crate::presentation::narration::raft::server::RaftServerSaw;
+use crate::presentation::narration::raft::server::{LogEnds, RaftServerSaw};
 use crate::protocols::raft::msg::RaftMsg;
 use crate::protocols::raft::types::{LogIndex, RaftBug, Role, Term};
 
@@ -158,6 +158,10 @@ impl RaftServer {
             return;
         }
         let (my_term, my_len) = (self.last_term(), self.last_index());
+        let logs = LogEnds {
+            candidate: (last_log_index, last_log_term),
+            own: (my_len, my_term),
+        };
         let really_up_to_date =
             last_log_term > my_term || (last_log_term == my_term && last_log_index >= my_len);
         let skipped = !really_up_to_date && self.config.bug == RaftBug::SkipUpToDateCheck;
@@ -173,10 +177,7 @@ impl RaftServer {
                     me,
                     candidate,
                     term,
-                    last_log_index,
-                    last_log_term,
-                    my_len,
-                    my_term,
+                    logs,
                 });
             } else if let Some((_, first)) = self.forgotten_vote.filter(|(t, v)| *t == term && *v != from) {
                 let first = if first == self.id {
@@ -201,14 +202,7 @@ impl RaftServer {
                 term,
             });
         } else {
-            ctx.note(RaftServerSaw::VoteRefusedLogBehind {
-                me,
-                candidate,
-                last_log_index,
-                last_log_term,
-                my_len,
-                my_term,
-            });
+            ctx.note(RaftServerSaw::VoteRefusedLogBehind { me, candidate, logs });
         }
         ctx.send(
             from,
