@@ -1,9 +1,10 @@
 //! The narration: for each participant kind, the typed observations its handlers emit and
 //! the sentences they read as (`impl From<Observation> for String`, so a handler writes
-//! `ctx.note(LeaseStoreSaw::Expired { .. })`). The lease, database, services and Redis
-//! families are here; the Raft and ZooKeeper handlers still write their sentences themselves.
+//! `ctx.note(LeaseStoreSaw::Expired { .. })`). Every family's handlers narrate this way.
 
 pub mod database;
 pub mod lease;
+pub mod raft;
 pub mod redis_locks;
 pub mod services;
+pub mod zookeeper_locks;

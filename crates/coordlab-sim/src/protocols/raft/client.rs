@@ -7,6 +7,7 @@ use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
 use crate::kernel::view::InputSpec;
+use crate::presentation::narration::raft::client::RaftClientSaw;
 
 /// Settings of the client workload.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -79,7 +80,7 @@ impl RaftClient {
     fn send(&mut self, ctx: &mut Ctx<'_, Self>) {
         let Some(id) = self.outstanding else { return };
         if ctx.local_now_us >= self.config.stop_at_ms * MS_US {
-            ctx.note("The demo is over; the client stops retrying.");
+            ctx.note(RaftClientSaw::StopsRetrying);
             return;
         }
         ctx.send(
@@ -107,20 +108,17 @@ impl RaftClient {
         }
         self.config.writes += 1;
         match self.outstanding {
-            Some(busy) => ctx.note(format!(
-                "The client is asked for one more write; it sends it once write {busy} is done."
-            )),
+            Some(busy) => ctx.note(RaftClientSaw::OneMoreWriteQueued { busy }),
             None => {
                 // A scheduled next write (if any) is sent now instead; the extra one follows it.
                 ctx.cancel_timer(ClientTimer::Send);
                 let id = self.next_id();
                 self.outstanding = Some(id);
                 self.redirected = false;
-                ctx.note(format!(
-                    "The client is asked for a write and sends request {id} ({}) to {}, the leader as far as it knows.",
-                    RaftClient::command(id),
-                    ctx.name(self.guess)
-                ));
+                ctx.note(RaftClientSaw::SentExtraWrite {
+                    id,
+                    guess: ctx.name(self.guess),
+                });
                 self.send(ctx);
             }
         }
@@ -153,10 +151,11 @@ impl Participant for RaftClient {
                 self.outstanding = None;
                 self.committed.push((id, index));
                 ctx.cancel_timer(ClientTimer::Retry);
-                ctx.note(format!(
-                    "The client's write {id} is committed at {index}, confirmed by {}.",
-                    ctx.name(from)
-                ));
+                ctx.note(RaftClientSaw::Committed {
+                    id,
+                    index,
+                    by: ctx.name(from),
+                });
                 if (self.committed.len() as u32) < self.config.writes {
                     ctx.set_timer(ClientTimer::Send, self.config.interval_ms * MS_US);
                 }

@@ -9,9 +9,10 @@
 //!
 //! The job itself is the [`JobRunner`]'s; this file is the lock side, [`ZkLock`].
 
-use super::zookeeper::{base_name, secs, sequence_of, SessionId, WatchEvent, ZkMsg};
+use super::zookeeper::{base_name, sequence_of, SessionId, WatchEvent, ZkMsg};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::time::MS_US;
+use crate::presentation::narration::zookeeper_locks::zk_lock_worker::ZkLockWorkerSaw;
 use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
 use crate::protocols::lease::lease_msg::{RejectReason, WriteCheck};
 use crate::protocols::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
@@ -137,10 +138,12 @@ impl ZkLock {
         if pos == 0 {
             let token = FencingToken(sequence_of(&mine).unwrap_or(0));
             self.token = Some(token);
-            ctx.note(format!(
-                "{mine} is the lowest child of {}: {} holds the lock. Its sequence number {token} is its fencing token.",
-                plan.lock_path, ctx.me()
-            ));
+            ctx.note(ZkLockWorkerSaw::HoldsLock {
+                me: ctx.me(),
+                node: &mine,
+                lock_path: &plan.lock_path,
+                token,
+            });
             return Turn::Work(plan.first_step);
         }
         let Some(session) = self.session else {
@@ -149,12 +152,11 @@ impl ZkLock {
         match plan.watch {
             WatchMode::Predecessor => {
                 let before = format!("{}/{}", plan.lock_path, children[pos - 1]);
-                ctx.note(format!(
-                    "{} is number {} in line. It watches only {}, the node just ahead of its own.",
-                    ctx.me(),
-                    pos + 1,
-                    children[pos - 1]
-                ));
+                ctx.note(ZkLockWorkerSaw::WatchesPredecessor {
+                    me: ctx.me(),
+                    place: pos + 1,
+                    ahead: &children[pos - 1],
+                });
                 self.ahead = Some(before.clone());
                 ctx.send(
                     plan.service,
@@ -166,12 +168,11 @@ impl ZkLock {
                 );
             }
             WatchMode::LockNode => {
-                ctx.note(format!(
-                    "{} is number {} in line and waits for any change under {}, like every other waiter.",
-                    ctx.me(),
-                    pos + 1,
-                    plan.lock_path
-                ));
+                ctx.note(ZkLockWorkerSaw::WaitsForAnyChange {
+                    me: ctx.me(),
+                    place: pos + 1,
+                    lock_path: &plan.lock_path,
+                });
                 self.ahead = None;
             }
         }
@@ -188,15 +189,11 @@ impl ZkLock {
             return Turn::Stay;
         }
         self.wakeups += 1;
-        ctx.note(match event {
-            WatchEvent::NodeDeleted => format!(
-                "{} wakes: the node ahead of it is gone. It lists {} to see whether it is first now.",
-                ctx.me(), plan.lock_path
-            ),
-            WatchEvent::ChildrenChanged => format!(
-                "{} wakes (wake-up number {} for it) and lists {} again, though most likely it is still not first.",
-                ctx.me(), self.wakeups, plan.lock_path
-            ),
+        ctx.note(ZkLockWorkerSaw::Woken {
+            me: ctx.me(),
+            event,
+            wakeups: self.wakeups,
+            lock_path: &plan.lock_path,
         });
         self.list(ctx, plan)
     }
@@ -206,14 +203,10 @@ impl ZkLock {
             return Turn::Stay;
         }
         let held = self.token.is_some() && phase.in_job();
-        ctx.note(if held || *phase == Phase::Stopped {
-            format!(
-                "{} learns that its session expired. It has not held the lock since ZooKeeper deleted its node — {} of its silence, long before it found out.",
-                ctx.me(),
-                secs(plan.session_timeout_ms)
-            )
-        } else {
-            format!("{} learns that its session expired; its place in line is gone.", ctx.me())
+        ctx.note(ZkLockWorkerSaw::LearnsSessionExpired {
+            me: ctx.me(),
+            held_lock: held || *phase == Phase::Stopped,
+            session_timeout_ms: plan.session_timeout_ms,
         });
         if let Phase::Working { step } = *phase {
             ctx.cancel_timer(JobTimer::StepDone { step });
@@ -245,7 +238,7 @@ impl LockClient for ZkLock {
 
     fn start(ctx: Ctx, plan: &ZkPlan, job: &Job) {
         if job.finished {
-            ctx.note(format!("{} is up again; its batch is already posted.", ctx.me()));
+            ctx.note(ZkLockWorkerSaw::UpAgainBatchPosted { me: ctx.me() });
             return;
         }
         ctx.set_timer(JobTimer::JobStart, plan.zk.start_ms * MS_US);
@@ -259,10 +252,7 @@ impl LockClient for ZkLock {
 
     fn request(&mut self, ctx: Ctx, at: At<'_, Self>) {
         self.stage = Stage::Connecting;
-        ctx.note(format!(
-            "{}'s job fires. It opens a ZooKeeper session before touching the lock.",
-            ctx.me()
-        ));
+        ctx.note(ZkLockWorkerSaw::OpensSession { me: ctx.me() });
         let plan = &at.plan.zk;
         ctx.send(
             plan.service,
@@ -301,18 +291,16 @@ impl LockClient for ZkLock {
                     return Turn::Stay;
                 }
                 if exists {
-                    ctx.note(format!(
-                        "{} waits. Its watch is on {} alone, so only that node's deletion will wake it.",
-                        ctx.me(),
-                        base_name(&path)
-                    ));
+                    ctx.note(ZkLockWorkerSaw::WaitsOnNode {
+                        me: ctx.me(),
+                        node: base_name(&path),
+                    });
                     return Turn::Stay;
                 }
-                ctx.note(format!(
-                    "{} went before the watch was set: {} lists again.",
-                    base_name(&path),
-                    ctx.me()
-                ));
+                ctx.note(ZkLockWorkerSaw::NodeWentBeforeWatch {
+                    me: ctx.me(),
+                    node: base_name(&path),
+                });
                 self.list(ctx, plan)
             }
             ZkMsg::Watch { path, event } if *phase == Phase::Watching => self.woken(ctx, plan, &path, event),
@@ -327,7 +315,7 @@ impl LockClient for ZkLock {
             ZkMsg::Closed if *phase == Phase::Releasing && self.closing => {
                 self.session = None;
                 ctx.cancel_timer(JobTimer::Lock(Ping));
-                ctx.note(format!("{} closes its session and is done.", ctx.me()));
+                ctx.note(ZkLockWorkerSaw::ClosesSession { me: ctx.me() });
                 Turn::Released
             }
             ZkMsg::SessionExpired { .. } => self.expired(ctx, plan, phase),
@@ -354,19 +342,19 @@ impl LockClient for ZkLock {
 
     fn fence(&self, ctx: Ctx, step: u32) -> (FencingToken, WriteCheck) {
         let token = self.token.unwrap_or(FencingToken(0));
-        ctx.note(format!(
-            "{} has done step {step}'s work and sends the debit; its token {token} is part of the write's WHERE clause.",
-            ctx.me()
-        ));
+        ctx.note(ZkLockWorkerSaw::SendsDebit {
+            me: ctx.me(),
+            step,
+            token,
+        });
         (token, WriteCheck::TokenPredicate)
     }
 
     fn refused(&mut self, ctx: Ctx, _: At<'_, Self>, _: u32, reason: Option<RejectReason>) -> Option<Turn> {
-        ctx.note(format!(
-            "{}'s debit was refused ({}). It does not hold the lock any more, whatever it believed; it stops.",
-            ctx.me(),
-            reason.map(|r| r.text()).unwrap_or_default()
-        ));
+        ctx.note(ZkLockWorkerSaw::DebitRefused {
+            me: ctx.me(),
+            reason: reason.as_ref(),
+        });
         self.token = None;
         Some(Turn::Stop)
     }
@@ -376,11 +364,10 @@ impl LockClient for ZkLock {
         let (Some(session), Some(node)) = (self.session, self.node.clone()) else {
             return false;
         };
-        ctx.note(format!(
-            "{} has posted its whole batch and releases the lock by deleting {}.",
-            ctx.me(),
-            base_name(&node)
-        ));
+        ctx.note(ZkLockWorkerSaw::Releases {
+            me: ctx.me(),
+            node: base_name(&node),
+        });
         ctx.send(at.plan.zk.service, ZkMsg::Delete { session, path: node });
         true
     }

@@ -12,6 +12,7 @@ use crate::kernel::collections::{VecMap, VecSet};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
+use crate::presentation::narration::zookeeper_locks::zookeeper::ZkServiceSaw;
 use std::fmt;
 
 crate::inbox!(ZkMsg);
@@ -284,9 +285,7 @@ impl ZkService {
         let who = ctx.name(from);
         if let Some(session) = session_of(&msg) {
             if !self.touch(ctx, session, from) {
-                ctx.note(format!(
-                    "ZooKeeper refuses {who}'s request: session {session} has expired, and with it everything the session owned."
-                ));
+                ctx.note(ZkServiceSaw::RequestOnExpiredSession { who, session });
                 ctx.send(from, ZkMsg::SessionExpired { session });
                 return;
             }
@@ -306,10 +305,11 @@ impl ZkService {
                     },
                 );
                 ctx.set_timer(SessionExpiry { session }, timeout_ms * MS_US);
-                ctx.note(format!(
-                    "ZooKeeper opens session {session} for {who}. If it hears nothing from {who} for {} by its own clock, the session expires and its ephemeral nodes go with it.",
-                    secs(timeout_ms)
-                ));
+                ctx.note(ZkServiceSaw::SessionOpened {
+                    who,
+                    session,
+                    timeout_ms,
+                });
                 ctx.send(from, ZkMsg::Connected { session, timeout_ms });
             }
             ZkMsg::Ping { .. } => ctx.send(from, ZkMsg::Pong),
@@ -326,9 +326,13 @@ impl ZkService {
                         czxid: zxid,
                     },
                 );
-                ctx.note(format!(
-                    "ZooKeeper creates {path} for {who}: ephemeral (it lives only as long as session {session}) and numbered {seq} from {parent}'s change counter, which never goes back."
-                ));
+                ctx.note(ZkServiceSaw::NodeCreated {
+                    who,
+                    path: &path,
+                    session,
+                    seq,
+                    parent: &parent,
+                });
                 let woken = self.fire(ctx, &parent, WatchEvent::ChildrenChanged, None);
                 self.create_wakeups += woken;
                 ctx.send(from, ZkMsg::Created { path, zxid });
@@ -390,16 +394,12 @@ impl ZkService {
             return;
         }
         let owned = self.ephemeral_nodes_of(session);
-        ctx.note(format!(
-            "ZooKeeper has heard nothing from {} for {} by its own clock: session {session} expires{}.",
-            ctx.name(s.client),
-            secs(quiet_us / MS_US),
-            if owned.is_empty() {
-                String::new()
-            } else {
-                format!(", and its ephemeral node {} is deleted", owned.join(", "))
-            }
-        ));
+        ctx.note(ZkServiceSaw::SessionExpired {
+            client: ctx.name(s.client),
+            quiet_us,
+            session,
+            owned: &owned,
+        });
         self.end_session(ctx, session, ReleaseCause::SessionExpired);
     }
 
@@ -476,16 +476,10 @@ impl ZkService {
         }
         if !woken.is_empty() {
             let names: Vec<&str> = woken.iter().map(|c| ctx.name(*c)).collect();
-            ctx.note(match event {
-                WatchEvent::NodeDeleted => format!(
-                    "The watch on {path} fires for {}: a one-shot notification, gone once sent.",
-                    names.join(", ")
-                ),
-                WatchEvent::ChildrenChanged => format!(
-                    "The watch on {path}'s children fires for {} client(s) at once ({}); every one of them that is waiting lists {path} again.",
-                    names.len(),
-                    names.join(", ")
-                ),
+            ctx.note(ZkServiceSaw::WatchFired {
+                path,
+                event,
+                woken: &names,
             });
         }
         woken.len() as u32
@@ -504,10 +498,9 @@ impl Participant for ZkService {
     type Config = ZkConfig;
 
     fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        ctx.note(format!(
-            "ZooKeeper is up: a replicated ensemble, drawn here as one service because its servers agree on one order of every change — how they agree is what the Raft chapter shows. {} exists and has no children.",
-            self.lock_path
-        ));
+        ctx.note(ZkServiceSaw::Up {
+            lock_path: &self.lock_path,
+        });
     }
 
     fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: ZkMsg) {

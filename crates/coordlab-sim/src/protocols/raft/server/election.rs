@@ -7,6 +7,7 @@ use crate::kernel::ids::NodeId;
 use crate::kernel::participant::Ctx;
 use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
+use crate::presentation::narration::raft::server::{LogEnds, RaftServerSaw};
 use crate::protocols::raft::msg::RaftMsg;
 use crate::protocols::raft::types::{LogIndex, RaftBug, Role, Term};
 
@@ -31,10 +32,7 @@ impl RaftServer {
     pub(super) fn election_timeout(&mut self, ctx: &mut Ctx<'_, Self>) {
         self.election_deadline_us = None;
         if !self.before_horizon(ctx) {
-            ctx.note(format!(
-                "{}'s timer ran out, but the demo is over: no more elections.",
-                ctx.me()
-            ));
+            ctx.note(RaftServerSaw::TimerRanOutAfterDemo { me: ctx.me() });
         } else if self.role != Role::Leader {
             self.start_election(ctx, false);
         }
@@ -51,20 +49,18 @@ impl RaftServer {
         self.pending.clear();
         self.persist(ctx);
         let (me, sender) = (ctx.me(), ctx.name(from));
-        match was {
-            Role::Leader => {
-                ctx.cancel_timer(RaftTimer::Heartbeat);
-                ctx.note(format!(
-                    "{me} sees term {term} from {sender} — newer than its own term {old}. A leader from an older term has no authority, so it steps down to follower."
-                ));
-                self.reset_election_timer(ctx);
-            }
-            Role::Candidate => ctx.note(format!(
-                "{me} gives up its candidacy in term {old}: {sender} is already in term {term}."
-            )),
-            Role::Follower => ctx.note(format!(
-                "{me} moves from term {old} to term {term}, learned from {sender}."
-            )),
+        if was == Role::Leader {
+            ctx.cancel_timer(RaftTimer::Heartbeat);
+        }
+        ctx.note(RaftServerSaw::AdoptedTerm {
+            me,
+            sender,
+            term,
+            old,
+            was,
+        });
+        if was == Role::Leader {
+            self.reset_election_timer(ctx);
         }
     }
 
@@ -76,16 +72,11 @@ impl RaftServer {
         self.leader_hint = None;
         self.votes = VecSet::from([self.id]);
         self.answered = VecSet::from([self.id]);
-        let why = if forced {
-            "'s election timer is forced to run out now, whatever it has heard"
-        } else {
-            " heard no leader for a whole election timeout"
-        };
-        ctx.note(format!(
-            "{}{why}. It becomes a candidate in term {}, votes for itself and asks the others.",
-            ctx.me(),
-            self.term
-        ));
+        ctx.note(RaftServerSaw::StoodForElection {
+            me: ctx.me(),
+            forced,
+            term: self.term,
+        });
         self.reset_election_timer(ctx);
         if self.votes.len() >= self.config.majority() {
             self.persist(ctx);
@@ -127,13 +118,12 @@ impl RaftServer {
         let next = self.last_index().next();
         self.next_index = self.peers().into_iter().map(|p| (p, next)).collect();
         self.match_index = self.peers().into_iter().map(|p| (p, LogIndex(0))).collect();
-        ctx.note(format!(
-            "{} has {} of {} votes — a majority — and is LEADER of term {}. It announces itself with a heartbeat at once.",
-            ctx.me(),
-            self.votes.len(),
-            self.config.cluster.len(),
-            self.term
-        ));
+        ctx.note(RaftServerSaw::BecameLeader {
+            me: ctx.me(),
+            votes: self.votes.len(),
+            cluster: self.config.cluster.len(),
+            term: self.term,
+        });
         self.broadcast_append(ctx);
         if self.before_horizon(ctx) {
             ctx.set_timer(RaftTimer::Heartbeat, self.heartbeat_us());
@@ -152,10 +142,12 @@ impl RaftServer {
     ) {
         let (me, candidate) = (ctx.me(), ctx.name(from));
         if term < self.term {
-            ctx.note(format!(
-                "{me} refuses to vote for {candidate}: its term {term} is older than {me}'s term {}.",
-                self.term
-            ));
+            ctx.note(RaftServerSaw::VoteRefusedStaleTerm {
+                me,
+                candidate,
+                term,
+                mine: self.term,
+            });
             ctx.send(
                 from,
                 RaftMsg::Vote {
@@ -166,6 +158,10 @@ impl RaftServer {
             return;
         }
         let (my_term, my_len) = (self.last_term(), self.last_index());
+        let logs = LogEnds {
+            candidate: (last_log_index, last_log_term),
+            own: (my_len, my_term),
+        };
         let really_up_to_date =
             last_log_term > my_term || (last_log_term == my_term && last_log_index >= my_len);
         let skipped = !really_up_to_date && self.config.bug == RaftBug::SkipUpToDateCheck;
@@ -177,34 +173,36 @@ impl RaftServer {
             self.persist(ctx);
             self.reset_election_timer(ctx);
             if skipped {
-                ctx.note(format!(
-                    "{me} grants its vote to {candidate} in term {term} without checking that {candidate}'s log is at least as up to date as its own (§5.4.1) — the planted bug. {candidate}'s log ends at {last_log_index} in term {last_log_term}, {me}'s at {my_len} in term {my_term}: {candidate} may lack entries that are already committed."
-                ));
+                ctx.note(RaftServerSaw::VoteGrantedUnchecked {
+                    me,
+                    candidate,
+                    term,
+                    logs,
+                });
             } else if let Some((_, first)) = self.forgotten_vote.filter(|(t, v)| *t == term && *v != from) {
                 let first = if first == self.id {
                     "itself"
                 } else {
                     ctx.name(first)
                 };
-                ctx.note(format!(
-                    "{me} votes for {candidate} in term {term}, its second vote in this term: the vote it gave {first} before its crash was not kept on disk (the planted bug), so it finds none on record. Raft writes the term and the vote to disk before it replies to a candidate, so that a restart can never free a vote (§5.2)."
-                ));
+                ctx.note(RaftServerSaw::SecondVote {
+                    me,
+                    candidate,
+                    term,
+                    first,
+                });
             } else {
-                ctx.note(format!(
-                    "{me} votes for {candidate} in term {term}: it has not voted for anyone else this term and {candidate}'s log is at least as up to date as its own."
-                ));
+                ctx.note(RaftServerSaw::VoteGranted { me, candidate, term });
             }
         } else if !free {
-            ctx.note(format!(
-                "{me} refuses {candidate}: it already voted for {} in term {term}, and a server votes once per term.",
-                self.voted_for.map_or("", |v| ctx.name(v))
-            ));
+            ctx.note(RaftServerSaw::VoteRefusedAlreadyVoted {
+                me,
+                candidate,
+                voted_for: self.voted_for.map_or("", |v| ctx.name(v)),
+                term,
+            });
         } else {
-            ctx.note(format!(
-                "{me} refuses {candidate}: {candidate}'s log (last term {last_log_term}, length {}) is behind its own (last term {my_term}, length {}), so {candidate} might lack committed entries.",
-                last_log_index.0,
-                my_len.0
-            ));
+            ctx.note(RaftServerSaw::VoteRefusedLogBehind { me, candidate, logs });
         }
         ctx.send(
             from,

@@ -16,6 +16,7 @@ use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
 use crate::kernel::view::InputSpec;
+use crate::presentation::narration::raft::server::RaftServerSaw;
 use crate::protocols::services::lock_store::LockTable;
 
 /// Fixed settings of one server: its configuration, which the scenario gives once.
@@ -211,17 +212,17 @@ impl Participant for RaftServer {
 
     fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
         self.role = Role::Follower;
-        ctx.note(format!(
-            "{} starts as a follower in term {} and waits to hear from a leader.",
-            ctx.me(),
-            self.term
-        ));
+        ctx.note(RaftServerSaw::Started {
+            me: ctx.me(),
+            term: self.term,
+        });
         if let Some((term, v)) = self.forgotten_vote {
             let whom = if v == self.id { "itself" } else { ctx.name(v) };
-            ctx.note(format!(
-                "{} comes back with no vote on record: its vote for {whom} in term {term} was never kept on disk (the planted bug forget-vote-on-restart).",
-                ctx.me()
-            ));
+            ctx.note(RaftServerSaw::CameBackWithoutVote {
+                me: ctx.me(),
+                whom,
+                term,
+            });
         }
         self.reset_election_timer(ctx);
     }

@@ -4,6 +4,7 @@
 use super::{RaftServer, RaftTimer};
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::Ctx;
+use crate::presentation::narration::raft::server::RaftServerSaw;
 use crate::protocols::raft::msg::{ClientAnswer, RaftMsg};
 use crate::protocols::raft::types::{Command, Entry, LogIndex, RaftBug, Role, Term};
 
@@ -24,10 +25,7 @@ impl RaftServer {
     /// that have not answered; either sets the next round.
     pub(super) fn heartbeat_round(&mut self, ctx: &mut Ctx<'_, Self>) {
         if !self.before_horizon(ctx) {
-            ctx.note(format!(
-                "{} reaches the end of the demo and sets no more timers.",
-                ctx.me()
-            ));
+            ctx.note(RaftServerSaw::HeartbeatsEndWithDemo { me: ctx.me() });
             return;
         }
         match self.role {
@@ -80,26 +78,20 @@ impl RaftServer {
             if stored >= self.config.majority() && allowed {
                 let old = self.commit_index;
                 self.commit_index = n;
-                ctx.note(format!(
-                    "{} commits up to {n}: {stored} of {} servers store it{}.",
-                    ctx.me(),
-                    self.config.cluster.len(),
-                    if n.0 > old.0 + 1 {
-                        format!(
-                            ", and every entry before it commits with it (from {})",
-                            old.next()
-                        )
-                    } else {
-                        String::new()
-                    }
-                ));
+                ctx.note(RaftServerSaw::Committed {
+                    me: ctx.me(),
+                    index: n,
+                    old,
+                    stored,
+                    cluster: self.config.cluster.len(),
+                });
                 if !own_term {
-                    ctx.note(format!(
-                        "But {n} was written in term {t}, not in {}'s term {}: the paper lets a leader count copies only of its own term's entries (§5.4.2), and the planted bug skips that rule. Unless a leader of term {t} already committed it, a server whose log ends in a later term can still be elected without {n}.",
-                        ctx.me(),
-                        self.term,
-                        t = self.term_at(n).unwrap_or_default(),
-                    ));
+                    ctx.note(RaftServerSaw::CommittedOldTermEntry {
+                        me: ctx.me(),
+                        index: n,
+                        written: self.term_at(n).unwrap_or_default(),
+                        term: self.term,
+                    });
                 }
                 break;
             }
@@ -126,11 +118,11 @@ impl RaftServer {
                 },
             };
             if let Some((client, id)) = self.pending.remove(&i) {
-                ctx.note(format!(
-                    "{} applies {i} ({}) and tells the client it is done.",
-                    ctx.me(),
-                    entry.command
-                ));
+                ctx.note(RaftServerSaw::AppliedForClient {
+                    me: ctx.me(),
+                    index: i,
+                    command: &entry.command,
+                });
                 ctx.send(client, RaftMsg::ClientReply { id, answer });
             }
         }
@@ -139,7 +131,7 @@ impl RaftServer {
     /// Answers an AppendEntries this server will not take (stale term, or no matching entry
     /// at `prev_log_index`), after noting `why`. The reply carries where this log ends so the
     /// leader can step back; both refusals send the same reply, only their notes differ.
-    fn refuse_append(&self, ctx: &mut Ctx<'_, Self>, leader: NodeId, why: String) {
+    fn refuse_append(&self, ctx: &mut Ctx<'_, Self>, leader: NodeId, why: RaftServerSaw<'_>) {
         ctx.note(why);
         ctx.send(
             leader,
@@ -155,37 +147,33 @@ impl RaftServer {
         let (me, leader) = (ctx.me(), ctx.name(from));
         if m.term < self.term {
             self.stale_appends_rejected += 1;
-            let why = format!(
-                "{me} rejects AppendEntries from {leader}: it carries term {}, but {me} is in term {}. The term works as a fencing token: a deposed leader cannot write.",
-                m.term,
-                self.term
-            );
+            let why = RaftServerSaw::StaleAppendRejected {
+                me,
+                leader,
+                term: m.term,
+                mine: self.term,
+            };
             return self.refuse_append(ctx, from, why);
         }
-        if self.role == Role::Candidate {
-            ctx.note(format!(
-                "{me} hears from {leader}, leader of its own term {}, and goes back to follower.",
-                self.term
-            ));
-        } else if self.role == Role::Leader {
-            // Only a planted bug gets here: one vote per term allows one leader per term.
-            ctx.note(format!(
-                "{me} hears from {leader}, another leader of its own term {}. Two leaders in one term: one vote per term should have made that impossible. {me} gives way and follows {leader}.",
-                self.term
-            ));
-        }
         if self.role != Role::Follower {
+            // A leader gets here only by a planted bug: one vote per term allows one leader per term.
+            ctx.note(RaftServerSaw::FollowsLeaderOfItsTerm {
+                me,
+                leader,
+                term: self.term,
+                was: self.role,
+            });
             ctx.cancel_timer(RaftTimer::Heartbeat);
             self.role = Role::Follower;
         }
         self.leader_hint = Some(from);
         self.reset_election_timer(ctx);
         if self.term_at(m.prev_log_index) != Some(m.prev_log_term) {
-            let why = format!(
-                "{me} cannot append after {}: its log has no entry of term {} there. The leader will step back and retry.",
-                m.prev_log_index,
-                m.prev_log_term
-            );
+            let why = RaftServerSaw::NoEntryToAppendAfter {
+                me,
+                prev_log_index: m.prev_log_index,
+                prev_log_term: m.prev_log_term,
+            };
             return self.refuse_append(ctx, from, why);
         }
         let mut changed = false;
@@ -198,18 +186,13 @@ impl RaftServer {
                     self.entries_discarded += dropped;
                     self.log.truncate(index.0 as usize - 1);
                     self.log_cuts += 1;
-                    let entries = if dropped == 1 { "entry" } else { "entries" };
-                    if index <= self.commit_index {
-                        // Only a leader elected without a committed entry asks for this.
-                        ctx.note(format!(
-                            "{me} drops {dropped} {entries} from {index} on because {leader}'s log differs there — yet {me} knows entries up to {} are committed. A leader of a correct cluster holds every committed entry (§5.4); {leader} was elected without them, and committed writes are lost.",
-                            self.commit_index
-                        ));
-                    } else {
-                        ctx.note(format!(
-                            "{me} drops {dropped} {entries} from {index} on: they conflict with the leader's log and were never committed."
-                        ));
-                    }
+                    ctx.note(RaftServerSaw::DroppedEntries {
+                        me,
+                        leader,
+                        dropped,
+                        index,
+                        commit: self.commit_index,
+                    });
                     self.log.push(entry.clone());
                 }
                 None => self.log.push(entry.clone()),
@@ -224,9 +207,11 @@ impl RaftServer {
             let new = m.leader_commit.min(matched);
             if new > self.commit_index {
                 self.commit_index = new;
-                ctx.note(format!(
-                    "{me} learns from {leader} that entries up to {new} are committed."
-                ));
+                ctx.note(RaftServerSaw::LearnedCommit {
+                    me,
+                    leader,
+                    commit: new,
+                });
             }
         }
         self.apply(ctx);
@@ -268,11 +253,11 @@ impl RaftServer {
             let next = self.next_index.get_or_insert_with(from, || LogIndex(1));
             let stepped = next.prev().min(index.next()).max(LogIndex(1));
             *next = stepped;
-            ctx.note(format!(
-                "{}'s log does not match; {} steps back to {stepped} for it and retries.",
-                ctx.name(from),
-                ctx.me()
-            ));
+            ctx.note(RaftServerSaw::SteppedBackFor {
+                me: ctx.me(),
+                follower: ctx.name(from),
+                next: stepped,
+            });
             self.send_append(ctx, from);
         }
     }
@@ -286,11 +271,10 @@ impl RaftServer {
     ) {
         if self.role != Role::Leader {
             let hint = self.leader_hint.filter(|l| *l != self.id);
-            ctx.note(format!(
-                "{} is not the leader and will not take writes; it points the client to {}.",
-                ctx.me(),
-                hint.map_or("nobody (it knows no leader)", |l| ctx.name(l))
-            ));
+            ctx.note(RaftServerSaw::NotLeader {
+                me: ctx.me(),
+                leader: hint.map(|l| ctx.name(l)),
+            });
             ctx.send(
                 from,
                 RaftMsg::ClientReply {
@@ -329,11 +313,12 @@ impl RaftServer {
         });
         self.persist(ctx);
         let index = self.last_index();
-        ctx.note(format!(
-            "{} appends {command} at {index} in term {}; it is not committed until a majority stores it.",
-            ctx.me(),
-            self.term
-        ));
+        ctx.note(RaftServerSaw::Appended {
+            me: ctx.me(),
+            command: &command,
+            index,
+            term: self.term,
+        });
         index
     }
 }
