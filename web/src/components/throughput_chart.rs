@@ -218,7 +218,7 @@ fn tables(r: &ThroughputReport) -> Html {
             </div>
             <div class="table-scroll" role="region" aria-label="The model's numbers" tabindex="0">
             <table class="results">
-                <caption>{ format!("The model's numbers (seed 1, {BROWSER_DURATION_MS} ms of simulated load; {} clients per group; {} µs per message, {} µs per entry, batches of at most {}; the groups of 3 share {MACHINES} machines; latency in ms; CPU: the busiest machine's share)", c.clients_per_group, c.message_cpu_us, c.entry_cpu_us, c.batch_entries) }</caption>
+                <caption>{ format!("The model's numbers (seed 1, {BROWSER_DURATION_MS} ms of simulated load; {} clients per group; {} µs per message, {} µs per entry, batches of at most {}; the groups of 3 share {MACHINES} machines; latency in ms; CPU: the busiest machine's share)", c.model.clients_per_group, c.model.message_cpu_us, c.model.entry_cpu_us, c.model.batch_entries) }</caption>
                 { head("setup") }
                 <tbody>
                     { for r.by_size.iter().zip(&sizes).map(|(p, l)| row(format!("1 group of {l}"), p)) }
