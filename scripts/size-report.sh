@@ -8,7 +8,7 @@
 # Usage: scripts/size-report.sh [DIST_DIR]      (default: dist; run `cargo xtask dist` first)
 # Exits 1 if the home bundle's first download (the site's first download: the library)
 # exceeds SIZE_LIMIT_BYTES (default 106000), or a scenario bundle's exceeds
-# SCENARIO_LIMIT_BYTES (default 252000). Scenario bundles met 200000 after kernel v2; the
+# SCENARIO_LIMIT_BYTES (default 253000). Scenario bundles met 200000 after kernel v2; the
 # fidelity fixes, the story beats and the glossary took the larger ones back over it, and
 # bringing them under it again is open work (see docs/performance.md, "Download size"). An embed bundle
 # (`<chapter>-embed`, plus the embeds' stylesheet) must also stay smaller than its chapter's
@@ -41,10 +41,12 @@ dist="${1:-dist}"
 # full build's biggest first load is fencing's, 262,651 bytes. It fell again, to 256000, when
 # the pages other than the player took their rules to stylesheets of their own: the biggest
 # first load, consensus's, was 254,999 bytes in the full build. Then talc instead of dlmalloc
-# as the browser's allocator took about 4 KB off every bundle (consensus 255,003 → 250,961,
-# home 107,320 → 103,565): the caps fell to 252000 and 106000 to keep it.
+# as the browser's allocator took about 3 KB off every bundle, and the caps fell to 253000 and
+# 106000 to keep it: in the full build consensus went 255,003 → 252,508 (with the Raft
+# narration's typed observations, +0.2 KB) and home 107,320 → 104,560. (A build of a few
+# bundles reads about 0.9 KB smaller: its loader lists only those; compare full builds.)
 limit="${SIZE_LIMIT_BYTES:-106000}"
-scenario_limit="${SCENARIO_LIMIT_BYTES:-252000}"
+scenario_limit="${SCENARIO_LIMIT_BYTES:-253000}"
 home=$(node -e 'console.log(require(process.argv[1]).home)' "$PWD/target/site/bundles.json")
 manifest=target/site/manifest.json
 [[ -f "$dist/index.html" && -f "$manifest" ]] || {
