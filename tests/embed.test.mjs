@@ -317,7 +317,8 @@ test('the player’s Embed dialog gives a snippet for the beat on screen, copied
   await page.getByRole('button', { name: /Embed/ }).click();
   const dialog = page.getByRole('dialog', { name: 'Embed this run in a page' });
   await dialog.waitFor();
-  assert.equal(await page.evaluate(() => document.activeElement.id), 'embed-title', 'the focus moves into the dialog');
+  // The focus moves in an effect after the dialog is drawn, which a busy machine can delay.
+  await page.waitForFunction(() => document.activeElement?.id === 'embed-title', null, { timeout: 3000 });
   // The sizes offered start at the smallest frame an embed is designed for.
   const sizes = (await dialog.getByRole('group', { name: 'Size' }).getByRole('button').allTextContents())
     .map((t) => t.split('×').map(Number));
