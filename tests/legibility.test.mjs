@@ -3,16 +3,17 @@
 // size × the SVG's screen scale, in CSS px; tests/picture.mjs says what counts):
 // - presenter mode at 853×480 (a 1280×720 projector at 150%): the beat's focus texts (the focus
 //   cards' names, state words and badges) ≥ 18 px, with a card in focus at every beat; every
-//   drawn picture text ≥ 12 px; raft-figure-8's log-cell terms ≥ 14 px; every question shows
+//   drawn picture text ≥ 12 px, and every text of the page around it (the beat, the narration,
+//   the chips, the transport) too; raft-figure-8's log-cell terms ≥ 14 px; every question shows
 //   all its answers, and its reason once answered (→), wholly on screen and uncut by a scroll box;
 // - presenter mode at 1280×720: focus texts ≥ 24 px;
-// - an embed in a 400×300 frame: every picture text ≥ 11 px;
+// - an embed in a 400×300 frame: every picture text ≥ 11 px, and every text around it too;
 // - in all of these and the 1280×720 player: no label (message, lost message, link state)
 //   covers a card or another label by more than 1 px;
 // - the 1280×720 player: the transport wholly on screen at every beat, and the next-beat
 //   button in the same place (≤ 1 px);
-// - the side-by-side view in presenter mode at 853×480: both pictures whole on screen, text
-//   ≥ 12 px, at every beat.
+// - the side-by-side view in presenter mode at 853×480: both pictures whole on screen, every
+//   text in and around them ≥ 12 px, at every beat.
 // Each configuration walks on its own page, all at once. Failures name the scenario, the beat,
 // the configuration, the text and its size.
 //
@@ -35,7 +36,7 @@ const FIGURE_8 = 'raft-figure-8';
 
 /** Failures found by the walk, by check; each test below asserts one list is empty. */
 const found = {
-  walk: [], focus853: [], all853: [], focus1280: [], embed: [], cells: [], labels: [], transport: [], questions: [],
+  walk: [], focus853: [], all853: [], chrome853: [], chromeEmbed: [], focus1280: [], embed: [], cells: [], labels: [], transport: [], questions: [],
 };
 let walked = false;
 
@@ -66,6 +67,8 @@ function check(cfg, id, p, kind, m, memo) {
     if (f) found.focus853.push(`${at}: focus ${f}`);
     const a = under(m.texts, ALL_853);
     if (a) found.all853.push(`${at}: ${a}`);
+    const c = under(m.chrome, ALL_853);
+    if (c) found.chrome853.push(`${at}: ${c}`);
     if (id === FIGURE_8) {
       const cells = m.texts.filter((t) => t.cellTerm);
       memo.cells = (memo.cells || 0) + cells.length;
@@ -95,6 +98,8 @@ function check(cfg, id, p, kind, m, memo) {
   if (cfg.key === 'embed-400') {
     const a = under(m.texts, ALL_EMBED);
     if (a) found.embed.push(`${at}: ${a}`);
+    const c = under(m.chrome, ALL_EMBED);
+    if (c) found.chromeEmbed.push(`${at}: ${c}`);
   }
   if (cfg.key === 'player-1280' && onBeat) {
     if (!m.transport) found.transport.push(`${at}: no transport (.controls .transport)`);
@@ -161,12 +166,20 @@ test(`presenter 853×480: every drawn picture text is at least ${ALL_853}px`, (t
   if (after(t)) report(found.all853, 'beats with picture text too small');
 });
 
+test(`presenter 853×480: every text around the picture (beat, narration, chips, transport) is at least ${ALL_853}px`, (t) => {
+  if (after(t)) report(found.chrome853, 'beats with page text too small');
+});
+
 test(`presenter 1280×720: a card is in focus at every beat and the focus texts are at least ${FOCUS_1280}px`, (t) => {
   if (after(t)) report(found.focus1280, 'beats with focus texts too small');
 });
 
 test(`a 400×300 embed: every drawn picture text is at least ${ALL_EMBED}px`, (t) => {
   if (after(t)) report(found.embed, 'beats with picture text too small');
+});
+
+test(`a 400×300 embed: every text around the picture (beat, warning, narration, controls) is at least ${ALL_EMBED}px`, (t) => {
+  if (after(t)) report(found.chromeEmbed, 'beats with page text too small');
 });
 
 test(`${FIGURE_8}: the log cells' terms are at least ${CELL_TERM_853}px in presenter mode at 853×480`, (t) => {
@@ -186,7 +199,7 @@ test('presenter 853×480: every question shows all its answers, and its reason o
   if (after(t)) report(found.questions, 'questions not wholly visible');
 });
 
-test('the side-by-side view in presenter mode at 853×480: both pictures whole on screen, text at least 12px, at every beat', async () => {
+test('the side-by-side view in presenter mode at 853×480: both pictures whole on screen, every text at least 12px, at every beat', async () => {
   const cfg = { key: 'compare-853', label: 'side by side, presenter 853×480', width: 853, height: 480, route: 'compare', present: true };
   const page = await open('#/');
   await page.setViewportSize({ width: cfg.width, height: cfg.height });
@@ -202,6 +215,8 @@ test('the side-by-side view in presenter mode at 853×480: both pictures whole o
     m.figures.forEach((f, i) => { if (!f.ok) problems.push(`${at}: picture ${i + 1} at ${f.box.map(Math.round)} is not whole on screen: ${f.why}`); });
     const a = under(m.texts, ALL_853);
     if (a) problems.push(`${at}: ${a}`);
+    const c = under(m.chrome, ALL_853);
+    if (c) problems.push(`${at}: around the pictures, ${c}`);
     for (const o of m.overlaps) problems.push(`${at}: “${o.label}” covers ${o.with} by ${o.by.join('×')}px`);
   }, { maxPresses: 40 });
   await shot(page, 'legibility-compare-853x480');

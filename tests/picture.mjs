@@ -234,6 +234,28 @@ export function measure(page, cfg) {
         if (label) labels.push({ fig, text: entry.text, box: box(t) });
       }
     });
+    // The page's own words around the pictures (the beat, the narration, the chips, the
+    // transport): every text node outside an SVG, drawn, and not one kept for screen readers
+    // only (clipped to a pixel). Its size is its element's computed font size in CSS px.
+    const forEyes = (el) => {
+      for (let a = el; a && a !== document.body; a = a.parentElement) {
+        const st = getComputedStyle(a);
+        if (st.clip && st.clip !== 'auto') return false;
+        if (st.clipPath && st.clipPath !== 'none') return false;
+        const r = a.getBoundingClientRect();
+        if (st.overflow !== 'visible' && (r.width <= 1 || r.height <= 1)) return false;
+      }
+      return true;
+    };
+    const chrome = [];
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const el = n.parentElement;
+      const text = n.textContent.replace(/\s+/g, ' ').trim();
+      if (!text || !el || el.closest('svg, script, style, noscript, template')) continue;
+      if (!drawn(el) || !forEyes(el)) continue;
+      chrome.push({ text: text.slice(0, 40), cls: `${el.tagName.toLowerCase()}${el.classList.length ? `.${[...el.classList].join('.')}` : ''}`, px: round(Number.parseFloat(getComputedStyle(el).fontSize)) });
+    }
     const cards = [];
     figures.forEach((figure, fig) => {
       for (const g of figure.querySelectorAll('g.node')) {
@@ -288,6 +310,7 @@ export function measure(page, cfg) {
     const whyEl = document.querySelector('.question .why');
     return {
       texts,
+      chrome,
       cards,
       labels,
       overlaps,
