@@ -32,11 +32,7 @@ impl fmt::Display for SessionId {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Zxid(pub u64);
 
-impl fmt::Display for Zxid {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "0x{:x}", self.0)
-    }
-}
+crate::display_ids!(Zxid => "0x{:x}");
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WatchEvent {
