@@ -334,9 +334,7 @@ impl EtcdMutex {
             }
             phase if self.held.is_some() => {
                 ctx.note(EtcdMutexSaw::LeaseGoneWhileHolding { me: ctx.me(), lease });
-                if let Phase::Working { step } = phase {
-                    ctx.cancel_timer(JobTimer::StepDone { step: *step });
-                }
+                phase.stop_work(ctx);
                 self.stop(ctx);
                 Turn::Lost
             }
@@ -504,6 +502,8 @@ impl LockClient for EtcdMutex {
     type Timer = EtcdTimer;
     type Reply = LockServerMsg;
     const RELEASE_WORDS: &'static str = "releases the lock";
+    /// It has one attempt, which lasts until it holds (a lost session starts a new one).
+    const BOUNDED: bool = false;
 
     fn recover(plan: &EtcdPlan, durable: &JobDurable) -> Self {
         EtcdMutex {
@@ -526,11 +526,6 @@ impl LockClient for EtcdMutex {
             return;
         }
         ctx.set_timer(JobTimer::JobStart, plan.job.start_at_ms * MS_US);
-    }
-
-    /// It has one attempt, which lasts until it holds (a lost session starts a new one).
-    fn next_attempt(_ctx: Ctx, _plan: &EtcdPlan, _job: &mut Job) -> bool {
-        true
     }
 
     fn resume(ctx: Ctx, plan: &EtcdPlan, steps_done: u32) -> Next {
