@@ -273,6 +273,15 @@ impl PlacedLease {
         self.durable.row.owner.map_or("earlier-run", |o| ctx.name(o))
     }
 
+    /// ZooKeeper: the czxid of `from`'s node, if it waits in line.
+    fn queued(&self, from: NodeId) -> Option<u64> {
+        self.durable
+            .waiting
+            .iter()
+            .find(|(w, _)| *w == from)
+            .map(|(_, n)| *n)
+    }
+
     fn free(&self, now_us: u64) -> bool {
         self.durable.row.owner.is_none() || self.durable.row.expires_at_us < now_us
     }
@@ -308,12 +317,7 @@ impl PlacedLease {
                 FencingToken(row.token.0 + 2)
             }
             TokenSource::ZooKeeper => {
-                let mine = self
-                    .durable
-                    .waiting
-                    .iter()
-                    .find(|(w, _)| *w == from)
-                    .map(|(_, n)| *n);
+                let mine = self.queued(from);
                 self.durable.waiting.retain(|(w, _)| *w != from);
                 FencingToken(mine.unwrap_or_else(|| {
                     self.durable.seq += 1;
@@ -421,13 +425,7 @@ impl PlacedLease {
     fn queue_behind(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId) {
         let who = ctx.name(from);
         let holder = self.owner_name(ctx);
-        let queued = self
-            .durable
-            .waiting
-            .iter()
-            .find(|(w, _)| *w == from)
-            .map(|(_, n)| *n);
-        if let Some(n) = queued {
+        if let Some(n) = self.queued(from) {
             ctx.note(PlacedLeaseSaw::ZkStillBehind {
                 who,
                 czxid: n,
