@@ -570,7 +570,90 @@ impl PlacedLease {
         }
     }
 
-    pub fn handle(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: PlacedMsg) {
+    /// A quorum copy that took over asks its replicas what they hold before taking writes.
+    fn sync(&mut self, ctx: &mut Ctx<'_, Self>) {
+        if self.config.replication == Replication::Quorum && !self.replicas.is_empty() {
+            self.syncing = true;
+            for r in self.replicas.clone() {
+                ctx.send(r, PlacedMsg::Sync);
+            }
+        }
+    }
+
+    fn take_over(&mut self, ctx: &mut Ctx<'_, Self>, old: NodeId) {
+        self.primary = true;
+        self.durable.promoted = true;
+        self.replicas = self.config.replicas_then.clone();
+        self.sync(ctx);
+        let me = ctx.me();
+        let gone = ctx.name(old);
+        let row = &self.durable.row;
+        let has = match row.owner {
+            Some(o) => Holding::Lease {
+                owner: ctx.name(o),
+                token: row.token,
+            },
+            None => Holding::Counter { token: row.token },
+        };
+        ctx.note(PlacedLeaseSaw::TookOver {
+            source: self.config.source,
+            gone,
+            me,
+            has,
+        });
+        ctx.persist(self.durable.clone());
+    }
+}
+
+impl TokenSource {
+    /// What the store counts that serves as the token, when it is not a lease table's own
+    /// `fence_token` column.
+    pub(crate) fn counter(self) -> Option<&'static str> {
+        match self {
+            TokenSource::LeaseTable => None,
+            TokenSource::PostgresSequence => Some("nextval of a sequence"),
+            TokenSource::DynamoDb => Some("the fence attribute"),
+            TokenSource::K8sLease => Some("leaseTransitions"),
+            TokenSource::Etcd => Some("the key's revision"),
+            TokenSource::ZooKeeper => Some("the znode's czxid"),
+            TokenSource::RedisLua => Some("INCR of a fence key"),
+        }
+    }
+}
+
+impl Participant for PlacedLease {
+    type Msg = PlacedMsg;
+    type Timer = PlacedTimer;
+    type Durable = PlacedDurable;
+    type Config = PlacedConfig;
+
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        if self.primary && !self.durable.waiting.is_empty() && self.durable.row.owner.is_some() {
+            // Timers do not survive a restart: watch the holder's session again.
+            let left = self.durable.row.expires_at_us.saturating_sub(ctx.local_now_us);
+            ctx.set_timer(PlacedTimer::SessionExpiry, left);
+        }
+        if self.durable.promoted {
+            // A promoted copy back from a crash may have missed what it was syncing.
+            self.sync(ctx);
+        }
+        let Some(standby) = self.config.standby else {
+            return;
+        };
+        if !self.durable.started {
+            self.durable.started = true;
+            ctx.persist(self.durable.clone());
+        } else if !self.primary {
+            let me = ctx.me();
+            ctx.note(PlacedLeaseSaw::BackAsReplica {
+                me,
+                standby: ctx.name(standby),
+            });
+            ctx.send(standby, PlacedMsg::Rejoin);
+        }
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: PlacedMsg) {
         let now = ctx.local_now_us;
         let who = ctx.name(from);
         let lease = self.config.lease.clone();
@@ -705,93 +788,6 @@ impl PlacedLease {
             }
             _ => {}
         }
-    }
-
-    /// A quorum copy that took over asks its replicas what they hold before taking writes.
-    fn sync(&mut self, ctx: &mut Ctx<'_, Self>) {
-        if self.config.replication == Replication::Quorum && !self.replicas.is_empty() {
-            self.syncing = true;
-            for r in self.replicas.clone() {
-                ctx.send(r, PlacedMsg::Sync);
-            }
-        }
-    }
-
-    fn take_over(&mut self, ctx: &mut Ctx<'_, Self>, old: NodeId) {
-        self.primary = true;
-        self.durable.promoted = true;
-        self.replicas = self.config.replicas_then.clone();
-        self.sync(ctx);
-        let me = ctx.me();
-        let gone = ctx.name(old);
-        let row = &self.durable.row;
-        let has = match row.owner {
-            Some(o) => Holding::Lease {
-                owner: ctx.name(o),
-                token: row.token,
-            },
-            None => Holding::Counter { token: row.token },
-        };
-        ctx.note(PlacedLeaseSaw::TookOver {
-            source: self.config.source,
-            gone,
-            me,
-            has,
-        });
-        ctx.persist(self.durable.clone());
-    }
-}
-
-impl TokenSource {
-    /// What the store counts that serves as the token, when it is not a lease table's own
-    /// `fence_token` column.
-    pub(crate) fn counter(self) -> Option<&'static str> {
-        match self {
-            TokenSource::LeaseTable => None,
-            TokenSource::PostgresSequence => Some("nextval of a sequence"),
-            TokenSource::DynamoDb => Some("the fence attribute"),
-            TokenSource::K8sLease => Some("leaseTransitions"),
-            TokenSource::Etcd => Some("the key's revision"),
-            TokenSource::ZooKeeper => Some("the znode's czxid"),
-            TokenSource::RedisLua => Some("INCR of a fence key"),
-        }
-    }
-}
-
-impl Participant for PlacedLease {
-    type Msg = PlacedMsg;
-    type Timer = PlacedTimer;
-    type Durable = PlacedDurable;
-    type Config = PlacedConfig;
-
-    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        if self.primary && !self.durable.waiting.is_empty() && self.durable.row.owner.is_some() {
-            // Timers do not survive a restart: watch the holder's session again.
-            let left = self.durable.row.expires_at_us.saturating_sub(ctx.local_now_us);
-            ctx.set_timer(PlacedTimer::SessionExpiry, left);
-        }
-        if self.durable.promoted {
-            // A promoted copy back from a crash may have missed what it was syncing.
-            self.sync(ctx);
-        }
-        let Some(standby) = self.config.standby else {
-            return;
-        };
-        if !self.durable.started {
-            self.durable.started = true;
-            ctx.persist(self.durable.clone());
-        } else if !self.primary {
-            let me = ctx.me();
-            ctx.note(PlacedLeaseSaw::BackAsReplica {
-                me,
-                standby: ctx.name(standby),
-            });
-            ctx.send(standby, PlacedMsg::Rejoin);
-        }
-    }
-
-    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: PlacedMsg) {
-        self.handle(ctx, from, msg);
     }
 
     fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: PlacedTimer) {

@@ -102,8 +102,6 @@ pub struct JobDurable {
     pub requests: u32,
 }
 
-impl JobDurable {}
-
 /// What a Redis lock client takes off the wire: Redis replies and the failover monitor's
 /// news, or the ledger's answers.
 pub type ClientMsg = JobMsg<RedisMsg>;
