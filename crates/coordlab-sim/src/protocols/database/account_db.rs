@@ -168,16 +168,6 @@ impl AccountDb {
         }
     }
 
-    /// The connection to `peer` dropped: roll its transaction back and free its lock.
-    pub fn connection_lost(&mut self, ctx: &mut Ctx<'_, Self>, peer: NodeId) {
-        let had_txn = self.txns.remove(&peer).is_some();
-        self.lock_waiters.retain(|w| *w != peer);
-        if had_txn {
-            ctx.note(AccountDbSaw::RolledBack { who: ctx.name(peer) });
-        }
-        self.release_lock(ctx, peer);
-    }
-
     fn release_lock(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId) {
         if self.lock_holder != Some(from) {
             return;
@@ -222,8 +212,14 @@ impl Participant for AccountDb {
         }
     }
 
+    /// The connection to `peer` dropped: roll its transaction back and free its lock.
     fn on_peer_down(&mut self, ctx: &mut Ctx<'_, Self>, peer: NodeId) {
-        self.connection_lost(ctx, peer);
+        let had_txn = self.txns.remove(&peer).is_some();
+        self.lock_waiters.retain(|w| *w != peer);
+        if had_txn {
+            ctx.note(AccountDbSaw::RolledBack { who: ctx.name(peer) });
+        }
+        self.release_lock(ctx, peer);
     }
 
     fn watches(&self, peer: NodeId) -> bool {

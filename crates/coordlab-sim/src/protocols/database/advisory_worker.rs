@@ -276,45 +276,6 @@ impl JobWorker {
         }
     }
 
-    fn timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: JobTimer) {
-        match timer {
-            JobTimer::Run(i) => self.start(ctx, i),
-            JobTimer::WorkDone if self.phase == Phase::Working => {
-                self.phase = Phase::Ending;
-                match self.plan.scope {
-                    Scope::Xact => self.send(ctx, AdvisoryRequest::Commit),
-                    Scope::Session => {
-                        let name = self.running().unwrap_or("");
-                        self.send(ctx, AdvisoryRequest::Unlock { name });
-                    }
-                }
-            }
-            JobTimer::Throw if self.phase == Phase::Working => {
-                self.record(ctx, RunResult::Failed);
-                match self.plan.scope {
-                    Scope::Xact => {
-                        ctx.note(AdvisoryWorkerSaw::ThrowsInTransaction { me: ctx.me() });
-                        self.phase = Phase::RollingBack;
-                        self.send(ctx, AdvisoryRequest::Rollback);
-                    }
-                    Scope::Session => {
-                        ctx.note(AdvisoryWorkerSaw::ThrowsBeforeUnlock { me: ctx.me() });
-                        self.finish(ctx);
-                    }
-                }
-            }
-            JobTimer::Retire(n) if self.conn == Some(n) => {
-                if self.phase == Phase::Idle {
-                    ctx.note(AdvisoryWorkerSaw::PoolRetires { me: ctx.me() });
-                    self.close(ctx);
-                } else {
-                    self.retire_pending = true;
-                }
-            }
-            _ => {}
-        }
-    }
-
     /// The connection broke: the run in progress is over, and so is whatever it held.
     fn lost(&mut self, ctx: &mut Ctx<'_, Self>) {
         self.retire_pending = false;
@@ -353,7 +314,42 @@ impl Participant for JobWorker {
     }
 
     fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: JobTimer) {
-        self.timer(ctx, timer);
+        match timer {
+            JobTimer::Run(i) => self.start(ctx, i),
+            JobTimer::WorkDone if self.phase == Phase::Working => {
+                self.phase = Phase::Ending;
+                match self.plan.scope {
+                    Scope::Xact => self.send(ctx, AdvisoryRequest::Commit),
+                    Scope::Session => {
+                        let name = self.running().unwrap_or("");
+                        self.send(ctx, AdvisoryRequest::Unlock { name });
+                    }
+                }
+            }
+            JobTimer::Throw if self.phase == Phase::Working => {
+                self.record(ctx, RunResult::Failed);
+                match self.plan.scope {
+                    Scope::Xact => {
+                        ctx.note(AdvisoryWorkerSaw::ThrowsInTransaction { me: ctx.me() });
+                        self.phase = Phase::RollingBack;
+                        self.send(ctx, AdvisoryRequest::Rollback);
+                    }
+                    Scope::Session => {
+                        ctx.note(AdvisoryWorkerSaw::ThrowsBeforeUnlock { me: ctx.me() });
+                        self.finish(ctx);
+                    }
+                }
+            }
+            JobTimer::Retire(n) if self.conn == Some(n) => {
+                if self.phase == Phase::Idle {
+                    ctx.note(AdvisoryWorkerSaw::PoolRetires { me: ctx.me() });
+                    self.close(ctx);
+                } else {
+                    self.retire_pending = true;
+                }
+            }
+            _ => {}
+        }
     }
 
     fn on_peer_down(&mut self, ctx: &mut Ctx<'_, Self>, peer: NodeId) {

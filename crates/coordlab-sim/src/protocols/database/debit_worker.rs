@@ -82,7 +82,95 @@ impl DebitWorker {
         ctx.set_timer(WorkerTimer::Begin, delay_us);
     }
 
-    pub fn timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: WorkerTimer) {
+    fn read(&mut self, ctx: &mut Ctx<'_, Self>) {
+        self.attempts += 1;
+        self.phase = Phase::Reading;
+        let for_update = self.plan.strategy == DebitStrategy::RowLock;
+        ctx.send(self.plan.db, SqlMsg::Request(SqlRequest::Select { for_update }));
+    }
+
+    fn finish(&mut self, ctx: &mut Ctx<'_, Self>) {
+        self.phase = Phase::Done;
+        self.done = true;
+        ctx.persist(WorkerDurable { done: true });
+        ctx.note(DebitWorkerSaw::Committed { me: ctx.me() });
+    }
+
+    /// What it is doing, in a few words (the state column of the transactions table).
+    pub fn phase_text(&self) -> String {
+        match &self.phase {
+            Phase::Idle => "waiting for the job".to_string(),
+            Phase::Reading => "reading the row".to_string(),
+            Phase::Computing { read_balance, .. } => {
+                format!("read {}, computing", rupees(*read_balance))
+            }
+            Phase::Writing { new_balance } => format!("writing {}", rupees(*new_balance)),
+            Phase::Committing { new_balance } => format!("committing {}", rupees(*new_balance)),
+            Phase::Done => "done".to_string(),
+            Phase::GaveUp => "gave up".to_string(),
+        }
+    }
+}
+
+impl Participant for DebitWorker {
+    type Msg = SqlMsg;
+    type Timer = WorkerTimer;
+    type Durable = WorkerDurable;
+    type Config = DebitPlan;
+
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        if !self.done {
+            ctx.note(DebitWorkerSaw::Scheduled {
+                me: ctx.me(),
+                amount: self.plan.amount,
+            });
+        }
+        self.start(ctx);
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: SqlMsg) {
+        if from != self.plan.db {
+            return;
+        }
+        let SqlMsg::Reply(reply) = msg else { return };
+        match (reply, self.phase.clone()) {
+            (SqlReply::Row { balance, version }, Phase::Reading) => {
+                self.phase = Phase::Computing {
+                    read_balance: balance,
+                    read_version: version,
+                };
+                ctx.note(DebitWorkerSaw::Believes {
+                    me: ctx.me(),
+                    balance,
+                    amount: self.plan.amount,
+                });
+                let (lo, hi) = self.plan.think_us;
+                let think_us = between_us(ctx.rng, lo, hi);
+                ctx.set_timer(WorkerTimer::FinishComputing, think_us);
+            }
+            (SqlReply::Updated, Phase::Writing { new_balance }) => {
+                self.phase = Phase::Committing { new_balance };
+                ctx.send(self.plan.db, SqlMsg::Request(SqlRequest::Commit));
+            }
+            (SqlReply::Committed, Phase::Committing { .. }) => self.finish(ctx),
+            (SqlReply::VersionChecked { rows: 1 }, Phase::Writing { .. }) => self.finish(ctx),
+            (SqlReply::VersionChecked { .. }, Phase::Writing { .. }) => {
+                if self.attempts >= self.plan.max_attempts {
+                    self.phase = Phase::GaveUp;
+                    ctx.note(DebitWorkerSaw::GivesUp {
+                        me: ctx.me(),
+                        attempts: self.attempts,
+                    });
+                } else {
+                    ctx.note(DebitWorkerSaw::ReadWasStale { me: ctx.me() });
+                    self.read(ctx);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: WorkerTimer) {
         match (timer, self.phase.clone()) {
             (WorkerTimer::Begin, Phase::Idle) => {
                 ctx.note(DebitWorkerSaw::Reads {
@@ -131,102 +219,6 @@ impl DebitWorker {
             // A timer that no longer fits the phase (e.g. after a restart) is ignored.
             _ => {}
         }
-    }
-
-    fn read(&mut self, ctx: &mut Ctx<'_, Self>) {
-        self.attempts += 1;
-        self.phase = Phase::Reading;
-        let for_update = self.plan.strategy == DebitStrategy::RowLock;
-        ctx.send(self.plan.db, SqlMsg::Request(SqlRequest::Select { for_update }));
-    }
-
-    pub fn reply(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: SqlMsg) {
-        if from != self.plan.db {
-            return;
-        }
-        let SqlMsg::Reply(reply) = msg else { return };
-        match (reply, self.phase.clone()) {
-            (SqlReply::Row { balance, version }, Phase::Reading) => {
-                self.phase = Phase::Computing {
-                    read_balance: balance,
-                    read_version: version,
-                };
-                ctx.note(DebitWorkerSaw::Believes {
-                    me: ctx.me(),
-                    balance,
-                    amount: self.plan.amount,
-                });
-                let (lo, hi) = self.plan.think_us;
-                let think_us = between_us(ctx.rng, lo, hi);
-                ctx.set_timer(WorkerTimer::FinishComputing, think_us);
-            }
-            (SqlReply::Updated, Phase::Writing { new_balance }) => {
-                self.phase = Phase::Committing { new_balance };
-                ctx.send(self.plan.db, SqlMsg::Request(SqlRequest::Commit));
-            }
-            (SqlReply::Committed, Phase::Committing { .. }) => self.finish(ctx),
-            (SqlReply::VersionChecked { rows: 1 }, Phase::Writing { .. }) => self.finish(ctx),
-            (SqlReply::VersionChecked { .. }, Phase::Writing { .. }) => {
-                if self.attempts >= self.plan.max_attempts {
-                    self.phase = Phase::GaveUp;
-                    ctx.note(DebitWorkerSaw::GivesUp {
-                        me: ctx.me(),
-                        attempts: self.attempts,
-                    });
-                } else {
-                    ctx.note(DebitWorkerSaw::ReadWasStale { me: ctx.me() });
-                    self.read(ctx);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn finish(&mut self, ctx: &mut Ctx<'_, Self>) {
-        self.phase = Phase::Done;
-        self.done = true;
-        ctx.persist(WorkerDurable { done: true });
-        ctx.note(DebitWorkerSaw::Committed { me: ctx.me() });
-    }
-
-    /// What it is doing, in a few words (the state column of the transactions table).
-    pub fn phase_text(&self) -> String {
-        match &self.phase {
-            Phase::Idle => "waiting for the job".to_string(),
-            Phase::Reading => "reading the row".to_string(),
-            Phase::Computing { read_balance, .. } => {
-                format!("read {}, computing", rupees(*read_balance))
-            }
-            Phase::Writing { new_balance } => format!("writing {}", rupees(*new_balance)),
-            Phase::Committing { new_balance } => format!("committing {}", rupees(*new_balance)),
-            Phase::Done => "done".to_string(),
-            Phase::GaveUp => "gave up".to_string(),
-        }
-    }
-}
-
-impl Participant for DebitWorker {
-    type Msg = SqlMsg;
-    type Timer = WorkerTimer;
-    type Durable = WorkerDurable;
-    type Config = DebitPlan;
-
-    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        if !self.done {
-            ctx.note(DebitWorkerSaw::Scheduled {
-                me: ctx.me(),
-                amount: self.plan.amount,
-            });
-        }
-        self.start(ctx);
-    }
-
-    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: SqlMsg) {
-        self.reply(ctx, from, msg);
-    }
-
-    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: WorkerTimer) {
-        self.timer(ctx, timer);
     }
 
     fn recover(plan: &DebitPlan, _id: NodeId, durable: &WorkerDurable) -> Self {

@@ -475,14 +475,6 @@ impl LockDb {
         self.txns.remove(&txn);
         self.release(ctx, txn);
     }
-
-    /// The connection to `peer` dropped: roll its transaction back.
-    pub fn connection_lost(&mut self, ctx: &mut Ctx<'_, Self>, peer: NodeId) {
-        if self.txns.remove(&peer).is_some() {
-            ctx.note(LockDbSaw::ConnectionGone { who: ctx.name(peer) });
-        }
-        self.release(ctx, peer);
-    }
 }
 
 impl Participant for LockDb {
@@ -504,8 +496,12 @@ impl Participant for LockDb {
         self.deadlock_check(ctx, txn);
     }
 
+    /// The connection to `peer` dropped: roll its transaction back.
     fn on_peer_down(&mut self, ctx: &mut Ctx<'_, Self>, peer: NodeId) {
-        self.connection_lost(ctx, peer);
+        if self.txns.remove(&peer).is_some() {
+            ctx.note(LockDbSaw::ConnectionGone { who: ctx.name(peer) });
+        }
+        self.release(ctx, peer);
     }
 
     fn watches(&self, peer: NodeId) -> bool {

@@ -135,20 +135,55 @@ impl TxnClient {
         });
     }
 
-    pub fn timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: ClientTimer) {
-        match (timer, &self.phase) {
-            (ClientTimer::Begin, ClientPhase::Idle) | (ClientTimer::Retry, ClientPhase::BackingOff) => {
-                self.restart(ctx);
-            }
-            (ClientTimer::ThinkDone, ClientPhase::Thinking) => {
-                self.pc += 1;
-                self.advance(ctx);
-            }
-            _ => {}
-        }
+    /// Whether it has a transaction open on the database (a statement out, or work between
+    /// statements).
+    pub fn in_transaction(&self) -> bool {
+        matches!(
+            self.phase,
+            ClientPhase::Sent(_) | ClientPhase::Thinking | ClientPhase::RollingBack(_)
+        )
     }
 
-    pub fn reply(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: DbMsg) {
+    /// What it is doing, in a few words (the state column of the clients table).
+    pub fn phase_text(&self) -> String {
+        match &self.phase {
+            ClientPhase::Idle => "not started".to_string(),
+            ClientPhase::Sent(DbRequest::Commit) => "committing".to_string(),
+            ClientPhase::Sent(DbRequest::Begin) => "opening a transaction".to_string(),
+            ClientPhase::Sent(DbRequest::ClaimJob { .. }) => "claiming a job".to_string(),
+            ClientPhase::Sent(_) => match self.claimed {
+                Some(id) => format!("finishing job {id}"),
+                None => "running a statement".to_string(),
+            },
+            ClientPhase::Thinking => match self.claimed {
+                Some(id) => format!("working on job {id}"),
+                None => "working".to_string(),
+            },
+            ClientPhase::RollingBack(_) => "rolling back".to_string(),
+            ClientPhase::BackingOff => "backing off".to_string(),
+            ClientPhase::Done => "done".to_string(),
+            ClientPhase::GaveUp => "gave up".to_string(),
+        }
+    }
+}
+
+impl Participant for TxnClient {
+    type Msg = DbMsg;
+    type Timer = ClientTimer;
+    type Durable = ClientDurable;
+    type Config = TxnPlan;
+
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        if self.done {
+            self.phase = ClientPhase::Done;
+            return;
+        }
+        let (lo, hi) = self.plan.start_delay_us;
+        let after_us = between_us(ctx.rng, lo, hi);
+        ctx.set_timer(ClientTimer::Begin, after_us);
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: DbMsg) {
         if from != self.plan.db {
             return;
         }
@@ -226,18 +261,22 @@ impl TxnClient {
         }
     }
 
-    /// Whether it has a transaction open on the database (a statement out, or work between
-    /// statements).
-    pub fn in_transaction(&self) -> bool {
-        matches!(
-            self.phase,
-            ClientPhase::Sent(_) | ClientPhase::Thinking | ClientPhase::RollingBack(_)
-        )
+    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: ClientTimer) {
+        match (timer, &self.phase) {
+            (ClientTimer::Begin, ClientPhase::Idle) | (ClientTimer::Retry, ClientPhase::BackingOff) => {
+                self.restart(ctx);
+            }
+            (ClientTimer::ThinkDone, ClientPhase::Thinking) => {
+                self.pc += 1;
+                self.advance(ctx);
+            }
+            _ => {}
+        }
     }
 
     /// The database crashed: the connection and the transaction on it are gone. Whatever it
     /// claimed or staged is not its own any more; it backs off and starts the program again.
-    pub fn connection_lost(&mut self, ctx: &mut Ctx<'_, Self>, peer: NodeId) {
+    fn on_peer_down(&mut self, ctx: &mut Ctx<'_, Self>, peer: NodeId) {
         if peer != self.plan.db || !self.in_transaction() {
             return;
         }
@@ -250,57 +289,6 @@ impl TxnClient {
         let (lo, hi) = self.plan.backoff_us;
         let after_us = between_us(ctx.rng, lo, hi);
         ctx.set_timer(ClientTimer::Retry, after_us);
-    }
-
-    /// What it is doing, in a few words (the state column of the clients table).
-    pub fn phase_text(&self) -> String {
-        match &self.phase {
-            ClientPhase::Idle => "not started".to_string(),
-            ClientPhase::Sent(DbRequest::Commit) => "committing".to_string(),
-            ClientPhase::Sent(DbRequest::Begin) => "opening a transaction".to_string(),
-            ClientPhase::Sent(DbRequest::ClaimJob { .. }) => "claiming a job".to_string(),
-            ClientPhase::Sent(_) => match self.claimed {
-                Some(id) => format!("finishing job {id}"),
-                None => "running a statement".to_string(),
-            },
-            ClientPhase::Thinking => match self.claimed {
-                Some(id) => format!("working on job {id}"),
-                None => "working".to_string(),
-            },
-            ClientPhase::RollingBack(_) => "rolling back".to_string(),
-            ClientPhase::BackingOff => "backing off".to_string(),
-            ClientPhase::Done => "done".to_string(),
-            ClientPhase::GaveUp => "gave up".to_string(),
-        }
-    }
-}
-
-impl Participant for TxnClient {
-    type Msg = DbMsg;
-    type Timer = ClientTimer;
-    type Durable = ClientDurable;
-    type Config = TxnPlan;
-
-    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        if self.done {
-            self.phase = ClientPhase::Done;
-            return;
-        }
-        let (lo, hi) = self.plan.start_delay_us;
-        let after_us = between_us(ctx.rng, lo, hi);
-        ctx.set_timer(ClientTimer::Begin, after_us);
-    }
-
-    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: DbMsg) {
-        self.reply(ctx, from, msg);
-    }
-
-    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: ClientTimer) {
-        self.timer(ctx, timer);
-    }
-
-    fn on_peer_down(&mut self, ctx: &mut Ctx<'_, Self>, peer: NodeId) {
-        self.connection_lost(ctx, peer);
     }
 
     fn watches(&self, peer: NodeId) -> bool {

@@ -80,6 +80,13 @@ impl Phase {
                 | Phase::Writing { .. }
         )
     }
+
+    /// Cancels the timer of the step at work, if any: the work stops.
+    pub fn stop_work<L: LockClient>(&self, ctx: JobCtx<'_, '_, L>) {
+        if let Phase::Working { step } = *self {
+            ctx.cancel_timer(JobTimer::StepDone { step });
+        }
+    }
 }
 
 /// The runner's timers and its lock client's.
@@ -252,6 +259,10 @@ pub trait LockClient:
     /// Whether it checks something before a step's work ([`StepGate::Check`], [`Turn::Checked`],
     /// [`Phase::Checking`]: the lease worker's token check in application code). Likewise.
     const CHECKS: bool = false;
+    /// Whether the plan's `max_attempts` bounds its attempts, each with a fresh random lock
+    /// value; `false` where it only counts them and asks until it holds (or stops for a
+    /// reason of its own).
+    const BOUNDED: bool = true;
 
     fn recover(plan: &Self::Plan, durable: &JobDurable) -> Self;
 
@@ -266,10 +277,6 @@ pub trait LockClient:
         } else {
             Turn::BackOff
         }
-    }
-    /// Counts the next attempt; `false` (and says so) once every attempt is spent.
-    fn next_attempt(ctx: JobCtx<'_, '_, Self>, plan: &Self::Plan, job: &mut Job) -> bool {
-        job.next_attempt(ctx, plan.job_plan())
     }
     /// The ledger's answer to the progress read: where the job goes on.
     fn resume(ctx: JobCtx<'_, '_, Self>, plan: &Self::Plan, steps_done: u32) -> Next {
@@ -435,7 +442,9 @@ impl<L: LockClient> JobRunner<L> {
     }
 
     fn acquire(&mut self, ctx: &mut Ctx<'_, Self>) {
-        if !L::next_attempt(ctx, &self.plan, &mut self.job) {
+        if !L::BOUNDED {
+            self.job.attempt += 1;
+        } else if !self.job.next_attempt(ctx, self.plan.job_plan()) {
             self.phase = Phase::GaveUp;
             return;
         }

@@ -9,7 +9,6 @@
 use super::lease_msg::{LeaseMsg, RejectReason, ReleaseMode, WriteCheck};
 use super::lease_worker::Belief;
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
 use crate::presentation::narration::lease::call_worker::CallWorkerSaw;
 use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
@@ -161,6 +160,8 @@ impl LockClient for CallLock {
     type Reply = LeaseMsg;
     const RELEASE_WORDS: &'static str = "releases the lease";
     const TIMED_WORK: bool = false;
+    /// It asks until it gets the lease.
+    const BOUNDED: bool = false;
 
     fn recover(plan: &CallPlan, _durable: &JobDurable) -> Self {
         CallLock {
@@ -180,18 +181,7 @@ impl LockClient for CallLock {
     }
 
     fn start(ctx: Ctx, plan: &CallPlan, job: &Job) {
-        if job.finished {
-            return;
-        }
-        let (lo, hi) = plan.start_after_ms;
-        let delay_us = between_us(ctx.rng, lo * MS_US, hi * MS_US);
-        ctx.set_timer(JobTimer::JobStart, delay_us);
-    }
-
-    /// It asks until it gets the lease.
-    fn next_attempt(_ctx: Ctx, _plan: &CallPlan, job: &mut Job) -> bool {
-        job.attempt += 1;
-        true
+        job.start_after(ctx, plan.start_after_ms, JobTimer::JobStart);
     }
 
     fn request(&mut self, ctx: Ctx, at: At<'_, Self>) {

@@ -15,7 +15,6 @@
 use super::lease_msg::{RejectReason, WriteCheck};
 use super::placed_lease::{ClientClock, PlacedMsg, TokenSource};
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
 use crate::presentation::narration::lease::fence_worker::FenceWorkerSaw;
 use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
@@ -210,6 +209,8 @@ impl LockClient for FenceLock {
     type Reply = PlacedMsg;
     const RELEASE_WORDS: &'static str = "lets the lease lapse";
     const GAVE_UP: &'static str = "no lease";
+    /// Every attempt counts; only a store that does not answer makes it give up.
+    const BOUNDED: bool = false;
 
     fn recover(plan: &FencePlan, _durable: &JobDurable) -> Self {
         FenceLock {
@@ -223,18 +224,7 @@ impl LockClient for FenceLock {
     }
 
     fn start(ctx: Ctx, plan: &FencePlan, job: &Job) {
-        if job.finished {
-            return;
-        }
-        let (lo, hi) = plan.start_after_ms;
-        let delay = between_us(ctx.rng, lo * MS_US, hi * MS_US);
-        ctx.set_timer(JobTimer::JobStart, delay);
-    }
-
-    /// Every attempt counts; only a store that does not answer makes it give up.
-    fn next_attempt(_ctx: Ctx, _plan: &FencePlan, job: &mut Job) -> bool {
-        job.attempt += 1;
-        true
+        job.start_after(ctx, plan.start_after_ms, JobTimer::JobStart);
     }
 
     fn request(&mut self, ctx: Ctx, at: At<'_, Self>) {

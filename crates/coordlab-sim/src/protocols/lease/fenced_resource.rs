@@ -93,71 +93,6 @@ impl FencedResource {
         }
     }
 
-    pub fn handle(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {
-        let who = ctx.name(from);
-        match msg {
-            LeaseMsg::Stamp { token } => {
-                let before = self.durable.last_token;
-                if token >= before {
-                    self.durable.last_token = token;
-                    ctx.persist(self.durable.clone());
-                    ctx.note(LedgerSaw::Stamped { who, before, token });
-                } else {
-                    ctx.note(LedgerSaw::StampTooOld { who, token, before });
-                }
-                let last_token = self.durable.last_token;
-                ctx.send(from, LeaseMsg::TokenIs { last_token });
-            }
-            LeaseMsg::Write {
-                step,
-                amount,
-                token,
-                check,
-            } => self.write(ctx, from, (step, amount, token, check), None),
-            LeaseMsg::WriteWithRunKey {
-                step,
-                amount,
-                token,
-                check,
-                key,
-            } => self.write(ctx, from, (step, amount, token, check), Some(key)),
-            LeaseMsg::Touch { token } if token > self.durable.last_token => {
-                let before = self.durable.last_token;
-                self.durable.last_token = token;
-                ctx.persist(self.durable.clone());
-                ctx.note(LedgerSaw::HeartbeatRaises { who, before, token });
-            }
-            LeaseMsg::Touch { token } => ctx.note(if token == self.durable.last_token {
-                LedgerSaw::HeartbeatSame { who, token }
-            } else {
-                LedgerSaw::HeartbeatOlder {
-                    who,
-                    token,
-                    last_token: self.durable.last_token,
-                }
-            }),
-            LeaseMsg::ReadToken => ctx.send(
-                from,
-                LeaseMsg::TokenIs {
-                    last_token: self.durable.last_token,
-                },
-            ),
-            LeaseMsg::ReadProgress => {
-                ctx.note(LedgerSaw::Progress {
-                    who,
-                    steps_done: self.durable.steps_done,
-                });
-                ctx.send(
-                    from,
-                    LeaseMsg::Progress {
-                        steps_done: self.durable.steps_done,
-                    },
-                )
-            }
-            _ => {}
-        }
-    }
-
     /// One step's debit; with `key`, in one transaction with the insert of the run's key into
     /// `job_run`: a key already there rolls the whole transaction back, and a refused debit
     /// takes the key with it.
@@ -281,7 +216,68 @@ impl Participant for FencedResource {
     }
 
     fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {
-        self.handle(ctx, from, msg);
+        let who = ctx.name(from);
+        match msg {
+            LeaseMsg::Stamp { token } => {
+                let before = self.durable.last_token;
+                if token >= before {
+                    self.durable.last_token = token;
+                    ctx.persist(self.durable.clone());
+                    ctx.note(LedgerSaw::Stamped { who, before, token });
+                } else {
+                    ctx.note(LedgerSaw::StampTooOld { who, token, before });
+                }
+                let last_token = self.durable.last_token;
+                ctx.send(from, LeaseMsg::TokenIs { last_token });
+            }
+            LeaseMsg::Write {
+                step,
+                amount,
+                token,
+                check,
+            } => self.write(ctx, from, (step, amount, token, check), None),
+            LeaseMsg::WriteWithRunKey {
+                step,
+                amount,
+                token,
+                check,
+                key,
+            } => self.write(ctx, from, (step, amount, token, check), Some(key)),
+            LeaseMsg::Touch { token } if token > self.durable.last_token => {
+                let before = self.durable.last_token;
+                self.durable.last_token = token;
+                ctx.persist(self.durable.clone());
+                ctx.note(LedgerSaw::HeartbeatRaises { who, before, token });
+            }
+            LeaseMsg::Touch { token } => ctx.note(if token == self.durable.last_token {
+                LedgerSaw::HeartbeatSame { who, token }
+            } else {
+                LedgerSaw::HeartbeatOlder {
+                    who,
+                    token,
+                    last_token: self.durable.last_token,
+                }
+            }),
+            LeaseMsg::ReadToken => ctx.send(
+                from,
+                LeaseMsg::TokenIs {
+                    last_token: self.durable.last_token,
+                },
+            ),
+            LeaseMsg::ReadProgress => {
+                ctx.note(LedgerSaw::Progress {
+                    who,
+                    steps_done: self.durable.steps_done,
+                });
+                ctx.send(
+                    from,
+                    LeaseMsg::Progress {
+                        steps_done: self.durable.steps_done,
+                    },
+                )
+            }
+            _ => {}
+        }
     }
 
     fn recover(intro: &LedgerIntro, _id: NodeId, durable: &ResourceDurable) -> Self {

@@ -30,8 +30,21 @@ impl JobTable {
             conflicts: 0,
         }
     }
+}
 
-    pub fn handle(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {
+impl Participant for JobTable {
+    type Msg = LeaseMsg;
+    type Timer = NoTimer;
+    type Durable = JobDurable;
+    type Config = ();
+
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        ctx.note(JobTableSaw::Up {
+            claimed: self.durable.runs.len() + self.durable.claimed_by.len(),
+        });
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {
         let who = ctx.name(from);
         let rows = match msg {
             LeaseMsg::InsertJobRow { key } => match self.durable.runs.get(&key) {
@@ -66,23 +79,6 @@ impl JobTable {
         };
         ctx.persist(self.durable.clone());
         ctx.send(from, LeaseMsg::RowsChanged { rows });
-    }
-}
-
-impl Participant for JobTable {
-    type Msg = LeaseMsg;
-    type Timer = NoTimer;
-    type Durable = JobDurable;
-    type Config = ();
-
-    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        ctx.note(JobTableSaw::Up {
-            claimed: self.durable.runs.len() + self.durable.claimed_by.len(),
-        });
-    }
-
-    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {
-        self.handle(ctx, from, msg);
     }
 
     fn recover(_config: &(), _id: NodeId, durable: &JobDurable) -> Self {

@@ -268,15 +268,6 @@ impl LeaseStore {
         }
     }
 
-    /// Handles one request; a grant arms the timer of its expiry instant.
-    pub fn handle(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {
-        match msg {
-            LeaseMsg::Acquire { lease, ttl_ms } => self.acquire(ctx, from, lease, ttl_ms),
-            LeaseMsg::Release { lease, mode } => self.release(ctx, from, lease, mode),
-            _ => {}
-        }
-    }
-
     fn acquire(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, lease: String, ttl_ms: u64) {
         let now = ctx.local_now_us;
         let who = ctx.name(from);
@@ -524,9 +515,39 @@ impl LeaseStore {
             },
         );
     }
+}
+
+impl Participant for LeaseStore {
+    type Msg = LeaseMsg;
+    type Timer = ExpiryTimer;
+    type Durable = StoreDurable;
+    type Config = StoreConfig;
+
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        ctx.note(LeaseStoreSaw::Up {
+            rows: self.durable.rows.len(),
+        });
+        for (lease, row) in &self.durable.rows {
+            if row.owner.is_none() {
+                ctx.note(LeaseStoreSaw::EarlierRunRow {
+                    lease,
+                    token: row.token,
+                });
+            }
+        }
+    }
+
+    /// Handles one request; a grant arms the timer of its expiry instant.
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {
+        match msg {
+            LeaseMsg::Acquire { lease, ttl_ms } => self.acquire(ctx, from, lease, ttl_ms),
+            LeaseMsg::Release { lease, mode } => self.release(ctx, from, lease, mode),
+            _ => {}
+        }
+    }
 
     /// The expiry instant of a grant passed on the store's clock.
-    pub fn expiry_due(&mut self, ctx: &mut Ctx<'_, Self>, timer: &ExpiryTimer) {
+    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: ExpiryTimer) {
         let lease = timer.lease.as_str();
         let lapsed = |why| LeaseStoreSaw::LapsedWithoutChange {
             lease,
@@ -557,35 +578,6 @@ impl LeaseStore {
                 token: row.token,
             });
         }
-    }
-}
-
-impl Participant for LeaseStore {
-    type Msg = LeaseMsg;
-    type Timer = ExpiryTimer;
-    type Durable = StoreDurable;
-    type Config = StoreConfig;
-
-    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        ctx.note(LeaseStoreSaw::Up {
-            rows: self.durable.rows.len(),
-        });
-        for (lease, row) in &self.durable.rows {
-            if row.owner.is_none() {
-                ctx.note(LeaseStoreSaw::EarlierRunRow {
-                    lease,
-                    token: row.token,
-                });
-            }
-        }
-    }
-
-    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {
-        self.handle(ctx, from, msg);
-    }
-
-    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: ExpiryTimer) {
-        self.expiry_due(ctx, &timer);
     }
 
     fn recover(config: &StoreConfig, _id: NodeId, durable: &StoreDurable) -> Self {

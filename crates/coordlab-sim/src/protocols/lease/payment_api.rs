@@ -42,8 +42,19 @@ pub struct PaymentApi {
     received: u32,
 }
 
-impl PaymentApi {
-    fn receive(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {
+impl Participant for PaymentApi {
+    type Msg = LeaseMsg;
+    type Timer = ApiTimer;
+    type Durable = RailDurable;
+    type Config = ApiTiming;
+
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        ctx.note(PaymentApiSaw::Up {
+            usual_ms: self.timing.usual_ms,
+        });
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {
         let LeaseMsg::Pay {
             step,
             amount,
@@ -76,7 +87,7 @@ impl PaymentApi {
     }
 
     /// Pays (unless the key was paid before) and answers, in one step.
-    fn finish(&mut self, ctx: &mut Ctx<'_, Self>, id: u32) {
+    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, ApiTimer(id): ApiTimer) {
         let Some(at) = self.calls.iter().position(|c| c.id == id) else {
             return;
         };
@@ -102,27 +113,6 @@ impl PaymentApi {
                 applied: !replay,
             },
         );
-    }
-}
-
-impl Participant for PaymentApi {
-    type Msg = LeaseMsg;
-    type Timer = ApiTimer;
-    type Durable = RailDurable;
-    type Config = ApiTiming;
-
-    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        ctx.note(PaymentApiSaw::Up {
-            usual_ms: self.timing.usual_ms,
-        });
-    }
-
-    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {
-        self.receive(ctx, from, msg);
-    }
-
-    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: ApiTimer) {
-        self.finish(ctx, timer.0);
     }
 
     fn recover(timing: &ApiTiming, _id: NodeId, durable: &RailDurable) -> Self {

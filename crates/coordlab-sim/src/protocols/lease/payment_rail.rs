@@ -60,8 +60,19 @@ impl PaymentRail {
             .map(|p| p.amount)
             .sum()
     }
+}
 
-    pub fn handle(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {
+impl Participant for PaymentRail {
+    type Msg = LeaseMsg;
+    type Timer = NoTimer;
+    type Durable = RailDurable;
+    type Config = ();
+
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        ctx.note(RailSaw::Up);
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {
         let who = ctx.name(from);
         if msg == LeaseMsg::ReadProgress {
             // The job's own payment log: the highest step it has an instruction for.
@@ -94,21 +105,6 @@ impl PaymentRail {
                 applied: !replay,
             },
         );
-    }
-}
-
-impl Participant for PaymentRail {
-    type Msg = LeaseMsg;
-    type Timer = NoTimer;
-    type Durable = RailDurable;
-    type Config = ();
-
-    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        ctx.note(RailSaw::Up);
-    }
-
-    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {
-        self.handle(ctx, from, msg);
     }
 
     fn recover(_config: &(), _id: NodeId, durable: &RailDurable) -> Self {

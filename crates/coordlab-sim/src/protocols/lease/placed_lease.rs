@@ -273,6 +273,15 @@ impl PlacedLease {
         self.durable.row.owner.map_or("earlier-run", |o| ctx.name(o))
     }
 
+    /// ZooKeeper: the czxid of `from`'s node, if it waits in line.
+    fn queued(&self, from: NodeId) -> Option<u64> {
+        self.durable
+            .waiting
+            .iter()
+            .find(|(w, _)| *w == from)
+            .map(|(_, n)| *n)
+    }
+
     fn free(&self, now_us: u64) -> bool {
         self.durable.row.owner.is_none() || self.durable.row.expires_at_us < now_us
     }
@@ -308,12 +317,7 @@ impl PlacedLease {
                 FencingToken(row.token.0 + 2)
             }
             TokenSource::ZooKeeper => {
-                let mine = self
-                    .durable
-                    .waiting
-                    .iter()
-                    .find(|(w, _)| *w == from)
-                    .map(|(_, n)| *n);
+                let mine = self.queued(from);
                 self.durable.waiting.retain(|(w, _)| *w != from);
                 FencingToken(mine.unwrap_or_else(|| {
                     self.durable.seq += 1;
@@ -421,13 +425,7 @@ impl PlacedLease {
     fn queue_behind(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId) {
         let who = ctx.name(from);
         let holder = self.owner_name(ctx);
-        let queued = self
-            .durable
-            .waiting
-            .iter()
-            .find(|(w, _)| *w == from)
-            .map(|(_, n)| *n);
-        if let Some(n) = queued {
+        if let Some(n) = self.queued(from) {
             ctx.note(PlacedLeaseSaw::ZkStillBehind {
                 who,
                 czxid: n,
@@ -572,7 +570,90 @@ impl PlacedLease {
         }
     }
 
-    pub fn handle(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: PlacedMsg) {
+    /// A quorum copy that took over asks its replicas what they hold before taking writes.
+    fn sync(&mut self, ctx: &mut Ctx<'_, Self>) {
+        if self.config.replication == Replication::Quorum && !self.replicas.is_empty() {
+            self.syncing = true;
+            for r in self.replicas.clone() {
+                ctx.send(r, PlacedMsg::Sync);
+            }
+        }
+    }
+
+    fn take_over(&mut self, ctx: &mut Ctx<'_, Self>, old: NodeId) {
+        self.primary = true;
+        self.durable.promoted = true;
+        self.replicas = self.config.replicas_then.clone();
+        self.sync(ctx);
+        let me = ctx.me();
+        let gone = ctx.name(old);
+        let row = &self.durable.row;
+        let has = match row.owner {
+            Some(o) => Holding::Lease {
+                owner: ctx.name(o),
+                token: row.token,
+            },
+            None => Holding::Counter { token: row.token },
+        };
+        ctx.note(PlacedLeaseSaw::TookOver {
+            source: self.config.source,
+            gone,
+            me,
+            has,
+        });
+        ctx.persist(self.durable.clone());
+    }
+}
+
+impl TokenSource {
+    /// What the store counts that serves as the token, when it is not a lease table's own
+    /// `fence_token` column.
+    pub(crate) fn counter(self) -> Option<&'static str> {
+        match self {
+            TokenSource::LeaseTable => None,
+            TokenSource::PostgresSequence => Some("nextval of a sequence"),
+            TokenSource::DynamoDb => Some("the fence attribute"),
+            TokenSource::K8sLease => Some("leaseTransitions"),
+            TokenSource::Etcd => Some("the key's revision"),
+            TokenSource::ZooKeeper => Some("the znode's czxid"),
+            TokenSource::RedisLua => Some("INCR of a fence key"),
+        }
+    }
+}
+
+impl Participant for PlacedLease {
+    type Msg = PlacedMsg;
+    type Timer = PlacedTimer;
+    type Durable = PlacedDurable;
+    type Config = PlacedConfig;
+
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
+        if self.primary && !self.durable.waiting.is_empty() && self.durable.row.owner.is_some() {
+            // Timers do not survive a restart: watch the holder's session again.
+            let left = self.durable.row.expires_at_us.saturating_sub(ctx.local_now_us);
+            ctx.set_timer(PlacedTimer::SessionExpiry, left);
+        }
+        if self.durable.promoted {
+            // A promoted copy back from a crash may have missed what it was syncing.
+            self.sync(ctx);
+        }
+        let Some(standby) = self.config.standby else {
+            return;
+        };
+        if !self.durable.started {
+            self.durable.started = true;
+            ctx.persist(self.durable.clone());
+        } else if !self.primary {
+            let me = ctx.me();
+            ctx.note(PlacedLeaseSaw::BackAsReplica {
+                me,
+                standby: ctx.name(standby),
+            });
+            ctx.send(standby, PlacedMsg::Rejoin);
+        }
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: PlacedMsg) {
         let now = ctx.local_now_us;
         let who = ctx.name(from);
         let lease = self.config.lease.clone();
@@ -707,93 +788,6 @@ impl PlacedLease {
             }
             _ => {}
         }
-    }
-
-    /// A quorum copy that took over asks its replicas what they hold before taking writes.
-    fn sync(&mut self, ctx: &mut Ctx<'_, Self>) {
-        if self.config.replication == Replication::Quorum && !self.replicas.is_empty() {
-            self.syncing = true;
-            for r in self.replicas.clone() {
-                ctx.send(r, PlacedMsg::Sync);
-            }
-        }
-    }
-
-    fn take_over(&mut self, ctx: &mut Ctx<'_, Self>, old: NodeId) {
-        self.primary = true;
-        self.durable.promoted = true;
-        self.replicas = self.config.replicas_then.clone();
-        self.sync(ctx);
-        let me = ctx.me();
-        let gone = ctx.name(old);
-        let row = &self.durable.row;
-        let has = match row.owner {
-            Some(o) => Holding::Lease {
-                owner: ctx.name(o),
-                token: row.token,
-            },
-            None => Holding::Counter { token: row.token },
-        };
-        ctx.note(PlacedLeaseSaw::TookOver {
-            source: self.config.source,
-            gone,
-            me,
-            has,
-        });
-        ctx.persist(self.durable.clone());
-    }
-}
-
-impl TokenSource {
-    /// What the store counts that serves as the token, when it is not a lease table's own
-    /// `fence_token` column.
-    pub(crate) fn counter(self) -> Option<&'static str> {
-        match self {
-            TokenSource::LeaseTable => None,
-            TokenSource::PostgresSequence => Some("nextval of a sequence"),
-            TokenSource::DynamoDb => Some("the fence attribute"),
-            TokenSource::K8sLease => Some("leaseTransitions"),
-            TokenSource::Etcd => Some("the key's revision"),
-            TokenSource::ZooKeeper => Some("the znode's czxid"),
-            TokenSource::RedisLua => Some("INCR of a fence key"),
-        }
-    }
-}
-
-impl Participant for PlacedLease {
-    type Msg = PlacedMsg;
-    type Timer = PlacedTimer;
-    type Durable = PlacedDurable;
-    type Config = PlacedConfig;
-
-    fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        if self.primary && !self.durable.waiting.is_empty() && self.durable.row.owner.is_some() {
-            // Timers do not survive a restart: watch the holder's session again.
-            let left = self.durable.row.expires_at_us.saturating_sub(ctx.local_now_us);
-            ctx.set_timer(PlacedTimer::SessionExpiry, left);
-        }
-        if self.durable.promoted {
-            // A promoted copy back from a crash may have missed what it was syncing.
-            self.sync(ctx);
-        }
-        let Some(standby) = self.config.standby else {
-            return;
-        };
-        if !self.durable.started {
-            self.durable.started = true;
-            ctx.persist(self.durable.clone());
-        } else if !self.primary {
-            let me = ctx.me();
-            ctx.note(PlacedLeaseSaw::BackAsReplica {
-                me,
-                standby: ctx.name(standby),
-            });
-            ctx.send(standby, PlacedMsg::Rejoin);
-        }
-    }
-
-    fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: PlacedMsg) {
-        self.handle(ctx, from, msg);
     }
 
     fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: PlacedTimer) {

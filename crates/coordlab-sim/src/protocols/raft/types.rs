@@ -13,12 +13,6 @@ pub const MAX_SERVERS: u32 = 7;
 #[serde(transparent)]
 pub struct Term(pub u64);
 
-impl fmt::Display for Term {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
-
 /// A position in the log; the first entry has index 1, index 0 means "before the log".
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -33,11 +27,7 @@ impl LogIndex {
     }
 }
 
-impl fmt::Display for LogIndex {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "#{}", self.0)
-    }
-}
+crate::display_ids!(Term => "{}", LogIndex => "#{}");
 
 /// A command for the replicated state machine: `set key=value` on the key-value map, or an
 /// operation on the lock table (the consensus-backed lock service).

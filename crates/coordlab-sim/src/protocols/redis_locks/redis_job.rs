@@ -7,6 +7,7 @@
 use super::redis_msg::RedisMsg;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Participant};
+use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
 use crate::presentation::narration::redis_locks::redis_job::JobSaw;
 use crate::protocols::job::JobMsg;
@@ -101,8 +102,6 @@ pub struct JobDurable {
     pub requests: u32,
 }
 
-impl JobDurable {}
-
 /// What a Redis lock client takes off the wire: Redis replies and the failover monitor's
 /// news, or the ledger's answers.
 pub type ClientMsg = JobMsg<RedisMsg>;
@@ -134,6 +133,14 @@ impl Job {
         }
         let at_us = plan.start_at_ms * MS_US;
         ctx.set_timer(fire, at_us.saturating_sub(ctx.local_now_us));
+    }
+
+    /// At (re)start: sets `fire` after a delay drawn from `after_ms`, unless the job is done.
+    pub fn start_after<P: Participant>(&self, ctx: &mut Ctx<'_, P>, after_ms: (u64, u64), fire: P::Timer) {
+        if !self.finished {
+            let delay_us = between_us(ctx.rng, after_ms.0 * MS_US, after_ms.1 * MS_US);
+            ctx.set_timer(fire, delay_us);
+        }
     }
 
     /// Starts the next attempt with a fresh random value; `false` (and says so) once every

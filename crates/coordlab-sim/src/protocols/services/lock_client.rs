@@ -18,33 +18,15 @@
 //!
 //! The job itself is the [`JobRunner`]'s; this file is the lock side, [`EtcdMutex`].
 
-use super::lock_service::EtcdMsg;
+use super::lock_service::{EtcdMsg, LockServerMsg};
 use super::lock_store::{lock_key, LeaseId, LockOp, LockResult};
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::message::{Inbox, Message};
 use crate::kernel::time::MS_US;
 use crate::presentation::narration::services::lock_client::EtcdMutexSaw;
 use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
 use crate::protocols::lease::lease_msg::{RejectReason, WriteCheck};
 use crate::protocols::raft::{ClientAnswer, Command, RaftMsg};
 use crate::protocols::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
-
-/// What the lock service answers: writes through Raft's client protocol, the rest through
-/// etcd's.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum EtcdReply {
-    Raft(RaftMsg),
-    Etcd(EtcdMsg),
-}
-
-impl Inbox for EtcdReply {
-    fn accept(msg: Box<dyn Message>) -> Option<Self> {
-        match msg.downcast::<RaftMsg>() {
-            Ok(m) => Some(EtcdReply::Raft(m)),
-            Err(msg) => msg.downcast::<EtcdMsg>().ok().map(EtcdReply::Etcd),
-        }
-    }
-}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EtcdTimer {
@@ -352,9 +334,7 @@ impl EtcdMutex {
             }
             phase if self.held.is_some() => {
                 ctx.note(EtcdMutexSaw::LeaseGoneWhileHolding { me: ctx.me(), lease });
-                if let Phase::Working { step } = phase {
-                    ctx.cancel_timer(JobTimer::StepDone { step: *step });
-                }
+                phase.stop_work(ctx);
                 self.stop(ctx);
                 Turn::Lost
             }
@@ -520,8 +500,10 @@ impl EtcdMutex {
 impl LockClient for EtcdMutex {
     type Plan = EtcdPlan;
     type Timer = EtcdTimer;
-    type Reply = EtcdReply;
+    type Reply = LockServerMsg;
     const RELEASE_WORDS: &'static str = "releases the lock";
+    /// It has one attempt, which lasts until it holds (a lost session starts a new one).
+    const BOUNDED: bool = false;
 
     fn recover(plan: &EtcdPlan, durable: &JobDurable) -> Self {
         EtcdMutex {
@@ -546,11 +528,6 @@ impl LockClient for EtcdMutex {
         ctx.set_timer(JobTimer::JobStart, plan.job.start_at_ms * MS_US);
     }
 
-    /// It has one attempt, which lasts until it holds (a lost session starts a new one).
-    fn next_attempt(_ctx: Ctx, _plan: &EtcdPlan, _job: &mut Job) -> bool {
-        true
-    }
-
     fn resume(ctx: Ctx, plan: &EtcdPlan, steps_done: u32) -> Next {
         let steps = plan.job.steps;
         plan.job.resume_saying(
@@ -569,9 +546,9 @@ impl LockClient for EtcdMutex {
         self.open_session(ctx, at);
     }
 
-    fn on_reply(&mut self, ctx: Ctx, at: At<'_, Self>, from: NodeId, msg: EtcdReply) -> Turn {
+    fn on_reply(&mut self, ctx: Ctx, at: At<'_, Self>, from: NodeId, msg: LockServerMsg) -> Turn {
         match msg {
-            EtcdReply::Raft(RaftMsg::ClientReply { id, answer }) => match answer {
+            LockServerMsg::Raft(RaftMsg::ClientReply { id, answer }) => match answer {
                 ClientAnswer::NotLeader { leader } => {
                     if self.outstanding.as_ref().is_some_and(|f| f.id == id) {
                         self.redirect(ctx, at.plan, from, leader, false);
@@ -584,7 +561,7 @@ impl LockClient for EtcdMutex {
                     _ => Turn::Stay,
                 },
             },
-            EtcdReply::Etcd(m) => self.etcd(ctx, at, from, m),
+            LockServerMsg::Etcd(m) => self.etcd(ctx, at, from, m),
             _ => Turn::Stay,
         }
     }

@@ -90,7 +90,8 @@ pub enum EtcdMsg {
     },
 }
 
-/// What a lock server takes off the wire.
+/// What a lock server takes off the wire, and what its clients take from it: writes through
+/// Raft's client protocol, the rest through etcd's.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LockServerMsg {
     Raft(RaftMsg),

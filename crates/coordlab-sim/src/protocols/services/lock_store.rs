@@ -28,11 +28,7 @@ use std::fmt;
 #[serde(transparent)]
 pub struct LeaseId(pub u64);
 
-impl fmt::Display for LeaseId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:x}", self.0)
-    }
-}
+crate::display_ids!(LeaseId => "{:x}");
 
 /// The id of the first lease a store grants (the next ones count up).
 const FIRST_LEASE: u64 = 0x7a01;

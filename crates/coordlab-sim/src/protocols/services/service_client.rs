@@ -11,7 +11,6 @@
 
 use super::service_lock::{Flavour, ServiceMsg};
 use crate::kernel::ids::{FencingToken, NodeId};
-use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
 use crate::presentation::narration::services::service_client::ServiceClientSaw;
 use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
@@ -135,6 +134,8 @@ impl LockClient for ServiceLock {
     type Reply = ServiceMsg;
     const RELEASE_WORDS: &'static str = "unlocks";
     const KEEPS_JOB: bool = false;
+    /// It asks until it holds.
+    const BOUNDED: bool = false;
 
     fn recover(plan: &ServicePlan, _durable: &JobDurable) -> Self {
         ServiceLock {
@@ -150,15 +151,8 @@ impl LockClient for ServiceLock {
     }
 
     /// It first asks at a random moment in its range.
-    fn start(ctx: Ctx, plan: &ServicePlan, _job: &Job) {
-        let (lo, hi) = plan.client.start_after_ms;
-        let after = between_us(ctx.rng, lo * MS_US, hi * MS_US);
-        ctx.set_timer(JobTimer::JobStart, after);
-    }
-
-    /// It asks until it holds, with no count of attempts.
-    fn next_attempt(_ctx: Ctx, _plan: &ServicePlan, _job: &mut Job) -> bool {
-        true
+    fn start(ctx: Ctx, plan: &ServicePlan, job: &Job) {
+        job.start_after(ctx, plan.client.start_after_ms, JobTimer::JobStart);
     }
 
     fn request(&mut self, ctx: Ctx, at: At<'_, Self>) {
@@ -227,9 +221,7 @@ impl LockClient for ServiceLock {
                 self.renewing = false;
                 self.number = None;
                 self.stuck = false;
-                if let Phase::Working { step } = at.phase {
-                    ctx.cancel_timer(JobTimer::StepDone { step: *step });
-                }
+                at.phase.stop_work(ctx);
                 ctx.cancel_timer(JobTimer::Lock(Renew));
                 ctx.note(ServiceClientSaw::StepRefused { me, step });
                 Turn::Stop

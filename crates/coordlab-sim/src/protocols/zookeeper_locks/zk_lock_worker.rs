@@ -208,9 +208,7 @@ impl ZkLock {
             held_lock: held || *phase == Phase::Stopped,
             session_timeout_ms: plan.session_timeout_ms,
         });
-        if let Phase::Working { step } = *phase {
-            ctx.cancel_timer(JobTimer::StepDone { step });
-        }
+        phase.stop_work(ctx);
         ctx.cancel_timer(JobTimer::Lock(Ping));
         self.session = None;
         self.token = None;
@@ -223,6 +221,8 @@ impl LockClient for ZkLock {
     type Timer = Ping;
     type Reply = ZkMsg;
     const RELEASE_WORDS: &'static str = "deletes its node";
+    /// One attempt: it queues until its turn comes or its session expires.
+    const BOUNDED: bool = false;
 
     fn recover(_plan: &ZkPlan, _durable: &JobDurable) -> Self {
         ZkLock {
@@ -242,12 +242,6 @@ impl LockClient for ZkLock {
             return;
         }
         ctx.set_timer(JobTimer::JobStart, plan.zk.start_ms * MS_US);
-    }
-
-    /// One attempt: it queues until its turn comes or its session expires.
-    fn next_attempt(_ctx: Ctx, _plan: &ZkPlan, job: &mut Job) -> bool {
-        job.attempt += 1;
-        true
     }
 
     fn request(&mut self, ctx: Ctx, at: At<'_, Self>) {

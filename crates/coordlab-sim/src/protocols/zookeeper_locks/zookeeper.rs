@@ -32,11 +32,7 @@ impl fmt::Display for SessionId {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Zxid(pub u64);
 
-impl fmt::Display for Zxid {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "0x{:x}", self.0)
-    }
-}
+crate::display_ids!(Zxid => "0x{:x}");
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WatchEvent {
@@ -281,98 +277,6 @@ impl ZkService {
         }
     }
 
-    pub fn handle(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: ZkMsg) {
-        let who = ctx.name(from);
-        if let Some(session) = session_of(&msg) {
-            if !self.touch(ctx, session, from) {
-                ctx.note(ZkServiceSaw::RequestOnExpiredSession { who, session });
-                ctx.send(from, ZkMsg::SessionExpired { session });
-                return;
-            }
-        }
-        match msg {
-            ZkMsg::Connect { timeout_ms } => {
-                let session = SessionId(self.next_session);
-                self.next_session += 1;
-                self.next_zxid();
-                self.sessions.insert(
-                    session,
-                    Session {
-                        client: from,
-                        timeout_ms,
-                        last_heard_us: ctx.local_now_us,
-                        alive: true,
-                    },
-                );
-                ctx.set_timer(SessionExpiry { session }, timeout_ms * MS_US);
-                ctx.note(ZkServiceSaw::SessionOpened {
-                    who,
-                    session,
-                    timeout_ms,
-                });
-                ctx.send(from, ZkMsg::Connected { session, timeout_ms });
-            }
-            ZkMsg::Ping { .. } => ctx.send(from, ZkMsg::Pong),
-            ZkMsg::CreateSequential { session, prefix } => {
-                let parent = parent_of(&prefix).to_string();
-                let seq = self.cversion.get(&parent).copied().unwrap_or(0);
-                let path = format!("{prefix}{seq:010}");
-                let zxid = self.next_zxid();
-                *self.cversion.get_or_insert_with(parent.clone(), Default::default) += 1;
-                self.nodes.insert(
-                    path.clone(),
-                    Znode {
-                        owner: Some(session),
-                        czxid: zxid,
-                    },
-                );
-                ctx.note(ZkServiceSaw::NodeCreated {
-                    who,
-                    path: &path,
-                    session,
-                    seq,
-                    parent: &parent,
-                });
-                let woken = self.fire(ctx, &parent, WatchEvent::ChildrenChanged, None);
-                self.create_wakeups += woken;
-                ctx.send(from, ZkMsg::Created { path, zxid });
-            }
-            ZkMsg::GetChildren { session, path, watch } => {
-                if watch {
-                    self.child_watches
-                        .get_or_insert_with(path.clone(), Default::default)
-                        .insert(session);
-                }
-                let children = self.children(&path);
-                ctx.send(from, ZkMsg::Children { path, children });
-            }
-            ZkMsg::Exists { session, path, watch } => {
-                let exists = self.nodes.contains_key(&path);
-                // A real `exists` watch would also fire on a later create; sequential names
-                // are never reused, so the model only keeps watches on nodes that exist.
-                if watch && exists {
-                    self.exists_watches
-                        .get_or_insert_with(path.clone(), Default::default)
-                        .insert(session);
-                }
-                ctx.send(from, ZkMsg::ExistsReply { path, exists });
-            }
-            ZkMsg::Delete { session, path } => {
-                let mine = self.nodes.get(&path).is_some_and(|n| n.owner == Some(session));
-                if mine {
-                    self.remove(ctx, &path, ReleaseCause::Deleted);
-                }
-                ctx.send(from, ZkMsg::DeleteReply { path, deleted: mine });
-            }
-            ZkMsg::Close { session } => {
-                self.end_session(ctx, session, ReleaseCause::SessionClosed);
-                ctx.cancel_timer(SessionExpiry { session });
-                ctx.send(from, ZkMsg::Closed);
-            }
-            _ => {}
-        }
-    }
-
     /// The paths of the ephemeral nodes `session` owns: the ones its end deletes. Collected
     /// (not borrowed) because the caller then changes the tree while naming or removing them.
     fn ephemeral_nodes_of(&self, session: SessionId) -> Vec<String> {
@@ -381,26 +285,6 @@ impl ZkService {
             .filter(|(_, n)| n.owner == Some(session))
             .map(|(p, _)| p.clone())
             .collect()
-    }
-
-    /// The session timer fired: expire the session if it really went quiet (the timer may
-    /// have waited out a pause of the service itself, so the deadline is checked again).
-    pub fn timer(&mut self, ctx: &mut Ctx<'_, Self>, SessionExpiry { session }: SessionExpiry) {
-        let Some(s) = self.sessions.get(&session) else {
-            return;
-        };
-        let quiet_us = ctx.local_now_us.saturating_sub(s.last_heard_us);
-        if !s.alive || quiet_us < s.timeout_ms * MS_US {
-            return;
-        }
-        let owned = self.ephemeral_nodes_of(session);
-        ctx.note(ZkServiceSaw::SessionExpired {
-            client: ctx.name(s.client),
-            quiet_us,
-            session,
-            owned: &owned,
-        });
-        self.end_session(ctx, session, ReleaseCause::SessionExpired);
     }
 
     fn end_session(&mut self, ctx: &mut Ctx<'_, Self>, session: SessionId, cause: ReleaseCause) {
@@ -504,11 +388,115 @@ impl Participant for ZkService {
     }
 
     fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: ZkMsg) {
-        self.handle(ctx, from, msg);
+        let who = ctx.name(from);
+        if let Some(session) = session_of(&msg) {
+            if !self.touch(ctx, session, from) {
+                ctx.note(ZkServiceSaw::RequestOnExpiredSession { who, session });
+                ctx.send(from, ZkMsg::SessionExpired { session });
+                return;
+            }
+        }
+        match msg {
+            ZkMsg::Connect { timeout_ms } => {
+                let session = SessionId(self.next_session);
+                self.next_session += 1;
+                self.next_zxid();
+                self.sessions.insert(
+                    session,
+                    Session {
+                        client: from,
+                        timeout_ms,
+                        last_heard_us: ctx.local_now_us,
+                        alive: true,
+                    },
+                );
+                ctx.set_timer(SessionExpiry { session }, timeout_ms * MS_US);
+                ctx.note(ZkServiceSaw::SessionOpened {
+                    who,
+                    session,
+                    timeout_ms,
+                });
+                ctx.send(from, ZkMsg::Connected { session, timeout_ms });
+            }
+            ZkMsg::Ping { .. } => ctx.send(from, ZkMsg::Pong),
+            ZkMsg::CreateSequential { session, prefix } => {
+                let parent = parent_of(&prefix).to_string();
+                let seq = self.cversion.get(&parent).copied().unwrap_or(0);
+                let path = format!("{prefix}{seq:010}");
+                let zxid = self.next_zxid();
+                *self.cversion.get_or_insert_with(parent.clone(), Default::default) += 1;
+                self.nodes.insert(
+                    path.clone(),
+                    Znode {
+                        owner: Some(session),
+                        czxid: zxid,
+                    },
+                );
+                ctx.note(ZkServiceSaw::NodeCreated {
+                    who,
+                    path: &path,
+                    session,
+                    seq,
+                    parent: &parent,
+                });
+                let woken = self.fire(ctx, &parent, WatchEvent::ChildrenChanged, None);
+                self.create_wakeups += woken;
+                ctx.send(from, ZkMsg::Created { path, zxid });
+            }
+            ZkMsg::GetChildren { session, path, watch } => {
+                if watch {
+                    self.child_watches
+                        .get_or_insert_with(path.clone(), Default::default)
+                        .insert(session);
+                }
+                let children = self.children(&path);
+                ctx.send(from, ZkMsg::Children { path, children });
+            }
+            ZkMsg::Exists { session, path, watch } => {
+                let exists = self.nodes.contains_key(&path);
+                // A real `exists` watch would also fire on a later create; sequential names
+                // are never reused, so the model only keeps watches on nodes that exist.
+                if watch && exists {
+                    self.exists_watches
+                        .get_or_insert_with(path.clone(), Default::default)
+                        .insert(session);
+                }
+                ctx.send(from, ZkMsg::ExistsReply { path, exists });
+            }
+            ZkMsg::Delete { session, path } => {
+                let mine = self.nodes.get(&path).is_some_and(|n| n.owner == Some(session));
+                if mine {
+                    self.remove(ctx, &path, ReleaseCause::Deleted);
+                }
+                ctx.send(from, ZkMsg::DeleteReply { path, deleted: mine });
+            }
+            ZkMsg::Close { session } => {
+                self.end_session(ctx, session, ReleaseCause::SessionClosed);
+                ctx.cancel_timer(SessionExpiry { session });
+                ctx.send(from, ZkMsg::Closed);
+            }
+            _ => {}
+        }
     }
 
-    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: SessionExpiry) {
-        self.timer(ctx, timer);
+    /// The session timer fired: expire the session if it really went quiet (the timer may
+    /// have waited out a pause of the service itself, so the deadline is checked again).
+    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, SessionExpiry { session }: SessionExpiry) {
+        let Some(s) = self.sessions.get(&session) else {
+            return;
+        };
+        let quiet_us = ctx.local_now_us.saturating_sub(s.last_heard_us);
+        if !s.alive || quiet_us < s.timeout_ms * MS_US {
+            return;
+        }
+        let owned = self.ephemeral_nodes_of(session);
+        ctx.note(ZkServiceSaw::SessionExpired {
+            client: ctx.name(s.client),
+            quiet_us,
+            session,
+            owned: &owned,
+        });
+        self.end_session(ctx, session, ReleaseCause::SessionExpired);
     }
 
     fn recover(config: &ZkConfig, _id: NodeId, _durable: &()) -> Self {

@@ -20,6 +20,8 @@ impl LockClient for LeaseLock {
     const RELEASE_WORDS: &'static str = "lets go of the lease";
     const STAMPS: bool = true;
     const CHECKS: bool = true;
+    /// Every denial backs it off (or off for good); it never runs out of attempts.
+    const BOUNDED: bool = false;
 
     fn recover(_plan: &WorkerConfig, _durable: &JobDurable) -> Self {
         LeaseLock {
@@ -34,9 +36,7 @@ impl LockClient for LeaseLock {
             return;
         }
         ctx.note(LeaseWorkerSaw::UpJobScheduled { me: ctx.me() });
-        let (lo, hi) = plan.plan.start_after_ms;
-        let delay_us = between_us(ctx.rng, lo * MS_US, hi * MS_US);
-        ctx.set_timer(JobTimer::JobStart, delay_us);
+        job.start_after(ctx, plan.plan.start_after_ms, JobTimer::JobStart);
     }
 
     /// The job fired: make sure this copy is the one to run it.
@@ -71,12 +71,6 @@ impl LockClient for LeaseLock {
                 Turn::Stop
             }
         }
-    }
-
-    /// Every denial backs it off (or off for good); it never runs out of attempts.
-    fn next_attempt(_ctx: Ctx, _plan: &WorkerConfig, job: &mut Job) -> bool {
-        job.attempt += 1;
-        true
     }
 
     fn resume(ctx: Ctx, plan: &WorkerConfig, steps_done: u32) -> Next {
@@ -237,7 +231,6 @@ impl LockClient for LeaseLock {
     }
 }
 
-/// Sends to the lease store or job table (a worker that asks nobody has none).
 /// Claims the job in the job table with `request` for its key, narrated as claiming it `by`.
 fn claim_job(ctx: Ctx, plan: &WorkerConfig, by: ClaimBy, request: fn(String) -> LeaseMsg) -> Turn {
     ctx.note(LeaseWorkerSaw::ClaimsJob { me: ctx.me(), by });
@@ -245,6 +238,7 @@ fn claim_job(ctx: Ctx, plan: &WorkerConfig, by: ClaimBy, request: fn(String) -> 
     Turn::Ask
 }
 
+/// Sends to the lease store or job table (a worker that asks nobody has none).
 fn ask(ctx: Ctx, plan: &WorkerConfig, msg: LeaseMsg) {
     if let Some(authority) = plan.authority {
         ctx.send(authority, msg);
@@ -313,9 +307,7 @@ impl LeaseLock {
                         token,
                         was: old.token,
                     });
-                    if let Phase::Working { step } = *phase {
-                        ctx.cancel_timer(JobTimer::StepDone { step });
-                    }
+                    phase.stop_work(ctx);
                     turn = stamp(ctx, at.plan, token);
                 } else if old.token != token {
                     ctx.note(LeaseWorkerSaw::RenewalChangedToken {
@@ -400,9 +392,7 @@ impl LeaseLock {
                 _ => self.next_step,
             };
             ctx.note(LeaseWorkerSaw::RenewalEmptyHiccup { me: ctx.me(), step });
-            if let Phase::Working { step } = *at.phase {
-                ctx.cancel_timer(JobTimer::StepDone { step });
-            }
+            at.phase.stop_work(ctx);
             self.resume_later(ctx, step)
         } else if self.belief.is_some() {
             ctx.note(LeaseWorkerSaw::RenewalEmpty { me: ctx.me(), holder });
@@ -470,9 +460,7 @@ impl LeaseLock {
     pub(super) fn stop(&mut self, ctx: Ctx, at: At<'_, Self>, reason: StopReason) -> Turn {
         self.belief = None;
         ctx.cancel_timer(JobTimer::Lock(LeaseTimer::Heartbeat));
-        if let Phase::Working { step } = *at.phase {
-            ctx.cancel_timer(JobTimer::StepDone { step });
-        }
+        at.phase.stop_work(ctx);
         let finally_release = at.plan.plan.release_in_finally && reason != StopReason::LostLease;
         self.stop_reason = Some(reason);
         if finally_release && releases(at.plan) {

@@ -140,88 +140,9 @@ impl RedisNode {
         ctx.persist(self.durable());
     }
 
-    pub fn start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        let me = ctx.me();
-        let keys = self.data.len();
-        match self.role {
-            Role::Primary => {
-                self.arm_expiry(ctx);
-                ctx.note(RedisNodeSaw::UpPrimary {
-                    me,
-                    keys,
-                    persistence: self.config.persistence,
-                });
-            }
-            Role::Replica { of } => {
-                self.synced = false;
-                ctx.note(RedisNodeSaw::UpReplica { me, of: ctx.name(of) });
-                self.request_sync(ctx, of);
-            }
-        }
-    }
-
     /// A replica holds a connection to its primary and notices when it breaks.
     pub fn watches(&self, peer: NodeId) -> bool {
         self.role == (Role::Replica { of: peer })
-    }
-
-    /// The primary's connection dropped: the copy is no longer being kept up to date, and
-    /// the replica will ask for a fresh one once the primary answers again.
-    pub fn peer_down(&mut self, ctx: &mut Ctx<'_, Self>, peer: NodeId) {
-        if !self.watches(peer) {
-            return;
-        }
-        self.link_down = true;
-        ctx.note(RedisNodeSaw::LostLink {
-            me: ctx.me(),
-            primary: ctx.name(peer),
-            offset: self.offset,
-        });
-    }
-
-    pub fn message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: RedisMsg) {
-        let writes = matches!(
-            msg,
-            RedisMsg::Set { .. }
-                | RedisMsg::Del { .. }
-                | RedisMsg::CompareAndDelete { .. }
-                | RedisMsg::Wait { .. }
-        );
-        if writes && !self.is_primary() {
-            ctx.note(RedisNodeSaw::ReplicaRefusesWrite { me: ctx.me() });
-            ctx.send(
-                from,
-                RedisMsg::Error {
-                    text: "READONLY this node is a replica".into(),
-                },
-            );
-            return;
-        }
-        match msg {
-            RedisMsg::Set {
-                key,
-                value,
-                nx,
-                px_ms,
-                incr,
-            } => self.set(ctx, from, key, value, nx, px_ms, incr),
-            RedisMsg::Get { key } => {
-                let value = self.get(&key, ctx.local_now_us).map(|e| e.value.clone());
-                ctx.send(from, RedisMsg::GetReply { key, value });
-            }
-            RedisMsg::Del { key } => self.delete(ctx, from, key, None),
-            RedisMsg::CompareAndDelete { key, value } => self.delete(ctx, from, key, Some(value)),
-            RedisMsg::Wait { replicas, timeout_ms } => self.wait(ctx, from, replicas, timeout_ms),
-            RedisMsg::Sync { have } => self.send_full_copy(ctx, from, have),
-            RedisMsg::FullSync { data, offset, stream } => {
-                self.take_full_copy(ctx, from, data, offset, stream)
-            }
-            RedisMsg::Replicate { entries } => self.apply_stream(ctx, from, entries),
-            RedisMsg::ReplAck { offset } => self.acknowledged(ctx, from, offset),
-            RedisMsg::Ping => self.ping(ctx, from),
-            RedisMsg::ReplicaOf { primary, epoch } => self.reconfigure(ctx, from, primary, epoch),
-            _ => {}
-        }
     }
 
     /// Answers a sentinel with its role and offset.
@@ -300,14 +221,6 @@ impl RedisNode {
         }
         self.persist(ctx);
     }
-
-    pub fn timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: StoreTimer) {
-        match timer {
-            StoreTimer::Flush => self.flush(ctx),
-            StoreTimer::Expire { key } => self.expiry_due(ctx, key),
-            StoreTimer::WaitTimeout { id } => self.wait_timed_out(ctx, id),
-        }
-    }
 }
 
 impl Participant for RedisNode {
@@ -317,19 +230,90 @@ impl Participant for RedisNode {
     type Config = RedisConfig;
 
     fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        self.start(ctx);
+        let me = ctx.me();
+        let keys = self.data.len();
+        match self.role {
+            Role::Primary => {
+                self.arm_expiry(ctx);
+                ctx.note(RedisNodeSaw::UpPrimary {
+                    me,
+                    keys,
+                    persistence: self.config.persistence,
+                });
+            }
+            Role::Replica { of } => {
+                self.synced = false;
+                ctx.note(RedisNodeSaw::UpReplica { me, of: ctx.name(of) });
+                self.request_sync(ctx, of);
+            }
+        }
     }
 
     fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: RedisMsg) {
-        self.message(ctx, from, msg);
+        let writes = matches!(
+            msg,
+            RedisMsg::Set { .. }
+                | RedisMsg::Del { .. }
+                | RedisMsg::CompareAndDelete { .. }
+                | RedisMsg::Wait { .. }
+        );
+        if writes && !self.is_primary() {
+            ctx.note(RedisNodeSaw::ReplicaRefusesWrite { me: ctx.me() });
+            ctx.send(
+                from,
+                RedisMsg::Error {
+                    text: "READONLY this node is a replica".into(),
+                },
+            );
+            return;
+        }
+        match msg {
+            RedisMsg::Set {
+                key,
+                value,
+                nx,
+                px_ms,
+                incr,
+            } => self.set(ctx, from, key, value, nx, px_ms, incr),
+            RedisMsg::Get { key } => {
+                let value = self.get(&key, ctx.local_now_us).map(|e| e.value.clone());
+                ctx.send(from, RedisMsg::GetReply { key, value });
+            }
+            RedisMsg::Del { key } => self.delete(ctx, from, key, None),
+            RedisMsg::CompareAndDelete { key, value } => self.delete(ctx, from, key, Some(value)),
+            RedisMsg::Wait { replicas, timeout_ms } => self.wait(ctx, from, replicas, timeout_ms),
+            RedisMsg::Sync { have } => self.send_full_copy(ctx, from, have),
+            RedisMsg::FullSync { data, offset, stream } => {
+                self.take_full_copy(ctx, from, data, offset, stream)
+            }
+            RedisMsg::Replicate { entries } => self.apply_stream(ctx, from, entries),
+            RedisMsg::ReplAck { offset } => self.acknowledged(ctx, from, offset),
+            RedisMsg::Ping => self.ping(ctx, from),
+            RedisMsg::ReplicaOf { primary, epoch } => self.reconfigure(ctx, from, primary, epoch),
+            _ => {}
+        }
     }
 
     fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, timer: StoreTimer) {
-        self.timer(ctx, timer);
+        match timer {
+            StoreTimer::Flush => self.flush(ctx),
+            StoreTimer::Expire { key } => self.expiry_due(ctx, key),
+            StoreTimer::WaitTimeout { id } => self.wait_timed_out(ctx, id),
+        }
     }
 
+    /// The primary's connection dropped: the copy is no longer being kept up to date, and
+    /// the replica will ask for a fresh one once the primary answers again.
     fn on_peer_down(&mut self, ctx: &mut Ctx<'_, Self>, peer: NodeId) {
-        self.peer_down(ctx, peer);
+        if !self.watches(peer) {
+            return;
+        }
+        self.link_down = true;
+        ctx.note(RedisNodeSaw::LostLink {
+            me: ctx.me(),
+            primary: ctx.name(peer),
+            offset: self.offset,
+        });
     }
 
     fn watches(&self, peer: NodeId) -> bool {

@@ -180,54 +180,6 @@ impl Sentinel {
             .collect()
     }
 
-    pub fn start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        // Everyone gets a full grace period from the moment the sentinel starts.
-        for n in &self.config.nodes {
-            self.last_pong_us.insert(*n, ctx.local_now_us);
-        }
-        if self.config.sentinels.first() == Some(&ctx.node) {
-            ctx.note(SentinelSaw::Watching {
-                sentinels: self.config.sentinels.len(),
-                primary: ctx.name(self.primary),
-                ping_ms: self.config.ping_ms,
-                down_after_ms: self.config.down_after_ms,
-                quorum: self.config.quorum,
-            });
-        }
-        // Each sentinel starts its rounds at its own moment, as real ones drift apart.
-        let first_ms = ctx.rng.gen_range(1..=self.config.ping_ms);
-        ctx.set_timer(PingRound, first_ms * MS_US);
-    }
-
-    pub fn message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: RedisMsg) {
-        match msg {
-            RedisMsg::Pong {
-                primary: claims_primary,
-                replica_of,
-                offset,
-            } => self.pong(ctx, from, claims_primary, replica_of, offset),
-            RedisMsg::WhoIsPrimary => ctx.send(
-                from,
-                RedisMsg::PrimaryIs {
-                    primary: self.primary,
-                    name: ctx.name(self.primary).to_string(),
-                    epoch: self.config_epoch,
-                },
-            ),
-            RedisMsg::IsPrimaryDown {
-                primary,
-                epoch,
-                candidate,
-                ..
-            } => self.asked(ctx, from, primary, epoch, candidate),
-            RedisMsg::PrimaryDownReply {
-                primary, down, vote, ..
-            } => self.answered(ctx, from, primary, down, vote),
-            RedisMsg::Hello { primary, epoch, .. } => self.hello(ctx, from, primary, epoch),
-            _ => {}
-        }
-    }
-
     fn pong(
         &mut self,
         ctx: &mut Ctx<'_, Self>,
@@ -281,28 +233,6 @@ impl Sentinel {
         );
     }
 
-    pub fn ping_round(&mut self, ctx: &mut Ctx<'_, Self>) {
-        if self.stopped {
-            return;
-        }
-        if ctx.local_now_us >= self.config.stop_at_ms * MS_US {
-            self.stopped = true;
-            if self.config.sentinels.first() == Some(&ctx.node) {
-                ctx.note(SentinelSaw::RoundsStop);
-            }
-            return;
-        }
-        self.rounds += 1;
-        self.watch_primary(ctx);
-        for n in self.config.nodes.clone() {
-            ctx.send(n, RedisMsg::Ping);
-        }
-        if self.config_epoch > 0 && self.rounds.is_multiple_of(HELLO_EVERY) {
-            self.send_hello(ctx);
-        }
-        ctx.set_timer(PingRound, self.config.ping_ms * MS_US);
-    }
-
     /// Tells the other sentinels which node is the primary, and since which epoch.
     fn send_hello(&self, ctx: &mut Ctx<'_, Self>) {
         for s in self.peers(ctx.node) {
@@ -345,15 +275,73 @@ impl Participant for Sentinel {
     type Config = SentinelConfig;
 
     fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        self.start(ctx);
+        // Everyone gets a full grace period from the moment the sentinel starts.
+        for n in &self.config.nodes {
+            self.last_pong_us.insert(*n, ctx.local_now_us);
+        }
+        if self.config.sentinels.first() == Some(&ctx.node) {
+            ctx.note(SentinelSaw::Watching {
+                sentinels: self.config.sentinels.len(),
+                primary: ctx.name(self.primary),
+                ping_ms: self.config.ping_ms,
+                down_after_ms: self.config.down_after_ms,
+                quorum: self.config.quorum,
+            });
+        }
+        // Each sentinel starts its rounds at its own moment, as real ones drift apart.
+        let first_ms = ctx.rng.gen_range(1..=self.config.ping_ms);
+        ctx.set_timer(PingRound, first_ms * MS_US);
     }
 
     fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: RedisMsg) {
-        self.message(ctx, from, msg);
+        match msg {
+            RedisMsg::Pong {
+                primary: claims_primary,
+                replica_of,
+                offset,
+            } => self.pong(ctx, from, claims_primary, replica_of, offset),
+            RedisMsg::WhoIsPrimary => ctx.send(
+                from,
+                RedisMsg::PrimaryIs {
+                    primary: self.primary,
+                    name: ctx.name(self.primary).to_string(),
+                    epoch: self.config_epoch,
+                },
+            ),
+            RedisMsg::IsPrimaryDown {
+                primary,
+                epoch,
+                candidate,
+                ..
+            } => self.asked(ctx, from, primary, epoch, candidate),
+            RedisMsg::PrimaryDownReply {
+                primary, down, vote, ..
+            } => self.answered(ctx, from, primary, down, vote),
+            RedisMsg::Hello { primary, epoch, .. } => self.hello(ctx, from, primary, epoch),
+            _ => {}
+        }
     }
 
-    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, _timer: PingRound) {
-        self.ping_round(ctx);
+    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, _: PingRound) {
+        if self.stopped {
+            return;
+        }
+        if ctx.local_now_us >= self.config.stop_at_ms * MS_US {
+            self.stopped = true;
+            if self.config.sentinels.first() == Some(&ctx.node) {
+                ctx.note(SentinelSaw::RoundsStop);
+            }
+            return;
+        }
+        self.rounds += 1;
+        self.watch_primary(ctx);
+        for n in self.config.nodes.clone() {
+            ctx.send(n, RedisMsg::Ping);
+        }
+        if self.config_epoch > 0 && self.rounds.is_multiple_of(HELLO_EVERY) {
+            self.send_hello(ctx);
+        }
+        ctx.set_timer(PingRound, self.config.ping_ms * MS_US);
     }
 
     fn recover(config: &SentinelConfig, _id: NodeId, durable: &SentinelDurable) -> Self {
