@@ -1,12 +1,12 @@
 //! Small text helpers shared by the output formats.
 
 use coordlab_sim::kernel::faults::script_code;
-use coordlab_sim::scenarios::Expectation;
+use coordlab_sim::scenarios::{Expectation, Params};
 use coordlab_sim::{Action, Trace};
 use std::collections::BTreeMap;
 
 /// `key=value` pairs separated by spaces, `(none)` when empty.
-pub fn params_code(params: &BTreeMap<String, String>) -> String {
+pub fn params_code(params: &Params) -> String {
     if params.is_empty() {
         return "(none)".to_string();
     }
@@ -55,7 +55,7 @@ pub fn shell_quote(arg: &str) -> String {
 }
 
 /// The command line that reproduces one run.
-pub fn reproduce(scenario: &str, seed: u64, params: &BTreeMap<String, String>, actions: &[Action]) -> String {
+pub fn reproduce(scenario: &str, seed: u64, params: &Params, actions: &[Action]) -> String {
     let mut cmd = format!("coordlab run {} --seed {seed}", shell_quote(scenario));
     for (k, v) in params {
         cmd.push_str(&format!(" --set {}", shell_quote(&format!("{k}={v}"))));

@@ -363,7 +363,7 @@ fn chatter_run(schedule: &[(u64, Fault)], max_events: u64, recording: Recording)
     let setup = chatter_setup(schedule.to_vec());
     let start = Instant::now();
     let engine = Engine::new(setup, SEED, &[], limits, recording).expect("no actions");
-    let trace = engine.run("chatter", SEED, BTreeMap::new());
+    let trace = engine.run("chatter", SEED, coordlab_sim::scenarios::Params::new());
     let elapsed = start.elapsed();
     (elapsed, black_box(trace))
 }

@@ -199,7 +199,7 @@ pub enum StopReason {
 pub struct Trace {
     pub scenario: String,
     pub seed: u64,
-    pub params: BTreeMap<String, String>,
+    pub params: crate::scenarios::Params,
     pub actions: Vec<Action>,
     /// Actions the run never reached: it ended (or hit a limit) before their step.
     pub unapplied_actions: Vec<Action>,

@@ -313,7 +313,7 @@ fn read_summary(o: &Obj<'_>) -> Result<Trace, TraceFileError> {
         Some(v) => o.whole(v, "seed", "a whole number")?,
         None => 0,
     };
-    let mut params = BTreeMap::new();
+    let mut params = crate::scenarios::Params::new();
     if let Some(v) = o.opt("params") {
         let map = v.as_object().ok_or_else(|| {
             o.err(

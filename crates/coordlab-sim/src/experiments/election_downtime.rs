@@ -50,7 +50,6 @@ use crate::protocols::raft::{
     Entry, LogIndex, RaftBug, RaftClient, RaftServer, ServerConfig, ServerDurable, Term,
 };
 use crate::trace::StopReason;
-use std::collections::BTreeMap;
 
 /// Servers in the cluster, as in the paper.
 pub const SERVERS: u32 = 5;
@@ -380,7 +379,7 @@ pub fn run_trial(config: &DowntimeConfig, index: u32) -> TrialResult {
         };
         let engine = Engine::new(setup(config, crash_us), seed, &[], limits, Recording::Summary)
             .expect("a trial scripts no actions");
-        let trace = engine.run("election-downtime", seed, BTreeMap::new());
+        let trace = engine.run("election-downtime", seed, crate::scenarios::Params::new());
         let safe = trace
             .properties
             .iter()

@@ -8,6 +8,7 @@
 //! handling anew, which made up a sixth of the browser bundle. [`sort_by_key`] is a stable
 //! insertion sort for the same reason (the standard library's sort is large per call site).
 
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde::{Serialize, Serializer};
 use std::borrow::Borrow;
 use std::fmt;
@@ -212,6 +213,27 @@ impl<K: Serialize, V: Serialize> Serialize for VecMap<K, V> {
     }
 }
 
+/// Read from a map, like `BTreeMap`: a later duplicate key replaces an earlier one.
+impl<'de, K: Deserialize<'de> + Ord, V: Deserialize<'de>> Deserialize<'de> for VecMap<K, V> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Entries<K, V>(std::marker::PhantomData<(K, V)>);
+        impl<'de, K: Deserialize<'de> + Ord, V: Deserialize<'de>> Visitor<'de> for Entries<K, V> {
+            type Value = VecMap<K, V>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a map")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Self::Value, A::Error> {
+                let mut map = VecMap::new();
+                while let Some((k, v)) = access.next_entry()? {
+                    map.insert(k, v);
+                }
+                Ok(map)
+            }
+        }
+        deserializer.deserialize_map(Entries(std::marker::PhantomData))
+    }
+}
+
 /// A set kept as a sorted `Vec`: `BTreeSet`'s order and semantics for small sets.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct VecSet<T> {
@@ -395,6 +417,27 @@ mod tests {
         assert!(ours.iter().eq(theirs.iter()));
         assert!(set.iter().eq(bset.iter()));
         assert!(ours.iter_from(&30).eq(theirs.range(30..)));
+    }
+
+    /// A map is written and read back as the same JSON as a `BTreeMap` (a run's parameters
+    /// are one, in every trace file); a repeated key read back keeps the last value.
+    #[test]
+    fn json_matches_the_btree_map() {
+        let pairs = [
+            ("b".to_string(), "2".to_string()),
+            ("a".to_string(), "1".to_string()),
+        ];
+        let ours = VecMap::from(pairs.clone());
+        let theirs = BTreeMap::from(pairs);
+        let text = serde_json::to_string(&ours).unwrap();
+        assert_eq!(text, serde_json::to_string(&theirs).unwrap());
+        assert_eq!(
+            serde_json::from_str::<VecMap<String, String>>(&text).unwrap(),
+            ours
+        );
+        let repeated: VecMap<String, u32> = serde_json::from_str(r#"{"k":1,"a":0,"k":2}"#).unwrap();
+        let btree: BTreeMap<String, u32> = serde_json::from_str(r#"{"k":1,"a":0,"k":2}"#).unwrap();
+        assert!(repeated.iter().eq(btree.iter()));
     }
 
     /// Construction from arrays (a repeated key: the last value wins), indexing, consuming

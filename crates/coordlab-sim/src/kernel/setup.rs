@@ -11,7 +11,6 @@ use super::participant::Participant;
 use super::timing::Timing;
 use super::world::{Nodes, QuietWorld, World};
 use crate::trace::NodeInfo;
-use std::collections::BTreeMap;
 
 pub struct Setup {
     pub(crate) world: Box<dyn World>,
@@ -26,7 +25,7 @@ pub struct Setup {
     /// Faults the scenario itself scripts, at true times.
     pub(crate) scripted: Vec<(u64, Fault)>,
     /// Parameters the scenario derived from others, recorded in the trace with the rest.
-    pub(crate) derived_params: BTreeMap<String, String>,
+    pub(crate) derived_params: crate::scenarios::Params,
     /// The story's beats, in order.
     pub(crate) beats: Vec<BeatSpec>,
 }
@@ -41,7 +40,7 @@ impl Setup {
             links: Vec::new(),
             timing: Timing::default(),
             scripted: Vec::new(),
-            derived_params: BTreeMap::new(),
+            derived_params: crate::scenarios::Params::new(),
             beats: Vec::new(),
         }
     }

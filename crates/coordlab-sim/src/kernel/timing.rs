@@ -27,7 +27,6 @@ mod tests {
     use crate::kernel::setup::Setup;
     use crate::kernel::view::{Summary, Tone};
     use crate::trace::{EventKind, Trace};
-    use std::collections::BTreeMap;
 
     #[derive(Clone, Debug, PartialEq)]
     struct Word(&'static str);
@@ -97,7 +96,7 @@ mod tests {
         }
         Engine::new(setup, seed, &[], Limits::default(), Recording::Lines)
             .expect("no actions")
-            .run("timing", seed, BTreeMap::new())
+            .run("timing", seed, crate::scenarios::Params::new())
     }
 
     /// When `word` arrived and when it left its sender.

@@ -31,12 +31,11 @@ use crate::properties::Verdict;
 use crate::trace::Trace;
 use crate::trace::{NodeInfo, Snapshot};
 use serde::Serialize;
-use std::collections::BTreeMap;
 use std::fmt;
 use std::rc::Rc;
 
 /// Parameter values by key, after validation every key of the scenario is present.
-pub type Params = BTreeMap<String, String>;
+pub type Params = crate::kernel::collections::VecMap<String, String>;
 
 /// A chapter of the curriculum; the library page groups scenarios by it, and the course walks
 /// the chapters in this order.
@@ -733,7 +732,7 @@ fn prepare(request: &RunRequest) -> Result<(ScenarioInfo, Params, Setup), SimErr
         bundle: def.bundle,
     })?;
     let mut setup = setup(&params, request.seed);
-    params.append(&mut setup.derived_params);
+    params.extend(std::mem::take(&mut setup.derived_params));
     Ok((info, params, setup))
 }
 

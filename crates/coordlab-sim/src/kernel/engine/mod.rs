@@ -31,7 +31,6 @@ use crate::trace::{
     EventKind, MessageRecord, NodeInfo, NodeStatus, RefusedAction, Snapshot, StopReason, Trace, TraceEntry,
 };
 use events::{Event, Waiting};
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 /// Most participants one run may have.
@@ -279,7 +278,7 @@ impl Engine {
     }
 
     /// Runs to quiescence or a limit and returns the trace.
-    pub fn run(mut self, scenario: &str, seed: u64, params: BTreeMap<String, String>) -> Trace {
+    pub fn run(mut self, scenario: &str, seed: u64, params: crate::scenarios::Params) -> Trace {
         let stop = loop {
             if let Some(stop) = self.advance() {
                 break stop;

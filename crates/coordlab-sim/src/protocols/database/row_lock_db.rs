@@ -26,7 +26,6 @@ use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Participant};
 use crate::presentation::narration::database::row_lock_db::{Blocker, LockDbSaw};
-use std::collections::BTreeMap;
 
 pub mod innodb;
 
@@ -59,9 +58,9 @@ pub struct AccountRow {
 /// The committed tables: what survives a crash.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LockDbDurable {
-    pub jobs: BTreeMap<u32, JobRow>,
-    pub accounts: BTreeMap<u32, AccountRow>,
-    pub users: BTreeMap<u32, &'static str>,
+    pub jobs: VecMap<u32, JobRow>,
+    pub accounts: VecMap<u32, AccountRow>,
+    pub users: VecMap<u32, &'static str>,
     /// Customer 1's name (the `row-lock-modes` parent row).
     pub customer_name: &'static str,
     /// Rows of `orders` referencing customer 1.
@@ -129,7 +128,7 @@ pub struct LockDb {
     pub last_deadlock: Option<Vec<NodeId>>,
     /// InnoDB's name for a lock a transaction holds or waits for ("X next-key"), where the
     /// statement ran as InnoDB; other locks are named by their PostgreSQL mode.
-    pub innodb_names: BTreeMap<(NodeId, RowKey), &'static str>,
+    pub innodb_names: VecMap<(NodeId, RowKey), &'static str>,
 }
 
 /// What running a statement came to.
@@ -148,7 +147,7 @@ impl LockDb {
             pending: VecMap::new(),
             stats: LockStats::default(),
             last_deadlock: None,
-            innodb_names: BTreeMap::new(),
+            innodb_names: VecMap::new(),
         }
     }
 

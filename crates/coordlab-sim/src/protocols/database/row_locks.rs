@@ -10,8 +10,8 @@
 //! Like PostgreSQL, a request is granted when it conflicts with no *holder*; a compatible
 //! request does not queue behind an incompatible waiter.
 
+use crate::kernel::collections::{VecMap, VecSet};
 use crate::kernel::ids::NodeId;
-use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 /// The four row-level lock modes, weakest first.
@@ -143,7 +143,7 @@ pub struct WaitEdge {
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RowLockManager {
-    pub rows: BTreeMap<RowKey, RowLocks>,
+    pub rows: VecMap<RowKey, RowLocks>,
 }
 
 impl RowLockManager {
@@ -185,14 +185,17 @@ impl RowLockManager {
             WaitPolicy::Block => {
                 // A transaction waits for one row at a time: a new wait replaces an old one.
                 self.cancel_wait(txn);
-                self.rows.entry(row).or_default().queue.push((txn, mode));
+                self.rows
+                    .get_or_insert_with(row, RowLocks::default)
+                    .queue
+                    .push((txn, mode));
                 Acquire::Waiting
             }
         }
     }
 
     fn grant(&mut self, txn: NodeId, row: RowKey, mode: LockMode) {
-        let locks = self.rows.entry(row).or_default();
+        let locks = self.rows.get_or_insert_with(row, RowLocks::default);
         match locks.holders.iter_mut().find(|(t, _)| *t == txn) {
             Some(held) => held.1 = held.1.max(mode),
             None => locks.holders.push((txn, mode)),
@@ -226,8 +229,8 @@ impl RowLockManager {
     /// Ends `txn` (commit, rollback or abort): drops its locks and its place in any queue,
     /// then grants every waiter that no longer conflicts, oldest first. Returns the grants.
     pub fn release_all(&mut self, txn: NodeId) -> Vec<(NodeId, RowKey, LockMode)> {
-        let mut touched = BTreeSet::new();
-        for (row, r) in &mut self.rows {
+        let mut touched = VecSet::new();
+        for (row, r) in self.rows.iter_mut() {
             let before = r.holders.len() + r.queue.len();
             r.holders.retain(|(t, _)| *t != txn);
             r.queue.retain(|(t, _)| *t != txn);
@@ -277,12 +280,12 @@ impl RowLockManager {
     pub fn cycle_through(&self, txn: NodeId) -> Option<Vec<NodeId>> {
         let edges = self.wait_edges();
         let mut path = vec![txn];
-        let mut seen = BTreeSet::new();
+        let mut seen = VecSet::new();
         fn walk(
             edges: &[WaitEdge],
             start: NodeId,
             path: &mut Vec<NodeId>,
-            seen: &mut BTreeSet<NodeId>,
+            seen: &mut VecSet<NodeId>,
         ) -> bool {
             let at = *path.last().expect("path starts with the start");
             for e in edges.iter().filter(|e| e.waiter == at) {

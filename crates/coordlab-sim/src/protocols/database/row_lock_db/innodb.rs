@@ -121,7 +121,7 @@ impl LockDb {
                 let gap = self
                     .durable
                     .users
-                    .range(id + 1..)
+                    .iter_from(&(id + 1))
                     .next()
                     .map_or(users_supremum(), |(next, _)| user_row(*next));
                 let gap_locked = self.locks.held(from, gap).is_some()
