@@ -322,15 +322,25 @@ fn build_bundles(layout: &SiteLayout, wanted: &[String], options: &Options) -> R
     let mut targets = vec![first_target.clone()];
     for lane in 2..=lanes {
         let target = first_target.join(format!("site-lane-{lane}"));
-        let copy_to = target.join("wasm32-unknown-unknown");
-        fs::create_dir_all(&copy_to).map_err(|e| e.to_string())?;
-        let _ = fs::remove_dir_all(profile_dir(&target));
-        // Taken before any lane goes on: a lane building its next bundle rewrites files in its
-        // target directory, and a copy taken meanwhile can lose one.
-        run(Command::new("cp")
-            .arg("-a")
-            .arg(profile_dir(&first_target))
-            .arg(&copy_to))?;
+        // Both halves of the first lane's build: the wasm32 crates and the host's (the proc
+        // macros and build scripts they were compiled with, in `<target>/<profile>`). A lane
+        // that kept host crates of an earlier run of its own (the same names, built at another
+        // path) has cargo take the copied wasm32 crates as fresh while rustc finds they were
+        // built against other macros: "can't find crate for `yew`".
+        let host_dir = |target: &Path| target.join(&options.profile);
+        for (from, to) in [
+            (profile_dir(&first_target), profile_dir(&target)),
+            (host_dir(&first_target), host_dir(&target)),
+        ] {
+            let _ = fs::remove_dir_all(&to);
+            let parent = to.parent().ok_or("a lane's directory has no parent")?;
+            fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+            // Taken before any lane goes on: a lane building its next bundle rewrites files in
+            // its target directory, and a copy taken meanwhile can lose one.
+            if from.exists() {
+                run(Command::new("cp").arg("-a").arg(&from).arg(parent))?;
+            }
+        }
         targets.push(target);
     }
     std::thread::scope(|scope| {
