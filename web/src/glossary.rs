@@ -127,15 +127,7 @@ pub fn use_definitions() {
     let redraw = use_force_update();
     use_effect_with((), move |_| {
         let listener = Closure::<dyn Fn()>::new(move || redraw.force_update());
-        let window = web_sys::window();
-        if let Some(w) = &window {
-            let _ = w.add_event_listener_with_callback(ARRIVED, listener.as_ref().unchecked_ref());
-        }
-        move || {
-            if let Some(w) = window {
-                let _ = w.remove_event_listener_with_callback(ARRIVED, listener.as_ref().unchecked_ref());
-            }
-        }
+        crate::listen::listen(web_sys::window(), ARRIVED, listener)
     });
 }
 

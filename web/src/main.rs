@@ -37,6 +37,7 @@ mod search_worker;
 #[cfg_attr(not(feature = "embed"), allow(dead_code))]
 mod embed_route;
 mod glossary;
+mod listen;
 // Read in the trace bundle (`#/lesson`); the unit tests and the fuzzer read it everywhere.
 #[cfg(any(feature = "lesson", test))]
 #[cfg_attr(not(feature = "lesson"), allow(dead_code))]
@@ -84,7 +85,6 @@ use components::throughput_chart::ThroughputChart;
 use components::trace_viewer::TraceViewer;
 use route::{Parsed, Route};
 use wasm_bindgen::closure::Closure;
-use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 fn current_hash() -> String {
@@ -100,16 +100,7 @@ fn app() -> Html {
         let parsed = parsed.clone();
         use_effect_with((), move |_| {
             let listener = Closure::<dyn Fn()>::new(move || parsed.set(route::parse(&current_hash())));
-            let window = web_sys::window();
-            if let Some(w) = &window {
-                let _ = w.add_event_listener_with_callback("hashchange", listener.as_ref().unchecked_ref());
-            }
-            move || {
-                if let Some(w) = window {
-                    let _ = w
-                        .remove_event_listener_with_callback("hashchange", listener.as_ref().unchecked_ref());
-                }
-            }
+            listen::listen(web_sys::window(), "hashchange", listener)
         });
     }
     let Parsed { route, notices } = (*parsed).clone();

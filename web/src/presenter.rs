@@ -118,18 +118,7 @@ pub fn use_full_screen(presenting: bool, on_end: Callback<()>) {
                 on_end.emit(());
             }
         });
-        let doc = document();
-        if let Some(d) = &doc {
-            let _ = d.add_event_listener_with_callback("fullscreenchange", listener.as_ref().unchecked_ref());
-        }
-        move || {
-            if let Some(d) = doc {
-                let _ = d.remove_event_listener_with_callback(
-                    "fullscreenchange",
-                    listener.as_ref().unchecked_ref(),
-                );
-            }
-        }
+        crate::listen::listen(document(), "fullscreenchange", listener)
     });
     let mounted = use_mut_ref(|| false);
     use_effect_with(presenting, move |presenting| {

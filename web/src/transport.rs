@@ -162,15 +162,7 @@ pub fn use_player_keys(on_key: Callback<Key>) {
                 on_key.emit(k);
             }
         });
-        let window = web_sys::window();
-        if let Some(w) = &window {
-            let _ = w.add_event_listener_with_callback("keydown", listener.as_ref().unchecked_ref());
-        }
-        move || {
-            if let Some(w) = window {
-                let _ = w.remove_event_listener_with_callback("keydown", listener.as_ref().unchecked_ref());
-            }
-        }
+        crate::listen::listen(web_sys::window(), "keydown", listener)
     });
 }
 

@@ -171,20 +171,12 @@ fn use_pause_out_of_view(root: NodeRef, autoplay: bool, dispatch: UseReducerDisp
                 }
             })
         };
-        if let Some(d) = &doc {
-            let _ =
-                d.add_event_listener_with_callback("visibilitychange", on_hidden.as_ref().unchecked_ref());
-        }
+        let stop_hidden = crate::listen::listen(doc, "visibilitychange", on_hidden);
         move || {
             if let Some(o) = observer {
                 o.disconnect();
             }
-            if let Some(d) = doc {
-                let _ = d.remove_event_listener_with_callback(
-                    "visibilitychange",
-                    on_hidden.as_ref().unchecked_ref(),
-                );
-            }
+            stop_hidden();
             drop(on_view);
         }
     });
@@ -216,15 +208,7 @@ fn use_host_commands(
                 post(&embed_api::error(&why), &reply_to);
             }
         });
-        let window = web_sys::window();
-        if let Some(w) = &window {
-            let _ = w.add_event_listener_with_callback("message", listener.as_ref().unchecked_ref());
-        }
-        move || {
-            if let Some(w) = window {
-                let _ = w.remove_event_listener_with_callback("message", listener.as_ref().unchecked_ref());
-            }
-        }
+        crate::listen::listen(web_sys::window(), "message", listener)
     });
 }
 

@@ -28,17 +28,14 @@ fn use_media(query: &'static str) -> bool {
     {
         let matches = matches.clone();
         use_effect_with(list, move |list| {
-            let listener = list.as_ref().as_ref().map(|l| {
-                let seen = l.clone();
-                let f = Closure::<dyn Fn()>::new(move || matches.set(seen.matches()));
-                let _ = l.add_event_listener_with_callback("change", f.as_ref().unchecked_ref());
-                (l.clone(), f)
-            });
-            move || {
-                if let Some((l, f)) = listener {
-                    let _ = l.remove_event_listener_with_callback("change", f.as_ref().unchecked_ref());
+            let list = list.as_ref().clone();
+            let seen = list.clone();
+            let listener = Closure::<dyn Fn()>::new(move || {
+                if let Some(l) = &seen {
+                    matches.set(l.matches());
                 }
-            }
+            });
+            crate::listen::listen(list, "change", listener)
         });
     }
     *matches
