@@ -118,6 +118,11 @@ fn plan(params: &Params) -> WorkerPlan {
     }
 }
 
+/// Closer than this to a moment A's freeze is compared with (its lease's end, its first
+/// write), the grant's round trip and A's start jitter decide which side it falls on: the
+/// expectation promises nothing.
+const CLOSE_CALL_MS: u64 = 300;
+
 /// Whether the default story (A frozen past its TTL while B takes over) happens with these
 /// parameters; outside it the scenario makes no promise about the fence.
 fn zombie_story(params: &Params, step_ms: u64) -> bool {
@@ -128,13 +133,14 @@ fn zombie_story(params: &Params, step_ms: u64) -> bool {
     let freezes_before_renewing = heartbeat == 0 || start + 200 < heartbeat;
     let wakes_after_b_wrote = start + pause > ttl + 2_600 + step_ms + 500;
     let b_still_holds = heartbeat > 0 && heartbeat * 3 < ttl * 2 || start + pause < ttl * 2;
-    pause > 0 && freezes_before_renewing && wakes_after_b_wrote && b_still_holds && start + 300 < ttl
+    let freezes_while_holding = start + CLOSE_CALL_MS < ttl;
+    pause > 0 && freezes_before_renewing && wakes_after_b_wrote && b_still_holds && freezes_while_holding
 }
 
 /// Whether A's stale writes stay off the account, where that is the same for every seed.
 fn account_safe(params: &Params, job: &WorkerPlan) -> Option<bool> {
     // A's first write lands about this long after the job fires (start jitter + one step).
-    let a_first_write_ms = job.step_ms + 100;
+    let a_first_write_ms = job.start_after_ms.1 + job.step_ms;
     let start: u64 = int(params, "pause_start_ms");
     match (job.fencing, job.on_reject) {
         (_, OnReject::ReacquireAndContinue) => Some(false),
@@ -142,8 +148,8 @@ fn account_safe(params: &Params, job: &WorkerPlan) -> Option<bool> {
         (Fencing::None | Fencing::AppCheck, _) => Some(false),
         // Refused at step 1 or not, A goes on to steps that carry no check.
         (Fencing::FirstWriteOnly, OnReject::SkipStep) => Some(false),
-        (Fencing::FirstWriteOnly, _) if start + 300 < a_first_write_ms => Some(true),
-        (Fencing::FirstWriteOnly, _) if start > a_first_write_ms + 300 => Some(false),
+        (Fencing::FirstWriteOnly, _) if start + CLOSE_CALL_MS < a_first_write_ms => Some(true),
+        (Fencing::FirstWriteOnly, _) if start > a_first_write_ms + CLOSE_CALL_MS => Some(false),
         (Fencing::FirstWriteOnly, _) => None,
     }
 }

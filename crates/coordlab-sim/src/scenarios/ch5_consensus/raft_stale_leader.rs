@@ -37,6 +37,10 @@ pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes 
 };
 pub const PAUSE_AT_MS: u64 = 800;
 pub const STOP_AT_MS: u64 = 3_000;
+/// How much longer than two election timeouts S1's pause must last for the story: room for
+/// the votes and the new leader's first AppendEntries, so the newer term is in place when S1
+/// wakes.
+const PAUSE_MARGIN_MS: u64 = 200;
 
 pub fn info() -> Listing {
     let mut params = vec![
@@ -65,7 +69,7 @@ pub fn expectation(params: &Params) -> Expectation {
     let max = num(params, "election_timeout_ms_max", 300).max(min);
     let hb = num(params, "heartbeat_ms", 50);
     // The pause must outlast an election by a margin for the story to happen.
-    let story = hb * 2 < min && max <= 400 && num(params, "pause_ms", 1_000) >= 2 * max + 200;
+    let story = hb * 2 < min && max <= 400 && num(params, "pause_ms", 1_000) >= 2 * max + PAUSE_MARGIN_MS;
     let told = [
         ("first_leader", json!("S1")),
         ("stale_leader_fenced", json!(true)),

@@ -16,6 +16,9 @@
 
 use super::service_world::{acquired, lock_lapsed, wrote_at_storage};
 use super::service_world::{build, client, place_clients, ServiceCast, ServicePlan, ServiceProperty};
+use super::service_world::{
+    A_GRANT_BY_MS, A_START_MS, B_START_MS, CLOSE_CALL_MS, RETRY_MS, ROUND_TRIP_SLACK_MS,
+};
 use crate::json;
 use crate::kernel::faults::Fault;
 use crate::kernel::setup::Setup;
@@ -79,10 +82,12 @@ fn late_enough(params: &Params) -> Option<bool> {
     // A's held KeepAlive is answered just before its first lease ends, with one more lease.
     let expiry = 2 * LEASE_MS - KEEPALIVE_EARLY_MS;
     let b_first_write_min = expiry + delay + STEP_MS;
-    let b_first_write_max = expiry + 300 + delay + 1_100 + STEP_MS;
-    if arrives > b_first_write_max + 500 {
+    // A's lease is timed from its grant, which may come as late as A_GRANT_BY_MS; once the
+    // lock-delay is over, B's next ask (and its grant) comes within a retry interval.
+    let b_first_write_max = expiry + A_GRANT_BY_MS + delay + RETRY_MS + ROUND_TRIP_SLACK_MS + STEP_MS;
+    if arrives > b_first_write_max + CLOSE_CALL_MS {
         Some(true)
-    } else if arrives + 500 < b_first_write_min {
+    } else if arrives + CLOSE_CALL_MS < b_first_write_min {
         Some(false)
     } else {
         None
@@ -127,7 +132,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         c.horizon_ms = 400_000;
         c
     };
-    place_clients(&mut setup, cast, job((0, 200)), job((500, 700)));
+    place_clients(&mut setup, cast, job(A_START_MS), job(B_START_MS));
     if write_delay_ms > 0 {
         setup.script(
             HOLD_FROM_MS * MS_US,

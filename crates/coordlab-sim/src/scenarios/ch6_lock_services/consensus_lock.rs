@@ -78,6 +78,14 @@ const STEP_MS: u64 = 500;
 const AMOUNT: i64 = 10;
 const OPENING: i64 = 100;
 const REQUEST_TIMEOUT_MS: u64 = 300;
+/// The shortest election timeout the story's timeline assumes (the parameter's default):
+/// after store-1's crash, the new leader restarts the lease count no sooner than this.
+const ELECTION_TIMEOUT_MIN_MS: u64 = 150;
+/// With the default election timeouts the new leader restarts the lease count within this
+/// long of store-1's crash.
+const NEW_LEADER_WITHIN_MS: u64 = 400;
+/// worker-a's first keep-alive after its pause may need this long to find the new leader.
+const FIND_LEADER_MS: u64 = 1_000;
 /// The demo runs at least this long, and at least this much past the end of A's pause.
 const MIN_RUN_MS: u64 = 15_000;
 const AFTER_PAUSE_MS: u64 = 4_000;
@@ -142,7 +150,7 @@ pub fn stop_at_ms(params: &Params) -> u64 {
 /// about 225 ms) and before worker-a freezes, and a new leader is elected within 0.35 s.
 fn default_timing(params: &Params) -> bool {
     (240..=PAUSE_AT_MS).contains(&crash_at_ms(params))
-        && num(params, "election_timeout_ms_min", 150) == 150
+        && num(params, "election_timeout_ms_min", ELECTION_TIMEOUT_MIN_MS) == ELECTION_TIMEOUT_MIN_MS
         && num(params, "election_timeout_ms_max", 300) == 300
         && num(params, "heartbeat_ms", 50) == 50
 }
@@ -155,7 +163,7 @@ fn zombie_story(params: &Params) -> bool {
     let ttl = ttl_ms(params);
     // worker-a does not renew before it freezes: with a TTL of at least 3 s its first
     // keep-alive is due after 1.2 s.
-    let expiry_by = crash_at_ms(params) + 400 + ttl;
+    let expiry_by = crash_at_ms(params) + NEW_LEADER_WITHIN_MS + ttl;
     PAUSE_AT_MS + pause_ms(params) > expiry_by + STEP_MS + 1_000
 }
 
@@ -163,7 +171,8 @@ fn zombie_story(params: &Params) -> bool {
 /// keep-alive after the pause may need a second to find the new leader.)
 fn no_expiry(params: &Params) -> bool {
     pause_ms(params) == 0
-        || PAUSE_AT_MS + pause_ms(params) + 1_000 < crash_at_ms(params) + 150 + ttl_ms(params)
+        || PAUSE_AT_MS + pause_ms(params) + FIND_LEADER_MS
+            < crash_at_ms(params) + ELECTION_TIMEOUT_MIN_MS + ttl_ms(params)
 }
 
 pub fn expectation(params: &Params) -> Expectation {
@@ -215,7 +224,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         LATENCY_MIN_MS * MS_US,
         LATENCY_MAX_MS * MS_US,
     ));
-    let min = num(params, "election_timeout_ms_min", 150);
+    let min = num(params, "election_timeout_ms_min", ELECTION_TIMEOUT_MIN_MS);
     let max = num(params, "election_timeout_ms_max", 300).max(min);
     let stop_at = stop_at_ms(params);
     // Every node names others added after it: the ids come first, the nodes after.

@@ -11,6 +11,7 @@
 
 use super::service_world::{acquired, lock_lapsed, script_pause_of_a, wake_verdict, wrote_at_storage};
 use super::service_world::{build, client, place_clients, ServiceCast, ServicePlan, ServiceProperty};
+use super::service_world::{A_START_MS, B_START_MS, CLOSE_CALL_MS};
 use crate::json;
 use crate::kernel::faults::Fault;
 use crate::kernel::setup::Setup;
@@ -64,12 +65,14 @@ pub fn info() -> Listing {
 /// Whether A wakes after B has written (and while it still has steps to write).
 fn story(params: &Params) -> Option<bool> {
     let [ttl, start, pause] = ["session_ttl_ms", "pause_start_ms", "pause_ms"].map(|k| int::<u64>(params, k));
-    if start < 5_500 || start + 500 > STEP_MS * 2 {
+    // A freezes after its first heartbeat (the expiry below counts from it) and before the
+    // second.
+    if start < HEARTBEAT_MS + CLOSE_CALL_MS || start + CLOSE_CALL_MS > STEP_MS * 2 {
         return None;
     }
     let expiry = HEARTBEAT_MS + ttl;
     let wake = start + pause;
-    wake_verdict(wake > expiry + 1_500 + STEP_MS + 500, wake, expiry)
+    wake_verdict(wake > expiry + 1_500 + STEP_MS + CLOSE_CALL_MS, wake, expiry)
 }
 
 pub fn expectation(params: &Params) -> Expectation {
@@ -112,7 +115,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         c.horizon_ms = 900_000;
         c
     };
-    place_clients(&mut setup, cast, job((0, 200)), job((500, 700)));
+    place_clients(&mut setup, cast, job(A_START_MS), job(B_START_MS));
     script_pause_of_a(&mut setup, params, cast);
     beats(&mut setup, checks, ttl, cast);
     setup

@@ -12,6 +12,7 @@
 
 use super::service_world::{acquired, lock_lapsed, script_pause_of_a, wake_verdict, wrote_at_storage};
 use super::service_world::{build, client, place_clients, ServiceCast, ServicePlan, ServiceProperty};
+use super::service_world::{A_GRANT_BY_MS, A_START_MS, B_START_MS, CLOSE_CALL_MS};
 use crate::json;
 use crate::kernel::faults::Fault;
 use crate::kernel::setup::Setup;
@@ -80,12 +81,15 @@ fn gc_story(params: &Params) -> Option<bool> {
     let [timeout, start, pause] =
         ["watchdog_timeout_ms", "pause_start_ms", "pause_ms"].map(|k| int::<u64>(params, k));
     let renew = timeout / 3;
-    if start + 500 >= STEP_MS * u64::from(STEPS) || start < 200 {
+    // Too early, A may not have asked for the lock yet; too late, it may have written its
+    // last step.
+    if start + CLOSE_CALL_MS >= STEP_MS * u64::from(STEPS) || start < A_START_MS.1 {
         return None;
     }
-    // The last renewal before the pause, a little after a multiple of `renew`.
+    // The last renewal before the pause, a little after a multiple of `renew` (renewals are
+    // timed from A's grant).
     let last_renewal = start / renew * renew;
-    if start - last_renewal < 300 {
+    if start - last_renewal < A_GRANT_BY_MS {
         return None;
     }
     let expiry = last_renewal + timeout;
@@ -93,7 +97,8 @@ fn gc_story(params: &Params) -> Option<bool> {
     // more); its first write comes one step after its grant.
     let b_writes = expiry + 1_300 + STEP_MS;
     let wake = start + pause;
-    let late = wake > b_writes + 500 && wake + 500 < expiry + 1_000 + STEP_MS * u64::from(STEPS);
+    let late =
+        wake > b_writes + CLOSE_CALL_MS && wake + CLOSE_CALL_MS < expiry + 1_000 + STEP_MS * u64::from(STEPS);
     wake_verdict(late, wake, expiry)
 }
 
@@ -150,11 +155,11 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         c.horizon_ms = HORIZON_MS;
         c
     };
-    let mut a = job((0, 200));
+    let mut a = job(A_START_MS);
     if v == "stuck-thread" {
         a.stuck_after_step = Some(1);
     }
-    let b = job((500, 700));
+    let b = job(B_START_MS);
     place_clients(&mut setup, cast, a, b);
     if v == "full-gc" {
         script_pause_of_a(&mut setup, params, cast);

@@ -63,6 +63,12 @@ const STEPS: u32 = 4;
 const STEP_MS: u64 = 2_000;
 const AMOUNT: i64 = 10;
 const MASTER_TIMEOUT_MS: u64 = 50;
+/// pause-before-check freezes A this long after its requests leave: under the fastest
+/// answer from a master (1 ms each way), so every answer is still in flight.
+const BEFORE_ANSWERS_US: u64 = 500;
+/// pause-after-check freezes A this long after its job fires: past its check (the five
+/// answers are back within a few ms) and early in its first step's work.
+const AFTER_CHECK_MS: u64 = 200;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RedlockFault {
@@ -187,7 +193,7 @@ fn scripted(fault: RedlockFault, cast: RedlockCast) -> Vec<(u64, Fault)> {
         )),
         // Just after A's requests leave, before any answer can arrive.
         RedlockFault::PauseBeforeCheck => out.push((
-            A_START_MS * MS_US + 500,
+            A_START_MS * MS_US + BEFORE_ANSWERS_US,
             Fault::Pause {
                 node: client_a,
                 duration_ms: PAUSE_MS,
@@ -195,7 +201,7 @@ fn scripted(fault: RedlockFault, cast: RedlockCast) -> Vec<(u64, Fault)> {
         )),
         // After A's check, in the middle of its first step's work.
         RedlockFault::PauseAfterCheck => out.push((
-            (A_START_MS + 200) * MS_US,
+            (A_START_MS + AFTER_CHECK_MS) * MS_US,
             Fault::Pause {
                 node: client_a,
                 duration_ms: PAUSE_MS,

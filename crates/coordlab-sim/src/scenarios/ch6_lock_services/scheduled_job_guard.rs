@@ -64,6 +64,13 @@ const PERIOD_MS: u64 = 60_000;
 const JOB_MS: u64 = 5_000;
 const SCHEDULES: u32 = 3;
 const WAKE_JITTER_MS: u64 = 300;
+/// Each firing wakes up to [`WAKE_JITTER_MS`] late and the row changes hands through the
+/// database: an instance firing early by a lead closer than this to how long the other holds
+/// the row could find it taken or free. No prediction.
+const LEAD_CLOSE_CALL_MS: u64 = 1_000;
+/// The same for an instance's `:now` against the `lock_until` another set: closer than this,
+/// the two firings' wake jitter decides.
+const NOW_CLOSE_CALL_MS: u64 = 500;
 
 pub fn info() -> Listing {
     Listing {
@@ -129,9 +136,9 @@ fn early_runs(early_ms: u64, params: &Params) -> Option<u32> {
     let held = JOB_MS.max(at_least);
     if early_ms == 0 {
         Some(1)
-    } else if early_ms > held + 1_000 {
+    } else if early_ms > held + LEAD_CLOSE_CALL_MS {
         Some(2)
-    } else if early_ms + 1_000 < held {
+    } else if early_ms + LEAD_CLOSE_CALL_MS < held {
         Some(1)
     } else {
         None
@@ -149,9 +156,9 @@ fn forecast(params: &Params) -> Option<(Vec<u32>, bool)> {
             if app_time {
                 // app-2's :now at its first firing is 60 s + skew (its 2 s lag undone by the
                 // wait), against app-1's lock_until of 60 s + lockAtMostFor.
-                let first = if skew > at_most + 500 {
+                let first = if skew > at_most + NOW_CLOSE_CALL_MS {
                     2
-                } else if skew + 500 < at_most {
+                } else if skew + NOW_CLOSE_CALL_MS < at_most {
                     1
                 } else {
                     return None;

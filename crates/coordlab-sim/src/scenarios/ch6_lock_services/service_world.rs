@@ -69,6 +69,24 @@ pub struct ServicePlan {
     pub properties: Vec<ServiceProperty>,
 }
 
+/// How long a refused client waits before asking again (Redisson's clients wait out the
+/// key's remaining TTL instead).
+pub const RETRY_MS: u64 = 1_000;
+/// When client A first asks for the lock, drawn from this range (ms).
+pub const A_START_MS: (u64, u64) = (0, 200);
+/// When client B first asks: after A's range, so A takes the lock first.
+pub const B_START_MS: (u64, u64) = (500, 700);
+/// A request and its answer take 2–8 ms on these links (1–4 ms each way); rounded up to
+/// this, it covers any round trip an expectation has to allow for.
+pub const ROUND_TRIP_SLACK_MS: u64 = 100;
+/// The latest client A's grant comes: it asks by the end of [`A_START_MS`], and the grant
+/// takes a round trip. Its lease, and every renewal after it, is timed from that grant.
+pub const A_GRANT_BY_MS: u64 = A_START_MS.1 + ROUND_TRIP_SLACK_MS;
+/// Closer than this to the moment a story turns on (the lock's expiry, the other client's
+/// first write, the end of a job), message delays and start jitter decide: the expectation
+/// promises nothing.
+pub const CLOSE_CALL_MS: u64 = 500;
+
 /// A client plan with the usual wiring; the scenario sets the rest.
 /// A client of `cast`'s service that writes to its storage, starting after `start_after_ms`.
 pub fn client(cast: ServiceCast, flavour: Flavour, start_after_ms: (u64, u64)) -> ClientConfig {
@@ -77,7 +95,7 @@ pub fn client(cast: ServiceCast, flavour: Flavour, start_after_ms: (u64, u64)) -
         server: cast.server,
         resource: cast.storage,
         start_after_ms,
-        retry_ms: 1_000,
+        retry_ms: RETRY_MS,
         renew_every_ms: 10_000,
         steps: 4,
         step_ms: 5_000,
@@ -208,12 +226,12 @@ pub fn script_pause_of_a(setup: &mut Setup, params: &Params, cast: ServiceCast) 
 
 /// What a paused holder's story promises, when the timing leaves no doubt: `Some(true)` when
 /// it woke `late` (after the takeover, as the caller judges), `Some(false)` when it woke at
-/// least 500 ms before its lock expired, and `None` in the margin, where the outcome hangs
-/// on exact timing and the expectation promises nothing.
+/// least [`CLOSE_CALL_MS`] before its lock expired, and `None` in the margin, where the
+/// outcome hangs on exact timing and the expectation promises nothing.
 pub fn wake_verdict(late: bool, wake_ms: u64, expiry_ms: u64) -> Option<bool> {
     if late {
         Some(true)
-    } else if wake_ms + 500 < expiry_ms {
+    } else if wake_ms + CLOSE_CALL_MS < expiry_ms {
         Some(false)
     } else {
         None

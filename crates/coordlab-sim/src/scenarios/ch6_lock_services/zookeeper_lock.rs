@@ -132,18 +132,26 @@ fn watch_mode(params: &Params) -> WatchMode {
     }
 }
 
+/// Room for the messages between worker-1's session ending and the next holder's first write
+/// (the service's notice, the next worker's listing and its answer), a few ms each on these
+/// links: a pause closer than this to the handover is too close to call.
+const HANDOVER_SLACK_MS: u64 = 300;
+/// Room for worker-1's pings in flight (the last one before the pause, the overdue one after
+/// it): a pause closer than this to expiring the session is too close to call.
+const PING_SLACK_MS: u64 = 200;
+
 /// Whether worker-1's session surely expires during its pause and the next holder has
 /// written before worker-1 wakes (so its late write meets a higher token).
 fn expiry_story(params: &Params) -> bool {
     let timeout = num(params, "session_timeout_ms", 4_000);
-    num(params, "pause_ms", 8_000) >= timeout + STEP_MS + 300
+    num(params, "pause_ms", 8_000) >= timeout + STEP_MS + HANDOVER_SLACK_MS
 }
 
 /// Whether worker-1 surely keeps its session (it never goes quiet long enough).
 fn no_expiry(params: &Params) -> bool {
     let timeout = num(params, "session_timeout_ms", 4_000);
     // Pings go every third of the timeout; a pause shorter than the rest cannot expire it.
-    num(params, "pause_ms", 8_000) + timeout / 3 + 200 < timeout
+    num(params, "pause_ms", 8_000) + timeout / 3 + PING_SLACK_MS < timeout
 }
 
 pub fn expectation(params: &Params) -> Expectation {
