@@ -33,10 +33,6 @@ pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes 
     },
 };
 pub const STOP_AT_MS: u64 = 2_000;
-/// Randomized timeouts elect a leader for sure only from a range at least this wide: the
-/// first server to time out is then far enough ahead of the next (a vote's round trip takes
-/// a few ms) to win before the others stand.
-const MIN_SPREAD_MS: u64 = 100;
 
 pub fn info() -> Listing {
     let mut params = vec![
@@ -73,6 +69,11 @@ pub fn info() -> Listing {
 fn identical(params: &Params) -> bool {
     params.get("timeouts").map(String::as_str) == Some("identical")
 }
+
+/// Randomized timeouts elect a leader for sure only from a range at least this wide: the
+/// first server to time out is then far enough ahead of the next (a vote's round trip takes
+/// a few ms) to win before the others stand.
+const MIN_SPREAD_MS: u64 = 100;
 
 pub fn expectation(params: &Params) -> Expectation {
     let verdicts = verdicts_if_correct(params);
