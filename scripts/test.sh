@@ -27,6 +27,15 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 
 step "native tests (with 20,000-input fuzz runs of each parser; scripts/fuzz.sh runs a million)"
 cargo test --workspace --quiet
+# The workspace's programs (the command line and xtask), built with the features this test
+# build resolved, so they link the simulator it just compiled. `cargo run -p <one package>`
+# resolves that package's features alone (no `pair`, no dev-dependencies' serde and syn
+# features) and compiles the simulator and its dependencies again: about 50 s each for the
+# command line and xtask in CI. `--tests` keeps the dev-dependencies' features in (the test
+# build's artifacts are then fresh); only xtask's binary is new. The steps below run these
+# binaries: `cargo xtask dist` runs this same xtask program.
+cargo build --workspace --tests --bin coordlab --bin xtask --quiet
+bin="${CARGO_TARGET_DIR:-target}/debug"
 
 step "conformance: the scenarios' SQL and Redis commands on a real PostgreSQL and Redis"
 COORDLAB_WORKSPACE_TESTS_BUILT=1 scripts/conformance.sh
@@ -35,14 +44,14 @@ COORDLAB_WORKSPACE_TESTS_BUILT=1 scripts/conformance.sh
 # so the 10,000 runs take as long as in a release build, without a release build's minute
 # of compiling.
 step "Raft: 10,000 random storms, each safe and converging after the heal"
-cargo run --quiet -p coordlab-cli -- check raft-chaos --seeds 0..10000
+"$bin/coordlab" check raft-chaos --seeds 0..10000
 
 step "wasm32: same fingerprints as natively"
 CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
   cargo test -p coordlab-wasm-check --target wasm32-unknown-unknown --test wasm_fingerprint
 
-step "release build of the site (one bundle per chapter group)"
-cargo xtask dist
+step "release build of the site (one bundle per chapter group): cargo xtask dist"
+"$bin/xtask" dist
 
 step "size of the first download of each bundle (fails past 104,000 bytes gzipped for the home bundle, 251,000 for a scenario bundle)"
 scripts/size-report.sh dist

@@ -302,6 +302,7 @@ for (const [w, h] of [[400, 300], [720, 405], [1280, 800]]) {
     await loadAxe(page);
     const result = await page.evaluate(() => window.axe.run(document, {
       runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
+      resultTypes: ['violations'],
     }));
     assert.deepEqual(result.violations.map((v) => `${v.id}: ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`), []);
     assert.deepEqual(problems, []);
