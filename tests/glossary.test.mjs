@@ -74,7 +74,7 @@ test('a term opened before the definitions arrive shows its definition when they
   // The page again, with glossary.json held back until the term is open (a slow network).
   let release;
   const held = new Promise((resolve) => { release = resolve; });
-  await page.route('**/glossary.json', async (route) => { await held; await route.continue(); });
+  await page.route(/\/glossary(-[0-9a-f]{8})?\.json$/, async (route) => { await held; await route.continue(); });
   await page.reload();
   await ready(page);
   const term = page.locator('.narration .term-link', { hasText: 'transaction' });

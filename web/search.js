@@ -32,8 +32,10 @@ const BUNDLES = /*@BUNDLES@*/ {};
 function newWorker() {
   const files = BUNDLES[`${document.documentElement.dataset.coordlab}-embed`];
   if (!files) throw new Error('This build of coordlab has no embed bundle to search in.');
-  const q = new URLSearchParams(files);
-  return new Worker(new URL(`search-worker.js?${q}`, import.meta.url), { type: 'module' });
+  // The worker's own name as a plain string: the release build renames it to its hashed copy.
+  const script = new URL('search-worker.js', import.meta.url);
+  script.search = new URLSearchParams(files);
+  return new Worker(script, { type: 'module' });
 }
 let worker = null;
 let pending = null;

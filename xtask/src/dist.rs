@@ -110,16 +110,15 @@ pub fn build(options: &Options) -> Result<(), String> {
     // The loader: the bundle table, the scenario-to-bundle table, the routes, the bundle for
     // pages that name no scenario, and the embeds' stylesheet.
     let loader = work.join("loader.js");
-    write(
-        &loader,
-        &fill_loader(
-            &read(Path::new("web/loader.js"))?,
-            &layout,
-            &manifest_json,
-            &wanted,
-            embed_style,
-        )?,
+    let filled = fill_loader(
+        &read(Path::new("web/loader.js"))?,
+        &layout,
+        &manifest_json,
+        &wanted,
+        embed_style,
     )?;
+    let side_files = hashed_side_files(&manifest_json, work, dist)?;
+    write(&loader, &renamed(&filled, "web/loader.js", &side_files)?)?;
     if release {
         minify_js(&loader)?;
     }
@@ -129,11 +128,7 @@ pub fn build(options: &Options) -> Result<(), String> {
     // Lessons: the player's part (web/loader.js imports it after the app starts) and the
     // lesson files the site ships (`#/lesson?src=lessons/locks-101.json`); "Find a failure",
     // imported the same way, with the bundle table its worker picks the embed bundle from.
-    for file in ["lessons.js", "lessons.css", "search-worker.js", "search.css"] {
-        copy(&Path::new("web").join(file), &dist.join(file))?;
-    }
-    write(&dist.join("search.js"), &fill_search(&manifest_json)?)?;
-    write(&dist.join("glossary.json"), &glossary_json())?;
+    // (Both are in `side_files`, above, with the glossary and the library's first picture.)
     fs::create_dir_all(dist.join("lessons")).map_err(|e| e.to_string())?;
     for entry in fs::read_dir("lessons").map_err(|e| format!("lessons/: {e}"))? {
         let path = entry.map_err(|e| e.to_string())?.path();
@@ -145,10 +140,9 @@ pub fn build(options: &Options) -> Result<(), String> {
         }
     }
     // The library's picture of the course's first run: a poster (an <img>, so no bytes in any
-    // bundle) and the script that puts the run itself, playing in an embed, in its place.
-    for file in ["start.svg", "start.js", "start.css"] {
-        copy(&Path::new("web").join(file), &dist.join(file))?;
-    }
+    // bundle; the home bundle names it, so it keeps its name) and the script that puts the run
+    // itself, playing in an embed, in its place (in `side_files`).
+    copy(Path::new("web/start.svg"), &dist.join("start.svg"))?;
     // An example documentation page with three embeds (linked from the README).
     for file in ["embed-example.css", "embed-example.js"] {
         copy(&Path::new("web/example").join(file), &dist.join(file))?;
@@ -239,6 +233,53 @@ pub fn dev_loader() -> Result<(), String> {
         bundle_files("coordlab-web.js", "coordlab-web_bg.wasm", &[]),
     )]);
     write(&Path::new(&staging).join("search.js"), &fill_search(&embed)?)
+}
+
+/// The files web/loader.js imports or fetches once the app is up — the glossary's
+/// definitions, the lessons' and "Find a failure"'s scripts, the library's first picture — and
+/// the files those load in turn, copied into `dist` under hashed names as the bundles are. A
+/// browser holding one from an earlier build must not pair it with this build's bundles:
+/// search.js names this build's embed bundles. Each file names its children's hashed copies
+/// (so it is hashed after them); returns the renaming the loader needs.
+fn hashed_side_files(manifest_json: &str, work: &Path, dist: &Path) -> Result<Vec<(String, String)>, String> {
+    let side = work.join("side");
+    fs::create_dir_all(&side).map_err(|e| format!("{}: {e}", side.display()))?;
+    // `text` written as `file` and copied into dist hashed: (file, its hashed name).
+    let put = |file: &str, text: &str| -> Result<(String, String), String> {
+        let (stem, ext) = file.rsplit_once('.').ok_or("a side file has no extension")?;
+        let path = side.join(file);
+        write(&path, text)?;
+        Ok((file.to_string(), hashed(&path, stem, ext, dist)?))
+    };
+    // web/<file>, naming `children` by their hashed copies.
+    let put_web = |file: &str, children: &[(String, String)]| {
+        let text = read(&Path::new("web").join(file))?;
+        put(file, &renamed(&text, &format!("web/{file}"), children)?)
+    };
+    let glossary = put("glossary.json", &glossary_json())?;
+    let lessons = put_web("lessons.js", &[put_web("lessons.css", &[])?])?;
+    let search_children = [put_web("search.css", &[])?, put_web("search-worker.js", &[])?];
+    let search = put(
+        "search.js",
+        &renamed(&fill_search(manifest_json)?, "web/search.js", &search_children)?,
+    )?;
+    let start = put_web("start.js", &[put_web("start.css", &[])?])?;
+    Ok(vec![glossary, lessons, search, start])
+}
+
+/// `text` (the file `what`) with each `'name'` written in it as `'hashed name'`. Each must be
+/// there: a file that stopped naming one would otherwise load the unhashed name, which the
+/// release site does not have.
+fn renamed(text: &str, what: &str, names: &[(String, String)]) -> Result<String, String> {
+    let mut out = text.to_string();
+    for (name, hashed) in names {
+        let quoted_name = format!("'{name}'");
+        if !out.contains(&quoted_name) {
+            return Err(format!("{what} does not name {quoted_name} to rename"));
+        }
+        out = out.replace(&quoted_name, &format!("'{hashed}'"));
+    }
+    Ok(out)
 }
 
 /// web/search.js with the bundle table its worker picks a chapter's embed bundle from.
@@ -699,6 +740,23 @@ mod tests {
         assert!(
             page_style(&wrong, "trace").is_err(),
             "a table naming a bundle with no page fails"
+        );
+    }
+
+    /// A side file names its children by their hashed copies, every time it names them; a
+    /// child it no longer names stops the build rather than ship a name the site lacks.
+    #[test]
+    fn renamed_names_hashed_copies_and_refuses_a_missing_name() {
+        let names = [("search.css".to_string(), "search-0123abcd.css".to_string())];
+        let text = "a('search.css'); b('search.css'); c('search.css.map')";
+        assert_eq!(
+            renamed(text, "web/search.js", &names).as_deref(),
+            Ok("a('search-0123abcd.css'); b('search-0123abcd.css'); c('search.css.map')")
+        );
+        let err = renamed("nothing here", "web/search.js", &names).unwrap_err();
+        assert!(
+            err.contains("web/search.js") && err.contains("'search.css'"),
+            "{err}"
         );
     }
 
