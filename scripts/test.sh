@@ -58,14 +58,16 @@ scripts/size-report.sh dist
 
 step "browser end-to-end tests (headless Chromium)"
 # Two test files at a time (each has its own server and browser): measured on two cores, this
-# took the step from 715 s to 635 s, so the files are mostly busy, not waiting. The files that
-# time the page (long tasks, the diagram's redraw, the choosing page's load) run after, alone.
+# took the step from 715 s to 635 s, so the files are mostly busy, not waiting. The longest
+# start first (scripts/browser-tests.mjs; `node --test` would start them in name order). The
+# files that time the page (long tasks, the diagram's redraw, the choosing page's load) run
+# after, alone.
 timed=(tests/search.test.mjs tests/spacetime.test.mjs tests/choose.test.mjs)
 shared=()
 for file in tests/*.test.mjs; do
     [[ " ${timed[*]} " == *" $file "* ]] || shared+=("$file")
 done
-node --test --test-concurrency=2 "${shared[@]}"
+node scripts/browser-tests.mjs 2 "${shared[@]}"
 node --test "${timed[@]}"
 
 end_step
