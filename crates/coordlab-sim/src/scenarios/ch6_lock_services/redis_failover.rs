@@ -31,8 +31,10 @@ use crate::protocols::redis_locks::redis::{RedisConfig, RedisDurable, RedisNode,
 use crate::protocols::redis_locks::redis_job::JobPlan;
 use crate::protocols::redis_locks::redis_msg::KeyEntry;
 use crate::protocols::redis_locks::redis_sentinel::{Sentinel, SentinelConfig, SentinelDurable};
-use crate::protocols::redis_locks::redis_worker::{RedisWorker, WorkerPlan};
-use crate::scenarios::common::{down_worker_row, finished_by, place_fresh_workers, HolderCount};
+use crate::protocols::redis_locks::redis_worker::{RedisLock, RedisWorker, WorkerPlan};
+use crate::scenarios::common::{
+    down_worker_row, finished_by, place_fresh_workers, runner_believers, runner_holdings, HolderCount,
+};
 use crate::scenarios::lease_setup::{choice, millis};
 use crate::scenarios::property_library::{
     fence_monotonic, fence_monotonic_spec, ledger_outcome, ledger_row, ledger_tables,
@@ -429,12 +431,7 @@ impl FailoverWorld {
 
     /// The workers that are up and believe they hold the lock, with their ids.
     fn believers<'a>(&self, nodes: &Nodes<'a>) -> Vec<(NodeId, &'a RedisWorker)> {
-        self.cast
-            .workers
-            .iter()
-            .filter_map(|id| nodes.live::<RedisWorker>(*id).map(|w| (*id, w)))
-            .filter(|(_, w)| w.believes_it_holds())
-            .collect()
+        runner_believers(nodes, &self.cast.workers)
     }
 
     /// The node the sentinels currently call primary: the view with the newest epoch.
@@ -746,11 +743,7 @@ impl World for FailoverWorld {
     }
 
     fn holdings(&self, nodes: &Nodes<'_>) -> Vec<Holding> {
-        Holding::of(self.cast.workers, self.granted_to(nodes), |node| {
-            nodes
-                .live::<RedisWorker>(node)
-                .is_some_and(RedisWorker::believes_it_holds)
-        })
+        runner_holdings::<RedisLock>(nodes, self.cast.workers, self.granted_to(nodes))
     }
 
     fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {

@@ -18,8 +18,10 @@ use crate::properties::{PropertySpec, Verdict};
 use crate::protocols::redis_locks::redis::{RedisConfig, RedisDurable, RedisNode, Role};
 use crate::protocols::redis_locks::redis_job::JobPlan;
 use crate::protocols::redis_locks::redis_msg::tenths;
-use crate::protocols::redis_locks::redlock_client::{RedlockClient, RedlockPlan};
-use crate::scenarios::common::{down_worker_row, finished_by, place_fresh_workers, HolderCount};
+use crate::protocols::redis_locks::redlock_client::{RedlockClient, RedlockLock, RedlockPlan};
+use crate::scenarios::common::{
+    down_worker_row, finished_by, place_fresh_workers, runner_believers, runner_holdings, HolderCount,
+};
 use crate::scenarios::lease_setup::choice;
 use crate::scenarios::property_library::{
     fence_monotonic, fence_monotonic_spec, ledger_outcome, ledger_row, ledger_tables,
@@ -281,12 +283,7 @@ impl RedlockWorld {
 
     /// The clients that are up and believe they hold the lock, with their ids.
     fn believers<'a>(&self, nodes: &Nodes<'a>) -> Vec<(NodeId, &'a RedlockClient)> {
-        self.cast
-            .clients
-            .iter()
-            .filter_map(|id| nodes.live::<RedlockClient>(*id).map(|c| (*id, c)))
-            .filter(|(_, c)| c.believes_it_holds())
-            .collect()
+        runner_believers(nodes, &self.cast.clients)
     }
 
     /// The lock value a master holds now, unexpired by its own clock; nothing while it is
@@ -371,11 +368,7 @@ impl World for RedlockWorld {
     }
 
     fn holdings(&self, nodes: &Nodes<'_>) -> Vec<Holding> {
-        Holding::of(self.cast.clients, self.granted_to(nodes), |node| {
-            nodes
-                .live::<RedlockClient>(node)
-                .is_some_and(RedlockClient::believes_it_holds)
-        })
+        runner_holdings::<RedlockLock>(nodes, self.cast.clients, self.granted_to(nodes))
     }
 
     fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {
