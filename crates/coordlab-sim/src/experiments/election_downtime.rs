@@ -320,7 +320,8 @@ fn starting_log(server: NodeId) -> Vec<Entry> {
 }
 
 fn setup(config: &DowntimeConfig, crash_us: u64) -> Setup {
-    let cluster: Vec<NodeId> = (0..SERVERS).map(NodeId).collect();
+    let mut setup = Setup::new(LinkConfig::reliable(config.latency_min_us, config.latency_max_us));
+    let cluster: Vec<NodeId> = (0..SERVERS).map(|_| setup.reserve()).collect();
     let server_config = ServerConfig {
         cluster: cluster.clone(),
         election_timeout_ms_min: config.timeout_ms_min,
@@ -330,7 +331,6 @@ fn setup(config: &DowntimeConfig, crash_us: u64) -> Setup {
         stop_at_ms: config.cap_ms + config.timeout_ms_max + 1_000,
         bug: RaftBug::None,
     };
-    let mut setup = Setup::new(LinkConfig::reliable(config.latency_min_us, config.latency_max_us));
     setup.timing = Timing {
         durable_write_us: config.durable_write_us,
         timer_jitter_us: config.timer_jitter_us,
@@ -348,7 +348,8 @@ fn setup(config: &DowntimeConfig, crash_us: u64) -> Setup {
             // Entries 1–3 are on a majority (S1–S3) and were committed in term 1.
             server.commit_index = LogIndex(3);
         }
-        setup.add_live(
+        setup.place_live(
+            id,
             format!("S{}", id.0 + 1),
             "raft-server",
             &[FaultKind::Crash],

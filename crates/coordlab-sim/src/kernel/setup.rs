@@ -65,21 +65,6 @@ impl Setup {
         id
     }
 
-    /// Adds a participant whose starting state is not just a recovery from `durable`.
-    pub fn add_live<P: Participant>(
-        &mut self,
-        name: impl Into<String>,
-        kind: &str,
-        faults: &[FaultKind],
-        config: P::Config,
-        live: P,
-        durable: P::Durable,
-    ) -> NodeId {
-        let id = self.reserve();
-        self.place_live(id, name, kind, faults, config, live, durable);
-        id
-    }
-
     /// Hands out the next id for a participant [placed](Setup::place) later: for nodes whose
     /// configuration names nodes added after them (workers that write to a ledger added next).
     /// Every reserved id must be placed before the run starts.

@@ -9,8 +9,10 @@ use crate::kernel::ids::NodeId;
 use crate::kernel::participant::Participant;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
+use crate::kernel::view::Holding;
 use crate::kernel::world::Nodes;
 use crate::properties::{PropertyKind, PropertySpec};
+use crate::protocols::job::{JobRunner, LockClient};
 use crate::protocols::redis_locks::redis_job::JobDurable;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -42,6 +44,33 @@ pub fn place_fresh_workers<'n, P: Participant<Durable = JobDurable>>(
     for (id, name, plan) in workers {
         setup.place::<P>(id, name, "worker", &WORKER_FAULTS, plan, JobDurable::default());
     }
+}
+
+/// The job runners with lock client `L` among `workers` that are up and believe they hold the
+/// lock, with their ids.
+pub fn runner_believers<'a, L: LockClient>(
+    nodes: &Nodes<'a>,
+    workers: &[NodeId],
+) -> Vec<(NodeId, &'a JobRunner<L>)> {
+    workers
+        .iter()
+        .filter_map(|id| Some((*id, nodes.live::<JobRunner<L>>(*id)?)))
+        .filter(|(_, w)| w.believes_it_holds())
+        .collect()
+}
+
+/// The holdings of the job runners with lock client `L` among `workers`: each that is up and
+/// believes it holds the lock, or that the authority's record names (`granted_to`).
+pub fn runner_holdings<L: LockClient>(
+    nodes: &Nodes<'_>,
+    workers: impl IntoIterator<Item = NodeId>,
+    granted_to: Option<NodeId>,
+) -> Vec<Holding> {
+    Holding::of(workers, granted_to, |node| {
+        nodes
+            .live::<JobRunner<L>>(node)
+            .is_some_and(JobRunner::believes_it_holds)
+    })
 }
 
 /// The names of the lock clients (of type `P`) among `ids` whose job is recorded as done.

@@ -2,7 +2,7 @@
 //! worker believes, the ledger, and four properties — one holder at a time, no step debited
 //! twice, no stale write landing, and the job finishing.
 
-use super::common::{always, down_worker_row, finished_by};
+use super::common::{always, down_worker_row, finished_by, runner_holdings};
 use super::property_library as library;
 use crate::json;
 use crate::kernel::faults::FaultKind;
@@ -11,7 +11,7 @@ use crate::kernel::setup::Setup;
 use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::PropertySpec;
-use crate::protocols::lease::fence_worker::{FencePlan, FenceWorker, FenceWorkerConfig};
+use crate::protocols::lease::fence_worker::{FenceLock, FencePlan, FenceWorker, FenceWorkerConfig};
 use crate::protocols::lease::fenced_resource::{LedgerIntro, ResourceDurable};
 use crate::protocols::lease::placed_lease::{PlacedDurable, PlacedGrant, PlacedLease};
 use crate::protocols::redis_locks::redis_job::JobDurable;
@@ -246,11 +246,7 @@ impl World for FenceWorld {
             let now = nodes.local_now_us.get(s.index()).copied().unwrap_or(0);
             row.owner.filter(|_| row.expires_at_us > now)
         });
-        Holding::of(self.workers.iter().copied(), granted, |w| {
-            nodes
-                .live::<FenceWorker>(w)
-                .is_some_and(FenceWorker::believes_it_holds)
-        })
+        runner_holdings::<FenceLock>(nodes, self.workers.iter().copied(), granted)
     }
 
     fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {

@@ -2,7 +2,7 @@
 //! the inspector tables, the outcome fields and the "unsafe window" highlight. The world only
 //! reads the participants [`super::lease_setup::build`] put in place.
 
-use super::common::{always, finished_by, HolderCount};
+use super::common::{always, finished_by, runner_holdings, HolderCount};
 use super::property_library as library;
 use crate::json;
 use crate::kernel::collections::{VecMap, VecSet};
@@ -19,7 +19,7 @@ use crate::protocols::lease::lease_msg::{seconds, RejectReason};
 use crate::protocols::lease::lease_store::{
     sequence_name, GrantKind, LeaseStore, StoreDurable, TokenSource, EARLIER_OWNER,
 };
-use crate::protocols::lease::lease_worker::{Coordination, Fencing, LeaseWorker};
+use crate::protocols::lease::lease_worker::{Coordination, Fencing, LeaseLock, LeaseWorker};
 use crate::protocols::lease::payment_rail::{PaymentRail, RailDurable};
 use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
@@ -554,11 +554,7 @@ impl World for LeaseWorld {
     }
 
     fn holdings(&self, nodes: &Nodes<'_>) -> Vec<Holding> {
-        Holding::of(self.workers.iter().copied(), self.granted_to(nodes), |node| {
-            nodes
-                .live::<LeaseWorker>(node)
-                .is_some_and(LeaseWorker::believes_it_holds)
-        })
+        runner_holdings::<LeaseLock>(nodes, self.workers.iter().copied(), self.granted_to(nodes))
     }
 
     fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {

@@ -12,6 +12,7 @@ use crate::properties::Verdict;
 use crate::protocols::raft::{
     ClientConfig, RaftBug, RaftClient, RaftServer, ServerConfig, ServerDurable, MAX_SERVERS,
 };
+use crate::scenarios::lease_setup::choice;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -32,21 +33,19 @@ pub fn servers_param(min: u32) -> ParamSpec {
         "7 servers (tolerate 3 failures)",
     ];
     const VALUES: [&str; 7] = ["1", "2", "3", "4", "5", "6", "7"];
-    ParamSpec {
-        variant_defaults: &[],
-        key: "servers",
-        label: "Servers",
-        help: "How many Raft servers form the cluster; a majority is needed to elect and to commit.",
-        default: "5",
-        kind: ParamKind::Choice {
-            options: (min as usize - 1..7)
-                .map(|i| ChoiceOption {
-                    value: VALUES[i],
-                    label: LABELS[i],
-                })
-                .collect(),
-        },
-    }
+    let options = (min as usize - 1..7)
+        .map(|i| ChoiceOption {
+            value: VALUES[i],
+            label: LABELS[i],
+        })
+        .collect();
+    ParamSpec::new(
+        "servers",
+        "Servers",
+        "How many Raft servers form the cluster; a majority is needed to elect and to commit.",
+        "5",
+        ParamKind::Choice { options },
+    )
 }
 
 /// The timing parameters and the planted-bug switch every Raft scenario offers.
@@ -79,33 +78,17 @@ pub fn common_params() -> Vec<ParamSpec> {
             500,
             "ms",
         ),
-        ParamSpec {
-            variant_defaults: &[],
-            key: "bug",
-            label: "Planted bug",
-            help: "Break one rule of the paper on purpose, to see the safety checker catch it. raft-partition is scripted to show skip-up-to-date-check and raft-election forget-vote-on-restart; raft-figure-8 shows the third through its commit rule. Elsewhere a bug shows only under faults you add, or in a sweep.",
-            default: "none",
-            kind: ParamKind::Choice {
-                options: vec![
-                    ChoiceOption {
-                        value: "none",
-                        label: "none — Raft as in the paper",
-                    },
-                    ChoiceOption {
-                        value: "skip-up-to-date-check",
-                        label: "skip up-to-date check — vote for any candidate, whatever its log",
-                    },
-                    ChoiceOption {
-                        value: "commit-old-term-by-count",
-                        label: "commit old term by count — commit an older term's entry once a majority stores it",
-                    },
-                    ChoiceOption {
-                        value: "forget-vote-on-restart",
-                        label: "forget vote on restart — the vote is not kept across a crash",
-                    },
-                ],
-            },
-        },
+        choice(
+            "bug",
+            "Planted bug",
+            "Break one rule of the paper on purpose, to see the safety checker catch it. raft-partition is scripted to show skip-up-to-date-check and raft-election forget-vote-on-restart; raft-figure-8 shows the third through its commit rule. Elsewhere a bug shows only under faults you add, or in a sweep.",
+            &[
+                ("none", "none — Raft as in the paper"),
+                ("skip-up-to-date-check", "skip up-to-date check — vote for any candidate, whatever its log"),
+                ("commit-old-term-by-count", "commit old term by count — commit an older term's entry once a majority stores it"),
+                ("forget-vote-on-restart", "forget vote on restart — the vote is not kept across a crash"),
+            ],
+        ),
     ]
 }
 

@@ -145,31 +145,37 @@ impl Engine {
 
 /// Narration for a clock step: timers keep their real deadlines, measurements shift.
 fn clock_jump_note(name: &str, delta_ms: i64) -> String {
-    let size = decimal(delta_ms.unsigned_abs(), 3);
-    match delta_ms {
-        0 => format!("{name}'s clock is stepped by nothing: no change."),
-        d if d < 0 => format!(
-            "{name}'s clock is stepped back {size} s, as an NTP correction can do. Its pending timers keep their real deadlines, but any interval it measures across this moment looks {size} s shorter to it."
-        ),
-        _ => format!(
-            "{name}'s clock is stepped forward {size} s. Its pending timers keep their real deadlines, but any interval it measures across this moment looks {size} s longer to it."
-        ),
+    if delta_ms == 0 {
+        return format!("{name}'s clock is stepped by nothing: no change.");
     }
+    let size = decimal(delta_ms.unsigned_abs(), 3);
+    // Only the direction's words differ; a step back is what an NTP correction does.
+    let (direction, cause, looks) = if delta_ms < 0 {
+        ("back", ", as an NTP correction can do", "shorter")
+    } else {
+        ("forward", "", "longer")
+    };
+    format!(
+        "{name}'s clock is stepped {direction} {size} s{cause}. Its pending timers keep their real deadlines, but any interval it measures across this moment looks {size} s {looks} to it."
+    )
 }
 
 /// Narration for a change of clock rate, in words and in real seconds.
 fn clock_drift_note(name: &str, drift_ppm: i64) -> String {
+    if drift_ppm == 0 {
+        return format!("{name}'s clock now keeps true time.");
+    }
     let percent = decimal(drift_ppm.unsigned_abs(), 4);
     let reads = decimal((1_000_000 + drift_ppm) as u64, 6);
-    match drift_ppm {
-        0 => format!("{name}'s clock now keeps true time."),
-        p if p < 0 => format!(
-            "{name}'s clock now runs {percent}% slow: each real second reads as {reads} s on it. Its timers fire late, and it believes less time has passed than really has."
-        ),
-        _ => format!(
-            "{name}'s clock now runs {percent}% fast: each real second reads as {reads} s on it. Its timers fire early, and it believes more time has passed than really has."
-        ),
-    }
+    // Only the direction's words differ.
+    let (pace, timers_fire, believes) = if drift_ppm < 0 {
+        ("slow", "late", "less")
+    } else {
+        ("fast", "early", "more")
+    };
+    format!(
+        "{name}'s clock now runs {percent}% {pace}: each real second reads as {reads} s on it. Its timers fire {timers_fire}, and it believes {believes} time has passed than really has."
+    )
 }
 
 /// `value / 10^places` in decimal without trailing zeros, e.g. `decimal(800_000, 6)` = `0.8`.

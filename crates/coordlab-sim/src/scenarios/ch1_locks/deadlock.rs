@@ -24,7 +24,8 @@ use crate::protocols::database::row_lock_db::{AccountRow, LockDbDurable};
 use crate::protocols::database::sql::rupees;
 use crate::protocols::database::txn_client::{Step, TxnPlan};
 use crate::scenarios::common::{always, eventually};
-use crate::scenarios::{ChoiceOption, Expectation, Listing, ParamKind, ParamSpec, Params};
+use crate::scenarios::lease_setup::{choice, millis};
+use crate::scenarios::{Expectation, Listing, Params};
 use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
@@ -57,37 +58,22 @@ pub fn info() -> Listing {
         title: "Deadlock",
         summary: "Two transfers lock two rows in opposite orders; the database aborts one.",
         params: vec![
-            ParamSpec {
-                variant_defaults: &[],
-                key: "order",
-                label: "Lock order",
-                help: "Opposite: each transfer locks its source account first, so the two can wait on each other. Lower id first: both lock in one global order, so neither can wait in a cycle.",
-                default: "opposite",
-                kind: ParamKind::Choice {
-                    options: vec![
-                        ChoiceOption {
-                            value: "opposite",
-                            label: "opposite",
-                        },
-                        ChoiceOption {
-                            value: "ordered",
-                            label: "lower id first",
-                        },
-                    ],
-                },
-            },
-            ParamSpec {
-                variant_defaults: &[],
-                key: "deadlock_timeout_ms",
-                label: "deadlock_timeout",
-                help: "How long a transaction waits on a lock before the database looks for a cycle (PostgreSQL's deadlock_timeout, 1 s by default).",
-                default: "1000",
-                kind: ParamKind::Int {
-                    min: 10,
-                    max: 10_000,
-                    unit: "ms",
-                },
-            },
+            choice(
+                "order",
+                "Lock order",
+                "Opposite: each transfer locks its source account first, so the two can wait on each other. Lower id first: both lock in one global order, so neither can wait in a cycle.",
+                &[
+                    ("opposite", "opposite"),
+                    ("ordered", "lower id first"),
+                ],
+            ),
+            millis(
+                "deadlock_timeout_ms",
+                "deadlock_timeout",
+                "How long a transaction waits on a lock before the database looks for a cycle (PostgreSQL's deadlock_timeout, 1 s by default).",
+                "1000",
+                (10, 10_000),
+            ),
         ],
     }
 }

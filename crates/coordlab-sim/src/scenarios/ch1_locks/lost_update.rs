@@ -18,7 +18,8 @@ use crate::protocols::database::account_db::{AccountDb, DbDurable};
 use crate::protocols::database::debit_worker::{DebitPlan, DebitStrategy, DebitWorker, Phase, WorkerDurable};
 use crate::protocols::database::sql::{rupees, ACCOUNT_ID};
 use crate::scenarios::common::{always, eventually};
-use crate::scenarios::{ChoiceOption, Expectation, Listing, ParamKind, ParamSpec, Params};
+use crate::scenarios::lease_setup::choice;
+use crate::scenarios::{Expectation, Listing, Params};
 use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
@@ -49,20 +50,16 @@ pub fn info() -> Listing {
         sections: "§1–2",
         title: "Lost update",
         summary: "Two workers each take ₹30 from a ₹100 balance. Without a lock one debit vanishes; a row lock or a version-checked write keeps both.",
-        params: vec![ParamSpec {
-            variant_defaults: &[],
-            key: "lock",
-            label: "Protection",
-            help: "How each worker guards its read-modify-write of the balance.",
-            default: "none",
-            kind: ParamKind::Choice {
-                options: vec![
-                    ChoiceOption { value: "none", label: "none — plain read, then write" },
-                    ChoiceOption { value: "row-lock", label: "row lock — SELECT … FOR UPDATE" },
-                    ChoiceOption { value: "conditional-update", label: "conditional update — write only if the version is unchanged" },
-                ],
-            },
-        }],
+        params: vec![choice(
+            "lock",
+            "Protection",
+            "How each worker guards its read-modify-write of the balance.",
+            &[
+                ("none", "none — plain read, then write"),
+                ("row-lock", "row lock — SELECT … FOR UPDATE"),
+                ("conditional-update", "conditional update — write only if the version is unchanged"),
+            ],
+        )],
     }
 }
 

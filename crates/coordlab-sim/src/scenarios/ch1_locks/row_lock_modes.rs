@@ -76,16 +76,7 @@ fn options(with_none: bool) -> Vec<ChoiceOption> {
 
 pub fn info() -> Listing {
     let param = |key, label, default, with_none| {
-        ParamSpec {
-        variant_defaults: &[],
-        key,
-        label,
-        help: "What this transaction does to customer 1: a plain read, one of the four row-lock modes, an update, or an insert of an order that references the customer.",
-        default,
-        kind: ParamKind::Choice {
-            options: options(with_none),
-        },
-    }
+        ParamSpec::new(key, label, "What this transaction does to customer 1: a plain read, one of the four row-lock modes, an update, or an insert of an order that references the customer.", default, ParamKind::Choice { options: options(with_none) })
     };
     Listing {
         sections: "§1",

@@ -21,7 +21,8 @@ use crate::protocols::database::db_sql::{ClaimLock, DbRequest};
 use crate::protocols::database::row_lock_db::{JobRow, LockDbDurable};
 use crate::protocols::database::txn_client::{Step, TxnPlan};
 use crate::scenarios::common::{always, eventually};
-use crate::scenarios::{ChoiceOption, Expectation, Listing, ParamKind, ParamSpec, Params};
+use crate::scenarios::lease_setup::{choice, count};
+use crate::scenarios::{Expectation, Listing, Params};
 use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
@@ -53,45 +54,24 @@ pub fn info() -> Listing {
         title: "A job queue in a table",
         summary: "Workers claim jobs from a table: SKIP LOCKED, FOR UPDATE or NOWAIT.",
         params: vec![
-            ParamSpec {
-                variant_defaults: &[],
-                key: "claim",
-                label: "Claim",
-                help: "How a claim locks its job.",
-                default: "skip-locked",
-                kind: ParamKind::Choice {
-                    options: vec![
-                        ChoiceOption {
-                            value: "skip-locked",
-                            label: "SKIP LOCKED",
-                        },
-                        ChoiceOption {
-                            value: "for-update",
-                            label: "FOR UPDATE",
-                        },
-                        ChoiceOption {
-                            value: "nowait",
-                            label: "NOWAIT",
-                        },
-                        ChoiceOption {
-                            value: "plain",
-                            label: "no lock (bug)",
-                        },
-                    ],
-                },
-            },
-            ParamSpec {
-                variant_defaults: &[],
-                key: "workers",
-                label: "Workers",
-                help: "How many workers claim jobs from the table at the same time.",
-                default: "3",
-                kind: ParamKind::Int {
-                    min: 2,
-                    max: MAX_WORKERS as i64,
-                    unit: "",
-                },
-            },
+            choice(
+                "claim",
+                "Claim",
+                "How a claim locks its job.",
+                &[
+                    ("skip-locked", "SKIP LOCKED"),
+                    ("for-update", "FOR UPDATE"),
+                    ("nowait", "NOWAIT"),
+                    ("plain", "no lock (bug)"),
+                ],
+            ),
+            count(
+                "workers",
+                "Workers",
+                "How many workers claim jobs from the table at the same time.",
+                "3",
+                (2, MAX_WORKERS as i64),
+            ),
         ],
     }
 }

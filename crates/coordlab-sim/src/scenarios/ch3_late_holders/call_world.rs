@@ -10,12 +10,12 @@ use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::PropertySpec;
 use crate::protocols::job::Phase;
-use crate::protocols::lease::call_worker::{CallWorker, Check};
+use crate::protocols::lease::call_worker::{CallLock, CallWorker, Check};
 use crate::protocols::lease::lease_msg::seconds;
 use crate::protocols::lease::payment_api::PaymentApi;
 use crate::protocols::lease::payment_rail::RailDurable;
 use crate::protocols::redis_locks::redis_job::JobDurable;
-use crate::scenarios::common::{always, finished_by, HolderCount};
+use crate::scenarios::common::{always, finished_by, runner_holdings, HolderCount};
 use crate::scenarios::lease_world::{unsafe_window_highlight, LeaseProperty, LeaseWorld};
 use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
@@ -168,11 +168,7 @@ impl World for CallWorld {
     }
 
     fn holdings(&self, nodes: &Nodes<'_>) -> Vec<Holding> {
-        Holding::of(self.workers.iter().copied(), self.inner.granted_to(nodes), |w| {
-            nodes
-                .live::<CallWorker>(w)
-                .is_some_and(CallWorker::believes_it_holds)
-        })
+        runner_holdings::<CallLock>(nodes, self.workers.iter().copied(), self.inner.granted_to(nodes))
     }
 
     fn take_notes(&mut self) -> Vec<String> {

@@ -33,11 +33,12 @@ use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
 use crate::protocols::lease::lease_worker::WorkerPlan;
+use crate::scenarios::common::int_param;
 use crate::scenarios::lease_setup::{
-    build, choice, holds_if, int, worker_pair, LeasePlan, StorePlan, OPENING_BALANCE,
+    build, choice, holds_if, int, millis, worker_pair, LeasePlan, StorePlan, OPENING_BALANCE,
 };
 use crate::scenarios::lease_world::LeaseProperty::*;
-use crate::scenarios::{Expectation, Listing, ParamKind, ParamSpec, Params};
+use crate::scenarios::{Expectation, Listing, Params};
 
 pub const ID: &str = "clock-skew";
 /// What the course says this scenario teaches, and the question it asks.
@@ -95,30 +96,22 @@ pub fn info() -> Listing {
                     ("10s", "10 s — starts a step only if it ends 10 s before the lease does"),
                 ],
             ),
-            ParamSpec {
-                variant_defaults: &[],
-                key: "offset_ms",
-                label: "A's clock step at 16 s",
-                help: "At 16 s worker-A's clock is stepped by this much (negative: back), as an NTP correction or a VM resumed on another host can do: seconds at once. A constant offset would change nothing: A times its lease on its own clock. Any clock can also be stepped at any step with a clock-jump:N:MS action.",
-                default: "-5000",
-                kind: ParamKind::Int {
-                    min: -MAX_OFFSET_MS,
-                    max: MAX_OFFSET_MS,
-                    unit: "ms",
-                },
-            },
-            ParamSpec {
-                variant_defaults: &[],
-                key: "drift_ppm",
-                label: "A's clock rate",
-                help: "How fast worker-A's clock runs from the start, in parts per million (negative: slow). Real quartz stays within about ±100 ppm, 3 ms over this 30 s lease. Larger values are exaggerations that show what rate alone would do: -200000 is 20% slow. The store's and B's clocks are correct.",
-                default: "-100",
-                kind: ParamKind::Int {
-                    min: -MAX_DRIFT_PPM,
-                    max: MAX_DRIFT_PPM,
-                    unit: "ppm",
-                },
-            },
+            millis(
+                "offset_ms",
+                "A's clock step at 16 s",
+                "At 16 s worker-A's clock is stepped by this much (negative: back), as an NTP correction or a VM resumed on another host can do: seconds at once. A constant offset would change nothing: A times its lease on its own clock. Any clock can also be stepped at any step with a clock-jump:N:MS action.",
+                "-5000",
+                (-MAX_OFFSET_MS, MAX_OFFSET_MS),
+            ),
+            int_param(
+                "drift_ppm",
+                "A's clock rate",
+                "How fast worker-A's clock runs from the start, in parts per million (negative: slow). Real quartz stays within about ±100 ppm, 3 ms over this 30 s lease. Larger values are exaggerations that show what rate alone would do: -200000 is 20% slow. The store's and B's clocks are correct.",
+                "-100",
+                -MAX_DRIFT_PPM,
+                MAX_DRIFT_PPM,
+                "ppm",
+            ),
         ],
     }
 }

@@ -35,8 +35,9 @@ use crate::kernel::setup::Setup;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::{PropertySpec, Verdict};
 use crate::protocols::raft::{ClientConfig, Entry, LogIndex, RaftClient, RaftServer, Role, Term};
+use crate::scenarios::lease_setup::choice;
 use crate::scenarios::raft_common::{build, ClusterPlan, RaftCast, RaftWorld, CLIENT_FAULTS, PROPERTIES};
-use crate::scenarios::{ChoiceOption, Expectation, Listing, ParamKind, ParamSpec, Params};
+use crate::scenarios::{Expectation, Listing, Params};
 use crate::trace::{columns, TableView};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -162,25 +163,15 @@ pub fn info() -> Listing {
         sections: "§6",
         title: "Raft: Figure 8 — why a leader commits only its own term's entries",
         summary: "S1 leads term 2 and gets y=2 onto S2 only. S1 crashes; S5 wins term 3 and takes z=3 for the same index 2, which nobody else gets; S5 crashes. S1 comes back, wins term 4 and copies y=2 to S3: now a majority holds it. Then S1 crashes right after it first commits index 2. Counting copies, it commits y=2 at once — and S5, whose log ends in a later term, wins term 5 and overwrites it: an applied entry is lost. With the paper's rule S1 waits until its own term-4 entry x=4 is on a majority and commits both together; after that S5 can never win.",
-        params: vec![ParamSpec {
-            variant_defaults: &[],
-            key: "commit_rule",
-            label: "Commit rule",
-            help: "When a leader may treat an entry as committed. The paper's rule counts copies only of entries from the leader's own term; counting copies of any entry is the mistake Figure 8 shows.",
-            default: "current-term-only",
-            kind: ParamKind::Choice {
-                options: vec![
-                    ChoiceOption {
-                        value: "current-term-only",
-                        label: "current term only — as in the paper: older entries commit under one of the leader's own",
-                    },
-                    ChoiceOption {
-                        value: "count-replicas",
-                        label: "count replicas — the bug: any entry stored on a majority counts as committed",
-                    },
-                ],
-            },
-        }],
+        params: vec![choice(
+            "commit_rule",
+            "Commit rule",
+            "When a leader may treat an entry as committed. The paper's rule counts copies only of entries from the leader's own term; counting copies of any entry is the mistake Figure 8 shows.",
+            &[
+                ("current-term-only", "current term only — as in the paper: older entries commit under one of the leader's own"),
+                ("count-replicas", "count replicas — the bug: any entry stored on a majority counts as committed"),
+            ],
+        )],
     }
 }
 

@@ -7,10 +7,11 @@
 use super::raft_beats;
 use crate::json;
 use crate::kernel::setup::Setup;
+use crate::scenarios::lease_setup::choice;
 use crate::scenarios::raft_common::{
     build_with_world, common_params, num, servers_param, verdicts_if_correct, ClusterPlan,
 };
-use crate::scenarios::{ChoiceOption, Expectation, Listing, ParamKind, ParamSpec, Params};
+use crate::scenarios::{Expectation, Listing, Params};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -36,25 +37,15 @@ pub const STOP_AT_MS: u64 = 2_000;
 
 pub fn info() -> Listing {
     let mut params = vec![
-        ParamSpec {
-            variant_defaults: &[],
-            key: "timeouts",
-            label: "Election timeouts",
-            help: "Whether each server draws its timeout at random from the range, or all use the minimum.",
-            default: "randomized",
-            kind: ParamKind::Choice {
-                options: vec![
-                    ChoiceOption {
-                        value: "randomized",
-                        label: "randomized — each server draws from min..max",
-                    },
-                    ChoiceOption {
-                        value: "identical",
-                        label: "identical — every server waits exactly the minimum",
-                    },
-                ],
-            },
-        },
+        choice(
+            "timeouts",
+            "Election timeouts",
+            "Whether each server draws its timeout at random from the range, or all use the minimum.",
+            &[
+                ("randomized", "randomized — each server draws from min..max"),
+                ("identical", "identical — every server waits exactly the minimum"),
+            ],
+        ),
         servers_param(3),
     ];
     params.extend(common_params());

@@ -12,10 +12,10 @@ use crate::kernel::world::{Nodes, World};
 use crate::properties::PropertySpec;
 use crate::protocols::lease::lease_msg::seconds;
 use crate::protocols::raft::{RaftServer, Role, ServerDurable};
-use crate::protocols::services::lock_client::EtcdWorker;
+use crate::protocols::services::lock_client::{EtcdMutex, EtcdWorker};
 use crate::protocols::services::lock_service::LockServer;
 use crate::protocols::services::lock_store::LockEvent;
-use crate::scenarios::common::down_worker_row;
+use crate::scenarios::common::{down_worker_row, runner_believers, runner_holdings};
 use crate::scenarios::property_library::{fence_monotonic, ledger_outcome, ledger_row, ledger_tables};
 use crate::scenarios::raft_world::{RaftView, RaftWorld};
 use crate::trace::{columns, TableView};
@@ -141,11 +141,7 @@ impl ConsensusWorld {
 
     /// Live workers that believe they hold the lock, with their ids.
     fn believers<'a>(&self, nodes: &Nodes<'a>) -> Vec<(NodeId, &'a EtcdWorker)> {
-        self.workers
-            .iter()
-            .filter_map(|id| Some((*id, nodes.live::<EtcdWorker>(*id)?)))
-            .filter(|(_, w)| w.believes_it_holds())
-            .collect()
+        runner_believers(nodes, &self.workers)
     }
 
     /// Records every change of holder that a live server has applied.
@@ -364,11 +360,7 @@ impl World for ConsensusWorld {
     }
 
     fn holdings(&self, nodes: &Nodes<'_>) -> Vec<Holding> {
-        Holding::of(self.workers.iter().copied(), self.granted_to(nodes), |node| {
-            nodes
-                .live::<EtcdWorker>(node)
-                .is_some_and(EtcdWorker::believes_it_holds)
-        })
+        runner_holdings::<EtcdMutex>(nodes, self.workers.iter().copied(), self.granted_to(nodes))
     }
 
     fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {

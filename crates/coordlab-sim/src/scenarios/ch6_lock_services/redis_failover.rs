@@ -31,13 +31,16 @@ use crate::protocols::redis_locks::redis::{RedisConfig, RedisDurable, RedisNode,
 use crate::protocols::redis_locks::redis_job::JobPlan;
 use crate::protocols::redis_locks::redis_msg::KeyEntry;
 use crate::protocols::redis_locks::redis_sentinel::{Sentinel, SentinelConfig, SentinelDurable};
-use crate::protocols::redis_locks::redis_worker::{RedisWorker, WorkerPlan};
-use crate::scenarios::common::{down_worker_row, finished_by, place_fresh_workers, HolderCount};
+use crate::protocols::redis_locks::redis_worker::{RedisLock, RedisWorker, WorkerPlan};
+use crate::scenarios::common::{
+    down_worker_row, finished_by, place_fresh_workers, runner_believers, runner_holdings, HolderCount,
+};
+use crate::scenarios::lease_setup::{choice, millis};
 use crate::scenarios::property_library::{
     fence_monotonic, fence_monotonic_spec, ledger_outcome, ledger_row, ledger_tables,
     one_holder_per_store_spec, tokens_increase_spec,
 };
-use crate::scenarios::{ChoiceOption, Expectation, Listing, ParamKind, ParamSpec, Params};
+use crate::scenarios::{Expectation, Listing, Params};
 use crate::trace::{columns, TableView};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -109,75 +112,40 @@ pub fn info() -> Listing {
         title: "Redis failover loses the lock",
         summary: "Worker A's lock (and its fencing token, an INCR in the same script) is acknowledged by the Redis primary, which crashes before streaming the write to its replicas. Three sentinels agree it is down (quorum 2) and elect one of themselves (a majority) to promote a replica, which has no record of either; worker B's SET NX succeeds and gets the very same token. Two holders, one token, and a ledger that cannot tell them apart. WAIT 1 only delays a worker's start until one replica has the write; it does not make Redis consistent. A failover can still promote a replica without the write (failure=other-replica-promoted: WAIT returns 1 and the lock is lost all the same), and a holder paused past the TTL still overlaps the next one. Compare with consensus-lock.",
         params: vec![
-            ParamSpec {
-                variant_defaults: &[],
-                key: "replication_lag_ms",
-                label: "Replication lag",
-                help: "How long the primary buffers a write before streaming it to the replicas. With failure=primary-crash the primary crashes 50 ms after A's job fires; a write still buffered then is lost.",
-                default: "100",
-                kind: ParamKind::Int {
-                    min: 0,
-                    max: 500,
-                    unit: "ms",
-                },
-            },
-            ParamSpec {
-                variant_defaults: &[],
-                key: "wait",
-                label: "WAIT after acquiring",
-                help: "Whether a worker sends WAIT 1 1000 after its lock is granted and starts only once a replica has the write. WAIT delays the answer; it does not make Redis consistent: a failover can still promote a replica without the write, and the key still expires under a holder that is paused or slow.",
-                default: "off",
-                kind: ParamKind::Choice {
-                    options: vec![
-                        ChoiceOption {
-                            value: "off",
-                            label: "off — trust the primary's OK",
-                        },
-                        ChoiceOption {
-                            value: "wait-1",
-                            label: "wait-1 — WAIT 1 1000, start only once a replica has the write",
-                        },
-                    ],
-                },
-            },
-            ParamSpec {
-                variant_defaults: &[],
-                key: "failure",
-                label: "What fails",
-                help: "primary-crash: store-1 crashes 50 ms after A's job fires, before its stream carries A's lock anywhere. other-replica-promoted: the link from store-1 to store-3 is cut first; store-2 gets A's lock and acknowledges it (with wait=wait-1, A's WAIT 1 returns 1); then store-1 crashes while store-2 is frozen for 1.4 s, so the sentinels promote store-3, which never got the lock.",
-                default: "primary-crash",
-                kind: ParamKind::Choice {
-                    options: vec![
-                        ChoiceOption {
-                            value: "primary-crash",
-                            label: "primary-crash — store-1 dies with A's lock still unsent",
-                        },
-                        ChoiceOption {
-                            value: "other-replica-promoted",
-                            label: "other-replica-promoted — store-2 confirms A's lock, but store-3, which never got it, is promoted",
-                        },
-                    ],
-                },
-            },
-            ParamSpec {
-                variant_defaults: &[],
-                key: "release",
-                label: "Release",
-                help: "How a worker gives the lock back when its job is done.",
-                default: "compare-and-delete",
-                kind: ParamKind::Choice {
-                    options: vec![
-                        ChoiceOption {
-                            value: "compare-and-delete",
-                            label: "compare-and-delete — a script deletes the key only if it still holds my value",
-                        },
-                        ChoiceOption {
-                            value: "del",
-                            label: "del — DEL the key, whoever's value it holds",
-                        },
-                    ],
-                },
-            },
+            millis(
+                "replication_lag_ms",
+                "Replication lag",
+                "How long the primary buffers a write before streaming it to the replicas. With failure=primary-crash the primary crashes 50 ms after A's job fires; a write still buffered then is lost.",
+                "100",
+                (0, 500),
+            ),
+            choice(
+                "wait",
+                "WAIT after acquiring",
+                "Whether a worker sends WAIT 1 1000 after its lock is granted and starts only once a replica has the write. WAIT delays the answer; it does not make Redis consistent: a failover can still promote a replica without the write, and the key still expires under a holder that is paused or slow.",
+                &[
+                    ("off", "off — trust the primary's OK"),
+                    ("wait-1", "wait-1 — WAIT 1 1000, start only once a replica has the write"),
+                ],
+            ),
+            choice(
+                "failure",
+                "What fails",
+                "primary-crash: store-1 crashes 50 ms after A's job fires, before its stream carries A's lock anywhere. other-replica-promoted: the link from store-1 to store-3 is cut first; store-2 gets A's lock and acknowledges it (with wait=wait-1, A's WAIT 1 returns 1); then store-1 crashes while store-2 is frozen for 1.4 s, so the sentinels promote store-3, which never got the lock.",
+                &[
+                    ("primary-crash", "primary-crash — store-1 dies with A's lock still unsent"),
+                    ("other-replica-promoted", "other-replica-promoted — store-2 confirms A's lock, but store-3, which never got it, is promoted"),
+                ],
+            ),
+            choice(
+                "release",
+                "Release",
+                "How a worker gives the lock back when its job is done.",
+                &[
+                    ("compare-and-delete", "compare-and-delete — a script deletes the key only if it still holds my value"),
+                    ("del", "del — DEL the key, whoever's value it holds"),
+                ],
+            ),
         ],
     }
 }
@@ -463,12 +431,7 @@ impl FailoverWorld {
 
     /// The workers that are up and believe they hold the lock, with their ids.
     fn believers<'a>(&self, nodes: &Nodes<'a>) -> Vec<(NodeId, &'a RedisWorker)> {
-        self.cast
-            .workers
-            .iter()
-            .filter_map(|id| nodes.live::<RedisWorker>(*id).map(|w| (*id, w)))
-            .filter(|(_, w)| w.believes_it_holds())
-            .collect()
+        runner_believers(nodes, &self.cast.workers)
     }
 
     /// The node the sentinels currently call primary: the view with the newest epoch.
@@ -780,11 +743,7 @@ impl World for FailoverWorld {
     }
 
     fn holdings(&self, nodes: &Nodes<'_>) -> Vec<Holding> {
-        Holding::of(self.cast.workers, self.granted_to(nodes), |node| {
-            nodes
-                .live::<RedisWorker>(node)
-                .is_some_and(RedisWorker::believes_it_holds)
-        })
+        runner_holdings::<RedisLock>(nodes, self.cast.workers, self.granted_to(nodes))
     }
 
     fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {

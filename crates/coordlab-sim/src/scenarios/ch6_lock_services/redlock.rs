@@ -18,13 +18,16 @@ use crate::properties::{PropertySpec, Verdict};
 use crate::protocols::redis_locks::redis::{RedisConfig, RedisDurable, RedisNode, Role};
 use crate::protocols::redis_locks::redis_job::JobPlan;
 use crate::protocols::redis_locks::redis_msg::tenths;
-use crate::protocols::redis_locks::redlock_client::{RedlockClient, RedlockPlan};
-use crate::scenarios::common::{down_worker_row, finished_by, place_fresh_workers, HolderCount};
+use crate::protocols::redis_locks::redlock_client::{RedlockClient, RedlockLock, RedlockPlan};
+use crate::scenarios::common::{
+    down_worker_row, finished_by, place_fresh_workers, runner_believers, runner_holdings, HolderCount,
+};
+use crate::scenarios::lease_setup::choice;
 use crate::scenarios::property_library::{
     fence_monotonic, fence_monotonic_spec, ledger_outcome, ledger_row, ledger_tables,
     one_holder_per_store_spec,
 };
-use crate::scenarios::{ChoiceOption, Expectation, Listing, ParamKind, ParamSpec, Params};
+use crate::scenarios::{Expectation, Listing, Params};
 use crate::trace::{columns, TableView};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -112,37 +115,18 @@ pub fn info() -> Listing {
         sections: "§4, §7",
         title: "Redlock: five masters and a bet on time",
         summary: "Two clients take a lock across five independent Redis masters: three OKs, and validity = TTL − time spent acquiring − drift allowance, or unlock all five and retry. Redlock hands out no fencing token. Pick the fault: some the algorithm survives, others leave both clients holding a majority.",
-        params: vec![ParamSpec {
-            variant_defaults: &[],
-            key: "fault",
-            label: "Fault",
-            help: "Which timing assumption breaks. In the clock and restart variants client-a cannot reach redis-4 and redis-5, so its lock rests on redis-1..3.",
-            default: "clock-jump",
-            kind: ParamKind::Choice {
-                options: vec![
-                    ChoiceOption {
-                        value: "clock-jump",
-                        label: "clock jump — redis-3's clock leaps ahead and A's key there expires (two holders)",
-                    },
-                    ChoiceOption {
-                        value: "pause-before-check",
-                        label: "pause before check — A freezes while the answers are in flight; its check rejects the lock (safe)",
-                    },
-                    ChoiceOption {
-                        value: "pause-after-check",
-                        label: "pause after check — A freezes after its check and acts on a lapsed lock (two holders)",
-                    },
-                    ChoiceOption {
-                        value: "restart-without-persistence",
-                        label: "restart without persistence — redis-3 comes straight back empty (two holders)",
-                    },
-                    ChoiceOption {
-                        value: "delayed-restart",
-                        label: "delayed restart — redis-3 stays down longer than the TTL, then comes back empty (safe)",
-                    },
-                ],
-            },
-        }],
+        params: vec![choice(
+            "fault",
+            "Fault",
+            "Which timing assumption breaks. In the clock and restart variants client-a cannot reach redis-4 and redis-5, so its lock rests on redis-1..3.",
+            &[
+                ("clock-jump", "clock jump — redis-3's clock leaps ahead and A's key there expires (two holders)"),
+                ("pause-before-check", "pause before check — A freezes while the answers are in flight; its check rejects the lock (safe)"),
+                ("pause-after-check", "pause after check — A freezes after its check and acts on a lapsed lock (two holders)"),
+                ("restart-without-persistence", "restart without persistence — redis-3 comes straight back empty (two holders)"),
+                ("delayed-restart", "delayed restart — redis-3 stays down longer than the TTL, then comes back empty (safe)"),
+            ],
+        )],
     }
 }
 
@@ -299,12 +283,7 @@ impl RedlockWorld {
 
     /// The clients that are up and believe they hold the lock, with their ids.
     fn believers<'a>(&self, nodes: &Nodes<'a>) -> Vec<(NodeId, &'a RedlockClient)> {
-        self.cast
-            .clients
-            .iter()
-            .filter_map(|id| nodes.live::<RedlockClient>(*id).map(|c| (*id, c)))
-            .filter(|(_, c)| c.believes_it_holds())
-            .collect()
+        runner_believers(nodes, &self.cast.clients)
     }
 
     /// The lock value a master holds now, unexpired by its own clock; nothing while it is
@@ -389,11 +368,7 @@ impl World for RedlockWorld {
     }
 
     fn holdings(&self, nodes: &Nodes<'_>) -> Vec<Holding> {
-        Holding::of(self.cast.clients, self.granted_to(nodes), |node| {
-            nodes
-                .live::<RedlockClient>(node)
-                .is_some_and(RedlockClient::believes_it_holds)
-        })
+        runner_holdings::<RedlockLock>(nodes, self.cast.clients, self.granted_to(nodes))
     }
 
     fn tables(&self, nodes: &Nodes<'_>) -> Vec<TableView> {

@@ -20,8 +20,9 @@ use crate::protocols::redis_locks::redis_job::JobDurable;
 use crate::protocols::zookeeper_locks::zk_lock_worker::{WatchMode, ZkLockWorker, ZkPlan, ZkWorkerPlan};
 use crate::protocols::zookeeper_locks::zookeeper::{ZkConfig, ZkService};
 use crate::scenarios::common::WORKER_FAULTS;
+use crate::scenarios::lease_setup::{choice, count, millis};
 use crate::scenarios::property_library::add_ledger;
-use crate::scenarios::{ChoiceOption, Expectation, Listing, ParamKind, ParamSpec, Params};
+use crate::scenarios::{Expectation, Listing, Params};
 
 #[path = "zookeeper_lock_beats.rs"]
 mod beats;
@@ -62,61 +63,30 @@ pub fn info() -> Listing {
         title: "ZooKeeper lock: sequential nodes, watches and a session that expires",
         summary: "Workers queue for a lock as numbered ephemeral nodes under /lock; the lowest number holds it and uses that number as its fencing token. worker-1 freezes mid-job, its session expires, its node is deleted and the next in line takes over with a higher number; worker-1's late debit is refused by the ledger. Switch the watch to the lock node to see every release wake the whole queue.",
         params: vec![
-            ParamSpec {
-                variant_defaults: &[],
-                key: "watch",
-                label: "What each waiter watches",
-                help: "The node just ahead of its own, or the lock node itself (every change wakes every waiter).",
-                default: "predecessor",
-                kind: ParamKind::Choice {
-                    options: vec![
-                        ChoiceOption {
-                            value: "predecessor",
-                            label: "predecessor — exists(node ahead, watch): one wake-up per release",
-                        },
-                        ChoiceOption {
-                            value: "lock-node",
-                            label: "lock node — getChildren(/lock, watch): the herd wakes every time",
-                        },
-                    ],
-                },
-            },
-            ParamSpec {
-                variant_defaults: &[],
-                key: "waiters",
-                label: "Waiters",
-                help: "How many workers queue behind worker-1.",
-                default: "4",
-                kind: ParamKind::Int {
-                    min: 2,
-                    max: 8,
-                    unit: "",
-                },
-            },
-            ParamSpec {
-                variant_defaults: &[],
-                key: "session_timeout_ms",
-                label: "Session timeout",
-                help: "How long ZooKeeper waits, by its own clock, without hearing from a client before it expires the session. Clients ping every third of it.",
-                default: "4000",
-                kind: ParamKind::Int {
-                    min: 1_000,
-                    max: 30_000,
-                    unit: "ms",
-                },
-            },
-            ParamSpec {
-                variant_defaults: &[],
-                key: "pause_ms",
-                label: "worker-1's pause",
-                help: "How long worker-1 freezes (a GC pause) from 1.5 s, in the middle of its job; 0 for no pause.",
-                default: "8000",
-                kind: ParamKind::Int {
-                    min: 0,
-                    max: 60_000,
-                    unit: "ms",
-                },
-            },
+            choice(
+                "watch",
+                "What each waiter watches",
+                "The node just ahead of its own, or the lock node itself (every change wakes every waiter).",
+                &[
+                    ("predecessor", "predecessor — exists(node ahead, watch): one wake-up per release"),
+                    ("lock-node", "lock node — getChildren(/lock, watch): the herd wakes every time"),
+                ],
+            ),
+            count("waiters", "Waiters", "How many workers queue behind worker-1.", "4", (2, 8)),
+            millis(
+                "session_timeout_ms",
+                "Session timeout",
+                "How long ZooKeeper waits, by its own clock, without hearing from a client before it expires the session. Clients ping every third of it.",
+                "4000",
+                (1_000, 30_000),
+            ),
+            millis(
+                "pause_ms",
+                "worker-1's pause",
+                "How long worker-1 freezes (a GC pause) from 1.5 s, in the middle of its job; 0 for no pause.",
+                "8000",
+                (0, 60_000),
+            ),
         ],
     }
 }

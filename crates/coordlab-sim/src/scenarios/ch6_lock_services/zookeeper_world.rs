@@ -10,8 +10,9 @@ use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::PropertySpec;
 use crate::protocols::lease::lease_msg::seconds;
-use crate::protocols::zookeeper_locks::zk_lock_worker::ZkLockWorker;
+use crate::protocols::zookeeper_locks::zk_lock_worker::{ZkLock, ZkLockWorker};
 use crate::protocols::zookeeper_locks::zookeeper::{base_name, ReleaseCause, ZkService};
+use crate::scenarios::common::{runner_believers, runner_holdings};
 use crate::scenarios::property_library::{fence_monotonic, ledger_outcome, ledger_row, ledger_tables};
 use crate::trace::{columns, TableView};
 use serde_json::Value;
@@ -51,11 +52,7 @@ impl ZkWorld {
 
     /// Live workers that believe they hold the lock, with their ids.
     fn believers<'a>(&self, nodes: &Nodes<'a>) -> Vec<(NodeId, &'a ZkLockWorker)> {
-        self.workers
-            .iter()
-            .filter_map(|id| Some((*id, nodes.live::<ZkLockWorker>(*id)?)))
-            .filter(|(_, w)| w.believes_it_holds())
-            .collect()
+        runner_believers(nodes, &self.workers)
     }
 
     /// Believers whose node is, by ZooKeeper's own tree, the lowest child of the lock.
@@ -127,14 +124,10 @@ impl World for ZkWorld {
     }
 
     fn holdings(&self, nodes: &Nodes<'_>) -> Vec<Holding> {
-        Holding::of(
+        runner_holdings::<ZkLock>(
+            nodes,
             self.workers.iter().copied(),
             self.service(nodes).and_then(lowest_child_owner),
-            |node| {
-                nodes
-                    .live::<ZkLockWorker>(node)
-                    .is_some_and(ZkLockWorker::believes_it_holds)
-            },
         )
     }
 

@@ -6,13 +6,12 @@ use crate::protocols::redis_locks::redis_msg::RedisMsg;
 impl Label for RedisMsg {
     fn label(&self) -> String {
         match self {
-            RedisMsg::Set {
-                key,
-                value,
-                nx,
-                px_ms,
-                incr: None,
-            } => format!("SET {key} {value}{} PX {px_ms}", if *nx { " NX" } else { "" }),
+            // A plain command reads as the words a real Redis runs, so the two never differ
+            // (`parse_client_command` reads them back).
+            RedisMsg::Set { incr: None, .. }
+            | RedisMsg::Get { .. }
+            | RedisMsg::Del { .. }
+            | RedisMsg::Wait { .. } => self.command_args().unwrap_or_default().join(" "),
             RedisMsg::Set {
                 key,
                 value,
@@ -27,15 +26,12 @@ impl Label for RedisMsg {
             } => format!("OK, token {c}"),
             RedisMsg::SetReply { ok: true, .. } => "OK".to_string(),
             RedisMsg::SetReply { ok: false, .. } => "(nil): the key exists".to_string(),
-            RedisMsg::Get { key } => format!("GET {key}"),
             RedisMsg::GetReply { value: Some(v), .. } => format!("\"{v}\""),
             RedisMsg::GetReply { value: None, .. } => "(nil)".to_string(),
-            RedisMsg::Del { key } => format!("DEL {key}"),
             RedisMsg::CompareAndDelete { key, value } => {
                 format!("release script: DEL {key} only if it is {value}")
             }
             RedisMsg::DelReply { deleted, .. } => format!("(integer) {}", u8::from(*deleted)),
-            RedisMsg::Wait { replicas, timeout_ms } => format!("WAIT {replicas} {timeout_ms}"),
             RedisMsg::WaitReply { acked } => format!("WAIT: {acked} replica(s) have it"),
             RedisMsg::Error { text } => format!("-{text}"),
             RedisMsg::Sync { have } => format!("PSYNC (I have up to #{have})"),
