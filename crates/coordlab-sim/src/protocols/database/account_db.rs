@@ -261,32 +261,34 @@ mod tests {
         SqlMsg::Reply(SqlReply::Row { balance, version })
     }
 
+    fn select(for_update: bool) -> SqlRequest {
+        SqlRequest::Select { for_update }
+    }
+
+    fn update_if_version_1() -> SqlRequest {
+        SqlRequest::UpdateIfVersion {
+            balance: 70,
+            expected_version: 1,
+        }
+    }
+
+    fn version_checked(w: NodeId, rows: u32) -> Vec<(NodeId, SqlMsg)> {
+        vec![(w, SqlMsg::Reply(SqlReply::VersionChecked { rows }))]
+    }
+
     #[test]
     fn a_plain_select_answers_everyone_and_locks_nothing() {
         let mut d = db();
-        assert_eq!(
-            feed(&mut d, W1, SqlRequest::Select { for_update: false }).0,
-            vec![(W1, row(100, 1))]
-        );
-        assert_eq!(
-            feed(&mut d, W2, SqlRequest::Select { for_update: false }).0,
-            vec![(W2, row(100, 1))]
-        );
+        assert_eq!(feed(&mut d, W1, select(false)).0, vec![(W1, row(100, 1))]);
+        assert_eq!(feed(&mut d, W2, select(false)).0, vec![(W2, row(100, 1))]);
         assert_eq!(d.node.lock_holder, None);
     }
 
     #[test]
     fn select_for_update_queues_the_second_caller_until_the_holder_commits() {
         let mut d = db();
-        assert_eq!(
-            feed(&mut d, W1, SqlRequest::Select { for_update: true }).0,
-            vec![(W1, row(100, 1))]
-        );
-        assert_eq!(
-            feed(&mut d, W2, SqlRequest::Select { for_update: true }).0,
-            vec![],
-            "w2 must wait"
-        );
+        assert_eq!(feed(&mut d, W1, select(true)).0, vec![(W1, row(100, 1))]);
+        assert_eq!(feed(&mut d, W2, select(true)).0, vec![], "w2 must wait");
         assert_eq!(d.node.lock_waiters, vec![W2]);
         feed(&mut d, W1, SqlRequest::Update { balance: 70 });
         let (sent, persisted) = feed(&mut d, W1, SqlRequest::Commit);
@@ -307,43 +309,20 @@ mod tests {
     #[test]
     fn staged_writes_are_invisible_until_commit() {
         let mut d = db();
-        feed(&mut d, W1, SqlRequest::Select { for_update: false });
+        feed(&mut d, W1, select(false));
         let (_, persisted) = feed(&mut d, W1, SqlRequest::Update { balance: 70 });
         assert!(persisted.is_empty());
-        assert_eq!(
-            feed(&mut d, W2, SqlRequest::Select { for_update: false }).0,
-            vec![(W2, row(100, 1))]
-        );
+        assert_eq!(feed(&mut d, W2, select(false)).0, vec![(W2, row(100, 1))]);
     }
 
     #[test]
     fn a_version_checked_update_with_a_stale_version_changes_nothing() {
         let mut d = db();
-        let (sent, persisted) = feed(
-            &mut d,
-            W1,
-            SqlRequest::UpdateIfVersion {
-                balance: 70,
-                expected_version: 1,
-            },
-        );
-        assert_eq!(
-            sent,
-            vec![(W1, SqlMsg::Reply(SqlReply::VersionChecked { rows: 1 }))]
-        );
+        let (sent, persisted) = feed(&mut d, W1, update_if_version_1());
+        assert_eq!(sent, version_checked(W1, 1));
         assert_eq!(persisted.len(), 1);
-        let (sent, persisted) = feed(
-            &mut d,
-            W2,
-            SqlRequest::UpdateIfVersion {
-                balance: 70,
-                expected_version: 1,
-            },
-        );
-        assert_eq!(
-            sent,
-            vec![(W2, SqlMsg::Reply(SqlReply::VersionChecked { rows: 0 }))]
-        );
+        let (sent, persisted) = feed(&mut d, W2, update_if_version_1());
+        assert_eq!(sent, version_checked(W2, 0));
         assert!(persisted.is_empty());
         assert_eq!(
             d.node.durable.row,
@@ -358,9 +337,9 @@ mod tests {
     #[test]
     fn a_dropped_connection_rolls_back_and_hands_the_lock_on() {
         let mut d = db();
-        feed(&mut d, W1, SqlRequest::Select { for_update: true });
+        feed(&mut d, W1, select(true));
         feed(&mut d, W1, SqlRequest::Update { balance: 70 });
-        feed(&mut d, W2, SqlRequest::Select { for_update: true });
+        feed(&mut d, W2, select(true));
         assert!(d.node.watches(W1) && d.node.watches(W2));
         let effects = d.peer_down(W1);
         let (sent, persisted): (Vec<(NodeId, SqlMsg)>, Vec<&DbDurable>) =

@@ -534,20 +534,13 @@ mod tests {
             durable.jobs.insert(id, JobRow { done: false, runs: 0 });
             durable.users.insert(id, "free");
         }
-        durable.accounts.insert(
-            1,
-            AccountRow {
+        for id in 1..=2 {
+            let account = AccountRow {
                 balance: 100,
                 version: 1,
-            },
-        );
-        durable.accounts.insert(
-            2,
-            AccountRow {
-                balance: 100,
-                version: 1,
-            },
-        );
+            };
+            durable.accounts.insert(id, account);
+        }
         let config = LockDbConfig {
             deadlock_timeout_us: 1_000_000,
             email_index,
@@ -625,19 +618,12 @@ mod tests {
     fn nowait_fails_at_once_and_the_transaction_must_roll_back() {
         let mut d = db(false);
         feed(&mut d, W1, claim(ClaimLock::NoWait));
+        let error = |sqlstate| vec![(W2, DbReply::Error { sqlstate })];
         assert_eq!(
             feed(&mut d, W2, claim(ClaimLock::NoWait)),
-            vec![(
-                W2,
-                DbReply::Error {
-                    sqlstate: LOCK_NOT_AVAILABLE
-                }
-            )]
+            error(LOCK_NOT_AVAILABLE)
         );
-        assert_eq!(
-            feed(&mut d, W2, claim(ClaimLock::NoWait)),
-            vec![(W2, DbReply::Error { sqlstate: "25P02" })]
-        );
+        assert_eq!(feed(&mut d, W2, claim(ClaimLock::NoWait)), error("25P02"));
         assert_eq!(
             feed(&mut d, W2, DbRequest::Rollback),
             vec![(W2, DbReply::RolledBack)]
