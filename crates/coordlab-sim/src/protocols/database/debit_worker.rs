@@ -2,10 +2,10 @@
 //! read-then-write with no lock, read under `SELECT … FOR UPDATE`, or a version-checked
 //! write that retries when the row changed underneath it.
 
+use super::set_timer_within;
 use super::sql::{rupees, SqlMsg, SqlReply, SqlRequest};
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Participant};
-use crate::kernel::rng::between_us;
 use crate::presentation::narration::database::debit_worker::DebitWorkerSaw;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,9 +77,7 @@ impl DebitWorker {
             self.phase = Phase::Done;
             return;
         }
-        let (lo, hi) = self.plan.start_delay_us;
-        let delay_us = between_us(ctx.rng, lo, hi);
-        ctx.set_timer(WorkerTimer::Begin, delay_us);
+        set_timer_within(ctx, WorkerTimer::Begin, self.plan.start_delay_us);
     }
 
     fn read(&mut self, ctx: &mut Ctx<'_, Self>) {
@@ -144,9 +142,7 @@ impl Participant for DebitWorker {
                     balance,
                     amount: self.plan.amount,
                 });
-                let (lo, hi) = self.plan.think_us;
-                let think_us = between_us(ctx.rng, lo, hi);
-                ctx.set_timer(WorkerTimer::FinishComputing, think_us);
+                set_timer_within(ctx, WorkerTimer::FinishComputing, self.plan.think_us);
             }
             (SqlReply::Updated, Phase::Writing { new_balance }) => {
                 self.phase = Phase::Committing { new_balance };

@@ -325,23 +325,20 @@ impl LockClient for RedisLock {
         }
         let (me, primary) = (ctx.me(), ctx.name(peer));
         match phase {
-            Phase::Confirming => {
-                ctx.note(RedisWorkerSaw::DropsWhileWaiting { me, primary });
+            Phase::Acquiring | Phase::Confirming => {
+                ctx.note(if *phase == Phase::Acquiring {
+                    RedisWorkerSaw::DropsBeforeAnswer { me, primary }
+                } else {
+                    RedisWorkerSaw::DropsWhileWaiting { me, primary }
+                });
                 ctx.cancel_timer(Self::timeout(job));
                 self.lose_connection(ctx, plan)
-            }
-            Phase::Acquiring => {
-                ctx.note(RedisWorkerSaw::DropsBeforeAnswer { me, primary });
-                ctx.cancel_timer(Self::timeout(job));
-                self.lose_connection(ctx, plan)
-            }
-            Phase::Working { .. } | Phase::Writing { .. } => {
-                self.primary_down = true;
-                ctx.note(RedisWorkerSaw::DropsWhileWorking { me, primary });
-                Turn::Stay
             }
             _ => {
                 self.primary_down = true;
+                if matches!(phase, Phase::Working { .. } | Phase::Writing { .. }) {
+                    ctx.note(RedisWorkerSaw::DropsWhileWorking { me, primary });
+                }
                 Turn::Stay
             }
         }
