@@ -52,16 +52,8 @@ plans_job!(ServicePlan);
 impl From<ClientConfig> for ServicePlan {
     fn from(client: ClientConfig) -> ServicePlan {
         let job = JobPlan {
-            short: String::new(),
-            key: String::new(),
-            ttl_ms: 0,
-            start_at_ms: 0,
             retry_ms: client.retry_ms,
-            max_attempts: 0,
-            steps: client.steps,
-            step_ms: client.step_ms,
-            amount: 0,
-            ledger: client.resource,
+            ..JobPlan::of_steps(client.steps, client.step_ms, 0, client.resource)
         };
         ServicePlan { job, client }
     }

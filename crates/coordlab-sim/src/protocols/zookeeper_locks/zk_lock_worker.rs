@@ -53,16 +53,11 @@ plans_job!(ZkPlan);
 impl From<ZkWorkerPlan> for ZkPlan {
     fn from(zk: ZkWorkerPlan) -> ZkPlan {
         let job = JobPlan {
-            short: String::new(),
             key: zk.lock_path.clone(),
             ttl_ms: zk.session_timeout_ms,
             start_at_ms: zk.start_ms,
-            retry_ms: 0,
             max_attempts: 1,
-            steps: zk.steps,
-            step_ms: zk.step_ms,
-            amount: zk.amount_per_step,
-            ledger: zk.ledger,
+            ..JobPlan::of_steps(zk.steps, zk.step_ms, zk.amount_per_step, zk.ledger)
         };
         ZkPlan { job, zk }
     }
