@@ -54,21 +54,6 @@ impl AccountDb {
         }
     }
 
-    pub fn recover(durable: &DbDurable) -> AccountDb {
-        AccountDb {
-            durable: durable.clone(),
-            txns: VecMap::new(),
-            lock_holder: None,
-            lock_waiters: Vec::new(),
-            lock_waits: 0,
-            version_conflicts: 0,
-        }
-    }
-
-    pub fn watches(&self, peer: NodeId) -> bool {
-        self.txns.contains_key(&peer) || self.lock_waiters.contains(&peer)
-    }
-
     /// Handles one statement from the connection of `from`.
     pub fn handle(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, request: SqlRequest) {
         let who = ctx.name(from);
@@ -223,11 +208,18 @@ impl Participant for AccountDb {
     }
 
     fn watches(&self, peer: NodeId) -> bool {
-        AccountDb::watches(self, peer)
+        self.txns.contains_key(&peer) || self.lock_waiters.contains(&peer)
     }
 
     fn recover(_config: &(), _id: NodeId, durable: &DbDurable) -> Self {
-        AccountDb::recover(durable)
+        AccountDb {
+            durable: durable.clone(),
+            txns: VecMap::new(),
+            lock_holder: None,
+            lock_waiters: Vec::new(),
+            lock_waits: 0,
+            version_conflicts: 0,
+        }
     }
 }
 
@@ -242,7 +234,7 @@ mod tests {
     fn db() -> Harness<AccountDb> {
         Harness::new(
             NodeId(0),
-            AccountDb::recover(&AccountDb::initial(100)),
+            AccountDb::recover(&(), NodeId(0), &AccountDb::initial(100)),
             &["db", "w1", "w2"],
         )
     }

@@ -62,15 +62,6 @@ pub struct DebitWorker {
 }
 
 impl DebitWorker {
-    pub fn recover(plan: DebitPlan, durable: &WorkerDurable) -> DebitWorker {
-        DebitWorker {
-            plan,
-            phase: Phase::Idle,
-            attempts: 0,
-            done: durable.done,
-        }
-    }
-
     pub fn start(&mut self, ctx: &mut Ctx<'_, Self>) {
         if self.done {
             ctx.note(DebitWorkerSaw::AlreadyDone { me: ctx.me() });
@@ -218,7 +209,12 @@ impl Participant for DebitWorker {
     }
 
     fn recover(plan: &DebitPlan, _id: NodeId, durable: &WorkerDurable) -> Self {
-        DebitWorker::recover(*plan, durable)
+        DebitWorker {
+            plan: *plan,
+            phase: Phase::Idle,
+            attempts: 0,
+            done: durable.done,
+        }
     }
 }
 
@@ -242,7 +238,7 @@ mod tests {
     }
 
     fn worker(strategy: DebitStrategy) -> Harness<DebitWorker> {
-        let w = DebitWorker::recover(plan(strategy), &WorkerDurable { done: false });
+        let w = DebitWorker::recover(&plan(strategy), NodeId(1), &WorkerDurable { done: false });
         Harness::new(NodeId(1), w, &["db", "w"])
     }
 
@@ -321,7 +317,11 @@ mod tests {
     fn a_worker_whose_debit_is_done_stays_idle_after_restart() {
         let mut w = Harness::new(
             NodeId(1),
-            DebitWorker::recover(plan(DebitStrategy::RowLock), &WorkerDurable { done: true }),
+            DebitWorker::recover(
+                &plan(DebitStrategy::RowLock),
+                NodeId(1),
+                &WorkerDurable { done: true },
+            ),
             &["db", "w"],
         );
         let fx = w.start();

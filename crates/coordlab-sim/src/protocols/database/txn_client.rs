@@ -82,20 +82,6 @@ pub struct TxnClient {
 }
 
 impl TxnClient {
-    pub fn recover(plan: TxnPlan, durable: &ClientDurable) -> TxnClient {
-        TxnClient {
-            plan,
-            phase: ClientPhase::Idle,
-            pc: 0,
-            claimed: None,
-            no_row: None,
-            committed: durable.committed,
-            errors: 0,
-            retries: 0,
-            done: durable.done,
-        }
-    }
-
     /// Starts the program again on a fresh transaction: BEGIN first.
     fn restart(&mut self, ctx: &mut Ctx<'_, Self>) {
         self.pc = 0;
@@ -292,7 +278,17 @@ impl Participant for TxnClient {
     }
 
     fn recover(plan: &TxnPlan, _id: NodeId, durable: &ClientDurable) -> Self {
-        TxnClient::recover(plan.clone(), durable)
+        TxnClient {
+            plan: plan.clone(),
+            phase: ClientPhase::Idle,
+            pc: 0,
+            claimed: None,
+            no_row: None,
+            committed: durable.committed,
+            errors: 0,
+            retries: 0,
+            done: durable.done,
+        }
     }
 }
 
@@ -323,7 +319,7 @@ mod tests {
         };
         Harness::new(
             NodeId(1),
-            TxnClient::recover(plan, &ClientDurable::default()),
+            TxnClient::recover(&plan, NodeId(1), &ClientDurable::default()),
             &["db", "w"],
         )
     }

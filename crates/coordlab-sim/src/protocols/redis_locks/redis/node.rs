@@ -140,11 +140,6 @@ impl RedisNode {
         ctx.persist(self.durable());
     }
 
-    /// A replica holds a connection to its primary and notices when it breaks.
-    pub fn watches(&self, peer: NodeId) -> bool {
-        self.role == (Role::Replica { of: peer })
-    }
-
     /// Answers a sentinel with its role and offset.
     fn ping(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId) {
         let replica_of = match self.role {
@@ -316,8 +311,9 @@ impl Participant for RedisNode {
         });
     }
 
+    /// A replica holds a connection to its primary and notices when it breaks.
     fn watches(&self, peer: NodeId) -> bool {
-        RedisNode::watches(self, peer)
+        self.role == (Role::Replica { of: peer })
     }
 
     fn recover(config: &RedisConfig, _id: NodeId, durable: &RedisDurable) -> Self {
