@@ -12,14 +12,14 @@ use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, NoTimer, Participant};
 use crate::presentation::narration::database::account_db::AccountDbSaw;
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AccountRow {
     pub balance: i64,
     pub version: u64,
 }
 
 /// What survives a crash: the committed row and how many debits were committed.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DbDurable {
     pub row: AccountRow,
     pub committed_debits: u32,
@@ -30,7 +30,7 @@ pub struct OpenTxn {
     pub staged_balance: Option<i64>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AccountDb {
     pub durable: DbDurable,
     /// Open transactions by connection (worker).
@@ -214,11 +214,7 @@ impl Participant for AccountDb {
     fn recover(_config: &(), _id: NodeId, durable: &DbDurable) -> Self {
         AccountDb {
             durable: durable.clone(),
-            txns: VecMap::new(),
-            lock_holder: None,
-            lock_waiters: Vec::new(),
-            lock_waits: 0,
-            version_conflicts: 0,
+            ..AccountDb::default()
         }
     }
 }

@@ -60,7 +60,7 @@ pub struct AdvisoryStats {
     pub released_at_close: u32,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AdvisoryDb {
     pub durable: AdvisoryDbDurable,
     pub sessions: VecMap<Conn, Session>,
@@ -330,10 +330,7 @@ impl Participant for AdvisoryDb {
     fn recover(_config: &(), _id: NodeId, durable: &AdvisoryDbDurable) -> Self {
         AdvisoryDb {
             durable: durable.clone(),
-            sessions: VecMap::new(),
-            locks: VecMap::new(),
-            waiters: Vec::new(),
-            stats: AdvisoryStats::default(),
+            ..AdvisoryDb::default()
         }
     }
 }

@@ -48,7 +48,7 @@ impl WriteRecord {
 }
 
 /// Everything here is the row on disk.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ResourceDurable {
     pub balance: i64,
     pub last_token: FencingToken,
@@ -85,11 +85,7 @@ impl FencedResource {
     pub fn initial(balance: i64) -> ResourceDurable {
         ResourceDurable {
             balance,
-            last_token: FencingToken(0),
-            writes: Vec::new(),
-            steps_done: 0,
-            runs: VecMap::new(),
-            run_conflicts: 0,
+            ..ResourceDurable::default()
         }
     }
 

@@ -30,7 +30,7 @@ use crate::presentation::narration::lease::lease_store::{Freed, Lapse, LeaseStor
 /// How the owner of a row left by an earlier run (before the story starts) is shown.
 pub const EARLIER_OWNER: &str = "earlier-run";
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LeaseRow {
     /// `None`: a holder from before the story, whose row an earlier run left behind.
     pub owner: Option<NodeId>,
@@ -155,16 +155,11 @@ impl LeaseStore {
     pub fn initial(issued: VecMap<String, FencingToken>) -> StoreDurable {
         let mut rows = VecMap::new();
         for (lease, token) in &issued {
-            rows.insert(
-                lease.clone(),
-                LeaseRow {
-                    owner: None,
-                    token: *token,
-                    acquired_at_us: 0,
-                    expires_at_us: 0,
-                    released: false,
-                },
-            );
+            let row = LeaseRow {
+                token: *token,
+                ..LeaseRow::default()
+            };
+            rows.insert(lease.clone(), row);
         }
         StoreDurable {
             rows,

@@ -27,7 +27,7 @@ use crate::kernel::time::MS_US;
 use crate::presentation::narration::lease::placed_lease::{Holding, PlacedLeaseSaw};
 
 /// The lease row. `owner: None` is an earlier run's row, expired before the story starts.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PlacedRow {
     pub owner: Option<NodeId>,
     pub token: FencingToken,
@@ -46,7 +46,7 @@ pub struct PlacedGrant {
 }
 
 /// The table on disk.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PlacedDurable {
     pub row: PlacedRow,
     pub grants: Vec<PlacedGrant>,
@@ -257,15 +257,11 @@ impl PlacedLease {
     pub fn initial(issued: u64) -> PlacedDurable {
         PlacedDurable {
             row: PlacedRow {
-                owner: None,
                 token: FencingToken(issued),
-                expires_at_us: 0,
+                ..PlacedRow::default()
             },
-            grants: Vec::new(),
             seq: issued,
-            waiting: Vec::new(),
-            promoted: false,
-            started: false,
+            ..PlacedDurable::default()
         }
     }
 

@@ -76,7 +76,7 @@ impl LockTimer for Renew {
 
 /// The lock side of a client: the grant it holds, its keep-alive thread, its job thread's
 /// writes.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ServiceLock {
     /// The grant it believes it holds.
     pub number: Option<u64>,
@@ -131,14 +131,8 @@ impl LockClient for ServiceLock {
 
     fn recover(plan: &ServicePlan, _durable: &JobDurable) -> Self {
         ServiceLock {
-            number: None,
-            steps_written: 0,
-            renewing: false,
-            acquired: false,
-            stuck: false,
-            renewals: 0,
-            waits: 0,
             retry_in_us: plan.client.retry_ms * MS_US,
+            ..ServiceLock::default()
         }
     }
 

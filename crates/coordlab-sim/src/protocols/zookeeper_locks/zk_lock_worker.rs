@@ -73,15 +73,16 @@ pub struct Ping;
 impl LockTimer for Ping {}
 
 /// Where an attempt is in the recipe, before it is queued or holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Stage {
+    #[default]
     Connecting,
     Creating,
     Listing,
 }
 
 /// The lock side of a worker: its session, its lock node, and what it waits on.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ZkLock {
     pub stage: Stage,
     /// While queued: the node just ahead that it watches (none: the whole lock node).
@@ -220,15 +221,7 @@ impl LockClient for ZkLock {
     const BOUNDED: bool = false;
 
     fn recover(_plan: &ZkPlan, _durable: &JobDurable) -> Self {
-        ZkLock {
-            stage: Stage::Connecting,
-            ahead: None,
-            closing: false,
-            session: None,
-            node: None,
-            token: None,
-            wakeups: 0,
-        }
+        ZkLock::default()
     }
 
     fn start(ctx: Ctx, plan: &ZkPlan, job: &Job) {
