@@ -93,7 +93,7 @@ pub enum Replication {
     Async { ship_ms: u64 },
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PlacedConfig {
     pub lease: String,
     /// Whose table this is, when each node has its own (`None`: the shared one).
@@ -123,15 +123,7 @@ impl PlacedConfig {
     pub fn shared(lease: &str) -> PlacedConfig {
         PlacedConfig {
             lease: lease.to_string(),
-            local_to: None,
-            replica: false,
-            replicas: Vec::new(),
-            source: TokenSource::LeaseTable,
-            replication: Replication::Stream,
-            takes_over_from: None,
-            replicas_then: Vec::new(),
-            standby: None,
-            role_on_card: false,
+            ..PlacedConfig::default()
         }
     }
 }
