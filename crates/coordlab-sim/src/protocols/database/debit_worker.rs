@@ -237,8 +237,9 @@ mod tests {
         }
     }
 
-    fn worker(strategy: DebitStrategy) -> Harness<DebitWorker> {
-        let w = DebitWorker::recover(&plan(strategy), NodeId(1), &WorkerDurable { done: false });
+    /// A worker with `strategy` whose disk says its debit is `done`, or not.
+    fn worker(strategy: DebitStrategy, done: bool) -> Harness<DebitWorker> {
+        let w = DebitWorker::recover(&plan(strategy), NodeId(1), &WorkerDurable { done });
         Harness::new(NodeId(1), w, &["db", "w"])
     }
 
@@ -258,12 +259,12 @@ mod tests {
 
     #[test]
     fn the_row_lock_strategy_reads_for_update() {
-        let mut w = worker(DebitStrategy::RowLock);
+        let mut w = worker(DebitStrategy::RowLock, false);
         assert_eq!(
             requests(&w.fire(WorkerTimer::Begin)),
             vec![SqlRequest::Select { for_update: true }]
         );
-        let mut plain = worker(DebitStrategy::ReadThenWrite);
+        let mut plain = worker(DebitStrategy::ReadThenWrite, false);
         assert_eq!(
             requests(&plain.fire(WorkerTimer::Begin)),
             vec![SqlRequest::Select { for_update: false }]
@@ -272,7 +273,7 @@ mod tests {
 
     #[test]
     fn the_write_is_computed_from_the_value_read() {
-        let mut w = worker(DebitStrategy::ReadThenWrite);
+        let mut w = worker(DebitStrategy::ReadThenWrite, false);
         w.fire(WorkerTimer::Begin);
         let fx = w.deliver(DB, row(100, 1));
         assert_eq!(timers_set(&fx), vec![(WorkerTimer::FinishComputing, 5)]);
@@ -291,7 +292,7 @@ mod tests {
 
     #[test]
     fn a_refused_version_check_reads_again_then_gives_up() {
-        let mut w = worker(DebitStrategy::VersionCheck);
+        let mut w = worker(DebitStrategy::VersionCheck, false);
         w.fire(WorkerTimer::Begin);
         w.deliver(DB, row(100, 1));
         assert_eq!(
@@ -315,15 +316,7 @@ mod tests {
 
     #[test]
     fn a_worker_whose_debit_is_done_stays_idle_after_restart() {
-        let mut w = Harness::new(
-            NodeId(1),
-            DebitWorker::recover(
-                &plan(DebitStrategy::RowLock),
-                NodeId(1),
-                &WorkerDurable { done: true },
-            ),
-            &["db", "w"],
-        );
+        let mut w = worker(DebitStrategy::RowLock, true);
         let fx = w.start();
         assert!(timers_set(&fx).is_empty());
         assert_eq!(w.node.phase, Phase::Done);
@@ -331,7 +324,7 @@ mod tests {
 
     #[test]
     fn replies_from_anyone_but_the_database_are_ignored() {
-        let mut w = worker(DebitStrategy::ReadThenWrite);
+        let mut w = worker(DebitStrategy::ReadThenWrite, false);
         w.fire(WorkerTimer::Begin);
         let fx = w.deliver(NodeId(2), row(5, 9));
         assert!(fx.is_empty());
