@@ -21,6 +21,7 @@
 //! chapter's [`super::lease_store`], whose bundle is at its size cap.
 
 use super::lease_msg::seconds;
+use super::lease_store::sequence_name;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
@@ -214,16 +215,13 @@ pub struct PlacedLease {
 /// The acquiring command of `source`, with its values bound.
 pub fn acquire_command(source: TokenSource, lease: &str, who: &str, ttl_ms: u64) -> String {
     let ttl = seconds(ttl_ms);
-    let tail: String = lease
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
     match source {
         TokenSource::LeaseTable => format!(
             "INSERT INTO lease … VALUES ('{lease}', '{who}', 1, now(), now() + interval '{ttl}') ON CONFLICT (name) DO UPDATE … WHERE lease.expires_at < now() OR lease.owner = '{who}' RETURNING fence_token"
         ),
         TokenSource::PostgresSequence => format!(
-            "BEGIN; UPDATE lease SET owner = '{who}', fence_token = nextval('fence_seq_{tail}'), expires_at = now() + interval '{ttl}' WHERE name = '{lease}' AND (expires_at < now() OR owner = '{who}') RETURNING fence_token; COMMIT;"
+            "BEGIN; UPDATE lease SET owner = '{who}', fence_token = nextval('{seq}'), expires_at = now() + interval '{ttl}' WHERE name = '{lease}' AND (expires_at < now() OR owner = '{who}') RETURNING fence_token; COMMIT;",
+            seq = sequence_name(lease)
         ),
         TokenSource::DynamoDb => format!(
             "UpdateItem(Key: {{pk: \"lease#{lease}\"}}, UpdateExpression: \"SET #owner = :me, expires = :exp ADD fence :one\", ConditionExpression: \"attribute_not_exists(pk) OR expires < :now OR #owner = :me\", ReturnValues: \"UPDATED_NEW\") with :me = \"{who}\""
