@@ -21,7 +21,7 @@
 //! chapter's [`super::lease_store`], whose bundle is at its size cap.
 
 use super::lease_msg::seconds;
-use super::lease_store::sequence_name;
+use super::lease_store::{owner_name, sequence_name};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
@@ -256,7 +256,7 @@ impl PlacedLease {
     }
 
     fn owner_name<'a>(&self, ctx: &Ctx<'a, Self>) -> &'a str {
-        self.durable.row.owner.map_or("earlier-run", |o| ctx.name(o))
+        owner_name(self.durable.row.owner, |o| ctx.name(o))
     }
 
     /// ZooKeeper: the czxid of `from`'s node, if it waits in line.
