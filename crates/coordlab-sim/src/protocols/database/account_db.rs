@@ -106,13 +106,7 @@ impl AccountDb {
                 expected_version,
             } => {
                 if self.durable.row.version == expected_version {
-                    let before = self.durable.row.balance;
-                    self.durable.row = AccountRow {
-                        balance,
-                        version: expected_version + 1,
-                    };
-                    self.durable.committed_debits += 1;
-                    ctx.persist(self.durable.clone());
+                    let before = self.commit_balance(ctx, balance);
                     ctx.note(AccountDbSaw::VersionMatched {
                         expected_version,
                         before,
@@ -132,13 +126,7 @@ impl AccountDb {
             SqlRequest::Commit => {
                 let staged = self.txns.remove(&from).and_then(|t| t.staged_balance);
                 if let Some(balance) = staged {
-                    let before = self.durable.row.balance;
-                    self.durable.row = AccountRow {
-                        balance,
-                        version: self.durable.row.version + 1,
-                    };
-                    self.durable.committed_debits += 1;
-                    ctx.persist(self.durable.clone());
+                    let before = self.commit_balance(ctx, balance);
                     ctx.note(AccountDbSaw::Committed { who, balance, before });
                     if balance == before {
                         ctx.note(AccountDbSaw::LostUpdate {
@@ -151,6 +139,16 @@ impl AccountDb {
                 self.release_lock(ctx, from);
             }
         }
+    }
+
+    /// Commits `balance` as the row's next version, on disk; answers the balance before.
+    fn commit_balance(&mut self, ctx: &mut Ctx<'_, Self>, balance: i64) -> i64 {
+        let before = self.durable.row.balance;
+        let version = self.durable.row.version + 1;
+        self.durable.row = AccountRow { balance, version };
+        self.durable.committed_debits += 1;
+        ctx.persist(self.durable.clone());
+        before
     }
 
     fn release_lock(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId) {
@@ -249,6 +247,10 @@ mod tests {
         SqlMsg::Reply(SqlReply::Row { balance, version })
     }
 
+    fn account_row(balance: i64, version: u64) -> AccountRow {
+        AccountRow { balance, version }
+    }
+
     fn select(for_update: bool) -> SqlRequest {
         SqlRequest::Select { for_update }
     }
@@ -284,13 +286,7 @@ mod tests {
             sent,
             vec![(W1, SqlMsg::Reply(SqlReply::Committed)), (W2, row(70, 2))]
         );
-        assert_eq!(
-            persisted.last().unwrap().row,
-            AccountRow {
-                balance: 70,
-                version: 2
-            }
-        );
+        assert_eq!(persisted.last().unwrap().row, account_row(70, 2));
         assert_eq!(d.node.lock_holder, Some(W2));
     }
 
@@ -312,13 +308,7 @@ mod tests {
         let (sent, persisted) = feed(&mut d, W2, update_if_version_1());
         assert_eq!(sent, version_checked(W2, 0));
         assert!(persisted.is_empty());
-        assert_eq!(
-            d.node.durable.row,
-            AccountRow {
-                balance: 70,
-                version: 2
-            }
-        );
+        assert_eq!(d.node.durable.row, account_row(70, 2));
         assert_eq!(d.node.version_conflicts, 1);
     }
 
