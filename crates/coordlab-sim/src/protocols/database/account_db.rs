@@ -12,14 +12,14 @@ use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, NoTimer, Participant};
 use crate::presentation::narration::database::account_db::AccountDbSaw;
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AccountRow {
     pub balance: i64,
     pub version: u64,
 }
 
 /// What survives a crash: the committed row and how many debits were committed.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DbDurable {
     pub row: AccountRow,
     pub committed_debits: u32,
@@ -30,7 +30,7 @@ pub struct OpenTxn {
     pub staged_balance: Option<i64>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AccountDb {
     pub durable: DbDurable,
     /// Open transactions by connection (worker).
@@ -52,21 +52,6 @@ impl AccountDb {
             row: AccountRow { balance, version: 1 },
             committed_debits: 0,
         }
-    }
-
-    pub fn recover(durable: &DbDurable) -> AccountDb {
-        AccountDb {
-            durable: durable.clone(),
-            txns: VecMap::new(),
-            lock_holder: None,
-            lock_waiters: Vec::new(),
-            lock_waits: 0,
-            version_conflicts: 0,
-        }
-    }
-
-    pub fn watches(&self, peer: NodeId) -> bool {
-        self.txns.contains_key(&peer) || self.lock_waiters.contains(&peer)
     }
 
     /// Handles one statement from the connection of `from`.
@@ -121,13 +106,7 @@ impl AccountDb {
                 expected_version,
             } => {
                 if self.durable.row.version == expected_version {
-                    let before = self.durable.row.balance;
-                    self.durable.row = AccountRow {
-                        balance,
-                        version: expected_version + 1,
-                    };
-                    self.durable.committed_debits += 1;
-                    ctx.persist(self.durable.clone());
+                    let before = self.commit_balance(ctx, balance);
                     ctx.note(AccountDbSaw::VersionMatched {
                         expected_version,
                         before,
@@ -147,13 +126,7 @@ impl AccountDb {
             SqlRequest::Commit => {
                 let staged = self.txns.remove(&from).and_then(|t| t.staged_balance);
                 if let Some(balance) = staged {
-                    let before = self.durable.row.balance;
-                    self.durable.row = AccountRow {
-                        balance,
-                        version: self.durable.row.version + 1,
-                    };
-                    self.durable.committed_debits += 1;
-                    ctx.persist(self.durable.clone());
+                    let before = self.commit_balance(ctx, balance);
                     ctx.note(AccountDbSaw::Committed { who, balance, before });
                     if balance == before {
                         ctx.note(AccountDbSaw::LostUpdate {
@@ -166,6 +139,16 @@ impl AccountDb {
                 self.release_lock(ctx, from);
             }
         }
+    }
+
+    /// Commits `balance` as the row's next version, on disk; answers the balance before.
+    fn commit_balance(&mut self, ctx: &mut Ctx<'_, Self>, balance: i64) -> i64 {
+        let before = self.durable.row.balance;
+        let version = self.durable.row.version + 1;
+        self.durable.row = AccountRow { balance, version };
+        self.durable.committed_debits += 1;
+        ctx.persist(self.durable.clone());
+        before
     }
 
     fn release_lock(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId) {
@@ -223,11 +206,14 @@ impl Participant for AccountDb {
     }
 
     fn watches(&self, peer: NodeId) -> bool {
-        AccountDb::watches(self, peer)
+        self.txns.contains_key(&peer) || self.lock_waiters.contains(&peer)
     }
 
     fn recover(_config: &(), _id: NodeId, durable: &DbDurable) -> Self {
-        AccountDb::recover(durable)
+        AccountDb {
+            durable: durable.clone(),
+            ..AccountDb::default()
+        }
     }
 }
 
@@ -242,7 +228,7 @@ mod tests {
     fn db() -> Harness<AccountDb> {
         Harness::new(
             NodeId(0),
-            AccountDb::recover(&AccountDb::initial(100)),
+            AccountDb::recover(&(), NodeId(0), &AccountDb::initial(100)),
             &["db", "w1", "w2"],
         )
     }
@@ -261,32 +247,38 @@ mod tests {
         SqlMsg::Reply(SqlReply::Row { balance, version })
     }
 
+    fn account_row(balance: i64, version: u64) -> AccountRow {
+        AccountRow { balance, version }
+    }
+
+    fn select(for_update: bool) -> SqlRequest {
+        SqlRequest::Select { for_update }
+    }
+
+    fn update_if_version_1() -> SqlRequest {
+        SqlRequest::UpdateIfVersion {
+            balance: 70,
+            expected_version: 1,
+        }
+    }
+
+    fn version_checked(w: NodeId, rows: u32) -> Vec<(NodeId, SqlMsg)> {
+        vec![(w, SqlMsg::Reply(SqlReply::VersionChecked { rows }))]
+    }
+
     #[test]
     fn a_plain_select_answers_everyone_and_locks_nothing() {
         let mut d = db();
-        assert_eq!(
-            feed(&mut d, W1, SqlRequest::Select { for_update: false }).0,
-            vec![(W1, row(100, 1))]
-        );
-        assert_eq!(
-            feed(&mut d, W2, SqlRequest::Select { for_update: false }).0,
-            vec![(W2, row(100, 1))]
-        );
+        assert_eq!(feed(&mut d, W1, select(false)).0, vec![(W1, row(100, 1))]);
+        assert_eq!(feed(&mut d, W2, select(false)).0, vec![(W2, row(100, 1))]);
         assert_eq!(d.node.lock_holder, None);
     }
 
     #[test]
     fn select_for_update_queues_the_second_caller_until_the_holder_commits() {
         let mut d = db();
-        assert_eq!(
-            feed(&mut d, W1, SqlRequest::Select { for_update: true }).0,
-            vec![(W1, row(100, 1))]
-        );
-        assert_eq!(
-            feed(&mut d, W2, SqlRequest::Select { for_update: true }).0,
-            vec![],
-            "w2 must wait"
-        );
+        assert_eq!(feed(&mut d, W1, select(true)).0, vec![(W1, row(100, 1))]);
+        assert_eq!(feed(&mut d, W2, select(true)).0, vec![], "w2 must wait");
         assert_eq!(d.node.lock_waiters, vec![W2]);
         feed(&mut d, W1, SqlRequest::Update { balance: 70 });
         let (sent, persisted) = feed(&mut d, W1, SqlRequest::Commit);
@@ -294,73 +286,38 @@ mod tests {
             sent,
             vec![(W1, SqlMsg::Reply(SqlReply::Committed)), (W2, row(70, 2))]
         );
-        assert_eq!(
-            persisted.last().unwrap().row,
-            AccountRow {
-                balance: 70,
-                version: 2
-            }
-        );
+        assert_eq!(persisted.last().unwrap().row, account_row(70, 2));
         assert_eq!(d.node.lock_holder, Some(W2));
     }
 
     #[test]
     fn staged_writes_are_invisible_until_commit() {
         let mut d = db();
-        feed(&mut d, W1, SqlRequest::Select { for_update: false });
+        feed(&mut d, W1, select(false));
         let (_, persisted) = feed(&mut d, W1, SqlRequest::Update { balance: 70 });
         assert!(persisted.is_empty());
-        assert_eq!(
-            feed(&mut d, W2, SqlRequest::Select { for_update: false }).0,
-            vec![(W2, row(100, 1))]
-        );
+        assert_eq!(feed(&mut d, W2, select(false)).0, vec![(W2, row(100, 1))]);
     }
 
     #[test]
     fn a_version_checked_update_with_a_stale_version_changes_nothing() {
         let mut d = db();
-        let (sent, persisted) = feed(
-            &mut d,
-            W1,
-            SqlRequest::UpdateIfVersion {
-                balance: 70,
-                expected_version: 1,
-            },
-        );
-        assert_eq!(
-            sent,
-            vec![(W1, SqlMsg::Reply(SqlReply::VersionChecked { rows: 1 }))]
-        );
+        let (sent, persisted) = feed(&mut d, W1, update_if_version_1());
+        assert_eq!(sent, version_checked(W1, 1));
         assert_eq!(persisted.len(), 1);
-        let (sent, persisted) = feed(
-            &mut d,
-            W2,
-            SqlRequest::UpdateIfVersion {
-                balance: 70,
-                expected_version: 1,
-            },
-        );
-        assert_eq!(
-            sent,
-            vec![(W2, SqlMsg::Reply(SqlReply::VersionChecked { rows: 0 }))]
-        );
+        let (sent, persisted) = feed(&mut d, W2, update_if_version_1());
+        assert_eq!(sent, version_checked(W2, 0));
         assert!(persisted.is_empty());
-        assert_eq!(
-            d.node.durable.row,
-            AccountRow {
-                balance: 70,
-                version: 2
-            }
-        );
+        assert_eq!(d.node.durable.row, account_row(70, 2));
         assert_eq!(d.node.version_conflicts, 1);
     }
 
     #[test]
     fn a_dropped_connection_rolls_back_and_hands_the_lock_on() {
         let mut d = db();
-        feed(&mut d, W1, SqlRequest::Select { for_update: true });
+        feed(&mut d, W1, select(true));
         feed(&mut d, W1, SqlRequest::Update { balance: 70 });
-        feed(&mut d, W2, SqlRequest::Select { for_update: true });
+        feed(&mut d, W2, select(true));
         assert!(d.node.watches(W1) && d.node.watches(W2));
         let effects = d.peer_down(W1);
         let (sent, persisted): (Vec<(NodeId, SqlMsg)>, Vec<&DbDurable>) =

@@ -60,7 +60,7 @@ pub struct AdvisoryStats {
     pub released_at_close: u32,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AdvisoryDb {
     pub durable: AdvisoryDbDurable,
     pub sessions: VecMap<Conn, Session>,
@@ -70,16 +70,6 @@ pub struct AdvisoryDb {
 }
 
 impl AdvisoryDb {
-    pub fn recover(durable: &AdvisoryDbDurable) -> AdvisoryDb {
-        AdvisoryDb {
-            durable: durable.clone(),
-            sessions: VecMap::new(),
-            locks: VecMap::new(),
-            waiters: Vec::new(),
-            stats: AdvisoryStats::default(),
-        }
-    }
-
     /// The backend process id of a connection, if it is open.
     pub fn pid(&self, conn: Conn) -> Option<u32> {
         self.sessions.get(&conn).map(|s| s.pid)
@@ -338,7 +328,10 @@ impl Participant for AdvisoryDb {
     }
 
     fn recover(_config: &(), _id: NodeId, durable: &AdvisoryDbDurable) -> Self {
-        AdvisoryDb::recover(durable)
+        AdvisoryDb {
+            durable: durable.clone(),
+            ..AdvisoryDb::default()
+        }
     }
 }
 
@@ -354,7 +347,7 @@ mod tests {
     fn db() -> Harness<AdvisoryDb> {
         Harness::new(
             NodeId(0),
-            AdvisoryDb::recover(&AdvisoryDbDurable::default()),
+            AdvisoryDb::recover(&(), NodeId(0), &AdvisoryDbDurable::default()),
             &["db", "w1", "w2"],
         )
     }

@@ -117,11 +117,14 @@ impl JobWorker {
         }
     }
 
+    /// Its planned run number `i`, if there is one.
+    fn planned(&self, i: u32) -> Option<&JobRun> {
+        self.plan.runs.get(i as usize)
+    }
+
     /// The job it is running, if any.
     pub fn running(&self) -> Option<&'static str> {
-        self.run
-            .and_then(|i| self.plan.runs.get(i as usize))
-            .map(|r| r.name)
+        self.run.and_then(|i| self.planned(i)).map(|r| r.name)
     }
 
     /// Whether it holds the lock as far as it knows: granted and not yet ended.
@@ -133,14 +136,7 @@ impl JobWorker {
     pub fn count(&self, name: &str, result: RunResult) -> u32 {
         self.results
             .iter()
-            .filter(|(i, r)| {
-                *r == result
-                    && self
-                        .plan
-                        .runs
-                        .get(*i as usize)
-                        .is_some_and(|run| run.name == name)
-            })
+            .filter(|(i, r)| *r == result && self.planned(*i).is_some_and(|run| run.name == name))
             .count() as u32
     }
 
@@ -204,7 +200,7 @@ impl JobWorker {
     }
 
     fn start(&mut self, ctx: &mut Ctx<'_, Self>, i: u32) {
-        let Some(run) = self.plan.runs.get(i as usize).copied() else {
+        let Some(run) = self.planned(i).copied() else {
             return;
         };
         if self.phase != Phase::Idle {
@@ -245,10 +241,7 @@ impl JobWorker {
             (AdvisoryReply::Bool(true) | AdvisoryReply::Granted, Phase::Locking) => {
                 self.phase = Phase::Working;
                 let work_us = between_us(ctx.rng, self.plan.work_us.0, self.plan.work_us.1);
-                let throws = self
-                    .run
-                    .and_then(|i| self.plan.runs.get(i as usize))
-                    .is_some_and(|r| r.throws);
+                let throws = self.run.and_then(|i| self.planned(i)).is_some_and(|r| r.throws);
                 if throws {
                     ctx.set_timer(JobTimer::Throw, work_us / 2);
                 } else {

@@ -2,10 +2,10 @@
 //! read-then-write with no lock, read under `SELECT … FOR UPDATE`, or a version-checked
 //! write that retries when the row changed underneath it.
 
+use super::set_timer_within;
 use super::sql::{rupees, SqlMsg, SqlReply, SqlRequest};
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Participant};
-use crate::kernel::rng::between_us;
 use crate::presentation::narration::database::debit_worker::DebitWorkerSaw;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,24 +62,13 @@ pub struct DebitWorker {
 }
 
 impl DebitWorker {
-    pub fn recover(plan: DebitPlan, durable: &WorkerDurable) -> DebitWorker {
-        DebitWorker {
-            plan,
-            phase: Phase::Idle,
-            attempts: 0,
-            done: durable.done,
-        }
-    }
-
     pub fn start(&mut self, ctx: &mut Ctx<'_, Self>) {
         if self.done {
             ctx.note(DebitWorkerSaw::AlreadyDone { me: ctx.me() });
             self.phase = Phase::Done;
             return;
         }
-        let (lo, hi) = self.plan.start_delay_us;
-        let delay_us = between_us(ctx.rng, lo, hi);
-        ctx.set_timer(WorkerTimer::Begin, delay_us);
+        set_timer_within(ctx, WorkerTimer::Begin, self.plan.start_delay_us);
     }
 
     fn read(&mut self, ctx: &mut Ctx<'_, Self>) {
@@ -144,9 +133,7 @@ impl Participant for DebitWorker {
                     balance,
                     amount: self.plan.amount,
                 });
-                let (lo, hi) = self.plan.think_us;
-                let think_us = between_us(ctx.rng, lo, hi);
-                ctx.set_timer(WorkerTimer::FinishComputing, think_us);
+                set_timer_within(ctx, WorkerTimer::FinishComputing, self.plan.think_us);
             }
             (SqlReply::Updated, Phase::Writing { new_balance }) => {
                 self.phase = Phase::Committing { new_balance };
@@ -222,7 +209,12 @@ impl Participant for DebitWorker {
     }
 
     fn recover(plan: &DebitPlan, _id: NodeId, durable: &WorkerDurable) -> Self {
-        DebitWorker::recover(*plan, durable)
+        DebitWorker {
+            plan: *plan,
+            phase: Phase::Idle,
+            attempts: 0,
+            done: durable.done,
+        }
     }
 }
 
@@ -245,8 +237,9 @@ mod tests {
         }
     }
 
-    fn worker(strategy: DebitStrategy) -> Harness<DebitWorker> {
-        let w = DebitWorker::recover(plan(strategy), &WorkerDurable { done: false });
+    /// A worker with `strategy` whose disk says its debit is `done`, or not.
+    fn worker(strategy: DebitStrategy, done: bool) -> Harness<DebitWorker> {
+        let w = DebitWorker::recover(&plan(strategy), NodeId(1), &WorkerDurable { done });
         Harness::new(NodeId(1), w, &["db", "w"])
     }
 
@@ -266,12 +259,12 @@ mod tests {
 
     #[test]
     fn the_row_lock_strategy_reads_for_update() {
-        let mut w = worker(DebitStrategy::RowLock);
+        let mut w = worker(DebitStrategy::RowLock, false);
         assert_eq!(
             requests(&w.fire(WorkerTimer::Begin)),
             vec![SqlRequest::Select { for_update: true }]
         );
-        let mut plain = worker(DebitStrategy::ReadThenWrite);
+        let mut plain = worker(DebitStrategy::ReadThenWrite, false);
         assert_eq!(
             requests(&plain.fire(WorkerTimer::Begin)),
             vec![SqlRequest::Select { for_update: false }]
@@ -280,7 +273,7 @@ mod tests {
 
     #[test]
     fn the_write_is_computed_from_the_value_read() {
-        let mut w = worker(DebitStrategy::ReadThenWrite);
+        let mut w = worker(DebitStrategy::ReadThenWrite, false);
         w.fire(WorkerTimer::Begin);
         let fx = w.deliver(DB, row(100, 1));
         assert_eq!(timers_set(&fx), vec![(WorkerTimer::FinishComputing, 5)]);
@@ -299,7 +292,7 @@ mod tests {
 
     #[test]
     fn a_refused_version_check_reads_again_then_gives_up() {
-        let mut w = worker(DebitStrategy::VersionCheck);
+        let mut w = worker(DebitStrategy::VersionCheck, false);
         w.fire(WorkerTimer::Begin);
         w.deliver(DB, row(100, 1));
         assert_eq!(
@@ -323,11 +316,7 @@ mod tests {
 
     #[test]
     fn a_worker_whose_debit_is_done_stays_idle_after_restart() {
-        let mut w = Harness::new(
-            NodeId(1),
-            DebitWorker::recover(plan(DebitStrategy::RowLock), &WorkerDurable { done: true }),
-            &["db", "w"],
-        );
+        let mut w = worker(DebitStrategy::RowLock, true);
         let fx = w.start();
         assert!(timers_set(&fx).is_empty());
         assert_eq!(w.node.phase, Phase::Done);
@@ -335,7 +324,7 @@ mod tests {
 
     #[test]
     fn replies_from_anyone_but_the_database_are_ignored() {
-        let mut w = worker(DebitStrategy::ReadThenWrite);
+        let mut w = worker(DebitStrategy::ReadThenWrite, false);
         w.fire(WorkerTimer::Begin);
         let fx = w.deliver(NodeId(2), row(5, 9));
         assert!(fx.is_empty());

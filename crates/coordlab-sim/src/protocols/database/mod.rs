@@ -17,3 +17,12 @@ pub mod row_lock_db;
 pub mod row_locks;
 pub mod sql;
 pub mod txn_client;
+
+use crate::kernel::participant::{Ctx, Participant};
+use crate::kernel::rng::between_us;
+
+/// Sets `timer` to fire after a random delay in `lo_us..=hi_us` (a start, a think, a back-off).
+fn set_timer_within<P: Participant>(ctx: &mut Ctx<'_, P>, timer: P::Timer, (lo_us, hi_us): (u64, u64)) {
+    let after_us = between_us(ctx.rng, lo_us, hi_us);
+    ctx.set_timer(timer, after_us);
+}

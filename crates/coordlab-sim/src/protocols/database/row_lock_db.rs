@@ -138,19 +138,6 @@ pub(crate) enum Ran {
 }
 
 impl LockDb {
-    pub fn recover(config: LockDbConfig, durable: &LockDbDurable) -> LockDb {
-        LockDb {
-            config,
-            durable: durable.clone(),
-            locks: RowLockManager::new(),
-            txns: VecMap::new(),
-            pending: VecMap::new(),
-            stats: LockStats::default(),
-            last_deadlock: None,
-            innodb_names: VecMap::new(),
-        }
-    }
-
     /// The lock `txn` holds or wants on `row`, in the database's own words: InnoDB's name if
     /// the statement ran as InnoDB, else the PostgreSQL mode.
     pub fn lock_name(&self, txn: NodeId, row: RowKey, mode: LockMode) -> &'static str {
@@ -246,10 +233,6 @@ impl LockDb {
         }
     }
 
-    pub(crate) fn lock(&mut self, from: NodeId, row: RowKey, mode: LockMode, policy: WaitPolicy) -> Acquire {
-        self.locks.acquire(from, row, mode, policy)
-    }
-
     pub(crate) fn stage(&mut self, from: NodeId, write: Write) {
         if let Some(txn) = self.txns.get_mut(&from) {
             if !txn.writes.contains(&write) || matches!(write, Write::Balance { .. } | Write::Order) {
@@ -281,7 +264,7 @@ impl LockDb {
                         ctx.note(LockDbSaw::PlainClaim { id, who });
                         return Ran::Reply(DbReply::Job(Some(id)));
                     };
-                    match self.lock(from, job_row(id), LockMode::Update, policy) {
+                    match self.locks.acquire(from, job_row(id), LockMode::Update, policy) {
                         Acquire::Granted => {
                             ctx.note(LockDbSaw::ClaimLocked {
                                 who,
@@ -311,7 +294,10 @@ impl LockDb {
                 Ran::Reply(DbReply::Job(None))
             }
             DbRequest::FinishJob { id } => {
-                match self.lock(from, job_row(id), LockMode::NoKeyUpdate, WaitPolicy::Block) {
+                match self
+                    .locks
+                    .acquire(from, job_row(id), LockMode::NoKeyUpdate, WaitPolicy::Block)
+                {
                     Acquire::Granted => {
                         self.stage(from, Write::JobDone(id));
                         Ran::Reply(DbReply::Rows(1))
@@ -320,7 +306,7 @@ impl LockDb {
                 }
             }
             DbRequest::AddToBalance { account, delta } => {
-                match self.lock(
+                match self.locks.acquire(
                     from,
                     account_row(account),
                     LockMode::NoKeyUpdate,
@@ -339,7 +325,7 @@ impl LockDb {
                     ctx.note(LockDbSaw::PlainSelectCustomer { who });
                     return Ran::Reply(DbReply::Rows(1));
                 };
-                match self.lock(from, customer_row(), mode, WaitPolicy::Block) {
+                match self.locks.acquire(from, customer_row(), mode, WaitPolicy::Block) {
                     Acquire::Granted => {
                         ctx.note(LockDbSaw::HoldsCustomer { who, mode, access });
                         match access {
@@ -508,7 +494,16 @@ impl Participant for LockDb {
     }
 
     fn recover(config: &LockDbConfig, _id: NodeId, durable: &LockDbDurable) -> Self {
-        LockDb::recover(*config, durable)
+        LockDb {
+            config: *config,
+            durable: durable.clone(),
+            locks: RowLockManager::default(),
+            txns: VecMap::new(),
+            pending: VecMap::new(),
+            stats: LockStats::default(),
+            last_deadlock: None,
+            innodb_names: VecMap::new(),
+        }
     }
 }
 
@@ -534,26 +529,23 @@ mod tests {
             durable.jobs.insert(id, JobRow { done: false, runs: 0 });
             durable.users.insert(id, "free");
         }
-        durable.accounts.insert(
-            1,
-            AccountRow {
+        for id in 1..=2 {
+            let account = AccountRow {
                 balance: 100,
                 version: 1,
-            },
-        );
-        durable.accounts.insert(
-            2,
-            AccountRow {
-                balance: 100,
-                version: 1,
-            },
-        );
+            };
+            durable.accounts.insert(id, account);
+        }
         let config = LockDbConfig {
             deadlock_timeout_us: 1_000_000,
             email_index,
             innodb: Some(isolation),
         };
-        Harness::new(NodeId(0), LockDb::recover(config, &durable), &["db", "w1", "w2"])
+        Harness::new(
+            NodeId(0),
+            LockDb::recover(&config, NodeId(0), &durable),
+            &["db", "w1", "w2"],
+        )
     }
 
     fn feed(d: &mut Harness<LockDb>, from: NodeId, req: DbRequest) -> Vec<(NodeId, DbReply)> {
@@ -625,19 +617,12 @@ mod tests {
     fn nowait_fails_at_once_and_the_transaction_must_roll_back() {
         let mut d = db(false);
         feed(&mut d, W1, claim(ClaimLock::NoWait));
+        let error = |sqlstate| vec![(W2, DbReply::Error { sqlstate })];
         assert_eq!(
             feed(&mut d, W2, claim(ClaimLock::NoWait)),
-            vec![(
-                W2,
-                DbReply::Error {
-                    sqlstate: LOCK_NOT_AVAILABLE
-                }
-            )]
+            error(LOCK_NOT_AVAILABLE)
         );
-        assert_eq!(
-            feed(&mut d, W2, claim(ClaimLock::NoWait)),
-            vec![(W2, DbReply::Error { sqlstate: "25P02" })]
-        );
+        assert_eq!(feed(&mut d, W2, claim(ClaimLock::NoWait)), error("25P02"));
         assert_eq!(
             feed(&mut d, W2, DbRequest::Rollback),
             vec![(W2, DbReply::RolledBack)]

@@ -147,10 +147,6 @@ pub struct RowLockManager {
 }
 
 impl RowLockManager {
-    pub fn new() -> RowLockManager {
-        RowLockManager::default()
-    }
-
     /// The mode `txn` holds on `row`, if any.
     pub fn held(&self, txn: NodeId, row: RowKey) -> Option<LockMode> {
         self.rows
@@ -357,7 +353,7 @@ mod tests {
 
     #[test]
     fn a_conflicting_request_waits_and_is_granted_when_the_holder_ends() {
-        let mut m = RowLockManager::new();
+        let mut m = RowLockManager::default();
         assert_eq!(m.acquire(T1, A, Update, WaitPolicy::Block), Acquire::Granted);
         assert_eq!(m.acquire(T2, A, Share, WaitPolicy::Block), Acquire::Waiting);
         assert_eq!(m.waiting(T2), Some((A, Share)));
@@ -377,7 +373,7 @@ mod tests {
 
     #[test]
     fn compatible_modes_share_the_row() {
-        let mut m = RowLockManager::new();
+        let mut m = RowLockManager::default();
         assert_eq!(m.acquire(T1, A, NoKeyUpdate, WaitPolicy::Block), Acquire::Granted);
         assert_eq!(
             m.acquire(T2, A, KeyShare, WaitPolicy::Block),
@@ -392,7 +388,7 @@ mod tests {
 
     #[test]
     fn nowait_refuses_and_skip_locked_skips_without_queueing() {
-        let mut m = RowLockManager::new();
+        let mut m = RowLockManager::default();
         m.acquire(T1, A, Update, WaitPolicy::Block);
         assert_eq!(m.acquire(T2, A, Update, WaitPolicy::NoWait), Acquire::Refused);
         assert_eq!(m.acquire(T2, A, Update, WaitPolicy::SkipLocked), Acquire::Skipped);
@@ -402,7 +398,7 @@ mod tests {
 
     #[test]
     fn a_holder_asking_again_is_granted_and_a_weaker_lock_is_upgraded() {
-        let mut m = RowLockManager::new();
+        let mut m = RowLockManager::default();
         assert_eq!(m.acquire(T1, A, Share, WaitPolicy::Block), Acquire::Granted);
         assert_eq!(m.acquire(T1, A, KeyShare, WaitPolicy::Block), Acquire::Granted);
         assert_eq!(m.held(T1, A), Some(Share));
@@ -413,7 +409,7 @@ mod tests {
 
     #[test]
     fn opposite_orders_make_a_cycle_and_ending_one_transaction_breaks_it() {
-        let mut m = RowLockManager::new();
+        let mut m = RowLockManager::default();
         m.acquire(T1, A, NoKeyUpdate, WaitPolicy::Block);
         m.acquire(T2, B, NoKeyUpdate, WaitPolicy::Block);
         assert_eq!(m.acquire(T1, B, NoKeyUpdate, WaitPolicy::Block), Acquire::Waiting);
@@ -434,7 +430,7 @@ mod tests {
             table: "accounts",
             id: 3,
         };
-        let mut m = RowLockManager::new();
+        let mut m = RowLockManager::default();
         m.acquire(T1, A, Update, WaitPolicy::Block);
         m.acquire(T2, B, Update, WaitPolicy::Block);
         m.acquire(T3, c, Update, WaitPolicy::Block);

@@ -8,9 +8,9 @@
 //! the job it claimed.
 
 use super::db_sql::{ClaimLock, DbMsg, DbReply, DbRequest};
+use super::set_timer_within;
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Participant};
-use crate::kernel::rng::between_us;
 use crate::presentation::narration::database::txn_client::TxnClientSaw;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -82,20 +82,6 @@ pub struct TxnClient {
 }
 
 impl TxnClient {
-    pub fn recover(plan: TxnPlan, durable: &ClientDurable) -> TxnClient {
-        TxnClient {
-            plan,
-            phase: ClientPhase::Idle,
-            pc: 0,
-            claimed: None,
-            no_row: None,
-            committed: durable.committed,
-            errors: 0,
-            retries: 0,
-            done: durable.done,
-        }
-    }
-
     /// Starts the program again on a fresh transaction: BEGIN first.
     fn restart(&mut self, ctx: &mut Ctx<'_, Self>) {
         self.pc = 0;
@@ -119,11 +105,17 @@ impl TxnClient {
             }
             Some(Step::Think(lo, hi)) => {
                 self.phase = ClientPhase::Thinking;
-                let after_us = between_us(ctx.rng, lo, hi);
-                ctx.set_timer(ClientTimer::ThinkDone, after_us);
+                set_timer_within(ctx, ClientTimer::ThinkDone, (lo, hi));
             }
             None => self.finish(ctx),
         }
+    }
+
+    /// Waits a random back-off before running the program again.
+    fn back_off(&mut self, ctx: &mut Ctx<'_, Self>) {
+        self.retries += 1;
+        self.phase = ClientPhase::BackingOff;
+        set_timer_within(ctx, ClientTimer::Retry, self.plan.backoff_us);
     }
 
     fn finish(&mut self, ctx: &mut Ctx<'_, Self>) {
@@ -178,9 +170,7 @@ impl Participant for TxnClient {
             self.phase = ClientPhase::Done;
             return;
         }
-        let (lo, hi) = self.plan.start_delay_us;
-        let after_us = between_us(ctx.rng, lo, hi);
-        ctx.set_timer(ClientTimer::Begin, after_us);
+        set_timer_within(ctx, ClientTimer::Begin, self.plan.start_delay_us);
     }
 
     fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: DbMsg) {
@@ -207,11 +197,7 @@ impl Participant for TxnClient {
                         retries: self.retries,
                     });
                 } else {
-                    self.retries += 1;
-                    self.phase = ClientPhase::BackingOff;
-                    let (lo, hi) = self.plan.backoff_us;
-                    let after_us = between_us(ctx.rng, lo, hi);
-                    ctx.set_timer(ClientTimer::Retry, after_us);
+                    self.back_off(ctx);
                 }
             }
             (DbReply::Begun, ClientPhase::Sent(DbRequest::Begin)) => self.advance(ctx),
@@ -281,14 +267,10 @@ impl Participant for TxnClient {
             return;
         }
         self.errors += 1;
-        self.retries += 1;
         self.claimed = None;
-        self.phase = ClientPhase::BackingOff;
         ctx.cancel_timer(ClientTimer::ThinkDone);
         ctx.note(TxnClientSaw::ConnectionBroke { me: ctx.me() });
-        let (lo, hi) = self.plan.backoff_us;
-        let after_us = between_us(ctx.rng, lo, hi);
-        ctx.set_timer(ClientTimer::Retry, after_us);
+        self.back_off(ctx);
     }
 
     fn watches(&self, peer: NodeId) -> bool {
@@ -296,7 +278,17 @@ impl Participant for TxnClient {
     }
 
     fn recover(plan: &TxnPlan, _id: NodeId, durable: &ClientDurable) -> Self {
-        TxnClient::recover(plan.clone(), durable)
+        TxnClient {
+            plan: plan.clone(),
+            phase: ClientPhase::Idle,
+            pc: 0,
+            claimed: None,
+            no_row: None,
+            committed: durable.committed,
+            errors: 0,
+            retries: 0,
+            done: durable.done,
+        }
     }
 }
 
@@ -327,7 +319,7 @@ mod tests {
         };
         Harness::new(
             NodeId(1),
-            TxnClient::recover(plan, &ClientDurable::default()),
+            TxnClient::recover(&plan, NodeId(1), &ClientDurable::default()),
             &["db", "w"],
         )
     }

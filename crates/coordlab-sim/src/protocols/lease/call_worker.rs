@@ -50,16 +50,10 @@ impl CallPlan {
     /// ends the call (the step takes no time of its own).
     pub fn job(lease: &str, ttl_ms: u64, retry_ms: u64, amount: i64, ledger: NodeId) -> JobPlan {
         JobPlan {
-            short: String::new(),
             key: lease.to_string(),
             ttl_ms,
-            start_at_ms: 0,
             retry_ms,
-            max_attempts: 0,
-            steps: 1,
-            step_ms: 0,
-            amount,
-            ledger,
+            ..JobPlan::of_steps(1, 0, amount, ledger)
         }
     }
 }

@@ -115,16 +115,10 @@ impl From<FenceWorkerConfig> for FencePlan {
         let p = c.plan;
         FencePlan {
             job: JobPlan {
-                short: String::new(),
-                key: String::new(),
                 ttl_ms: p.ttl_ms,
-                start_at_ms: 0,
                 retry_ms: p.retry_ms,
                 max_attempts: p.max_attempts,
-                steps: p.steps,
-                step_ms: p.step_ms,
-                amount: p.amount_per_step,
-                ledger: c.ledger,
+                ..JobPlan::of_steps(p.steps, p.step_ms, p.amount_per_step, c.ledger)
             },
             start_after_ms: p.start_after_ms,
             answer_timeout_ms: p.answer_timeout_ms,

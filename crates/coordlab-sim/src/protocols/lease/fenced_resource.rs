@@ -48,7 +48,7 @@ impl WriteRecord {
 }
 
 /// Everything here is the row on disk.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ResourceDurable {
     pub balance: i64,
     pub last_token: FencingToken,
@@ -85,11 +85,7 @@ impl FencedResource {
     pub fn initial(balance: i64) -> ResourceDurable {
         ResourceDurable {
             balance,
-            last_token: FencingToken(0),
-            writes: Vec::new(),
-            steps_done: 0,
-            runs: VecMap::new(),
-            run_conflicts: 0,
+            ..ResourceDurable::default()
         }
     }
 
@@ -104,6 +100,17 @@ impl FencedResource {
         key: Option<String>,
     ) {
         let who = ctx.name(from);
+        let answer = |ctx: &mut Ctx<'_, Self>, accepted, reason| {
+            ctx.send(
+                from,
+                LeaseMsg::WriteResult {
+                    step,
+                    token,
+                    accepted,
+                    reason,
+                },
+            );
+        };
         if let Some(owner) = key.as_ref().and_then(|k| self.durable.runs.get(k)) {
             let (owner, key) = (ctx.name(*owner), key.clone().unwrap_or_default());
             self.durable.run_conflicts += 1;
@@ -114,17 +121,7 @@ impl FencedResource {
                 owner,
                 balance: self.durable.balance,
             });
-            let reason = Some(RejectReason::RunKeyTaken { key });
-            ctx.send(
-                from,
-                LeaseMsg::WriteResult {
-                    step,
-                    token,
-                    accepted: false,
-                    reason,
-                },
-            );
-            return;
+            return answer(ctx, false, Some(RejectReason::RunKeyTaken { key }));
         }
         let highest = self.durable.last_token;
         let stale = token < highest;
@@ -188,15 +185,7 @@ impl FencedResource {
             checked,
         });
         ctx.persist(self.durable.clone());
-        ctx.send(
-            from,
-            LeaseMsg::WriteResult {
-                step,
-                token,
-                accepted,
-                reason,
-            },
-        );
+        answer(ctx, accepted, reason);
     }
 }
 

@@ -7,7 +7,7 @@ use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, NoTimer, Participant};
 use crate::presentation::narration::lease::job_table::JobTableSaw;
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct JobDurable {
     /// Rows of `job_run`, keyed by job key: who inserted it.
     pub runs: VecMap<String, NodeId>,
@@ -24,11 +24,7 @@ pub struct JobTable {
 impl JobTable {
     /// The tables before anything is claimed.
     pub fn initial() -> JobDurable {
-        JobDurable {
-            runs: VecMap::new(),
-            claimed_by: VecMap::new(),
-            conflicts: 0,
-        }
+        JobDurable::default()
     }
 }
 

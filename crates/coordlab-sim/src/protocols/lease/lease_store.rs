@@ -30,7 +30,7 @@ use crate::presentation::narration::lease::lease_store::{Freed, Lapse, LeaseStor
 /// How the owner of a row left by an earlier run (before the story starts) is shown.
 pub const EARLIER_OWNER: &str = "earlier-run";
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LeaseRow {
     /// `None`: a holder from before the story, whose row an earlier run left behind.
     pub owner: Option<NodeId>,
@@ -155,16 +155,11 @@ impl LeaseStore {
     pub fn initial(issued: VecMap<String, FencingToken>) -> StoreDurable {
         let mut rows = VecMap::new();
         for (lease, token) in &issued {
-            rows.insert(
-                lease.clone(),
-                LeaseRow {
-                    owner: None,
-                    token: *token,
-                    acquired_at_us: 0,
-                    expires_at_us: 0,
-                    released: false,
-                },
-            );
+            let row = LeaseRow {
+                token: *token,
+                ..LeaseRow::default()
+            };
+            rows.insert(lease.clone(), row);
         }
         StoreDurable {
             rows,
@@ -616,6 +611,11 @@ mod tests {
         )
     }
 
+    /// What the store answers `from`'s acquire at `at_ms`.
+    fn answer(s: &mut Harness<LeaseStore>, from: NodeId, at_ms: u64) -> Vec<(NodeId, LeaseMsg)> {
+        sent(&acquire(s, from, at_ms))
+    }
+
     fn granted(token: u64) -> LeaseMsg {
         LeaseMsg::Granted {
             lease: "l".into(),
@@ -640,10 +640,7 @@ mod tests {
             )]
         );
         assert_eq!(persisted(&fx).len(), 1);
-        assert_eq!(
-            sent::<_, LeaseMsg>(&acquire(&mut s, A, 5_000)),
-            vec![(A, granted(33))]
-        );
+        assert_eq!(answer(&mut s, A, 5_000), vec![(A, granted(33))]);
         let held = acquire(&mut s, B, 10_000);
         assert_eq!(
             sent::<_, LeaseMsg>(&held),
@@ -656,10 +653,7 @@ mod tests {
             )]
         );
         assert!(persisted(&held).is_empty());
-        assert_eq!(
-            sent::<_, LeaseMsg>(&acquire(&mut s, B, 15_001)),
-            vec![(B, granted(34))]
-        );
+        assert_eq!(answer(&mut s, B, 15_001), vec![(B, granted(34))]);
         // The first grant took over the earlier run's row.
         let kinds: Vec<GrantKind> = s.node.durable.grants.iter().map(|g| g.kind).collect();
         assert_eq!(
@@ -673,10 +667,7 @@ mod tests {
     fn the_renewal_bug_raises_the_token_on_every_renewal() {
         let mut s = store(true);
         acquire(&mut s, A, 0);
-        assert_eq!(
-            sent::<_, LeaseMsg>(&acquire(&mut s, A, 3_000)),
-            vec![(A, granted(34))]
-        );
+        assert_eq!(answer(&mut s, A, 3_000), vec![(A, granted(34))]);
     }
 
     #[test]

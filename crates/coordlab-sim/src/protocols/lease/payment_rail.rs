@@ -16,7 +16,7 @@ pub struct Payment {
     pub applied: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RailDurable {
     pub seen_keys: VecSet<String>,
     pub payments: Vec<Payment>,
@@ -46,10 +46,7 @@ impl RailDurable {
 impl PaymentRail {
     /// A rail that has paid nothing yet.
     pub fn initial() -> RailDurable {
-        RailDurable {
-            seen_keys: VecSet::new(),
-            payments: Vec::new(),
-        }
+        RailDurable::default()
     }
 
     pub fn paid_total(&self) -> i64 {

@@ -21,13 +21,14 @@
 //! chapter's [`super::lease_store`], whose bundle is at its size cap.
 
 use super::lease_msg::seconds;
+use super::lease_store::{owner_name, sequence_name};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
 use crate::presentation::narration::lease::placed_lease::{Holding, PlacedLeaseSaw};
 
 /// The lease row. `owner: None` is an earlier run's row, expired before the story starts.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PlacedRow {
     pub owner: Option<NodeId>,
     pub token: FencingToken,
@@ -46,7 +47,7 @@ pub struct PlacedGrant {
 }
 
 /// The table on disk.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PlacedDurable {
     pub row: PlacedRow,
     pub grants: Vec<PlacedGrant>,
@@ -93,7 +94,7 @@ pub enum Replication {
     Async { ship_ms: u64 },
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PlacedConfig {
     pub lease: String,
     /// Whose table this is, when each node has its own (`None`: the shared one).
@@ -123,15 +124,7 @@ impl PlacedConfig {
     pub fn shared(lease: &str) -> PlacedConfig {
         PlacedConfig {
             lease: lease.to_string(),
-            local_to: None,
-            replica: false,
-            replicas: Vec::new(),
-            source: TokenSource::LeaseTable,
-            replication: Replication::Stream,
-            takes_over_from: None,
-            replicas_then: Vec::new(),
-            standby: None,
-            role_on_card: false,
+            ..PlacedConfig::default()
         }
     }
 }
@@ -222,16 +215,13 @@ pub struct PlacedLease {
 /// The acquiring command of `source`, with its values bound.
 pub fn acquire_command(source: TokenSource, lease: &str, who: &str, ttl_ms: u64) -> String {
     let ttl = seconds(ttl_ms);
-    let tail: String = lease
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
     match source {
         TokenSource::LeaseTable => format!(
             "INSERT INTO lease … VALUES ('{lease}', '{who}', 1, now(), now() + interval '{ttl}') ON CONFLICT (name) DO UPDATE … WHERE lease.expires_at < now() OR lease.owner = '{who}' RETURNING fence_token"
         ),
         TokenSource::PostgresSequence => format!(
-            "BEGIN; UPDATE lease SET owner = '{who}', fence_token = nextval('fence_seq_{tail}'), expires_at = now() + interval '{ttl}' WHERE name = '{lease}' AND (expires_at < now() OR owner = '{who}') RETURNING fence_token; COMMIT;"
+            "BEGIN; UPDATE lease SET owner = '{who}', fence_token = nextval('{seq}'), expires_at = now() + interval '{ttl}' WHERE name = '{lease}' AND (expires_at < now() OR owner = '{who}') RETURNING fence_token; COMMIT;",
+            seq = sequence_name(lease)
         ),
         TokenSource::DynamoDb => format!(
             "UpdateItem(Key: {{pk: \"lease#{lease}\"}}, UpdateExpression: \"SET #owner = :me, expires = :exp ADD fence :one\", ConditionExpression: \"attribute_not_exists(pk) OR expires < :now OR #owner = :me\", ReturnValues: \"UPDATED_NEW\") with :me = \"{who}\""
@@ -257,20 +247,16 @@ impl PlacedLease {
     pub fn initial(issued: u64) -> PlacedDurable {
         PlacedDurable {
             row: PlacedRow {
-                owner: None,
                 token: FencingToken(issued),
-                expires_at_us: 0,
+                ..PlacedRow::default()
             },
-            grants: Vec::new(),
             seq: issued,
-            waiting: Vec::new(),
-            promoted: false,
-            started: false,
+            ..PlacedDurable::default()
         }
     }
 
     fn owner_name<'a>(&self, ctx: &Ctx<'a, Self>) -> &'a str {
-        self.durable.row.owner.map_or("earlier-run", |o| ctx.name(o))
+        owner_name(self.durable.row.owner, |o| ctx.name(o))
     }
 
     /// ZooKeeper: the czxid of `from`'s node, if it waits in line.
@@ -826,12 +812,20 @@ impl Participant for PlacedLease {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::participant::Effect;
     use crate::kernel::testing::{narration, sent, timers_set, Harness};
 
     const A: NodeId = NodeId(0);
     const B: NodeId = NodeId(1);
+    const S1: NodeId = NodeId(2);
     const S2: NodeId = NodeId(3);
     const S3: NodeId = NodeId(4);
+
+    /// Copy `id` configured as `config`, its table at an earlier run's token 32.
+    fn copy(config: &PlacedConfig, id: NodeId) -> Harness<PlacedLease> {
+        let node = PlacedLease::recover(config, id, &PlacedLease::initial(32));
+        Harness::new(id, node, &["A", "B", "s1", "s2", "s3"])
+    }
 
     fn store(source: TokenSource, replication: Replication) -> Harness<PlacedLease> {
         let config = PlacedConfig {
@@ -840,34 +834,49 @@ mod tests {
             replicas: vec![S2, S3],
             ..PlacedConfig::shared("l")
         };
-        let node = PlacedLease::recover(&config, NodeId(2), &PlacedLease::initial(32));
-        Harness::new(NodeId(2), node, &["A", "B", "s1", "s2", "s3"])
+        copy(&config, S1)
     }
 
-    fn acquire(s: &mut Harness<PlacedLease>, from: NodeId, at_ms: u64) -> Vec<PlacedMsg> {
-        s.now_us = at_ms * MS_US;
-        let fx = s.deliver(
-            from,
-            PlacedMsg::Acquire {
-                ttl_ms: 30_000,
-                source: s.node.config.source,
-                clock: ClientClock {
-                    now_us: at_ms * MS_US,
-                    seen: None,
-                },
+    /// An acquire of a 30 s lease from a worker whose clock reads `now_ms` and which first
+    /// saw token 33's record at `seen_ms`.
+    fn ask(source: TokenSource, now_ms: u64, seen_ms: Option<u64>) -> PlacedMsg {
+        PlacedMsg::Acquire {
+            ttl_ms: 30_000,
+            source,
+            clock: ClientClock {
+                now_us: now_ms * MS_US,
+                seen: seen_ms.map(|at| (FencingToken(33), at * MS_US)),
             },
-        );
-        sent::<_, PlacedMsg>(&fx)
+        }
+    }
+
+    /// What `fx` sent to `who`.
+    fn to(who: NodeId, fx: &[Effect<PlacedLease>]) -> Vec<PlacedMsg> {
+        sent::<_, PlacedMsg>(fx)
             .into_iter()
-            .filter(|(to, _)| *to == from)
+            .filter(|(to, _)| *to == who)
             .map(|(_, m)| m)
             .collect()
+    }
+
+    /// `from` acquires at `at_ms`, by the store's clock and its own: what it is answered.
+    fn acquire(s: &mut Harness<PlacedLease>, from: NodeId, at_ms: u64) -> Vec<PlacedMsg> {
+        s.now_us = at_ms * MS_US;
+        let fx = s.deliver(from, ask(s.node.config.source, at_ms, None));
+        to(from, &fx)
     }
 
     fn granted(token: u64) -> PlacedMsg {
         PlacedMsg::Granted {
             token: FencingToken(token),
             ttl_ms: 30_000,
+        }
+    }
+
+    fn denied(token: u64) -> PlacedMsg {
+        PlacedMsg::Denied {
+            holder: Some(A),
+            token: FencingToken(token),
         }
     }
 
@@ -884,24 +893,9 @@ mod tests {
     #[test]
     fn an_async_store_answers_first_and_ships_later() {
         let mut s = store(TokenSource::RedisLua, Replication::Async { ship_ms: 200 });
-        s.now_us = 0;
-        let fx = s.deliver(
-            A,
-            PlacedMsg::Acquire {
-                ttl_ms: 30_000,
-                source: TokenSource::RedisLua,
-                clock: ClientClock::default(),
-            },
-        );
+        let fx = s.deliver(A, ask(TokenSource::RedisLua, 0, None));
         assert_eq!(sent::<_, PlacedMsg>(&fx), vec![(A, granted(33))]);
         assert_eq!(timers_set(&fx), vec![(PlacedTimer::Ship, 200 * MS_US)]);
-    }
-
-    fn denied(token: u64) -> PlacedMsg {
-        PlacedMsg::Denied {
-            holder: Some(A),
-            token: FencingToken(token),
-        }
     }
 
     #[test]
@@ -915,14 +909,7 @@ mod tests {
     fn a_zookeeper_waiter_gets_its_czxid_when_the_watch_fires_without_asking_again() {
         let mut zk = store(TokenSource::ZooKeeper, Replication::Stream);
         assert_eq!(acquire(&mut zk, A, 0), vec![granted(33)]);
-        let fx = zk.deliver(
-            B,
-            PlacedMsg::Acquire {
-                ttl_ms: 30_000,
-                source: TokenSource::ZooKeeper,
-                clock: ClientClock::default(),
-            },
-        );
+        let fx = zk.deliver(B, ask(TokenSource::ZooKeeper, 0, None));
         assert_eq!(zk.node.durable.waiting, vec![(B, 34)]);
         // The store watches A's session for B: one timer, for when A's session times out.
         assert_eq!(
@@ -931,23 +918,10 @@ mod tests {
         );
         zk.now_us = 30_000 * MS_US;
         let fx = zk.fire(PlacedTimer::SessionExpiry);
-        let to_b: Vec<PlacedMsg> = sent::<_, PlacedMsg>(&fx)
-            .into_iter()
-            .filter(|(to, _)| *to == B)
-            .map(|(_, m)| m)
-            .collect();
-        assert_eq!(to_b, vec![granted(34)]);
+        assert_eq!(to(B, &fx), vec![granted(34)]);
         let notes = narration(&fx);
         assert!(notes.contains("czxid, 34"), "{notes}");
         assert!(notes.contains("container node"), "{notes}");
-    }
-
-    fn to_b(fx: &[crate::kernel::participant::Effect<PlacedLease>]) -> Vec<PlacedMsg> {
-        sent::<_, PlacedMsg>(fx)
-            .into_iter()
-            .filter(|(to, _)| *to == B)
-            .map(|(_, m)| m)
-            .collect()
     }
 
     #[test]
@@ -956,44 +930,28 @@ mod tests {
         assert_eq!(acquire(&mut ddb, A, 0), vec![granted(33)]);
         // At 20 s by the store, B's clock (running fast) reads 31 s: past A's expires.
         ddb.now_us = 20_000 * MS_US;
-        let ask = |now_ms: u64| PlacedMsg::Acquire {
-            ttl_ms: 30_000,
-            source: TokenSource::DynamoDb,
-            clock: ClientClock {
-                now_us: now_ms * MS_US,
-                seen: None,
-            },
-        };
-        let fx = ddb.deliver(B, ask(29_000));
-        assert_eq!(to_b(&fx), vec![denied(33)]);
-        let fx = ddb.deliver(B, ask(31_000));
-        assert_eq!(to_b(&fx), vec![granted(34)]);
+        let ask = |now_ms: u64| ask(TokenSource::DynamoDb, now_ms, None);
+        assert_eq!(to(B, &ddb.deliver(B, ask(29_000))), vec![denied(33)]);
+        assert_eq!(to(B, &ddb.deliver(B, ask(31_000))), vec![granted(34)]);
     }
 
     #[test]
     fn a_kubernetes_candidate_waits_lease_duration_from_when_it_first_saw_the_record() {
         let mut k8s = store(TokenSource::K8sLease, Replication::Stream);
         assert_eq!(acquire(&mut k8s, A, 0), vec![granted(33)]);
-        let ask = |now_ms: u64, seen: Option<u64>| PlacedMsg::Acquire {
-            ttl_ms: 30_000,
-            source: TokenSource::K8sLease,
-            clock: ClientClock {
-                now_us: now_ms * MS_US,
-                seen: seen.map(|at| (FencingToken(33), at * MS_US)),
-            },
-        };
+        let ask = |now_ms: u64, seen_ms: Option<u64>| ask(TokenSource::K8sLease, now_ms, seen_ms);
         // Its clock says 100 s, but it has not watched the record yet: no takeover.
         k8s.now_us = 1_000 * MS_US;
-        assert_eq!(to_b(&k8s.deliver(B, ask(100_000, None))), vec![denied(33)]);
+        assert_eq!(to(B, &k8s.deliver(B, ask(100_000, None))), vec![denied(33)]);
         // 29 s of its own clock since it first saw the record: still no.
         assert_eq!(
-            to_b(&k8s.deliver(B, ask(129_000, Some(100_000)))),
+            to(B, &k8s.deliver(B, ask(129_000, Some(100_000)))),
             vec![denied(33)]
         );
         // 30 s by its clock, only 5 s by the store's: the candidate takes over.
         k8s.now_us = 5_000 * MS_US;
         assert_eq!(
-            to_b(&k8s.deliver(B, ask(130_000, Some(100_000)))),
+            to(B, &k8s.deliver(B, ask(130_000, Some(100_000)))),
             vec![granted(34)]
         );
     }
@@ -1002,13 +960,12 @@ mod tests {
     fn a_replica_that_takes_over_grants_from_what_it_was_sent() {
         let config = PlacedConfig {
             replica: true,
-            takes_over_from: Some(NodeId(2)),
+            takes_over_from: Some(S1),
             ..PlacedConfig::shared("l")
         };
-        let node = PlacedLease::recover(&config, S2, &PlacedLease::initial(32));
-        let mut s = Harness::new(S2, node, &["A", "B", "s1", "s2", "s3"]);
-        assert!(s.node.watches(NodeId(2)));
-        s.peer_down(NodeId(2));
+        let mut s = copy(&config, S2);
+        assert!(s.node.watches(S1));
+        s.peer_down(S1);
         assert!(s.node.primary);
         // It never received A's grant: B gets 33, the number A already has.
         assert_eq!(acquire(&mut s, B, 500), vec![granted(33)]);
@@ -1023,8 +980,7 @@ mod tests {
             standby: Some(S2),
             ..PlacedConfig::shared("l")
         };
-        let node = PlacedLease::recover(&config, NodeId(2), &PlacedLease::initial(32));
-        let mut s = Harness::new(NodeId(2), node, &["A", "B", "s1", "s2", "s3"]);
+        let mut s = copy(&config, S1);
         assert!(s.node.primary);
         assert!(sent::<_, PlacedMsg>(&s.start()).is_empty());
         assert!(acquire(&mut s, A, 0).is_empty());
@@ -1033,8 +989,8 @@ mod tests {
         s.deliver(S3, PlacedMsg::WalAck);
         assert_eq!(s.node.durable.grants.len(), 1);
         // It crashes and comes back: a replica now, asking its standby where it belongs.
-        let back = PlacedLease::recover(&config, NodeId(2), &s.node.durable);
-        let mut s = Harness::new(NodeId(2), back, &["A", "B", "s1", "s2", "s3"]);
+        let back = PlacedLease::recover(&config, S1, &s.node.durable);
+        let mut s = Harness::new(S1, back, &["A", "B", "s1", "s2", "s3"]);
         assert!(!s.node.primary);
         assert_eq!(sent::<_, PlacedMsg>(&s.start()), vec![(S2, PlacedMsg::Rejoin)]);
         assert!(acquire(&mut s, B, 40_000).is_empty());
@@ -1046,13 +1002,12 @@ mod tests {
             source: TokenSource::Etcd,
             replication: Replication::Quorum,
             replica: true,
-            takes_over_from: Some(NodeId(2)),
+            takes_over_from: Some(S1),
             replicas_then: vec![S3],
             ..PlacedConfig::shared("l")
         };
-        let node = PlacedLease::recover(&config, S2, &PlacedLease::initial(32));
-        let mut s = Harness::new(S2, node, &["A", "B", "s1", "s2", "s3"]);
-        let fx = s.peer_down(NodeId(2));
+        let mut s = copy(&config, S2);
+        let fx = s.peer_down(S1);
         assert_eq!(sent::<_, PlacedMsg>(&fx), vec![(S3, PlacedMsg::Sync)]);
         // Until the other copy answers, it takes no writes.
         assert!(acquire(&mut s, B, 200).is_empty());
@@ -1062,12 +1017,13 @@ mod tests {
             token: FencingToken(33),
             expires_at_us: 30_000 * MS_US,
         };
+        let waiting = Vec::new();
         s.deliver(
             S3,
             PlacedMsg::Synced {
                 row,
                 seq: 32,
-                waiting: Vec::new(),
+                waiting,
             },
         );
         assert_eq!(s.node.durable.row.token, FencingToken(33));
@@ -1075,22 +1031,17 @@ mod tests {
         assert!(PlacedLease::recover(&config, S2, &s.node.durable).primary);
         // B gets the next token after A's lease runs out, never 33 again.
         s.now_us = 31_000 * MS_US;
-        let fx = s.deliver(
-            B,
-            PlacedMsg::Acquire {
-                ttl_ms: 30_000,
-                source: TokenSource::Etcd,
-                clock: ClientClock::default(),
-            },
-        );
+        let fx = s.deliver(B, ask(TokenSource::Etcd, 0, None));
+        let row = s.node.durable.row.clone();
+        let waiting = Vec::new();
         assert_eq!(
             sent::<_, PlacedMsg>(&fx),
             vec![(
                 S3,
                 PlacedMsg::Wal {
-                    row: s.node.durable.row.clone(),
+                    row,
                     seq: 32,
-                    waiting: Vec::new(),
+                    waiting
                 }
             )]
         );

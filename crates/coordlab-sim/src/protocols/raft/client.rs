@@ -9,6 +9,17 @@ use crate::kernel::time::MS_US;
 use crate::kernel::view::InputSpec;
 use crate::presentation::narration::raft::client::RaftClientSaw;
 
+/// The server after `guess` in `servers`, round the list: where a client tries next when its
+/// guess at the leader is silent or points nowhere. A guess not in the list counts as the
+/// first; with no servers the guess stays.
+pub fn next_server(servers: &[NodeId], guess: NodeId) -> NodeId {
+    let pos = servers.iter().position(|s| *s == guess).unwrap_or(0);
+    servers
+        .get((pos + 1) % servers.len().max(1))
+        .copied()
+        .unwrap_or(guess)
+}
+
 /// Settings of the client workload.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClientConfig {
@@ -94,9 +105,7 @@ impl RaftClient {
     }
 
     fn rotate(&mut self) {
-        let s = &self.config.servers;
-        let pos = s.iter().position(|x| *x == self.guess).unwrap_or(0);
-        self.guess = s[(pos + 1) % s.len()];
+        self.guess = next_server(&self.config.servers, self.guess);
     }
 
     /// One more write with a fresh command (the user input `write`): at once if the client

@@ -25,7 +25,7 @@ pub mod msg;
 pub mod server;
 pub mod types;
 
-pub use client::{ClientConfig, ClientTimer, RaftClient};
+pub use client::{next_server, ClientConfig, ClientTimer, RaftClient};
 pub use msg::{ClientAnswer, RaftMsg};
 pub use server::{RaftServer, RaftTimer, ServerConfig, ServerDurable};
 pub use types::{Command, Entry, LogIndex, RaftBug, Role, Term, MAX_SERVERS};

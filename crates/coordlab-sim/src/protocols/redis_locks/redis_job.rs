@@ -33,6 +33,23 @@ pub struct JobPlan {
 }
 
 impl JobPlan {
+    /// A job of `steps` steps of `step_ms` each, each writing `amount` to `ledger`, with no
+    /// lock key, TTL, start, retry or attempts yet: each family sets those it uses.
+    pub fn of_steps(steps: u32, step_ms: u64, amount: i64, ledger: NodeId) -> JobPlan {
+        JobPlan {
+            short: String::new(),
+            key: String::new(),
+            ttl_ms: 0,
+            start_at_ms: 0,
+            retry_ms: 0,
+            max_attempts: 0,
+            steps,
+            step_ms,
+            amount,
+            ledger,
+        }
+    }
+
     /// Asks the ledger how far the job got, so that a second holder in turn continues it.
     pub fn read_progress<P: Participant>(&self, ctx: &mut Ctx<'_, P>) {
         ctx.send(self.ledger, LeaseMsg::ReadProgress);
@@ -183,10 +200,7 @@ mod tests {
             start_at_ms: 100,
             retry_ms: 1_000,
             max_attempts: 2,
-            steps: 3,
-            step_ms: 500,
-            amount: 10,
-            ledger: NodeId(1),
+            ..JobPlan::of_steps(3, 500, 10, NodeId(1))
         }
     }
 

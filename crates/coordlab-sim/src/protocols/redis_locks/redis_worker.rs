@@ -325,23 +325,20 @@ impl LockClient for RedisLock {
         }
         let (me, primary) = (ctx.me(), ctx.name(peer));
         match phase {
-            Phase::Confirming => {
-                ctx.note(RedisWorkerSaw::DropsWhileWaiting { me, primary });
+            Phase::Acquiring | Phase::Confirming => {
+                ctx.note(if *phase == Phase::Acquiring {
+                    RedisWorkerSaw::DropsBeforeAnswer { me, primary }
+                } else {
+                    RedisWorkerSaw::DropsWhileWaiting { me, primary }
+                });
                 ctx.cancel_timer(Self::timeout(job));
                 self.lose_connection(ctx, plan)
-            }
-            Phase::Acquiring => {
-                ctx.note(RedisWorkerSaw::DropsBeforeAnswer { me, primary });
-                ctx.cancel_timer(Self::timeout(job));
-                self.lose_connection(ctx, plan)
-            }
-            Phase::Working { .. } | Phase::Writing { .. } => {
-                self.primary_down = true;
-                ctx.note(RedisWorkerSaw::DropsWhileWorking { me, primary });
-                Turn::Stay
             }
             _ => {
                 self.primary_down = true;
+                if matches!(phase, Phase::Working { .. } | Phase::Writing { .. }) {
+                    ctx.note(RedisWorkerSaw::DropsWhileWorking { me, primary });
+                }
                 Turn::Stay
             }
         }
@@ -401,13 +398,9 @@ mod tests {
                 short: "a".into(),
                 key: "lock".into(),
                 ttl_ms: 30_000,
-                start_at_ms: 0,
                 retry_ms: 500,
                 max_attempts: 3,
-                steps: 2,
-                step_ms: 500,
-                amount: 10,
-                ledger: LEDGER,
+                ..JobPlan::of_steps(2, 500, 10, LEDGER)
             },
             fence_key: "fence".into(),
             wait: None,

@@ -71,7 +71,7 @@ pub struct QuorumLock {
 }
 
 /// The lock side of a Redlock client: this attempt's answers and the lock it holds.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RedlockLock {
     /// Its clock reading when this attempt's requests went out.
     started_local_us: u64,
@@ -166,13 +166,7 @@ impl LockClient for RedlockLock {
     const RELEASE_WORDS: &'static str = "unlocks";
 
     fn recover(_plan: &RedlockPlan, _durable: &JobDurable) -> Self {
-        RedlockLock {
-            started_local_us: 0,
-            replies: VecMap::new(),
-            held: None,
-            acquisitions: Vec::new(),
-            rejected_for_time: 0,
-        }
+        RedlockLock::default()
     }
 
     fn request(&mut self, ctx: Ctx, at: At<'_, Self>) {

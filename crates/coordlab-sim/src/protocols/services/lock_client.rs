@@ -25,7 +25,7 @@ use crate::kernel::time::MS_US;
 use crate::presentation::narration::services::lock_client::EtcdMutexSaw;
 use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
 use crate::protocols::lease::lease_msg::{RejectReason, WriteCheck};
-use crate::protocols::raft::{ClientAnswer, Command, RaftMsg};
+use crate::protocols::raft::{next_server, ClientAnswer, Command, RaftMsg};
 use crate::protocols::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -207,12 +207,7 @@ impl EtcdMutex {
     }
 
     fn rotate(&mut self, plan: &EtcdPlan) {
-        let s = &plan.servers;
-        if s.is_empty() {
-            return;
-        }
-        let pos = s.iter().position(|x| *x == self.guess).unwrap_or(0);
-        self.guess = s[(pos + 1) % s.len()];
+        self.guess = next_server(&plan.servers, self.guess);
     }
 
     /// A request got no answer in time, or was redirected: send it again.

@@ -595,25 +595,28 @@ mod tests {
     use crate::kernel::testing::{sent, Harness};
     use crate::protocols::raft::{ClientAnswer, RaftBug};
 
-    fn config() -> ServerConfig {
-        ServerConfig {
-            cluster: vec![NodeId(0)],
+    /// Server node 0 of `cluster`, among `names`, started.
+    fn server(cluster: Vec<NodeId>, names: &[&str]) -> Harness<LockServer> {
+        let config = ServerConfig {
+            cluster,
             election_timeout_ms_min: 150,
             election_timeout_ms_max: 300,
             heartbeat_ms: 50,
             stop_at_ms: 60_000,
             bug: RaftBug::None,
-        }
+        };
+        let mut h = Harness::new(
+            NodeId(0),
+            LockServer::new(RaftServer::new(NodeId(0), config)),
+            names,
+        );
+        h.start();
+        h
     }
 
     /// A one-server cluster that has elected itself and holds one lease, granted to node 1.
     fn leader_with_a_lease() -> (Harness<LockServer>, LeaseId) {
-        let mut h = Harness::new(
-            NodeId(0),
-            LockServer::new(RaftServer::new(NodeId(0), config())),
-            &["s1", "w"],
-        );
-        h.start();
+        let mut h = server(vec![NodeId(0)], &["s1", "w"]);
         h.fire(LockServerTimer::Raft(RaftTimer::Election));
         assert!(h.node.ready());
         let grant = LockOp::LeaseGrant {
@@ -684,18 +687,7 @@ mod tests {
 
     #[test]
     fn a_follower_points_keep_alives_to_the_leader_and_serves_watches() {
-        let mut h = Harness::new(
-            NodeId(0),
-            LockServer::new(RaftServer::new(
-                NodeId(0),
-                ServerConfig {
-                    cluster: vec![NodeId(0), NodeId(2)],
-                    ..config()
-                },
-            )),
-            &["s1", "w", "s2"],
-        );
-        h.start();
+        let mut h = server(vec![NodeId(0), NodeId(2)], &["s1", "w", "s2"]);
         let lease = LeaseId(0x7a01);
         assert_eq!(
             from_worker(&mut h, EtcdMsg::KeepAlive { id: 1, lease }),

@@ -52,16 +52,8 @@ plans_job!(ServicePlan);
 impl From<ClientConfig> for ServicePlan {
     fn from(client: ClientConfig) -> ServicePlan {
         let job = JobPlan {
-            short: String::new(),
-            key: String::new(),
-            ttl_ms: 0,
-            start_at_ms: 0,
             retry_ms: client.retry_ms,
-            max_attempts: 0,
-            steps: client.steps,
-            step_ms: client.step_ms,
-            amount: 0,
-            ledger: client.resource,
+            ..JobPlan::of_steps(client.steps, client.step_ms, 0, client.resource)
         };
         ServicePlan { job, client }
     }
@@ -84,7 +76,7 @@ impl LockTimer for Renew {
 
 /// The lock side of a client: the grant it holds, its keep-alive thread, its job thread's
 /// writes.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ServiceLock {
     /// The grant it believes it holds.
     pub number: Option<u64>,
@@ -139,14 +131,8 @@ impl LockClient for ServiceLock {
 
     fn recover(plan: &ServicePlan, _durable: &JobDurable) -> Self {
         ServiceLock {
-            number: None,
-            steps_written: 0,
-            renewing: false,
-            acquired: false,
-            stuck: false,
-            renewals: 0,
-            waits: 0,
             retry_in_us: plan.client.retry_ms * MS_US,
+            ..ServiceLock::default()
         }
     }
 

@@ -107,7 +107,7 @@ pub struct Holder {
 }
 
 /// What the server keeps (a replicated store: it survives a restart).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ServerDurable {
     pub holder: Option<Holder>,
     /// The last number issued.
@@ -144,11 +144,8 @@ pub enum Expire {
 impl LockServer {
     pub fn initial(last_number: u64) -> ServerDurable {
         ServerDurable {
-            holder: None,
             last_number,
-            delay_until_us: 0,
-            delay_told: false,
-            renewals: 0,
+            ..ServerDurable::default()
         }
     }
 

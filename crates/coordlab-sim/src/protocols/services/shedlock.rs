@@ -48,7 +48,7 @@ pub enum ShedMsg {
 
 crate::inbox!(ShedMsg);
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ShedRow {
     pub lock_until_us: u64,
     pub locked_at_us: u64,
@@ -62,7 +62,7 @@ pub struct ReportRow {
     pub by: NodeId,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ShedDbDurable {
     pub row: ShedRow,
     pub reports: Vec<ReportRow>,
@@ -75,14 +75,7 @@ pub struct ShedlockDb {
 
 impl ShedlockDb {
     pub fn initial() -> ShedDbDurable {
-        ShedDbDurable {
-            row: ShedRow {
-                lock_until_us: 0,
-                locked_at_us: 0,
-                locked_by: None,
-            },
-            reports: Vec::new(),
-        }
+        ShedDbDurable::default()
     }
 
     /// How many times the job ran for schedule `slot`.

@@ -53,16 +53,11 @@ plans_job!(ZkPlan);
 impl From<ZkWorkerPlan> for ZkPlan {
     fn from(zk: ZkWorkerPlan) -> ZkPlan {
         let job = JobPlan {
-            short: String::new(),
             key: zk.lock_path.clone(),
             ttl_ms: zk.session_timeout_ms,
             start_at_ms: zk.start_ms,
-            retry_ms: 0,
             max_attempts: 1,
-            steps: zk.steps,
-            step_ms: zk.step_ms,
-            amount: zk.amount_per_step,
-            ledger: zk.ledger,
+            ..JobPlan::of_steps(zk.steps, zk.step_ms, zk.amount_per_step, zk.ledger)
         };
         ZkPlan { job, zk }
     }
@@ -78,15 +73,16 @@ pub struct Ping;
 impl LockTimer for Ping {}
 
 /// Where an attempt is in the recipe, before it is queued or holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Stage {
+    #[default]
     Connecting,
     Creating,
     Listing,
 }
 
 /// The lock side of a worker: its session, its lock node, and what it waits on.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ZkLock {
     pub stage: Stage,
     /// While queued: the node just ahead that it watches (none: the whole lock node).
@@ -225,15 +221,7 @@ impl LockClient for ZkLock {
     const BOUNDED: bool = false;
 
     fn recover(_plan: &ZkPlan, _durable: &JobDurable) -> Self {
-        ZkLock {
-            stage: Stage::Connecting,
-            ahead: None,
-            closing: false,
-            session: None,
-            node: None,
-            token: None,
-            wakeups: 0,
-        }
+        ZkLock::default()
     }
 
     fn start(ctx: Ctx, plan: &ZkPlan, job: &Job) {

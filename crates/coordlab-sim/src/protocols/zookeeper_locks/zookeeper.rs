@@ -193,7 +193,7 @@ pub struct ZkConfig {
 /// The ensemble's state. Its durability and agreement are assumed (see the module docs): a
 /// scenario never crashes it, so it persists nothing, and a recovery would start from the
 /// tree its configuration describes.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ZkService {
     pub lock_path: String,
     pub zxid: Zxid,
@@ -224,15 +224,10 @@ impl ZkService {
         let cversion = VecMap::from([(lock_path.clone(), 0)]);
         ZkService {
             lock_path,
-            zxid: Zxid(0),
             next_session: 1,
-            sessions: VecMap::new(),
             nodes,
             cversion,
-            child_watches: VecMap::new(),
-            exists_watches: VecMap::new(),
-            releases: Vec::new(),
-            create_wakeups: 0,
+            ..ZkService::default()
         }
     }
 

@@ -68,7 +68,7 @@ impl LockDb {
         if self.locks.held(from, row).is_none() {
             self.innodb_names.insert((from, row), name);
         }
-        self.lock(from, row, LockMode::Update, WaitPolicy::Block)
+        self.locks.acquire(from, row, LockMode::Update, WaitPolicy::Block)
     }
 
     pub(super) fn execute_users(
@@ -150,7 +150,10 @@ impl LockDb {
             DbRequest::UpdateUserById { id, plan } | DbRequest::InsertUser { id, plan } => (id, plan),
             _ => unreachable!("only users statements come here"),
         };
-        match self.lock(from, user_row(id), LockMode::NoKeyUpdate, WaitPolicy::Block) {
+        match self
+            .locks
+            .acquire(from, user_row(id), LockMode::NoKeyUpdate, WaitPolicy::Block)
+        {
             Acquire::Granted => {
                 self.stage(from, Write::UserPlan { id, plan });
                 Ran::Reply(DbReply::Rows(1))

@@ -224,17 +224,12 @@ plans_job!(WorkerConfig);
 impl WorkerConfig {
     pub fn new(plan: WorkerPlan, authority: Option<NodeId>, sink_node: NodeId) -> WorkerConfig {
         let job = JobPlan {
-            short: String::new(),
             key: plan.lease.clone(),
             ttl_ms: plan.ttl_ms,
-            start_at_ms: 0,
             retry_ms: plan.retry_ms,
             // It never runs out of attempts: a denial backs it off, or off for good.
             max_attempts: u32::MAX,
-            steps: plan.steps,
-            step_ms: plan.step_ms,
-            amount: plan.amount_per_step,
-            ledger: sink_node,
+            ..JobPlan::of_steps(plan.steps, plan.step_ms, plan.amount_per_step, sink_node)
         };
         WorkerConfig {
             plan,

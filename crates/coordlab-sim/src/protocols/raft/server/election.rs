@@ -148,14 +148,7 @@ impl RaftServer {
                 term,
                 mine: self.term,
             });
-            ctx.send(
-                from,
-                RaftMsg::Vote {
-                    term: self.term,
-                    granted: false,
-                },
-            );
-            return;
+            return self.answer_vote(ctx, from, false);
         }
         let (my_term, my_len) = (self.last_term(), self.last_index());
         let logs = LogEnds {
@@ -204,13 +197,13 @@ impl RaftServer {
         } else {
             ctx.note(RaftServerSaw::VoteRefusedLogBehind { me, candidate, logs });
         }
-        ctx.send(
-            from,
-            RaftMsg::Vote {
-                term: self.term,
-                granted,
-            },
-        );
+        self.answer_vote(ctx, from, granted);
+    }
+
+    /// Tells `candidate` whether it has this server's vote, in this server's term.
+    fn answer_vote(&self, ctx: &mut Ctx<'_, Self>, candidate: NodeId, granted: bool) {
+        let term = self.term;
+        ctx.send(candidate, RaftMsg::Vote { term, granted });
     }
 
     pub(super) fn on_vote(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, term: Term, granted: bool) {

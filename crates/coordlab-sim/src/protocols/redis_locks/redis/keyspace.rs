@@ -44,6 +44,9 @@ impl RedisNode {
     ) {
         let me = ctx.me();
         let client = ctx.name(from);
+        let reply = |ctx: &mut Ctx<'_, Self>, key, ok, counter| {
+            ctx.send(from, RedisMsg::SetReply { key, ok, counter });
+        };
         self.expire_if_due(ctx, &key);
         if let (true, Some(held)) = (nx, self.data.get(&key)) {
             ctx.note(RedisNodeSaw::SetNxRefused {
@@ -53,15 +56,7 @@ impl RedisNode {
                 client,
             });
             self.after_writes(ctx);
-            ctx.send(
-                from,
-                RedisMsg::SetReply {
-                    key,
-                    ok: false,
-                    counter: None,
-                },
-            );
-            return;
+            return reply(ctx, key, false, None);
         }
         let expires_at_us = Some(ctx.local_now_us + px_ms * MS_US);
         self.write(
@@ -114,14 +109,7 @@ impl RedisNode {
             stream,
         });
         self.after_writes(ctx);
-        ctx.send(
-            from,
-            RedisMsg::SetReply {
-                key,
-                ok: true,
-                counter,
-            },
-        );
+        reply(ctx, key, true, counter);
     }
 
     /// `DEL key`, or with `only_if` the release script that deletes only that value.

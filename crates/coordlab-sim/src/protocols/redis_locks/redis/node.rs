@@ -14,14 +14,17 @@ use crate::protocols::redis_locks::redis_msg::{KeyEntry, RedisMsg, StreamEntry};
 /// How often a replica without a copy asks its primary again (on the next ping after this).
 pub const SYNC_RETRY_MS: u64 = 400;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Role {
+    #[default]
     Primary,
-    Replica { of: NodeId },
+    Replica {
+        of: NodeId,
+    },
 }
 
 /// How the scenario set a node up; the same for its whole run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RedisConfig {
     /// Append-only file with an fsync per write: data survives a restart. Off: a restart
     /// comes back empty.
@@ -32,7 +35,7 @@ pub struct RedisConfig {
 
 /// What a node keeps across a crash: its configuration file always (the role the sentinels
 /// last gave it), the data only with persistence on.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RedisDurable {
     pub role: Role,
     pub epoch: u64,
@@ -46,10 +49,8 @@ impl RedisDurable {
     pub fn fresh(role: Role, data: VecMap<String, KeyEntry>) -> RedisDurable {
         RedisDurable {
             role,
-            epoch: 0,
             data,
-            offset: 0,
-            stream: Vec::new(),
+            ..RedisDurable::default()
         }
     }
 }
@@ -65,7 +66,7 @@ pub enum StoreTimer {
     WaitTimeout { id: u64 },
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RedisNode {
     pub config: RedisConfig,
     pub role: Role,
@@ -106,17 +107,8 @@ impl RedisNode {
             data: d.data.clone(),
             offset: d.offset,
             stream: d.stream.clone(),
-            synced: false,
-            link_down: false,
-            asked_sync_us: 0,
-            replicas: VecMap::new(),
-            unsent: Vec::new(),
-            flush_pending: false,
-            waits: Vec::new(),
             next_wait: 1,
-            last_write: VecMap::new(),
-            grants: Vec::new(),
-            deletions: Vec::new(),
+            ..RedisNode::default()
         }
     }
 
@@ -138,11 +130,6 @@ impl RedisNode {
 
     pub(super) fn persist(&self, ctx: &mut Ctx<'_, Self>) {
         ctx.persist(self.durable());
-    }
-
-    /// A replica holds a connection to its primary and notices when it breaks.
-    pub fn watches(&self, peer: NodeId) -> bool {
-        self.role == (Role::Replica { of: peer })
     }
 
     /// Answers a sentinel with its role and offset.
@@ -316,8 +303,9 @@ impl Participant for RedisNode {
         });
     }
 
+    /// A replica holds a connection to its primary and notices when it breaks.
     fn watches(&self, peer: NodeId) -> bool {
-        RedisNode::watches(self, peer)
+        self.role == (Role::Replica { of: peer })
     }
 
     fn recover(config: &RedisConfig, _id: NodeId, durable: &RedisDurable) -> Self {
