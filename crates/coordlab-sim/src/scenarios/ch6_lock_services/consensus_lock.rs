@@ -264,16 +264,11 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     let ttl = ttl_ms(params);
     let plan = |start_at_ms: u64| EtcdPlan {
         job: JobPlan {
-            short: String::new(),
             key: LOCK_PREFIX.into(),
             ttl_ms: ttl,
             start_at_ms,
-            retry_ms: 0,
             max_attempts: 1,
-            steps: STEPS,
-            step_ms: STEP_MS,
-            amount: AMOUNT,
-            ledger,
+            ..JobPlan::of_steps(STEPS, STEP_MS, AMOUNT, ledger)
         },
         servers: stores.to_vec(),
         first_guess: stores[0],

@@ -327,10 +327,7 @@ fn setup_without_faults(params: &Params) -> (Setup, RedisCast) {
             start_at_ms,
             retry_ms: 500,
             max_attempts: 100,
-            steps: STEPS,
-            step_ms: STEP_MS,
-            amount: AMOUNT,
-            ledger,
+            ..JobPlan::of_steps(STEPS, STEP_MS, AMOUNT, ledger)
         },
         fence_key: FENCE_KEY.to_string(),
         wait: waits(params).then_some((1, WAIT_TIMEOUT_MS)),

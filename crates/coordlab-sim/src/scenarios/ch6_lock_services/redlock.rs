@@ -231,10 +231,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             start_at_ms,
             retry_ms: 1_000,
             max_attempts: 40,
-            steps: STEPS,
-            step_ms: STEP_MS,
-            amount: AMOUNT,
-            ledger,
+            ..JobPlan::of_steps(STEPS, STEP_MS, AMOUNT, ledger)
         },
         masters: masters.to_vec(),
         master_timeout_ms: MASTER_TIMEOUT_MS,
