@@ -100,6 +100,7 @@ pub fn default_compare_route() -> CompareRoute {
 
 /// Parses `<left>/<right>?…` of a compare link. Unknown scenarios fall back to the default
 /// pair; bad values to defaults, each with a notice.
+#[cfg(feature = "compare")]
 fn parse_compare(pair: &str, query: &str, notices: &mut Vec<String>) -> CompareRoute {
     let mut route = default_compare_route();
     let ids: Vec<String> = pair.split('/').map(decode).collect();
@@ -258,7 +259,16 @@ pub fn parse(hash: &str) -> Parsed {
         .strip_prefix("compare/")
         .or(if path == "compare" { Some("") } else { None })
     {
+        // Only the compare bundle reads a side-by-side link's settings: every other bundle shows
+        // "Loading" for it while web/loader.js fetches that bundle, so its own copy of the
+        // reading (and the notices it writes) would be code that never shows.
+        #[cfg(feature = "compare")]
         let route = parse_compare(pair, query, &mut notices);
+        #[cfg(not(feature = "compare"))]
+        let route = {
+            let _ = (pair, query);
+            default_compare_route()
+        };
         return Parsed {
             route: Route::Compare(route),
             notices,
@@ -415,7 +425,7 @@ pub fn format(route: &Route) -> String {
         Route::Throughput => "#/experiment/consensus-throughput".to_string(),
         Route::Embed(e) => crate::embed_route::format(e),
         Route::BadEmbed => "#/".to_string(),
-        Route::Play(p) => format!("#/play/{}", play_link(p)),
+        Route::Play(p) => play_hash(p),
         Route::Compare(c) => {
             let mut parts = vec![format!("seed={}", c.seed)];
             if !c.left_actions.is_empty() {
@@ -438,6 +448,13 @@ pub fn format(route: &Route) -> String {
             )
         }
     }
+}
+
+/// The address of a run in the player, `#/play/<scenario>?<settings>`. The player and the Embed
+/// dialog call this rather than [`format`], whose other routes (the side by side's above all)
+/// a player bundle would otherwise carry for nothing.
+pub fn play_hash(p: &PlayRoute) -> String {
+    format!("#/play/{}", play_link(p))
 }
 
 /// `<scenario>?<settings>` of a run, without the `#/play/` in front (an embed link shares it).

@@ -19,7 +19,7 @@ use super::story::{story, StoryProps};
 use super::timeline::{timeline, TimelineProps};
 use super::topology::Topology;
 use super::transport_bar::{mode_buttons, transport_bar, PositionProps, TransportBarProps};
-use crate::route::{self, PlayRoute, Route};
+use crate::route::{self, PlayRoute};
 use crate::state::{Action, Player, Tab};
 use crate::transport::{use_playback, use_player_keys, Key};
 use std::rc::Rc;
@@ -52,7 +52,7 @@ pub fn player_view(props: &PlayerProps) -> Html {
 
     // Keep the URL a permalink of what is on screen.
     use_effect_with(player.route(), |route| {
-        let hash = route::format(&Route::Play(route.clone()));
+        let hash = route::play_hash(route);
         if let Some(history) = web_sys::window().and_then(|w| w.history().ok()) {
             let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&hash));
         }
