@@ -79,9 +79,12 @@ pub enum Route {
     Play(PlayRoute),
     Compare(CompareRoute),
     /// `#/embed/<scenario>?…`: one run for a documentation page, without the site around it.
-    Embed(EmbedRoute),
-    /// An embed link whose scenario does not exist: the frame says so (the notices).
+    /// Read only by an embed bundle (the player writes embed links through `embed_route`).
     #[cfg_attr(not(feature = "embed"), allow(dead_code))]
+    Embed(EmbedRoute),
+    /// An embed link whose scenario does not exist: the frame says so (the notices). Only an
+    /// embed bundle reads embed links; the others have no use for the variant or its page.
+    #[cfg(feature = "embed")]
     BadEmbed,
 }
 
@@ -415,6 +418,15 @@ pub fn parse_play(id: &str, query: &str, notices: &mut Vec<String>) -> Option<Pl
 }
 
 /// The hash for a player state. Parameters at their default are left out to keep links short.
+#[cfg_attr(
+    not(any(
+        feature = "library",
+        feature = "compare",
+        feature = "embed",
+        feature = "lesson"
+    )),
+    allow(dead_code)
+)]
 pub fn format(route: &Route) -> String {
     match route {
         Route::Library => "#/".to_string(),
@@ -424,6 +436,7 @@ pub fn format(route: &Route) -> String {
         Route::Choose => "#/choose".to_string(),
         Route::Throughput => "#/experiment/consensus-throughput".to_string(),
         Route::Embed(e) => crate::embed_route::format(e),
+        #[cfg(feature = "embed")]
         Route::BadEmbed => "#/".to_string(),
         Route::Play(p) => play_hash(p),
         Route::Compare(c) => {
