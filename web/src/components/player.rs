@@ -126,7 +126,9 @@ pub fn player_view(props: &PlayerProps) -> Html {
         Tab::Story => {
             html! { { beat_list(&BeatListProps { player: p.clone(), dispatch: dispatch.clone() }) } }
         }
-        Tab::Run => html! { <RunSettings player={p.clone()} dispatch={dispatch.clone()} /> },
+        Tab::Run => html! {
+            <RunSettings info={p.info.clone()} params={p.params.clone()} seed={p.seed} dispatch={dispatch.clone()} />
+        },
         Tab::Faults => html! {
             <FaultPanel trace={p.trace.clone()} snapshot={snapshot.clone()} actions={p.actions.clone()} dispatch={dispatch.clone()} />
         },
@@ -140,7 +142,10 @@ pub fn player_view(props: &PlayerProps) -> Html {
                 { inspector(&InspectorProps { trace: p.trace.clone(), snapshot: snapshot.clone() }) }
             </div>
         },
-        Tab::Events => html! { <EventLog player={p.clone()} dispatch={dispatch.clone()} /> },
+        Tab::Events => html! {
+            <EventLog trace={p.trace.clone()} nav={p.nav.clone()} cursor={p.cursor}
+                all_events={p.stepping.all_events} dispatch={dispatch.clone()} />
+        },
     };
     html! {
         <div class={super::class_list("player", &[("presenting", p.presenting)])}>

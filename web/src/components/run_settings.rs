@@ -1,20 +1,24 @@
 //! The run's inputs: the scenario's parameters and the seed. Changing one simulates again.
 
 use crate::state::{Action, Player};
-use coordlab_sim::scenarios::ParamKind;
-use std::rc::Rc;
+use coordlab_sim::scenarios::{ParamKind, Params, ScenarioInfo};
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
+/// The run's inputs rather than the whole player: comparing these is all it takes to know
+/// whether the settings must be drawn again (and a deep comparison of the player, which
+/// nothing else needs, stays out of the bundle).
 #[derive(Properties, PartialEq)]
 pub struct RunSettingsProps {
-    pub player: Rc<Player>,
+    pub info: ScenarioInfo,
+    pub params: Params,
+    pub seed: u64,
     pub dispatch: UseReducerDispatcher<Player>,
 }
 
 #[function_component(RunSettings)]
 pub fn run_settings(props: &RunSettingsProps) -> Html {
-    let p = &props.player;
+    let p = props;
     let d = &props.dispatch;
     let seed_error = use_state(|| None::<String>);
     let on_seed = {
