@@ -8,12 +8,23 @@ use yew::prelude::*;
 /// The run's inputs rather than the whole player: comparing these is all it takes to know
 /// whether the settings must be drawn again (and a deep comparison of the player, which
 /// nothing else needs, stays out of the bundle).
-#[derive(Properties, PartialEq)]
+#[derive(Properties)]
 pub struct RunSettingsProps {
     pub info: ScenarioInfo,
     pub params: Params,
     pub seed: u64,
     pub dispatch: UseReducerDispatcher<Player>,
+}
+
+impl PartialEq for RunSettingsProps {
+    fn eq(&self, other: &Self) -> bool {
+        // A scenario's description is made from its id alone (`ScenarioDef::info`), so equal
+        // ids are equal descriptions: no field-by-field comparison of its parameters' texts.
+        self.info.id == other.info.id
+            && self.params == other.params
+            && self.seed == other.seed
+            && self.dispatch == other.dispatch
+    }
 }
 
 #[function_component(RunSettings)]
