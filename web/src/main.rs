@@ -103,6 +103,16 @@ fn app() -> Html {
             listen::listen(web_sys::window(), "hashchange", listener)
         });
     }
+    // The trace and choosing bundles read nothing from a link that a notice would report.
+    #[cfg_attr(
+        not(any(
+            feature = "library",
+            feature = "player",
+            feature = "compare",
+            feature = "embed"
+        )),
+        allow(unused_variables)
+    )]
     let Parsed { route, notices } = (*parsed).clone();
     // An embed is the run alone: no site header around it.
     match route {
@@ -112,6 +122,7 @@ fn app() -> Html {
             return html! { <main id="main"><EmbedView key={key} route={embed} notices={notices} /></main> };
         }
         Route::Embed(_) => return html! { <main id="main">{ loading() }</main> },
+        #[cfg(feature = "embed")]
         Route::BadEmbed => return html! { <main id="main">{ bad_embed(&notices) }</main> },
         _ => {}
     }
@@ -155,7 +166,9 @@ fn app() -> Html {
                     Route::Throughput => html! { <ThroughputChart /> },
                     #[cfg(not(feature = "choosing"))]
                     Route::Choose | Route::Throughput => loading(),
-                    Route::Embed(_) | Route::BadEmbed => loading(),
+                    Route::Embed(_) => loading(),
+                    #[cfg(feature = "embed")]
+                    Route::BadEmbed => loading(),
                 } }
             </main>
         </>
@@ -169,6 +182,7 @@ fn loading() -> Html {
 }
 
 /// An embed link that names no scenario: the frame says what is wrong and where to look.
+#[cfg(feature = "embed")]
 fn bad_embed(notices: &[String]) -> Html {
     html! {
         <div class="notice" role="alert">

@@ -79,9 +79,12 @@ pub enum Route {
     Play(PlayRoute),
     Compare(CompareRoute),
     /// `#/embed/<scenario>?…`: one run for a documentation page, without the site around it.
-    Embed(EmbedRoute),
-    /// An embed link whose scenario does not exist: the frame says so (the notices).
+    /// Read only by an embed bundle (the player writes embed links through `embed_route`).
     #[cfg_attr(not(feature = "embed"), allow(dead_code))]
+    Embed(EmbedRoute),
+    /// An embed link whose scenario does not exist: the frame says so (the notices). Only an
+    /// embed bundle reads embed links; the others have no use for the variant or its page.
+    #[cfg(feature = "embed")]
     BadEmbed,
 }
 
@@ -100,6 +103,7 @@ pub fn default_compare_route() -> CompareRoute {
 
 /// Parses `<left>/<right>?…` of a compare link. Unknown scenarios fall back to the default
 /// pair; bad values to defaults, each with a notice.
+#[cfg(feature = "compare")]
 fn parse_compare(pair: &str, query: &str, notices: &mut Vec<String>) -> CompareRoute {
     let mut route = default_compare_route();
     let ids: Vec<String> = pair.split('/').map(decode).collect();
@@ -258,7 +262,16 @@ pub fn parse(hash: &str) -> Parsed {
         .strip_prefix("compare/")
         .or(if path == "compare" { Some("") } else { None })
     {
+        // Only the compare bundle reads a side-by-side link's settings: every other bundle shows
+        // "Loading" for it while web/loader.js fetches that bundle, so its own copy of the
+        // reading (and the notices it writes) would be code that never shows.
+        #[cfg(feature = "compare")]
         let route = parse_compare(pair, query, &mut notices);
+        #[cfg(not(feature = "compare"))]
+        let route = {
+            let _ = (pair, query);
+            default_compare_route()
+        };
         return Parsed {
             route: Route::Compare(route),
             notices,
@@ -405,6 +418,15 @@ pub fn parse_play(id: &str, query: &str, notices: &mut Vec<String>) -> Option<Pl
 }
 
 /// The hash for a player state. Parameters at their default are left out to keep links short.
+#[cfg_attr(
+    not(any(
+        feature = "library",
+        feature = "compare",
+        feature = "embed",
+        feature = "lesson"
+    )),
+    allow(dead_code)
+)]
 pub fn format(route: &Route) -> String {
     match route {
         Route::Library => "#/".to_string(),
@@ -414,8 +436,9 @@ pub fn format(route: &Route) -> String {
         Route::Choose => "#/choose".to_string(),
         Route::Throughput => "#/experiment/consensus-throughput".to_string(),
         Route::Embed(e) => crate::embed_route::format(e),
+        #[cfg(feature = "embed")]
         Route::BadEmbed => "#/".to_string(),
-        Route::Play(p) => format!("#/play/{}", play_link(p)),
+        Route::Play(p) => play_hash(p),
         Route::Compare(c) => {
             let mut parts = vec![format!("seed={}", c.seed)];
             if !c.left_actions.is_empty() {
@@ -438,6 +461,13 @@ pub fn format(route: &Route) -> String {
             )
         }
     }
+}
+
+/// The address of a run in the player, `#/play/<scenario>?<settings>`. The player and the Embed
+/// dialog call this rather than [`format`], whose other routes (the side by side's above all)
+/// a player bundle would otherwise carry for nothing.
+pub fn play_hash(p: &PlayRoute) -> String {
+    format!("#/play/{}", play_link(p))
 }
 
 /// `<scenario>?<settings>` of a run, without the `#/play/` in front (an embed link shares it).

@@ -6,7 +6,7 @@
 //! step the run wherever the focus is.
 
 use crate::embed_route::{Bound, EmbedRoute, Span, SIZES};
-use crate::route::{self, PlayRoute, Route};
+use crate::route::{self, PlayRoute};
 use crate::state::{Action, Player};
 use std::rc::Rc;
 use wasm_bindgen::closure::Closure;
@@ -72,16 +72,16 @@ fn attr(text: &str) -> String {
 /// The three things an author can paste: (iframe snippet of `size`, Markdown link, embed URL).
 /// `base` is the page's address without its `#…`.
 pub fn snippets(p: &Player, size: (u32, u32), base: &str) -> (String, String, String) {
-    let url = format!("{base}{}", route::format(&Route::Embed(embed_route(p))));
+    let url = format!("{base}{}", crate::embed_route::format(&embed_route(p)));
     // The full player has no range: its link opens where the embed starts.
     let start = shown(p).from.map_or(p.cursor as u32, |(_, step)| step);
     let full = format!(
         "{base}{}",
-        route::format(&Route::Play(PlayRoute {
+        route::play_hash(&PlayRoute {
             present: false,
             step: (start > 0).then_some(start),
             ..p.route()
-        }))
+        })
     );
     let (w, h) = size;
     let title = format!("{} — an interactive coordlab simulation", p.info.title);
@@ -241,7 +241,7 @@ pub fn embed_dialog(props: &EmbedDialogProps) -> Html {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::route::parse;
+    use crate::route::{parse, Route};
     use yew::Reducible;
 
     fn player(hash: &str) -> Player {

@@ -3,6 +3,8 @@
 //! narrated events with the quiet ones between them folded into one line ("14 quiet events:
 //! heartbeat term 2 ×10, append ok ×4"); "All events" lists every one.
 
+use crate::nav::Nav;
+use crate::same_trace::SameTrace;
 use crate::state::{Action, Player};
 use coordlab_sim::kernel::time::format_instant;
 use coordlab_sim::trace::{EventKind, Trace};
@@ -55,19 +57,19 @@ fn fold_summary(trace: &Trace, from: usize, to: usize) -> String {
     )
 }
 
-fn rows(p: &Player) -> Vec<Row> {
-    if p.stepping.all_events {
-        return (0..p.trace.entries.len()).map(Row::Event).collect();
+fn rows(trace: &Trace, nav: &Nav, all_events: bool) -> Vec<Row> {
+    if all_events {
+        return (0..trace.entries.len()).map(Row::Event).collect();
     }
     let mut out = Vec::new();
     let mut prev: Option<usize> = None;
-    for &s in &p.nav.narrated {
+    for &s in &nav.narrated {
         let gap_from = prev.map_or(0, |q| q + 1);
         if s > gap_from {
             out.push(Row::Fold {
                 from: gap_from,
                 to: s - 1,
-                summary: fold_summary(&p.trace, gap_from, s - 1),
+                summary: fold_summary(trace, gap_from, s - 1),
             });
         }
         out.push(Row::Event(s));
@@ -76,20 +78,27 @@ fn rows(p: &Player) -> Vec<Row> {
     out
 }
 
+/// What the log shows, rather than the whole player: comparing these is all it takes to know
+/// whether the log must be drawn again (and a deep comparison of the player, which nothing
+/// else needs, stays out of the bundle).
 #[derive(Properties, PartialEq)]
 pub struct EventLogProps {
-    pub player: Rc<Player>,
+    pub trace: SameTrace,
+    /// Made with the trace: a new trace comes with a new one.
+    pub nav: Rc<Nav>,
+    pub cursor: usize,
+    pub all_events: bool,
     pub dispatch: UseReducerDispatcher<Player>,
 }
 
 #[function_component(EventLog)]
 pub fn event_log(props: &EventLogProps) -> Html {
-    let p = &props.player;
+    let p = props;
     let view_ref = use_node_ref();
     let scroll = use_state(|| 0i32);
-    let rows = use_memo((p.trace.clone(), p.stepping.all_events), {
-        let p = p.clone();
-        move |_| rows(&p)
+    let rows = use_memo((p.trace.clone(), p.all_events), {
+        let nav = p.nav.clone();
+        move |(trace, all_events)| rows(trace, &nav, *all_events)
     });
     // The row of the step on screen (a quiet step is inside a fold).
     let current_row = rows
@@ -201,7 +210,7 @@ pub fn event_log(props: &EventLogProps) -> Html {
     });
     html! {
         <section class="event-log" aria-labelledby="log-title">
-            <h2 id="log-title">{ if p.stepping.all_events { "Every event" } else { "Narrated events" } }</h2>
+            <h2 id="log-title">{ if p.all_events { "Every event" } else { "Narrated events" } }</h2>
             <div class="log-view" ref={view_ref} tabindex="0" role="listbox" aria-labelledby="log-title"
                 aria-activedescendant={format!("log-row-{current_row}")}
                 onscroll={on_scroll} onclick={on_click} onkeydown={on_key}>

@@ -19,7 +19,7 @@ use super::story::{story, StoryProps};
 use super::timeline::{timeline, TimelineProps};
 use super::topology::Topology;
 use super::transport_bar::{mode_buttons, transport_bar, PositionProps, TransportBarProps};
-use crate::route::{self, PlayRoute, Route};
+use crate::route::{self, PlayRoute};
 use crate::state::{Action, Player, Tab};
 use crate::transport::{use_playback, use_player_keys, Key};
 use std::rc::Rc;
@@ -52,7 +52,7 @@ pub fn player_view(props: &PlayerProps) -> Html {
 
     // Keep the URL a permalink of what is on screen.
     use_effect_with(player.route(), |route| {
-        let hash = route::format(&Route::Play(route.clone()));
+        let hash = route::play_hash(route);
         if let Some(history) = web_sys::window().and_then(|w| w.history().ok()) {
             let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&hash));
         }
@@ -126,7 +126,9 @@ pub fn player_view(props: &PlayerProps) -> Html {
         Tab::Story => {
             html! { { beat_list(&BeatListProps { player: p.clone(), dispatch: dispatch.clone() }) } }
         }
-        Tab::Run => html! { <RunSettings player={p.clone()} dispatch={dispatch.clone()} /> },
+        Tab::Run => html! {
+            <RunSettings info={p.info.clone()} params={p.params.clone()} seed={p.seed} dispatch={dispatch.clone()} />
+        },
         Tab::Faults => html! {
             <FaultPanel trace={p.trace.clone()} snapshot={snapshot.clone()} actions={p.actions.clone()} dispatch={dispatch.clone()} />
         },
@@ -140,7 +142,10 @@ pub fn player_view(props: &PlayerProps) -> Html {
                 { inspector(&InspectorProps { trace: p.trace.clone(), snapshot: snapshot.clone() }) }
             </div>
         },
-        Tab::Events => html! { <EventLog player={p.clone()} dispatch={dispatch.clone()} /> },
+        Tab::Events => html! {
+            <EventLog trace={p.trace.clone()} nav={p.nav.clone()} cursor={p.cursor}
+                all_events={p.stepping.all_events} dispatch={dispatch.clone()} />
+        },
     };
     html! {
         <div class={super::class_list("player", &[("presenting", p.presenting)])}>

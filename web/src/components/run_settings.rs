@@ -1,20 +1,35 @@
 //! The run's inputs: the scenario's parameters and the seed. Changing one simulates again.
 
 use crate::state::{Action, Player};
-use coordlab_sim::scenarios::ParamKind;
-use std::rc::Rc;
+use coordlab_sim::scenarios::{ParamKind, Params, ScenarioInfo};
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
-#[derive(Properties, PartialEq)]
+/// The run's inputs rather than the whole player: comparing these is all it takes to know
+/// whether the settings must be drawn again (and a deep comparison of the player, which
+/// nothing else needs, stays out of the bundle).
+#[derive(Properties)]
 pub struct RunSettingsProps {
-    pub player: Rc<Player>,
+    pub info: ScenarioInfo,
+    pub params: Params,
+    pub seed: u64,
     pub dispatch: UseReducerDispatcher<Player>,
+}
+
+impl PartialEq for RunSettingsProps {
+    fn eq(&self, other: &Self) -> bool {
+        // A scenario's description is made from its id alone (`ScenarioDef::info`), so equal
+        // ids are equal descriptions: no field-by-field comparison of its parameters' texts.
+        self.info.id == other.info.id
+            && self.params == other.params
+            && self.seed == other.seed
+            && self.dispatch == other.dispatch
+    }
 }
 
 #[function_component(RunSettings)]
 pub fn run_settings(props: &RunSettingsProps) -> Html {
-    let p = &props.player;
+    let p = props;
     let d = &props.dispatch;
     let seed_error = use_state(|| None::<String>);
     let on_seed = {
