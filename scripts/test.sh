@@ -62,6 +62,9 @@ step "browser end-to-end tests (headless Chromium)"
 # start first (scripts/browser-tests.mjs; `node --test` would start them in name order). The
 # files that time the page (long tasks, the diagram's redraw, the choosing page's load) run
 # after, alone.
+# The xtask program built above, for the test of the stylesheet minifier.
+export COORDLAB_XTASK
+COORDLAB_XTASK="$(realpath "$bin/xtask")"
 timed=(tests/search.test.mjs tests/spacetime.test.mjs tests/choose.test.mjs)
 shared=()
 for file in tests/*.test.mjs; do

@@ -12,12 +12,15 @@ import { launch } from './browser.mjs';
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-/** `css` as the site ships it: minified by the build itself (`cargo xtask minify-css`). */
+/** `css` as the site ships it: minified by the build itself (`cargo xtask minify-css`, or the
+ *  xtask program scripts/test.sh built with the workspace's tests, named in COORDLAB_XTASK:
+ *  `cargo xtask` alone resolves other features and would compile the simulator again). */
 function minifyCss(css) {
   const file = path.join(fs.mkdtempSync(path.join(root, 'target', 'minify-css-')), 'in.css');
   fs.writeFileSync(file, css);
+  const [program, ...args] = process.env.COORDLAB_XTASK ? [process.env.COORDLAB_XTASK] : ['cargo', 'xtask'];
   try {
-    return execFileSync('cargo', ['xtask', 'minify-css', file], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    return execFileSync(program, [...args, 'minify-css', file], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   } finally {
     fs.rmSync(path.dirname(file), { recursive: true, force: true });
   }

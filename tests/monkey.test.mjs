@@ -7,7 +7,7 @@
 // guards of tests/browser.mjs) and must show something: never a blank page, never stuck on
 // "Loading", never frozen. A failure names the seed, the action and the ones before it.
 //
-//   node --test tests/monkey.test.mjs                                  # 2,000 actions, seed 1
+//   node --test tests/monkey.test.mjs                                  # 1,500 actions, seed 1
 //   MONKEY_SEED=7 MONKEY_ACTIONS=20000 node --test tests/monkey.test.mjs
 //
 // The seed fixes every choice the monkey makes. What it finds on the page can still differ
@@ -24,7 +24,10 @@ const { open, shot, origin, reported } = useBrowser();
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dist = process.env.COORDLAB_DIST || path.join(here, '..', 'dist');
 const SEED = Number(process.env.MONKEY_SEED ?? 1);
-const ACTIONS = Number(process.env.MONKEY_ACTIONS ?? 2000);
+// 1,500 in CI (2,000 until issue 29): the seed is fixed, so every run walks the same path, and
+// the last 500 actions of it cost CI about 50 s of its 30 minutes. A longer walk or another
+// seed is one variable away (above).
+const ACTIONS = Number(process.env.MONKEY_ACTIONS ?? 1500);
 /** How long a page may take to show something again (a link to another chapter reloads). */
 const SETTLE_MS = 10_000;
 
