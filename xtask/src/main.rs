@@ -17,6 +17,7 @@
 
 mod dist;
 mod docs;
+mod function_order;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
