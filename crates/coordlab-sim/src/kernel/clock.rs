@@ -21,17 +21,19 @@ pub struct LocalClock {
 impl LocalClock {
     /// The local reading at true time `now_us`; never below zero.
     pub fn read_us(&self, now_us: u64) -> u64 {
-        if self.drift_ppm == 0 && self.base_local_us >= 0 {
-            // The common case, without 128-bit division (the same result exactly).
-            let elapsed = now_us.saturating_sub(self.base_true_us);
-            return (self.base_local_us as u64)
-                .saturating_add(elapsed)
-                .min(u64::MAX >> 1);
-        }
-        let elapsed = i128::from(now_us.saturating_sub(self.base_true_us));
-        let scaled = elapsed * i128::from(1_000_000 + self.drift_ppm) / 1_000_000;
-        let local = i128::from(self.base_local_us) + scaled;
+        let elapsed = now_us.saturating_sub(self.base_true_us);
+        let scaled = if self.drift_ppm == 0 {
+            elapsed
+        } else {
+            scale_down(elapsed, self.rate())
+        };
+        let local = i128::from(self.base_local_us) + i128::from(scaled);
         local.clamp(0, i128::from(u64::MAX >> 1)) as u64
+    }
+
+    /// Local microseconds per million true ones: 500,000 to 1,500,000.
+    fn rate(&self) -> u64 {
+        (1_000_000 + self.drift_ppm) as u64
     }
 
     /// Offset between the local reading and true time at `now_us` (positive: the clock is ahead).
@@ -61,15 +63,29 @@ impl LocalClock {
         if self.drift_ppm == 0 {
             return local_us.min(u64::MAX >> 1);
         }
-        let rate = (1_000_000 + self.drift_ppm) as u128;
-        let num = u128::from(local_us) * 1_000_000;
-        num.div_ceil(rate).min(u128::from(u64::MAX >> 1)) as u64
+        scale_up(local_us, self.rate()).min(u64::MAX >> 1)
     }
 
     fn rebase(&mut self, now_us: u64) {
         self.base_local_us = self.read_us(now_us) as i64;
         self.base_true_us = now_us;
     }
+}
+
+/// ⌊`us` × `rate` / 10⁶⌋, saturating. Split at whole millions so that no product needs 128 bits:
+/// a 128-bit division would bring compiler_builtins' `u128_div_rem` (about 1 KiB) into every
+/// browser bundle. With `us` = q·10⁶ + r the result is q·rate + ⌊r·rate / 10⁶⌋ exactly, and
+/// r·rate < 10⁶ · 1.5·10⁶ fits in 64 bits.
+fn scale_down(us: u64, rate: u64) -> u64 {
+    let (q, r) = (us / 1_000_000, us % 1_000_000);
+    q.saturating_mul(rate).saturating_add(r * rate / 1_000_000)
+}
+
+/// ⌈`us` × 10⁶ / `rate`⌉, saturating; the same split at whole multiples of `rate`.
+fn scale_up(us: u64, rate: u64) -> u64 {
+    let (q, r) = (us / rate, us % rate);
+    q.saturating_mul(1_000_000)
+        .saturating_add((r * 1_000_000).div_ceil(rate))
 }
 
 #[cfg(test)]
@@ -101,6 +117,51 @@ mod tests {
             }
         }
         assert_eq!(c.true_duration_us(12_345), 12_345);
+    }
+
+    /// The 64-bit split computes exactly what the 128-bit formulas give, clamped as the clock
+    /// clamps, at the extremes of drift, offset and time.
+    #[test]
+    fn readings_and_durations_match_the_128_bit_formulas() {
+        let cap = i128::from(u64::MAX >> 1);
+        let times = [
+            0,
+            1,
+            999_999,
+            1_000_000,
+            1_234_567_891,
+            u64::MAX / 3,
+            u64::MAX - 1,
+            u64::MAX,
+        ];
+        for drift in [-MAX_DRIFT_PPM, -123_457, -1, 1, 77_777, MAX_DRIFT_PPM] {
+            for base_local in [i64::MIN, -5_000_000, 0, 42, i64::MAX] {
+                let c = LocalClock {
+                    base_true_us: 1_000,
+                    base_local_us: base_local,
+                    drift_ppm: drift,
+                };
+                for now in times {
+                    let elapsed = i128::from(now.saturating_sub(1_000));
+                    let scaled = elapsed * i128::from(1_000_000 + drift) / 1_000_000;
+                    let want = (i128::from(base_local) + scaled).clamp(0, cap) as u64;
+                    assert_eq!(
+                        c.read_us(now),
+                        want,
+                        "drift {drift}, base {base_local}, now {now}"
+                    );
+                }
+            }
+            let c = LocalClock {
+                drift_ppm: drift,
+                ..LocalClock::default()
+            };
+            for local in times {
+                let rate = (1_000_000 + drift) as u128;
+                let want = (u128::from(local) * 1_000_000).div_ceil(rate).min(cap as u128) as u64;
+                assert_eq!(c.true_duration_us(local), want, "drift {drift}, local {local}");
+            }
+        }
     }
 
     #[test]
