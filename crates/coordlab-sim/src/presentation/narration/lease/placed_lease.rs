@@ -345,10 +345,13 @@ impl From<PlacedLeaseSaw<'_>> for String {
                 source,
                 lease,
                 granted,
-            } => match granted {
-                Some(token) => format!("{me}: {command} → {}", granted_text(source, lease, token)),
-                None => format!("{me}: {command} → {}", refused_text(source)),
-            },
+            } => {
+                let answer = match granted {
+                    Some(token) => granted_text(source, lease, token),
+                    None => refused_text(source).to_string(),
+                };
+                format!("{me}: {command} → {answer}")
+            }
             OthersTable {
                 who,
                 me,
