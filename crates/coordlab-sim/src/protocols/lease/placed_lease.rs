@@ -20,12 +20,11 @@
 //! member rejoins as a follower; Sentinel reconfigures an old Redis master as a replica). This participant lives in the `services` bundle, apart from the lease
 //! chapter's [`super::lease_store`], whose bundle is at its size cap.
 
-use super::lease_msg::seconds;
-use super::lease_store::{owner_name, sequence_name};
+use super::lease_store::owner_name;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
-use crate::presentation::narration::lease::placed_lease::{Holding, PlacedLeaseSaw};
+use crate::presentation::narration::lease::placed_lease::{acquire_command, Holding, PlacedLeaseSaw};
 
 /// The lease row. `owner: None` is an earlier run's row, expired before the story starts.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -210,36 +209,6 @@ pub struct PlacedLease {
     /// A replica that just took over, asking the other copies for what they committed
     /// before it takes writes (in Raft, only an up-to-date copy can win the election).
     pub syncing: bool,
-}
-
-/// The acquiring command of `source`, with its values bound.
-pub fn acquire_command(source: TokenSource, lease: &str, who: &str, ttl_ms: u64) -> String {
-    let ttl = seconds(ttl_ms);
-    match source {
-        TokenSource::LeaseTable => format!(
-            "INSERT INTO lease … VALUES ('{lease}', '{who}', 1, now(), now() + interval '{ttl}') ON CONFLICT (name) DO UPDATE … WHERE lease.expires_at < now() OR lease.owner = '{who}' RETURNING fence_token"
-        ),
-        TokenSource::PostgresSequence => format!(
-            "BEGIN; UPDATE lease SET owner = '{who}', fence_token = nextval('{seq}'), expires_at = now() + interval '{ttl}' WHERE name = '{lease}' AND (expires_at < now() OR owner = '{who}') RETURNING fence_token; COMMIT;",
-            seq = sequence_name(lease)
-        ),
-        TokenSource::DynamoDb => format!(
-            "UpdateItem(Key: {{pk: \"lease#{lease}\"}}, UpdateExpression: \"SET #owner = :me, expires = :exp ADD fence :one\", ConditionExpression: \"attribute_not_exists(pk) OR expires < :now OR #owner = :me\", ReturnValues: \"UPDATED_NEW\") with :me = \"{who}\""
-        ),
-        TokenSource::K8sLease => format!(
-            "PUT /apis/coordination.k8s.io/v1/namespaces/default/leases/{lease} with the resourceVersion it read: holderIdentity \"{who}\", leaseDurationSeconds {}, leaseTransitions + 1",
-            ttl_ms / 1_000
-        ),
-        TokenSource::Etcd => format!(
-            "Txn().If(CreateRevision(\"/locks/{lease}\") == 0).Then(Put(\"/locks/{lease}\", \"{who}\", WithLease(ttl {ttl})))"
-        ),
-        TokenSource::ZooKeeper => format!(
-            "create(\"/locks/{lease}/lock-\", \"{who}\", EPHEMERAL_SEQUENTIAL) under a container parent, returning its Stat; session timeout {ttl}"
-        ),
-        TokenSource::RedisLua => format!(
-            "EVAL \"if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return redis.call('INCR', KEYS[2]) end return false\" 2 lock:{lease} fence:{lease} {who} {ttl_ms}"
-        ),
-    }
 }
 
 impl PlacedLease {

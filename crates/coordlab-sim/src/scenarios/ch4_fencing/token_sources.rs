@@ -30,12 +30,11 @@ use crate::kernel::network::LinkConfig;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::world::Nodes;
+use crate::presentation::narration::lease::placed_lease::acquire_command;
 use crate::protocols::lease::fence_worker::{AcquireVia, FenceWorkerConfig, FenceWorkerPlan};
 use crate::protocols::lease::fenced_resource::{FencedResource, LedgerIntro, ResourceDurable};
 use crate::protocols::lease::lease_msg::seconds;
-use crate::protocols::lease::placed_lease::{
-    acquire_command, PlacedConfig, PlacedLease, Replication, TokenSource,
-};
+use crate::protocols::lease::placed_lease::{PlacedConfig, PlacedLease, Replication, TokenSource};
 use crate::scenarios::common::WORKER_FAULTS;
 use crate::scenarios::fence_world::{held_token, FenceCast, FenceProperty, FenceWorld};
 use crate::scenarios::lease_setup::STORE_FAULTS;

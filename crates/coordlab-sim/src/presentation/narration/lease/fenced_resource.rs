@@ -100,15 +100,18 @@ impl From<LedgerSaw<'_>> for String {
                     last_token.to_string()
                 };
                 let minor = balance * 100;
+                let holds = format!(
+                    "The ledger holds account 42 at ₹{balance} (balance_minor {minor}, in paise)"
+                );
                 match intro {
                     LedgerIntro::RemembersHighest => format!(
-                        "The ledger holds account 42 at ₹{balance} (balance_minor {minor}, in paise). It remembers the highest fencing token any write has carried ({highest})."
+                        "{holds}. It remembers the highest fencing token any write has carried ({highest})."
                     ),
                     LedgerIntro::RefusesStaleOrUnchecked => format!(
-                        "The ledger holds account 42 at ₹{balance} (balance_minor {minor}, in paise). It refuses a debit whose token is lower than the highest it has seen ({highest}); a debit without a token it cannot check at all."
+                        "{holds}. It refuses a debit whose token is lower than the highest it has seen ({highest}); a debit without a token it cannot check at all."
                     ),
                     LedgerIntro::RefusesBelowHighest => format!(
-                        "The ledger holds account 42 at ₹{balance} (balance_minor {minor}, in paise) and refuses any write whose token is below the highest it has seen."
+                        "{holds} and refuses any write whose token is below the highest it has seen."
                     ),
                 }
             }

@@ -443,19 +443,19 @@ impl From<LeaseWorkerSaw<'_>> for String {
                 spare,
             } => {
                 let (left, took, margin) = (seconds(left_us / MS_US), seconds(step_ms), seconds(margin_ms));
-                match spare {
+                let stops = format!("so {me} stops and leaves the rest to the next holder");
+                let would = match spare {
                     StepSpare::Enough(spare_us) => format!(
-                        "By {me}'s own clock {left} of its lease remain: step {step} ({took}) would end {} before the lease does, more than its {margin} safety margin, so it starts.",
+                        "end {} before the lease does, more than its {margin} safety margin, so it starts",
                         seconds(spare_us / MS_US)
                     ),
-                    StepSpare::NotInTime => format!(
-                        "By {me}'s own clock {left} of its lease remain: step {step} ({took}) would not end in time, so {me} stops and leaves the rest to the next holder."
-                    ),
+                    StepSpare::NotInTime => format!("not end in time, {stops}"),
                     StepSpare::InsideMargin(spare_us) => format!(
-                        "By {me}'s own clock {left} of its lease remain: step {step} ({took}) would end only {} before the lease does, inside its {margin} safety margin, so {me} stops and leaves the rest to the next holder.",
+                        "end only {} before the lease does, inside its {margin} safety margin, {stops}",
                         seconds(spare_us / MS_US)
                     ),
-                }
+                };
+                format!("By {me}'s own clock {left} of its lease remain: step {step} ({took}) would {would}.")
             }
             AppCheckSaysStop {
                 me,

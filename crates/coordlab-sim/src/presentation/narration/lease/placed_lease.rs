@@ -4,6 +4,7 @@
 use crate::kernel::ids::FencingToken;
 use crate::kernel::time::MS_US;
 use crate::protocols::lease::lease_msg::seconds;
+use crate::protocols::lease::lease_store::sequence_name;
 use crate::protocols::lease::placed_lease::TokenSource;
 
 /// What a copy that took over holds.
@@ -179,6 +180,36 @@ pub enum PlacedLeaseSaw<'a> {
     },
 }
 
+/// The acquiring command of `source`, with its values bound.
+pub fn acquire_command(source: TokenSource, lease: &str, who: &str, ttl_ms: u64) -> String {
+    let ttl = seconds(ttl_ms);
+    match source {
+        TokenSource::LeaseTable => format!(
+            "INSERT INTO lease … VALUES ('{lease}', '{who}', 1, now(), now() + interval '{ttl}') ON CONFLICT (name) DO UPDATE … WHERE lease.expires_at < now() OR lease.owner = '{who}' RETURNING fence_token"
+        ),
+        TokenSource::PostgresSequence => format!(
+            "BEGIN; UPDATE lease SET owner = '{who}', fence_token = nextval('{seq}'), expires_at = now() + interval '{ttl}' WHERE name = '{lease}' AND (expires_at < now() OR owner = '{who}') RETURNING fence_token; COMMIT;",
+            seq = sequence_name(lease)
+        ),
+        TokenSource::DynamoDb => format!(
+            "UpdateItem(Key: {{pk: \"lease#{lease}\"}}, UpdateExpression: \"SET #owner = :me, expires = :exp ADD fence :one\", ConditionExpression: \"attribute_not_exists(pk) OR expires < :now OR #owner = :me\", ReturnValues: \"UPDATED_NEW\") with :me = \"{who}\""
+        ),
+        TokenSource::K8sLease => format!(
+            "PUT /apis/coordination.k8s.io/v1/namespaces/default/leases/{lease} with the resourceVersion it read: holderIdentity \"{who}\", leaseDurationSeconds {}, leaseTransitions + 1",
+            ttl_ms / 1_000
+        ),
+        TokenSource::Etcd => format!(
+            "Txn().If(CreateRevision(\"/locks/{lease}\") == 0).Then(Put(\"/locks/{lease}\", \"{who}\", WithLease(ttl {ttl})))"
+        ),
+        TokenSource::ZooKeeper => format!(
+            "create(\"/locks/{lease}/lock-\", \"{who}\", EPHEMERAL_SEQUENTIAL) under a container parent, returning its Stat; session timeout {ttl}"
+        ),
+        TokenSource::RedisLua => format!(
+            "EVAL \"if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return redis.call('INCR', KEYS[2]) end return false\" 2 lock:{lease} fence:{lease} {who} {ttl_ms}"
+        ),
+    }
+}
+
 /// What the command returns on a grant with token `t`.
 fn granted_text(source: TokenSource, lease: &str, t: FencingToken) -> String {
     match source {
@@ -314,10 +345,13 @@ impl From<PlacedLeaseSaw<'_>> for String {
                 source,
                 lease,
                 granted,
-            } => match granted {
-                Some(token) => format!("{me}: {command} → {}", granted_text(source, lease, token)),
-                None => format!("{me}: {command} → {}", refused_text(source)),
-            },
+            } => {
+                let answer = match granted {
+                    Some(token) => granted_text(source, lease, token),
+                    None => refused_text(source).to_string(),
+                };
+                format!("{me}: {command} → {answer}")
+            }
             OthersTable {
                 who,
                 me,

@@ -75,14 +75,12 @@ impl From<ZkServiceSaw<'_>> for String {
                 owned,
             } => {
                 let quiet = secs(quiet_us / MS_US);
-                if owned.is_empty() {
-                    format!("ZooKeeper has heard nothing from {client} for {quiet} by its own clock: session {session} expires.")
+                let deleted = if owned.is_empty() {
+                    String::new()
                 } else {
-                    format!(
-                        "ZooKeeper has heard nothing from {client} for {quiet} by its own clock: session {session} expires, and its ephemeral node {} is deleted.",
-                        owned.join(", ")
-                    )
-                }
+                    format!(", and its ephemeral node {} is deleted", owned.join(", "))
+                };
+                format!("ZooKeeper has heard nothing from {client} for {quiet} by its own clock: session {session} expires{deleted}.")
             }
             WatchFired {
                 path,
