@@ -574,31 +574,6 @@ impl<L: LockClient> JobRunner<L> {
             self.go(ctx, next);
         }
     }
-
-    /// What it is doing, in a few words (the card's first line).
-    pub fn doing(&self) -> String {
-        match &self.phase {
-            Phase::Idle => "waiting for the job".to_string(),
-            Phase::Acquiring | Phase::Watching | Phase::Confirming => {
-                self.lock.asking(&self.plan, &self.phase).0
-            }
-            // (A phase its family never enters shares a neighbour's words, so that its runner
-            // leaves the text out.)
-            Phase::Stamping if L::STAMPS => "stamping the row with its token".to_string(),
-            Phase::Stamping | Phase::ReadingProgress => "checking the job's progress".to_string(),
-            Phase::Checking { step } if L::CHECKS => format!("step {step}: checking token"),
-            Phase::Checking { step } | Phase::Working { step } => format!("step {step}: working"),
-            Phase::Rereading { step } => format!("step {step}: re-reading token"),
-            Phase::Writing { step } => format!("step {step}: writing"),
-            Phase::Releasing => "releasing".to_string(),
-            Phase::BackingOff => "backing off".to_string(),
-            Phase::Done => "done".to_string(),
-            Phase::Stopped => "stopped: write refused".to_string(),
-            Phase::OutOfTime => "stopped: validity over".to_string(),
-            Phase::Lost => "lock lost".to_string(),
-            Phase::GaveUp => "gave up".to_string(),
-        }
-    }
 }
 
 impl<L: LockClient> Participant for JobRunner<L> {

@@ -386,20 +386,3 @@ impl LockClient for FenceLock {
         self.granted.is_some()
     }
 }
-
-impl FenceWorker {
-    /// What it is doing and holds, in one line (the workers table).
-    pub fn status_text(&self) -> String {
-        let phase = match self.phase {
-            Phase::GaveUp => "gave up: no lease".to_string(),
-            _ => self.doing(),
-        };
-        match (self.granted, self.believes_it_holds()) {
-            (Some(t), true) if t == self.fence || self.plan.fence == FenceFrom::Reread => {
-                format!("{phase} · holds #{t}")
-            }
-            (Some(t), true) => format!("{phase} · holds #{t} · fence {}", self.fence),
-            _ => phase,
-        }
-    }
-}

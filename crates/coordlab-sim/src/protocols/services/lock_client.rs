@@ -649,31 +649,3 @@ impl LockClient for EtcdMutex {
         self.held.is_some()
     }
 }
-
-impl EtcdMutex {
-    /// What it is doing while it asks or waits; `name` gives a node's display name.
-    pub(crate) fn doing<'n>(&self, phase: &Phase, name: impl Fn(NodeId) -> &'n str) -> String {
-        match (phase, self.stage) {
-            (Phase::Watching, _) => match &self.watching {
-                Some(w) => format!("watching {}", w.key),
-                None => "watching".into(),
-            },
-            (_, Stage::Granting) => format!("asking {} for a lease", name(self.guess)),
-            (_, Stage::Putting) => format!("putting its key via {}", name(self.guess)),
-            (_, Stage::Looking) => "reading which key is ahead".into(),
-        }
-    }
-}
-
-impl EtcdWorker {
-    /// What it is doing, in a few words (the workers table); `name` gives a node's display
-    /// name.
-    pub fn doing_via<'n>(&self, name: impl Fn(NodeId) -> &'n str) -> String {
-        match &self.phase {
-            Phase::Acquiring | Phase::Watching => self.lock.doing(&self.phase, name),
-            Phase::Lost => "stopped: lease lost".into(),
-            Phase::Stopped => "stopped: write rejected".into(),
-            _ => self.doing(),
-        }
-    }
-}
