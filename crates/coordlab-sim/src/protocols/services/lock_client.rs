@@ -23,7 +23,7 @@ use super::lock_store::{lock_key, LeaseId, LockOp, LockResult};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::time::MS_US;
 use crate::presentation::narration::services::lock_client::EtcdMutexSaw;
-use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
+use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, Phase, Turn};
 use crate::protocols::lease::lease_msg::{RejectReason, WriteCheck};
 use crate::protocols::raft::{next_server, ClientAnswer, Command, RaftMsg};
 use crate::protocols::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
@@ -37,8 +37,6 @@ pub enum EtcdTimer {
     /// Its request got no answer in time (or was redirected): send it again.
     Resend,
 }
-
-impl LockTimer for EtcdTimer {}
 
 /// A worker's configuration: the job (its `key` is the mutex's prefix: each contender's key is
 /// `<prefix>/<lease id>`; its `ttl_ms` is the session lease's) and how it reaches the service.
@@ -496,9 +494,6 @@ impl LockClient for EtcdMutex {
     type Plan = EtcdPlan;
     type Timer = EtcdTimer;
     type Reply = LockServerMsg;
-    const RELEASE_WORDS: &'static str = "releases the lock";
-    /// It has one attempt, which lasts until it holds (a lost session starts a new one).
-    const BOUNDED: bool = false;
 
     fn recover(plan: &EtcdPlan, durable: &JobDurable) -> Self {
         EtcdMutex {

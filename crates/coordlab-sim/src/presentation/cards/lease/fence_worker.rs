@@ -7,6 +7,9 @@ use crate::protocols::job::{At, LockCard, Phase};
 use crate::protocols::lease::fence_worker::{FenceFrom, FenceLock, FencePlan, FenceWorker};
 
 impl LockCard for FenceLock {
+    const RELEASE_WORDS: &'static str = "lets the lease lapse";
+    const GAVE_UP: &'static str = "no lease";
+
     fn asking(&self, _plan: &FencePlan, phase: &Phase) -> (String, Summary) {
         let doing = match phase {
             Phase::Watching => "watching the node ahead",

@@ -8,6 +8,8 @@ use crate::protocols::job::{At, LockCard, Phase};
 use crate::protocols::services::lock_client::{EtcdMutex, EtcdPlan, EtcdWorker, Stage};
 
 impl LockCard for EtcdMutex {
+    const RELEASE_WORDS: &'static str = "releases the lock";
+
     /// The runner knows no names:
     /// [`EtcdWorker::doing_via`](crate::protocols::services::lock_client::EtcdWorker::doing_via)
     /// and `decorate` say which server it asks.

@@ -9,6 +9,8 @@ use crate::protocols::zookeeper_locks::zk_lock_worker::{Stage, ZkLock, ZkPlan};
 use crate::protocols::zookeeper_locks::zookeeper::{base_name, short_name};
 
 impl LockCard for ZkLock {
+    const RELEASE_WORDS: &'static str = "deletes its node";
+
     fn asking(&self, _plan: &ZkPlan, phase: &Phase) -> (String, Summary) {
         let doing = match (phase, &self.ahead, self.stage) {
             (Phase::Watching, Some(p), _) => format!("watching {}", short_name(base_name(p))),

@@ -22,7 +22,7 @@ mod steps;
 pub use plan::{Coordination, Fencing, OnReject, Sink, WorkerConfig, WorkerPlan};
 
 use crate::kernel::ids::FencingToken;
-use crate::protocols::job::{JobRunner, LockTimer};
+use crate::protocols::job::JobRunner;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StopReason {
@@ -50,10 +50,6 @@ pub struct Belief {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LeaseTimer {
     Heartbeat,
-}
-
-impl LockTimer for LeaseTimer {
-    const RETRY: &'static str = "retries the lease";
 }
 
 /// A worker: the job runner with a lease (or one of its alternatives).
