@@ -38,15 +38,6 @@ pub enum ReplOp {
     },
 }
 
-impl ReplOp {
-    pub fn label(&self) -> String {
-        match self {
-            ReplOp::Set { key, value, .. } => format!("SET {key} {value}"),
-            ReplOp::Del { key } => format!("DEL {key}"),
-        }
-    }
-}
-
 /// One write in a primary's stream: which primary produced it and at which offset.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StreamEntry {

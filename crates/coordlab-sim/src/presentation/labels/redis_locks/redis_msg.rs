@@ -1,7 +1,7 @@
 //! How [`RedisMsg`] reads on the picture's arrows and in the event log.
 
 use crate::kernel::participant::Label;
-use crate::protocols::redis_locks::redis_msg::RedisMsg;
+use crate::protocols::redis_locks::redis_msg::{RedisMsg, ReplOp};
 
 impl Label for RedisMsg {
     fn label(&self) -> String {
@@ -83,6 +83,15 @@ impl Label for RedisMsg {
                 }
             }
             RedisMsg::Hello { name, epoch, .. } => format!("hello: the primary is {name} (epoch {epoch})"),
+        }
+    }
+}
+
+impl ReplOp {
+    pub fn label(&self) -> String {
+        match self {
+            ReplOp::Set { key, value, .. } => format!("SET {key} {value}"),
+            ReplOp::Del { key } => format!("DEL {key}"),
         }
     }
 }
