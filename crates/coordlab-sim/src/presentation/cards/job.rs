@@ -1,4 +1,5 @@
-//! The card of a job runner ([`JobRunner`]): its lock client's words around the job's phase.
+//! The card of a job runner ([`JobRunner`]): its lock client's words around the job's phase, and
+//! the card half every lock client implements ([`LockCard`]).
 
 use crate::kernel::participant::{Card, ViewCtx};
 use crate::kernel::view::Summary;
@@ -64,5 +65,28 @@ impl<L: LockClient> Card for JobRunner<L> {
 
     fn durable_summary(_plan: &L::Plan, durable: &JobDurable, _view: &ViewCtx<'_>) -> Summary {
         L::durable_summary(durable)
+    }
+}
+
+/// The card half of a lock client: what its job runner's card says of the lock while it asks,
+/// holds or is down. Each family's impl lives in `crate::presentation::cards`, beside the
+/// participants' cards. `Plan` is the client's own ([`LockClient::Plan`]).
+pub trait LockCard<Plan = <Self as LockClient>::Plan>
+where
+    Self: Sized,
+{
+    /// What the narration says it does when the ledger has every step already ("unlocks").
+    const RELEASE_WORDS: &'static str;
+    /// Why it gave up, on its card.
+    const GAVE_UP: &'static str = "no attempts left";
+    /// What it is doing while acquiring or confirming: a few words and the card.
+    fn asking(&self, plan: &Plan, phase: &Phase) -> (String, Summary);
+    /// Adds what it holds to the card.
+    fn decorate(&self, s: Summary, at: At<'_, Self>, view: &ViewCtx<'_>) -> Summary
+    where
+        Self: LockClient;
+    /// The card of a client that is down.
+    fn durable_summary(durable: &JobDurable) -> Summary {
+        durable.summary()
     }
 }

@@ -19,9 +19,9 @@ use super::lease::lease_msg::{LeaseMsg, RejectReason, WriteCheck};
 use super::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::message::{Inbox, Message};
-use crate::kernel::participant::{Ctx, Participant, ViewCtx};
+use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
-use crate::kernel::view::Summary;
+pub use crate::presentation::cards::job::LockCard;
 use crate::presentation::labels::job::LockTimer;
 use std::fmt::Debug;
 use std::ops::Deref;
@@ -362,29 +362,6 @@ pub trait LockClient:
     }
     /// Whether it holds a lock it believes in.
     fn holds(&self) -> bool;
-}
-
-/// The card half of a lock client: what its job runner's card says of the lock while it asks,
-/// holds or is down. Each family's impl lives in `crate::presentation::cards`, beside the
-/// participants' cards. `Plan` is the client's own ([`LockClient::Plan`]).
-pub trait LockCard<Plan = <Self as LockClient>::Plan>
-where
-    Self: Sized,
-{
-    /// What the narration says it does when the ledger has every step already ("unlocks").
-    const RELEASE_WORDS: &'static str;
-    /// Why it gave up, on its card.
-    const GAVE_UP: &'static str = "no attempts left";
-    /// What it is doing while acquiring or confirming: a few words and the card.
-    fn asking(&self, plan: &Plan, phase: &Phase) -> (String, Summary);
-    /// Adds what it holds to the card.
-    fn decorate(&self, s: Summary, at: At<'_, Self>, view: &ViewCtx<'_>) -> Summary
-    where
-        Self: LockClient;
-    /// The card of a client that is down.
-    fn durable_summary(durable: &JobDurable) -> Summary {
-        durable.summary()
-    }
 }
 
 /// A participant that does a job under a lock taken by `L`.
