@@ -69,8 +69,9 @@ impl<L: LockClient> Card for JobRunner<L> {
 }
 
 /// The card half of a lock client: what its job runner's card says of the lock while it asks,
-/// holds or is down. Each family's impl lives in `crate::presentation::cards`, beside the
-/// participants' cards. `Plan` is the client's own ([`LockClient::Plan`]).
+/// holds or is down, and the words its card and narration need from the family. Each family's
+/// impl lives in `crate::presentation::cards`, beside the participants' cards. `Plan` is the
+/// client's own ([`LockClient::Plan`]).
 pub trait LockCard<Plan = <Self as LockClient>::Plan>
 where
     Self: Sized,
