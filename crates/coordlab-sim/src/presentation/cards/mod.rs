@@ -5,7 +5,7 @@
 
 pub mod card;
 mod database;
-mod job;
+pub mod job;
 mod lease;
 mod raft;
 mod redis_locks;

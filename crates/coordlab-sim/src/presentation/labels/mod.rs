@@ -2,7 +2,7 @@
 //! event log show them.
 
 mod database;
-mod job;
+pub mod job;
 mod lease;
 mod raft;
 mod redis_locks;

@@ -34,15 +34,6 @@ pub enum Wait {
     Block,
 }
 
-impl Scope {
-    pub fn word(self) -> &'static str {
-        match self {
-            Scope::Xact => "transaction",
-            Scope::Session => "session",
-        }
-    }
-}
-
 /// The lock function for a scope and a way of waiting.
 pub fn lock_function(scope: Scope, wait: Wait) -> &'static str {
     match (scope, wait) {

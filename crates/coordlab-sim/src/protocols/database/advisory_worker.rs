@@ -46,18 +46,6 @@ pub enum RunResult {
     ConnectionLost,
 }
 
-impl RunResult {
-    pub fn word(self) -> &'static str {
-        match self {
-            RunResult::Done => "done",
-            RunResult::Refused => "refused",
-            RunResult::Failed => "threw",
-            RunResult::Missed => "missed",
-            RunResult::ConnectionLost => "connection lost",
-        }
-    }
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
     Idle,

@@ -45,19 +45,6 @@ pub enum RowAccess {
 }
 
 impl RowAccess {
-    /// Why it takes its lock (for narration).
-    pub fn why(self) -> &'static str {
-        match self {
-            RowAccess::Read => "a plain SELECT takes no row lock",
-            RowAccess::SelectFor(_) => "its SELECT asked for it by name",
-            RowAccess::InsertChild => {
-                "the order's foreign-key check takes it, so customer 1 keeps its id until the insert commits"
-            }
-            RowAccess::UpdateName => LockMode::NoKeyUpdate.gloss(),
-            RowAccess::Delete => LockMode::Update.gloss(),
-        }
-    }
-
     /// The row lock it takes on the customer, if any.
     pub fn lock(self) -> Option<LockMode> {
         match self {

@@ -3,7 +3,7 @@
 //! write that retries when the row changed underneath it.
 
 use super::set_timer_within;
-use super::sql::{rupees, SqlMsg, SqlReply, SqlRequest};
+use super::sql::{SqlMsg, SqlReply, SqlRequest};
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, Participant};
 use crate::presentation::narration::database::debit_worker::DebitWorkerSaw;
@@ -83,21 +83,6 @@ impl DebitWorker {
         self.done = true;
         ctx.persist(WorkerDurable { done: true });
         ctx.note(DebitWorkerSaw::Committed { me: ctx.me() });
-    }
-
-    /// What it is doing, in a few words (the state column of the transactions table).
-    pub fn phase_text(&self) -> String {
-        match &self.phase {
-            Phase::Idle => "waiting for the job".to_string(),
-            Phase::Reading => "reading the row".to_string(),
-            Phase::Computing { read_balance, .. } => {
-                format!("read {}, computing", rupees(*read_balance))
-            }
-            Phase::Writing { new_balance } => format!("writing {}", rupees(*new_balance)),
-            Phase::Committing { new_balance } => format!("committing {}", rupees(*new_balance)),
-            Phase::Done => "done".to_string(),
-            Phase::GaveUp => "gave up".to_string(),
-        }
     }
 }
 

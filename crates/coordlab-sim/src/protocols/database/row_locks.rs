@@ -41,16 +41,6 @@ impl LockMode {
         CONFLICTS[self as usize][other as usize]
     }
 
-    /// Why a statement takes this mode, in a few words (for narration).
-    pub fn gloss(self) -> &'static str {
-        match self {
-            LockMode::KeyShare => "what a foreign-key check takes on the parent row",
-            LockMode::Share => "the row must not change",
-            LockMode::NoKeyUpdate => "what an UPDATE that changes no key column takes",
-            LockMode::Update => "what a DELETE or a key-changing UPDATE takes",
-        }
-    }
-
     /// The SQL clause: `FOR KEY SHARE` …
     pub fn sql(self) -> &'static str {
         match self {

@@ -19,9 +19,10 @@ use super::lease::lease_msg::{LeaseMsg, RejectReason, WriteCheck};
 use super::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::message::{Inbox, Message};
-use crate::kernel::participant::{Ctx, Label, Participant, ViewCtx};
+use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
-use crate::kernel::view::Summary;
+pub use crate::presentation::cards::job::LockCard;
+use crate::presentation::labels::job::LockTimer;
 use std::fmt::Debug;
 use std::ops::Deref;
 
@@ -100,15 +101,6 @@ pub enum JobTimer<T> {
     StepDone { step: u32 },
     /// A timer of the lock client.
     Lock(T),
-}
-
-/// A lock client's own timer, and how a trace names the runner's timers in its family.
-pub trait LockTimer: Label {
-    const START: &'static str = "the job fires";
-    const RETRY: &'static str = "tries the lock again";
-    fn step_done(step: u32) -> String {
-        format!("finishes the work of step {step}")
-    }
 }
 
 /// What a job runner takes off the wire: its lock family's answers, or the ledger's.
@@ -242,10 +234,6 @@ pub trait LockClient:
     type Timer: Clone + Debug + PartialEq + LockTimer + 'static;
     /// What its lock servers answer.
     type Reply: Inbox + Clone + Debug + PartialEq;
-    /// What the narration says it does when the ledger has every step already ("unlocks").
-    const RELEASE_WORDS: &'static str;
-    /// Why it gave up, on its card.
-    const GAVE_UP: &'static str = "no attempts left";
     /// Whether it records on disk that its job is done (a client that keeps nothing starts
     /// over after a crash).
     const KEEPS_JOB: bool = true;
@@ -260,9 +248,9 @@ pub trait LockClient:
     /// [`Phase::Checking`]: the lease worker's token check in application code). Likewise.
     const CHECKS: bool = false;
     /// Whether the plan's `max_attempts` bounds its attempts, each with a fresh random lock
-    /// value; `false` where it only counts them and asks until it holds (or stops for a
-    /// reason of its own).
-    const BOUNDED: bool = true;
+    /// value; by default it only counts them and asks until it holds (or stops for a reason
+    /// of its own: a denial, a lost session, a store that does not answer).
+    const BOUNDED: bool = false;
 
     fn recover(plan: &Self::Plan, durable: &JobDurable) -> Self;
 
@@ -374,25 +362,6 @@ pub trait LockClient:
     }
     /// Whether it holds a lock it believes in.
     fn holds(&self) -> bool;
-}
-
-/// The card half of a lock client: what its job runner's card says of the lock while it asks,
-/// holds or is down. Each family's impl lives in `crate::presentation::cards`, beside the
-/// participants' cards. `Plan` is the client's own ([`LockClient::Plan`]).
-pub trait LockCard<Plan = <Self as LockClient>::Plan>
-where
-    Self: Sized,
-{
-    /// What it is doing while acquiring or confirming: a few words and the card.
-    fn asking(&self, plan: &Plan, phase: &Phase) -> (String, Summary);
-    /// Adds what it holds to the card.
-    fn decorate(&self, s: Summary, at: At<'_, Self>, view: &ViewCtx<'_>) -> Summary
-    where
-        Self: LockClient;
-    /// The card of a client that is down.
-    fn durable_summary(durable: &JobDurable) -> Summary {
-        durable.summary()
-    }
 }
 
 /// A participant that does a job under a lock taken by `L`.
@@ -572,31 +541,6 @@ impl<L: LockClient> JobRunner<L> {
         let (lock, at) = self.split();
         if let Some(next) = lock.write(ctx, at, step) {
             self.go(ctx, next);
-        }
-    }
-
-    /// What it is doing, in a few words (the card's first line).
-    pub fn doing(&self) -> String {
-        match &self.phase {
-            Phase::Idle => "waiting for the job".to_string(),
-            Phase::Acquiring | Phase::Watching | Phase::Confirming => {
-                self.lock.asking(&self.plan, &self.phase).0
-            }
-            // (A phase its family never enters shares a neighbour's words, so that its runner
-            // leaves the text out.)
-            Phase::Stamping if L::STAMPS => "stamping the row with its token".to_string(),
-            Phase::Stamping | Phase::ReadingProgress => "checking the job's progress".to_string(),
-            Phase::Checking { step } if L::CHECKS => format!("step {step}: checking token"),
-            Phase::Checking { step } | Phase::Working { step } => format!("step {step}: working"),
-            Phase::Rereading { step } => format!("step {step}: re-reading token"),
-            Phase::Writing { step } => format!("step {step}: writing"),
-            Phase::Releasing => "releasing".to_string(),
-            Phase::BackingOff => "backing off".to_string(),
-            Phase::Done => "done".to_string(),
-            Phase::Stopped => "stopped: write refused".to_string(),
-            Phase::OutOfTime => "stopped: validity over".to_string(),
-            Phase::Lost => "lock lost".to_string(),
-            Phase::GaveUp => "gave up".to_string(),
         }
     }
 }

@@ -11,7 +11,7 @@ use super::lease_worker::Belief;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::time::MS_US;
 use crate::presentation::narration::lease::call_worker::CallWorkerSaw;
-use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
+use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, Phase, Turn};
 use crate::protocols::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
 
 /// Where the slow call sits relative to the lease.
@@ -64,10 +64,6 @@ pub type CallWorker = JobRunner<CallLock>;
 /// It sets no timer of its own: it waits for answers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NoTimer {}
-
-impl LockTimer for NoTimer {
-    const RETRY: &'static str = "retries the lease";
-}
 
 /// What it does to take the job up once it holds the lease (the runner's reading progress).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -152,10 +148,7 @@ impl LockClient for CallLock {
     type Timer = NoTimer;
     /// Its store speaks [`LeaseMsg`], which comes in on the ledger's wire: see `on_ledger`.
     type Reply = LeaseMsg;
-    const RELEASE_WORDS: &'static str = "releases the lease";
     const TIMED_WORK: bool = false;
-    /// It asks until it gets the lease.
-    const BOUNDED: bool = false;
 
     fn recover(plan: &CallPlan, _durable: &JobDurable) -> Self {
         CallLock {

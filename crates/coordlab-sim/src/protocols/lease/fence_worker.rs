@@ -17,7 +17,7 @@ use super::placed_lease::{ClientClock, PlacedMsg, TokenSource};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::time::MS_US;
 use crate::presentation::narration::lease::fence_worker::FenceWorkerSaw;
-use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
+use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, Phase, Turn};
 use crate::protocols::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
 
 /// How the worker gets the lease.
@@ -140,10 +140,6 @@ pub struct NoAnswer {
     pub attempt: u32,
 }
 
-impl LockTimer for NoAnswer {
-    const RETRY: &'static str = "retries the lease";
-}
-
 /// The lease side of a worker: where its table is, and the lease it holds there.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FenceLock {
@@ -201,10 +197,6 @@ impl LockClient for FenceLock {
     type Plan = FencePlan;
     type Timer = NoAnswer;
     type Reply = PlacedMsg;
-    const RELEASE_WORDS: &'static str = "lets the lease lapse";
-    const GAVE_UP: &'static str = "no lease";
-    /// Every attempt counts; only a store that does not answer makes it give up.
-    const BOUNDED: bool = false;
 
     fn recover(plan: &FencePlan, _durable: &JobDurable) -> Self {
         FenceLock {
@@ -384,22 +376,5 @@ impl LockClient for FenceLock {
 
     fn holds(&self) -> bool {
         self.granted.is_some()
-    }
-}
-
-impl FenceWorker {
-    /// What it is doing and holds, in one line (the workers table).
-    pub fn status_text(&self) -> String {
-        let phase = match self.phase {
-            Phase::GaveUp => "gave up: no lease".to_string(),
-            _ => self.doing(),
-        };
-        match (self.granted, self.believes_it_holds()) {
-            (Some(t), true) if t == self.fence || self.plan.fence == FenceFrom::Reread => {
-                format!("{phase} · holds #{t}")
-            }
-            (Some(t), true) => format!("{phase} · holds #{t} · fence {}", self.fence),
-            _ => phase,
-        }
     }
 }

@@ -36,15 +36,6 @@ impl WriteRecord {
     pub fn carries_no_token(&self) -> bool {
         !self.checked && self.token.0 == 0
     }
-
-    /// The token as a table shows it: `no token`, `33`, or `33 (unchecked)`.
-    pub fn token_text(&self) -> String {
-        match (self.checked, self.carries_no_token()) {
-            (_, true) => "no token".to_string(),
-            (false, false) => format!("{} (unchecked)", self.token),
-            (true, false) => self.token.to_string(),
-        }
-    }
 }
 
 /// Everything here is the row on disk.

@@ -70,17 +70,6 @@ pub enum RejectReason {
     RunKeyTaken { key: String },
 }
 
-impl RejectReason {
-    pub fn text(&self) -> String {
-        match self {
-            RejectReason::StaleToken { token, highest } => {
-                format!("token {token} < {highest}: a newer holder exists")
-            }
-            RejectReason::RunKeyTaken { key } => format!("run key {key} exists: this run already happened"),
-        }
-    }
-}
-
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LeaseMsg {
     /// The insert-or-take-over statement (`INSERT … ON CONFLICT (name) DO UPDATE … WHERE …

@@ -20,7 +20,7 @@
 //! [`TokenSource::Sequence`] the token comes from one sequence per name (`nextval`), which a
 //! delete does not reset. The renewal bug drops the CASE: every grant increments.
 
-use super::lease_msg::{seconds, LeaseMsg, ReleaseMode};
+use super::lease_msg::{LeaseMsg, ReleaseMode};
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::{Ctx, Participant};
@@ -200,35 +200,6 @@ impl LeaseStore {
         next
     }
 
-    /// The acquisition statement with its values bound, one clause per line.
-    pub fn acquire_sql(&self, lease: &str, me: &str, ttl_ms: u64) -> Vec<String> {
-        let ttl = format!("interval '{}'", seconds(ttl_ms));
-        let (first, next) = match self.config.tokens {
-            TokenSource::Row => ("1".to_string(), "lease.fence_token + 1".to_string()),
-            TokenSource::Sequence => (
-                format!("nextval('{}')", sequence_name(lease)),
-                "excluded.fence_token".to_string(),
-            ),
-        };
-        let token = if self.config.renewal_increments_token {
-            format!("       fence_token = {next},")
-        } else {
-            format!(
-                "       fence_token = CASE WHEN lease.owner = '{me}' THEN lease.fence_token ELSE {next} END,"
-            )
-        };
-        vec![
-            "INSERT INTO lease (name, owner, fence_token, acquired_at, expires_at)".to_string(),
-            format!("VALUES ('{lease}', '{me}', {first}, now(), now() + {ttl})"),
-            "ON CONFLICT (name) DO UPDATE".to_string(),
-            format!("   SET owner = '{me}',"),
-            token,
-            format!("       acquired_at = now(), expires_at = now() + {ttl}"),
-            format!(" WHERE lease.expires_at < now() OR lease.owner = '{me}'"),
-            "RETURNING fence_token;".to_string(),
-        ]
-    }
-
     /// The statement as one line of narration: whole the first time the store runs it, then
     /// with only the values that decide (`:me` in the WHERE), and what it returned.
     fn statement_note<'a>(
@@ -242,24 +213,6 @@ impl LeaseStore {
             whole: self.acquire_requests_us.len() == 1,
             me,
             returned,
-        }
-    }
-
-    /// The release statement with its values bound, and its command tag (`DELETE`/`UPDATE`).
-    pub fn release_sql(&self, lease: &str, me: &str, mode: ReleaseMode) -> (String, &'static str) {
-        let owner = match mode {
-            ReleaseMode::CompareAndDelete => format!(" AND owner = '{me}'"),
-            ReleaseMode::NaiveDelete => String::new(),
-        };
-        match self.config.release {
-            ReleaseStyle::Delete => (
-                format!("DELETE FROM lease WHERE name = '{lease}'{owner};"),
-                "DELETE",
-            ),
-            ReleaseStyle::Expire => (
-                format!("UPDATE lease SET expires_at = now() WHERE name = '{lease}'{owner};"),
-                "UPDATE",
-            ),
         }
     }
 

@@ -560,22 +560,6 @@ impl PlacedLease {
     }
 }
 
-impl TokenSource {
-    /// What the store counts that serves as the token, when it is not a lease table's own
-    /// `fence_token` column.
-    pub(crate) fn counter(self) -> Option<&'static str> {
-        match self {
-            TokenSource::LeaseTable => None,
-            TokenSource::PostgresSequence => Some("nextval of a sequence"),
-            TokenSource::DynamoDb => Some("the fence attribute"),
-            TokenSource::K8sLease => Some("leaseTransitions"),
-            TokenSource::Etcd => Some("the key's revision"),
-            TokenSource::ZooKeeper => Some("the znode's czxid"),
-            TokenSource::RedisLua => Some("INCR of a fence key"),
-        }
-    }
-}
-
 impl Participant for PlacedLease {
     type Msg = PlacedMsg;
     type Timer = PlacedTimer;

@@ -3,7 +3,6 @@
 
 use crate::protocols::services::lock_store::LockOp;
 use serde::{Deserialize, Serialize};
-use std::fmt;
 
 /// Most servers one Raft cluster may have.
 pub const MAX_SERVERS: u32 = 7;
@@ -37,15 +36,6 @@ pub enum Command {
     Lock(LockOp),
 }
 
-impl fmt::Display for Command {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Command::Set { key, value } => write!(f, "set {key}={value}"),
-            Command::Lock(op) => write!(f, "{op}"),
-        }
-    }
-}
-
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
     pub term: Term,
@@ -57,16 +47,6 @@ pub enum Role {
     Follower,
     Candidate,
     Leader,
-}
-
-impl Role {
-    pub fn label(self) -> &'static str {
-        match self {
-            Role::Follower => "FOLLOWER",
-            Role::Candidate => "CANDIDATE",
-            Role::Leader => "LEADER",
-        }
-    }
 }
 
 /// A planted mistake, for showing that the checker can fail.

@@ -16,7 +16,7 @@ use super::redis_msg::RedisMsg;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::time::MS_US;
 use crate::presentation::narration::redis_locks::redis_worker::RedisWorkerSaw;
-use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Turn};
+use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, Turn};
 use crate::protocols::lease::lease_msg::{RejectReason, ReleaseMode, WriteCheck};
 
 pub use crate::protocols::job::Phase;
@@ -47,8 +47,6 @@ pub type WorkerTimer = JobTimer<RequestTimeout>;
 pub struct RequestTimeout {
     pub attempt: u32,
 }
-
-impl LockTimer for RequestTimeout {}
 
 /// The lock as the worker holds it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -160,7 +158,8 @@ impl LockClient for RedisLock {
     type Plan = WorkerPlan;
     type Timer = RequestTimeout;
     type Reply = RedisMsg;
-    const RELEASE_WORDS: &'static str = "gives the lock back";
+    /// Each attempt draws a fresh lock value, as many as the plan's `max_attempts`.
+    const BOUNDED: bool = true;
 
     fn recover(plan: &WorkerPlan, _durable: &JobDurable) -> Self {
         RedisLock {

@@ -17,9 +17,7 @@ use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::rng::between_us;
 use crate::kernel::time::MS_US;
 use crate::presentation::narration::redis_locks::redlock_client::{RedlockSaw, Validity, Verdict};
-use crate::protocols::job::{
-    plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, StepGate, Turn,
-};
+use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, StepGate, Turn};
 use crate::protocols::lease::lease_msg::WriteCheck;
 
 pub use crate::protocols::job::Phase;
@@ -58,8 +56,6 @@ pub struct MasterTimeout {
     pub name: String,
     pub attempt: u32,
 }
-
-impl LockTimer for MasterTimeout {}
 
 /// A lock held on a majority.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -163,7 +159,8 @@ impl LockClient for RedlockLock {
     type Plan = RedlockPlan;
     type Timer = MasterTimeout;
     type Reply = RedisMsg;
-    const RELEASE_WORDS: &'static str = "unlocks";
+    /// Each attempt draws a fresh lock value, as many as the plan's `max_attempts`.
+    const BOUNDED: bool = true;
 
     fn recover(_plan: &RedlockPlan, _durable: &JobDurable) -> Self {
         RedlockLock::default()

@@ -23,7 +23,7 @@ use super::lock_store::{lock_key, LeaseId, LockOp, LockResult};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::time::MS_US;
 use crate::presentation::narration::services::lock_client::EtcdMutexSaw;
-use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
+use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, Phase, Turn};
 use crate::protocols::lease::lease_msg::{RejectReason, WriteCheck};
 use crate::protocols::raft::{next_server, ClientAnswer, Command, RaftMsg};
 use crate::protocols::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
@@ -37,8 +37,6 @@ pub enum EtcdTimer {
     /// Its request got no answer in time (or was redirected): send it again.
     Resend,
 }
-
-impl LockTimer for EtcdTimer {}
 
 /// A worker's configuration: the job (its `key` is the mutex's prefix: each contender's key is
 /// `<prefix>/<lease id>`; its `ttl_ms` is the session lease's) and how it reaches the service.
@@ -496,9 +494,6 @@ impl LockClient for EtcdMutex {
     type Plan = EtcdPlan;
     type Timer = EtcdTimer;
     type Reply = LockServerMsg;
-    const RELEASE_WORDS: &'static str = "releases the lock";
-    /// It has one attempt, which lasts until it holds (a lost session starts a new one).
-    const BOUNDED: bool = false;
 
     fn recover(plan: &EtcdPlan, durable: &JobDurable) -> Self {
         EtcdMutex {
@@ -647,33 +642,5 @@ impl LockClient for EtcdMutex {
 
     fn holds(&self) -> bool {
         self.held.is_some()
-    }
-}
-
-impl EtcdMutex {
-    /// What it is doing while it asks or waits; `name` gives a node's display name.
-    pub(crate) fn doing<'n>(&self, phase: &Phase, name: impl Fn(NodeId) -> &'n str) -> String {
-        match (phase, self.stage) {
-            (Phase::Watching, _) => match &self.watching {
-                Some(w) => format!("watching {}", w.key),
-                None => "watching".into(),
-            },
-            (_, Stage::Granting) => format!("asking {} for a lease", name(self.guess)),
-            (_, Stage::Putting) => format!("putting its key via {}", name(self.guess)),
-            (_, Stage::Looking) => "reading which key is ahead".into(),
-        }
-    }
-}
-
-impl EtcdWorker {
-    /// What it is doing, in a few words (the workers table); `name` gives a node's display
-    /// name.
-    pub fn doing_via<'n>(&self, name: impl Fn(NodeId) -> &'n str) -> String {
-        match &self.phase {
-            Phase::Acquiring | Phase::Watching => self.lock.doing(&self.phase, name),
-            Phase::Lost => "stopped: lease lost".into(),
-            Phase::Stopped => "stopped: write rejected".into(),
-            _ => self.doing(),
-        }
     }
 }

@@ -19,9 +19,7 @@
 
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::NodeId;
-use crate::protocols::lease::lease_msg::seconds;
 use serde::{Deserialize, Serialize};
-use std::fmt;
 
 /// A lease's id, shown in hex as etcd shows it. The store picks it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -68,32 +66,6 @@ pub enum LockOp {
     Barrier,
 }
 
-impl fmt::Display for LockOp {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LockOp::LeaseGrant {
-                ttl_ms, owner_name, ..
-            } => write!(f, "LeaseGrant ttl {} for {owner_name}", seconds(*ttl_ms)),
-            LockOp::Acquire {
-                prefix,
-                lease,
-                owner_name,
-                ..
-            } => write!(
-                f,
-                "Txn If(CreateRevision(k) == 0) Then(Put(k, {owner_name}, lease {lease})), k = {}",
-                lock_key(prefix, *lease)
-            ),
-            LockOp::LeaseRevoke { lease, expired } => write!(
-                f,
-                "LeaseRevoke {lease}{}",
-                if *expired { " (expired)" } else { "" }
-            ),
-            LockOp::Barrier => write!(f, "no-op (new leader)"),
-        }
-    }
-}
-
 /// What applying an operation did; the leader sends it back to the client that asked.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum LockResult {
@@ -126,41 +98,6 @@ pub enum LockResult {
         header: u64,
     },
     Done,
-}
-
-impl fmt::Display for LockResult {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LockResult::LeaseGranted { lease, ttl_ms, .. } => {
-                write!(f, "lease {lease}, ttl {}", seconds(*ttl_ms))
-            }
-            LockResult::Acquired {
-                put,
-                create_revision,
-                first_key,
-                first_revision,
-                header,
-                ..
-            } => write!(
-                f,
-                "{} rev {create_revision}; first in line {first_key} (rev {first_revision}); header rev {header}",
-                if *put { "created at" } else { "exists since" }
-            ),
-            LockResult::LeaseNotFound { lease } => write!(f, "lease {lease} not found"),
-            LockResult::Revoked {
-                lease,
-                deleted,
-                header,
-            } => {
-                if deleted.is_empty() {
-                    write!(f, "lease {lease} revoked, no keys; rev stays {header}")
-                } else {
-                    write!(f, "lease {lease} revoked, {} deleted at rev {header}", deleted.join(", "))
-                }
-            }
-            LockResult::Done => write!(f, "ok"),
-        }
-    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -13,7 +13,7 @@ use super::service_lock::{Flavour, ServiceMsg};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::time::MS_US;
 use crate::presentation::narration::services::service_client::ServiceClientSaw;
-use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
+use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, Phase, Turn};
 use crate::protocols::lease::lease_msg::WriteCheck;
 use crate::protocols::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
 
@@ -66,14 +66,6 @@ pub type ServiceClient = JobRunner<ServiceLock>;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Renew;
 
-impl LockTimer for Renew {
-    const START: &'static str = "try the lock";
-    const RETRY: &'static str = "try the lock";
-    fn step_done(_step: u32) -> String {
-        "job step done".into()
-    }
-}
-
 /// The lock side of a client: the grant it holds, its keep-alive thread, its job thread's
 /// writes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -124,10 +116,7 @@ impl LockClient for ServiceLock {
     type Plan = ServicePlan;
     type Timer = Renew;
     type Reply = ServiceMsg;
-    const RELEASE_WORDS: &'static str = "unlocks";
     const KEEPS_JOB: bool = false;
-    /// It asks until it holds.
-    const BOUNDED: bool = false;
 
     fn recover(plan: &ServicePlan, _durable: &JobDurable) -> Self {
         ServiceLock {

@@ -23,26 +23,6 @@ pub enum Flavour {
     Hazelcast,
 }
 
-impl Flavour {
-    /// What a grant's number is called.
-    pub fn number_word(self) -> &'static str {
-        match self {
-            Flavour::Redisson => "grant",
-            Flavour::Chubby => "generation",
-            Flavour::Hazelcast => "fence",
-        }
-    }
-
-    /// What keeps the lock alive.
-    pub fn renewal_word(self) -> &'static str {
-        match self {
-            Flavour::Redisson => "watchdog renewal",
-            Flavour::Chubby => "KeepAlive",
-            Flavour::Hazelcast => "CP session heartbeat",
-        }
-    }
-}
-
 /// What travels between clients, the lock server and the resource.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ServiceMsg {

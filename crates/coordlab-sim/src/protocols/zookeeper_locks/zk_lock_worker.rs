@@ -13,7 +13,7 @@ use super::zookeeper::{base_name, sequence_of, SessionId, WatchEvent, ZkMsg};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::time::MS_US;
 use crate::presentation::narration::zookeeper_locks::zk_lock_worker::ZkLockWorkerSaw;
-use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, LockTimer, Phase, Turn};
+use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, Phase, Turn};
 use crate::protocols::lease::lease_msg::{RejectReason, WriteCheck};
 use crate::protocols::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
 
@@ -69,8 +69,6 @@ pub type ZkLockWorker = JobRunner<ZkLock>;
 /// Time to ping so the session stays alive.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Ping;
-
-impl LockTimer for Ping {}
 
 /// Where an attempt is in the recipe, before it is queued or holds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -216,9 +214,6 @@ impl LockClient for ZkLock {
     type Plan = ZkPlan;
     type Timer = Ping;
     type Reply = ZkMsg;
-    const RELEASE_WORDS: &'static str = "deletes its node";
-    /// One attempt: it queues until its turn comes or its session expires.
-    const BOUNDED: bool = false;
 
     fn recover(_plan: &ZkPlan, _durable: &JobDurable) -> Self {
         ZkLock::default()

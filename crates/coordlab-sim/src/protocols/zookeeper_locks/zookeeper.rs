@@ -13,19 +13,12 @@ use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::{Ctx, Participant};
 use crate::kernel::time::MS_US;
 use crate::presentation::narration::zookeeper_locks::zookeeper::ZkServiceSaw;
-use std::fmt;
 
 crate::inbox!(ZkMsg);
 
 /// A client session: the unit ZooKeeper ties ephemeral nodes and watches to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct SessionId(pub u64);
-
-impl fmt::Display for SessionId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "0x{:x}", 0x100 + self.0)
-    }
-}
 
 /// ZooKeeper's transaction id: every change to the tree (and every new session) gets the
 /// next one, so it orders all writes of the ensemble.
@@ -108,22 +101,12 @@ pub enum ZkMsg {
 }
 
 /// Milliseconds as seconds for labels, e.g. `4 s` or `1.5 s`.
-pub fn secs(ms: u64) -> String {
-    crate::protocols::lease::lease_msg::seconds(ms)
-}
+pub use crate::protocols::lease::lease_msg::seconds as secs;
 
 /// The sequence number at the end of a sequential node's name (`n-0000000007` → 7).
 pub fn sequence_of(name: &str) -> Option<u64> {
     let digits = name.get(name.len().checked_sub(10)?..)?;
     digits.parse().ok()
-}
-
-/// A sequential node's name as a badge shows it: `n-0000000004` → `n-4`.
-pub fn short_name(name: &str) -> String {
-    match sequence_of(name) {
-        Some(seq) => format!("{}{seq}", &name[..name.len() - 10]),
-        None => name.to_string(),
-    }
 }
 
 /// The last component of a path.

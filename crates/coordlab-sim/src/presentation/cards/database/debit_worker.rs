@@ -48,3 +48,20 @@ impl Card for DebitWorker {
         card::down_with_job_as(durable.done, ["debit done", "debit not done"])
     }
 }
+
+impl DebitWorker {
+    /// What it is doing, in a few words (the state column of the transactions table).
+    pub fn phase_text(&self) -> String {
+        match &self.phase {
+            Phase::Idle => "waiting for the job".to_string(),
+            Phase::Reading => "reading the row".to_string(),
+            Phase::Computing { read_balance, .. } => {
+                format!("read {}, computing", rupees(*read_balance))
+            }
+            Phase::Writing { new_balance } => format!("writing {}", rupees(*new_balance)),
+            Phase::Committing { new_balance } => format!("committing {}", rupees(*new_balance)),
+            Phase::Done => "done".to_string(),
+            Phase::GaveUp => "gave up".to_string(),
+        }
+    }
+}

@@ -83,3 +83,27 @@ fn statement(r: &DbRequest) -> String {
         DbRequest::Rollback => "ROLLBACK".into(),
     }
 }
+
+impl TxnClient {
+    /// What it is doing, in a few words (the state column of the clients table).
+    pub fn phase_text(&self) -> String {
+        match &self.phase {
+            ClientPhase::Idle => "not started".to_string(),
+            ClientPhase::Sent(DbRequest::Commit) => "committing".to_string(),
+            ClientPhase::Sent(DbRequest::Begin) => "opening a transaction".to_string(),
+            ClientPhase::Sent(DbRequest::ClaimJob { .. }) => "claiming a job".to_string(),
+            ClientPhase::Sent(_) => match self.claimed {
+                Some(id) => format!("finishing job {id}"),
+                None => "running a statement".to_string(),
+            },
+            ClientPhase::Thinking => match self.claimed {
+                Some(id) => format!("working on job {id}"),
+                None => "working".to_string(),
+            },
+            ClientPhase::RollingBack(_) => "rolling back".to_string(),
+            ClientPhase::BackingOff => "backing off".to_string(),
+            ClientPhase::Done => "done".to_string(),
+            ClientPhase::GaveUp => "gave up".to_string(),
+        }
+    }
+}

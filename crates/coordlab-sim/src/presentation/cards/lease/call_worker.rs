@@ -7,6 +7,8 @@ use crate::protocols::job::{At, LockCard, Phase};
 use crate::protocols::lease::call_worker::{CallLock, CallPlan, Check};
 
 impl LockCard for CallLock {
+    const RELEASE_WORDS: &'static str = "releases the lease";
+
     fn asking(&self, _plan: &CallPlan, _phase: &Phase) -> (String, Summary) {
         ("asking for the lease".to_string(), card::asking("for the lease"))
     }

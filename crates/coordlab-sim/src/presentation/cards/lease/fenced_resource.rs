@@ -3,7 +3,7 @@
 use crate::kernel::participant::{Card, ViewCtx};
 use crate::kernel::view::{Summary, Tone};
 use crate::presentation::cards::card;
-use crate::protocols::lease::fenced_resource::{FencedResource, LedgerIntro, ResourceDurable};
+use crate::protocols::lease::fenced_resource::{FencedResource, LedgerIntro, ResourceDurable, WriteRecord};
 
 impl Card for FencedResource {
     fn durable_summary(_intro: &LedgerIntro, d: &ResourceDurable, _view: &ViewCtx<'_>) -> Summary {
@@ -43,5 +43,16 @@ impl Card for FencedResource {
             s = s.minor(format!("writes refused: {refused}"));
         }
         s.minor(format!("steps done: {}", d.steps_done))
+    }
+}
+
+impl WriteRecord {
+    /// The token as a table shows it: `no token`, `33`, or `33 (unchecked)`.
+    pub fn token_text(&self) -> String {
+        match (self.checked, self.carries_no_token()) {
+            (_, true) => "no token".to_string(),
+            (false, false) => format!("{} (unchecked)", self.token),
+            (true, false) => self.token.to_string(),
+        }
     }
 }

@@ -3,7 +3,7 @@
 use crate::kernel::participant::{Card, ViewCtx};
 use crate::kernel::view::{Summary, Tone};
 use crate::presentation::cards::card;
-use crate::protocols::lease::placed_lease::{PlacedLease, Replication};
+use crate::protocols::lease::placed_lease::{PlacedLease, Replication, TokenSource};
 
 impl Card for PlacedLease {
     fn summary(&self, view: &ViewCtx<'_>) -> Summary {
@@ -37,5 +37,21 @@ impl Card for PlacedLease {
             s = s.minor(format!("token: {counter}"));
         }
         s
+    }
+}
+
+impl TokenSource {
+    /// What the store counts that serves as the token, when it is not a lease table's own
+    /// `fence_token` column.
+    pub(crate) fn counter(self) -> Option<&'static str> {
+        match self {
+            TokenSource::LeaseTable => None,
+            TokenSource::PostgresSequence => Some("nextval of a sequence"),
+            TokenSource::DynamoDb => Some("the fence attribute"),
+            TokenSource::K8sLease => Some("leaseTransitions"),
+            TokenSource::Etcd => Some("the key's revision"),
+            TokenSource::ZooKeeper => Some("the znode's czxid"),
+            TokenSource::RedisLua => Some("INCR of a fence key"),
+        }
     }
 }

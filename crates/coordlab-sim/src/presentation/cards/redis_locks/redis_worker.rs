@@ -7,6 +7,8 @@ use crate::protocols::job::{At, LockCard, Phase};
 use crate::protocols::redis_locks::redis_worker::{RedisLock, WorkerPlan};
 
 impl LockCard for RedisLock {
+    const RELEASE_WORDS: &'static str = "gives the lock back";
+
     fn asking(&self, _plan: &WorkerPlan, phase: &Phase) -> (String, Summary) {
         match phase {
             Phase::Confirming => ("waiting for WAIT".to_string(), card::asking("waiting for WAIT")),

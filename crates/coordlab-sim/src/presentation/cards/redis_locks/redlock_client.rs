@@ -8,6 +8,8 @@ use crate::protocols::job::{At, LockCard, Phase};
 use crate::protocols::redis_locks::redlock_client::{RedlockLock, RedlockPlan};
 
 impl LockCard for RedlockLock {
+    const RELEASE_WORDS: &'static str = "unlocks";
+
     fn asking(&self, plan: &RedlockPlan, _phase: &Phase) -> (String, Summary) {
         let masters = plan.masters.len();
         (

@@ -8,6 +8,8 @@ use crate::protocols::redis_locks::redis_job::JobDurable;
 use crate::protocols::services::service_client::{waiting, ServiceLock, ServicePlan};
 
 impl LockCard for ServiceLock {
+    const RELEASE_WORDS: &'static str = "unlocks";
+
     fn asking(&self, _plan: &ServicePlan, _phase: &Phase) -> (String, Summary) {
         ("waiting for the lock".into(), card::waiting("for the lock"))
     }

@@ -1,14 +1,17 @@
 //! What a ZooKeeper worker's card says of its lock znode ([`ZkLock`]).
 
+use super::zookeeper::short_name;
 use crate::kernel::participant::ViewCtx;
 use crate::kernel::view::{Summary, Tone};
 use crate::presentation::cards::card;
 use crate::protocols::job::{At, LockCard, Phase};
 use crate::protocols::redis_locks::redis_job::JobDurable;
 use crate::protocols::zookeeper_locks::zk_lock_worker::{Stage, ZkLock, ZkPlan};
-use crate::protocols::zookeeper_locks::zookeeper::{base_name, short_name};
+use crate::protocols::zookeeper_locks::zookeeper::base_name;
 
 impl LockCard for ZkLock {
+    const RELEASE_WORDS: &'static str = "deletes its node";
+
     fn asking(&self, _plan: &ZkPlan, phase: &Phase) -> (String, Summary) {
         let doing = match (phase, &self.ahead, self.stage) {
             (Phase::Watching, Some(p), _) => format!("watching {}", short_name(base_name(p))),

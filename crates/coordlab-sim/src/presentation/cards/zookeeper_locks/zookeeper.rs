@@ -4,7 +4,7 @@ use crate::kernel::participant::{Card, ViewCtx};
 use crate::kernel::time::{format_duration, MS_US};
 use crate::kernel::view::{Summary, Tone};
 use crate::presentation::cards::card;
-use crate::protocols::zookeeper_locks::zookeeper::{short_name, ZkConfig, ZkService};
+use crate::protocols::zookeeper_locks::zookeeper::{sequence_of, ZkConfig, ZkService};
 
 impl Card for ZkService {
     fn durable_summary(_config: &ZkConfig, _durable: &(), _view: &ViewCtx<'_>) -> Summary {
@@ -47,5 +47,13 @@ impl Card for ZkService {
             s = s.minor(format!("quietest silent {}", format_duration(q)));
         }
         s
+    }
+}
+
+/// A sequential node's name as a badge shows it: `n-0000000004` → `n-4`.
+pub(super) fn short_name(name: &str) -> String {
+    match sequence_of(name) {
+        Some(seq) => format!("{}{seq}", &name[..name.len() - 10]),
+        None => name.to_string(),
     }
 }

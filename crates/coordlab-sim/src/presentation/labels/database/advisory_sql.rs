@@ -1,7 +1,8 @@
-//! How [`AdvisoryMsg`] reads on the picture's arrows and in the event log.
+//! How [`AdvisoryMsg`] reads on the picture's arrows and in the event log, and a lock's
+//! [`Scope`] in a word.
 
 use crate::kernel::participant::Label;
-use crate::protocols::database::advisory_sql::{AdvisoryMsg, AdvisoryReply};
+use crate::protocols::database::advisory_sql::{AdvisoryMsg, AdvisoryReply, Scope};
 
 impl Label for AdvisoryMsg {
     fn label(&self) -> String {
@@ -15,6 +16,15 @@ impl Label for AdvisoryMsg {
                 AdvisoryReply::RolledBack => "ROLLBACK ok".to_string(),
                 AdvisoryReply::NoConnection => "ERROR 08003: no connection".to_string(),
             },
+        }
+    }
+}
+
+impl Scope {
+    pub fn word(self) -> &'static str {
+        match self {
+            Scope::Xact => "transaction",
+            Scope::Session => "session",
         }
     }
 }

@@ -90,3 +90,14 @@ impl Label for LeaseMsg {
         }
     }
 }
+
+impl RejectReason {
+    pub fn text(&self) -> String {
+        match self {
+            RejectReason::StaleToken { token, highest } => {
+                format!("token {token} < {highest}: a newer holder exists")
+            }
+            RejectReason::RunKeyTaken { key } => format!("run key {key} exists: this run already happened"),
+        }
+    }
+}

@@ -3,3 +3,4 @@
 mod client;
 mod msg;
 mod server;
+mod types;

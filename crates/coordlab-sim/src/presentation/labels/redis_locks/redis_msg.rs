@@ -1,7 +1,8 @@
-//! How [`RedisMsg`] reads on the picture's arrows and in the event log.
+//! How [`RedisMsg`] reads on the picture's arrows and in the event log, and how a client
+//! command is read back from its label.
 
 use crate::kernel::participant::Label;
-use crate::protocols::redis_locks::redis_msg::RedisMsg;
+use crate::protocols::redis_locks::redis_msg::{RedisMsg, ReplOp};
 
 impl Label for RedisMsg {
     fn label(&self) -> String {
@@ -83,6 +84,61 @@ impl Label for RedisMsg {
                 }
             }
             RedisMsg::Hello { name, epoch, .. } => format!("hello: the primary is {name} (epoch {epoch})"),
+        }
+    }
+}
+
+impl ReplOp {
+    pub fn label(&self) -> String {
+        match self {
+            ReplOp::Set { key, value, .. } => format!("SET {key} {value}"),
+            ReplOp::Del { key } => format!("DEL {key}"),
+        }
+    }
+}
+
+impl RedisMsg {
+    /// Reads a client command back from the label the player shows: the inverse of
+    /// [`Label::label`](crate::kernel::message::Label::label) for the messages [`RedisMsg::command_args`] runs, so a trace's text
+    /// is enough to replay its commands on a real Redis.
+    pub fn parse_client_command(label: &str) -> Option<RedisMsg> {
+        let script = label.strip_prefix("acquire script: ");
+        let release = label.strip_prefix("release script: ");
+        let words: Vec<&str> = script.or(release).unwrap_or(label).split(' ').collect();
+        let number = |s: &str| s.parse::<u64>().ok();
+        match (script.is_some(), release.is_some(), &words[..]) {
+            (true, _, ["SET", key, value, "NX", "PX", px, "+", "INCR", counter]) => Some(RedisMsg::Set {
+                key: key.to_string(),
+                value: value.to_string(),
+                nx: true,
+                px_ms: number(px)?,
+                incr: Some(counter.to_string()),
+            }),
+            (_, true, ["DEL", key, "only", "if", "it", "is", value]) => Some(RedisMsg::CompareAndDelete {
+                key: key.to_string(),
+                value: value.to_string(),
+            }),
+            (false, false, ["SET", key, value, rest @ ..]) => {
+                let (nx, px) = match rest {
+                    ["NX", "PX", px] => (true, px),
+                    ["PX", px] => (false, px),
+                    _ => return None,
+                };
+                Some(RedisMsg::Set {
+                    key: key.to_string(),
+                    value: value.to_string(),
+                    nx,
+                    px_ms: number(px)?,
+                    incr: None,
+                })
+            }
+            (false, false, ["GET", key]) => Some(RedisMsg::Get { key: key.to_string() }),
+            (false, false, ["DEL", key]) => Some(RedisMsg::Del { key: key.to_string() }),
+            (false, false, ["WAIT", replicas, timeout]) => Some(RedisMsg::Wait {
+                replicas: u32::try_from(number(replicas)?).ok()?,
+                timeout_ms: number(timeout)?,
+            }),
+            _ => None,
         }
     }
 }

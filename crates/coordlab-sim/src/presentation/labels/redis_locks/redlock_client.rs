@@ -1,6 +1,7 @@
 //! How [`MasterTimeout`] reads on the picture's arrows and in the event log.
 
 use crate::kernel::participant::Label;
+use crate::presentation::labels::job::LockTimer;
 use crate::protocols::redis_locks::redlock_client::MasterTimeout;
 
 impl Label for MasterTimeout {
@@ -8,3 +9,5 @@ impl Label for MasterTimeout {
         format!("gives up waiting for {}", self.name)
     }
 }
+
+impl LockTimer for MasterTimeout {}

@@ -1,6 +1,7 @@
 //! How [`EtcdTimer`] reads on the picture's arrows and in the event log.
 
 use crate::kernel::participant::Label;
+use crate::presentation::labels::job::LockTimer;
 use crate::protocols::services::lock_client::EtcdTimer;
 
 impl Label for EtcdTimer {
@@ -12,3 +13,5 @@ impl Label for EtcdTimer {
         }
     }
 }
+
+impl LockTimer for EtcdTimer {}

@@ -2,6 +2,7 @@
 
 mod lock_client;
 mod lock_service;
+mod lock_store;
 mod service_client;
 mod service_lock;
 mod shedlock;

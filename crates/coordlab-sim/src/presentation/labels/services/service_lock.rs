@@ -1,7 +1,8 @@
-//! How [`ServiceMsg`] and [`Expire`] read on the picture's arrows and in the event log.
+//! How [`ServiceMsg`] and [`Expire`] read on the picture's arrows and in the event log, and
+//! what each [`Flavour`] calls a grant's number and its renewal.
 
 use crate::kernel::message::Label;
-use crate::protocols::services::service_lock::{Expire, ServiceMsg};
+use crate::protocols::services::service_lock::{Expire, Flavour, ServiceMsg};
 
 impl Label for ServiceMsg {
     fn label(&self) -> String {
@@ -39,6 +40,26 @@ impl Label for Expire {
         match self {
             Expire::Lease(n) => format!("lease of #{n} ends"),
             Expire::AnswerKeepAlive(n) => format!("lease of #{n} nears its end"),
+        }
+    }
+}
+
+impl Flavour {
+    /// What a grant's number is called.
+    pub fn number_word(self) -> &'static str {
+        match self {
+            Flavour::Redisson => "grant",
+            Flavour::Chubby => "generation",
+            Flavour::Hazelcast => "fence",
+        }
+    }
+
+    /// What keeps the lock alive.
+    pub fn renewal_word(self) -> &'static str {
+        match self {
+            Flavour::Redisson => "watchdog renewal",
+            Flavour::Chubby => "KeepAlive",
+            Flavour::Hazelcast => "CP session heartbeat",
         }
     }
 }

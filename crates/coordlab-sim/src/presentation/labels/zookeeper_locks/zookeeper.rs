@@ -1,7 +1,9 @@
-//! How [`ZkMsg`] and [`SessionExpiry`] read on the picture's arrows and in the event log.
+//! How [`ZkMsg`], [`SessionExpiry`] and a [`SessionId`] read on the picture's arrows and in
+//! the event log.
 
 use crate::kernel::participant::Label;
-use crate::protocols::zookeeper_locks::zookeeper::{secs, SessionExpiry, WatchEvent, ZkMsg};
+use crate::protocols::zookeeper_locks::zookeeper::{secs, SessionExpiry, SessionId, WatchEvent, ZkMsg};
+use std::fmt;
 
 impl Label for ZkMsg {
     fn label(&self) -> String {
@@ -46,5 +48,11 @@ impl Label for ZkMsg {
 impl Label for SessionExpiry {
     fn label(&self) -> String {
         format!("session {} timeout check", self.session)
+    }
+}
+
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "0x{:x}", 0x100 + self.0)
     }
 }

@@ -17,11 +17,8 @@ impl LockClient for LeaseLock {
     type Plan = WorkerConfig;
     type Timer = LeaseTimer;
     type Reply = LeaseMsgOnly;
-    const RELEASE_WORDS: &'static str = "lets go of the lease";
     const STAMPS: bool = true;
     const CHECKS: bool = true;
-    /// Every denial backs it off (or off for good); it never runs out of attempts.
-    const BOUNDED: bool = false;
 
     fn recover(_plan: &WorkerConfig, _durable: &JobDurable) -> Self {
         LeaseLock {

@@ -22,7 +22,7 @@ mod steps;
 pub use plan::{Coordination, Fencing, OnReject, Sink, WorkerConfig, WorkerPlan};
 
 use crate::kernel::ids::FencingToken;
-use crate::protocols::job::{JobRunner, LockTimer, Phase};
+use crate::protocols::job::JobRunner;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StopReason {
@@ -52,10 +52,6 @@ pub enum LeaseTimer {
     Heartbeat,
 }
 
-impl LockTimer for LeaseTimer {
-    const RETRY: &'static str = "retries the lease";
-}
-
 /// A worker: the job runner with a lease (or one of its alternatives).
 pub type LeaseWorker = JobRunner<LeaseLock>;
 
@@ -78,35 +74,6 @@ pub struct LeaseLock {
     says_wait: bool,
 }
 
-impl LeaseWorker {
-    /// What it is doing, in a few words (the state column of the workers table).
-    pub fn phase_text(&self) -> String {
-        match &self.phase {
-            Phase::Stopped => format!("stopped: {}", self.stop_text()),
-            Phase::GaveUp => "backed off".to_string(),
-            _ => self.doing(),
-        }
-    }
-}
-
-impl LeaseLock {
-    pub(crate) fn stop_text(&self) -> &'static str {
-        self.stop_reason.as_ref().map_or("", stop_text)
-    }
-}
-
-pub fn stop_text(r: &StopReason) -> &'static str {
-    match r {
-        StopReason::LostLease => "lease lost",
-        StopReason::ExpiredByOwnClock => "expired by own clock",
-        StopReason::MarginReached => "safety margin reached",
-        StopReason::Rejected => "write rejected",
-        StopReason::AppCheckCaught => "app check caught it",
-        StopReason::NotMine => "not my partition",
-        StopReason::AlreadyRun => "run already done",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,7 +81,7 @@ mod tests {
     use crate::kernel::participant::Effect;
     use crate::kernel::testing::{narration, sent, timers_set, Harness};
     use crate::kernel::time::MS_US;
-    use crate::protocols::job::{JobMsg, JobTimer};
+    use crate::protocols::job::{JobMsg, JobTimer, Phase};
     use crate::protocols::lease::lease_msg::{LeaseMsg, ReleaseMode, WriteCheck};
     use crate::protocols::redis_locks::redis_job::JobDurable;
 

@@ -240,23 +240,7 @@ impl Participant for RaftServer {
                 last_log_term,
             } => self.on_request_vote(ctx, from, term, last_log_index, last_log_term),
             RaftMsg::Vote { term, granted } => self.on_vote(ctx, from, term, granted),
-            RaftMsg::AppendEntries {
-                term,
-                prev_log_index,
-                prev_log_term,
-                entries,
-                leader_commit,
-            } => self.on_append(
-                ctx,
-                from,
-                replication::AppendArgs {
-                    term,
-                    prev_log_index,
-                    prev_log_term,
-                    entries,
-                    leader_commit,
-                },
-            ),
+            msg @ RaftMsg::AppendEntries { .. } => self.on_append(ctx, from, msg),
             RaftMsg::AppendReply { term, success, index } => {
                 self.on_append_reply(ctx, from, term, success, index)
             }

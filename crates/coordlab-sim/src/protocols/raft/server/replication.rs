@@ -11,15 +11,6 @@ use crate::protocols::raft::types::{Command, Entry, LogIndex, RaftBug, Role, Ter
 /// Most entries one AppendEntries carries; the rest follow in the next round.
 const MAX_ENTRIES_PER_APPEND: usize = 16;
 
-/// The arguments of one AppendEntries.
-pub(super) struct AppendArgs {
-    pub term: Term,
-    pub prev_log_index: LogIndex,
-    pub prev_log_term: Term,
-    pub entries: Vec<Entry>,
-    pub leader_commit: LogIndex,
-}
-
 impl RaftServer {
     /// The heartbeat timer fired: a leader sends its round, a candidate re-asks the voters
     /// that have not answered; either sets the next round.
@@ -143,14 +134,25 @@ impl RaftServer {
         );
     }
 
-    pub(super) fn on_append(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, m: AppendArgs) {
+    /// An AppendEntries from `from` (the server's dispatch hands over no other message).
+    pub(super) fn on_append(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: RaftMsg) {
+        let RaftMsg::AppendEntries {
+            term,
+            prev_log_index,
+            prev_log_term,
+            entries,
+            leader_commit,
+        } = msg
+        else {
+            return;
+        };
         let (me, leader) = (ctx.me(), ctx.name(from));
-        if m.term < self.term {
+        if term < self.term {
             self.stale_appends_rejected += 1;
             let why = RaftServerSaw::StaleAppendRejected {
                 me,
                 leader,
-                term: m.term,
+                term,
                 mine: self.term,
             };
             return self.refuse_append(ctx, from, why);
@@ -168,17 +170,17 @@ impl RaftServer {
         }
         self.leader_hint = Some(from);
         self.reset_election_timer(ctx);
-        if self.term_at(m.prev_log_index) != Some(m.prev_log_term) {
+        if self.term_at(prev_log_index) != Some(prev_log_term) {
             let why = RaftServerSaw::NoEntryToAppendAfter {
                 me,
-                prev_log_index: m.prev_log_index,
-                prev_log_term: m.prev_log_term,
+                prev_log_index,
+                prev_log_term,
             };
             return self.refuse_append(ctx, from, why);
         }
         let mut changed = false;
-        for (k, entry) in m.entries.iter().enumerate() {
-            let index = LogIndex(m.prev_log_index.0 + 1 + k as u64);
+        for (k, entry) in entries.iter().enumerate() {
+            let index = LogIndex(prev_log_index.0 + 1 + k as u64);
             match self.term_at(index) {
                 Some(t) if t == entry.term => continue,
                 Some(_) => {
@@ -202,9 +204,9 @@ impl RaftServer {
         if changed {
             self.persist(ctx);
         }
-        let matched = LogIndex(m.prev_log_index.0 + m.entries.len() as u64);
-        if m.leader_commit > self.commit_index {
-            let new = m.leader_commit.min(matched);
+        let matched = LogIndex(prev_log_index.0 + entries.len() as u64);
+        if leader_commit > self.commit_index {
+            let new = leader_commit.min(matched);
             if new > self.commit_index {
                 self.commit_index = new;
                 ctx.note(RaftServerSaw::LearnedCommit {

@@ -7,6 +7,8 @@ use crate::protocols::job::{At, LockCard, Phase};
 use crate::protocols::lease::lease_worker::{Coordination, LeaseLock, WorkerConfig};
 
 impl LockCard for LeaseLock {
+    const RELEASE_WORDS: &'static str = "lets go of the lease";
+
     fn asking(&self, plan: &WorkerConfig, _phase: &Phase) -> (String, Summary) {
         let card = card::asking(match plan.plan.coordination() {
             Coordination::UniqueInsert => "inserting the job's key",

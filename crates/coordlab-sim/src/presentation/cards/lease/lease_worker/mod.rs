@@ -4,7 +4,7 @@ use crate::kernel::view::{Summary, Tone};
 use crate::presentation::cards::card;
 use crate::protocols::job::{At, Phase};
 use crate::protocols::lease::lease_worker::plan::Coordination;
-use crate::protocols::lease::lease_worker::{LeaseLock, StopReason};
+use crate::protocols::lease::lease_worker::{LeaseLock, LeaseWorker, StopReason};
 
 mod lease;
 
@@ -53,5 +53,34 @@ impl LeaseLock {
             s = s.minor(format!("attempt {}", at.job.attempt));
         }
         s
+    }
+}
+
+impl LeaseWorker {
+    /// What it is doing, in a few words (the state column of the workers table).
+    pub fn phase_text(&self) -> String {
+        match &self.phase {
+            Phase::Stopped => format!("stopped: {}", self.stop_text()),
+            Phase::GaveUp => "backed off".to_string(),
+            _ => self.doing(),
+        }
+    }
+}
+
+impl LeaseLock {
+    pub(crate) fn stop_text(&self) -> &'static str {
+        self.stop_reason.as_ref().map_or("", stop_text)
+    }
+}
+
+fn stop_text(r: &StopReason) -> &'static str {
+    match r {
+        StopReason::LostLease => "lease lost",
+        StopReason::ExpiredByOwnClock => "expired by own clock",
+        StopReason::MarginReached => "safety margin reached",
+        StopReason::Rejected => "write rejected",
+        StopReason::AppCheckCaught => "app check caught it",
+        StopReason::NotMine => "not my partition",
+        StopReason::AlreadyRun => "run already done",
     }
 }
