@@ -36,19 +36,28 @@ const WORK: &str = "target/site";
 /// guides, and a documentation site elsewhere) may frame an embed.
 const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'none'";
 
-/// wasm-opt's settings for the release bundles. The producers and target-features sections
-/// name the compiler and its settings: no browser reads them. The features are those every
-/// browser we target has had since 2021 (Chromium, Firefox, Safari). `--low-memory-unused`:
-/// the stack comes first in memory and grows down from 1 MiB, so addresses under 1024 are
-/// used only by a stack about to overflow; it lets wasm-opt fold constant offsets into loads
-/// and stores (1.5 KB of the fencing bundle). `-Oz` twice instead of `-Oz --converge`: the
-/// same bytes within 0.1 KB either way on every bundle tried (fencing, consensus, home,
-/// raft-embed), at half the CPU time (13 s against 25 s a bundle), which is ~3 minutes of CI.
+/// wasm-opt's optimizing passes for a page's bundle: `--flatten --rereloop` first rebuilds
+/// the control flow, which the two `-Oz` passes then shrink further: 1.2 KB gzipped off the
+/// consensus bundle for about 3 s more CPU a bundle (15.7 s against 12–13 s). `-Oz` twice
+/// instead of `-Oz --converge`: the same bytes within 0.1 KB either way on every bundle tried
+/// (fencing, consensus, home, raft-embed), at half the CPU time.
+const PAGE_PASSES: &[&str] = &["--flatten", "--rereloop", "-Oz", "-Oz"];
+
+/// An embed bundle gets one -Oz pass: about 1.4 KB larger than a page's passes would make
+/// it (the cap is the player's first load, which an embed stays well under) for ~7 s less CPU
+/// a bundle.
+const EMBED_PASSES: &[&str] = &["-Oz"];
+
+/// wasm-opt's settings for every release bundle, after its passes. The producers and
+/// target-features sections name the compiler and its settings: no browser reads them. The
+/// features are those every browser we target has had since 2021 (Chromium, Firefox,
+/// Safari). `--low-memory-unused`: the stack comes first in memory and grows down from 1 MiB,
+/// so addresses under 1024 are used only by a stack about to overflow; it lets wasm-opt fold
+/// constant offsets into loads and stores (1.5 KB of the fencing bundle).
 /// `--reorder-functions-by-name` last: it lays the functions out in the order of the keys
-/// `function_order::sort_keys` wrote, which gzip compresses better (2–3.5 KB of a bundle).
-const WASM_OPT_ARGS: &[&str] = &[
-    "-Oz",
-    "-Oz",
+/// `function_order::sort_keys` wrote, which gzip compresses better (3.6–4.9 KB of a page's
+/// bundle; the home bundle's 0.2 KB larger).
+const WASM_OPT_SETTINGS: &[&str] = &[
     "--low-memory-unused",
     "--strip-producers",
     "--strip-target-features",
@@ -473,20 +482,15 @@ fn build_bundle(bundle: &str, spec: &SiteBundle, target_dir: &Path, profile: &st
     let bound = work.join(format!("coordlab-{bundle}_bg.wasm"));
     let optimized = work.join(format!("coordlab-{bundle}.opt.wasm"));
     if profile == "wasm-release" {
-        // An embed bundle gets one -Oz pass, not two: about 0.4 KB larger (the cap is the
-        // player's first load, which an embed stays well under) for ~6 s less CPU a bundle.
-        let args = if spec.embed {
-            &WASM_OPT_ARGS[1..]
-        } else {
-            WASM_OPT_ARGS
-        };
+        let passes = if spec.embed { EMBED_PASSES } else { PAGE_PASSES };
         let keyed = work.join(format!("coordlab-{bundle}.keyed.wasm"));
         let module = fs::read(&bound).map_err(|e| format!("{}: {e}", bound.display()))?;
         let module =
             crate::function_order::sort_keys(&module).map_err(|e| format!("{}: {e}", bound.display()))?;
         fs::write(&keyed, module).map_err(|e| format!("{}: {e}", keyed.display()))?;
         run(Command::new("wasm-opt")
-            .args(args)
+            .args(passes)
+            .args(WASM_OPT_SETTINGS)
             .arg(&keyed)
             .arg("-o")
             .arg(&optimized))?;
