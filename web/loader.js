@@ -47,8 +47,20 @@ if (pathOf(location.hash)[0] === 'embed') {
   addStyle(EMBED_STYLE);
 }
 
+/** A bundle's files. A release build's table gives each bundle the hash its two files are
+ *  named with (`coordlab-<bundle>-<hash>.js` and `.wasm`), or `[hash, stylesheet]` for a
+ *  bundle that draws a page other than the player; `trunk serve`'s one bundle names its
+ *  files (`{ js, wasm, css }`). */
+function filesOf(bundle) {
+  const entry = BUNDLES[bundle];
+  if (typeof entry === 'object' && !Array.isArray(entry)) return entry;
+  const [hash, ...css] = [].concat(entry);
+  const stem = `./coordlab-${bundle}-${hash}`;
+  return { js: `${stem}.js`, wasm: `${stem}.wasm`, css };
+}
+
 const current = bundleFor(location.hash);
-const files = BUNDLES[current];
+const files = filesOf(current);
 // A bundle that draws a page other than the player (the library, the side by side, the
 // choosing page, a trace) has that page's rules in a stylesheet of its own, which arrives
 // with the WebAssembly, long before the app draws.

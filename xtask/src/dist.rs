@@ -101,18 +101,23 @@ pub fn build(options: &Options) -> Result<(), String> {
 
     // The manifest, in build order: each bundle's JavaScript and WebAssembly, hashed, and the
     // stylesheet of the page it draws if that is not the player.
-    let mut manifest = Vec::new();
+    // The loader's table says the same in short: each bundle's hash, and its stylesheet.
+    let (mut manifest, mut loader_table) = (Vec::new(), Vec::new());
     for bundle in &wanted {
         // (A release bundle's JavaScript was minified in its lane: build_bundle.)
         let js = work.join(format!("coordlab-{bundle}.js"));
-        let js = hashed(&js, &format!("coordlab-{bundle}"), "js", dist)?;
         let opt_wasm = work.join(format!("coordlab-{bundle}.opt.wasm"));
-        let wasm = hashed(&opt_wasm, &format!("coordlab-{bundle}"), "wasm", dist)?;
+        let hash = hashed_bundle(&js, &opt_wasm, bundle, dist)?;
         let css = match page_style(&layout, bundle)? {
             Some(name) => vec![minified_style(name)?],
             None => Vec::new(),
         };
-        manifest.push((bundle.as_str(), bundle_files(&js, &wasm, &css)));
+        let stem = format!("coordlab-{bundle}-{hash}");
+        manifest.push((
+            bundle.as_str(),
+            bundle_files(&format!("{stem}.js"), &format!("{stem}.wasm"), &css),
+        ));
+        loader_table.push((bundle.as_str(), loader_entry(&hash, &css)));
     }
     let manifest_json = json_object(manifest);
     write(&work.join("manifest.json"), &format!("{manifest_json}\n"))?;
@@ -123,7 +128,7 @@ pub fn build(options: &Options) -> Result<(), String> {
     let filled = fill_loader(
         &read(Path::new("web/loader.js"))?,
         &layout,
-        &manifest_json,
+        &json_object(loader_table),
         &wanted,
         embed_style,
     )?;
@@ -203,6 +208,18 @@ fn bundle_files(js: &str, wasm: &str, css: &[String]) -> String {
         files.push(("css", format!("[{}]", sheets.join(","))));
     }
     json_object(files)
+}
+
+/// A bundle in the loader's table: the hash its two files are named with
+/// (`coordlab-<bundle>-<hash>.js` and `.wasm`), or with a page's stylesheet, `[hash, sheet]`.
+/// Written out in full (`{"js":…,"wasm":…}`, as in manifest.json) every bundle's entry cost
+/// every page's first download about 440 bytes gzipped in the full build.
+fn loader_entry(hash: &str, css: &[String]) -> String {
+    if css.is_empty() {
+        return quoted(hash);
+    }
+    let sheets: Vec<String> = css.iter().map(|c| quoted(&format!("./{c}"))).collect();
+    format!("[{},{}]", quoted(hash), sheets.join(","))
 }
 
 /// The bundle `trunk serve` builds: the web crate's default features, every chapter.
@@ -632,8 +649,8 @@ fn minify_js(file: &Path) -> Result<(), String> {
 /// Copies `file` into `dist` as `<name>-<hash>.<ext>` (the first 8 hex digits of its
 /// SHA-256) and returns the new name. Eight digits are plenty to tell a changed file from its
 /// last version (a stale cache hit is a 1 in 4 billion chance), and the loader's table names
-/// two hashed files per bundle: 16 digits cost every page's first download about 270 bytes
-/// gzipped (hex digits barely compress).
+/// a hash per bundle: 16 digits cost every page's first download about 270 bytes gzipped (hex
+/// digits barely compress) when it named two a bundle.
 pub(crate) fn hashed(file: &Path, name: &str, ext: &str, dist: &Path) -> Result<String, String> {
     let bytes = fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let digest: String = Sha256::digest(&bytes)
@@ -643,6 +660,28 @@ pub(crate) fn hashed(file: &Path, name: &str, ext: &str, dist: &Path) -> Result<
     let hashed = format!("{name}-{}.{ext}", &digest[..8]);
     fs::write(dist.join(&hashed), bytes).map_err(|e| format!("{hashed}: {e}"))?;
     Ok(hashed)
+}
+
+/// Copies a bundle's JavaScript and WebAssembly into `dist` as `coordlab-<bundle>-<hash>.js`
+/// and `.wasm`, one hash of the two together (as `hashed` makes it), and returns the hash: the
+/// loader's table then names the pair by one hash, not two.
+fn hashed_bundle(js: &Path, wasm: &Path, bundle: &str, dist: &Path) -> Result<String, String> {
+    let (js_bytes, wasm_bytes) = (
+        fs::read(js).map_err(|e| format!("{}: {e}", js.display()))?,
+        fs::read(wasm).map_err(|e| format!("{}: {e}", wasm.display()))?,
+    );
+    let mut hasher = Sha256::new();
+    hasher.update(&js_bytes);
+    hasher.update(&wasm_bytes);
+    let hash: String = hasher.finalize()[..4]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    for (bytes, ext) in [(js_bytes, "js"), (wasm_bytes, "wasm")] {
+        let name = format!("coordlab-{bundle}-{hash}.{ext}");
+        fs::write(dist.join(&name), bytes).map_err(|e| format!("{name}: {e}"))?;
+    }
+    Ok(hash)
 }
 
 /// `{"k":v,...}` in the order given (serde_json's own maps sort their keys).
@@ -759,6 +798,37 @@ mod tests {
 
     /// A side file names its children by their hashed copies, every time it names them; a
     /// child it no longer names stops the build rather than ship a name the site lacks.
+    /// Both files of a bundle carry one hash, which changes when either file does; the
+    /// loader's entry is that hash, with the page's stylesheet when there is one.
+    #[test]
+    fn a_bundles_two_files_share_one_hash_of_both() {
+        let dir = std::env::temp_dir().join(format!("coordlab-xtask-hash-{}", std::process::id()));
+        let (src, dist) = (dir.join("src"), dir.join("dist"));
+        fs::create_dir_all(&src).unwrap();
+        fs::create_dir_all(&dist).unwrap();
+        let (js, wasm) = (src.join("a.js"), src.join("a.wasm"));
+        let hash_of = |js_text: &str, wasm_text: &str| {
+            fs::write(&js, js_text).unwrap();
+            fs::write(&wasm, wasm_text).unwrap();
+            hashed_bundle(&js, &wasm, "locks", &dist).unwrap()
+        };
+        let first = hash_of("js", "wasm");
+        assert_eq!(first.len(), 8);
+        for ext in ["js", "wasm"] {
+            let copy = fs::read_to_string(dist.join(format!("coordlab-locks-{first}.{ext}"))).unwrap();
+            assert_eq!(copy, ext);
+        }
+        assert_ne!(hash_of("js2", "wasm"), first);
+        assert_ne!(hash_of("js", "wasm2"), first);
+        assert_eq!(hash_of("js", "wasm"), first);
+        fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(loader_entry("0123abcd", &[]), "\"0123abcd\"");
+        assert_eq!(
+            loader_entry("0123abcd", &["library-00ff00ff.css".to_string()]),
+            "[\"0123abcd\",\"./library-00ff00ff.css\"]"
+        );
+    }
+
     #[test]
     fn renamed_names_hashed_copies_and_refuses_a_missing_name() {
         let names = [("search.css".to_string(), "search-0123abcd.css".to_string())];
