@@ -7,8 +7,8 @@
 #
 # Usage: scripts/size-report.sh [DIST_DIR]      (default: dist; run `cargo xtask dist` first)
 # Exits 1 if the home bundle's first download (the site's first download: the library)
-# exceeds SIZE_LIMIT_BYTES (default 102000), or a scenario bundle's exceeds
-# SCENARIO_LIMIT_BYTES (default 249000). Scenario bundles met 200000 after kernel v2; the
+# exceeds SIZE_LIMIT_BYTES (default 101500), or a scenario bundle's exceeds
+# SCENARIO_LIMIT_BYTES (default 243500). Scenario bundles met 200000 after kernel v2; the
 # fidelity fixes, the story beats and the glossary took the larger ones back over it, and
 # bringing them under it again is open work (see docs/performance.md, "Download size"). An embed bundle
 # (`<chapter>-embed`, plus the embeds' stylesheet) must also stay smaller than its chapter's
@@ -50,8 +50,11 @@ dist="${1:-dist}"
 # 250,489, home 103,142. The player's and the router's code each bundle never runs (a side by
 # side's settings outside the compare bundle, a deep comparison of the whole player) took them
 # to 249000 and 102000: in the full build consensus 248,424, home 101,341 (docs/performance.md).
-limit="${SIZE_LIMIT_BYTES:-102000}"
-scenario_limit="${SCENARIO_LIMIT_BYTES:-249000}"
+# The functions laid out for gzip, wasm-opt's --flatten --rereloop, drifting clocks without
+# 128-bit division and one hash per bundle in the loader's table took them to 243500 and
+# 101500: in the full build consensus 242,957, home 101,191 (docs/performance.md).
+limit="${SIZE_LIMIT_BYTES:-101500}"
+scenario_limit="${SCENARIO_LIMIT_BYTES:-243500}"
 home=$(node -e 'console.log(require(process.argv[1]).home)' "$PWD/target/site/bundles.json")
 manifest=target/site/manifest.json
 [[ -f "$dist/index.html" && -f "$manifest" ]] || {
