@@ -1,4 +1,4 @@
-// Browser tests for lock-across-call (the unfenceable bundle): a lease held across a slow
+// Browser tests for lock-across-call (its own bundle, across-call): a lease held across a slow
 // payment API call. Each opens a variant, moves by beats to the API's payout, checks what the
 // story and the state tables say, runs axe-core, and saves screenshots.
 import { test } from 'node:test';
