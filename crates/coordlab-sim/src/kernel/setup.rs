@@ -108,12 +108,20 @@ impl Setup {
         live: P,
         durable: P::Durable,
     ) {
-        let slot = &mut self.slots[id.index()];
-        assert!(slot.is_none(), "node {} is placed twice", id.0);
-        *slot = Some(Box::new(Hosted::new(config, live, durable)));
+        let slot: Box<dyn Slot> = Box::new(Hosted::new(config, live, durable));
+        self.put(id, name.into(), kind, faults, slot);
+    }
+
+    /// The part of placing a node that is the same for every participant type, written once
+    /// rather than in each type's copy of `place_live` (about 0.3 KiB of code a type in a
+    /// browser bundle).
+    fn put(&mut self, id: NodeId, name: String, kind: &str, faults: &[FaultKind], slot: Box<dyn Slot>) {
+        let at = &mut self.slots[id.index()];
+        assert!(at.is_none(), "node {} is placed twice", id.0);
+        *at = Some(slot);
         self.infos[id.index()] = NodeInfo {
             id,
-            name: name.into(),
+            name,
             kind: kind.to_string(),
             faults: faults.to_vec(),
         };
