@@ -653,35 +653,37 @@ fn minify_js(file: &Path) -> Result<(), String> {
 /// digits barely compress) when it named two a bundle.
 pub(crate) fn hashed(file: &Path, name: &str, ext: &str, dist: &Path) -> Result<String, String> {
     let bytes = fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
-    let digest: String = Sha256::digest(&bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    let hashed = format!("{name}-{}.{ext}", &digest[..8]);
+    let hashed = format!("{name}-{}.{ext}", short_hash(&[&bytes]));
     fs::write(dist.join(&hashed), bytes).map_err(|e| format!("{hashed}: {e}"))?;
     Ok(hashed)
 }
 
 /// Copies a bundle's JavaScript and WebAssembly into `dist` as `coordlab-<bundle>-<hash>.js`
-/// and `.wasm`, one hash of the two together (as `hashed` makes it), and returns the hash: the
+/// and `.wasm`, one hash of the two together, and returns the hash: the
 /// loader's table then names the pair by one hash, not two.
 fn hashed_bundle(js: &Path, wasm: &Path, bundle: &str, dist: &Path) -> Result<String, String> {
     let (js_bytes, wasm_bytes) = (
         fs::read(js).map_err(|e| format!("{}: {e}", js.display()))?,
         fs::read(wasm).map_err(|e| format!("{}: {e}", wasm.display()))?,
     );
-    let mut hasher = Sha256::new();
-    hasher.update(&js_bytes);
-    hasher.update(&wasm_bytes);
-    let hash: String = hasher.finalize()[..4]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let hash = short_hash(&[&js_bytes, &wasm_bytes]);
     for (bytes, ext) in [(js_bytes, "js"), (wasm_bytes, "wasm")] {
         let name = format!("coordlab-{bundle}-{hash}.{ext}");
         fs::write(dist.join(&name), bytes).map_err(|e| format!("{name}: {e}"))?;
     }
     Ok(hash)
+}
+
+/// The first 8 hex digits of the SHA-256 of `parts` one after the other.
+fn short_hash(parts: &[&[u8]]) -> String {
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update(part);
+    }
+    hasher.finalize()[..4]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// `{"k":v,...}` in the order given (serde_json's own maps sort their keys).
@@ -796,8 +798,6 @@ mod tests {
         );
     }
 
-    /// A side file names its children by their hashed copies, every time it names them; a
-    /// child it no longer names stops the build rather than ship a name the site lacks.
     /// Both files of a bundle carry one hash, which changes when either file does; the
     /// loader's entry is that hash, with the page's stylesheet when there is one.
     #[test]
@@ -829,6 +829,8 @@ mod tests {
         );
     }
 
+    /// A side file names its children by their hashed copies, every time it names them; a
+    /// child it no longer names stops the build rather than ship a name the site lacks.
     #[test]
     fn renamed_names_hashed_copies_and_refuses_a_missing_name() {
         let names = [("search.css".to_string(), "search-0123abcd.css".to_string())];
