@@ -10,7 +10,7 @@
 //! because a holder's second write carries the same token as its first. An unfenced write
 //! lands whatever it carries; one that carries no token at all is shown as "no token".
 
-use super::lease_msg::{LeaseMsg, RejectReason, WriteCheck};
+use super::lease_msg::{speaks, LeaseMsg, LeasePart, RejectReason, WriteCheck};
 use crate::kernel::collections::VecMap;
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::participant::{Ctx, NoTimer, Participant};
@@ -102,6 +102,8 @@ impl FencedResource {
                 },
             );
         };
+        // Only a debit with its run key carries one (and so the key's code goes with it).
+        let key = key.filter(|_| speaks(LeasePart::RunKeys));
         if let Some(owner) = key.as_ref().and_then(|k| self.durable.runs.get(k)) {
             let (owner, key) = (ctx.name(*owner), key.clone().unwrap_or_default());
             self.durable.run_conflicts += 1;
@@ -198,7 +200,7 @@ impl Participant for FencedResource {
     fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, from: NodeId, msg: LeaseMsg) {
         let who = ctx.name(from);
         match msg {
-            LeaseMsg::Stamp { token } => {
+            LeaseMsg::Stamp { token } if speaks(LeasePart::Marks) => {
                 let before = self.durable.last_token;
                 if token >= before {
                     self.durable.last_token = token;
@@ -222,23 +224,25 @@ impl Participant for FencedResource {
                 token,
                 check,
                 key,
-            } => self.write(ctx, from, (step, amount, token, check), Some(key)),
-            LeaseMsg::Touch { token } if token > self.durable.last_token => {
+            } if speaks(LeasePart::RunKeys) => self.write(ctx, from, (step, amount, token, check), Some(key)),
+            LeaseMsg::Touch { token } if speaks(LeasePart::Marks) && token > self.durable.last_token => {
                 let before = self.durable.last_token;
                 self.durable.last_token = token;
                 ctx.persist(self.durable.clone());
                 ctx.note(LedgerSaw::HeartbeatRaises { who, before, token });
             }
-            LeaseMsg::Touch { token } => ctx.note(if token == self.durable.last_token {
-                LedgerSaw::HeartbeatSame { who, token }
-            } else {
-                LedgerSaw::HeartbeatOlder {
-                    who,
-                    token,
-                    last_token: self.durable.last_token,
-                }
-            }),
-            LeaseMsg::ReadToken => ctx.send(
+            LeaseMsg::Touch { token } if speaks(LeasePart::Marks) => {
+                ctx.note(if token == self.durable.last_token {
+                    LedgerSaw::HeartbeatSame { who, token }
+                } else {
+                    LedgerSaw::HeartbeatOlder {
+                        who,
+                        token,
+                        last_token: self.durable.last_token,
+                    }
+                })
+            }
+            LeaseMsg::ReadToken if speaks(LeasePart::Marks) => ctx.send(
                 from,
                 LeaseMsg::TokenIs {
                     last_token: self.durable.last_token,
@@ -256,6 +260,8 @@ impl Participant for FencedResource {
                     },
                 )
             }
+            // The rest is not the ledger's, or a part no scenario of this build sends
+            // ([`speaks`]): its handling and narration stay out of the bundle.
             _ => {}
         }
     }

@@ -163,6 +163,76 @@ pub enum LeaseMsg {
     },
 }
 
+/// The parts of [`LeaseMsg`], by the participants that speak them. A bundle leaves out of its
+/// code, labels and narration every part that none of its scenarios sends ([`speaks`]):
+/// consensus-lock's ledger takes debits and progress reads only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LeasePart {
+    /// A job's debits on the ledger and its reads of the job's progress.
+    Writes,
+    /// The ledger's token itself: a new holder's stamp, heartbeat marks, `SELECT last_token`.
+    Marks,
+    /// A debit and its run key in one transaction (and the duplicate key that refuses it).
+    RunKeys,
+    /// The lease store's acquire and release.
+    Store,
+    /// Payments through a rail or a payment API.
+    Payments,
+    /// Claims on the job table.
+    JobTable,
+}
+
+/// The bundles with a scenario that sends a part, and whether this build is one of them.
+#[derive(Clone, Copy, Debug)]
+pub struct Spoken {
+    pub bundles: &'static [&'static str],
+    pub here: bool,
+}
+
+/// [`Spoken`] for the bundles listed: each bundle is a feature of the same name.
+macro_rules! spoken_in {
+    ($($bundle:literal),+) => {
+        Spoken {
+            bundles: &[$($bundle),+],
+            here: false $(|| cfg!(feature = $bundle))+,
+        }
+    };
+}
+
+impl LeasePart {
+    /// Where the part may be sent: every bundle with a participant that can send it (`tests`
+    /// runs every scenario and checks that what it sends is spoken in its bundle; `Writes`
+    /// goes wherever a ledger is). The lease
+    /// worker marks and uses the store wherever it is, and claims job rows and writes run keys
+    /// only in the `leases` bundle, pays only in `unfenceable` (as its plan allows:
+    /// `lease_worker::plan`); the call worker also claims job rows and pays; the lock
+    /// services' jobs only write.
+    pub const fn spoken(self) -> Spoken {
+        match self {
+            LeasePart::Writes => Spoken {
+                bundles: &[],
+                here: true,
+            },
+            LeasePart::Marks => spoken_in!("leases", "fencing", "unfenceable", "across-call"),
+            LeasePart::RunKeys => spoken_in!("leases"),
+            LeasePart::JobTable => spoken_in!("leases", "across-call"),
+            LeasePart::Store => spoken_in!("leases", "fencing", "unfenceable", "across-call"),
+            LeasePart::Payments => spoken_in!("unfenceable", "across-call"),
+        }
+    }
+}
+
+/// Whether this build speaks `part`: the guard on every arm that labels or handles a part
+/// other than [`LeasePart::Writes`], so that a bundle which does not speak it leaves the arm
+/// out. In tests it also records the part, for the check that each scenario sends only what
+/// its bundle speaks.
+#[inline(always)]
+pub fn speaks(part: LeasePart) -> bool {
+    #[cfg(test)]
+    tests::record(part);
+    part.spoken().here
+}
+
 /// Milliseconds as seconds for labels, e.g. `30 s` or `1.5 s`.
 pub fn seconds(ms: u64) -> String {
     if ms.is_multiple_of(1_000) {
@@ -170,5 +240,72 @@ pub fn seconds(ms: u64) -> String {
     } else {
         let millis = format!("{:03}", ms % 1_000);
         format!("{}.{} s", ms / 1_000, millis.trim_end_matches('0'))
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::kernel::engine::{Limits, Recording};
+    use crate::scenarios::{registry, resolve_params, run, set_param, ParamKind, Params, RunRequest};
+    use std::cell::RefCell;
+    use std::collections::BTreeSet;
+
+    thread_local! {
+        /// The parts [`speaks`] was asked about on this thread: every message sent is labelled
+        /// for the trace, and each label of a part asks.
+        static LABELLED: RefCell<BTreeSet<LeasePart>> = const { RefCell::new(BTreeSet::new()) };
+    }
+
+    pub(crate) fn record(part: LeasePart) {
+        LABELLED.with(|l| l.borrow_mut().insert(part));
+    }
+
+    /// A bundle leaves out the parts of [`LeaseMsg`] none of its scenarios sends: every
+    /// scenario, at its defaults and with each choice of each of its parameters, sends only
+    /// parts its bundle speaks. The same holds for every participant: a part a participant
+    /// could send only after a fault would be listed where the participant is.
+    #[test]
+    fn every_scenario_sends_only_the_lease_parts_its_bundle_speaks() {
+        let mut seen = BTreeSet::new();
+        let mut wrong = Vec::new();
+        for def in registry() {
+            if def.setup.is_none() {
+                continue;
+            }
+            let info = def.info();
+            let defaults = resolve_params(&info, &Params::new()).expect("the defaults resolve");
+            let mut variants = vec![defaults.clone()];
+            for spec in &info.params {
+                if let ParamKind::Choice { options } = &spec.kind {
+                    for option in options {
+                        let params = set_param(&info, &defaults, spec.key, option.value);
+                        variants.push(params.expect("a listed choice is allowed"));
+                    }
+                }
+            }
+            for params in variants {
+                LABELLED.with(|l| l.borrow_mut().clear());
+                let request = RunRequest {
+                    scenario: def.id.to_string(),
+                    params: params.clone(),
+                    seed: 1,
+                    actions: Vec::new(),
+                };
+                run(&request, Limits::default(), Recording::Lines).expect("the scenario runs");
+                for part in LABELLED.with(|l| l.borrow().clone()) {
+                    let spoken = part.spoken();
+                    if !(spoken.here && spoken.bundles.contains(&def.bundle)) {
+                        wrong.push(format!(
+                            "{} (bundle {}) sends {part:?} with {params:?}",
+                            def.id, def.bundle
+                        ));
+                    }
+                    seen.insert(part);
+                }
+            }
+        }
+        assert!(wrong.is_empty(), "{wrong:#?}");
+        assert_eq!(seen.len(), 5, "the check saw every part it gates sent: {seen:?}");
     }
 }

@@ -2,27 +2,35 @@
 
 use crate::kernel::participant::Label;
 use crate::protocols::lease::lease_msg::{
-    debit_sql, mark_sql, seconds, LeaseMsg, RejectReason, ReleaseMode, WriteCheck,
+    debit_sql, mark_sql, seconds, speaks, LeaseMsg, LeasePart, RejectReason, ReleaseMode, WriteCheck,
 };
 
 impl Label for LeaseMsg {
     fn label(&self) -> String {
         match self {
-            LeaseMsg::Acquire { lease, ttl_ms } => {
+            LeaseMsg::Acquire { lease, ttl_ms } if speaks(LeasePart::Store) => {
                 format!("acquire {lease}, ttl {}", seconds(*ttl_ms))
             }
-            LeaseMsg::Granted { lease, token, .. } => format!("granted {lease}, token {token}"),
-            LeaseMsg::Denied { lease, .. } => format!("{lease} is held: zero rows"),
+            LeaseMsg::Granted { lease, token, .. } if speaks(LeasePart::Store) => {
+                format!("granted {lease}, token {token}")
+            }
+            LeaseMsg::Denied { lease, .. } if speaks(LeasePart::Store) => {
+                format!("{lease} is held: zero rows")
+            }
             LeaseMsg::Release {
                 lease,
                 mode: ReleaseMode::NaiveDelete,
-            } => format!("release {lease}, any owner"),
+            } if speaks(LeasePart::Store) => format!("release {lease}, any owner"),
             LeaseMsg::Release {
                 lease,
                 mode: ReleaseMode::CompareAndDelete,
-            } => format!("release {lease} WHERE owner = me"),
-            LeaseMsg::Released { deleted: true, .. } => "released: 1 row".to_string(),
-            LeaseMsg::Released { deleted: false, .. } => "released nothing: 0 rows".to_string(),
+            } if speaks(LeasePart::Store) => format!("release {lease} WHERE owner = me"),
+            LeaseMsg::Released { deleted: true, .. } if speaks(LeasePart::Store) => {
+                "released: 1 row".to_string()
+            }
+            LeaseMsg::Released { deleted: false, .. } if speaks(LeasePart::Store) => {
+                "released nothing: 0 rows".to_string()
+            }
             LeaseMsg::Write {
                 step,
                 amount,
@@ -45,11 +53,13 @@ impl Label for LeaseMsg {
                 check,
                 key,
                 ..
-            } => format!(
+            } if speaks(LeasePart::RunKeys) => format!(
                 "BEGIN; INSERT INTO job_run (job_key) VALUES ('{key}'); {}; COMMIT",
                 debit_sql(*amount, *token, *check)
             ),
-            LeaseMsg::Touch { token } => format!("heartbeat mark, token {token}: {}", mark_sql(*token)),
+            LeaseMsg::Touch { token } if speaks(LeasePart::Marks) => {
+                format!("heartbeat mark, token {token}: {}", mark_sql(*token))
+            }
             LeaseMsg::WriteResult {
                 step, accepted: true, ..
             } => format!("step {step}: UPDATE 1"),
@@ -57,36 +67,46 @@ impl Label for LeaseMsg {
                 accepted: false,
                 reason: Some(RejectReason::RunKeyTaken { .. }),
                 ..
-            } => "duplicate key: ROLLBACK".to_string(),
+            } if speaks(LeasePart::RunKeys) => "duplicate key: ROLLBACK".to_string(),
             LeaseMsg::WriteResult {
                 step,
                 accepted: false,
                 ..
             } => format!("step {step}: UPDATE 0 (rejected)"),
-            LeaseMsg::Stamp { token } => {
+            LeaseMsg::Stamp { token } if speaks(LeasePart::Marks) => {
                 format!("stamp: SET last_token = {token} WHERE last_token <= {token} RETURNING last_token")
             }
-            LeaseMsg::ReadToken => "SELECT last_token".to_string(),
+            LeaseMsg::ReadToken if speaks(LeasePart::Marks) => "SELECT last_token".to_string(),
             LeaseMsg::ReadProgress => "how far has the job got?".to_string(),
             LeaseMsg::Progress { steps_done } => format!("{steps_done} step(s) done"),
-            LeaseMsg::TokenIs { last_token } => format!("last_token = {last_token}"),
+            LeaseMsg::TokenIs { last_token } if speaks(LeasePart::Marks) => {
+                format!("last_token = {last_token}")
+            }
             LeaseMsg::Pay {
                 step,
                 amount,
                 idempotency_key: Some(key),
-            } => format!("pay ₹{amount} (step {step}, key {key})"),
+            } if speaks(LeasePart::Payments) => format!("pay ₹{amount} (step {step}, key {key})"),
             LeaseMsg::Pay {
                 step,
                 amount,
                 idempotency_key: None,
-            } => format!("pay ₹{amount} (step {step})"),
-            LeaseMsg::PayResult { applied: true, .. } => "payment sent".to_string(),
-            LeaseMsg::PayResult { applied: false, .. } => "replay recognised".to_string(),
-            LeaseMsg::InsertJobRow { key } => format!("INSERT job_run ({key})"),
-            LeaseMsg::ClaimJob { key } => {
+            } if speaks(LeasePart::Payments) => format!("pay ₹{amount} (step {step})"),
+            LeaseMsg::PayResult { applied: true, .. } if speaks(LeasePart::Payments) => {
+                "payment sent".to_string()
+            }
+            LeaseMsg::PayResult { applied: false, .. } if speaks(LeasePart::Payments) => {
+                "replay recognised".to_string()
+            }
+            LeaseMsg::InsertJobRow { key } if speaks(LeasePart::JobTable) => {
+                format!("INSERT job_run ({key})")
+            }
+            LeaseMsg::ClaimJob { key } if speaks(LeasePart::JobTable) => {
                 format!("UPDATE job SET state='running' WHERE key={key} AND state='pending'")
             }
-            LeaseMsg::RowsChanged { rows } => format!("{rows} row(s)"),
+            LeaseMsg::RowsChanged { rows } if speaks(LeasePart::JobTable) => format!("{rows} row(s)"),
+            // A part no scenario of this build sends ([`speaks`]): its words stay out.
+            _ => String::new(),
         }
     }
 }
@@ -97,7 +117,11 @@ impl RejectReason {
             RejectReason::StaleToken { token, highest } => {
                 format!("token {token} < {highest}: a newer holder exists")
             }
-            RejectReason::RunKeyTaken { key } => format!("run key {key} exists: this run already happened"),
+            RejectReason::RunKeyTaken { key } if speaks(LeasePart::RunKeys) => {
+                format!("run key {key} exists: this run already happened")
+            }
+            // No scenario of this build writes run keys ([`speaks`]).
+            RejectReason::RunKeyTaken { .. } => String::new(),
         }
     }
 }
