@@ -19,7 +19,8 @@ pub const DEFAULT_SPEED: u32 = 2;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Player {
-    pub info: ScenarioInfo,
+    /// Shared, not copied: the player is cloned at every render.
+    pub info: Rc<ScenarioInfo>,
     pub params: Params,
     pub seed: u64,
     pub actions: Vec<ScriptAction>,
@@ -130,7 +131,7 @@ fn simulate(
 impl Player {
     /// Builds a player from a route; bad parts are dropped with a notice.
     pub fn from_route(route: &PlayRoute, mut notices: Vec<String>) -> Option<Player> {
-        let info = scenarios::find(&route.scenario).ok()?.info();
+        let info = Rc::new(scenarios::find(&route.scenario).ok()?.info());
         let ((trace, states), actions) =
             match simulate(&route.scenario, &route.params, route.seed, &route.actions) {
                 Ok(t) => (t, route.actions.clone()),

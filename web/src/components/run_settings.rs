@@ -2,6 +2,7 @@
 
 use crate::state::{Action, Player};
 use coordlab_sim::scenarios::{ParamKind, Params, ScenarioInfo};
+use std::rc::Rc;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
@@ -10,7 +11,7 @@ use yew::prelude::*;
 /// nothing else needs, stays out of the bundle).
 #[derive(Properties)]
 pub struct RunSettingsProps {
-    pub info: ScenarioInfo,
+    pub info: Rc<ScenarioInfo>,
     pub params: Params,
     pub seed: u64,
     pub dispatch: UseReducerDispatcher<Player>,
