@@ -4,11 +4,10 @@
 
 use crate::nav::Nav;
 use crate::route::PlayRoute;
-use crate::same_trace::{self, SameTrace, States};
+use crate::same_trace::{self, SameState, SameTrace, States};
 use crate::transport::{self, Move, Stepping};
 use coordlab_sim::kernel::faults::Action as ScriptAction;
 use coordlab_sim::scenarios::{self, Params, ScenarioInfo};
-use coordlab_sim::trace::Snapshot;
 use coordlab_sim::{Fault, RunRequest};
 use std::rc::Rc;
 use yew::Reducible;
@@ -243,7 +242,7 @@ impl Player {
     }
 
     /// The state after the step on screen.
-    pub fn snapshot(&self) -> Rc<Snapshot> {
+    pub fn snapshot(&self) -> SameState {
         self.states.at(self.cursor)
     }
 

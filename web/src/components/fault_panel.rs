@@ -7,9 +7,8 @@ use super::fault_button::{fault_button, on_fault_click};
 use crate::same_trace::SameTrace;
 use crate::state::{Action, Player};
 use coordlab_sim::kernel::faults::{Action as ScriptAction, FaultKind, MAX_FAULT_MS};
-use coordlab_sim::trace::{NodeStatus, Snapshot};
+use coordlab_sim::trace::NodeStatus;
 use coordlab_sim::Fault;
-use std::rc::Rc;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
@@ -18,7 +17,7 @@ const DEFAULT_PAUSE_MS: u64 = 100;
 #[derive(Properties, PartialEq)]
 pub struct FaultPanelProps {
     pub trace: SameTrace,
-    pub snapshot: Rc<Snapshot>,
+    pub snapshot: crate::same_trace::SameState,
     pub actions: Vec<ScriptAction>,
     pub dispatch: UseReducerDispatcher<Player>,
 }

@@ -5,12 +5,11 @@
 use crate::same_trace::SameTrace;
 use coordlab_sim::kernel::time::format_duration;
 use coordlab_sim::trace::{columns, NodeStatus, Snapshot, TableView};
-use std::rc::Rc;
 use yew::prelude::*;
 
 pub struct InspectorProps {
     pub trace: SameTrace,
-    pub snapshot: Rc<Snapshot>,
+    pub snapshot: crate::same_trace::SameState,
 }
 
 /// The participants' cards as a table: state, figures, details.

@@ -8,16 +8,15 @@ use crate::state::Player;
 use coordlab_sim::kernel::collections::VecSet;
 use coordlab_sim::kernel::faults::FaultKind;
 use coordlab_sim::kernel::time::format_instant;
-use coordlab_sim::trace::{NodeInfo, Snapshot, Trace};
+use coordlab_sim::trace::{NodeInfo, Trace};
 use coordlab_sim::{Fault, NodeId};
-use std::rc::Rc;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
 pub struct NetworkPanelProps {
     pub trace: SameTrace,
-    pub snapshot: Rc<Snapshot>,
+    pub snapshot: crate::same_trace::SameState,
     pub dispatch: UseReducerDispatcher<Player>,
 }
 

@@ -8,8 +8,6 @@
 
 use crate::same_trace::SameTrace;
 use coordlab_render::topology::{self, Space};
-use coordlab_sim::trace::Snapshot;
-use std::rc::Rc;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
@@ -86,7 +84,7 @@ pub struct TopologyProps {
     pub trace: SameTrace,
     pub cursor: usize,
     /// The state after step `cursor`.
-    pub snapshot: Rc<Snapshot>,
+    pub snapshot: crate::same_trace::SameState,
     /// On a phone, draw a picture as tall as it needs (the player and the side-by-side view;
     /// an embed keeps to its frame).
     #[prop_or_default]
