@@ -21,6 +21,7 @@
 //!   panics. `assert!` guards only internal invariants.
 //! - Every run is bounded ([`kernel::engine::Limits`]).
 
+pub mod bundles;
 pub mod choosing;
 pub mod experiments;
 pub mod glossary;

@@ -1,6 +1,7 @@
 //! The wire vocabulary of the lease chapter: workers talk to a lease store, a fenced
 //! resource (a ledger row), a payment rail, or a job table.
 
+use crate::bundles::{spoken_in, Spoken};
 use crate::kernel::ids::{FencingToken, NodeId};
 
 crate::inbox!(LeaseMsg);
@@ -182,23 +183,6 @@ pub enum LeasePart {
     JobTable,
 }
 
-/// The bundles with a scenario that sends a part, and whether this build is one of them.
-#[derive(Clone, Copy, Debug)]
-pub struct Spoken {
-    pub bundles: &'static [&'static str],
-    pub here: bool,
-}
-
-/// [`Spoken`] for the bundles listed: each bundle is a feature of the same name.
-macro_rules! spoken_in {
-    ($($bundle:literal),+) => {
-        Spoken {
-            bundles: &[$($bundle),+],
-            here: false $(|| cfg!(feature = $bundle))+,
-        }
-    };
-}
-
 impl LeasePart {
     /// Where the part may be sent: every bundle with a participant that can send it (`tests`
     /// runs every scenario and checks that what it sends is spoken in its bundle; `Writes`
@@ -246,10 +230,9 @@ pub fn seconds(ms: u64) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::bundles::every_variant;
     use crate::kernel::engine::{Limits, Recording};
-    use crate::scenarios::{
-        registry, resolve_params, run, set_param, ParamKind, Params, RunRequest, COMPARE_PAIR,
-    };
+    use crate::scenarios::{run, RunRequest};
     use std::cell::RefCell;
     use std::collections::BTreeSet;
 
@@ -265,52 +248,32 @@ pub(crate) mod tests {
 
     /// A bundle leaves out the parts of [`LeaseMsg`] none of its scenarios sends: every
     /// scenario, at its defaults and with each choice of each of its parameters, sends only
-    /// parts its bundles speak (its chapter's, and the side by side's for its pair). The lists
-    /// name every bundle with a participant that can send the part, so that a part sent only
-    /// after a fault is covered too.
+    /// parts its bundles speak. The lists name every bundle with a participant that can send
+    /// the part, so that a part sent only after a fault is covered too.
     #[test]
     fn every_scenario_sends_only_the_lease_parts_its_bundle_speaks() {
         let mut seen = BTreeSet::new();
         let mut wrong = Vec::new();
-        for def in registry() {
-            if def.setup.is_none() {
-                continue;
-            }
-            let info = def.info();
-            let defaults = resolve_params(&info, &Params::new()).expect("the defaults resolve");
-            let mut variants = vec![defaults.clone()];
-            for spec in &info.params {
-                if let ParamKind::Choice { options } = &spec.kind {
-                    for option in options {
-                        let params = set_param(&info, &defaults, spec.key, option.value);
-                        variants.push(params.expect("a listed choice is allowed"));
+        for (def, bundles, params) in every_variant() {
+            LABELLED.with(|l| l.borrow_mut().clear());
+            let request = RunRequest {
+                scenario: def.id.to_string(),
+                params: params.clone(),
+                seed: 1,
+                actions: Vec::new(),
+            };
+            run(&request, Limits::default(), Recording::Lines).expect("the scenario runs");
+            for part in LABELLED.with(|l| l.borrow().clone()) {
+                let spoken = part.spoken();
+                for bundle in &bundles {
+                    if !(spoken.here && spoken.bundles.contains(bundle)) {
+                        wrong.push(format!(
+                            "{} (bundle {bundle}) sends {part:?} with {params:?}",
+                            def.id
+                        ));
                     }
                 }
-            }
-            for params in variants {
-                LABELLED.with(|l| l.borrow_mut().clear());
-                let request = RunRequest {
-                    scenario: def.id.to_string(),
-                    params: params.clone(),
-                    seed: 1,
-                    actions: Vec::new(),
-                };
-                run(&request, Limits::default(), Recording::Lines).expect("the scenario runs");
-                // The side by side's two scenarios run in its bundle too.
-                let pair = [COMPARE_PAIR.0, COMPARE_PAIR.1].contains(&def.id);
-                let bundles = [Some(def.bundle), pair.then_some("pair")];
-                for part in LABELLED.with(|l| l.borrow().clone()) {
-                    let spoken = part.spoken();
-                    for bundle in bundles.into_iter().flatten() {
-                        if !(spoken.here && spoken.bundles.contains(&bundle)) {
-                            wrong.push(format!(
-                                "{} (bundle {bundle}) sends {part:?} with {params:?}",
-                                def.id
-                            ));
-                        }
-                    }
-                    seen.insert(part);
-                }
+                seen.insert(part);
             }
         }
         assert!(wrong.is_empty(), "{wrong:#?}");

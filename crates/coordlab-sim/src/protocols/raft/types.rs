@@ -1,6 +1,7 @@
 //! The vocabulary of Raft: terms, log positions, entries and the commands they carry, a
 //! server's role, and the planted mistakes.
 
+use crate::bundles::{spoken_in, Spoken};
 use crate::protocols::services::lock_store::LockOp;
 use serde::{Deserialize, Serialize};
 
@@ -34,6 +35,22 @@ crate::display_ids!(Term => "{}", LogIndex => "#{}");
 pub enum Command {
     Set { key: String, value: u32 },
     Lock(LockOp),
+}
+
+/// The bundles with a writer of [`Command::Set`]: the Raft chapter's client (`raft`, `quorum`)
+/// and the throughput experiment (`choosing`). A lock service's servers replicate lock
+/// operations only, so consensus-lock's bundle leaves the key-value map out: applying a
+/// `set`, its label and the pairs on a server's card.
+pub const KV_WRITERS: Spoken = spoken_in!("raft", "quorum", "choosing");
+
+/// Whether this build applies [`Command::Set`]: the guard on the code that handles one. In
+/// tests it also records that one was handled, for the check that only the bundles in
+/// [`KV_WRITERS`] write any.
+#[inline(always)]
+pub fn keeps_kv() -> bool {
+    #[cfg(test)]
+    tests::record_kv();
+    KV_WRITERS.here
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -78,5 +95,52 @@ impl RaftBug {
             "forget-vote-on-restart" => Some(RaftBug::ForgetVoteOnRestart),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::bundles::every_variant;
+    use crate::kernel::engine::{Limits, Recording};
+    use crate::scenarios::{run, RunRequest};
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Whether a `set` was handled on this thread since it was last cleared.
+        static HANDLED: Cell<bool> = const { Cell::new(false) };
+    }
+
+    pub(crate) fn record_kv() {
+        HANDLED.with(|h| h.set(true));
+    }
+
+    /// A bundle leaves out the key-value map unless it is in [`KV_WRITERS`]: no scenario of
+    /// another bundle, at its defaults or with any choice of its parameters, writes one. (The
+    /// throughput experiment, the other writer, is only in the `choosing` bundle.)
+    #[test]
+    fn only_the_bundles_that_keep_the_key_value_map_write_to_it() {
+        let mut writers = 0;
+        for (def, bundles, params) in every_variant() {
+            HANDLED.with(|h| h.set(false));
+            let request = RunRequest {
+                scenario: def.id.to_string(),
+                params: params.clone(),
+                seed: 1,
+                actions: Vec::new(),
+            };
+            run(&request, Limits::default(), Recording::Lines).expect("the scenario runs");
+            if HANDLED.with(Cell::get) {
+                writers += 1;
+                for bundle in &bundles {
+                    assert!(
+                        KV_WRITERS.bundles.contains(bundle),
+                        "{} (bundle {bundle}) writes to the key-value map with {params:?}",
+                        def.id
+                    );
+                }
+            }
+        }
+        assert!(writers > 0, "the check saw no scenario write");
     }
 }

@@ -4,7 +4,7 @@ use crate::kernel::participant::{Card, ViewCtx};
 use crate::kernel::view::{Gauge, LogCell, Summary, Tone};
 use crate::protocols::raft::cells::cells;
 use crate::protocols::raft::server::{RaftServer, ServerConfig, ServerDurable};
-use crate::protocols::raft::types::{LogIndex, Role};
+use crate::protocols::raft::types::{LogIndex, Role, KV_WRITERS};
 
 impl Card for RaftServer {
     fn summary(&self, view: &ViewCtx<'_>) -> Summary {
@@ -19,8 +19,11 @@ impl Card for RaftServer {
             s = s.detail(format!("voted {}", view.name(v)));
         }
         s = s.detail(format!("log {} · commit {}", self.log.len(), self.commit_index.0));
-        for pairs in kv_details(self.kv.iter().map(|(k, v)| format!("{k}={v}"))) {
-            s = s.minor(pairs);
+        // Only a build with a writer of `set` has pairs to show (`KV_WRITERS`).
+        if KV_WRITERS.here {
+            for pairs in kv_details(self.kv.iter().map(|(k, v)| format!("{k}={v}"))) {
+                s = s.minor(pairs);
+            }
         }
         s
     }

@@ -243,7 +243,7 @@ impl WorkerConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenarios::{registry, resolve_params, set_param, ParamKind, Params};
+    use crate::bundles::every_variant;
 
     /// A bundle leaves out the ways of the worker that none of its scenarios plans
     /// ([`RUNS_ALTERNATIVES`], [`RUNS_RAIL`]): every scenario's workers, at its defaults and
@@ -251,33 +251,20 @@ mod tests {
     #[test]
     fn every_scenario_plans_only_the_ways_of_the_worker_its_bundle_has() {
         let (mut alternatives, mut rails) = (0, 0);
-        for def in registry() {
-            let Some(setup) = def.setup else { continue };
-            let info = def.info();
-            let defaults = resolve_params(&info, &Params::new()).expect("the defaults resolve");
-            let mut variants = vec![defaults.clone()];
-            for spec in &info.params {
-                if let ParamKind::Choice { options } = &spec.kind {
-                    for option in options {
-                        let params = set_param(&info, &defaults, spec.key, option.value);
-                        variants.push(params.expect("a listed choice is allowed"));
-                    }
+        for (def, _, params) in every_variant() {
+            let setup = def.setup.expect("every_variant gives runnable scenarios");
+            for slot in setup(&params, 1).slots.iter().flatten() {
+                let Some(config) = slot.config_any().downcast_ref::<WorkerConfig>() else {
+                    continue;
+                };
+                let plan = &config.plan;
+                if plan.coordination != Coordination::Lease || plan.run_key.is_some() {
+                    assert_eq!(def.bundle, "leases", "{} with {params:?}", def.id);
+                    alternatives += 1;
                 }
-            }
-            for params in variants {
-                for slot in setup(&params, 1).slots.iter().flatten() {
-                    let Some(config) = slot.config_any().downcast_ref::<WorkerConfig>() else {
-                        continue;
-                    };
-                    let plan = &config.plan;
-                    if plan.coordination != Coordination::Lease || plan.run_key.is_some() {
-                        assert_eq!(def.bundle, "leases", "{} with {params:?}", def.id);
-                        alternatives += 1;
-                    }
-                    if plan.sink != Sink::Resource {
-                        assert_eq!(def.bundle, "unfenceable", "{} with {params:?}", def.id);
-                        rails += 1;
-                    }
+                if plan.sink != Sink::Resource {
+                    assert_eq!(def.bundle, "unfenceable", "{} with {params:?}", def.id);
+                    rails += 1;
                 }
             }
         }

@@ -6,7 +6,7 @@ use crate::kernel::ids::NodeId;
 use crate::kernel::participant::Ctx;
 use crate::presentation::narration::raft::server::RaftServerSaw;
 use crate::protocols::raft::msg::{ClientAnswer, RaftMsg};
-use crate::protocols::raft::types::{Command, Entry, LogIndex, RaftBug, Role, Term};
+use crate::protocols::raft::types::{keeps_kv, Command, Entry, LogIndex, RaftBug, Role, Term};
 
 /// Most entries one AppendEntries carries; the rest follow in the next round.
 const MAX_ENTRIES_PER_APPEND: usize = 16;
@@ -99,10 +99,12 @@ impl RaftServer {
             };
             self.last_applied = i;
             let answer = match &entry.command {
-                Command::Set { key, value } => {
+                Command::Set { key, value } if keeps_kv() => {
                     self.kv.insert(key.clone(), *value);
                     ClientAnswer::Committed { index: i }
                 }
+                // No writer of this build sends one (`KV_WRITERS`).
+                Command::Set { .. } => ClientAnswer::Committed { index: i },
                 Command::Lock(op) => ClientAnswer::Locked {
                     index: i,
                     result: self.locks.apply(i.0, op),

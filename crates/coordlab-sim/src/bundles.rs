@@ -1,0 +1,55 @@
+//! Which browser bundles need a part of a protocol. A bundle is built with its chapter's cargo
+//! feature alone (`scenarios::BUNDLES`), so code guarded by a part's [`Spoken::here`] leaves
+//! every bundle none of whose scenarios uses the part: its handling, its labels and its
+//! narration. Each guarded part has a test that runs every scenario ([`every_variant`]) and
+//! checks that it uses only what its bundles have.
+
+/// The bundles (each a cargo feature of the same name) with a participant that uses a part,
+/// and whether this build is one of them.
+#[derive(Clone, Copy, Debug)]
+pub struct Spoken {
+    pub bundles: &'static [&'static str],
+    pub here: bool,
+}
+
+/// [`Spoken`] for the bundles listed.
+macro_rules! spoken_in {
+    ($($bundle:literal),+) => {
+        $crate::bundles::Spoken {
+            bundles: &[$($bundle),+],
+            here: false $(|| cfg!(feature = $bundle))+,
+        }
+    };
+}
+pub(crate) use spoken_in;
+
+/// Every scenario this build runs, at its defaults and with each choice of each of its
+/// parameters, with the bundles it runs in (its chapter's, and the side by side's for the
+/// pair it shows).
+#[cfg(test)]
+pub(crate) fn every_variant() -> Vec<(
+    &'static crate::scenarios::ScenarioDef,
+    Vec<&'static str>,
+    crate::scenarios::Params,
+)> {
+    use crate::scenarios::{registry, resolve_params, set_param, ParamKind, Params, COMPARE_PAIR};
+    let mut out = Vec::new();
+    for def in registry().iter().filter(|d| d.setup.is_some()) {
+        let mut bundles = vec![def.bundle];
+        if [COMPARE_PAIR.0, COMPARE_PAIR.1].contains(&def.id) {
+            bundles.push("pair");
+        }
+        let info = def.info();
+        let defaults = resolve_params(&info, &Params::new()).expect("the defaults resolve");
+        out.push((def, bundles.clone(), defaults.clone()));
+        for spec in &info.params {
+            if let ParamKind::Choice { options } = &spec.kind {
+                for option in options {
+                    let params = set_param(&info, &defaults, spec.key, option.value);
+                    out.push((def, bundles.clone(), params.expect("a listed choice is allowed")));
+                }
+            }
+        }
+    }
+    out
+}
