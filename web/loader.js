@@ -27,7 +27,9 @@ function bundleFor(hash) {
   }
   const bundle = SCENARIOS[id] || HOME;
   // An embed loads its chapter's embed bundle: the simulations without the player around them.
-  return route === 'embed' && BUNDLES[bundle + '-embed'] ? bundle + '-embed' : bundle;
+  // A release build's table gives a chapter's bundle as a bare hash, which its embed bundle
+  // shares (filesOf); trunk's one bundle, and the home bundle, have none.
+  return route === 'embed' && typeof BUNDLES[bundle] === 'string' ? bundle + '-embed' : bundle;
 }
 
 /** Adds the stylesheet at `path` (relative to this file) after the site's own. */
@@ -48,11 +50,12 @@ if (pathOf(location.hash)[0] === 'embed') {
 }
 
 /** A bundle's files. A release build's table gives each bundle the hash its two files are
- *  named with (`coordlab-<bundle>-<hash>.js` and `.wasm`), or `[hash, stylesheet]` for a
- *  bundle that draws a page other than the player; `trunk serve`'s one bundle names its
- *  files (`{ js, wasm, css }`). */
+ *  named with (`coordlab-<bundle>-<hash>.js` and `.wasm`): a chapter's bundle as the bare
+ *  hash, which its embed bundle (`<chapter>-embed`, no entry of its own) shares, and any
+ *  other as `[hash, stylesheets…]`; `trunk serve`'s one bundle names its files
+ *  (`{ js, wasm, css }`). */
 function filesOf(bundle) {
-  const entry = BUNDLES[bundle];
+  const entry = BUNDLES[bundle] ?? BUNDLES[bundle.replace(/-embed$/, '')];
   if (typeof entry === 'object' && !Array.isArray(entry)) return entry;
   const [hash, ...css] = [].concat(entry);
   const stem = `./coordlab-${bundle}-${hash}`;

@@ -99,15 +99,33 @@ pub fn build(options: &Options) -> Result<(), String> {
     };
     let (style, embed_style) = (&minified_style("style")?, &minified_style("embed")?);
 
-    // The manifest, in build order: each bundle's JavaScript and WebAssembly, hashed, and the
-    // stylesheet of the page it draws if that is not the player.
-    // The loader's table says the same in short: each bundle's hash, and its stylesheet.
+    // Each bundle's files, hashed: a chapter's player bundle and its embed bundle share one
+    // hash, of all four files, so the loader's table names the pair once.
+    // (A release bundle's JavaScript was minified in its lane: build_bundle.)
+    let has_embed = |bundle: &str| wanted.iter().any(|b| *b == format!("{bundle}-embed"));
+    let mut hashes: Vec<(String, String)> = Vec::new();
+    for bundle in &wanted {
+        let embed_of = bundle.strip_suffix("-embed");
+        if embed_of.is_some_and(|page| wanted.iter().any(|b| b == page)) {
+            continue; // hashed with its chapter's bundle
+        }
+        let mut group = vec![bundle.clone()];
+        if has_embed(bundle) {
+            group.push(format!("{bundle}-embed"));
+        }
+        let hash = hashed_bundles(&group, work, dist)?;
+        hashes.extend(group.into_iter().map(|b| (b, hash.clone())));
+    }
+    // The manifest, in build order: each bundle's JavaScript and WebAssembly and the
+    // stylesheet of the page it draws if that is not the player. The loader's table says the
+    // same in short: each bundle's hash, and its stylesheet, for every bundle but the embeds.
     let (mut manifest, mut loader_table) = (Vec::new(), Vec::new());
     for bundle in &wanted {
-        // (A release bundle's JavaScript was minified in its lane: build_bundle.)
-        let js = work.join(format!("coordlab-{bundle}.js"));
-        let opt_wasm = work.join(format!("coordlab-{bundle}.opt.wasm"));
-        let hash = hashed_bundle(&js, &opt_wasm, bundle, dist)?;
+        let hash = hashes
+            .iter()
+            .find(|(b, _)| b == bundle)
+            .map(|(_, h)| h.clone())
+            .ok_or_else(|| format!("bundle {bundle} was not hashed"))?;
         let css = match page_style(&layout, bundle)? {
             Some(name) => vec![minified_style(name)?],
             None => Vec::new(),
@@ -117,7 +135,9 @@ pub fn build(options: &Options) -> Result<(), String> {
             bundle.as_str(),
             bundle_files(&format!("{stem}.js"), &format!("{stem}.wasm"), &css),
         ));
-        loader_table.push((bundle.as_str(), loader_entry(&hash, &css)));
+        if !bundle.ends_with("-embed") {
+            loader_table.push((bundle.as_str(), loader_entry(&hash, &css, has_embed(bundle))?));
+        }
     }
     let manifest_json = json_object(manifest);
     write(&work.join("manifest.json"), &format!("{manifest_json}\n"))?;
@@ -211,15 +231,24 @@ fn bundle_files(js: &str, wasm: &str, css: &[String]) -> String {
 }
 
 /// A bundle in the loader's table: the hash its two files are named with
-/// (`coordlab-<bundle>-<hash>.js` and `.wasm`), or with a page's stylesheet, `[hash, sheet]`.
-/// Written out in full (`{"js":…,"wasm":…}`, as in manifest.json) every bundle's entry cost
-/// every page's first download about 440 bytes gzipped in the full build.
-fn loader_entry(hash: &str, css: &[String]) -> String {
-    if css.is_empty() {
-        return quoted(hash);
+/// (`coordlab-<bundle>-<hash>.js` and `.wasm`). A chapter's player bundle is its bare hash,
+/// which its embed bundle's files carry too (the embed has no entry of its own); any other
+/// bundle is `[hash, sheets…]`, with the stylesheets of the page it draws. Written out in
+/// full (`{"js":…,"wasm":…}`, as in manifest.json) every bundle's entry cost every page's
+/// first download about 440 bytes gzipped in the full build; an entry for each embed, 150.
+fn loader_entry(hash: &str, css: &[String], has_embed: bool) -> Result<String, String> {
+    if has_embed {
+        if !css.is_empty() {
+            return Err(
+                "a chapter's bundle with an embed draws the player, which has no stylesheet of its own"
+                    .into(),
+            );
+        }
+        return Ok(quoted(hash));
     }
-    let sheets: Vec<String> = css.iter().map(|c| quoted(&format!("./{c}"))).collect();
-    format!("[{},{}]", quoted(hash), sheets.join(","))
+    let mut parts = vec![quoted(hash)];
+    parts.extend(css.iter().map(|c| quoted(&format!("./{c}"))));
+    Ok(format!("[{}]", parts.join(",")))
 }
 
 /// The bundle `trunk serve` builds: the web crate's default features, every chapter.
@@ -658,16 +687,26 @@ pub(crate) fn hashed(file: &Path, name: &str, ext: &str, dist: &Path) -> Result<
     Ok(hashed)
 }
 
-/// Copies a bundle's JavaScript and WebAssembly into `dist` as `coordlab-<bundle>-<hash>.js`
-/// and `.wasm`, one hash of the two together, and returns the hash: the
-/// loader's table then names the pair by one hash, not two.
-fn hashed_bundle(js: &Path, wasm: &Path, bundle: &str, dist: &Path) -> Result<String, String> {
-    let (js_bytes, wasm_bytes) = (
-        fs::read(js).map_err(|e| format!("{}: {e}", js.display()))?,
-        fs::read(wasm).map_err(|e| format!("{}: {e}", wasm.display()))?,
-    );
-    let hash = short_hash(&[&js_bytes, &wasm_bytes]);
-    for (bytes, ext) in [(js_bytes, "js"), (wasm_bytes, "wasm")] {
+/// Copies the JavaScript and WebAssembly of each bundle of `group` (a chapter's player and
+/// embed bundles, or one bundle) from `work` into `dist` as `coordlab-<bundle>-<hash>.js` and
+/// `.wasm`, one hash of all the files together, and returns the hash: the loader's table names
+/// the group by one hash. A change to any of them renames them all (an embed unchanged is
+/// fetched again once).
+fn hashed_bundles(group: &[String], work: &Path, dist: &Path) -> Result<String, String> {
+    let mut files = Vec::new();
+    for bundle in group {
+        for (from, ext) in [
+            (format!("coordlab-{bundle}.js"), "js"),
+            (format!("coordlab-{bundle}.opt.wasm"), "wasm"),
+        ] {
+            let path = work.join(from);
+            let bytes = fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            files.push((bundle, ext, bytes));
+        }
+    }
+    let parts: Vec<&[u8]> = files.iter().map(|(_, _, bytes)| bytes.as_slice()).collect();
+    let hash = short_hash(&parts);
+    for (bundle, ext, bytes) in &files {
         let name = format!("coordlab-{bundle}-{hash}.{ext}");
         fs::write(dist.join(&name), bytes).map_err(|e| format!("{name}: {e}"))?;
     }
@@ -798,35 +837,45 @@ mod tests {
         );
     }
 
-    /// Both files of a bundle carry one hash, which changes when either file does; the
-    /// loader's entry is that hash, with the page's stylesheet when there is one.
+    /// A chapter's player and embed bundles carry one hash of their four files, which changes
+    /// when any file does; the loader's entry is that hash alone for a chapter, and `[hash,
+    /// sheets…]` for any other bundle.
     #[test]
-    fn a_bundles_two_files_share_one_hash_of_both() {
+    fn a_chapters_bundles_share_one_hash_of_their_files() {
         let dir = std::env::temp_dir().join(format!("coordlab-xtask-hash-{}", std::process::id()));
-        let (src, dist) = (dir.join("src"), dir.join("dist"));
-        fs::create_dir_all(&src).unwrap();
+        let (work, dist) = (dir.join("work"), dir.join("dist"));
+        fs::create_dir_all(&work).unwrap();
         fs::create_dir_all(&dist).unwrap();
-        let (js, wasm) = (src.join("a.js"), src.join("a.wasm"));
-        let hash_of = |js_text: &str, wasm_text: &str| {
-            fs::write(&js, js_text).unwrap();
-            fs::write(&wasm, wasm_text).unwrap();
-            hashed_bundle(&js, &wasm, "locks", &dist).unwrap()
+        let group = ["locks".to_string(), "locks-embed".to_string()];
+        let hash_of = |texts: [&str; 4]| {
+            let names = [
+                "locks.js",
+                "locks.opt.wasm",
+                "locks-embed.js",
+                "locks-embed.opt.wasm",
+            ];
+            for (name, text) in names.iter().zip(texts) {
+                fs::write(work.join(format!("coordlab-{name}")), text).unwrap();
+            }
+            hashed_bundles(&group, &work, &dist).unwrap()
         };
-        let first = hash_of("js", "wasm");
+        let first = hash_of(["js", "wasm", "ejs", "ewasm"]);
         assert_eq!(first.len(), 8);
-        for ext in ["js", "wasm"] {
-            let copy = fs::read_to_string(dist.join(format!("coordlab-locks-{first}.{ext}"))).unwrap();
-            assert_eq!(copy, ext);
+        for (bundle, ext, text) in [("locks", "js", "js"), ("locks-embed", "wasm", "ewasm")] {
+            let copy = fs::read_to_string(dist.join(format!("coordlab-{bundle}-{first}.{ext}"))).unwrap();
+            assert_eq!(copy, text);
         }
-        assert_ne!(hash_of("js2", "wasm"), first);
-        assert_ne!(hash_of("js", "wasm2"), first);
-        assert_eq!(hash_of("js", "wasm"), first);
+        assert_ne!(hash_of(["js2", "wasm", "ejs", "ewasm"]), first);
+        assert_ne!(hash_of(["js", "wasm", "ejs", "ewasm2"]), first);
+        assert_eq!(hash_of(["js", "wasm", "ejs", "ewasm"]), first);
         fs::remove_dir_all(&dir).unwrap();
-        assert_eq!(loader_entry("0123abcd", &[]), "\"0123abcd\"");
+        assert_eq!(loader_entry("0123abcd", &[], true).unwrap(), "\"0123abcd\"");
+        assert_eq!(loader_entry("0123abcd", &[], false).unwrap(), "[\"0123abcd\"]");
         assert_eq!(
-            loader_entry("0123abcd", &["library-00ff00ff.css".to_string()]),
+            loader_entry("0123abcd", &["library-00ff00ff.css".to_string()], false).unwrap(),
             "[\"0123abcd\",\"./library-00ff00ff.css\"]"
         );
+        assert!(loader_entry("0123abcd", &["x.css".to_string()], true).is_err());
     }
 
     /// A side file names its children by their hashed copies, every time it names them; a
