@@ -53,3 +53,16 @@ pub(crate) fn every_variant() -> Vec<(
     }
     out
 }
+
+/// Runs one scenario variant of [`every_variant`] to its end (seed 1, no actions).
+#[cfg(test)]
+pub(crate) fn run_variant(def: &crate::scenarios::ScenarioDef, params: &crate::scenarios::Params) {
+    use crate::kernel::engine::{Limits, Recording};
+    let request = crate::scenarios::RunRequest {
+        scenario: def.id.to_string(),
+        params: params.clone(),
+        seed: 1,
+        actions: Vec::new(),
+    };
+    crate::scenarios::run(&request, Limits::default(), Recording::Lines).expect("the scenario runs");
+}

@@ -230,9 +230,7 @@ pub fn seconds(ms: u64) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::bundles::every_variant;
-    use crate::kernel::engine::{Limits, Recording};
-    use crate::scenarios::{run, RunRequest};
+    use crate::bundles::{every_variant, run_variant};
     use std::cell::RefCell;
     use std::collections::BTreeSet;
 
@@ -256,13 +254,7 @@ pub(crate) mod tests {
         let mut wrong = Vec::new();
         for (def, bundles, params) in every_variant() {
             LABELLED.with(|l| l.borrow_mut().clear());
-            let request = RunRequest {
-                scenario: def.id.to_string(),
-                params: params.clone(),
-                seed: 1,
-                actions: Vec::new(),
-            };
-            run(&request, Limits::default(), Recording::Lines).expect("the scenario runs");
+            run_variant(def, &params);
             for part in LABELLED.with(|l| l.borrow().clone()) {
                 let spoken = part.spoken();
                 for bundle in &bundles {

@@ -101,9 +101,7 @@ impl RaftBug {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::bundles::every_variant;
-    use crate::kernel::engine::{Limits, Recording};
-    use crate::scenarios::{run, RunRequest};
+    use crate::bundles::{every_variant, run_variant};
     use std::cell::Cell;
 
     thread_local! {
@@ -123,13 +121,7 @@ pub(crate) mod tests {
         let mut writers = 0;
         for (def, bundles, params) in every_variant() {
             HANDLED.with(|h| h.set(false));
-            let request = RunRequest {
-                scenario: def.id.to_string(),
-                params: params.clone(),
-                seed: 1,
-                actions: Vec::new(),
-            };
-            run(&request, Limits::default(), Recording::Lines).expect("the scenario runs");
+            run_variant(def, &params);
             if HANDLED.with(Cell::get) {
                 writers += 1;
                 for bundle in &bundles {
