@@ -1,12 +1,13 @@
 //! Which browser bundles need a part of a protocol. A bundle is built with its chapter's cargo
 //! feature alone (`scenarios::BUNDLES`), so code guarded by a part's [`Spoken::here`] leaves
 //! every bundle none of whose scenarios uses the part: its handling, its labels and its
-//! narration. Each guarded part has a test that runs every scenario ([`every_variant`]) and
-//! checks that it uses only what its bundles have.
+//! narration. A guard records the part in tests, and one test runs every scenario at its
+//! defaults and with each choice of its parameters and checks that it used only parts its
+//! bundles have.
 
 /// The bundles (each a cargo feature of the same name) with a participant that uses a part,
 /// and whether this build is one of them.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Spoken {
     pub bundles: &'static [&'static str],
     pub here: bool,
@@ -65,4 +66,53 @@ pub(crate) fn run_variant(def: &crate::scenarios::ScenarioDef, params: &crate::s
         actions: Vec::new(),
     };
     crate::scenarios::run(&request, Limits::default(), Recording::Lines).expect("the scenario runs");
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use std::cell::RefCell;
+    use std::collections::BTreeMap;
+
+    thread_local! {
+        /// The guarded parts used on this thread, by name: a guard is asked each time its
+        /// part is labelled or handled.
+        static USED: RefCell<BTreeMap<String, Spoken>> = const { RefCell::new(BTreeMap::new()) };
+    }
+
+    /// Records that `part`, spoken where `spoken` says, was used.
+    pub(crate) fn used(part: String, spoken: Spoken) {
+        USED.with(|u| u.borrow_mut().insert(part, spoken));
+    }
+
+    /// A bundle leaves out the guarded parts none of its scenarios uses: every scenario, at
+    /// its defaults and with each choice of each of its parameters, uses only parts its
+    /// bundles have. The lists name every bundle with a participant that can use a part, so a
+    /// part used only after a fault is covered too.
+    #[test]
+    fn every_scenario_uses_only_the_guarded_parts_its_bundles_have() {
+        let mut wrong = Vec::new();
+        let mut seen = Vec::new();
+        for (def, bundles, params) in every_variant() {
+            USED.with(|u| u.borrow_mut().clear());
+            run_variant(def, &params);
+            for (part, spoken) in USED.with(|u| u.borrow().clone()) {
+                for bundle in &bundles {
+                    if !(spoken.here && spoken.bundles.contains(bundle)) {
+                        wrong.push(format!(
+                            "{} (bundle {bundle}) uses {part} with {params:?}",
+                            def.id
+                        ));
+                    }
+                }
+                if !seen.contains(&part) {
+                    seen.push(part);
+                }
+            }
+        }
+        assert!(wrong.is_empty(), "{wrong:#?}");
+        // Each guarded part is used somewhere: a part nothing used would be checked by nothing.
+        seen.sort();
+        assert_eq!(seen, ["JobTable", "Marks", "Payments", "RunKeys", "Store", "set"]);
+    }
 }

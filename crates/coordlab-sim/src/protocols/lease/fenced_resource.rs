@@ -260,8 +260,7 @@ impl Participant for FencedResource {
                     },
                 )
             }
-            // The rest is not the ledger's, or a part no scenario of this build sends
-            // ([`speaks`]): its handling and narration stay out of the bundle.
+            // Not the ledger's, or a part this build does not speak ([`speaks`]).
             _ => {}
         }
     }

@@ -164,13 +164,11 @@ pub enum LeaseMsg {
     },
 }
 
-/// The parts of [`LeaseMsg`], by the participants that speak them. A bundle leaves out of its
-/// code, labels and narration every part that none of its scenarios sends ([`speaks`]):
-/// consensus-lock's ledger takes debits and progress reads only.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// The parts of [`LeaseMsg`] only some bundles use; every ledger takes debits and progress
+/// reads. A bundle leaves out of its code, labels and narration each part none of its
+/// scenarios sends ([`speaks`]): consensus-lock's ledger takes debits and progress reads only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LeasePart {
-    /// A job's debits on the ledger and its reads of the job's progress.
-    Writes,
     /// The ledger's token itself: a new holder's stamp, heartbeat marks, `SELECT last_token`.
     Marks,
     /// A debit and its run key in one transaction (and the duplicate key that refuses it).
@@ -184,19 +182,12 @@ pub enum LeasePart {
 }
 
 impl LeasePart {
-    /// Where the part may be sent: every bundle with a participant that can send it (`tests`
-    /// runs every scenario and checks that what it sends is spoken in its bundle; `Writes`
-    /// goes wherever a ledger is). The lease
-    /// worker marks and uses the store wherever it is, and claims job rows and writes run keys
-    /// only in the `leases` bundle, pays only in `unfenceable` (as its plan allows:
-    /// `lease_worker::plan`); the call worker also claims job rows and pays; the lock
-    /// services' jobs only write.
+    /// Every bundle with a participant that can send the part: the lease worker marks and
+    /// uses the store wherever it is, claims job rows and writes run keys only in `leases`
+    /// and pays only in `unfenceable` (as its plan allows: `lease_worker::plan`); the call
+    /// worker claims job rows and pays too. `crate::bundles` checks every scenario against it.
     pub const fn spoken(self) -> Spoken {
         match self {
-            LeasePart::Writes => Spoken {
-                bundles: &[],
-                here: true,
-            },
             LeasePart::Marks => spoken_in!("leases", "fencing", "unfenceable", "across-call"),
             LeasePart::RunKeys => spoken_in!("leases"),
             LeasePart::JobTable => spoken_in!("leases", "across-call"),
@@ -206,14 +197,12 @@ impl LeasePart {
     }
 }
 
-/// Whether this build speaks `part`: the guard on every arm that labels or handles a part
-/// other than [`LeasePart::Writes`], so that a bundle which does not speak it leaves the arm
-/// out. In tests it also records the part, for the check that each scenario sends only what
-/// its bundle speaks.
+/// Whether this build speaks `part`: the guard on every arm that labels or handles it, which
+/// a bundle that does not speak it leaves out. In tests it also records the part.
 #[inline(always)]
 pub fn speaks(part: LeasePart) -> bool {
     #[cfg(test)]
-    tests::record(part);
+    crate::bundles::tests::used(format!("{part:?}"), part.spoken());
     part.spoken().here
 }
 
@@ -224,51 +213,5 @@ pub fn seconds(ms: u64) -> String {
     } else {
         let millis = format!("{:03}", ms % 1_000);
         format!("{}.{} s", ms / 1_000, millis.trim_end_matches('0'))
-    }
-}
-
-#[cfg(test)]
-pub(crate) mod tests {
-    use super::*;
-    use crate::bundles::{every_variant, run_variant};
-    use std::cell::RefCell;
-    use std::collections::BTreeSet;
-
-    thread_local! {
-        /// The parts [`speaks`] was asked about on this thread: every message sent is labelled
-        /// for the trace, and each label of a part asks.
-        static LABELLED: RefCell<BTreeSet<LeasePart>> = const { RefCell::new(BTreeSet::new()) };
-    }
-
-    pub(crate) fn record(part: LeasePart) {
-        LABELLED.with(|l| l.borrow_mut().insert(part));
-    }
-
-    /// A bundle leaves out the parts of [`LeaseMsg`] none of its scenarios sends: every
-    /// scenario, at its defaults and with each choice of each of its parameters, sends only
-    /// parts its bundles speak. The lists name every bundle with a participant that can send
-    /// the part, so that a part sent only after a fault is covered too.
-    #[test]
-    fn every_scenario_sends_only_the_lease_parts_its_bundle_speaks() {
-        let mut seen = BTreeSet::new();
-        let mut wrong = Vec::new();
-        for (def, bundles, params) in every_variant() {
-            LABELLED.with(|l| l.borrow_mut().clear());
-            run_variant(def, &params);
-            for part in LABELLED.with(|l| l.borrow().clone()) {
-                let spoken = part.spoken();
-                for bundle in &bundles {
-                    if !(spoken.here && spoken.bundles.contains(bundle)) {
-                        wrong.push(format!(
-                            "{} (bundle {bundle}) sends {part:?} with {params:?}",
-                            def.id
-                        ));
-                    }
-                }
-                seen.insert(part);
-            }
-        }
-        assert!(wrong.is_empty(), "{wrong:#?}");
-        assert_eq!(seen.len(), 5, "the check saw every part it gates sent: {seen:?}");
     }
 }

@@ -44,12 +44,12 @@ pub enum Command {
 pub const KV_WRITERS: Spoken = spoken_in!("raft", "quorum", "choosing");
 
 /// Whether this build applies [`Command::Set`]: the guard on the code that handles one. In
-/// tests it also records that one was handled, for the check that only the bundles in
-/// [`KV_WRITERS`] write any.
+/// tests it also records that one was handled, for the check (in `crate::bundles`) that only
+/// the bundles in [`KV_WRITERS`] write any.
 #[inline(always)]
 pub fn keeps_kv() -> bool {
     #[cfg(test)]
-    tests::record_kv();
+    crate::bundles::tests::used("set".to_string(), KV_WRITERS);
     KV_WRITERS.here
 }
 
@@ -95,44 +95,5 @@ impl RaftBug {
             "forget-vote-on-restart" => Some(RaftBug::ForgetVoteOnRestart),
             _ => None,
         }
-    }
-}
-
-#[cfg(test)]
-pub(crate) mod tests {
-    use super::*;
-    use crate::bundles::{every_variant, run_variant};
-    use std::cell::Cell;
-
-    thread_local! {
-        /// Whether a `set` was handled on this thread since it was last cleared.
-        static HANDLED: Cell<bool> = const { Cell::new(false) };
-    }
-
-    pub(crate) fn record_kv() {
-        HANDLED.with(|h| h.set(true));
-    }
-
-    /// A bundle leaves out the key-value map unless it is in [`KV_WRITERS`]: no scenario of
-    /// another bundle, at its defaults or with any choice of its parameters, writes one. (The
-    /// throughput experiment, the other writer, is only in the `choosing` bundle.)
-    #[test]
-    fn only_the_bundles_that_keep_the_key_value_map_write_to_it() {
-        let mut writers = 0;
-        for (def, bundles, params) in every_variant() {
-            HANDLED.with(|h| h.set(false));
-            run_variant(def, &params);
-            if HANDLED.with(Cell::get) {
-                writers += 1;
-                for bundle in &bundles {
-                    assert!(
-                        KV_WRITERS.bundles.contains(bundle),
-                        "{} (bundle {bundle}) writes to the key-value map with {params:?}",
-                        def.id
-                    );
-                }
-            }
-        }
-        assert!(writers > 0, "the check saw no scenario write");
     }
 }

@@ -99,12 +99,12 @@ impl RaftServer {
             };
             self.last_applied = i;
             let answer = match &entry.command {
-                Command::Set { key, value } if keeps_kv() => {
-                    self.kv.insert(key.clone(), *value);
+                Command::Set { key, value } => {
+                    if keeps_kv() {
+                        self.kv.insert(key.clone(), *value);
+                    }
                     ClientAnswer::Committed { index: i }
                 }
-                // No writer of this build sends one (`KV_WRITERS`).
-                Command::Set { .. } => ClientAnswer::Committed { index: i },
                 Command::Lock(op) => ClientAnswer::Locked {
                     index: i,
                     result: self.locks.apply(i.0, op),
