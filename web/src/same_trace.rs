@@ -27,7 +27,7 @@ pub struct States(Rc<RefCell<LazySnapshots>>);
 impl States {
     /// The state after step `i` (empty past the end of the run, which no view asks for).
     pub fn at(&self, i: usize) -> SameState {
-        SameState(self.0.borrow_mut().at(i).unwrap_or_default())
+        Same(self.0.borrow_mut().at(i).unwrap_or_default())
     }
 }
 
@@ -43,45 +43,41 @@ impl std::fmt::Debug for States {
     }
 }
 
-/// The state after one step, compared by identity too: a step's state is made once and kept
-/// ([`States::at`]), so the same step of the same run is the same pointer. Equal states at
-/// different pointers (two steps that change nothing a card shows, or the same step of a run
-/// simulated again) draw once more; a comparison of every card's text at each render cost
-/// every player bundle about 0.5 KB.
-#[derive(Clone, Debug, Default)]
-pub struct SameState(pub Rc<Snapshot>);
+/// A value shared by the views and compared by identity: [`SameTrace`], [`SameState`].
+#[derive(Debug, Default)]
+pub struct Same<T>(pub Rc<T>);
 
-impl PartialEq for SameState {
+impl<T> Same<T> {
+    pub fn new(value: T) -> Same<T> {
+        Same(Rc::new(value))
+    }
+}
+
+// Not derived: a derived `Clone` would ask `T: Clone` of a value it never copies.
+impl<T> Clone for Same<T> {
+    fn clone(&self) -> Self {
+        Same(Rc::clone(&self.0))
+    }
+}
+
+impl<T> PartialEq for Same<T> {
     fn eq(&self, other: &Self) -> bool {
         Rc::ptr_eq(&self.0, &other.0)
     }
 }
 
-impl Deref for SameState {
-    type Target = Snapshot;
-    fn deref(&self) -> &Snapshot {
+impl<T> Deref for Same<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
         &self.0
     }
 }
 
-#[derive(Clone, Debug)]
-pub struct SameTrace(pub Rc<Trace>);
+/// A run's trace: a new trace is a new run.
+pub type SameTrace = Same<Trace>;
 
-impl SameTrace {
-    pub fn new(trace: Trace) -> SameTrace {
-        SameTrace(Rc::new(trace))
-    }
-}
-
-impl PartialEq for SameTrace {
-    fn eq(&self, other: &Self) -> bool {
-        Rc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-impl Deref for SameTrace {
-    type Target = Trace;
-    fn deref(&self) -> &Trace {
-        &self.0
-    }
-}
+/// The state after one step: a step's state is made once and kept ([`States::at`]), so the
+/// same step of the same run is the same pointer. Equal states at different pointers (two
+/// steps that change nothing, or the same step of a run simulated again) draw once more;
+/// comparing every card's text at each render cost every player bundle about 1.1 KB.
+pub type SameState = Same<Snapshot>;
