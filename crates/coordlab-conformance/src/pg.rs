@@ -13,8 +13,8 @@ use crate::trace_walk::{answer, delivered, full_trace, local_time_us, node, rupe
 use crate::Report;
 use coordlab_sim::kernel::ids::NodeId;
 use coordlab_sim::kernel::participant::Label;
+use coordlab_sim::presentation::durations::seconds;
 use coordlab_sim::protocols::database::sql::{SqlMsg, SqlReply};
-use coordlab_sim::protocols::lease::lease_msg::seconds;
 use coordlab_sim::trace::Trace;
 use postgres::{Client, NoTls, SimpleQueryMessage};
 use std::collections::btree_map::Entry;

@@ -4,9 +4,11 @@
 //! `zookeeper_locks`, `services`):
 //! - `cards`: what a node's card shows, live and while it is down (its one-word state,
 //!   badges, details, gauge and log), the seam the picture draws from;
+//! - `durations`: times as the labels and narration write them;
 //! - `labels`: the one-line labels of messages and timers on the arrows and in the log;
 //! - `narration`: the sentences the story panel shows for what a handler observed.
 
 pub mod cards;
+pub mod durations;
 pub mod labels;
 pub mod narration;

@@ -258,7 +258,7 @@ impl World for FenceWorld {
                 let t = Self::table(nodes, *s)?;
                 let now = nodes.local_now_us.get(s.index()).copied().unwrap_or(0);
                 let left = if t.row.owner.is_some() && t.row.expires_at_us > now {
-                    crate::protocols::lease::lease_msg::seconds((t.row.expires_at_us - now) / 1_000)
+                    crate::presentation::durations::seconds((t.row.expires_at_us - now) / 1_000)
                 } else {
                     "expired".into()
                 };

@@ -11,11 +11,12 @@ use crate::kernel::participant::Participant;
 use crate::kernel::time::MS_US;
 use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
+use crate::presentation::durations::seconds;
 use crate::properties::PropertySpec;
 use crate::protocols::job::Phase;
 use crate::protocols::lease::fenced_resource::{FencedResource, ResourceDurable, WriteRecord};
 use crate::protocols::lease::job_table::{JobDurable, JobTable};
-use crate::protocols::lease::lease_msg::{seconds, RejectReason};
+use crate::protocols::lease::lease_msg::RejectReason;
 use crate::protocols::lease::lease_store::{
     sequence_name, GrantKind, LeaseStore, StoreDurable, TokenSource, EARLIER_OWNER,
 };

@@ -205,13 +205,3 @@ pub fn speaks(part: LeasePart) -> bool {
     crate::bundles::tests::used(format!("{part:?}"), part.spoken());
     part.spoken().here
 }
-
-/// Milliseconds as seconds for labels, e.g. `30 s` or `1.5 s`.
-pub fn seconds(ms: u64) -> String {
-    if ms.is_multiple_of(1_000) {
-        format!("{} s", ms / 1_000)
-    } else {
-        let millis = format!("{:03}", ms % 1_000);
-        format!("{}.{} s", ms / 1_000, millis.trim_end_matches('0'))
-    }
-}

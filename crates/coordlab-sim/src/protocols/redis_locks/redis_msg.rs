@@ -165,11 +165,6 @@ pub struct Vote {
     pub epoch: u64,
 }
 
-/// A duration in milliseconds as seconds with one decimal, e.g. `29.8 s`.
-pub fn tenths(ms: u64) -> String {
-    format!("{}.{} s", ms / 1_000, (ms % 1_000) / 100)
-}
-
 /// The acquire script a worker runs with `EVAL` when it wants a token with its lock: `SET
 /// KEYS[1] ARGV[1] NX PX ARGV[2]` and, only if that set the key, `INCR KEYS[2]`, in one
 /// atomic step. It answers the counter's new value, or nil when the key exists.

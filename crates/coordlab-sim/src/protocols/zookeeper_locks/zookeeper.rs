@@ -100,9 +100,6 @@ pub enum ZkMsg {
     },
 }
 
-/// Milliseconds as seconds for labels, e.g. `4 s` or `1.5 s`.
-pub use crate::protocols::lease::lease_msg::seconds as secs;
-
 /// The sequence number at the end of a sequential node's name (`n-0000000007` → 7).
 pub fn sequence_of(name: &str) -> Option<u64> {
     let digits = name.get(name.len().checked_sub(10)?..)?;

@@ -287,7 +287,7 @@ fn beats(setup: &mut Setup, variant: &str, call_ms: u64, c: CallCast) {
         "Ten seconds is plenty for a payout the API usually makes in 1 s. A does not renew.",
         move |n, _| !grants(n, c.store).is_empty(),
     );
-    let call = crate::protocols::lease::lease_msg::seconds(call_ms);
+    let call = crate::presentation::durations::seconds(call_ms);
     if variant == "outside-lock" {
         return outside_beats(setup, &call, c);
     }

@@ -23,7 +23,7 @@ use crate::json;
 use crate::kernel::faults::Fault;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
-use crate::protocols::lease::lease_msg::seconds;
+use crate::presentation::durations::seconds;
 use crate::protocols::services::service_client::ServiceClient;
 use crate::protocols::services::service_lock::{Check, Flavour, ServerConfig, KEEPALIVE_EARLY_MS};
 use crate::scenarios::common::beat_either;

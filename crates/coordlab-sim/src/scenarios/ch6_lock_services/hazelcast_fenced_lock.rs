@@ -15,7 +15,7 @@ use super::service_world::{A_START_MS, B_START_MS, CLOSE_CALL_MS};
 use crate::json;
 use crate::kernel::faults::Fault;
 use crate::kernel::setup::Setup;
-use crate::protocols::lease::lease_msg::seconds;
+use crate::presentation::durations::seconds;
 use crate::protocols::services::service_lock::{Check, Flavour, GuardedResource, ServerConfig};
 use crate::scenarios::common::beat_either;
 use crate::scenarios::lease_setup::{choice, holds_if, int, millis};

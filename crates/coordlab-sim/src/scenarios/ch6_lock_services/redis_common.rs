@@ -7,9 +7,10 @@ use crate::kernel::faults::FaultKind;
 use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
+use crate::presentation::durations::tenths;
 use crate::properties::PropertySpec;
 use crate::protocols::lease::fenced_resource::LedgerIntro;
-use crate::protocols::redis_locks::redis_msg::{tenths, KeyEntry};
+use crate::protocols::redis_locks::redis_msg::KeyEntry;
 use crate::scenarios::common::always;
 use crate::scenarios::property_library as library;
 

@@ -14,10 +14,10 @@ use crate::kernel::setup::Setup;
 use crate::kernel::time::{format_signed_duration, MS_US};
 use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
+use crate::presentation::durations::tenths;
 use crate::properties::{PropertySpec, Verdict};
 use crate::protocols::redis_locks::redis::{RedisConfig, RedisDurable, RedisNode, Role};
 use crate::protocols::redis_locks::redis_job::JobPlan;
-use crate::protocols::redis_locks::redis_msg::tenths;
 use crate::protocols::redis_locks::redlock_client::{RedlockClient, RedlockLock, RedlockPlan};
 use crate::scenarios::common::{
     down_worker_row, finished_by, place_fresh_workers, runner_believers, runner_holdings, HolderCount,

@@ -25,8 +25,8 @@ use crate::kernel::network::LinkConfig;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::world::{Nodes, World};
+use crate::presentation::durations::seconds;
 use crate::properties::PropertySpec;
-use crate::protocols::lease::lease_msg::seconds;
 use crate::protocols::services::shedlock::{
     clock_text, InstanceConfig, ScheduledInstance, ShedDbDurable, ShedlockDb,
 };

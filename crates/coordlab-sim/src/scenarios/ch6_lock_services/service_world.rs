@@ -12,8 +12,8 @@ use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
+use crate::presentation::durations::seconds;
 use crate::properties::PropertySpec;
-use crate::protocols::lease::lease_msg::seconds;
 use crate::protocols::redis_locks::redis_job::JobDurable;
 use crate::protocols::services::service_client::{ClientConfig, ServiceClient};
 use crate::protocols::services::service_lock::{

@@ -1,8 +1,9 @@
 //! How [`LeaseMsg`] reads on the picture's arrows and in the event log.
 
 use crate::kernel::participant::Label;
+use crate::presentation::durations::seconds;
 use crate::protocols::lease::lease_msg::{
-    debit_sql, mark_sql, seconds, speaks, LeaseMsg, LeasePart, RejectReason, ReleaseMode, WriteCheck,
+    debit_sql, mark_sql, speaks, LeaseMsg, LeasePart, RejectReason, ReleaseMode, WriteCheck,
 };
 
 impl Label for LeaseMsg {

@@ -1,7 +1,8 @@
 //! How [`ExpiryTimer`] reads on the picture's arrows and in the event log.
 
 use crate::kernel::participant::Label;
-use crate::protocols::lease::lease_msg::{seconds, ReleaseMode};
+use crate::presentation::durations::seconds;
+use crate::protocols::lease::lease_msg::ReleaseMode;
 use crate::protocols::lease::lease_store::{
     sequence_name, ExpiryTimer, LeaseStore, ReleaseStyle, TokenSource,
 };

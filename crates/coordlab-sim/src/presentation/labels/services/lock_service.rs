@@ -1,7 +1,7 @@
 //! How [`EtcdMsg`] and [`LockServerTimer`] read on the picture's arrows and in the event log.
 
 use crate::kernel::participant::Label;
-use crate::protocols::lease::lease_msg::seconds;
+use crate::presentation::durations::seconds;
 use crate::protocols::services::lock_service::{EtcdMsg, LockServerTimer};
 
 impl Label for EtcdMsg {

@@ -1,7 +1,7 @@
 //! How the lock table's operations ([`LockOp`]) and their results ([`LockResult`]) read in a
 //! log entry's label and in the event log.
 
-use crate::protocols::lease::lease_msg::seconds;
+use crate::presentation::durations::seconds;
 use crate::protocols::services::lock_store::{lock_key, LockOp, LockResult};
 use std::fmt;
 

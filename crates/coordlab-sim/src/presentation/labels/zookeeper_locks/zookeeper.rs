@@ -2,13 +2,14 @@
 //! the event log.
 
 use crate::kernel::participant::Label;
-use crate::protocols::zookeeper_locks::zookeeper::{secs, SessionExpiry, SessionId, WatchEvent, ZkMsg};
+use crate::presentation::durations::seconds;
+use crate::protocols::zookeeper_locks::zookeeper::{SessionExpiry, SessionId, WatchEvent, ZkMsg};
 use std::fmt;
 
 impl Label for ZkMsg {
     fn label(&self) -> String {
         match self {
-            ZkMsg::Connect { timeout_ms } => format!("connect, session timeout {}", secs(*timeout_ms)),
+            ZkMsg::Connect { timeout_ms } => format!("connect, session timeout {}", seconds(*timeout_ms)),
             ZkMsg::Connected { session, .. } => format!("session {session} open"),
             ZkMsg::Ping { session } => format!("ping {session}"),
             ZkMsg::Pong => "pong".into(),

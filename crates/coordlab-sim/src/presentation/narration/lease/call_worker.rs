@@ -2,7 +2,7 @@
 
 use crate::kernel::ids::FencingToken;
 use crate::kernel::time::MS_US;
-use crate::protocols::lease::lease_msg::seconds;
+use crate::presentation::durations::seconds;
 
 /// One thing a call worker saw; `me` is the worker's own name.
 pub enum CallWorkerSaw<'a> {

@@ -1,8 +1,8 @@
 //! What a worker with a lease from a placed lease table saw, and the sentences it reads as.
 
 use crate::kernel::ids::FencingToken;
+use crate::presentation::durations::seconds;
 use crate::protocols::lease::fence_worker::FenceFrom;
-use crate::protocols::lease::lease_msg::seconds;
 
 /// One thing a fence worker saw; `me` is the worker's own name.
 pub enum FenceWorkerSaw<'a> {

@@ -2,7 +2,7 @@
 
 use crate::kernel::ids::FencingToken;
 use crate::kernel::time::MS_US;
-use crate::protocols::lease::lease_msg::seconds;
+use crate::presentation::durations::seconds;
 use crate::protocols::lease::lease_store::{ReleaseStyle, EARLIER_OWNER};
 
 /// Who had a row before a takeover, and how it came free.

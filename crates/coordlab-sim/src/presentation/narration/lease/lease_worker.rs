@@ -3,7 +3,8 @@
 
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::time::MS_US;
-use crate::protocols::lease::lease_msg::{seconds, RejectReason};
+use crate::presentation::durations::seconds;
+use crate::protocols::lease::lease_msg::RejectReason;
 
 /// How a worker claims the job in the job table.
 pub enum ClaimBy {

@@ -1,6 +1,6 @@
 //! What the slow payment API saw of its calls, and the sentences it reads as.
 
-use crate::protocols::lease::lease_msg::seconds;
+use crate::presentation::durations::seconds;
 
 /// One thing the payment API saw; `who` is the caller.
 pub enum PaymentApiSaw<'a> {

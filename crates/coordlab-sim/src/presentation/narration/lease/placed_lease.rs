@@ -3,7 +3,7 @@
 
 use crate::kernel::ids::FencingToken;
 use crate::kernel::time::MS_US;
-use crate::protocols::lease::lease_msg::seconds;
+use crate::presentation::durations::seconds;
 use crate::protocols::lease::lease_store::sequence_name;
 use crate::protocols::lease::placed_lease::TokenSource;
 

@@ -1,7 +1,7 @@
 //! What a Redis node saw as it started, served commands, expired keys and replicated, and the
 //! sentences it reads as.
 
-use crate::protocols::redis_locks::redis_msg::tenths;
+use crate::presentation::durations::tenths;
 use std::fmt::Write;
 
 /// Where a primary's new write goes after it answers: nowhere, straight down the stream, or

@@ -1,7 +1,7 @@
 //! What a Redis Sentinel saw as it watched the primary, agreed with the others that it is down
 //! and failed it over, and the sentences it reads as.
 
-use crate::protocols::redis_locks::redis_msg::tenths;
+use crate::presentation::durations::tenths;
 
 /// One thing a sentinel saw; `me` is the sentinel's own name.
 pub enum SentinelSaw<'a> {

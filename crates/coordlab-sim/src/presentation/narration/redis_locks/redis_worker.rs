@@ -2,8 +2,8 @@
 //! and the sentences it reads as.
 
 use super::redis_job::sends_debit;
+use crate::presentation::durations::tenths;
 use crate::protocols::lease::lease_msg::ReleaseMode;
-use crate::protocols::redis_locks::redis_msg::tenths;
 
 /// One thing a Redis worker saw; `me` is the worker's own name.
 pub enum RedisWorkerSaw<'a> {

@@ -2,7 +2,7 @@
 //! validity and worked under the lock, and the sentences it reads as.
 
 use super::redis_job::sends_debit;
-use crate::protocols::redis_locks::redis_msg::tenths;
+use crate::presentation::durations::tenths;
 use std::fmt::Write;
 
 /// The validity sum of one attempt: the TTL less the time spent asking and the drift allowance.

@@ -1,6 +1,7 @@
 //! What a worker holding the etcd-style mutex saw, and the sentences it reads as.
 
-use crate::protocols::lease::lease_msg::{seconds, RejectReason};
+use crate::presentation::durations::seconds;
+use crate::protocols::lease::lease_msg::RejectReason;
 use crate::protocols::services::lock_store::LeaseId;
 
 /// One thing a mutex worker saw; `me` is the worker's own name.

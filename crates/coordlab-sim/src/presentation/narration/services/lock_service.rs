@@ -1,7 +1,7 @@
 //! What a server of the etcd-style lock service (a Raft group keeping a lock table) saw,
 //! and the sentences it reads as.
 
-use crate::protocols::lease::lease_msg::seconds;
+use crate::presentation::durations::seconds;
 use crate::protocols::raft::{LogIndex, Term};
 use crate::protocols::services::lock_store::LeaseId;
 

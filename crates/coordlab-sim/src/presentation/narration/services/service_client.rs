@@ -1,7 +1,7 @@
 //! What a client of a lock service saw, and the sentences it reads as.
 
 use crate::kernel::time::MS_US;
-use crate::protocols::lease::lease_msg::seconds;
+use crate::presentation::durations::seconds;
 use crate::protocols::services::service_lock::Flavour;
 
 /// One thing a lock-service client saw; `me` is the client's own name.

@@ -1,7 +1,7 @@
 //! What a lock service (Redisson on Redis, a Chubby cell, Hazelcast's CP subsystem) and the
 //! storage its holders write to saw, and the sentences they read as.
 
-use crate::protocols::lease::lease_msg::seconds;
+use crate::presentation::durations::seconds;
 use crate::protocols::services::service_lock::Flavour;
 
 /// One thing a lock server saw; `who` is the client it concerns.

@@ -1,6 +1,6 @@
 //! What the ShedLock table and a scheduled instance saw, and the sentences they read as.
 
-use crate::protocols::lease::lease_msg::seconds;
+use crate::presentation::durations::seconds;
 use crate::protocols::services::shedlock::clock_text;
 
 /// One thing the `shedlock` table saw; `who` is the instance whose statement it ran, and a

@@ -3,8 +3,9 @@
 //! component (`n-0000000003`).
 
 use crate::kernel::ids::FencingToken;
+use crate::presentation::durations::seconds;
 use crate::protocols::lease::lease_msg::RejectReason;
-use crate::protocols::zookeeper_locks::zookeeper::{secs, WatchEvent};
+use crate::protocols::zookeeper_locks::zookeeper::WatchEvent;
 
 /// One thing the worker's lock side saw.
 pub enum ZkLockWorkerSaw<'a> {
@@ -127,7 +128,7 @@ impl From<ZkLockWorkerSaw<'_>> for String {
                 session_timeout_ms,
             } => format!(
                 "{me} learns that its session expired. It has not held the lock since ZooKeeper deleted its node — {} of its silence, long before it found out.",
-                secs(session_timeout_ms)
+                seconds(session_timeout_ms)
             ),
             LearnsSessionExpired { me, .. } => {
                 format!("{me} learns that its session expired; its place in line is gone.")

@@ -2,7 +2,8 @@
 //! as. `who` is the client a request came from.
 
 use crate::kernel::time::MS_US;
-use crate::protocols::zookeeper_locks::zookeeper::{secs, SessionId, WatchEvent};
+use crate::presentation::durations::seconds;
+use crate::protocols::zookeeper_locks::zookeeper::{SessionId, WatchEvent};
 
 /// One thing the service saw while handling a request, a session timer or its start.
 pub enum ZkServiceSaw<'a> {
@@ -57,7 +58,7 @@ impl From<ZkServiceSaw<'_>> for String {
                 timeout_ms,
             } => format!(
                 "ZooKeeper opens session {session} for {who}. If it hears nothing from {who} for {} by its own clock, the session expires and its ephemeral nodes go with it.",
-                secs(timeout_ms)
+                seconds(timeout_ms)
             ),
             NodeCreated {
                 who,
@@ -74,7 +75,7 @@ impl From<ZkServiceSaw<'_>> for String {
                 session,
                 owned,
             } => {
-                let quiet = secs(quiet_us / MS_US);
+                let quiet = seconds(quiet_us / MS_US);
                 let deleted = if owned.is_empty() {
                     String::new()
                 } else {
