@@ -96,6 +96,28 @@ pub fn num(params: &Params, key: &str, default: u64) -> u64 {
     params.get(key).and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
+/// The election timeout's range as the servers use it, `(min, max)` in ms, with the chapter's
+/// default minimum `default_min_ms`: a maximum below the minimum is the minimum, a fixed
+/// timeout that no randomness spreads.
+pub fn election_timeouts_ms(params: &Params, default_min_ms: u64) -> (u64, u64) {
+    let min = num(params, "election_timeout_ms_min", default_min_ms);
+    (min, num(params, "election_timeout_ms_max", 300).max(min))
+}
+
+/// Randomized timeouts elect a leader for sure only from a range at least this wide: the
+/// first server to time out is then far enough ahead of the next (a vote's round trip takes
+/// a few ms) to win before the others stand. Narrower, or fixed, two servers can split the
+/// vote term after term.
+pub const MIN_SPREAD_MS: u64 = 100;
+
+/// Timing like the chapter's default, which the stories' timelines assume: the heartbeat
+/// well inside the election timeout, and a timeout short enough to elect inside the stories'
+/// windows (at most 0.4 s) and randomized over at least [`MIN_SPREAD_MS`].
+pub fn usual_timing(params: &Params) -> bool {
+    let (min, max) = election_timeouts_ms(params, 150);
+    num(params, "heartbeat_ms", 50) * 2 < min && max <= 400 && max >= min + MIN_SPREAD_MS
+}
+
 pub fn bug(params: &Params) -> RaftBug {
     params
         .get("bug")
@@ -195,8 +217,7 @@ pub fn build(params: &Params, plan: ClusterPlan) -> (Setup, RaftWorld, RaftCast)
     let mut setup = Setup::new(LinkConfig::reliable(MS_US, 5 * MS_US));
     // Every server's configuration names the whole cluster: the ids come first.
     let cluster: Vec<NodeId> = (0..n).map(|_| setup.reserve()).collect();
-    let min = num(params, "election_timeout_ms_min", 150);
-    let max = num(params, "election_timeout_ms_max", 300).max(min);
+    let (min, max) = election_timeouts_ms(params, 150);
     let config = ServerConfig {
         cluster: cluster.clone(),
         election_timeout_ms_min: min,

@@ -194,6 +194,9 @@ pub struct ScheduledInstance {
     pub runs: u32,
 }
 
+/// An instance's scheduler starts this long after the process, and arms its first firing then.
+pub const BOOT_MS: u64 = 1_000;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum InstanceTimer {
     Boot,
@@ -225,7 +228,7 @@ impl Participant for ScheduledInstance {
     type Config = InstanceConfig;
 
     fn on_start(&mut self, ctx: &mut Ctx<'_, Self>) {
-        ctx.set_timer(InstanceTimer::Boot, SEC_US);
+        ctx.set_timer(InstanceTimer::Boot, BOOT_MS * MS_US);
     }
 
     fn on_message(&mut self, ctx: &mut Ctx<'_, Self>, _from: NodeId, msg: ShedMsg) {

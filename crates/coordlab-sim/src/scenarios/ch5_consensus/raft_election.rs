@@ -10,8 +10,8 @@ use crate::kernel::setup::Setup;
 use crate::properties::Verdict;
 use crate::protocols::raft::{RaftBug, MAX_SERVERS};
 use crate::scenarios::raft_common::{
-    bug, build_with_world, common_params, num, servers_param, verdicts_if_correct, ClusterPlan, RaftCast,
-    PROPERTIES,
+    bug, build_with_world, common_params, election_timeouts_ms, num, servers_param, usual_timing,
+    verdicts_if_correct, ClusterPlan, RaftCast, PROPERTIES,
 };
 use crate::scenarios::{Expectation, Listing, Params};
 use serde_json::Value;
@@ -76,10 +76,7 @@ pub fn expectation(params: &Params) -> Expectation {
 
 /// The told story holds with the default timing (timeouts well above the heartbeat).
 fn story(params: &Params) -> bool {
-    let min = num(params, "election_timeout_ms_min", 150);
-    let max = num(params, "election_timeout_ms_max", 300).max(min);
-    let hb = num(params, "heartbeat_ms", 50);
-    hb * 2 < min && max <= 400 && min >= 100
+    usual_timing(params) && election_timeouts_ms(params, 150).0 >= 100
 }
 
 /// With `bug=forget-vote-on-restart` and timing like the default, the run is scripted to

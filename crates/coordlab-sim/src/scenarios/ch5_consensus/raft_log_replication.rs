@@ -8,7 +8,8 @@ use crate::kernel::faults::Fault;
 use crate::kernel::setup::Setup;
 use crate::protocols::raft::MAX_SERVERS;
 use crate::scenarios::raft_common::{
-    build_with_world, common_params, int_param, num, promise, servers_param, ClusterPlan, RaftCast,
+    build_with_world, common_params, int_param, num, promise, servers_param, usual_timing, ClusterPlan,
+    RaftCast,
 };
 use crate::scenarios::{Expectation, Listing, Params};
 
@@ -56,9 +57,7 @@ pub fn info() -> Listing {
 }
 
 pub fn expectation(params: &Params) -> Expectation {
-    let min = num(params, "election_timeout_ms_min", 150);
-    let hb = num(params, "heartbeat_ms", 50);
-    let story = hb * 2 < min && num(params, "election_timeout_ms_max", 300) <= 400;
+    let story = usual_timing(params);
     let told = [
         ("writes_committed", json!(num(params, "writes", 6))),
         ("first_leader", json!("S1")),

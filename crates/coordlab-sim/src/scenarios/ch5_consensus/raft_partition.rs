@@ -12,7 +12,7 @@ use crate::properties::Verdict;
 use crate::protocols::raft::RaftBug;
 use crate::scenarios::raft_common::promised_verdicts;
 use crate::scenarios::raft_common::{
-    bug, build_with_world, common_params, num, ClusterPlan, RaftCast, Watch,
+    bug, build_with_world, common_params, usual_timing, ClusterPlan, RaftCast, Watch,
 };
 use crate::scenarios::{Expectation, Listing, Params};
 use serde_json::Value;
@@ -56,9 +56,7 @@ pub fn info() -> Listing {
 /// Timing like the default: timeouts well above the heartbeat, and short enough for the
 /// majority to elect a leader well inside the split.
 fn story(params: &Params) -> bool {
-    let min = num(params, "election_timeout_ms_min", 150);
-    let hb = num(params, "heartbeat_ms", 50);
-    hb * 2 < min && num(params, "election_timeout_ms_max", 300) <= 400
+    usual_timing(params)
 }
 
 /// With `bug=skip-up-to-date-check` the run is scripted to show the bug: S2 stays cut off

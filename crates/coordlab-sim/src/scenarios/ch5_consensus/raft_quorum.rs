@@ -16,7 +16,9 @@ use crate::kernel::setup::Setup;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::PropertySpec;
 use crate::protocols::raft::{RaftClient, RaftServer, Role, MAX_SERVERS};
-use crate::scenarios::raft_common::{build, common_params, num, servers_param, ClusterPlan, RaftWorld};
+use crate::scenarios::raft_common::{
+    build, common_params, election_timeouts_ms, num, servers_param, usual_timing, ClusterPlan, RaftWorld,
+};
 use crate::scenarios::raft_common::{verdicts_if_correct, RaftCast};
 use crate::scenarios::{Expectation, Listing, Params};
 use crate::trace::{columns, TableView};
@@ -99,10 +101,7 @@ pub fn info() -> Listing {
 
 /// The told story holds with timing like the default (timeouts well above the heartbeat).
 fn story(params: &Params) -> bool {
-    let min = num(params, "election_timeout_ms_min", 150);
-    let max = num(params, "election_timeout_ms_max", 300).max(min);
-    let hb = num(params, "heartbeat_ms", 50);
-    hb * 2 < min && max <= 400 && min >= 100
+    usual_timing(params) && election_timeouts_ms(params, 150).0 >= 100
 }
 
 pub fn expectation(params: &Params) -> Expectation {

@@ -9,7 +9,7 @@ use crate::json;
 use crate::kernel::setup::Setup;
 use crate::scenarios::lease_setup::choice;
 use crate::scenarios::raft_common::{
-    build_with_world, common_params, num, servers_param, verdicts_if_correct, ClusterPlan,
+    build_with_world, common_params, num, servers_param, usual_timing, verdicts_if_correct, ClusterPlan,
 };
 use crate::scenarios::{Expectation, Listing, Params};
 use serde_json::Value;
@@ -61,11 +61,6 @@ fn identical(params: &Params) -> bool {
     params.get("timeouts").map(String::as_str) == Some("identical")
 }
 
-/// Randomized timeouts elect a leader for sure only from a range at least this wide: the
-/// first server to time out is then far enough ahead of the next (a vote's round trip takes
-/// a few ms) to win before the others stand.
-const MIN_SPREAD_MS: u64 = 100;
-
 pub fn expectation(params: &Params) -> Expectation {
     let verdicts = verdicts_if_correct(params);
     let mut outcome = Vec::new();
@@ -73,9 +68,7 @@ pub fn expectation(params: &Params) -> Expectation {
         // Every server starts at 0 and waits exactly as long: a deterministic livelock.
         outcome.push(("first_leader".to_string(), json!(null)));
     } else {
-        let min = num(params, "election_timeout_ms_min", 150);
-        let max = num(params, "election_timeout_ms_max", 300).max(min);
-        if max >= min + MIN_SPREAD_MS && max <= 400 && num(params, "heartbeat_ms", 50) * 2 < min {
+        if usual_timing(params) {
             outcome.push(("leader_elected".to_string(), json!(true)));
         }
     }

@@ -10,7 +10,8 @@ use crate::json;
 use crate::kernel::faults::Fault;
 use crate::kernel::setup::Setup;
 use crate::scenarios::raft_common::{
-    build_with_world, common_params, int_param, num, promise, servers_param, ClusterPlan, RaftCast,
+    build_with_world, common_params, election_timeouts_ms, int_param, num, promise, servers_param,
+    usual_timing, ClusterPlan, RaftCast,
 };
 use crate::scenarios::{Expectation, Listing, Params};
 use serde_json::Value;
@@ -65,11 +66,9 @@ pub fn info() -> Listing {
 }
 
 pub fn expectation(params: &Params) -> Expectation {
-    let min = num(params, "election_timeout_ms_min", 150);
-    let max = num(params, "election_timeout_ms_max", 300).max(min);
-    let hb = num(params, "heartbeat_ms", 50);
+    let (_, max) = election_timeouts_ms(params, 150);
     // The pause must outlast an election by a margin for the story to happen.
-    let story = hb * 2 < min && max <= 400 && num(params, "pause_ms", 1_000) >= 2 * max + PAUSE_MARGIN_MS;
+    let story = usual_timing(params) && num(params, "pause_ms", 1_000) >= 2 * max + PAUSE_MARGIN_MS;
     let told = [
         ("first_leader", json!("S1")),
         ("stale_leader_fenced", json!(true)),

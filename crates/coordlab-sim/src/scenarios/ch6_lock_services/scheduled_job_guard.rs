@@ -28,7 +28,7 @@ use crate::kernel::world::{Nodes, World};
 use crate::presentation::durations::seconds;
 use crate::properties::PropertySpec;
 use crate::protocols::services::shedlock::{
-    clock_text, InstanceConfig, ScheduledInstance, ShedDbDurable, ShedlockDb,
+    clock_text, InstanceConfig, ScheduledInstance, ShedDbDurable, ShedlockDb, BOOT_MS,
 };
 use crate::scenarios::common::always;
 use crate::scenarios::lease_setup::{choice, holds_if, int, millis};
@@ -121,12 +121,25 @@ pub fn info() -> Listing {
 
 /// With `skew=jumps`: app-2 starts this far behind, so app-1 takes the first row.
 const BEHIND_MS: u64 = 2_000;
-/// And its clock is stepped forward at this time, after app-1 took the row and before app-2
-/// fires (at 62 s real time).
+/// And its clock is stepped forward at this time, after app-1 took the row and as app-2
+/// fires (at 61 s plus its wake jitter: see `forecast`).
 const JUMP_AT_MS: u64 = 61_000;
 
 fn skew_choice(params: &Params) -> &str {
     params.get("skew").map_or("ahead", String::as_str)
+}
+
+/// A moment against a deadline: `after` where `at_ms` is past `until_ms` by more than
+/// `close_ms`, `before` where it is that far short of it, nothing where the firings' wake
+/// jitter decides.
+fn compare(at_ms: u64, until_ms: u64, close_ms: u64, after: u32, before: u32) -> Option<u32> {
+    if at_ms > until_ms + close_ms {
+        Some(after)
+    } else if at_ms + close_ms < until_ms {
+        Some(before)
+    } else {
+        None
+    }
 }
 
 /// Runs for one schedule when an instance fires `early_ms` before the other, `:now` from the
@@ -134,14 +147,9 @@ fn skew_choice(params: &Params) -> &str {
 fn early_runs(early_ms: u64, params: &Params) -> Option<u32> {
     let at_least: u64 = int(params, "lock_at_least_for_ms");
     let held = JOB_MS.max(at_least);
-    if early_ms == 0 {
-        Some(1)
-    } else if early_ms > held + LEAD_CLOSE_CALL_MS {
-        Some(2)
-    } else if early_ms + LEAD_CLOSE_CALL_MS < held {
-        Some(1)
-    } else {
-        None
+    match early_ms {
+        0 => Some(1),
+        _ => compare(early_ms, held, LEAD_CLOSE_CALL_MS, 2, 1),
     }
 }
 
@@ -154,16 +162,27 @@ fn forecast(params: &Params) -> Option<(Vec<u32>, bool)> {
         "jumps" => {
             let at_most: u64 = int(params, "lock_at_most_for_ms");
             if app_time {
-                // app-2's :now at its first firing is 60 s + skew (its 2 s lag undone by the
-                // wait), against app-1's lock_until of 60 s + lockAtMostFor.
-                let first = if skew > at_most + NOW_CLOSE_CALL_MS {
-                    2
-                } else if skew + NOW_CLOSE_CALL_MS < at_most {
-                    1
-                } else {
-                    return None;
+                // app-2's scheduler armed at boot (1 s) while its clock, stepped 2 s back,
+                // still read zero, so it fires 60 s later, at 61 s, just after the jump: its
+                // :now reads 59 s + skew, against app-1's lock_until of 60 s + lockAtMostFor.
+                let app2_now = BOOT_MS + PERIOD_MS - BEHIND_MS + skew;
+                let first = compare(app2_now, PERIOD_MS + at_most, NOW_CLOSE_CALL_MS, 2, 1)?;
+                // Where app-2 ran too, it finished by leaving the row taken until that :now
+                // plus the longer of its run and lockAtLeastFor. Both instances fire the
+                // second schedule at 120 s by their clocks: while the row is still taken,
+                // neither runs.
+                let at_least: u64 = int(params, "lock_at_least_for_ms");
+                let second = match first {
+                    2 => compare(
+                        2 * PERIOD_MS,
+                        app2_now + JOB_MS.max(at_least),
+                        NOW_CLOSE_CALL_MS,
+                        1,
+                        0,
+                    )?,
+                    _ => 1,
                 };
-                Some((vec![first, 1, 1], first == 2))
+                Some((vec![first, second, 1], first == 2))
             } else {
                 let later = early_runs(skew.saturating_sub(BEHIND_MS), params)?;
                 Some((vec![1, later, later], false))
