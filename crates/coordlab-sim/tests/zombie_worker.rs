@@ -415,3 +415,45 @@ fn the_zombie_still_believes_after_the_store_granted_b() {
         }
     }
 }
+
+/// Where A wakes close to B's first write, B's poll period decides whether B has written:
+/// B takes the lease at its first poll after A's lease ends, up to a whole period later
+/// (with a 31 s TTL, 4.5 s). The expectation promises the story only once B's first write
+/// is sure to have landed, so every run near that edge meets it.
+#[test]
+fn near_b_s_first_write_every_variant_meets_its_expectation() {
+    let mut missed = Vec::new();
+    for fencing in [
+        "none",
+        "write-predicate",
+        "app-check",
+        "first-write-only",
+        "retry-after-reject",
+        "fence-on-takeover",
+    ] {
+        for ttl_ms in [30_000u64, 31_000, 32_000, 34_500] {
+            for start_ms in [1_000u64, 5_000] {
+                for heartbeat in ["0", "10000"] {
+                    for wake_after_expiry_ms in (0..12_000u64).step_by(250) {
+                        let pause = (ttl_ms + wake_after_expiry_ms - start_ms).to_string();
+                        let (ttl, start) = (ttl_ms.to_string(), start_ms.to_string());
+                        let pairs = [
+                            ("fencing", fencing),
+                            ("ttl_ms", ttl.as_str()),
+                            ("pause_start_ms", start.as_str()),
+                            ("pause_ms", pause.as_str()),
+                            ("heartbeat_ms", heartbeat),
+                        ];
+                        let req = request(&pairs, 1);
+                        let t = run(&req, Limits::default(), Recording::Summary).unwrap();
+                        let miss = expectation_for(&req).unwrap().mismatches(&t);
+                        if !miss.is_empty() {
+                            missed.push(format!("{pairs:?}: {miss:?}"));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(missed.is_empty(), "{} runs missed: {missed:#?}", missed.len());
+}

@@ -123,16 +123,26 @@ fn plan(params: &Params) -> WorkerPlan {
 /// expectation promises nothing.
 const CLOSE_CALL_MS: u64 = 300;
 
+/// Messages take 1–4 ms (`lease_setup`'s links): the few round trips between B's poll and
+/// its first write, rounded up.
+const MESSAGES_MS: u64 = 50;
+
+/// The latest B's first write lands: A's lease runs out `ttl` after its grant (its job
+/// fires in the plan's first 100 ms); B, polling every `retry_ms`, takes it over at its first
+/// poll after that, reads how far the job got and writes a step later.
+fn b_first_write_by_ms(job: &WorkerPlan, ttl: u64) -> u64 {
+    job.start_after_ms.1 + ttl + job.retry_ms + job.step_ms + MESSAGES_MS
+}
+
 /// Whether the default story (A frozen past its TTL while B takes over) happens with these
 /// parameters; outside it the scenario makes no promise about the fence.
 fn zombie_story(params: &Params, job: &WorkerPlan) -> bool {
-    let step_ms = job.step_ms;
     let [ttl, start, pause, heartbeat] =
         ["ttl_ms", "pause_start_ms", "pause_ms", "heartbeat_ms"].map(|k| int::<u64>(params, k));
-    // A must freeze before its first heartbeat, wake after B has written at least once, and
-    // B must still hold the lease then.
-    let freezes_before_renewing = heartbeat == 0 || start + 200 < heartbeat;
-    let wakes_after_b_wrote = start + pause > ttl + 2_600 + step_ms + 500;
+    // A must freeze before its first heartbeat (due `heartbeat` after its grant), wake after
+    // B has written at least once, and B must still hold the lease then.
+    let freezes_before_renewing = heartbeat == 0 || start < heartbeat;
+    let wakes_after_b_wrote = start + pause > b_first_write_by_ms(job, ttl);
     let b_still_holds = heartbeat > 0 && heartbeat * 3 < ttl * 2 || start + pause < ttl * 2;
     let freezes_while_holding = start + CLOSE_CALL_MS < ttl;
     // ...and before its job is done: frozen after its last write, A has nothing left to write.
