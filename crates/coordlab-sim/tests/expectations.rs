@@ -91,3 +91,85 @@ fn every_scenario_meets_its_expectation_across_random_parameters() {
         missed.len()
     );
 }
+
+/// Runs `scenario` at each of `settings` (with the choices `base`) with two seeds; the runs
+/// that missed their expectation.
+fn misses(scenario: &str, base: &[(&str, &str)], settings: &[Vec<(&str, u64)>]) -> Vec<String> {
+    let mut missed = Vec::new();
+    for setting in settings {
+        let mut params: Params = setting
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        params.extend(base.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        for seed in 0..2 {
+            let request = RunRequest {
+                scenario: scenario.to_string(),
+                params: params.clone(),
+                seed,
+                actions: vec![],
+            };
+            let trace = run(&request, Limits::default(), Recording::Summary).expect("valid request");
+            let miss = expectation_for(&request)
+                .expect("valid request")
+                .mismatches(&trace);
+            if !miss.is_empty() {
+                missed.push(format!("{scenario} seed {seed} {params:?}: {miss:?}"));
+            }
+        }
+    }
+    missed
+}
+
+/// The lock services' paused-holder stories are promised from when the other client's first
+/// write has surely landed (the expiry, then its next try, a round trip and a step, each
+/// named): across wakes from the lease's end to well past the other's job, every run meets
+/// what is promised.
+#[test]
+fn paused_holders_meet_their_expectation_around_the_takeover() {
+    let mut missed = Vec::new();
+    let mut redisson = Vec::new();
+    for timeout in [9_000, 30_000, 31_000] {
+        for start in [1_000, 12_000, 17_000] {
+            let renew = timeout / 3;
+            let expiry = start / renew * renew + timeout;
+            for wake_after in (0..24_000).step_by(500) {
+                let pause = expiry + wake_after - start;
+                redisson.push(vec![
+                    ("watchdog_timeout_ms", timeout),
+                    ("pause_start_ms", start),
+                    ("pause_ms", pause),
+                ]);
+            }
+        }
+    }
+    missed.extend(misses("redisson-watchdog", &[], &redisson));
+    let mut hazelcast = Vec::new();
+    for ttl in [10_000, 30_000, 31_000] {
+        for start in [6_000, 9_000] {
+            for wake_after in (0..12_000).step_by(500) {
+                hazelcast.push(vec![
+                    ("session_ttl_ms", ttl),
+                    ("pause_start_ms", start),
+                    ("pause_ms", ttl + wake_after - start),
+                ]);
+            }
+        }
+    }
+    for storage in ["checks-fence", "ignores-fence"] {
+        missed.extend(misses(
+            "hazelcast-fenced-lock",
+            &[("storage", storage)],
+            &hazelcast,
+        ));
+    }
+    let mut consensus = Vec::new();
+    for ttl in [3_000, 10_000] {
+        // The pause starts at 1 s; the lease is gone by 0.65 s + the TTL.
+        for wake_after in (0..4_000).step_by(100) {
+            consensus.push(vec![("ttl_ms", ttl), ("pause_ms", ttl + wake_after - 350)]);
+        }
+    }
+    missed.extend(misses("consensus-lock", &[], &consensus));
+    assert!(missed.is_empty(), "{} runs missed: {missed:#?}", missed.len());
+}

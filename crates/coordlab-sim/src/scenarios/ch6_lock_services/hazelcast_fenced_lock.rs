@@ -11,7 +11,9 @@
 
 use super::service_world::{acquired, lock_lapsed, script_pause_of_a, wake_verdict, wrote_at_storage};
 use super::service_world::{build, client, place_clients, ServiceCast, ServicePlan, ServiceProperty};
-use super::service_world::{A_START_MS, B_START_MS, CLOSE_CALL_MS};
+use super::service_world::{
+    A_GRANT_BY_MS, A_START_MS, B_START_MS, CLOSE_CALL_MS, RETRY_MS, ROUND_TRIP_SLACK_MS,
+};
 use crate::json;
 use crate::kernel::faults::Fault;
 use crate::kernel::setup::Setup;
@@ -71,8 +73,12 @@ fn story(params: &Params) -> Option<bool> {
         return None;
     }
     let expiry = HEARTBEAT_MS + ttl;
+    // The session ends by `A_GRANT_BY_MS` after that (the heartbeats count from A's grant);
+    // B, asking every `RETRY_MS`, holds the lock a round trip after its next try, and writes
+    // a step later.
+    let b_first_write = expiry + A_GRANT_BY_MS + RETRY_MS + 2 * ROUND_TRIP_SLACK_MS + STEP_MS;
     let wake = start + pause;
-    wake_verdict(wake > expiry + 1_500 + STEP_MS + CLOSE_CALL_MS, wake, expiry)
+    wake_verdict(wake > b_first_write + CLOSE_CALL_MS, wake, expiry)
 }
 
 pub fn expectation(params: &Params) -> Expectation {

@@ -12,7 +12,7 @@
 
 use super::service_world::{acquired, lock_lapsed, script_pause_of_a, wake_verdict, wrote_at_storage};
 use super::service_world::{build, client, place_clients, ServiceCast, ServicePlan, ServiceProperty};
-use super::service_world::{A_GRANT_BY_MS, A_START_MS, B_START_MS, CLOSE_CALL_MS};
+use super::service_world::{A_GRANT_BY_MS, A_START_MS, B_START_MS, CLOSE_CALL_MS, ROUND_TRIP_SLACK_MS};
 use crate::json;
 use crate::kernel::faults::Fault;
 use crate::kernel::setup::Setup;
@@ -93,12 +93,14 @@ fn gc_story(params: &Params) -> Option<bool> {
         return None;
     }
     let expiry = last_renewal + timeout;
-    // B waits out the key's remaining TTL, so it asks again just after the expiry (this allows
-    // more); its first write comes one step after its grant.
-    let b_writes = expiry + 1_300 + STEP_MS;
+    // The key expires by `A_GRANT_BY_MS` after that (the renewals count from A's grant). B
+    // was told the key's remaining TTL, so it asks again when that runs out, a round trip
+    // after it was told; a round trip later it holds the lock, and a step later it writes.
+    let b_first_write = expiry + A_GRANT_BY_MS + 2 * ROUND_TRIP_SLACK_MS + STEP_MS;
+    // It holds the lock, at the least, until its last step is written.
+    let b_done_at_earliest = expiry + STEP_MS * u64::from(STEPS);
     let wake = start + pause;
-    let late =
-        wake > b_writes + CLOSE_CALL_MS && wake + CLOSE_CALL_MS < expiry + 1_000 + STEP_MS * u64::from(STEPS);
+    let late = wake > b_first_write + CLOSE_CALL_MS && wake + CLOSE_CALL_MS < b_done_at_earliest;
     wake_verdict(late, wake, expiry)
 }
 
