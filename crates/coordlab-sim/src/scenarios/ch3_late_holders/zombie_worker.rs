@@ -128,10 +128,10 @@ const CLOSE_CALL_MS: u64 = 300;
 const MESSAGES_MS: u64 = 50;
 
 /// The latest B's first write lands: A's lease runs out `ttl` after its grant (its job
-/// fires in the plan's first 100 ms); B, polling every `retry_ms`, takes it over at its first
-/// poll after that, reads how far the job got and writes a step later.
+/// fires in the plan's first 100 ms); B, polling every `retry_ms` (plus any jitter), takes
+/// it over at its first poll after that, reads how far the job got and writes a step later.
 fn b_first_write_by_ms(job: &WorkerPlan, ttl: u64) -> u64 {
-    job.start_after_ms.1 + ttl + job.retry_ms + job.step_ms + MESSAGES_MS
+    job.start_after_ms.1 + ttl + job.retry_ms + job.retry_jitter_ms + job.step_ms + MESSAGES_MS
 }
 
 /// Whether the default story (A frozen past its TTL while B takes over) happens with these
