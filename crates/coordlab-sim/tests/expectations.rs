@@ -51,6 +51,7 @@ fn every_scenario_meets_its_expectation_across_random_parameters() {
     for def in registry() {
         let info = def.info();
         let mut state = 0x9e37_79b9_7f4a_7c15;
+        let mut settings = Vec::new();
         for _ in 0..SETTINGS {
             let mut given = Params::new();
             for p in &info.params {
@@ -68,22 +69,9 @@ fn every_scenario_meets_its_expectation_across_random_parameters() {
                 };
                 given.insert(p.key.to_string(), value);
             }
-            for seed in 0..2 {
-                let request = RunRequest {
-                    scenario: info.id.to_string(),
-                    params: given.clone(),
-                    seed,
-                    actions: vec![],
-                };
-                let trace = run(&request, Limits::default(), Recording::Summary).expect("valid request");
-                let miss = expectation_for(&request)
-                    .expect("valid request")
-                    .mismatches(&trace);
-                if !miss.is_empty() {
-                    missed.push(format!("{} seed {seed} {given:?}: {miss:?}", info.id));
-                }
-            }
+            settings.push(given);
         }
+        missed.extend(misses(info.id, &settings));
     }
     assert!(
         missed.is_empty(),
@@ -92,16 +80,11 @@ fn every_scenario_meets_its_expectation_across_random_parameters() {
     );
 }
 
-/// Runs `scenario` at each of `settings` (with the choices `base`) with two seeds; the runs
-/// that missed their expectation.
-fn misses(scenario: &str, base: &[(&str, &str)], settings: &[Vec<(&str, u64)>]) -> Vec<String> {
+/// Runs `scenario` at each of `settings` with two seeds; the runs that missed their
+/// expectation.
+fn misses(scenario: &str, settings: &[Params]) -> Vec<String> {
     let mut missed = Vec::new();
-    for setting in settings {
-        let mut params: Params = setting
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        params.extend(base.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    for params in settings {
         for seed in 0..2 {
             let request = RunRequest {
                 scenario: scenario.to_string(),
@@ -121,6 +104,16 @@ fn misses(scenario: &str, base: &[(&str, &str)], settings: &[Vec<(&str, u64)>]) 
     missed
 }
 
+/// The parameters `timings` (in ms) with the choices `choices`.
+fn params_of(choices: &[(&str, &str)], timings: &[(&str, u64)]) -> Params {
+    let timings = timings.iter().map(|(k, v)| (k.to_string(), v.to_string()));
+    choices
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .chain(timings)
+        .collect()
+}
+
 /// The lock services' paused-holder stories are promised from when the other client's first
 /// write has surely landed (the expiry, then its next try, a round trip and a step, each
 /// named): across wakes from the lease's end to well past the other's job, every run meets
@@ -135,41 +128,47 @@ fn paused_holders_meet_their_expectation_around_the_takeover() {
             let expiry = start / renew * renew + timeout;
             for wake_after in (0..24_000).step_by(500) {
                 let pause = expiry + wake_after - start;
-                redisson.push(vec![
-                    ("watchdog_timeout_ms", timeout),
-                    ("pause_start_ms", start),
-                    ("pause_ms", pause),
-                ]);
+                redisson.push(params_of(
+                    &[],
+                    &[
+                        ("watchdog_timeout_ms", timeout),
+                        ("pause_start_ms", start),
+                        ("pause_ms", pause),
+                    ],
+                ));
             }
         }
     }
-    missed.extend(misses("redisson-watchdog", &[], &redisson));
+    missed.extend(misses("redisson-watchdog", &redisson));
     let mut hazelcast = Vec::new();
-    for ttl in [10_000, 30_000, 31_000] {
-        for start in [6_000, 9_000] {
-            for wake_after in (0..12_000).step_by(500) {
-                hazelcast.push(vec![
-                    ("session_ttl_ms", ttl),
-                    ("pause_start_ms", start),
-                    ("pause_ms", ttl + wake_after - start),
-                ]);
+    for storage in ["checks-fence", "ignores-fence"] {
+        for ttl in [10_000, 30_000, 31_000] {
+            for start in [6_000, 9_000] {
+                for wake_after in (0..12_000).step_by(500) {
+                    let pause = ttl + wake_after - start;
+                    hazelcast.push(params_of(
+                        &[("storage", storage)],
+                        &[
+                            ("session_ttl_ms", ttl),
+                            ("pause_start_ms", start),
+                            ("pause_ms", pause),
+                        ],
+                    ));
+                }
             }
         }
     }
-    for storage in ["checks-fence", "ignores-fence"] {
-        missed.extend(misses(
-            "hazelcast-fenced-lock",
-            &[("storage", storage)],
-            &hazelcast,
-        ));
-    }
+    missed.extend(misses("hazelcast-fenced-lock", &hazelcast));
     let mut consensus = Vec::new();
     for ttl in [3_000, 10_000] {
         // The pause starts at 1 s; the lease is gone by 0.65 s + the TTL.
         for wake_after in (0..4_000).step_by(100) {
-            consensus.push(vec![("ttl_ms", ttl), ("pause_ms", ttl + wake_after - 350)]);
+            consensus.push(params_of(
+                &[],
+                &[("ttl_ms", ttl), ("pause_ms", ttl + wake_after - 350)],
+            ));
         }
     }
-    missed.extend(misses("consensus-lock", &[], &consensus));
+    missed.extend(misses("consensus-lock", &consensus));
     assert!(missed.is_empty(), "{} runs missed: {missed:#?}", missed.len());
 }

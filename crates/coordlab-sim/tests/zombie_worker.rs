@@ -29,16 +29,19 @@ fn verdict(t: &Trace, name: &str) -> Verdict {
     t.properties.iter().find(|p| p.name == name).unwrap().verdict
 }
 
+/// Every value of the `fencing` parameter.
+const FENCING: [&str; 6] = [
+    "none",
+    "write-predicate",
+    "app-check",
+    "first-write-only",
+    "retry-after-reject",
+    "fence-on-takeover",
+];
+
 #[test]
 fn every_variant_meets_its_expectation_across_seeds() {
-    for fencing in [
-        "none",
-        "write-predicate",
-        "app-check",
-        "first-write-only",
-        "retry-after-reject",
-        "fence-on-takeover",
-    ] {
+    for fencing in FENCING {
         for seed in 0..200 {
             let req = request(&[("fencing", fencing)], seed);
             let t = run(&req, Limits::default(), Recording::Summary).unwrap();
@@ -305,14 +308,7 @@ fn the_unsafe_window_is_highlighted_while_both_believe() {
 /// about it asked one beat before.
 #[test]
 fn pressing_next_beat_from_the_start_reaches_the_zombie_s_write() {
-    for fencing in [
-        "none",
-        "write-predicate",
-        "app-check",
-        "first-write-only",
-        "retry-after-reject",
-        "fence-on-takeover",
-    ] {
+    for fencing in FENCING {
         for seed in [1, 7, 42] {
             let t = trace(&[("fencing", fencing)], seed);
             let mut at = 0u32;
@@ -423,14 +419,7 @@ fn the_zombie_still_believes_after_the_store_granted_b() {
 #[test]
 fn near_b_s_first_write_every_variant_meets_its_expectation() {
     let mut missed = Vec::new();
-    for fencing in [
-        "none",
-        "write-predicate",
-        "app-check",
-        "first-write-only",
-        "retry-after-reject",
-        "fence-on-takeover",
-    ] {
+    for fencing in FENCING {
         for ttl_ms in [30_000u64, 31_000, 32_000, 34_500] {
             for start_ms in [1_000u64, 5_000] {
                 for heartbeat in ["0", "10000"] {
