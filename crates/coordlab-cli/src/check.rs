@@ -3,7 +3,7 @@
 //! is the same whatever the number of threads (the first miss is the lowest seed that missed).
 
 use crate::args::SeedRange;
-use crate::util::{expectation_text, params_code, reproduce};
+use crate::util::{expectation_text, params_code, reproduce, ACTIONS_CAVEAT};
 use coordlab_sim::kernel::faults::script_code;
 use coordlab_sim::scenarios::{expectation_for, Expectation, Params};
 use coordlab_sim::{Limits, Recording, RunRequest, SimError};
@@ -105,6 +105,9 @@ pub fn check(base: &RunRequest, seeds: SeedRange) -> Result<(String, bool), SimE
             "reproduce: {}",
             reproduce(&base.scenario, *seed, &params, &base.actions)
         );
+        if !base.actions.is_empty() {
+            let _ = writeln!(out, "({ACTIONS_CAVEAT})");
+        }
     }
     Ok((out, first_miss.is_none()))
 }

@@ -1,6 +1,6 @@
 //! `--format text`: one line per event with its narration, then a summary block.
 
-use crate::util::{expectation_text, outcome_code, params_code, reproduce_trace};
+use crate::util::{expectation_text, outcome_code, params_code, reproduce_trace, ACTIONS_CAVEAT};
 use coordlab_sim::scenarios::Expectation;
 use coordlab_sim::trace::Trace;
 use std::fmt::Write;
@@ -77,6 +77,9 @@ fn summary(trace: &Trace, expectation: &Expectation, mismatches: &[String]) -> S
         let _ = writeln!(out, "expected    {declared}: NOT met");
         for m in mismatches {
             let _ = writeln!(out, "              - {m}");
+        }
+        if !trace.actions.is_empty() {
+            let _ = writeln!(out, "            ({ACTIONS_CAVEAT})");
         }
     }
     let _ = writeln!(out, "reproduce   {}", reproduce_trace(trace));

@@ -44,6 +44,12 @@ pub fn expectation_text(e: &Expectation) -> String {
     outcome.chain(verdicts).collect::<Vec<_>>().join(", ")
 }
 
+/// Said under a missed expectation when the run had fault actions: the expectation is
+/// declared for the parameters alone, so a user's crash or pause may rightly change the
+/// outcome, and the miss is then news about the faults, not about the scenario.
+pub const ACTIONS_CAVEAT: &str =
+    "the expectation is declared for the parameters alone: the actions may change the story";
+
 /// Quotes an argument for a POSIX shell when it needs it.
 pub fn shell_quote(arg: &str) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "-_=:.,/@+".contains(c);

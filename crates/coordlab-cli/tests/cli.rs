@@ -270,6 +270,32 @@ fn check_with_an_early_crash_fails_and_names_a_seed() {
         .unwrap_or_else(|| panic!("a seed is named: {text}"));
     assert!(seed.parse::<u64>().is_ok_and(|s| s < 50), "{seed}");
     assert!(text.contains("every-debit-finishes"), "{text}");
+    assert!(text.contains("declared for the parameters alone"), "{text}");
+}
+
+/// A run that misses its expectation only because of the user's faults says the expectation
+/// did not foresee them; a run with faults that still meets it, and a miss-free run, do not.
+#[test]
+fn a_miss_under_fault_actions_says_the_expectation_is_for_the_parameters_alone() {
+    let caveat = "declared for the parameters alone";
+    let run = |actions: &str| {
+        let out = coordlab(&[
+            "run",
+            "lost-update",
+            "--set",
+            "lock=row-lock",
+            "--actions",
+            actions,
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let crashed = run("5@crash:2");
+    assert!(crashed.contains(": NOT met"), "{crashed}");
+    assert!(crashed.contains(caveat), "{crashed}");
+    let restarted = run("5@crash:2;6@restart:2");
+    assert!(restarted.contains(": met"), "{restarted}");
+    assert!(!restarted.contains(caveat), "{restarted}");
 }
 
 #[test]
