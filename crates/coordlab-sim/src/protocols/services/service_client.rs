@@ -182,7 +182,11 @@ impl LockClient for ServiceLock {
             }
             ServiceMsg::RenewRefused => {
                 self.renewing = false;
-                ctx.note(ServiceClientSaw::RenewalRefused { flavour, me });
+                ctx.note(ServiceClientSaw::RenewalRefused {
+                    flavour,
+                    me,
+                    in_job: at.phase.in_job(),
+                });
                 Turn::Stay
             }
             ServiceMsg::Released { ok: false } => {

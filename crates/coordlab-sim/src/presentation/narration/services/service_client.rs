@@ -18,9 +18,12 @@ pub enum ServiceClientSaw<'a> {
         left_us: u64,
         me: &'a str,
     },
+    /// Its renewal was refused; `in_job` while its job still runs (a refused write may
+    /// already have stopped it).
     RenewalRefused {
         flavour: Flavour,
         me: &'a str,
+        in_job: bool,
     },
     UnlockRefused {
         flavour: Flavour,
@@ -63,20 +66,35 @@ impl From<ServiceClientSaw<'_>> for String {
                 "The lock is taken, and the script returns the key's remaining TTL, {}. Redisson subscribes {me} to the lock's channel: it waits for an unlock message, or for that TTL to run out, then tries again.",
                 seconds(left_us / MS_US)
             ),
-            RenewalRefused { flavour, me } => match flavour {
+            RenewalRefused {
+                flavour,
+                me,
+                in_job: false,
+            } => format!(
+                "{me}'s {} is refused: the lock is no longer its own. Its job had already stopped.",
+                flavour.renewal_word()
+            ),
+            RenewalRefused { flavour, me, .. } => match flavour {
                 Flavour::Redisson => format!(
                     "{me}'s watchdog finds the lock gone and stops renewing. Nothing tells the job thread: it carries on as if it still held the lock."
                 ),
-                _ => format!(
-                    "{me}'s {} is refused: its hold on the lock is over.",
-                    flavour.renewal_word()
+                // The refusal reaches the library's background thread, not the job: a job
+                // that writes after this must not read as if it had been told to stop.
+                Flavour::Chubby => format!(
+                    "{me}'s KeepAlive is refused: the cell has ended its session, and its lock with it. The library will report the session expired, but the job thread is mid-step and does not check before its next write: only a sequencer check at the storage can refuse that write."
+                ),
+                Flavour::Hazelcast => format!(
+                    "{me}'s CP session heartbeat is refused: the CP group closed that session, and {me}'s lock went with it. Heartbeats run on a background thread, so the job thread is not told: only its next lock or unlock call would fail (LockOwnershipLostException), and until then it writes as before."
                 ),
             },
             UnlockRefused { flavour, me } => match flavour {
                 Flavour::Redisson => format!(
                     "{me}'s unlock() fails with IllegalMonitorStateException: the lock is not its own any more. The first sign of trouble arrives after its writes have landed."
                 ),
-                _ => format!("{me}'s unlock is refused: it no longer held the lock."),
+                Flavour::Hazelcast => format!(
+                    "{me}'s unlock() fails with LockOwnershipLostException: its CP session was closed, and its lock with it."
+                ),
+                Flavour::Chubby => format!("{me}'s unlock is refused: it no longer held the lock."),
             },
             StepRefused { me, step } => format!(
                 "{me}'s step {step} is refused. It learns it lost the lock and abandons the job."
