@@ -114,10 +114,11 @@ fn params_of(choices: &[(&str, &str)], timings: &[(&str, u64)]) -> Params {
         .collect()
 }
 
-/// The lock services' paused-holder stories are promised from when the other client's first
-/// write has surely landed (the expiry, then its next try, a round trip and a step, each
-/// named): across wakes from the lease's end to well past the other's job, every run meets
-/// what is promised.
+/// The lock services' paused-holder stories are promised from a named moment: Redisson's and
+/// consensus-lock's from when the other client's first write has surely landed (the expiry,
+/// then its next try, a round trip and a step), Hazelcast's from when A's session has surely
+/// ended (its later steps then land after B's first write). Across wakes from before the
+/// lease's end to well past the other's job, every run meets what is promised.
 #[test]
 fn paused_holders_meet_their_expectation_around_the_takeover() {
     let mut missed = Vec::new();

@@ -64,7 +64,8 @@ pub fn info() -> Listing {
     }
 }
 
-/// Whether A wakes after B has written (and while it still has steps to write).
+/// Whether A writes after B's first write has reached the storage: it does whenever it wakes
+/// with its session gone.
 fn story(params: &Params) -> Option<bool> {
     let [ttl, start, pause] = ["session_ttl_ms", "pause_start_ms", "pause_ms"].map(|k| int::<u64>(params, k));
     // A freezes after its first heartbeat (the expiry below counts from it) and before the
@@ -73,13 +74,20 @@ fn story(params: &Params) -> Option<bool> {
         return None;
     }
     let expiry = HEARTBEAT_MS + ttl;
-    // The session ends by `A_GRANT_BY_MS` after that (the heartbeats count from A's grant);
-    // B, asking every `RETRY_MS`, holds the lock a round trip after its next try, and writes
-    // a step later.
-    let b_first_write = expiry + A_GRANT_BY_MS + RETRY_MS + 2 * ROUND_TRIP_SLACK_MS + STEP_MS;
+    // The session ends by `A_GRANT_BY_MS` after that (the heartbeats count from A's grant).
+    // Woken after that, A writes on: even when it wakes before B has written, a later step of
+    // A's lands after B's first write (asserted below).
+    let session_gone = expiry + A_GRANT_BY_MS;
     let wake = start + pause;
-    wake_verdict(wake > b_first_write + CLOSE_CALL_MS, wake, expiry)
+    wake_verdict(wake > session_gone + CLOSE_CALL_MS, wake, expiry)
 }
+
+/// A froze inside step 2. Its refused heartbeat reaches only the library, so on waking it
+/// writes step 2 and then each later step a step apart; B, asking every `RETRY_MS`, holds the
+/// lock a round trip after its next try after the session ends, and writes a step later. So
+/// A's last write, `STEPS - 2` steps after it wakes, lands after B's first.
+const _: () =
+    assert!((STEPS as u64 - 2) * STEP_MS > RETRY_MS + 2 * ROUND_TRIP_SLACK_MS + STEP_MS + CLOSE_CALL_MS);
 
 pub fn expectation(params: &Params) -> Expectation {
     let checks = params.get("storage").is_none_or(|v| v == "checks-fence");
