@@ -101,5 +101,5 @@ fn the_loser_hears_it_from_the_database_and_partitioning_asks_nobody() {
     assert!(t.entries.iter().any(|e| e
         .notes
         .iter()
-        .any(|n| n.contains("replica-B is not the consumer"))));
+        .any(|n| n.contains("replica-B does not consume the partition"))));
 }

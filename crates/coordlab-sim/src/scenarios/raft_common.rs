@@ -264,7 +264,8 @@ pub fn build(params: &Params, plan: ClusterPlan) -> (Setup, RaftWorld, RaftCast)
     }
     let watch = plan.watch.map(|f| f(&cast));
     let mut world = RaftWorld::new(cast.servers.clone(), client, watch);
-    world.early_boot = plan.stagger_first.then(|| cast.servers[0]);
+    // A lone server has no others to boot before.
+    world.early_boot = (plan.stagger_first && cast.servers.len() > 1).then(|| cast.servers[0]);
     world.narrate_restarts = plan.narrate_restarts;
     (setup, world, cast)
 }

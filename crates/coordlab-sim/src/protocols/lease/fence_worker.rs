@@ -279,7 +279,9 @@ impl LockClient for FenceLock {
             PlacedMsg::Row { free: false, .. } if asking && self.reading => Turn::BackOff,
             PlacedMsg::Row { token, .. } => match *phase {
                 Phase::Rereading { step } => {
-                    let (me, was) = (ctx.me(), self.fence);
+                    // Compared with the token it was granted, not the one it last read:
+                    // after taking a newer holder's number once, it is still not its own.
+                    let (me, was) = (ctx.me(), self.granted.unwrap_or(self.fence));
                     self.fence = token;
                     ctx.note(if token == was {
                         FenceWorkerSaw::RereadOwnToken { me, step, token }

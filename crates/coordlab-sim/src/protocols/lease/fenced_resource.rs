@@ -69,6 +69,9 @@ pub enum LedgerIntro {
 pub struct FencedResource {
     pub intro: LedgerIntro,
     pub durable: ResourceDurable,
+    /// Who last raised or wrote `last_token`, as far as this process saw (not a column: a
+    /// restart forgets it). Only the narration asks, to say whose token an equal one met.
+    pub last_token_by: Option<NodeId>,
 }
 
 impl FencedResource {
@@ -156,8 +159,14 @@ impl FencedResource {
             .writes
             .iter()
             .any(|w| w.checked && w.accepted && w.token == w.highest_before && w.token.0 > 0);
-        if accepted && checked && token == highest && token.0 > 0 && first_equal {
+        // Only where the equal token is the writer's own: an equal token from another holder
+        // is two grants sharing a number, which `<=` lets through rather than explains.
+        let own_equal = self.last_token_by == Some(from);
+        if accepted && checked && token == highest && token.0 > 0 && first_equal && own_equal {
             ctx.note(LedgerSaw::WhyLessOrEqual { token });
+        }
+        if accepted && token.0 > 0 {
+            self.last_token_by = Some(from);
         }
         let earlier = self.durable.writes.iter().find(|w| w.accepted && w.step == step);
         if let (true, Some(earlier)) = (accepted, earlier) {
@@ -204,6 +213,7 @@ impl Participant for FencedResource {
                 let before = self.durable.last_token;
                 if token >= before {
                     self.durable.last_token = token;
+                    self.last_token_by = Some(from);
                     ctx.persist(self.durable.clone());
                     ctx.note(LedgerSaw::Stamped { who, before, token });
                 } else {
@@ -228,6 +238,7 @@ impl Participant for FencedResource {
             LeaseMsg::Touch { token } if speaks(LeasePart::Marks) && token > self.durable.last_token => {
                 let before = self.durable.last_token;
                 self.durable.last_token = token;
+                self.last_token_by = Some(from);
                 ctx.persist(self.durable.clone());
                 ctx.note(LedgerSaw::HeartbeatRaises { who, before, token });
             }
@@ -269,6 +280,7 @@ impl Participant for FencedResource {
         FencedResource {
             intro: *intro,
             durable: durable.clone(),
+            last_token_by: None,
         }
     }
 }

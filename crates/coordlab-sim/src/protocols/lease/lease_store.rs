@@ -338,6 +338,7 @@ impl LeaseStore {
                     was: row.token,
                     token,
                     from_sequence,
+                    has_case: !self.config.renewal_increments_token,
                 })
             }
             // A renewal or a takeover always finds a row.

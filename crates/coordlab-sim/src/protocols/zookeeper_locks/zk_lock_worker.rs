@@ -196,7 +196,9 @@ impl ZkLock {
         if matches!(phase, Phase::Lost | Phase::Done) {
             return Turn::Stay;
         }
-        let held = self.token.is_some() && phase.in_job();
+        // A worker that expired while releasing had held the lock, not a place in line (it
+        // dropped its token when it began to release).
+        let held = (self.token.is_some() && phase.in_job()) || *phase == Phase::Releasing;
         ctx.note(ZkLockWorkerSaw::LearnsSessionExpired {
             me: ctx.me(),
             held_lock: held || *phase == Phase::Stopped,

@@ -21,7 +21,7 @@ use crate::protocols::database::advisory_db::{AdvisoryDb, AdvisoryDbDurable};
 use crate::protocols::database::advisory_sql::{
     key_of, lock_function, Scope, Wait, COLLIDING_INVOICE_JOB, INVOICE_JOB, REPORT_JOB, REPORT_KEY,
 };
-use crate::protocols::database::advisory_worker::{JobDurable, JobPlan, JobRun, JobWorker, RunResult};
+use crate::protocols::database::advisory_worker::{JobDurable, JobPlan, JobRun, JobWorker, Phase, RunResult};
 use crate::scenarios::common::always;
 use crate::scenarios::lease_setup::choice;
 use crate::scenarios::{Expectation, Listing, Params, VariantDefault};
@@ -527,7 +527,12 @@ fn beats(setup: &mut Setup, params: &Params, cast: AdvisoryCast) {
                     "throws-rolled-back",
                     "The job threw; ROLLBACK released the lock",
                     "The error path ends the transaction, and a transaction-scoped lock ends with it. Nothing is left for anyone to forget.",
-                    move |n, _| ended(n, cast.workers[0], 0) == Some(RunResult::Failed) && !report_held(n, cast),
+                    // On worker-1's own ROLLBACK answer: a colliding job waiting on the key may
+                    // hold it again by then.
+                    move |n, _| {
+                        ended(n, cast.workers[0], 0) == Some(RunResult::Failed)
+                            && worker(n, cast.workers[0]).is_some_and(|w| w.phase != Phase::RollingBack)
+                    },
                 )
                 .ask(
                     "Had it used pg_try_advisory_lock (session scope) instead, when would the lock end?",
@@ -540,14 +545,16 @@ fn beats(setup: &mut Setup, params: &Params, cast: AdvisoryCast) {
             let how = match scope {
                 Scope::Xact => "COMMIT ends the transaction and its lock with it.",
                 Scope::Session => {
-                    "pg_advisory_unlock returns true: the key is free while the connection stays in the pool."
+                    "pg_advisory_unlock returns true: the connection has let go of the key, though the connection itself stays in the pool."
                 }
             };
             setup.beat(
                 "report-released",
                 "The report run ends and releases the key",
                 how,
-                move |n, _| ended(n, cast.workers[0], 0) == Some(RunResult::Done) && !report_held(n, cast),
+                // On worker-1's own COMMIT or unlock answer: a colliding job waiting on the
+                // key may hold it again by then.
+                move |n, _| ended(n, cast.workers[0], 0) == Some(RunResult::Done),
             );
         }
     }

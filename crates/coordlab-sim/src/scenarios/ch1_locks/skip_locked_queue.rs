@@ -278,7 +278,7 @@ fn beats(setup: &mut Setup, lock: ClaimLock, db: NodeId, ids: Vec<NodeId>) {
                     move |n, _| working(n, &all) == all.len(),
                 )
                 .ask(
-                    "Three workers ran the same SELECT at the same moment. Why did each get a different job?",
+                    "The workers ran the same SELECT at the same moment. Why did each get a different job?",
                     &["Luck of timing", "SKIP LOCKED passes over rows another transaction holds", "The table hands out jobs round-robin"],
                     1,
                     "Each claim locks the first pending row nobody holds; rows already locked are skipped, not waited for.",

@@ -283,11 +283,14 @@ fn beats_with_key(setup: &mut Setup, c: LeasePair) {
         "key-stays",
         "The lease goes; the run key stays",
         "Released or expired, the lease only kept the copies apart in time. The job_run row remembers that tonight's run happened.",
+        // By the store's row, not the replicas' belief: a replica lets go in its mind a
+        // message before the store does.
         move |n, _| {
+            let store_now = n.local_now_us[c.store.index()];
             ledger(n, c).is_some_and(|l| !l.runs.is_empty())
-                && ![c.a, c.b]
-                    .iter()
-                    .any(|&r| replica(n, r).is_some_and(LeaseWorker::believes_it_holds))
+                && n.live::<LeaseStore>(c.store).is_some_and(|s| {
+                    s.durable.rows.values().all(|r| r.released || r.expires_at_us <= store_now)
+                })
         },
     );
     setup.beat(

@@ -85,7 +85,7 @@ pub fn info() -> Listing {
     Listing {
         sections: "§4–5",
         title: "Clock skew",
-        summary: "Real clock drift is milliseconds; a clock step is seconds. At 16 s an NTP correction sets A's clock back 5 s, so A judges its lease 5 s too long and starts one more step after the store has expired it and granted it to B. A's write lands before B's first one, the fence has not seen 34 yet, and the step is debited twice. With margin=10s, A starts a step only if it ends 10 s before the lease does by its own clock, and the run stays safe.",
+        summary: "Real clock drift is milliseconds; a clock step is seconds. At 16 s an NTP correction sets A's clock back 5 s, so A judges its lease 5 s too long and starts one more step after the store has expired it, just before B's next poll takes it over. A's write lands before B's first one, the fence has not seen 34 yet, and the step is debited twice. With margin=10s, A starts a step only if it ends 10 s before the lease does by its own clock, and the run stays safe.",
         params: vec![
             choice(
                 "margin",

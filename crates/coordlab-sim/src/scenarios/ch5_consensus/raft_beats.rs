@@ -95,7 +95,9 @@ fn was_fault(step: &crate::kernel::beats::Step<'_>, f: impl Fn(&Fault) -> bool) 
 }
 
 /// `raft-election`, default and the variants whose bug cannot show without a log.
-pub fn election(setup: &mut Setup, cast: &RaftCast, servers: u32) {
+/// `usual`: the timing leaves S1 the leader of term 1 until it crashes (see
+/// `raft_common::usual_timing`); otherwise leadership may move before, and the beats say less.
+pub fn election(setup: &mut Setup, cast: &RaftCast, servers: u32, usual: bool) {
     let s1 = cast.servers[0];
     let majority = servers / 2 + 1;
     setup
@@ -124,8 +126,12 @@ pub fn election(setup: &mut Setup, cast: &RaftCast, servers: u32) {
     setup
         .beat(
             "leader-crashes",
-            "The leader S1 crashes",
-            "S1 stops: no more heartbeats. Each follower's timer keeps running down.",
+            if usual { "The leader S1 crashes" } else { "S1 crashes" },
+            if usual {
+                "S1 stops: no more heartbeats. Each follower's timer keeps running down."
+            } else {
+                "S1 stops. With heartbeats this close to the election timeout, leadership may have moved before now; whoever leads, the others' timers keep running."
+            },
             move |n, _| !n.is_live(s1),
         )
         .ask(
@@ -138,22 +144,30 @@ pub fn election(setup: &mut Setup, cast: &RaftCast, servers: u32) {
             1,
             "Timeouts are drawn at random: the first follower to time out stands in term 2 and usually wins before the others stand.",
         );
-    setup.beat(
-        "higher-term",
-        "A follower times out: term 2 begins",
-        "A follower heard no heartbeat for a whole timeout. It becomes a candidate in a higher term and asks for votes.",
-        move |n, _| live_servers(n).iter().any(|s| s.term > Term(1)),
-    );
-    setup.beat(
-        "new-leader",
-        "A new leader wins a higher term",
-        "A majority of the survivors voted for it. The cluster takes writes again without S1.",
-        move |n, _| leader_above(n, 1).is_some_and(|s| s.id != s1),
-    );
+    // Under unusual timing the terms may have moved on before S1's crash: these two would
+    // then describe what happened earlier.
+    if usual {
+        setup.beat(
+            "higher-term",
+            "A follower times out: term 2 begins",
+            "A follower heard no heartbeat for a whole timeout. It becomes a candidate in a higher term and asks for votes.",
+            move |n, _| live_servers(n).iter().any(|s| s.term > Term(1)),
+        );
+        setup.beat(
+            "new-leader",
+            "A new leader wins a higher term",
+            "A majority of the survivors voted for it. The cluster takes writes again without S1.",
+            move |n, _| leader_above(n, 1).is_some_and(|s| s.id != s1),
+        );
+    }
     setup.beat(
         "s1-restarts",
         "S1 restarts in its old term",
-        "S1 comes back with the term and vote it wrote to disk before it replied to anyone. It still thinks the term is 1.",
+        if usual {
+            "S1 comes back with the term and vote it wrote to disk before it replied to anyone. It still thinks the term is 1."
+        } else {
+            "S1 comes back with the term and vote it wrote to disk before it replied to anyone: the term it had when it crashed."
+        },
         move |n, _| n.is_live(s1),
     );
     setup.beat(
@@ -275,7 +289,7 @@ pub fn split_vote(setup: &mut Setup, identical: bool) {
     setup.beat(
         "leader",
         "A leader is elected",
-        "The early candidate collected a majority before anyone else stood.",
+        "One candidate collected a majority of its term's votes, its own included. Each server votes once a term, so no other candidate of that term can.",
         move |n, _| leader_above(n, 0).is_some(),
     );
     setup.beat(
@@ -299,7 +313,11 @@ pub fn log_replication(setup: &mut Setup, cast: &RaftCast, servers: u32, writes:
         .beat(
             "appended",
             "The first write is in S1's log",
-            "S1 appends the client's command at #1 and sends it to every follower.",
+            if servers == 1 {
+                "S1 appends the client's command at #1. A cluster of one has no follower to send it to."
+            } else {
+                "S1 appends the client's command at #1 and sends it to every follower."
+            },
             move |n, _| live(n, s1).is_some_and(|s| !s.log.is_empty()),
         )
         .ask(
@@ -315,7 +333,11 @@ pub fn log_replication(setup: &mut Setup, cast: &RaftCast, servers: u32, writes:
     setup.beat(
         "committed",
         "#1 commits on a majority",
-        "Enough followers stored #1. S1 applies it and answers the client.",
+        if servers == 1 {
+            "S1 alone is a majority of one: it applies #1 and answers the client."
+        } else {
+            "Enough followers stored #1. S1 applies it and answers the client."
+        },
         move |n, _| any_commit(n, 1),
     );
     if servers >= 5 {
@@ -324,7 +346,7 @@ pub fn log_replication(setup: &mut Setup, cast: &RaftCast, servers: u32, writes:
         setup.beat(
             "follower-crashes",
             &format!("Follower {name} crashes"),
-            "One follower stops answering. The leader keeps sending it entries; nothing arrives.",
+            "One follower stops answering. The leader keeps sending it AppendEntries; nothing arrives.",
             move |n, _| !n.is_live(down),
         );
         let mut at_crash = None;
@@ -341,7 +363,7 @@ pub fn log_replication(setup: &mut Setup, cast: &RaftCast, servers: u32, writes:
         setup.beat(
             "catches-up",
             &format!("{name} restarts and catches up"),
-            "It comes back with the log it wrote to disk. The leader steps its next index back until the logs match and sends what it missed.",
+            "It comes back with the log it wrote to disk. The leader kept sending from where that log ends, so the logs still match there, and the next AppendEntries brings everything it missed.",
             move |n, _| {
                 let lead = live(n, s1).map_or(0, |s| s.log.len());
                 live(n, down).is_some_and(|s| s.log.len() == lead && lead > 0)
@@ -589,7 +611,9 @@ pub fn figure_8(setup: &mut Setup, cast: &RaftCast, counting: bool) {
             "s5-stands",
             "(e) S5 stands and is refused",
             "S1 crashes and S5 restarts. S5's log ends in term 3; a majority's ends in term 4, so they refuse it.",
-            move |n, _| live(n, s5).is_some_and(|s| s.role == Role::Candidate),
+            // In term 4 the others refuse S5 for having voted for S1 already; the log check
+            // this beat is about decides only from term 5.
+            move |n, _| live(n, s5).is_some_and(|s| s.role == Role::Candidate && s.term > Term(4)),
         );
         setup.beat(
             "safe",
@@ -657,10 +681,16 @@ pub fn quorum(setup: &mut Setup, cast: &RaftCast, servers: u32) {
         "The leader still takes the client's write into its log, but not enough servers can store it. The client waits.",
         move |n, _| up(n) < majority && live(n, s1).is_some_and(|s| s.log.len() as u64 > s.commit_index.0),
     );
+    // The majority was lost with `majority - 1` up, S1 among them.
+    let survivors = majority - 2;
     setup.beat(
         "leader-crashes",
         "S1 crashes: no one can be elected",
-        "The survivors time out and stand, but no candidate can collect a majority of votes either.",
+        if survivors == 0 {
+            "Every server is down now: nothing can be written, and nobody is left to stand for election."
+        } else {
+            "The survivors time out and stand, but no candidate can collect a majority of votes either."
+        },
         move |n, _| !n.is_live(s1),
     );
 }

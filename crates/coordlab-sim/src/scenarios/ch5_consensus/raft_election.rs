@@ -138,7 +138,8 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     if forget_vote_story(params) {
         raft_beats::election_forgets_votes(&mut setup, &cast);
     } else {
-        raft_beats::election(&mut setup, &cast, n.clamp(1, MAX_SERVERS));
+        let usual = crate::scenarios::raft_common::usual_timing(params);
+        raft_beats::election(&mut setup, &cast, n.clamp(1, MAX_SERVERS), usual);
     }
     setup
 }

@@ -51,7 +51,7 @@ pub fn info() -> Listing {
     Listing {
         sections: "§6",
         title: "Raft: replicating the log",
-        summary: "The client's writes go to the leader, which appends them and commits each once a majority stores it. The last follower answers slowly and the one before it crashes from 0.8 s to 1.6 s: the majority keeps committing, and the restarted follower is brought up to date.",
+        summary: "The client's writes go to the leader, which appends them and commits each once a majority stores it. The last follower answers slowly; with five servers or more, the one before it also crashes from 0.8 s to 1.6 s: the majority keeps committing, and the restarted follower is brought up to date.",
         params,
     }
 }

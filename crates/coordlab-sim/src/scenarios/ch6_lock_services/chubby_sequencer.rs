@@ -14,7 +14,7 @@
 //! storage remembering the highest generation, as Chubby's `CheckSequencer()` would tell it)
 //! refuses the late write however late it is.
 
-use super::service_world::{acquired, lock_lapsed, wrote_at_storage};
+use super::service_world::{acquired, lock_lapsed};
 use super::service_world::{build, client, place_clients, ServiceCast, ServicePlan, ServiceProperty};
 use super::service_world::{
     A_GRANT_BY_MS, A_START_MS, B_START_MS, CLOSE_CALL_MS, RETRY_MS, ROUND_TRIP_SLACK_MS,
@@ -23,9 +23,12 @@ use crate::json;
 use crate::kernel::faults::Fault;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
+use crate::kernel::world::Nodes;
 use crate::presentation::durations::seconds;
 use crate::protocols::services::service_client::ServiceClient;
-use crate::protocols::services::service_lock::{Check, Flavour, ServerConfig, KEEPALIVE_EARLY_MS};
+use crate::protocols::services::service_lock::{
+    Check, Flavour, GuardedResource, ServerConfig, KEEPALIVE_EARLY_MS,
+};
 use crate::scenarios::common::beat_either;
 use crate::scenarios::lease_setup::{choice, holds_if, int, millis};
 use crate::scenarios::{Expectation, Listing, Params};
@@ -150,30 +153,47 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         );
     }
     setup.script(CRASH_AT_MS * MS_US, Fault::Crash { node: cast.a });
-    beats(&mut setup, checks, lock_delay_ms, cast);
+    beats(&mut setup, params, cast);
     setup
 }
 
-fn beats(setup: &mut Setup, checks: bool, lock_delay_ms: u64, cast: ServiceCast) {
+/// The beats follow where A's write is: held past A's crash and past B's grant (the story
+/// the scenario is named for), or landed earlier, when lock-delay outlasted it.
+fn beats(setup: &mut Setup, params: &Params, cast: ServiceCast) {
+    let checks = params.get("check").is_some_and(|v| v == "yes");
+    let lock_delay_ms: u64 = int(params, "lock_delay_ms");
+    let write_delay_ms: u64 = int(params, "write_delay_ms");
+    let late = late_enough(params);
+    let out_at_crash = HOLD_FROM_MS + write_delay_ms > CRASH_AT_MS;
     setup.beat(
         "a-locks",
         "A takes the lock: sequencer generation 7",
         "The cell grants the lock in A's session and hands A a sequencer: the lock's name, exclusive mode, generation 7. A's library sends a KeepAlive; the cell holds it until the 12 s lease nears its end, then answers with a new lease.",
         move |n, _| acquired(n, cast.a),
     );
-    setup.beat(
-        "a-writes",
-        "A's write is stuck in the network",
-        "A sends its write with generation 7. The network holds it: a slow path, a retransmission queue.",
-        move |n, _| {
-            n.live::<ServiceClient>(cast.a)
-                .is_some_and(|c| c.steps_written >= 1)
-        },
-    );
+    let (title, text) = if write_delay_ms > 0 {
+        (
+            "A's write is stuck in the network",
+            "A sends its write with generation 7. The network holds it: a slow path, a retransmission queue.",
+        )
+    } else {
+        (
+            "A writes with generation 7",
+            "A sends its write with generation 7; nothing holds it up.",
+        )
+    };
+    setup.beat("a-writes", title, text, move |n, _| {
+        n.live::<ServiceClient>(cast.a)
+            .is_some_and(|c| c.steps_written >= 1)
+    });
     setup.beat(
         "a-dies",
         "A crashes without releasing",
-        "A's process dies. The cell still answers the KeepAlive it holds, near the lease's end, granting one more lease; no next KeepAlive comes. A's write is still out there.",
+        if out_at_crash {
+            "A's process dies. The cell still answers the KeepAlive it holds, near the lease's end, granting one more lease; no next KeepAlive comes. A's write is still out there."
+        } else {
+            "A's process dies. The cell still answers the KeepAlive it holds, near the lease's end, granting one more lease; no next KeepAlive comes. A's write has already landed."
+        },
         move |_, step| matches!(step.fault, Some(Fault::Crash { node }) if *node == cast.a),
     );
     let lapse = if lock_delay_ms > 0 {
@@ -184,14 +204,19 @@ fn beats(setup: &mut Setup, checks: bool, lock_delay_ms: u64, cast: ServiceCast)
     setup.beat("session-ends", "A's session ends", &lapse, move |n, step| {
         lock_lapsed(n, step, cast)
     });
-    setup
-        .beat(
-            "b-locks",
-            "B takes the lock: generation 8",
-            "The cell grants B the lock with a new sequencer, generation 8. B writes with it. A's write with generation 7 is still on its way.",
-            move |n, _| acquired(n, cast.b),
-        )
-        .ask(
+    let b_text = match late {
+        Some(true) => "The cell grants B the lock with a new sequencer, generation 8. B writes with it. A's write with generation 7 is still on its way.",
+        Some(false) => "The cell grants B the lock with a new sequencer, generation 8. A's write with generation 7 lands before B writes anything, so it overwrites nothing of B's.",
+        None => "The cell grants B the lock with a new sequencer, generation 8. A's write with generation 7 arrives close to now: before or after B's first write, timing decides.",
+    };
+    let b_locks = setup.beat(
+        "b-locks",
+        "B takes the lock: generation 8",
+        b_text,
+        move |n, _| acquired(n, cast.b),
+    );
+    if late == Some(true) {
+        b_locks.ask(
             "When A's write with generation 7 finally arrives, what happens?",
             &["It is applied", "It is refused"],
             u8::from(checks),
@@ -201,6 +226,7 @@ fn beats(setup: &mut Setup, checks: bool, lock_delay_ms: u64, cast: ServiceCast)
                 "Nothing compares generations, and lock-delay is long over."
             },
         );
+    }
     beat_either(
         setup,
         "a-write-arrives",
@@ -215,6 +241,17 @@ fn beats(setup: &mut Setup, checks: bool, lock_delay_ms: u64, cast: ServiceCast)
                 "The storage does not look at the sequencer. Lock-delay guarded the lock for a while; this write came later than any delay can cover.",
             ),
         ],
-        move |n, _| wrote_at_storage(n, cast, cast.a),
+        move |n, _| a_wrote_after_b(n, cast),
     );
+}
+
+/// Whether a write of A's reached the storage after one of B's.
+fn a_wrote_after_b(n: &Nodes<'_>, cast: ServiceCast) -> bool {
+    n.live::<GuardedResource>(cast.storage).is_some_and(|r| {
+        r.durable
+            .writes
+            .iter()
+            .skip_while(|w| w.writer != cast.b)
+            .any(|w| w.writer == cast.a)
+    })
 }

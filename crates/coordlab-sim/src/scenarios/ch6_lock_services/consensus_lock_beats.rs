@@ -12,6 +12,7 @@ use crate::kernel::world::Nodes;
 use crate::protocols::raft::Role;
 use crate::protocols::services::lock_client::EtcdWorker;
 use crate::protocols::services::lock_service::LockServer;
+use crate::protocols::services::lock_store::LockEvent;
 use crate::scenarios::property_library::ledger_row;
 
 /// Whether `worker` believes it holds the lock.
@@ -28,12 +29,17 @@ fn new_leader_keeps_a(n: &Nodes<'_>, c: ConsensusCast) -> bool {
     })
 }
 
-/// Some live server has applied the deletion of worker-a's key.
-fn a_key_deleted(n: &Nodes<'_>, c: ConsensusCast) -> bool {
+/// Some live server has applied the deletion of worker-a's key by its lease's expiry (not by
+/// worker-a's own revoke when it wakes in time and finishes).
+fn a_key_expired(n: &Nodes<'_>, c: ConsensusCast) -> bool {
     c.stores.iter().any(|id| {
         n.live::<LockServer>(*id).is_some_and(|s| {
             let store = &s.server.locks;
-            !store.deletions.is_empty() && store.keys.values().all(|kv| kv.owner != c.workers[0])
+            store
+                .history
+                .iter()
+                .any(|e| matches!(e, LockEvent::Ended { expired: true, .. }))
+                && store.keys.values().all(|kv| kv.owner != c.workers[0])
         })
     })
 }
@@ -79,12 +85,12 @@ pub fn beats(setup: &mut Setup, c: ConsensusCast) {
         "revoked",
         "The lease runs out: worker-a's key is deleted",
         "By its own clock the leader saw no keep-alive for a whole TTL. It revoked the lease through the log, and that one write deleted worker-a's key: revision 4.",
-        move |n, _| a_key_deleted(n, c),
+        move |n, _| a_key_expired(n, c),
     );
     setup.beat(
         "b-holds",
         "worker-b's watch fires: it holds at revision 3",
-        "worker-b was watching worker-a's key, not polling. It reads once more, finds no key ahead of its own, and writes with token 3.",
+        "worker-b was watching worker-a's key, not polling. It reads once more and finds no key ahead of its own: its create revision, 3, is its token.",
         move |n, _| holds(n, b),
     );
     setup.beat(

@@ -56,7 +56,7 @@ pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes 
         prompt: "Why do two workers end up holding the same lock?",
         answers: &[
             "The sentinels disagreed",
-            "The grant lived only on the primary that crashed",
+            "The replica that was promoted never had the grant",
             "The TTL was too short",
         ],
         correct: 1,

@@ -423,6 +423,8 @@ fn beats(setup: &mut Setup, params: &Params, skew_ms: u64, cast: ShedCast) {
         Some(_) => {
             let why = if app_time && skew_ms > 0 {
                 "app-1 compares lock_until, written by app-2's clock, with its own reading: app-2's was ahead, so the row is still taken. One run, only because the instance ahead fired first. ShedLock assumes synced clocks and recommends usingDbTime(): an instance ahead of a running holder would see its lock as expired (skew=jumps)."
+            } else if skew_ms > 0 && skew_ms < JOB_MS {
+                "app-2's run is still going when app-1 fires (the job takes 5 s), so lock_until is still app-2's lockAtMostFor deadline: the row is taken."
             } else if skew_ms > 0 {
                 "lockAtLeastFor kept lock_until past the moment app-1 fires: the row is still taken."
             } else {

@@ -75,6 +75,9 @@ pub enum LeaseStoreSaw<'a> {
         was: FencingToken,
         token: FencingToken,
         from_sequence: bool,
+        /// Whether the statement tells a renewal from a takeover with a CASE (the renewal
+        /// bug's statement has none).
+        has_case: bool,
     },
     LowerThanBefore {
         prev: FencingToken,
@@ -225,6 +228,7 @@ impl From<LeaseStoreSaw<'_>> for String {
                 was,
                 token,
                 from_sequence,
+                has_case,
             } => {
                 let why = match freed {
                     Freed::ByEarlierRun => format!(
@@ -238,10 +242,11 @@ impl From<LeaseStoreSaw<'_>> for String {
                         at(at_us)
                     ),
                 };
+                let part = if has_case { "the CASE" } else { "the statement" };
                 let rule = if from_sequence {
-                    "the CASE takes the number nextval drew"
+                    format!("{part} takes the number nextval drew")
                 } else {
-                    "the CASE adds 1"
+                    format!("{part} adds 1")
                 };
                 format!("{why} {who} takes it over and {rule}: token {was} becomes {token}.")
             }

@@ -295,7 +295,7 @@ impl From<LeaseWorkerSaw<'_>> for String {
                 "Account work for {job_key} is routed only to {me}: no one else will ever see it."
             ),
             NotTheConsumer { me, job_key } => {
-                format!("{me} is not the consumer for {job_key}; the job never reaches it.")
+                format!("{me}'s job fires, but {me} does not consume the partition {job_key} belongs to: it has no work for it and stops.")
             }
             JobAlreadyComplete { steps_done, me } => format!(
                 "The job is already complete ({steps_done} steps recorded): {me} has nothing to do."
@@ -342,7 +342,7 @@ impl From<LeaseWorkerSaw<'_>> for String {
                 why_text(why)
             ),
             RefusedAborts { me, why } => format!(
-                "{me}'s write was refused ({}). That is proof another worker owns the lease now: {me} aborts — no retry, no compensation.",
+                "{me}'s write was refused ({}). {me} reads that as proof another worker owns the lease now, and aborts — no retry, no compensation.",
                 why_text(why)
             ),
             RefusedReacquires { me, why, step } => format!(

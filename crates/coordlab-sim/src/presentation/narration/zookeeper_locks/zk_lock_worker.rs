@@ -142,7 +142,7 @@ impl From<ZkLockWorkerSaw<'_>> for String {
                 reason.map(|r| r.text()).unwrap_or_default()
             ),
             Releases { me, node } => {
-                format!("{me} has posted its whole batch and releases the lock by deleting {node}.")
+                format!("{me} has posted its whole batch and asks ZooKeeper to delete {node}, to release the lock.")
             }
         }
     }

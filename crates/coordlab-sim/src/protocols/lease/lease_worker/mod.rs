@@ -198,6 +198,6 @@ mod tests {
         assert!(msgs(&fx).is_empty());
         assert_eq!(w.node.phase, Phase::Stopped);
         assert_eq!(w.node.stop_reason, Some(StopReason::NotMine));
-        assert!(narration(&fx).contains("not the consumer for job"));
+        assert!(narration(&fx).contains("does not consume the partition job belongs to"));
     }
 }
