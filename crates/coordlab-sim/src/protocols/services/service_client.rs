@@ -205,6 +205,12 @@ impl LockClient for ServiceLock {
                 ctx.note(ServiceClientSaw::StepRefused { me, step });
                 Turn::Stop
             }
+            // The last write's answer (see `write`); a stuck thread never reads it.
+            ServiceMsg::WriteResult { step, accepted: true }
+                if !self.stuck && *at.phase == (Phase::Writing { step }) =>
+            {
+                Turn::Written(step)
+            }
             _ => Turn::Stay,
         }
     }
@@ -251,6 +257,13 @@ impl LockClient for ServiceLock {
         if c.stuck_after_step == Some(step) {
             self.stuck = true;
             ctx.note(ServiceClientSaw::Stuck { me: ctx.me(), step });
+            return None;
+        }
+        // Its writes do not hold up the next step's work, but the last one's answer comes
+        // before unlock(), as in code that unlocks once its last write has returned: an
+        // unlock sent beside the write could overtake it, and the holder would write after
+        // letting go.
+        if step == at.plan.job.steps {
             return None;
         }
         Some(at.plan.job.after(step))
