@@ -446,3 +446,71 @@ fn near_b_s_first_write_every_variant_meets_its_expectation() {
     }
     assert!(missed.is_empty(), "{} runs missed: {missed:#?}", missed.len());
 }
+
+/// The beats tell the run the parameters make, not the default one: A freezing after its
+/// second step under a 40 s lease is told as such, with B starting step 3, and the numbers
+/// of the default story (step 2, 30 s, 11 s, 37 s) appear nowhere.
+#[test]
+fn the_beats_follow_the_parameters() {
+    let t = trace(
+        &[
+            ("fencing", "app-check"),
+            ("ttl_ms", "40000"),
+            ("pause_start_ms", "9000"),
+            ("pause_ms", "50000"),
+            ("heartbeat_ms", "15000"),
+        ],
+        1,
+    );
+    let text = |key: &str| {
+        let b = t
+            .beats
+            .iter()
+            .find(|b| b.key == key)
+            .unwrap_or_else(|| panic!("no beat {key}"));
+        assert!(b.seq.is_some(), "beat {key} never happens");
+        format!("{} — {}", b.title, b.text)
+    };
+    assert!(text("a-acquires").contains("for 40 s"), "{}", text("a-acquires"));
+    assert!(
+        text("a-freezes").contains("after step 2"),
+        "{}",
+        text("a-freezes")
+    );
+    assert!(
+        text("b-takes-over").contains("starts step 3"),
+        "{}",
+        text("b-takes-over")
+    );
+    assert!(text("b-writes").contains("step 3"), "{}", text("b-writes"));
+    // A wakes at 59 s, 19 s after its lease ran out, 51 s after its check at about 8 s.
+    assert!(text("a-wakes").contains("about 19 s ago"), "{}", text("a-wakes"));
+    assert!(text("a-write").contains("51 s old"), "{}", text("a-write"));
+}
+
+/// Where the parameters leave the story out (A wakes before its lease runs out), the beats
+/// stop at what every run shows instead of telling a takeover that does not happen.
+#[test]
+fn without_the_story_the_beats_claim_no_takeover() {
+    let t = trace(&[("fencing", "write-predicate"), ("pause_ms", "20000")], 1);
+    let keys: Vec<&str> = t.beats.iter().map(|b| b.key.as_str()).collect();
+    assert_eq!(keys, ["a-acquires", "a-freezes"]);
+    assert!(t.beats.iter().all(|b| b.seq.is_some()));
+}
+
+/// Each variant's default run promises its story: first-write-only's default (A frozen at
+/// 2 s, B's poll half a second after the expiry) once fell outside a bound that allowed B a
+/// whole poll period after the expiry.
+#[test]
+fn every_variant_default_promises_two_holders() {
+    for fencing in FENCING {
+        let e = expectation_for(&request(&[("fencing", fencing)], 1)).unwrap();
+        assert!(
+            e.outcome
+                .iter()
+                .any(|(k, v)| k == "max_concurrent_holders" && *v == json!(2)),
+            "{fencing}: {:?}",
+            e.outcome
+        );
+    }
+}

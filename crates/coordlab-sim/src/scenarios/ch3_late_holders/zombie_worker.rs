@@ -127,11 +127,34 @@ const CLOSE_CALL_MS: u64 = 300;
 /// its first write, rounded up.
 const MESSAGES_MS: u64 = 50;
 
-/// The latest B's first write lands: A's lease runs out `ttl` after its grant (its job
-/// fires in the plan's first 100 ms); B, polling every `retry_ms` (plus any jitter), takes
-/// it over at its first poll after that, reads how far the job got and writes a step later.
+/// When worker-B's job fires (`setup`'s `worker_pair`).
+const B_START_AFTER_MS: (u64, u64) = (500, 600);
+
+/// A busy answer comes back within this (two hops of 1–4 ms); B's next poll is timed from it.
+const POLL_ROUND_TRIP_MS: (u64, u64) = (2, 8);
+
+/// The latest B's first write lands: A's lease runs out `ttl` after its grant (its job fires
+/// in the plan's first 100 ms, the grant a hop later); B polls from its start, each poll a
+/// round trip plus `retry_ms` (plus any jitter) after the last, takes the lease at its first
+/// poll after the expiry, reads how far the job got and writes a step later. B's polls fall
+/// on a grid its start fixes, so the first one after the expiry is found by walking the grid
+/// for every start and period the ranges allow, not bounded by a whole period.
 fn b_first_write_by_ms(job: &WorkerPlan, ttl: u64) -> u64 {
-    job.start_after_ms.1 + ttl + job.retry_ms + job.retry_jitter_ms + job.step_ms + MESSAGES_MS
+    let expiry = job.start_after_ms.1 + ttl + MESSAGES_MS;
+    let periods =
+        (job.retry_ms + POLL_ROUND_TRIP_MS.0)..=(job.retry_ms + job.retry_jitter_ms + POLL_ROUND_TRIP_MS.1);
+    let first_poll_after = |start: u64, period: u64| {
+        if expiry <= start {
+            start
+        } else {
+            start + (expiry - start).div_ceil(period) * period
+        }
+    };
+    let takeover = (B_START_AFTER_MS.0..=B_START_AFTER_MS.1)
+        .flat_map(|start| periods.clone().map(move |period| first_poll_after(start, period)))
+        .max()
+        .unwrap_or(expiry + job.retry_ms);
+    takeover + job.step_ms + MESSAGES_MS
 }
 
 /// Whether the default story (A frozen past its TTL while B takes over) happens with these
@@ -202,7 +225,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     let a = plan(params);
     let (mut setup, cast) = build(LeasePlan {
         store: Some(StorePlan::with_tokens_issued(32)),
-        workers: worker_pair(a, (500, 600)),
+        workers: worker_pair(a, B_START_AFTER_MS),
         properties: vec![FenceMonotonic, TokensIncrease, NoDoubleDebit, JobCompletes],
         explain_double_runs: true,
         ..LeasePlan::default()
@@ -217,6 +240,14 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         setup.script(int::<u64>(params, "pause_start_ms") * MS_US, pause);
     }
     let variant = params.get("fencing").map_or("none", String::as_str);
-    super::zombie_worker_beats::beats(&mut setup, variant, cast);
+    let job = plan(params);
+    let timing = super::zombie_worker_beats::Timing {
+        ttl_ms: job.ttl_ms,
+        pause_start_ms: int(params, "pause_start_ms"),
+        pause_ms,
+        step_ms: job.step_ms,
+        story: zombie_story(params, &job),
+    };
+    super::zombie_worker_beats::beats(&mut setup, variant, cast, timing);
     setup
 }
