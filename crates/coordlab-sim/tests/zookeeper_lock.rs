@@ -251,3 +251,16 @@ fn after_its_session_expires_the_frozen_holder_believes_and_worker_2_is_first_in
         }
     }
 }
+
+/// The freeze beat asks how many waiters the session's expiry wakes only where the pause
+/// outlasts the session: a 3 s pause under a 4 s timeout expires nothing.
+#[test]
+fn the_expiry_question_is_asked_only_when_the_session_expires() {
+    let asks = |pairs: &[(&str, &str)]| {
+        let t = trace(pairs, 1);
+        let freeze = t.beats.iter().find(|b| b.key == "freeze").expect("a freeze beat");
+        freeze.question.is_some()
+    };
+    assert!(asks(&[]));
+    assert!(!asks(&[("pause_ms", "3000")]));
+}

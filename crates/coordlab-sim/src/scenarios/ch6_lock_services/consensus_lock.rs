@@ -309,6 +309,6 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         ledger,
         LOCK_PREFIX,
     ));
-    beats::beats(&mut setup, cast);
+    beats::beats(&mut setup, cast, crash_at_ms(params) > 0);
     setup
 }

@@ -166,7 +166,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     if v == "full-gc" {
         script_pause_of_a(&mut setup, params, cast);
     }
-    beats(&mut setup, &v, timeout, cast);
+    beats(&mut setup, &v, timeout, int(params, "pause_start_ms"), cast);
     setup
 }
 
@@ -191,7 +191,7 @@ fn stale_applied(n: &crate::kernel::world::Nodes<'_>, cast: ServiceCast) -> bool
         .is_some_and(|r| super::service_world::stale_writes(&r.durable.writes).0 > 0)
 }
 
-fn beats(setup: &mut Setup, variant: &str, timeout_ms: u64, cast: ServiceCast) {
+fn beats(setup: &mut Setup, variant: &str, timeout_ms: u64, pause_start_ms: u64, cast: ServiceCast) {
     let (ttl, every) = (seconds(timeout_ms), seconds(timeout_ms / 3));
     setup.beat(
         "a-locks",
@@ -199,12 +199,17 @@ fn beats(setup: &mut Setup, variant: &str, timeout_ms: u64, cast: ServiceCast) {
         &format!("lock() with no lease time: Redis keeps the key for {ttl}, and Redisson's watchdog thread will push that back every {every} while A's process runs."),
         move |n, _| acquired(n, cast.a),
     );
-    setup.beat(
-        "renewed",
-        "The watchdog renews the lock",
-        &format!("{every} in, the watchdog resets the TTL to {ttl}. It checks one thing only: that the process holding the lock is still running."),
-        move |n, _| renewals(n, cast) >= 1,
-    );
+    // A GC pause that starts before A's first renewal leaves nothing to renew: told then
+    // without this beat, which would otherwise wait for another client's renewal.
+    let paused = !matches!(variant, "none" | "stuck-thread");
+    if !paused || pause_start_ms > timeout_ms / 3 + A_GRANT_BY_MS {
+        setup.beat(
+            "renewed",
+            "The watchdog renews the lock",
+            &format!("{every} in, the watchdog resets the TTL to {ttl}. It checks one thing only: that the process holding the lock is still running."),
+            move |n, _| n.live::<ServiceClient>(cast.a).is_some_and(|c| c.renewals >= 1),
+        );
+    }
     match variant {
         "stuck-thread" => {
             setup.beat(
@@ -256,7 +261,7 @@ fn beats(setup: &mut Setup, variant: &str, timeout_ms: u64, cast: ServiceCast) {
             setup.beat(
                 "expires",
                 "The key's TTL runs out",
-                &format!("{ttl} after the last renewal Redis deletes the key. To Redis a frozen process and a dead one look the same."),
+                &format!("{ttl} after the key's TTL was last set (the grant, or the last renewal) Redis deletes the key. To Redis a frozen process and a dead one look the same."),
                 move |n, step| lock_lapsed(n, step, cast),
             );
             setup.beat(

@@ -212,7 +212,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             },
         );
     }
-    beats::beats(&mut setup, service, ledger, &workers, watch);
+    beats::beats(&mut setup, service, ledger, &workers, watch, expiry_story(params));
     setup.set_world(ZkWorld::new(service, ledger, workers));
     setup
 }

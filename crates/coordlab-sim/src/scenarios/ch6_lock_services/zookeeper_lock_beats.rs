@@ -30,7 +30,16 @@ fn released(n: &Nodes<'_>, service: NodeId, owner: NodeId, cause: ReleaseCause) 
         .is_some_and(|s| s.releases.iter().any(|r| r.owner == owner && r.cause == cause))
 }
 
-pub fn beats(setup: &mut Setup, service: NodeId, ledger: NodeId, workers: &[NodeId], watch: WatchMode) {
+/// `expires`: the pause surely outlasts worker-1's session, so the question about the
+/// deletion it causes is asked.
+pub fn beats(
+    setup: &mut Setup,
+    service: NodeId,
+    ledger: NodeId,
+    workers: &[NodeId],
+    watch: WatchMode,
+    expires: bool,
+) {
     let (first, second) = (workers[0], workers[1]);
     let waiters = workers[1..].to_vec();
     setup.beat(
@@ -61,19 +70,20 @@ pub fn beats(setup: &mut Setup, service: NodeId, ledger: NodeId, workers: &[Node
     } else {
         "Only worker-2 watches worker-1's node; the others watch the node ahead of their own, which is still there."
     };
-    setup
-        .beat(
-            "freeze",
-            "worker-1 freezes holding the lock",
-            "A stop-the-world pause mid-job: worker-1 sends no pings, yet it still believes it holds token 0.",
-            move |_, step| matches!(step.fault, Some(Fault::Pause { node, .. }) if *node == first),
-        )
-        .ask(
+    let freeze = setup.beat(
+        "freeze",
+        "worker-1 freezes holding the lock",
+        "A stop-the-world pause mid-job: worker-1 sends no pings, yet it still believes it holds token 0.",
+        move |_, step| matches!(step.fault, Some(Fault::Pause { node, .. }) if *node == first),
+    );
+    if expires {
+        freeze.ask(
             "worker-1 stays frozen past its session timeout, so ZooKeeper will delete its node. How many waiters wake up?",
             &["None: nobody is told", "One: worker-2, the next in line", "Every waiter"],
             if herd { 2 } else { 1 },
             why,
         );
+    }
     setup.beat(
         "expired",
         "ZooKeeper expires worker-1's session",

@@ -175,7 +175,7 @@ impl From<RedisWorkerSaw<'_>> for String {
                 "{me}'s connection to {primary} drops before the answer came. Was the lock set? It cannot know, so it does not act on it."
             ),
             DropsWhileWorking { me, primary } => format!(
-                "{me}'s connection to {primary} drops. It carries on working: its lock is a key in {primary}'s memory, and nothing tells it whether any replica has that key."
+                "{me}'s connection to {primary} drops. It carries on working: its lock is a key in {primary}'s memory, and nothing tells it whether the replica that takes over will have that key."
             ),
             SendsDebit { me, step, token } => sends_debit(
                 me,
