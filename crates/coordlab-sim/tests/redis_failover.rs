@@ -652,3 +652,16 @@ fn after_the_promotion_b_is_granted_while_a_still_believes() {
         }
     }
 }
+
+/// With a lag short enough that store-1 streams A's write before it crashes, the promoted
+/// replica has the lock: the beats tell a crash after the stream and no second holder.
+#[test]
+fn a_short_lag_tells_no_lost_lock() {
+    let t = trace(&[("replication_lag_ms", "0")], 1, Recording::Lines);
+    let keys: Vec<&str> = t.beats.iter().map(|b| b.key.as_str()).collect();
+    assert_eq!(keys, ["a-holds", "crash", "odown", "promoted"]);
+    assert!(t.beats.iter().all(|b| b.seq.is_some()));
+    let crash = t.beats.iter().find(|b| b.key == "crash").expect("a crash beat");
+    assert!(crash.title.contains("after streaming"), "{}", crash.title);
+    assert_eq!(t.outcome["lock_lost"], serde_json::json!(false));
+}

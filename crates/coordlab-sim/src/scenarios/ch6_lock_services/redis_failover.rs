@@ -377,6 +377,14 @@ fn setup_without_faults(params: &Params) -> (Setup, RedisCast) {
             wait: waits(params),
             other_replica: other_replica_promoted(params),
             naive_delete: release(params) == ReleaseMode::NaiveDelete,
+            lag_ms: lag_ms(params),
+            write_lost: if write_certainly_lost(lag_ms(params)) {
+                Some(true)
+            } else if write_certainly_kept(lag_ms(params)) {
+                Some(false)
+            } else {
+                None
+            },
         },
         cast,
     );

@@ -19,6 +19,10 @@ pub struct Story {
     pub other_replica: bool,
     /// `release=del`.
     pub naive_delete: bool,
+    pub lag_ms: u64,
+    /// Whether the crash surely comes before store-1 streams A's write (`Some(false)`: surely
+    /// after; `None`: the hops' latency decides).
+    pub write_lost: Option<bool>,
 }
 
 fn worker<'a>(n: &Nodes<'a>, id: NodeId) -> Option<&'a RedisWorker> {
@@ -71,6 +75,11 @@ pub fn beats(setup: &mut Setup, story: Story, c: RedisCast) {
         other_replica(setup, story.wait, c);
         return;
     }
+    let lag = story.lag_ms;
+    if story.write_lost != Some(true) {
+        streamed_in_time(setup, &story, c);
+        return;
+    }
     if story.wait {
         setup.beat(
             "a-waits",
@@ -82,7 +91,7 @@ pub fn beats(setup: &mut Setup, story: Story, c: RedisCast) {
         setup.beat(
             "a-holds",
             "A takes the lock on store-1 with token 42",
-            "store-1 answers OK at once. Its replicas hear of the write only when the stream next goes out, 100 ms later.",
+            &format!("store-1 answers OK at once. Its replicas hear of the write only when the stream next goes out, {lag} ms later."),
             move |n, _| believes(n, a),
         );
     }
@@ -166,6 +175,44 @@ pub fn beats(setup: &mut Setup, story: Story, c: RedisCast) {
             },
         );
     }
+}
+
+/// `failure=primary-crash` with a lag short enough that store-1 may stream A's write before
+/// it crashes: the replica promoted then has the lock, and there is no second holder to tell.
+fn streamed_in_time(setup: &mut Setup, story: &Story, c: RedisCast) {
+    let a = c.workers[0];
+    let store_1 = c.stores[0];
+    let lag = story.lag_ms;
+    setup.beat(
+        "a-holds",
+        "A takes the lock on store-1 with token 42",
+        &format!("store-1 answers OK at once and streams the write to its replicas {lag} ms later."),
+        move |n, _| worker(n, a).is_some_and(|w| w.held.is_some()),
+    );
+    let (title, text) = if story.write_lost == Some(false) {
+        (
+            "store-1 crashes after streaming the lock",
+            "The stream went out before the crash: both replicas already hold the lock key and the counter at 42.",
+        )
+    } else {
+        (
+            "store-1 crashes about when it streams the lock",
+            "Whether the stream left before the crash is a matter of a few milliseconds' latency: the replicas may or may not have the lock key.",
+        )
+    };
+    setup.beat("crash", title, text, move |n, _| !n.is_live(store_1));
+    setup.beat(
+        "odown",
+        "The sentinels agree: store-1 is down",
+        "Two of three sentinels (the quorum) find it silent too long. A majority then elects one sentinel to fail it over.",
+        move |n, _| sentinels_agree(n, c),
+    );
+    setup.beat(
+        "promoted",
+        "A replica is promoted",
+        "REPLICAOF NO ONE: it becomes the primary with the data it had. Had the crash come before the stream, that data would have had no lock key: a lag this short only narrows the window.",
+        move |n, _| promoted(n, c, None),
+    );
 }
 
 /// `failure=other-replica-promoted`: store-2 has the lock, store-3 is promoted.
