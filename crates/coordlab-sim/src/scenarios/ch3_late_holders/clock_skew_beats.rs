@@ -107,7 +107,7 @@ pub(super) fn beats(setup: &mut Setup, story: &Story, cast: LeasePair) {
         } else {
             (
                 format!("At 16 s NTP steps A's clock forward {size}"),
-                format!("A correction moves worker-A's clock {size} ahead at once. Every interval A measures across this moment now looks {size} longer, so A will give up early: wasteful, but safe."),
+                format!("A correction moves worker-A's clock {size} ahead at once. Every interval A measures across this moment now looks {size} longer, so A can only stop sooner than it would have, never later: at worst wasteful, never unsafe."),
             )
         };
         let beat = setup.beat(
@@ -145,9 +145,17 @@ fn one_holder(setup: &mut Setup, story: &Story, cast: LeasePair) {
             format!("A stops: a step would cut into its {} margin", seconds(m)),
             format!("By its own clock a 6 s step would end within {} of the lease's end, so worker-A stops and leaves the rest to the next holder. The margin is larger than its clock's error.", seconds(m)),
         ),
-        None => (
+        None if story.offset_ms == 0 => (
             "A's own clock says the lease is over: it stops".to_string(),
             "worker-A's clock agrees with the store's within milliseconds, so it stops before the next step.".to_string(),
+        ),
+        None => (
+            "A's own clock says the lease is over: it stops".to_string(),
+            format!(
+                "By worker-A's own clock, {} {} the store's, the next step would end after the lease: it stops.",
+                seconds(story.offset_ms.unsigned_abs()),
+                if story.offset_ms > 0 { "ahead of" } else { "behind" }
+            ),
         ),
     };
     setup.beat("a-stops", &title, &text, move |n, _| {
