@@ -318,6 +318,7 @@ impl ZkService {
         };
         let Some(set) = watches.remove(path) else { return 0 };
         let mut woken = Vec::new();
+        let mut also = None;
         for session in set {
             let Some(s) = self.sessions.get(&session).filter(|s| s.alive) else {
                 continue;
@@ -331,6 +332,8 @@ impl ZkService {
             );
             if Some(session) != skip {
                 woken.push(s.client);
+            } else {
+                also = Some(s.client);
             }
         }
         if !woken.is_empty() {
@@ -339,6 +342,7 @@ impl ZkService {
                 path,
                 event,
                 woken: &names,
+                also: also.map(|c| ctx.name(c)),
             });
         }
         woken.len() as u32

@@ -39,6 +39,9 @@ pub enum ZkServiceSaw<'a> {
         path: &'a str,
         event: WatchEvent,
         woken: &'a [&'a str],
+        /// The session whose own change fired the watch, notified too by a watch it set
+        /// earlier (not counted as woken).
+        also: Option<&'a str>,
     },
 }
 
@@ -87,6 +90,7 @@ impl From<ZkServiceSaw<'_>> for String {
                 path,
                 event: WatchEvent::NodeDeleted,
                 woken,
+                ..
             } => format!(
                 "The watch on {path} fires for {}: a one-shot notification, gone once sent.",
                 woken.join(", ")
@@ -95,10 +99,13 @@ impl From<ZkServiceSaw<'_>> for String {
                 path,
                 event: WatchEvent::ChildrenChanged,
                 woken,
+                also,
             } => format!(
-                "The watch on {path}'s children fires for {} client(s) at once ({}); every one of them that is waiting lists {path} again.",
+                "The watch on {path}'s children fires for {} client(s) at once ({}); every one of them that is waiting lists {path} again.{}",
                 woken.len(),
-                woken.join(", ")
+                woken.join(", "),
+                also.map(|who| format!(" {who}, whose own change fired it, is notified too, by the watch it set when it last listed {path}; it is not waiting, so that changes nothing."))
+                    .unwrap_or_default()
             ),
         }
     }
