@@ -117,6 +117,7 @@ fn a_fenced_write_below_the_highest_token_is_rejected_and_changes_nothing_but_th
     let reason = RejectReason::StaleToken {
         token: FencingToken(33),
         highest: FencingToken(34),
+        by_writer: false,
     };
     assert_eq!(sent(&fx), vec![(A, result(2, 33, false, Some(reason.clone())))]);
     let d = only_persisted(&fx);

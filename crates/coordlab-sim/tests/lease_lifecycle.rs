@@ -254,3 +254,43 @@ fn the_state_panel_shows_the_last_statement_with_its_values_bound() {
     let writes = snapshot.tables.iter().find(|t| t.title == "writes").unwrap();
     assert!(writes.rows.iter().all(|r| r[2] != "no token" && r[2] != "0"));
 }
+
+/// With the renewal bug and a DELETE release, B's fresh row starts at token 1 below the 2
+/// that A's renewal left on the ledger: B is refused by A's mark, not by its own renewal, and
+/// the narration says which. The takeover sentence names no CASE the statement lacks.
+#[test]
+fn a_refusal_is_blamed_on_whoever_raised_the_token() {
+    let t = run(
+        &with_release("increments-token", "delete", 1),
+        Limits::default(),
+        Recording::Lines,
+    )
+    .unwrap();
+    let notes: Vec<&str> = t
+        .entries
+        .iter()
+        .flat_map(|e| e.notes.iter().map(String::as_str))
+        .collect();
+    assert!(notes
+        .iter()
+        .any(|n| n.contains("The newer token is worker-A's own")));
+    assert!(
+        !notes
+            .iter()
+            .any(|n| n.contains("The newer token is worker-B's own")),
+        "{notes:#?}"
+    );
+    assert!(notes
+        .iter()
+        .any(|n| n.starts_with("worker-B's write was refused") && n.contains("reads that as proof")));
+    let t = trace("increments-token", 1);
+    let notes: Vec<&str> = t
+        .entries
+        .iter()
+        .flat_map(|e| e.notes.iter().map(String::as_str))
+        .collect();
+    assert!(notes
+        .iter()
+        .any(|n| n.contains("takes it over and the statement adds 1")));
+    assert!(!notes.iter().any(|n| n.contains("the CASE adds 1")));
+}

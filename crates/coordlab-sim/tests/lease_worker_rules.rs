@@ -124,6 +124,7 @@ fn result(w: &mut W, step: u32, token: u64, accepted: bool) -> Fx {
             reason: (!accepted).then_some(RejectReason::StaleToken {
                 token: FencingToken(token),
                 highest: FencingToken(token + 2),
+                by_writer: false,
             }),
         },
     )

@@ -219,7 +219,7 @@ impl LeaseWorld {
             return;
         };
         for w in r.writes.iter().skip(self.writes_seen) {
-            let Some(RejectReason::StaleToken { token, highest }) = &w.reason else {
+            let Some(RejectReason::StaleToken { token, highest, .. }) = &w.reason else {
                 continue;
             };
             let Some(mine) = store
@@ -671,6 +671,7 @@ pub fn rejected(worker: &str, token: u64, step: u32, highest: u64) -> serde_json
     let reason = RejectReason::StaleToken {
         token: FencingToken(token),
         highest: FencingToken(highest),
+        by_writer: false,
     };
     write_entry(worker, token, step, Some(&reason))
 }

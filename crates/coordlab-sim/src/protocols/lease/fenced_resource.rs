@@ -123,7 +123,11 @@ impl FencedResource {
         let stale = token < highest;
         let checked = check == WriteCheck::TokenPredicate;
         let accepted = !(stale && checked);
-        let reason = (!accepted).then_some(RejectReason::StaleToken { token, highest });
+        let reason = (!accepted).then_some(RejectReason::StaleToken {
+            token,
+            highest,
+            by_writer: self.last_token_by == Some(from),
+        });
         let balance_before = self.durable.balance;
         if accepted {
             if let Some(key) = key {

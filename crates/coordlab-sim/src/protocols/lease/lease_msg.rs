@@ -65,6 +65,9 @@ pub enum RejectReason {
     StaleToken {
         token: FencingToken,
         highest: FencingToken,
+        /// Whether `highest` came from the refused writer itself (its own renewal's token),
+        /// as far as the ledger saw: a worker fenced out by its own renewal, not by a rival.
+        by_writer: bool,
     },
     /// The write's transaction also inserted the run's key, which `job_run` already has: the
     /// run happened, and the whole transaction rolled back.

@@ -483,6 +483,7 @@ mod tests {
         let stale = RejectReason::StaleToken {
             token: FencingToken(0),
             highest: FencingToken(1),
+            by_writer: false,
         };
         let fx = h.deliver(LEDGER, step_1_result(Some(stale)));
         assert!(narration(&fx).contains("worker-1's debit was refused (token 0 < 1"));

@@ -115,7 +115,7 @@ impl Label for LeaseMsg {
 impl RejectReason {
     pub fn text(&self) -> String {
         match self {
-            RejectReason::StaleToken { token, highest } => {
+            RejectReason::StaleToken { token, highest, .. } => {
                 format!("token {token} < {highest}: a newer holder exists")
             }
             RejectReason::RunKeyTaken { key } if speaks(LeasePart::RunKeys) => {

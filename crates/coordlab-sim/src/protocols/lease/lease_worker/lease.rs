@@ -184,11 +184,14 @@ impl LockClient for LeaseLock {
         // The newer token may be the worker's own: a renewal that changed the token (the
         // renewal bug) while this step's write still carried the old one.
         let self_fenced = match (&reason, self.belief) {
-            (Some(RejectReason::StaleToken { token: sent, highest }), Some(b))
-                if b.token == *highest && sent != highest =>
-            {
-                Some((*sent, *highest))
-            }
+            (
+                Some(RejectReason::StaleToken {
+                    token: sent,
+                    highest,
+                    by_writer: true,
+                }),
+                Some(b),
+            ) if b.token == *highest && sent != highest => Some((*sent, *highest)),
             _ => None,
         };
         let why = reason.as_ref();
