@@ -134,20 +134,22 @@ pub(super) fn lifecycle(
                 move |n, _| refused(n, ledger, b),
             );
         }
-        let (title, text) = if rules.0 == ReleaseStyle::Delete {
-            (
-                "Every holder is fenced out: the job never ends",
-                "A comes back and bounces off the 2 on the ledger once more. A renewal must keep the token, and a release must keep the counter.",
-            )
-        } else {
-            (
-                "Every holder fences itself out: the job never ends",
-                "A comes back and bounces off its own renewal a second time. A renewal must keep the token.",
-            )
-        };
-        setup.beat("never", title, text, move |n, _| {
-            writes(n, ledger).iter().filter(|w| !w.accepted).count() >= 3
-        });
+        beat_either(
+            setup,
+            "never",
+            rules.0 == ReleaseStyle::Delete,
+            [
+                (
+                    "Every holder is fenced out: the job never ends",
+                    "A comes back and bounces off the 2 on the ledger once more. A renewal must keep the token, and a release must keep the counter.",
+                ),
+                (
+                    "Every holder fences itself out: the job never ends",
+                    "A comes back and bounces off its own renewal a second time. A renewal must keep the token.",
+                ),
+            ],
+            move |n, _| writes(n, ledger).iter().filter(|w| !w.accepted).count() >= 3,
+        );
         return;
     }
     setup.beat(

@@ -171,21 +171,19 @@ fn beats(setup: &mut Setup, params: &Params, cast: ServiceCast) {
         "The cell grants the lock in A's session and hands A a sequencer: the lock's name, exclusive mode, generation 7. A's library sends a KeepAlive; the cell holds it until the 12 s lease nears its end, then answers with a new lease.",
         move |n, _| acquired(n, cast.a),
     );
-    let (title, text) = if write_delay_ms > 0 {
-        (
-            "A's write is stuck in the network",
-            "A sends its write with generation 7. The network holds it: a slow path, a retransmission queue.",
-        )
-    } else {
-        (
-            "A writes with generation 7",
-            "A sends its write with generation 7; nothing holds it up.",
-        )
-    };
-    setup.beat("a-writes", title, text, move |n, _| {
-        n.live::<ServiceClient>(cast.a)
-            .is_some_and(|c| c.steps_written >= 1)
-    });
+    beat_either(
+        setup,
+        "a-writes",
+        write_delay_ms > 0,
+        [
+            (
+                "A's write is stuck in the network",
+                "A sends its write with generation 7. The network holds it: a slow path, a retransmission queue.",
+            ),
+            ("A writes with generation 7", "A sends its write with generation 7; nothing holds it up."),
+        ],
+        move |n, _| n.live::<ServiceClient>(cast.a).is_some_and(|c| c.steps_written >= 1),
+    );
     setup.beat(
         "a-dies",
         "A crashes without releasing",

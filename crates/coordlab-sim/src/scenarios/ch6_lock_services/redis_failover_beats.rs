@@ -59,6 +59,16 @@ fn b_debited(n: &Nodes<'_>, c: RedisCast) -> bool {
         .is_some_and(|row| row.writes.iter().any(|w| w.worker == c.workers[1] && w.accepted))
 }
 
+/// The sentinels' verdict, told the same in both primary-crash stories.
+fn odown(setup: &mut Setup, c: RedisCast) {
+    setup.beat(
+        "odown",
+        "The sentinels agree: store-1 is down",
+        "Two of three sentinels (the quorum) find it silent too long. A majority then elects one sentinel to fail it over.",
+        move |n, _| sentinels_agree(n, c),
+    );
+}
+
 const CRASH_QUESTION: &str =
     "The primary dies before the replica has the lock key. What will the promoted replica say to B?";
 const CRASH_ANSWERS: [&str; 3] = [
@@ -120,12 +130,7 @@ pub fn beats(setup: &mut Setup, story: Story, c: RedisCast) {
             move |n, _| worker(n, a).is_some_and(|w| w.held.is_none()),
         );
     }
-    setup.beat(
-        "odown",
-        "The sentinels agree: store-1 is down",
-        "Two of three sentinels (the quorum) find it silent too long. A majority then elects one sentinel to fail it over.",
-        move |n, _| sentinels_agree(n, c),
-    );
+    odown(setup, c);
     setup.beat(
         "promoted",
         "A replica is promoted without the lock",
@@ -201,12 +206,7 @@ fn streamed_in_time(setup: &mut Setup, story: &Story, c: RedisCast) {
         )
     };
     setup.beat("crash", title, text, move |n, _| !n.is_live(store_1));
-    setup.beat(
-        "odown",
-        "The sentinels agree: store-1 is down",
-        "Two of three sentinels (the quorum) find it silent too long. A majority then elects one sentinel to fail it over.",
-        move |n, _| sentinels_agree(n, c),
-    );
+    odown(setup, c);
     setup.beat(
         "promoted",
         "A replica is promoted",
