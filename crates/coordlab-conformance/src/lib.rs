@@ -5,7 +5,7 @@
 //! One source: the SQL a lost-update worker sends is its message's label
 //! ([`coordlab_sim::protocols::database::sql::SqlRequest::sql_text`]); the lease table's statement is
 //! the one the player's "last statement on lease" table shows; a ledger write's SQL is the
-//! tail of its label ([`coordlab_sim::protocols::lease::lease_msg::debit_sql`]); a Redis command is
+//! tail of its label ([`coordlab_sim::presentation::labels::lease::lease_msg::debit_sql`]); a Redis command is
 //! read back from its label ([`coordlab_sim::protocols::redis_locks::redis_msg::RedisMsg::parse_client_command`]).
 //! Nothing here writes a statement of its own except the fixture (tables and the opening rows,
 //! read from the first snapshot) and the harness's clock (`SET coordlab.now_us`).

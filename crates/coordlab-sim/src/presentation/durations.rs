@@ -17,6 +17,13 @@ pub fn tenths(ms: u64) -> String {
     format!("{}.{} s", ms / 1_000, (ms % 1_000) / 100)
 }
 
+/// Time of day on a clock, as ShedLock's table shows it (`00:01:05.2`).
+pub fn clock_text(us: u64) -> String {
+    let tenths = us / (crate::kernel::time::SEC_US / 10);
+    let (s, t) = (tenths / 10, tenths % 10);
+    format!("00:{:02}:{:02}.{t}", s / 60, s % 60)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

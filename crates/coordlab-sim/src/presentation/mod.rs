@@ -8,6 +8,7 @@
 //! - `labels`: the one-line labels of messages and timers on the arrows and in the log;
 //! - `narration`: the sentences the story panel shows for what a handler observed.
 
+pub mod amounts;
 pub mod cards;
 pub mod durations;
 pub mod labels;

@@ -6,11 +6,6 @@ crate::inbox!(SqlMsg);
 /// The one account every lost-update worker touches.
 pub const ACCOUNT_ID: u32 = 42;
 
-/// Formats an amount of rupees for people.
-pub fn rupees(amount: i64) -> String {
-    format!("₹{amount}")
-}
-
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SqlRequest {
     /// `SELECT balance, version FROM accounts WHERE id = 42 [FOR UPDATE]`.

@@ -36,29 +36,6 @@ impl WriteCheck {
     }
 }
 
-/// The statement a step's debit runs on the ledger, with its values bound: amounts are in
-/// paise (`balance_minor`), so ₹10 is `1000`.
-pub fn debit_sql(amount: i64, token: FencingToken, check: WriteCheck) -> String {
-    let set = format!(
-        "UPDATE account_state SET balance_minor = balance_minor - {}",
-        amount * 100
-    );
-    match check {
-        WriteCheck::TokenPredicate => {
-            format!("{set}, last_token = {token} WHERE account_id = 42 AND last_token <= {token}")
-        }
-        _ if check.no_token(token) => format!("{set} WHERE account_id = 42"),
-        WriteCheck::Unfenced => {
-            format!("{set}, last_token = GREATEST(last_token, {token}) WHERE account_id = 42")
-        }
-    }
-}
-
-/// The statement of a heartbeat mark, with its value bound.
-pub fn mark_sql(token: FencingToken) -> String {
-    format!("UPDATE account_state SET last_token = {token} WHERE account_id = 42 AND last_token < {token}")
-}
-
 /// Why a fenced resource refused a write.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RejectReason {

@@ -10,15 +10,8 @@
 
 use crate::kernel::ids::NodeId;
 use crate::kernel::participant::{Ctx, NoTimer, Participant};
-use crate::kernel::time::{MS_US, SEC_US};
+use crate::kernel::time::MS_US;
 use crate::presentation::narration::services::shedlock::{ScheduledInstanceSaw, ShedlockDbSaw};
-
-/// Time of day on a clock, as the table shows it (`00:01:05.2`).
-pub fn clock_text(us: u64) -> String {
-    let tenths = us / (SEC_US / 10);
-    let (s, t) = (tenths / 10, tenths % 10);
-    format!("00:{:02}:{:02}.{t}", s / 60, s % 60)
-}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ShedMsg {

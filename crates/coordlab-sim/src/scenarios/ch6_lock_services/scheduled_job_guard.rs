@@ -25,10 +25,10 @@ use crate::kernel::network::LinkConfig;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::world::{Nodes, World};
-use crate::presentation::durations::seconds;
+use crate::presentation::durations::{clock_text, seconds};
 use crate::properties::PropertySpec;
 use crate::protocols::services::shedlock::{
-    clock_text, InstanceConfig, ScheduledInstance, ShedDbDurable, ShedlockDb, BOOT_MS,
+    InstanceConfig, ScheduledInstance, ShedDbDurable, ShedlockDb, BOOT_MS,
 };
 use crate::scenarios::common::always;
 use crate::scenarios::lease_setup::{choice, holds_if, int, millis};

@@ -2,9 +2,9 @@
 
 use crate::kernel::participant::{Card, ViewCtx};
 use crate::kernel::view::{Summary, Tone};
+use crate::presentation::amounts::rupees;
 use crate::presentation::cards::card;
 use crate::protocols::database::account_db::{AccountDb, DbDurable};
-use crate::protocols::database::sql::rupees;
 
 impl Card for AccountDb {
     fn summary(&self, view: &ViewCtx<'_>) -> Summary {

@@ -2,9 +2,9 @@
 
 use crate::kernel::participant::{Card, ViewCtx};
 use crate::kernel::view::{Summary, Tone};
+use crate::presentation::amounts::rupees;
 use crate::presentation::cards::card;
 use crate::protocols::database::debit_worker::{DebitPlan, DebitStrategy, DebitWorker, Phase, WorkerDurable};
-use crate::protocols::database::sql::rupees;
 
 impl Card for DebitWorker {
     fn summary(&self, _view: &ViewCtx<'_>) -> Summary {

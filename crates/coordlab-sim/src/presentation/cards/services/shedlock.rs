@@ -3,7 +3,8 @@
 use crate::kernel::participant::{Card, ViewCtx};
 use crate::kernel::view::{Summary, Tone};
 use crate::presentation::cards::card;
-use crate::protocols::services::shedlock::{clock_text, InstanceConfig, ScheduledInstance, ShedlockDb};
+use crate::presentation::durations::clock_text;
+use crate::protocols::services::shedlock::{InstanceConfig, ScheduledInstance, ShedlockDb};
 
 impl Card for ShedlockDb {
     fn summary(&self, view: &ViewCtx<'_>) -> Summary {

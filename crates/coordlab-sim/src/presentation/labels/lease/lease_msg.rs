@@ -1,9 +1,10 @@
 //! How [`LeaseMsg`] reads on the picture's arrows and in the event log.
 
+use crate::kernel::ids::FencingToken;
 use crate::kernel::participant::Label;
 use crate::presentation::durations::seconds;
 use crate::protocols::lease::lease_msg::{
-    debit_sql, mark_sql, speaks, LeaseMsg, LeasePart, RejectReason, ReleaseMode, WriteCheck,
+    speaks, LeaseMsg, LeasePart, RejectReason, ReleaseMode, WriteCheck,
 };
 
 impl Label for LeaseMsg {
@@ -125,4 +126,27 @@ impl RejectReason {
             RejectReason::RunKeyTaken { .. } => String::new(),
         }
     }
+}
+
+/// The statement a step's debit runs on the ledger, with its values bound: amounts are in
+/// paise (`balance_minor`), so ₹10 is `1000`.
+pub fn debit_sql(amount: i64, token: FencingToken, check: WriteCheck) -> String {
+    let set = format!(
+        "UPDATE account_state SET balance_minor = balance_minor - {}",
+        amount * 100
+    );
+    match check {
+        WriteCheck::TokenPredicate => {
+            format!("{set}, last_token = {token} WHERE account_id = 42 AND last_token <= {token}")
+        }
+        _ if check.no_token(token) => format!("{set} WHERE account_id = 42"),
+        WriteCheck::Unfenced => {
+            format!("{set}, last_token = GREATEST(last_token, {token}) WHERE account_id = 42")
+        }
+    }
+}
+
+/// The statement of a heartbeat mark, with its value bound.
+pub fn mark_sql(token: FencingToken) -> String {
+    format!("UPDATE account_state SET last_token = {token} WHERE account_id = 42 AND last_token < {token}")
 }

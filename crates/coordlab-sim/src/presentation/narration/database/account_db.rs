@@ -1,7 +1,8 @@
 //! What the account database saw of the statements on its one row, and the sentences it
 //! reads as.
 
-use crate::protocols::database::sql::{rupees, ACCOUNT_ID};
+use crate::presentation::amounts::rupees;
+use crate::protocols::database::sql::ACCOUNT_ID;
 
 /// One thing the account database saw; `who` is the client whose statement it ran.
 pub enum AccountDbSaw<'a> {

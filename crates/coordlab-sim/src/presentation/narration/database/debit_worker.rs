@@ -1,8 +1,9 @@
 //! What a debit worker saw as it read, computed and wrote the account's balance, and the
 //! sentences it reads as.
 
+use crate::presentation::amounts::rupees;
 use crate::protocols::database::debit_worker::DebitStrategy;
-use crate::protocols::database::sql::{rupees, ACCOUNT_ID};
+use crate::protocols::database::sql::ACCOUNT_ID;
 
 /// One thing a debit worker saw; `me` is the worker's own name.
 pub enum DebitWorkerSaw<'a> {

@@ -1,7 +1,7 @@
 //! What the ShedLock table and a scheduled instance saw, and the sentences they read as.
 
+use crate::presentation::durations::clock_text;
 use crate::presentation::durations::seconds;
-use crate::protocols::services::shedlock::clock_text;
 
 /// One thing the `shedlock` table saw; `who` is the instance whose statement it ran, and a
 /// `:now` is the instance's own clock when `own_clock`, else the database's.

@@ -188,10 +188,10 @@ impl LockClient for LeaseLock {
                 Some(RejectReason::StaleToken {
                     token: sent,
                     highest,
-                    by_writer: true,
+                    by_writer,
                 }),
                 Some(b),
-            ) if b.token == *highest && sent != highest => Some((*sent, *highest)),
+            ) if *by_writer && b.token == *highest && sent != highest => Some((*sent, *highest)),
             _ => None,
         };
         let why = reason.as_ref();
