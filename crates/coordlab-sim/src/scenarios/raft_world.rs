@@ -137,9 +137,6 @@ pub struct RaftWorld {
     pub leaders: VecMap<Term, NodeId>,
     /// Whether any term ever had two leaders.
     two_leaders: bool,
-    /// Every leader after the first of its term (a planted bug's second leader), in the
-    /// order seen: the outcome lists them beside [`Self::leaders`].
-    later_leaders: Vec<(Term, NodeId)>,
     /// The log each leader had the last time we looked, by (term, leader), and how much of
     /// the committed history it was checked against.
     leader_logs: VecMap<(Term, NodeId), LeaderSeen>,
@@ -199,7 +196,6 @@ impl RaftWorld {
             watch,
             leaders: VecMap::new(),
             two_leaders: false,
-            later_leaders: Vec::new(),
             leader_logs: VecMap::new(),
             append_only_ok: true,
             committed: VecMap::new(),
@@ -408,9 +404,6 @@ impl RaftWorld {
                     ));
                 }
                 self.two_leaders = true;
-                if !self.later_leaders.contains(&(s.term, id)) {
-                    self.later_leaders.push((s.term, id));
-                }
             }
             Some(_) => {}
             None => {
@@ -620,11 +613,8 @@ impl RaftWorld {
     /// [`World::outcome`] on any view of the servers.
     pub fn outcome_view<V: RaftView + ?Sized>(&self, view: &V) -> BTreeMap<String, Value> {
         let mut out = BTreeMap::new();
-        let mut every: Vec<(Term, NodeId)> = self.leaders.iter().map(|(t, l)| (*t, *l)).collect();
-        every.extend(self.later_leaders.iter().copied());
-        // Stable: a term's first leader stays ahead of a later one.
-        every.sort_by_key(|(t, _)| *t);
-        let leaders: Vec<Value> = every
+        let leaders: Vec<Value> = self
+            .leaders
             .iter()
             .map(|(t, l)| json!({"term": t.0, "leader": view.name(*l)}))
             .collect();

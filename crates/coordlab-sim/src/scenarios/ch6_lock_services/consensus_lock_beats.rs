@@ -93,7 +93,7 @@ pub fn beats(setup: &mut Setup, c: ConsensusCast, crashes: bool) {
     setup.beat(
         "b-holds",
         "worker-b's watch fires: it holds at revision 3",
-        "worker-b was watching worker-a's key, not polling. It reads once more and finds no key ahead of its own: its create revision, 3, is its token.",
+        "worker-b was watching worker-a's key, not polling. It reads once more, finds no key ahead of its own, and holds with token 3.",
         move |n, _| holds(n, b),
     );
     setup.beat(

@@ -325,7 +325,7 @@ impl From<RaftServerSaw<'_>> for String {
             DroppedEntries {
                 me, dropped, index, ..
             } => format!(
-                "{me} drops {dropped} {} from {index} on: they conflict with the leader's log, and {me} does not know them to be committed. In a correct cluster they cannot be: an elected leader holds every committed entry.",
+                "{me} drops {dropped} {} from {index} on: they conflict with the leader's log, and it knows of no commit among them.",
                 entries(dropped)
             ),
             LearnedCommit { me, leader, commit } => {
