@@ -142,7 +142,7 @@ test('at 1280×720 and 853×480 the player draws the diagram for its box: every 
       // Drawn again for the new window's box: one unit to a pixel.
       await page.waitForFunction(() => document.querySelector('.spacetime-picture svg')?.getScreenCTM()?.a === 1);
       // The rendered size of every text: its font size times the drawing's scale on screen.
-      const m = await svg.evaluate(measureDiagram);
+      const m = await measureSettled(svg);
       const where = `${hash} at ${w}×${h}`;
       assert.ok(m.smallest >= 13, `${where}: smallest text ${m.smallest.toFixed(1)} px`);
       if (w === 1280) {
@@ -201,6 +201,18 @@ function measureDiagram(svg) {
   };
 }
 
+// A press re-renders the diagram: a text measured while Yew swaps it out has no computed
+// font size (NaN, seen once in CI at raft-election's second press). Measure again until every
+// size is a number; a size that stays NaN still fails in checkDiagram.
+async function measureSettled(svg) {
+  let m = await svg.evaluate(measureDiagram);
+  for (let i = 0; i < 5 && !Number.isFinite(m.smallest); i++) {
+    await new Promise((done) => setTimeout(done, 50));
+    m = await svg.evaluate(measureDiagram);
+  }
+  return m;
+}
+
 function checkDiagram(m, where, { big }) {
   assert.equal(m.scale, 1, `${where}: drawn one unit to a pixel`);
   assert.ok(m.smallest >= 12, `${where}: smallest text ${m.smallestText[0].toFixed(1)} px (“${m.smallestText[1]}”)`);
@@ -247,7 +259,7 @@ test('presenter mode at 853×480: the diagram follows every beat of every scenar
       const now = beats.filter((b) => b.seq <= stop).at(-1);
       const where = `${id}, beat “${now.title}” (step ${stop})`;
       await page.waitForFunction((title) => document.querySelector('.spacetime-picture svg .st-beat-now title')?.textContent.endsWith(title), now.title);
-      const m = await svg.evaluate(measureDiagram);
+      const m = await measureSettled(svg);
       checkDiagram(m, where, { big: 18 });
       assert.ok(m.title, `${where}: the beat's title is in the diagram`);
       assert.equal(m.title.text, now.title, `${where}: the title whole`);
@@ -282,7 +294,7 @@ test('presenter mode at 1280×720: lane names and the beat title at least 24 px;
     for (let k = 0; k < 4; k++) {
       await page.keyboard.press('n');
       await page.locator('.spacetime-picture svg .st-beat-title').waitFor();
-      const m = await svg.evaluate(measureDiagram);
+      const m = await measureSettled(svg);
       checkDiagram(m, `${id} at 1280×720, press ${k + 1}`, { big: 24 });
       assert.ok(m.title.size >= 24, `${id}: the title is ${m.title.size.toFixed(1)} px`);
       assert.equal(await transport(), placed, `${id}: the transport stays put`);
