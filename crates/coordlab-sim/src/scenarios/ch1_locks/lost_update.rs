@@ -251,6 +251,11 @@ fn committed(nodes: &Nodes<'_>, db: NodeId) -> u32 {
     LostUpdateWorld::db(nodes, db).committed_debits
 }
 
+/// A beat at the database's `count`th committed debit: its key, title and text.
+fn commit_beat(setup: &mut Setup, db: NodeId, count: u32, [key, title, text]: [&'static str; 3]) {
+    setup.beat(key, title, text, move |n, _| committed(n, db) == count);
+}
+
 /// Whether worker `id` has read the balance and not yet committed.
 fn holds_a_read(nodes: &Nodes<'_>, id: NodeId) -> bool {
     nodes.live::<DebitWorker>(id).is_some_and(|w| {
@@ -282,17 +287,25 @@ fn beats(setup: &mut Setup, strategy: DebitStrategy, cast: DebitCast) {
                     1,
                     "Each writes the number it computed from its own read, ₹70, so the second commit overwrites the first: one debit vanishes.",
                 );
-            setup.beat(
-                "first-commit",
-                "The first debit commits: ₹70",
-                "The first worker's ₹70 is now the committed balance.",
-                move |n, _| committed(n, db) == 1,
+            commit_beat(
+                setup,
+                db,
+                1,
+                [
+                    "first-commit",
+                    "The first debit commits: ₹70",
+                    "The first worker's ₹70 is now the committed balance.",
+                ],
             );
-            setup.beat(
-                "lost",
-                "The second commit writes ₹70 again",
-                "Two debits are recorded, the balance moved once: a lost update.",
-                move |n, _| committed(n, db) == 2,
+            commit_beat(
+                setup,
+                db,
+                2,
+                [
+                    "lost",
+                    "The second commit writes ₹70 again",
+                    "Two debits are recorded, the balance moved once: a lost update.",
+                ],
             );
         }
         DebitStrategy::RowLock => {
@@ -315,17 +328,25 @@ fn beats(setup: &mut Setup, strategy: DebitStrategy, cast: DebitCast) {
                     1,
                     "The lock is released at the first worker's COMMIT, so the second reads the committed ₹70.",
                 );
-            setup.beat(
-                "first-commit",
-                "The first commits and hands over the lock",
-                "₹70 is committed; the waiting SELECT returns ₹70.",
-                move |n, _| committed(n, db) == 1,
+            commit_beat(
+                setup,
+                db,
+                1,
+                [
+                    "first-commit",
+                    "The first commits and hands over the lock",
+                    "₹70 is committed; the waiting SELECT returns ₹70.",
+                ],
             );
-            setup.beat(
-                "second-commit",
-                "The second commits ₹40",
-                "Both debits count: ₹100 − ₹30 − ₹30.",
-                move |n, _| committed(n, db) == 2,
+            commit_beat(
+                setup,
+                db,
+                2,
+                [
+                    "second-commit",
+                    "The second commits ₹40",
+                    "Both debits count: ₹100 − ₹30 − ₹30.",
+                ],
             );
         }
         DebitStrategy::VersionCheck => {
@@ -335,11 +356,15 @@ fn beats(setup: &mut Setup, strategy: DebitStrategy, cast: DebitCast) {
                 "Both workers read ₹100 at version 1; nothing is locked.",
                 move |n, _| workers.iter().all(|w| holds_a_read(n, *w)) && committed(n, db) == 0,
             );
-            setup.beat(
-                "first-commit",
-                "The first conditional write wins",
-                "Its UPDATE … WHERE version = 1 changes one row: ₹70, version 2.",
-                move |n, _| committed(n, db) == 1,
+            commit_beat(
+                setup,
+                db,
+                1,
+                [
+                    "first-commit",
+                    "The first conditional write wins",
+                    "Its UPDATE … WHERE version = 1 changes one row: ₹70, version 2.",
+                ],
             );
             setup
                 .beat("refused", "The stale write changes zero rows", "The second worker's version 1 is out of date, so its write is refused.", move |n, _| {
@@ -351,11 +376,15 @@ fn beats(setup: &mut Setup, strategy: DebitStrategy, cast: DebitCast) {
                     1,
                     "A refused conditional write means the value moved on: read the new balance and try again.",
                 );
-            setup.beat(
-                "second-commit",
-                "The retry commits ₹40",
-                "It read ₹70 at version 2 and wrote ₹40: both debits count.",
-                move |n, _| committed(n, db) == 2,
+            commit_beat(
+                setup,
+                db,
+                2,
+                [
+                    "second-commit",
+                    "The retry commits ₹40",
+                    "It read ₹70 at version 2 and wrote ₹40: both debits count.",
+                ],
             );
         }
     }

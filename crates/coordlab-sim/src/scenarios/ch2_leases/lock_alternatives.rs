@@ -158,6 +158,25 @@ fn jobs<'a>(n: &Nodes<'a>, c: Replicas) -> Option<&'a JobDurable> {
     n.live::<JobTable>(c.jobs?).map(|j| &j.durable)
 }
 
+/// The two beats of a guarded write (a unique key, a conditional update): the first copy's
+/// write wins (once `won` holds of the job tables), with a question (prompt, answers, the
+/// correct one, why), and the second's is turned away.
+fn guarded_write(
+    setup: &mut Setup,
+    c: Replicas,
+    (key, title, text): (&'static str, &str, &str),
+    won: fn(&JobDurable) -> bool,
+    (prompt, answers, correct, why): (&str, &[&str], u8, &str),
+    (lost_key, lost_title, lost_text): (&'static str, &str, &str),
+) {
+    setup
+        .beat(key, title, text, move |n, _| jobs(n, c).is_some_and(won))
+        .ask(prompt, answers, correct, why);
+    setup.beat(lost_key, lost_title, lost_text, move |n, _| {
+        jobs(n, c).is_some_and(|j| j.conflicts > 0)
+    });
+}
+
 fn done_once(n: &Nodes<'_>, c: Replicas) -> bool {
     c.replicas
         .iter()
@@ -180,42 +199,32 @@ fn beats(setup: &mut Setup, method: Method, c: Replicas) {
         "Two steps of ₹20, debited by one copy only. No lock was needed.",
     );
     match method {
-        Method::UniqueConstraint => {
-            setup
-                .beat("insert", "One INSERT of the job's key wins", "The first insert into job_run creates the row for 2am-debit:account-42. That copy runs the job.", move |n, _| {
-                    jobs(n, c).is_some_and(|j| !j.runs.is_empty())
-                })
-                .ask(
-                    "The other copy inserts the same key a moment later. What does the database answer?",
-                    &["A duplicate-key error", "A second row for the same job", "It waits until the first copy finishes"],
-                    0,
-                    "The key is the primary key of job_run, so a second row with it cannot exist.",
-                );
-            setup.beat(
-                "conflict",
-                "The second INSERT conflicts",
-                "The primary key turns the late insert away; that copy does nothing.",
-                move |n, _| jobs(n, c).is_some_and(|j| j.conflicts > 0),
-            );
-        }
-        Method::ConditionalUpdate => {
-            setup
-                .beat("claim", "One UPDATE moves the job to running", "UPDATE job SET state = 'running' WHERE state = 'pending' changes one row for the first copy.", move |n, _| {
-                    jobs(n, c).is_some_and(|j| !j.claimed_by.is_empty())
-                })
-                .ask(
-                    "The other copy runs the same UPDATE a moment later. How many rows does it change?",
-                    &["One: it overwrites the first claim", "None: the state is no longer pending", "It blocks until the job is done"],
-                    1,
-                    "The WHERE clause is checked against the current row, which now says running.",
-                );
-            setup.beat(
-                "zero-rows",
-                "The second UPDATE changes no row",
-                "Zero rows means another copy has the job, so this one does nothing.",
-                move |n, _| jobs(n, c).is_some_and(|j| j.conflicts > 0),
-            );
-        }
+        Method::UniqueConstraint => guarded_write(
+            setup,
+            c,
+            ("insert", "One INSERT of the job's key wins", "The first insert into job_run creates the row for 2am-debit:account-42. That copy runs the job."),
+            |j| !j.runs.is_empty(),
+            (
+                "The other copy inserts the same key a moment later. What does the database answer?",
+                &["A duplicate-key error", "A second row for the same job", "It waits until the first copy finishes"],
+                0,
+                "The key is the primary key of job_run, so a second row with it cannot exist.",
+            ),
+            ("conflict", "The second INSERT conflicts", "The primary key turns the late insert away; that copy does nothing."),
+        ),
+        Method::ConditionalUpdate => guarded_write(
+            setup,
+            c,
+            ("claim", "One UPDATE moves the job to running", "UPDATE job SET state = 'running' WHERE state = 'pending' changes one row for the first copy."),
+            |j| !j.claimed_by.is_empty(),
+            (
+                "The other copy runs the same UPDATE a moment later. How many rows does it change?",
+                &["One: it overwrites the first claim", "None: the state is no longer pending", "It blocks until the job is done"],
+                1,
+                "The WHERE clause is checked against the current row, which now says running.",
+            ),
+            ("zero-rows", "The second UPDATE changes no row", "Zero rows means another copy has the job, so this one does nothing."),
+        ),
         Method::Partitioning => {
             setup
                 .beat("routed", "Only replica-A owns account 42", "Account 42 hashes to replica-A's partition. replica-B sees that the work is not its own and stops.", move |n, _| {

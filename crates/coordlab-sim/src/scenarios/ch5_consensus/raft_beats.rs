@@ -34,6 +34,12 @@ fn is_leader(n: &Nodes<'_>, id: NodeId) -> bool {
     live(n, id).is_some_and(|s| s.role == Role::Leader)
 }
 
+/// The beat every Raft story opens with: S1, first to boot, leads term 1; `why` says what
+/// that means in this story.
+fn s1_leads(setup: &mut Setup, s1: NodeId, why: &str) {
+    setup.beat("s1-leads", "S1 leads term 1", why, move |n, _| is_leader(n, s1));
+}
+
 fn any_commit(n: &Nodes<'_>, at_least: u64) -> bool {
     live_servers(n).iter().any(|s| s.commit_index.0 >= at_least)
 }
@@ -117,12 +123,7 @@ pub fn election(setup: &mut Setup, cast: &RaftCast, servers: u32, usual: bool) {
             1,
             "A candidate needs a majority of the whole cluster, its own vote included; it does not wait for the rest.",
         );
-    setup.beat(
-        "s1-leads",
-        "S1 leads term 1",
-        "A majority voted for S1. It sends heartbeats, and every follower resets its election timer on each one.",
-        move |n, _| is_leader(n, s1),
-    );
+    s1_leads(setup, s1, "A majority voted for S1. It sends heartbeats, and every follower resets its election timer on each one.");
     setup
         .beat(
             "leader-crashes",
@@ -184,12 +185,7 @@ pub fn election(setup: &mut Setup, cast: &RaftCast, servers: u32, usual: bool) {
 /// `raft-election` with `bug=forget-vote-on-restart`: two leaders of term 1.
 pub fn election_forgets_votes(setup: &mut Setup, cast: &RaftCast) {
     let s1 = cast.servers[0];
-    setup.beat(
-        "s1-leads",
-        "S1 leads term 1",
-        "S1 booted first and won term 1. Its messages to the last server are lost, so that server never hears of term 1.",
-        move |n, _| is_leader(n, s1),
-    );
+    s1_leads(setup, s1, "S1 booted first and won term 1. Its messages to the last server are lost, so that server never hears of term 1.");
     setup
         .beat(
             "votes-lost",
@@ -303,11 +299,10 @@ pub fn split_vote(setup: &mut Setup, identical: bool) {
 /// `raft-log-replication`.
 pub fn log_replication(setup: &mut Setup, cast: &RaftCast, servers: u32, writes: u64) {
     let s1 = cast.servers[0];
-    setup.beat(
-        "s1-leads",
-        "S1 leads term 1",
+    s1_leads(
+        setup,
+        s1,
         "S1 booted first and won the election. The client's writes go to it.",
-        move |n, _| is_leader(n, s1),
     );
     setup
         .beat(
@@ -383,11 +378,10 @@ pub fn log_replication(setup: &mut Setup, cast: &RaftCast, servers: u32, writes:
 pub fn partition(setup: &mut Setup, cast: &RaftCast, stale_voter: bool) {
     let s1 = cast.servers[0];
     let s2 = cast.servers[1];
-    setup.beat(
-        "s1-leads",
-        "S1 leads term 1",
+    s1_leads(
+        setup,
+        s1,
         "S1 booted first and won the election. The client writes through it; the first writes commit.",
-        move |n, _| is_leader(n, s1),
     );
     setup.beat(
         "split",
@@ -482,12 +476,7 @@ pub fn partition(setup: &mut Setup, cast: &RaftCast, stale_voter: bool) {
 /// `raft-stale-leader`.
 pub fn stale_leader(setup: &mut Setup, cast: &RaftCast) {
     let s1 = cast.servers[0];
-    setup.beat(
-        "s1-leads",
-        "S1 leads term 1",
-        "S1 booted first and won the election.",
-        move |n, _| is_leader(n, s1),
-    );
+    s1_leads(setup, s1, "S1 booted first and won the election.");
     setup.beat(
         "freezes",
         "S1 freezes in a GC pause",
@@ -630,11 +619,10 @@ pub fn quorum(setup: &mut Setup, cast: &RaftCast, servers: u32) {
     let majority = servers / 2 + 1;
     let tolerated = servers.saturating_sub(1) / 2;
     let up = |n: &Nodes<'_>| live_servers(n).len() as u32;
-    setup.beat(
-        "s1-leads",
-        "S1 leads term 1",
+    s1_leads(
+        setup,
+        s1,
         "S1 booted first and won the election. The client writes all the time.",
-        move |n, _| is_leader(n, s1),
     );
     setup.beat(
         "commits",
