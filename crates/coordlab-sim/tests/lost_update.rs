@@ -120,3 +120,26 @@ fn every_step_is_narrated() {
         );
     }
 }
+
+/// With the lock holder crashed after its read (`8@crash:1`), the database rolls it back and
+/// the waiter's one commit hands over nothing: the beat that says the first commit hands the
+/// lock over must not fire, while in the plain run it fires at that commit.
+#[test]
+fn a_crashed_holder_s_rollback_is_not_told_as_a_hand_over() {
+    let keys = |actions| -> Vec<String> {
+        full("row-lock", 1, actions)
+            .beats
+            .iter()
+            .filter(|b| b.seq.is_some())
+            .map(|b| b.key.to_string())
+            .collect()
+    };
+    let plain = keys(vec![]);
+    assert!(plain.contains(&"first-commit".to_string()), "{plain:?}");
+    let crashed = keys(coordlab_sim::kernel::faults::parse_script("8@crash:1").unwrap());
+    assert!(
+        crashed.contains(&"waits".to_string()),
+        "the crash comes after the wait: {crashed:?}"
+    );
+    assert!(!crashed.contains(&"first-commit".to_string()), "{crashed:?}");
+}

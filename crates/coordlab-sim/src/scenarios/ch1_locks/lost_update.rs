@@ -328,15 +328,18 @@ fn beats(setup: &mut Setup, strategy: DebitStrategy, cast: DebitCast) {
                     1,
                     "The lock is released at the first worker's COMMIT, so the second reads the committed ₹70.",
                 );
-            commit_beat(
-                setup,
-                db,
-                1,
-                [
-                    "first-commit",
-                    "The first commits and hands over the lock",
-                    "₹70 is committed; the waiting SELECT returns ₹70.",
-                ],
+            // Only where the commit hands the lock to the waiter: a holder that died instead
+            // (an injected crash) is rolled back, and the one commit that follows hands over
+            // nothing.
+            setup.beat(
+                "first-commit",
+                "The first commits and hands over the lock",
+                "₹70 is committed; the waiting SELECT returns ₹70.",
+                move |n, _| {
+                    committed(n, db) == 1
+                        && n.live::<AccountDb>(db)
+                            .is_some_and(|live| live.lock_holder.is_some())
+                },
             );
             commit_beat(
                 setup,
