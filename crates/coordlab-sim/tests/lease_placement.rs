@@ -99,3 +99,37 @@ fn with_the_store_down_nobody_works_and_nothing_unsafe_happens() {
     assert_eq!(verdict(&t, "job-completes"), Verdict::Violated);
     assert_eq!(verdict(&t, "one-holder"), Verdict::Holds);
 }
+
+/// The replica's beats tell the lag's own story: a replica that has replayed A's claim before B
+/// reads (lag up to 300 ms) shows B a taken lease, and A finishes alone; a long lag (from
+/// 700 ms) shows B a stale 'expired' and two holders. Neither story's beats fire in the other.
+#[test]
+fn the_replica_beats_follow_the_lag() {
+    let fired = |lag: &str, seed: u64| -> Vec<String> {
+        let req = request("read-replica", seed, &[("lag_ms", lag)]);
+        let t = run(&req, Limits::default(), Recording::Lines).unwrap();
+        t.beats
+            .iter()
+            .filter(|b| b.seq.is_some())
+            .map(|b| b.key.clone())
+            .collect()
+    };
+    for seed in 0..40 {
+        for lag in ["0", "300"] {
+            let keys = fired(lag, seed);
+            assert_eq!(
+                keys,
+                ["a-acquires", "b-reads-held", "a-done", "b-takes-over"],
+                "lag {lag} seed {seed}"
+            );
+        }
+        for lag in ["700", "3000"] {
+            let keys = fired(lag, seed);
+            assert_eq!(
+                keys,
+                ["a-acquires", "b-reads-stale", "two-holders", "double-debit"],
+                "lag {lag} seed {seed}"
+            );
+        }
+    }
+}

@@ -220,7 +220,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             FenceProperty::JobCompletes,
         ],
     ));
-    beats(&mut setup, &variant, cast);
+    beats(&mut setup, &variant, int(params, "lag_ms"), cast);
     setup
 }
 
@@ -242,7 +242,25 @@ fn debited_twice(n: &crate::kernel::world::Nodes<'_>, ledger: NodeId) -> bool {
     })
 }
 
-fn beats(setup: &mut Setup, variant: &str, c: FenceCast) {
+/// What happens when the first holder works alone: A finishes, its lease lapses at 30 s and
+/// B's next poll takes the row over with nothing left to do.
+fn alone_then_lapse(setup: &mut Setup, c: FenceCast) {
+    setup.beat(
+        "a-done",
+        "A finishes the job alone: ₹60",
+        "Four steps, four debits of ₹10, one holder throughout.",
+        move |n, _| n.durable::<FenceWorker>(c.a).is_some_and(|d| d.finished),
+    );
+    setup.beat(
+        "b-takes-over",
+        "B takes the lapsed lease: token 34",
+        "A never released; at 30 s its lease lapses and B's next poll takes the row over with 34. The ledger says all four steps are done, so B has nothing to do.",
+        move |n, _| held_token(n, c.b) == Some(34),
+    );
+}
+
+/// The story's beats; `lag_ms` is the replica's lag (`store=read-replica`).
+fn beats(setup: &mut Setup, variant: &str, lag_ms: u64, c: FenceCast) {
     use crate::protocols::job::Phase;
     match variant {
         "primary" => {
@@ -258,18 +276,7 @@ fn beats(setup: &mut Setup, variant: &str, c: FenceCast) {
                 "worker-B runs the same statement on the same row. The row is A's and unexpired, so the WHERE matches nothing: B backs off and polls again in 5 s.",
                 move |n, _| n.live::<FenceWorker>(c.b).is_some_and(|w| w.phase == Phase::BackingOff),
             );
-            setup.beat(
-                "a-done",
-                "A finishes the job alone: ₹60",
-                "Four steps, four debits of ₹10, one holder throughout.",
-                move |n, _| n.durable::<FenceWorker>(c.a).is_some_and(|d| d.finished),
-            );
-            setup.beat(
-                "b-takes-over",
-                "B takes the lapsed lease: token 34",
-                "A never released; at 30 s its lease lapses and B's next poll takes the row over with 34. The ledger says all four steps are done, so B has nothing to do.",
-                move |n, _| held_token(n, c.b) == Some(34),
-            );
+            alone_then_lapse(setup, c);
         }
         "read-replica" => {
             setup.beat(
@@ -278,6 +285,21 @@ fn beats(setup: &mut Setup, variant: &str, c: FenceCast) {
                 "The replica shows an earlier run's expired row, so worker-A claims the lease on the primary: token 33.",
                 move |n, _| holds(n, c.a),
             );
+            // The expectation's bounds: B reads the replica 500–600 ms after A's job fires.
+            if lag_ms <= 300 {
+                setup.beat(
+                    "b-reads-held",
+                    "B reads the replica: A holds it",
+                    "Half a second later worker-B reads the same row on the replica. A's claim has already been replayed there, so B sees the lease taken and polls again in 5 s.",
+                    move |n, _| n.live::<FenceWorker>(c.b).is_some_and(|w| w.phase == Phase::BackingOff),
+                );
+                alone_then_lapse(setup, c);
+                return;
+            }
+            if lag_ms < 700 {
+                // Whether A's claim or B's read reaches the replica first depends on the seed.
+                return;
+            }
             setup.beat(
                 "b-reads-stale",
                 "B reads the replica: still 'expired'",
