@@ -33,6 +33,7 @@ const CASES: &[&[(&str, &str)]] = &[
         ("now", "app"),
         ("lock_at_most_for_ms", "40000"),
     ],
+    &[("lock_at_least_for_ms", "55000")],
 ];
 
 #[test]
@@ -101,4 +102,34 @@ fn a_clock_that_jumps_ahead_steals_a_running_lock_with_application_time() {
     let t = trace(&[("skew", "jumps"), ("now", "db")]);
     assert_eq!(verdict(&t, "one-run-at-a-time"), Verdict::Holds);
     assert!(beat_text(&t, "skipped").contains("usingDbTime()"));
+}
+
+/// ShedLock refuses lockAtLeastFor above lockAtMostFor (LockConfiguration throws at every
+/// firing): no instance runs the job, the only beat says why, and the same settings one
+/// millisecond apart the other way run as usual.
+#[test]
+fn lock_at_least_for_above_lock_at_most_for_is_refused_and_nothing_runs() {
+    let t = trace(&[("lock_at_least_for_ms", "50001")]);
+    assert_eq!(t.outcome["runs"], json!(0));
+    let fired: Vec<&str> = t
+        .beats
+        .iter()
+        .filter(|b| b.seq.is_some())
+        .map(|b| b.key.as_str())
+        .collect();
+    assert_eq!(fired, ["refused"]);
+    assert!(beat_text(&t, "refused").contains("longer than lockAtMostFor"));
+    let refusals = t
+        .entries
+        .iter()
+        .filter(|e| e.notes.iter().any(|n| n.contains("IllegalArgumentException")))
+        .count();
+    assert_eq!(refusals, 6, "two instances, three schedules each");
+    let equal = trace(&[("lock_at_least_for_ms", "50000")]);
+    assert!(
+        equal.outcome["runs"].as_u64().unwrap() >= 3,
+        "{:?}",
+        equal.outcome
+    );
+    assert!(!equal.beats.iter().any(|b| b.key == "refused"));
 }

@@ -240,6 +240,17 @@ impl Participant for ScheduledInstance {
         match timer {
             InstanceTimer::Boot => self.arm(ctx),
             InstanceTimer::Cron(slot) => {
+                let (at_least_ms, at_most_ms) = (self.config.at_least_ms, self.config.at_most_ms);
+                if at_least_ms > at_most_ms {
+                    // ShedLock builds the lock's configuration at every firing, and refuses
+                    // one that would keep the row longer than it lets a holder keep it.
+                    ctx.note(ScheduledInstanceSaw::Refused {
+                        me: ctx.me(),
+                        at_least_ms,
+                        at_most_ms,
+                    });
+                    return self.arm(ctx);
+                }
                 let now_us = self.now(ctx);
                 ctx.send(
                     self.config.db,

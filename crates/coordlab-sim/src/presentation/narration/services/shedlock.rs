@@ -41,7 +41,16 @@ pub enum ShedlockDbSaw<'a> {
 
 /// One thing a scheduled instance saw.
 pub enum ScheduledInstanceSaw<'a> {
-    Runs { me: &'a str, slot: u32 },
+    Runs {
+        me: &'a str,
+        slot: u32,
+    },
+    /// lockAtLeastFor above lockAtMostFor: the job does not run.
+    Refused {
+        me: &'a str,
+        at_least_ms: u64,
+        at_most_ms: u64,
+    },
 }
 
 /// Whose clock a `:now` came from.
@@ -112,6 +121,11 @@ impl From<ScheduledInstanceSaw<'_>> for String {
             ScheduledInstanceSaw::Runs { me, slot } => {
                 format!("{me} runs the job for schedule {slot}.")
             }
+            ScheduledInstanceSaw::Refused { me, at_least_ms, at_most_ms } => format!(
+                "{me}'s job fires, but ShedLock will not build its lock: lockAtLeastFor ({}) is longer than lockAtMostFor ({}). LockConfiguration throws IllegalArgumentException, so no row is locked and the job does not run, now or at any later firing.",
+                seconds(at_least_ms),
+                seconds(at_most_ms)
+            ),
         }
     }
 }
