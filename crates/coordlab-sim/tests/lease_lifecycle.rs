@@ -266,11 +266,7 @@ fn a_refusal_is_blamed_on_whoever_raised_the_token() {
         Recording::Lines,
     )
     .unwrap();
-    let notes: Vec<&str> = t
-        .entries
-        .iter()
-        .flat_map(|e| e.notes.iter().map(String::as_str))
-        .collect();
+    let notes = crate::story::notes(&t);
     assert!(notes
         .iter()
         .any(|n| n.contains("The newer token is worker-A's own")));
@@ -284,11 +280,7 @@ fn a_refusal_is_blamed_on_whoever_raised_the_token() {
         .iter()
         .any(|n| n.starts_with("worker-B's write was refused") && n.contains("reads that as proof")));
     let t = trace("increments-token", 1);
-    let notes: Vec<&str> = t
-        .entries
-        .iter()
-        .flat_map(|e| e.notes.iter().map(String::as_str))
-        .collect();
+    let notes = crate::story::notes(&t);
     assert!(notes
         .iter()
         .any(|n| n.contains("takes it over and the statement adds 1")));

@@ -30,9 +30,7 @@ fn verdict(t: &Trace, property: &str) -> Verdict {
     t.properties.iter().find(|p| p.name == property).unwrap().verdict
 }
 
-fn notes(t: &Trace) -> Vec<String> {
-    t.entries.iter().flat_map(|e| e.notes.clone()).collect()
-}
+use crate::story::notes;
 
 /// The step of the first note that starts with `prefix`.
 fn step_of(t: &Trace, prefix: &str) -> u32 {

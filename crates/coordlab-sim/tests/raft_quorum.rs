@@ -156,7 +156,7 @@ fn each_crash_is_narrated_with_the_survivors_and_the_majority() {
     assert!(has("S3 is down (3 down, one more than a 5-server cluster can lose). Only 2 of 5 are up, fewer than the 3"));
     assert!(has("S1 is down too: 1 of 5 up"));
     let t = sized(4, 2, Recording::Lines);
-    let text: Vec<String> = t.entries.iter().flat_map(|e| e.notes.clone()).collect();
+    let text = crate::story::notes(&t);
     assert!(text
         .iter()
         .any(|n| n.contains("so 4 survive only 1 failure — no more than 3 servers do")));
@@ -187,7 +187,7 @@ fn after_the_loss_the_leader_holds_the_write_uncommitted_and_the_window_is_marke
         let marked = h.starts_with("Only ");
         assert_eq!(marked, e.seq as usize >= lost, "step {}: {h:?}", e.seq);
     }
-    let text: Vec<String> = t.entries.iter().flat_map(|e| e.notes.clone()).collect();
+    let text = crate::story::notes(&t);
     assert!(text
         .iter()
         .any(|n| n.starts_with("S1 takes") && n.contains("The write stays uncommitted")));

@@ -147,7 +147,7 @@ fn split_vote_identical_timeouts_never_elect_and_randomized_ones_do() {
 #[test]
 fn election_story_leader_crashes_and_a_new_one_wins_a_higher_term() {
     let t = lines("raft-election", &[], 7);
-    let text: Vec<String> = t.entries.iter().flat_map(|e| e.notes.clone()).collect();
+    let text = notes_of(&t);
     assert!(text
         .iter()
         .any(|n| n.contains("S1 has") && n.contains("LEADER of term 1")));
@@ -159,7 +159,7 @@ fn election_story_leader_crashes_and_a_new_one_wins_a_higher_term() {
 #[test]
 fn partition_story_minority_cannot_commit_and_its_entry_is_discarded() {
     let t = lines("raft-partition", &[], 3);
-    let text: Vec<String> = t.entries.iter().flat_map(|e| e.notes.clone()).collect();
+    let text = notes_of(&t);
     assert!(text.iter().any(|n| n.starts_with("S1 drops 1 entry from #3")));
     assert!(text
         .iter()
@@ -205,9 +205,7 @@ fn inspector_shows_roles_logs_and_leader_progress() {
     );
 }
 
-fn notes_of(t: &Trace) -> Vec<String> {
-    t.entries.iter().flat_map(|e| e.notes.clone()).collect()
-}
+use crate::story::notes as notes_of;
 
 fn violated(t: &Trace, property: &str) -> bool {
     t.properties
@@ -285,7 +283,8 @@ fn each_planted_bug_breaks_safety_in_its_scenarios_default_run() {
 /// restarted server says it kept its term and vote on disk.
 #[test]
 fn election_explains_the_early_boot_and_what_survives_a_restart() {
-    let text = notes_of(&lines("raft-election", &[], 1));
+    let t = lines("raft-election", &[], 1);
+    let text = notes_of(&t);
     assert!(text
         .iter()
         .any(|n| n.starts_with("S1 booted before the others") && n.contains("150–300 ms")));
@@ -307,7 +306,8 @@ fn stale_leader_steps_down_on_the_newer_term_and_its_old_appends_are_rejected() 
         .summary
         .contains("the first one stamped with the newer term makes S1 step down"));
     for seed in 0..30 {
-        let text = notes_of(&lines("raft-stale-leader", &[], seed));
+        let t = lines("raft-stale-leader", &[], seed);
+        let text = notes_of(&t);
         let down = text
             .iter()
             .position(|n| n.starts_with("S1 sees term 2") && n.contains("steps down"))

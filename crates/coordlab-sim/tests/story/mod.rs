@@ -1,7 +1,16 @@
-//! Reading a run's story in tests: the step of a beat, and who held the lock at a step.
+//! Reading a run's story in tests: its narration, the step of a beat, and who held the lock
+//! at a step.
 #![allow(dead_code)]
 
 use coordlab_sim::Trace;
+
+/// Every sentence of the run's narration, in order.
+pub fn notes(t: &Trace) -> Vec<&str> {
+    t.entries
+        .iter()
+        .flat_map(|e| e.notes.iter().map(String::as_str))
+        .collect()
+}
 
 /// The step where the beat `key` happened; panics (failing the test) if it did not.
 pub fn beat_at(t: &Trace, key: &str) -> usize {

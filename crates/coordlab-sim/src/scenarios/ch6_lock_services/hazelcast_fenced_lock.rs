@@ -139,33 +139,35 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
 /// its session, see `story`); otherwise only A's lock and its pause are told, without the
 /// numbers and the takeover they may not have.
 fn beats(setup: &mut Setup, checks: bool, ttl_ms: u64, told: bool, cast: ServiceCast) {
-    if !told {
-        setup.beat(
-            "a-locks",
-            "A takes the FencedLock",
-            "The CP group commits A's acquisition through Raft, and lockAndGetFence() returns a fence. A's CP session is kept alive by a heartbeat every 5 s.",
-            move |n, _| acquired(n, cast.a),
-        );
-        setup.beat(
-            "a-freezes",
-            "A freezes in a GC pause",
-            "A stop-the-world pause: no heartbeats and no writes while it lasts.",
-            move |_, step| matches!(step.fault, Some(Fault::Pause { node, .. }) if *node == cast.a),
-        );
-        return;
-    }
-    setup.beat(
+    beat_either(
+        setup,
         "a-locks",
-        "lockAndGetFence() gives A fence 41",
-        "The CP group commits A's acquisition through Raft and returns fence 41. A's CP session is kept alive by a heartbeat every 5 s.",
+        told,
+        [
+            ("lockAndGetFence() gives A fence 41", "The CP group commits A's acquisition through Raft and returns fence 41. A's CP session is kept alive by a heartbeat every 5 s."),
+            ("A takes the FencedLock", "The CP group commits A's acquisition through Raft, and lockAndGetFence() returns a fence. A's CP session is kept alive by a heartbeat every 5 s."),
+        ],
         move |n, _| acquired(n, cast.a),
     );
-    setup.beat(
+    beat_either(
+        setup,
         "a-freezes",
-        "A freezes in a GC pause",
-        "A stop-the-world pause: no heartbeats, no writes. A still believes it holds the lock.",
+        told,
+        [
+            (
+                "A freezes in a GC pause",
+                "A stop-the-world pause: no heartbeats, no writes. A still believes it holds the lock.",
+            ),
+            (
+                "A freezes in a GC pause",
+                "A stop-the-world pause: no heartbeats and no writes while it lasts.",
+            ),
+        ],
         move |_, step| matches!(step.fault, Some(Fault::Pause { node, .. }) if *node == cast.a),
     );
+    if !told {
+        return;
+    }
     setup.beat(
         "session-expires",
         "A's CP session expires",
