@@ -125,6 +125,23 @@ fn lock_at_least_for_above_lock_at_most_for_is_refused_and_nothing_runs() {
         .filter(|e| e.notes.iter().any(|n| n.contains("IllegalArgumentException")))
         .count();
     assert_eq!(refusals, 6, "two instances, three schedules each");
+    // The apps' cards say so from the first firing on, where a trainer looks.
+    let full = run(
+        &request(&[("lock_at_least_for_ms", "50001")], 1),
+        Limits::default(),
+        Recording::Full,
+    )
+    .unwrap();
+    let last = full
+        .entries
+        .last()
+        .and_then(|e| e.snapshot.as_deref())
+        .expect("a full recording");
+    for (node, view) in full.nodes.iter().zip(&last.nodes) {
+        if node.name.starts_with("app-") {
+            assert_eq!(view.summary.word, "refused", "{}", node.name);
+        }
+    }
     let equal = trace(&[("lock_at_least_for_ms", "50000")]);
     assert!(
         equal.outcome["runs"].as_u64().unwrap() >= 3,
