@@ -38,6 +38,17 @@ test('lease-placement: a lagging read replica gives two holders', async () => {
   await page.close();
 });
 
+test('lease-placement: a replica that keeps up shows B the lease taken, and A finishes alone', async () => {
+  const page = await open('#/play/lease-placement?store=read-replica&lag_ms=0');
+  await goToBeat(page, 'B reads the replica: A holds it');
+  assert.equal(await page.locator('.unsafe-banner').count(), 0);
+  await goToBeat(page, 'B takes the lapsed lease: token 34');
+  await audit(page, 'lease-placement read-replica lag 0, B takes the lapsed lease');
+  await tab(page, 'State');
+  assert.match(await property(page, 'one-grant').textContent(), /holds/);
+  await page.close();
+});
+
 test('lease-placement: the primary lets one worker in; a store that is down stops the job', async () => {
   const page = await open('#/play/lease-placement?store=primary');
   await goToBeat(page, 'B gets zero rows and backs off');

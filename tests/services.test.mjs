@@ -32,6 +32,10 @@ const CASES = [
     narration: /the job has now run 2 times for one schedule/, broken: 'one-run-per-schedule',
   },
   {
+    id: 'scheduled-job-guard', query: '?lock_at_least_for_ms=55000', heading: 'ShedLock: one @Scheduled run', beat: /ShedLock refuses the lock's settings/,
+    narration: /lockAtLeastFor is longer than lockAtMostFor/, holds: 'one-run-per-schedule', refused: true,
+  },
+  {
     id: 'chubby-sequencer', query: '?check=yes', heading: 'Chubby: sequencer and lock-delay', beat: /A's late write is refused/,
     narration: /client-A's write carries 7, which is lower\. Refused/, holds: 'no-stale-write',
   },
@@ -49,6 +53,13 @@ for (const c of CASES) {
     assert.match(card, c.narration);
     if (c.broken) assert.match(await chip(page, c.broken).textContent(), /violated at step \d+|broke at step \d+/);
     if (c.holds) assert.doesNotMatch(await chip(page, c.holds).textContent(), /violated|broke/);
+    if (c.refused) {
+      // The app that fired first says so on its card; the other one, once it has fired too.
+      const refused = () => page.locator('figure.topology text.node-word', { hasText: 'refused' }).count();
+      assert.equal(await refused(), 1);
+      await page.getByRole('button', { name: 'Jump to the last step' }).click();
+      assert.equal(await refused(), 2);
+    }
     await audit(page, `${c.id}${c.query} at its key beat`);
     if (c.brokenAtEnd) {
       // A liveness property is judged when the run ends: B never got the lock.

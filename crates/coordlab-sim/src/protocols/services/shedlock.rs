@@ -185,6 +185,8 @@ pub struct ScheduledInstance {
     /// The run in progress: its schedule and when the row was locked.
     pub running: Option<(u32, u64)>,
     pub runs: u32,
+    /// Whether a firing has thrown on settings ShedLock refuses.
+    pub refused: bool,
 }
 
 /// An instance's scheduler starts this long after the process, and arms its first firing then.
@@ -249,6 +251,7 @@ impl Participant for ScheduledInstance {
                         at_least_ms,
                         at_most_ms,
                     });
+                    self.refused = true;
                     return self.arm(ctx);
                 }
                 let now_us = self.now(ctx);
@@ -285,6 +288,7 @@ impl Participant for ScheduledInstance {
             config: config.clone(),
             running: None,
             runs: 0,
+            refused: false,
         }
     }
 }

@@ -37,8 +37,8 @@ impl Card for ScheduledInstance {
     fn summary(&self, view: &ViewCtx<'_>) -> Summary {
         let s = match self.running {
             Some((slot, _)) => card::holder(format!("running the job of run {slot}")).badge("run", slot),
-            // ShedLock throws at each firing (see the protocol), so it never runs.
-            None if self.config.at_least_ms > self.config.at_most_ms => {
+            // ShedLock threw at a firing (see the protocol), and will at every one.
+            None if self.refused => {
                 Summary::new("refused", Tone::Failed).detail("lockAtLeastFor > lockAtMostFor")
             }
             None => Summary::new("idle", Tone::Quiet),
