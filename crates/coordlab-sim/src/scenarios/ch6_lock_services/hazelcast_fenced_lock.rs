@@ -22,6 +22,7 @@ use crate::protocols::services::service_lock::{Check, Flavour, GuardedResource, 
 use crate::scenarios::common::beat_either;
 use crate::scenarios::lease_setup::{choice, holds_if, int, millis};
 use crate::scenarios::{Expectation, Listing, Params};
+use crate::trace::EventKind;
 
 pub const ID: &str = "hazelcast-fenced-lock";
 /// What the course says this scenario teaches, and the question it asks.
@@ -131,14 +132,15 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     };
     place_clients(&mut setup, cast, job(A_START_MS), job(B_START_MS));
     script_pause_of_a(&mut setup, params, cast);
-    beats(&mut setup, checks, ttl, story(params) == Some(true), cast);
+    beats(&mut setup, checks, ttl, story(params), cast);
     setup
 }
 
 /// `told`: the story happens as the beats tell it (A frozen while holding fence 41 until past
 /// its session, see `story`); otherwise only A's lock and its pause are told, without the
 /// numbers and the takeover they may not have.
-fn beats(setup: &mut Setup, checks: bool, ttl_ms: u64, told: bool, cast: ServiceCast) {
+fn beats(setup: &mut Setup, checks: bool, ttl_ms: u64, late: Option<bool>, cast: ServiceCast) {
+    let told = late == Some(true);
     beat_either(
         setup,
         "a-locks",
@@ -165,6 +167,21 @@ fn beats(setup: &mut Setup, checks: bool, ttl_ms: u64, told: bool, cast: Service
         ],
         move |_, step| matches!(step.fault, Some(Fault::Pause { node, .. }) if *node == cast.a),
     );
+    if late == Some(false) {
+        // A wakes before its session could have expired.
+        setup.beat(
+            "a-wakes-in-time",
+            "A wakes with its session still open",
+            "The pause was shorter than the session TTL: the CP group still counts A's session, its next heartbeat is accepted and the lock is still A's.",
+            move |_, step| step.kind == EventKind::Resume && step.acted(cast.a),
+        );
+        setup.beat(
+            "b-after-a",
+            "B gets the lock once A lets go",
+            "A finishes its steps and unlocks; only then does B's lockAndGetFence() return, with a higher fence. One holder at a time throughout.",
+            move |n, _| acquired(n, cast.b),
+        );
+    }
     if !told {
         return;
     }
