@@ -43,6 +43,10 @@ const CASES = [
     id: 'hazelcast-fenced-lock', query: '', heading: 'Hazelcast FencedLock', beat: /A's write with fence 41 is refused/,
     narration: /client-A's write carries 41, which is lower\. Refused/, holds: 'no-stale-write',
   },
+  {
+    id: 'hazelcast-fenced-lock', query: '?pause_ms=10000', heading: 'Hazelcast FencedLock', beat: /B gets the lock once A lets go/,
+    narration: /A finishes its steps and unlocks/, holds: 'no-stale-write',
+  },
 ];
 
 for (const c of CASES) {
