@@ -114,22 +114,21 @@ fn the_replica_beats_follow_the_lag() {
             .map(|b| b.key.clone())
             .collect()
     };
+    let stories = [
+        (
+            ["0", "300"],
+            ["a-acquires", "b-reads-held", "a-done", "b-takes-over"],
+        ),
+        (
+            ["700", "3000"],
+            ["a-acquires", "b-reads-stale", "two-holders", "double-debit"],
+        ),
+    ];
     for seed in 0..40 {
-        for lag in ["0", "300"] {
-            let keys = fired(lag, seed);
-            assert_eq!(
-                keys,
-                ["a-acquires", "b-reads-held", "a-done", "b-takes-over"],
-                "lag {lag} seed {seed}"
-            );
-        }
-        for lag in ["700", "3000"] {
-            let keys = fired(lag, seed);
-            assert_eq!(
-                keys,
-                ["a-acquires", "b-reads-stale", "two-holders", "double-debit"],
-                "lag {lag} seed {seed}"
-            );
+        for (lags, want) in &stories {
+            for lag in lags {
+                assert_eq!(fired(lag, seed), want, "lag {lag} seed {seed}");
+            }
         }
     }
 }

@@ -117,23 +117,25 @@ pub(super) fn lifecycle(
             "UPDATE 0: A's renewal fenced out A's own write. A aborts and releases.",
             move |n, _| refused(n, ledger, a),
         );
-        if rules.0 == ReleaseStyle::Delete {
-            // A's DELETE took the counter with it: B's fresh row starts at 1 again, below the
-            // 2 A's heartbeat left on the ledger, so B is refused whatever its renewal does.
-            setup.beat(
-                "b-too",
-                "B takes over and is refused by A's old mark",
-                "A's DELETE threw the row and its counter away, so B's fresh row starts again at token 1, below the 2 that A's renewal left on the ledger. B's write is refused before its own renewal can matter.",
-                move |n, _| refused(n, ledger, b),
-            );
-        } else {
-            setup.beat(
-                "b-too",
-                "B takes over and fences itself out too",
-                "B's first renewal raises its token above the write it has in flight, just as A's did.",
-                move |n, _| refused(n, ledger, b),
-            );
-        }
+        // With a DELETE release, A's DELETE took the counter with it: B's fresh row starts at
+        // 1 again, below the 2 A's heartbeat left on the ledger, so B is refused whatever its
+        // renewal does.
+        beat_either(
+            setup,
+            "b-too",
+            rules.0 == ReleaseStyle::Delete,
+            [
+                (
+                    "B takes over and is refused by A's old mark",
+                    "A's DELETE threw the row and its counter away, so B's fresh row starts again at token 1, below the 2 that A's renewal left on the ledger. B's write is refused before its own renewal can matter.",
+                ),
+                (
+                    "B takes over and fences itself out too",
+                    "B's first renewal raises its token above the write it has in flight, just as A's did.",
+                ),
+            ],
+            move |n, _| refused(n, ledger, b),
+        );
         beat_either(
             setup,
             "never",

@@ -97,10 +97,7 @@ pub fn expectation(params: &Params) -> Expectation {
             verdicts.push(("job-completes".into(), Verdict::Holds));
         }
         "read-replica" => {
-            // B reads the replica 500–600 ms after A's job fires; A's grant reaches it lag later.
-            let lag: u64 = int(params, "lag_ms");
-            if lag >= 700 || lag <= 300 {
-                let two = lag >= 700;
+            if let Some(two) = stale_read(int(params, "lag_ms")) {
                 outcome.push(("max_concurrent_holders".into(), json!(if two { 2 } else { 1 })));
                 verdicts.push(("one-holder".into(), holds_if(!two)));
                 verdicts.push(("one-grant".into(), holds_if(!two)));
@@ -123,6 +120,17 @@ pub fn expectation(params: &Params) -> Expectation {
         }
     }
     Expectation { outcome, verdicts }
+}
+
+/// Whether B's read of the replica comes before A's claim has been replayed there (two
+/// holders), after it (one), or `None` where the seed decides: B reads 500–600 ms after A's
+/// job fires, and A's claim reaches the replica `lag_ms` after its grant.
+fn stale_read(lag_ms: u64) -> Option<bool> {
+    match lag_ms {
+        0..=300 => Some(false),
+        700.. => Some(true),
+        _ => None,
+    }
 }
 
 /// Adds a lease table that has issued 32 tokens.
@@ -285,8 +293,8 @@ fn beats(setup: &mut Setup, variant: &str, lag_ms: u64, c: FenceCast) {
                 "The replica shows an earlier run's expired row, so worker-A claims the lease on the primary: token 33.",
                 move |n, _| holds(n, c.a),
             );
-            // The expectation's bounds: B reads the replica 500–600 ms after A's job fires.
-            if lag_ms <= 300 {
+            let stale = stale_read(lag_ms);
+            if stale == Some(false) {
                 setup.beat(
                     "b-reads-held",
                     "B reads the replica: A holds it",
@@ -296,7 +304,7 @@ fn beats(setup: &mut Setup, variant: &str, lag_ms: u64, c: FenceCast) {
                 alone_then_lapse(setup, c);
                 return;
             }
-            if lag_ms < 700 {
+            if stale.is_none() {
                 // Whether A's claim or B's read reaches the replica first depends on the seed.
                 return;
             }

@@ -136,9 +136,10 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     setup
 }
 
-/// `told`: the story happens as the beats tell it (A frozen while holding fence 41 until past
-/// its session, see `story`); otherwise only A's lock and its pause are told, without the
-/// numbers and the takeover they may not have.
+/// `late` is the forecast of `story`. `Some(true)`: the story happens as the beats tell it (A
+/// frozen while holding fence 41 until past its session). `Some(false)`: A wakes with its
+/// session open, and B locks after A lets go. `None`: only A's lock and its pause are told,
+/// without the numbers and the takeover they may not have.
 fn beats(setup: &mut Setup, checks: bool, ttl_ms: u64, late: Option<bool>, cast: ServiceCast) {
     let told = late == Some(true);
     beat_either(

@@ -285,7 +285,11 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             "refused",
             "ShedLock refuses the lock's settings",
             "lockAtLeastFor is longer than lockAtMostFor: ShedLock throws at every firing, and the job never runs. Set lockAtLeastFor at most lockAtMostFor.",
-            |_, step| step.notes.iter().any(|n| n.contains("IllegalArgumentException")),
+            move |n, _| {
+                cast.apps
+                    .iter()
+                    .any(|&app| n.live::<ScheduledInstance>(app).is_some_and(|i| i.refused))
+            },
         );
     } else if jumps {
         jump_beats(&mut setup, params, skew as u64, cast);
