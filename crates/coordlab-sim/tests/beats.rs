@@ -93,3 +93,49 @@ fn every_beat_happens_in_order_in_every_variant_over_many_seeds() {
         missed.join("\n")
     );
 }
+
+/// A room that learns "the right answer is always the middle one" stops reading the questions:
+/// across the course's questions and every variant's beat questions, no place in a list of
+/// three answers holds more than half of the right answers (lists in their natural order, like
+/// "1", "2", "3", are left out of the count).
+#[test]
+fn the_right_answer_is_not_always_in_the_same_place() {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut places = [0usize; 3];
+    let mut count = |prompt: &str, answers: &[&str], correct: usize| {
+        let ordered = answers
+            .iter()
+            .all(|a| a.starts_with(|c: char| c.is_ascii_digit()));
+        if answers.len() == 3 && !ordered && seen.insert(prompt.to_string()) {
+            places[correct] += 1;
+        }
+    };
+    for def in scenarios() {
+        if let Some(notes) = def.course {
+            let q = notes.question;
+            count(q.prompt, q.answers, q.correct);
+        }
+        for params in variants(def) {
+            let request = RunRequest {
+                scenario: def.id.to_string(),
+                params,
+                seed: 1,
+                actions: Vec::new(),
+            };
+            let trace = run(&request, Limits::default(), Recording::Summary).expect("runs");
+            for q in trace.beats.iter().filter_map(|b| b.question.as_ref()) {
+                let answers: Vec<&str> = q.answers.iter().map(String::as_str).collect();
+                count(&q.prompt, &answers, usize::from(q.correct));
+            }
+        }
+    }
+    let total: usize = places.iter().sum();
+    assert!(total >= 30, "only {total} questions counted");
+    for (place, n) in places.iter().enumerate() {
+        assert!(
+            *n * 2 <= total && *n * 5 >= total,
+            "answer {} is right in {n} of {total} questions: {places:?}",
+            place + 1
+        );
+    }
+}

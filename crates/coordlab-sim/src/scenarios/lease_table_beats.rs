@@ -107,8 +107,8 @@ pub(super) fn lifecycle(
             )
             .ask(
                 "A's heartbeat mark raises the ledger's last_token to 2. Then A's step 1 arrives with token 1. What does the ledger do?",
-                &["Applies it: it is A's own lease", "Refuses it: 2 <= 1 is false", "Waits for A's next renewal"],
-                1,
+                &["Refuses it: 2 <= 1 is false", "Applies it: it is A's own lease", "Waits for A's next renewal"],
+                0,
                 "The ledger only compares numbers: it cannot tell A's older token from a stranger's.",
             );
         setup.beat(

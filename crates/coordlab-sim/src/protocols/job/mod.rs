@@ -26,6 +26,10 @@ use crate::presentation::labels::job::LockTimer;
 use std::fmt::Debug;
 use std::ops::Deref;
 
+/// What one step of a job debits, the same ₹10 in every scenario of the book, so a run's
+/// balances read alike from chapter to chapter.
+pub const AMOUNT_PER_STEP: i64 = 10;
+
 /// Where a job is, for every lock family.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Phase {

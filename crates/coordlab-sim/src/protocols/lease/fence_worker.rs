@@ -17,6 +17,7 @@ use super::placed_lease::{ClientClock, PlacedMsg, TokenSource};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::time::MS_US;
 use crate::presentation::narration::lease::fence_worker::FenceWorkerSaw;
+use crate::protocols::job::AMOUNT_PER_STEP;
 use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, Phase, Turn};
 use crate::protocols::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
 
@@ -71,7 +72,7 @@ impl FenceWorkerPlan {
             answer_timeout_ms: 2_000,
             steps: 4,
             step_ms: 4_000,
-            amount_per_step: 10,
+            amount_per_step: AMOUNT_PER_STEP,
             fence: FenceFrom::Granted,
         }
     }

@@ -29,6 +29,8 @@ use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
 pub const ID: &str = "advisory-locks";
+/// The pool closes a connection this long after opening it.
+pub const POOL_LIFETIME_MS: u64 = 400;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -38,17 +40,11 @@ pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes 
     ],
     question: crate::scenarios::CheckQuestion {
         prompt: "A session-scoped advisory lock is taken on a pooled connection and never unlocked. When is it released?",
-        answers: &[
-            "At the end of the transaction",
-            "When the pool closes that connection",
-            "After a fixed timeout",
-        ],
-        correct: 1,
+        answers: &["At the end of the transaction", "After a fixed timeout", "When the pool closes that connection"],
+        correct: 2,
         why: "A session lock lives as long as the connection, and a pool keeps connections open long after your code is done.",
     },
 };
-/// The pool closes a connection this long after opening it.
-pub const POOL_LIFETIME_MS: u64 = 400;
 
 pub fn info() -> Listing {
     let mut scope = choice(
@@ -475,8 +471,8 @@ fn beats(setup: &mut Setup, params: &Params, cast: AdvisoryCast) {
             .beat("unrelated-excluded", title, text, move |n, _| db(n, cast).is_some_and(|d| d.stats.unrelated > 0))
             .ask(
                 "Why is the invoice job kept out?",
-                &["An invoice run is already in progress", "Both names hash to the same 32-bit number", "A database allows one advisory lock at a time"],
-                1,
+                &["Both names hash to the same 32-bit number", "An invoice run is already in progress", "A database allows one advisory lock at a time"],
+                0,
                 "hashtext has only 2³² values; among about 77,000 names, some two collide more often than not. Integer ids with the two-key form (class, id), or a lock row keyed by the exact name, avoid this.",
             );
     } else {
@@ -501,8 +497,8 @@ fn beats(setup: &mut Setup, params: &Params, cast: AdvisoryCast) {
                 )
                 .ask(
                     "The report run is over. When does the database release its lock?",
-                    &["Now: the job ended", "At the connection's next COMMIT or ROLLBACK", "At pg_advisory_unlock on that connection, or when it closes"],
-                    2,
+                    &["At pg_advisory_unlock on that connection, or when it closes", "Now: the job ended", "At the connection's next COMMIT or ROLLBACK"],
+                    0,
                     "A session-scoped lock belongs to the connection, not to a transaction or a job; COMMIT and ROLLBACK leave it alone.",
                 );
             setup.beat(
@@ -536,8 +532,8 @@ fn beats(setup: &mut Setup, params: &Params, cast: AdvisoryCast) {
                 )
                 .ask(
                     "Had it used pg_try_advisory_lock (session scope) instead, when would the lock end?",
-                    &["At the same ROLLBACK", "At pg_advisory_unlock, or when the connection closes"],
-                    1,
+                    &["At pg_advisory_unlock, or when the connection closes", "At the same ROLLBACK"],
+                    0,
                     "Session locks ignore transaction ends; a pooled connection can keep one for as long as it lives.",
                 );
         }

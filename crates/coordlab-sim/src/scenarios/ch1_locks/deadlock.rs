@@ -30,6 +30,9 @@ use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
 pub const ID: &str = "deadlock";
+pub const OPENING_BALANCE: i64 = 100;
+/// (from, to, amount) of each transfer.
+pub const TRANSFERS: [(u32, u32, i64); 2] = [(1, 2, 10), (2, 1, 20)];
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -48,9 +51,6 @@ pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes 
         why: "With one global order no cycle of waits can form, so no deadlock can either.",
     },
 };
-pub const OPENING_BALANCE: i64 = 100;
-/// (from, to, amount) of each transfer.
-pub const TRANSFERS: [(u32, u32, i64); 2] = [(1, 2, 10), (2, 1, 20)];
 
 pub fn info() -> Listing {
     Listing {

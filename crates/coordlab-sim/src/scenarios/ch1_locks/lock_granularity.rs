@@ -32,6 +32,11 @@ use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
 pub const ID: &str = "lock-granularity";
+pub const USER_COUNT: u32 = 8;
+/// The user billing upgrades, the unrelated one support edits, and the one it inserts.
+pub const BILLING_TARGET: u32 = 3;
+pub const SUPPORT_TARGET: u32 = 7;
+pub const NEW_USER: u32 = USER_COUNT + 1;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -41,20 +46,11 @@ pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes 
     ],
     question: crate::scenarios::CheckQuestion {
         prompt: "An UPDATE filters on a column with no index. What does InnoDB lock?",
-        answers: &[
-            "Only the rows that match",
-            "Every row it scans, and the gaps between them",
-            "Nothing until commit",
-        ],
-        correct: 1,
+        answers: &["Only the rows that match", "Nothing until commit", "Every row it scans, and the gaps between them"],
+        correct: 2,
         why: "Without an index it must scan the table, and it locks what it scans, so the lock is far wider than asked.",
     },
 };
-pub const USER_COUNT: u32 = 8;
-/// The user billing upgrades, the unrelated one support edits, and the one it inserts.
-pub const BILLING_TARGET: u32 = 3;
-pub const SUPPORT_TARGET: u32 = 7;
-pub const NEW_USER: u32 = USER_COUNT + 1;
 
 pub fn info() -> Listing {
     Listing {

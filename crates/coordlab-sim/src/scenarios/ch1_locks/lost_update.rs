@@ -25,6 +25,8 @@ use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
 pub const ID: &str = "lost-update";
+const OPENING_BALANCE: i64 = 100;
+const DEBIT: i64 = 30;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -34,17 +36,11 @@ pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes 
     ],
     question: crate::scenarios::CheckQuestion {
         prompt: "Both workers read ₹100 and write back ₹70. What went wrong?",
-        answers: &[
-            "The database lost a write",
-            "Each write was based on a read the other had already made stale",
-            "The second debit was rolled back",
-        ],
-        correct: 1,
+        answers: &["The database lost a write", "The second debit was rolled back", "Each write was based on a read the other had already made stale"],
+        correct: 2,
         why: "Each worker computed from a value that changed under it, so the second write silently replaced the first.",
     },
 };
-const OPENING_BALANCE: i64 = 100;
-const DEBIT: i64 = 30;
 
 pub fn info() -> Listing {
     Listing {
@@ -324,8 +320,8 @@ fn beats(setup: &mut Setup, strategy: DebitStrategy, cast: DebitCast) {
                 })
                 .ask(
                     "The second worker is blocked. When it finally reads, what balance will it see?",
-                    &["₹100", "₹70", "₹40"],
-                    1,
+                    &["₹100", "₹40", "₹70"],
+                    2,
                     "The lock is released at the first worker's COMMIT, so the second reads the committed ₹70.",
                 );
             // Only where the commit hands the lock to the waiter: a holder that died instead
@@ -375,8 +371,8 @@ fn beats(setup: &mut Setup, strategy: DebitStrategy, cast: DebitCast) {
                 })
                 .ask(
                     "Its write was refused. What should the worker do now?",
-                    &["Give up: the debit is lost", "Read again and recompute", "Write ₹70 without the check"],
-                    1,
+                    &["Give up: the debit is lost", "Write ₹70 without the check", "Read again and recompute"],
+                    2,
                     "A refused conditional write means the value moved on: read the new balance and try again.",
                 );
             commit_beat(

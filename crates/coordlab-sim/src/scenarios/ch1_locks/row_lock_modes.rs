@@ -30,23 +30,6 @@ use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
 pub const ID: &str = "row-lock-modes";
-/// What the course says this scenario teaches, and the question it asks.
-pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
-    objectives: &[
-        "Read which row lock modes conflict and which share",
-        "Notice that a foreign-key insert takes a lock on the parent row",
-    ],
-    question: crate::scenarios::CheckQuestion {
-        prompt: "Inserting a child row that references a parent takes which lock on the parent?",
-        answers: &[
-            "None",
-            "A shared key lock that blocks deleting the parent",
-            "An exclusive lock on the whole table",
-        ],
-        correct: 1,
-        why: "The database must keep the parent from vanishing until the insert commits, so it locks it in a shared mode.",
-    },
-};
 /// When each transaction starts, ms after the run begins.
 const START_MS: [u64; 3] = [0, 10, 20];
 
@@ -73,6 +56,23 @@ fn options(with_none: bool) -> Vec<ChoiceOption> {
     }
     out
 }
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
+    objectives: &[
+        "Read which row lock modes conflict and which share",
+        "Notice that a foreign-key insert takes a lock on the parent row",
+    ],
+    question: crate::scenarios::CheckQuestion {
+        prompt: "Inserting a child row that references a parent takes which lock on the parent?",
+        answers: &[
+            "None",
+            "A shared key lock that blocks deleting the parent",
+            "An exclusive lock on the whole table",
+        ],
+        correct: 1,
+        why: "The database must keep the parent from vanishing until the insert commits, so it locks it in a shared mode.",
+    },
+};
 
 pub fn info() -> Listing {
     let param = |key, label, default, with_none| {

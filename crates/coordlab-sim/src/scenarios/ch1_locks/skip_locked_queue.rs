@@ -27,6 +27,9 @@ use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
 pub const ID: &str = "skip-locked-queue";
+/// Jobs in the table at the start.
+pub const JOBS: u32 = 6;
+pub const MAX_WORKERS: u32 = 5;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -35,18 +38,11 @@ pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes 
     ],
     question: crate::scenarios::CheckQuestion {
         prompt: "Two workers claim jobs with FOR UPDATE SKIP LOCKED. What does the second one do when the first job is locked?",
-        answers: &[
-            "Waits for the first worker to commit",
-            "Takes the next unlocked job",
-            "Fails with an error",
-        ],
-        correct: 1,
+        answers: &["Takes the next unlocked job", "Waits for the first worker to commit", "Fails with an error"],
+        correct: 0,
         why: "SKIP LOCKED passes over rows someone else holds, so workers spread out instead of queueing.",
     },
 };
-/// Jobs in the table at the start.
-pub const JOBS: u32 = 6;
-pub const MAX_WORKERS: u32 = 5;
 
 pub fn info() -> Listing {
     Listing {
@@ -294,8 +290,8 @@ fn beats(setup: &mut Setup, lock: ClaimLock, db: NodeId, ids: Vec<NodeId>) {
                 )
                 .ask(
                     "Job 1's worker commits. What does the next waiting worker get?",
-                    &["Job 1 again", "Job 2: job 1 is done when it re-checks", "An error"],
-                    1,
+                    &["Job 1 again", "An error", "Job 2: job 1 is done when it re-checks"],
+                    2,
                     "After the wait the database re-checks status='pending' on the new row version: job 1 no longer matches, so the claim moves on.",
                 );
         }

@@ -34,6 +34,9 @@ use crate::scenarios::lease_world::LeaseProperty::*;
 use crate::scenarios::{Expectation, Listing, Params};
 
 pub const ID: &str = "duplicate-job";
+const DEBIT: i64 = 30;
+/// The run's key: the job and the date it runs for.
+const RUN_KEY: &str = "nightly-debit:2025-03-14";
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -43,18 +46,11 @@ pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes 
     ],
     question: crate::scenarios::CheckQuestion {
         prompt: "The first copy finished and released the lease; then the second copy fires. Without an idempotency key, what happens?",
-        answers: &[
-            "The lease stops it",
-            "The job runs a second time",
-            "The store rejects the second copy's acquire",
-        ],
-        correct: 1,
+        answers: &["The lease stops it", "The store rejects the second copy's acquire", "The job runs a second time"],
+        correct: 2,
         why: "A lease only separates runs that overlap; a run that starts after release is free to repeat the work.",
     },
 };
-const DEBIT: i64 = 30;
-/// The run's key: the job and the date it runs for.
-const RUN_KEY: &str = "nightly-debit:2025-03-14";
 
 pub fn info() -> Listing {
     Listing {

@@ -35,32 +35,13 @@ use crate::properties::Verdict;
 use crate::protocols::lease::lease_store::{ReleaseStyle, TokenSource};
 use crate::protocols::lease::lease_worker::WorkerPlan;
 use crate::scenarios::lease_setup::{
-    build, choice, chosen, worker_pair, LeasePlan, StorePlan, OPENING_BALANCE,
+    balance_after, build, choice, chosen, worker_pair, LeasePlan, StorePlan, OPENING_BALANCE,
 };
 use crate::scenarios::lease_world::LeaseProperty::*;
 use crate::scenarios::lease_world::{accepted, grant, rejected};
 use crate::scenarios::{Expectation, Listing, Params};
 
 pub const ID: &str = "lease-lifecycle";
-/// What the course says this scenario teaches, and the question it asks.
-pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
-    objectives: &[
-        "Follow one lease row through acquire, renew, expiry, takeover and release",
-        "See the fencing token grow with every acquisition",
-        "Notice why deleting the row resets the token counter",
-    ],
-    question: crate::scenarios::CheckQuestion {
-        prompt: "Why should releasing a lease keep the row rather than delete it?",
-        answers: &[
-            "Deleting is slower",
-            "The row carries the token counter; deleting it restarts the count at 1",
-            "Other workers cannot see deletions",
-        ],
-        correct: 1,
-        why: "A fresh row starts the counter again, so a new holder could get a token lower than one already used.",
-    },
-};
-const AMOUNT: i64 = 10;
 const STEPS: u32 = 2;
 const TTL_MS: u64 = 9_000;
 /// Longer than the heartbeat interval, so a renewal always happens mid-step.
@@ -73,6 +54,20 @@ const B_START_MS: (u64, u64) = (10_500, 11_000);
 const RETRY_MS: u64 = 5_000;
 /// A comes back after B has finished and released.
 const RESTART_A_MS: u64 = 24_000;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
+    objectives: &[
+        "Follow one lease row through acquire, renew, expiry, takeover and release",
+        "See the fencing token grow with every acquisition",
+        "Notice why deleting the row resets the token counter",
+    ],
+    question: crate::scenarios::CheckQuestion {
+        prompt: "Why should releasing a lease keep the row rather than delete it?",
+        answers: &["Deleting is slower", "Other workers cannot see deletions", "The row carries the token counter; deleting it restarts the count at 1"],
+        correct: 2,
+        why: "A fresh row starts the counter again, so a new holder could get a token lower than one already used.",
+    },
+};
 
 pub fn info() -> Listing {
     Listing {
@@ -186,10 +181,7 @@ pub fn expectation(params: &Params) -> Expectation {
                     json!([accepted(a, 1, 1), accepted(b, b_token, 2)]),
                 ),
                 ("rejected_writes".to_string(), json!([])),
-                (
-                    "balance".to_string(),
-                    json!(OPENING_BALANCE - AMOUNT * i64::from(STEPS)),
-                ),
+                ("balance".to_string(), json!(balance_after(STEPS))),
                 ("finished_by".to_string(), json!([a, b])),
                 ("max_concurrent_holders".to_string(), json!(1)),
             ],
@@ -216,7 +208,6 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         retry_ms: RETRY_MS,
         steps: STEPS,
         step_ms: STEP_MS,
-        amount_per_step: AMOUNT,
         release_in_finally: true,
         // The step's write carries the token bound when the step started; the mark carries
         // the token the latest renewal returned.

@@ -30,6 +30,8 @@ use crate::scenarios::{Expectation, Listing, Params};
 use crate::trace::EventKind;
 
 pub const ID: &str = "lease-placement";
+
+const LEASE: &str = "account-42";
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -39,17 +41,11 @@ pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes 
     ],
     question: crate::scenarios::CheckQuestion {
         prompt: "Workers read the lease from a replica that lags the primary. What can happen?",
-        answers: &[
-            "Nothing, reads are safe",
-            "Two workers each see the lease free and both take it",
-            "The replica blocks all writes",
-        ],
-        correct: 1,
+        answers: &["Nothing, reads are safe", "The replica blocks all writes", "Two workers each see the lease free and both take it"],
+        correct: 2,
         why: "A lagging copy shows an old state, so a lease already granted looks free; there must be one authority.",
     },
 };
-
-const LEASE: &str = "account-42";
 
 pub fn info() -> Listing {
     Listing {
@@ -323,12 +319,8 @@ fn beats(setup: &mut Setup, variant: &str, lag_ms: u64, c: FenceCast) {
                 )
                 .ask(
                     "Both run the job, and the ledger is fenced. What happens to the account?",
-                    &[
-                        "Nothing bad: the fence refuses A from the start",
-                        "A step is debited twice before the fence stops A",
-                        "Every step is debited twice",
-                    ],
-                    1,
+                    &["Nothing bad: the fence refuses A from the start", "Every step is debited twice", "A step is debited twice before the fence stops A"],
+                    2,
                     "The ledger can only refuse 33 after it has seen 34. A's step 1 lands first, B's step 1 lands too, and only A's step 2 is refused.",
                 );
             setup.beat(

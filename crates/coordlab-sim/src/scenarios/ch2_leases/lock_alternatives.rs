@@ -27,23 +27,6 @@ use crate::scenarios::lease_world::LeaseProperty::*;
 use crate::scenarios::{Expectation, Listing, Params};
 
 pub const ID: &str = "lock-alternatives";
-/// What the course says this scenario teaches, and the question it asks.
-pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
-    objectives: &[
-        "Make a job run once with a unique key instead of a lock",
-        "Use a conditional update or partitioning so only one copy acts",
-    ],
-    question: crate::scenarios::CheckQuestion {
-        prompt: "When do you not need a lease at all?",
-        answers: &[
-            "When the job is slow",
-            "When one guarded write (a unique key or a conditional update) is the whole job",
-            "Never",
-        ],
-        correct: 1,
-        why: "If the work is a single write, the database's own check already decides who wins.",
-    },
-};
 const JOB: &str = "2am-debit:account-42";
 const STEPS: u32 = 2;
 const AMOUNT: i64 = 20;
@@ -62,6 +45,23 @@ fn method(params: &Params) -> Method {
         _ => Method::UniqueConstraint,
     }
 }
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
+    objectives: &[
+        "Make a job run once with a unique key instead of a lock",
+        "Use a conditional update or partitioning so only one copy acts",
+    ],
+    question: crate::scenarios::CheckQuestion {
+        prompt: "When do you not need a lease at all?",
+        answers: &[
+            "When the job is slow",
+            "Never",
+            "When one guarded write (a unique key or a conditional update) is the whole job",
+        ],
+        correct: 2,
+        why: "If the work is a single write, the database's own check already decides who wins.",
+    },
+};
 
 pub fn info() -> Listing {
     Listing {
@@ -206,8 +206,8 @@ fn beats(setup: &mut Setup, method: Method, c: Replicas) {
             |j| !j.runs.is_empty(),
             (
                 "The other copy inserts the same key a moment later. What does the database answer?",
-                &["A duplicate-key error", "A second row for the same job", "It waits until the first copy finishes"],
-                0,
+                &["A second row for the same job", "A duplicate-key error", "It waits until the first copy finishes"],
+                1,
                 "The key is the primary key of job_run, so a second row with it cannot exist.",
             ),
             ("conflict", "The second INSERT conflicts", "The primary key turns the late insert away; that copy does nothing."),

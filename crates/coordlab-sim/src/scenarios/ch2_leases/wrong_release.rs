@@ -29,7 +29,7 @@ use crate::protocols::lease::lease_msg::ReleaseMode;
 use crate::protocols::lease::lease_store::ReleaseStyle;
 use crate::protocols::lease::lease_worker::WorkerPlan;
 use crate::scenarios::lease_setup::{
-    build, choice, holds_if, worker, LeaseCast, LeasePair, LeasePlan, StorePlan, OPENING_BALANCE,
+    balance_after, build, choice, holds_if, worker, LeaseCast, LeasePair, LeasePlan, StorePlan,
 };
 use crate::scenarios::lease_table_beats::{granted_to, grants, last_statement, refused, row, writes};
 use crate::scenarios::lease_world::LeaseProperty::*;
@@ -37,24 +37,6 @@ use crate::scenarios::lease_world::{accepted, rejected};
 use crate::scenarios::{Expectation, Listing, Params};
 
 pub const ID: &str = "wrong-release";
-/// What the course says this scenario teaches, and the question it asks.
-pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
-    objectives: &[
-        "See a late worker's finally block delete someone else's lease",
-        "Make release safe by checking the owner in the same statement",
-    ],
-    question: crate::scenarios::CheckQuestion {
-        prompt: "A's lease expired and B holds it. A's finally block runs DELETE without an owner check. Who loses the lock?",
-        answers: &[
-            "A",
-            "B",
-            "Nobody: the store refuses",
-        ],
-        correct: 1,
-        why: "The row now belongs to B, so an unchecked delete frees B's lease and lets a third worker in.",
-    },
-};
-const AMOUNT: i64 = 10;
 const STEPS: u32 = 2;
 
 /// Who does what and how fast, per worker.
@@ -84,6 +66,23 @@ const ROLES: [Role; 3] = [
         step_ms: 1_000,
     },
 ];
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
+    objectives: &[
+        "See a late worker's finally block delete someone else's lease",
+        "Make release safe by checking the owner in the same statement",
+    ],
+    question: crate::scenarios::CheckQuestion {
+        prompt: "A's lease expired and B holds it. A's finally block runs DELETE without an owner check. Who loses the lock?",
+        answers: &[
+            "A",
+            "B",
+            "Nobody: the store refuses",
+        ],
+        correct: 1,
+        why: "The row now belongs to B, so an unchecked delete frees B's lease and lets a third worker in.",
+    },
+};
 
 pub fn info() -> Listing {
     Listing {
@@ -113,10 +112,7 @@ pub fn expectation(params: &Params) -> Expectation {
     let (a, b, c) = ("worker-A", "worker-B", "worker-C");
     let naive = mode(params) == ReleaseMode::NaiveDelete;
     let mut outcome = vec![
-        (
-            "balance".to_string(),
-            json!(OPENING_BALANCE - AMOUNT * i64::from(STEPS)),
-        ),
+        ("balance".to_string(), json!(balance_after(STEPS))),
         ("overlapping_grants".to_string(), json!(u32::from(naive))),
         ("max_concurrent_holders".to_string(), json!(2)),
     ];
@@ -162,7 +158,6 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         retry_ms: 10_000,
         steps: STEPS,
         step_ms: role.step_ms,
-        amount_per_step: AMOUNT,
         release: Some(mode(params)),
         release_in_finally: true,
         ..WorkerPlan::leased("account-42")
@@ -241,8 +236,8 @@ fn beats(setup: &mut Setup, mode: ReleaseMode, cast: &LeaseCast) {
             )
             .ask(
                 "C writes step 2 with token 1. The ledger has seen B's 2. What happens?",
-                &["It lands: C is the newest holder", "It is refused: 2 <= 1 is false", "The ledger asks the lease store"],
-                1,
+                &["It lands: C is the newest holder", "The ledger asks the lease store", "It is refused: 2 <= 1 is false"],
+                2,
                 "The fence compares numbers only; it cannot know that C's grant came after B's.",
             );
         setup.beat(

@@ -35,30 +35,12 @@ use crate::properties::Verdict;
 use crate::protocols::lease::lease_worker::WorkerPlan;
 use crate::scenarios::common::int_param;
 use crate::scenarios::lease_setup::{
-    build, choice, holds_if, int, millis, worker_pair, LeasePlan, StorePlan, OPENING_BALANCE,
+    balance_after, build, choice, holds_if, int, millis, worker_pair, LeasePlan, StorePlan,
 };
 use crate::scenarios::lease_world::LeaseProperty::*;
 use crate::scenarios::{Expectation, Listing, Params};
 
 pub const ID: &str = "clock-skew";
-/// What the course says this scenario teaches, and the question it asks.
-pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
-    objectives: &[
-        "See a clock step make a holder trust a lease that has expired",
-        "Keep a safety margin so the last step ends well before expiry",
-    ],
-    question: crate::scenarios::CheckQuestion {
-        prompt: "A's clock is set back 5 s. What does A believe about its lease?",
-        answers: &[
-            "It expires 5 s sooner than it does",
-            "It lasts 5 s longer than it does",
-            "Nothing changes",
-        ],
-        correct: 1,
-        why: "A measures the lease with its own clock, so a clock moved back makes the lease look longer.",
-    },
-};
-const AMOUNT: i64 = 10;
 const STEPS: u32 = 6;
 /// Five steps fill the TTL exactly by a correct clock, so A's own check stops it before
 /// step 6 just as the store's expiry passes.
@@ -80,6 +62,23 @@ const MAX_DRIFT_PPM: i64 = 300_000;
 pub const REAL_DRIFT_PPM: i64 = 100;
 /// The careful worker's margin: more than any step the parameters allow.
 pub const MARGIN_MS: u64 = 10_000;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
+    objectives: &[
+        "See a clock step make a holder trust a lease that has expired",
+        "Keep a safety margin so the last step ends well before expiry",
+    ],
+    question: crate::scenarios::CheckQuestion {
+        prompt: "A's clock is set back 5 s. What does A believe about its lease?",
+        answers: &[
+            "It lasts 5 s longer than it does",
+            "It expires 5 s sooner than it does",
+            "Nothing changes",
+        ],
+        correct: 0,
+        why: "A measures the lease with its own clock, so a clock moved back makes the lease look longer.",
+    },
+};
 
 pub fn info() -> Listing {
     Listing {
@@ -143,10 +142,7 @@ pub fn expectation(params: &Params) -> Expectation {
     if let Some(double) = forecast.double_debit {
         verdicts.push(("no-double-debit".to_string(), holds_if(!double)));
         if !double && forecast.job_completes == Some(true) {
-            outcome.push((
-                "balance".to_string(),
-                json!(OPENING_BALANCE - AMOUNT * i64::from(STEPS)),
-            ));
+            outcome.push(("balance".to_string(), json!(balance_after(STEPS))));
         }
     }
     Expectation { outcome, verdicts }
@@ -372,7 +368,6 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         retry_ms: RETRY_MS,
         steps: STEPS,
         step_ms: STEP_MS,
-        amount_per_step: AMOUNT,
         check_clock_before_step: true,
         finish_margin_ms: margin_ms,
         ..WorkerPlan::leased("account-42")

@@ -202,8 +202,8 @@ fn two_holders(setup: &mut Setup, story: &Story, cast: LeasePair) {
         Some(true) => {
             takeover.ask(
                 "A's next write carries token 33 and reaches the ledger before B has written anything. What does the ledger do?",
-                &["Refuses it: 34 is newer", "Applies it: the highest token it has seen is 33", "Holds it until B writes"],
-                1,
+                &["Refuses it: 34 is newer", "Holds it until B writes", "Applies it: the highest token it has seen is 33"],
+                2,
                 "The ledger compares with the highest token it has seen, and 34 has not reached it yet.",
             );
             setup.beat(

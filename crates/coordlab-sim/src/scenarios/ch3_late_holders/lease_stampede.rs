@@ -3,6 +3,7 @@
 use crate::scenarios::lease_setup::prelude::*;
 
 pub const ID: &str = "lease-stampede";
+const LEASE: &str = "job:nightly-sweep";
 pub const COURSE: CourseNotes = CourseNotes {
     objectives: &[
         "See waiters retry in lockstep when a lease drops",
@@ -19,7 +20,6 @@ pub const COURSE: CourseNotes = CourseNotes {
         why: "Without jitter the waiters stay in step and every release starts a burst of wasted requests.",
     },
 };
-const LEASE: &str = "job:nightly-sweep";
 
 pub fn info() -> Listing {
     Listing {

@@ -18,6 +18,7 @@ use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::kernel::world::Nodes;
 use crate::properties::Verdict;
+use crate::protocols::job::AMOUNT_PER_STEP;
 use crate::protocols::lease::call_worker::{CallPlan, CallWorker, Placement};
 use crate::protocols::lease::fenced_resource::LedgerIntro;
 use crate::protocols::lease::job_table::{JobDurable, JobTable};
@@ -34,24 +35,6 @@ use crate::scenarios::property_library::add_ledger;
 use crate::scenarios::{Expectation, Listing, Params};
 
 pub const ID: &str = "lock-across-call";
-/// What the course says this scenario teaches, and the question it asks.
-pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
-    objectives: &[
-        "See a slow network call outlive the lease that guards it",
-        "Hold the lock only to claim the work, not across the call",
-        "Make the call safe to repeat with an idempotency key",
-    ],
-    question: crate::scenarios::CheckQuestion {
-        prompt: "A holds a 10 s lease across a payment call that takes 15 s. What can happen?",
-        answers: &[
-            "The call is cancelled at 10 s",
-            "B takes the lease and pays again",
-            "The lease waits for the call",
-        ],
-        correct: 1,
-        why: "The lease does not know about the call; when it expires someone else starts the same work.",
-    },
-};
 const LEASE: &str = "payout-42";
 const TTL_MS: u64 = 10_000;
 /// A call this long surely lets A record the payout before its lease runs out (the call starts
@@ -62,7 +45,6 @@ const AFTER_B_FROM_MS: u64 = 12_000;
 const USUAL_MS: u64 = 1_000;
 /// B asks at about 0.5 s, 5.5 s and 10.5 s: the third is the first after A's lease expires.
 const RETRY_MS: u64 = 5_000;
-const AMOUNT: i64 = 10;
 
 /// Who `lock-across-call`'s setup added.
 #[derive(Clone, Copy)]
@@ -75,6 +57,24 @@ struct CallCast {
     /// With `outside-lock` only.
     jobs: Option<NodeId>,
 }
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
+    objectives: &[
+        "See a slow network call outlive the lease that guards it",
+        "Hold the lock only to claim the work, not across the call",
+        "Make the call safe to repeat with an idempotency key",
+    ],
+    question: crate::scenarios::CheckQuestion {
+        prompt: "A holds a 10 s lease across a payment call that takes 15 s. What can happen?",
+        answers: &[
+            "B takes the lease and pays again",
+            "The call is cancelled at 10 s",
+            "The lease waits for the call",
+        ],
+        correct: 0,
+        why: "The lease does not know about the call; when it expires someone else starts the same work.",
+    },
+};
 
 pub fn info() -> Listing {
     Listing {
@@ -160,8 +160,8 @@ pub fn expectation(params: &Params) -> Expectation {
         (_, Timing::AfterB) => (
             out(&[
                 ("payments_sent", json!(2)),
-                ("paid_total", json!(2 * AMOUNT)),
-                ("balance", json!(OPENING_BALANCE - 2 * AMOUNT)),
+                ("paid_total", json!(2 * AMOUNT_PER_STEP)),
+                ("balance", json!(OPENING_BALANCE - 2 * AMOUNT_PER_STEP)),
                 ("finished_by", json!([a, b])),
                 ("max_concurrent_holders", json!(2)),
             ]),
@@ -182,7 +182,7 @@ pub fn expectation(params: &Params) -> Expectation {
             .iter()
             .any(|(k, v)| k == "payments_sent" && v == &json!(1));
         if paid {
-            outcome.push(("balance".into(), json!(OPENING_BALANCE - AMOUNT)));
+            outcome.push(("balance".into(), json!(OPENING_BALANCE - AMOUNT_PER_STEP)));
         }
     }
     verdicts.push(("tokens-increase".into(), Verdict::Holds));
@@ -219,7 +219,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
         outside.then(|| setup.add::<JobTable>("job-db", "job-table", &STORE_FAULTS, (), JobTable::initial()));
     for (id, name, start_after_ms) in [(a, "worker-A", (0, 100)), (b, "worker-B", (500, 600))] {
         let plan = CallPlan {
-            job: CallPlan::job(LEASE, TTL_MS, RETRY_MS, AMOUNT, ledger),
+            job: CallPlan::job(LEASE, TTL_MS, RETRY_MS, AMOUNT_PER_STEP, ledger),
             start_after_ms,
             placement,
             idempotency_key: v == "idempotent-fenced",
@@ -248,7 +248,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             jobs,
             lease: LEASE.to_string(),
             opening_balance: OPENING_BALANCE,
-            job_total: AMOUNT,
+            job_total: AMOUNT_PER_STEP,
             properties: vec![FenceMonotonic, TokensIncrease, NoDoubleDebit],
             histogram_bucket_ms: None,
             report_conflicts: false,
@@ -347,11 +347,11 @@ fn beats(setup: &mut Setup, variant: &str, call_ms: u64, c: CallCast) {
         b.ask(
             "A's call is still in progress at the API. What happens to it?",
             &[
-                "The API drops it: A's lease is over",
                 "The API pays it out as well",
+                "The API drops it: A's lease is over",
                 "It waits until B's call is done",
             ],
-            1,
+            0,
             "The API knows nothing of the lease. Two payout calls are two payouts.",
         );
     }
@@ -386,8 +386,8 @@ fn beats(setup: &mut Setup, variant: &str, call_ms: u64, c: CallCast) {
             )
             .ask(
                 "Without the key, but with the fenced record: how many payouts?",
-                &["One", "Two"],
-                1,
+                &["Two", "One"],
+                0,
                 "The fence guards the ledger, not the API: the API would pay both calls. The key is what makes it pay once.",
             );
     } else {
@@ -422,12 +422,8 @@ fn outside_beats(setup: &mut Setup, call: &str, c: CallCast) {
         )
         .ask(
             "While A's call is in flight, B holds the lease. What does B do?",
-            &[
-                "Calls the API too",
-                "Waits for A's call to end",
-                "Sees the job row taken and does nothing",
-            ],
-            2,
+            &["Calls the API too", "Sees the job row taken and does nothing", "Waits for A's call to end"],
+            1,
             "The lease guarded only the claim (one conditional UPDATE, which would be safe even alone). The job row says the job is A's, however slow the API is.",
         );
     setup.beat(

@@ -33,12 +33,8 @@ pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes 
     ],
     question: crate::scenarios::CheckQuestion {
         prompt: "A wakes from a 40 s pause with an expired lease and writes with token 33; B wrote with 34. What stops A?",
-        answers: &[
-            "A notices the time",
-            "The ledger refuses a token lower than one it has seen",
-            "The lock service cancels A's write",
-        ],
-        correct: 1,
+        answers: &["A notices the time", "The lock service cancels A's write", "The ledger refuses a token lower than one it has seen"],
+        correct: 2,
         why: "The check happens where the write lands, so A does not need to know anything.",
     },
 };

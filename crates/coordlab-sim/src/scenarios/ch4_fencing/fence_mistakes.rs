@@ -33,6 +33,12 @@ use crate::scenarios::{Expectation, Listing, Params};
 use crate::trace::EventKind;
 
 pub const ID: &str = "fence-mistakes";
+
+/// How far ahead worker-A's clock runs with `fence=timestamp`: more than the 30 s lease.
+const A_CLOCK_AHEAD_MS: i64 = 45_000;
+/// The random ids the two workers drew (UUIDs in practice; 32 bits here).
+const A_RANDOM_ID: u64 = 0xE3B0_C442;
+const B_RANDOM_ID: u64 = 0x5F2A_9C17;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -43,19 +49,13 @@ pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes 
         prompt: "Which of these is a valid fencing token?",
         answers: &[
             "The worker's clock reading at acquire",
-            "A random UUID",
             "A counter the lease store raises in the same operation that grants the lease",
+            "A random UUID",
         ],
-        correct: 2,
+        correct: 1,
         why: "Only a number issued by the granting authority, higher on each grant, orders the holders.",
     },
 };
-
-/// How far ahead worker-A's clock runs with `fence=timestamp`: more than the 30 s lease.
-const A_CLOCK_AHEAD_MS: i64 = 45_000;
-/// The random ids the two workers drew (UUIDs in practice; 32 bits here).
-const A_RANDOM_ID: u64 = 0xE3B0_C442;
-const B_RANDOM_ID: u64 = 0x5F2A_9C17;
 
 pub fn info() -> Listing {
     Listing {

@@ -43,6 +43,11 @@ use crate::scenarios::{Expectation, Listing, Params};
 use crate::trace::EventKind;
 
 pub const ID: &str = "token-sources";
+
+/// When the primary crashes with `failover=yes`: after A's grant (a quorum grant is answered
+/// within about 116 ms), before Redis streams it (200 ms after the answer).
+const CRASH_AT_MS: u64 = 130;
+const REDIS_SHIP_MS: u64 = 200;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -53,18 +58,13 @@ pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes 
         prompt: "After a failover, Redis hands token 33 to a second holder. Why?",
         answers: &[
             "Redis has no counters",
-            "The counter's latest value was lost with the primary",
             "Tokens are random",
+            "The counter's latest value was lost with the primary",
         ],
-        correct: 1,
+        correct: 2,
         why: "The increment was never replicated, so the new primary counts from an older value.",
     },
 };
-
-/// When the primary crashes with `failover=yes`: after A's grant (a quorum grant is answered
-/// within about 116 ms), before Redis streams it (200 ms after the answer).
-const CRASH_AT_MS: u64 = 130;
-const REDIS_SHIP_MS: u64 = 200;
 
 pub fn info() -> Listing {
     Listing {
@@ -409,8 +409,8 @@ fn beats(
             )
             .ask(
                 "A wakes at 26 s, inside its lease by its own clock, and writes step 4 with 33. What happens?",
-                &["It lands: A still holds the lease", "It is refused: B wrote 34 first"],
-                1,
+                &["It is refused: B wrote 34 first", "It lands: A still holds the lease"],
+                0,
                 "B read three steps done and wrote step 4 with 34 before A woke. The lease failed; the fence did not.",
             );
         let why = if source == TokenSource::DynamoDb {
@@ -470,8 +470,8 @@ fn beats(
         )
         .ask(
             "A writes step 2 with 33. What does the ledger do?",
-            &["Refuses it", "Applies it"],
-            0,
+            &["Applies it", "Refuses it"],
+            1,
             "The ledger has seen B's higher token: WHERE last_token <= 33 matches no row.",
         );
     setup.beat(

@@ -18,6 +18,12 @@ use crate::scenarios::lease_setup::prelude::*;
 use crate::trace::EventKind;
 
 pub const ID: &str = "unfenceable-resource";
+/// B polls every 10 s: its fourth request, at about 30.5 s, is the first after the expiry.
+const RETRY_MS: u64 = 10_000;
+/// A freezes before its first instruction (due at about 4 s) and before its first renewal
+/// (about 10 s), and wakes after B has paid steps 1 and 2 (about 34.6 s and 38.6 s).
+const PAUSE_AT_MS: u64 = 1_000;
+const PAUSE_MS: u64 = 40_000;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: CourseNotes = CourseNotes {
     objectives: &[
@@ -36,13 +42,6 @@ pub const COURSE: CourseNotes = CourseNotes {
             "If the key is derived from the work itself, both attempts carry it and the rail pays only once.",
     },
 };
-const AMOUNT: i64 = 10;
-/// B polls every 10 s: its fourth request, at about 30.5 s, is the first after the expiry.
-const RETRY_MS: u64 = 10_000;
-/// A freezes before its first instruction (due at about 4 s) and before its first renewal
-/// (about 10 s), and wakes after B has paid steps 1 and 2 (about 34.6 s and 38.6 s).
-const PAUSE_AT_MS: u64 = 1_000;
-const PAUSE_MS: u64 = 40_000;
 
 pub fn info() -> Listing {
     Listing {
@@ -73,7 +72,7 @@ pub fn expectation(params: &Params) -> Expectation {
         ("max_concurrent_holders", json!(2)),
         ("payments_sent", json!(sent)),
         ("replays_recognised", json!(replays)),
-        ("paid_total", json!(AMOUNT * sent)),
+        ("paid_total", json!(AMOUNT_PER_STEP * sent)),
         ("finished_by", json!(["worker-B"])),
     ];
     let verdicts = [
@@ -91,7 +90,6 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             idempotency_key: keyed(params),
         },
         retry_ms: RETRY_MS,
-        amount_per_step: AMOUNT,
         // The rail has nothing to check a token against.
         fencing: Fencing::None,
         ..WorkerPlan::leased("payout-42")

@@ -137,12 +137,8 @@ pub fn election(setup: &mut Setup, cast: &RaftCast, servers: u32, usual: bool) {
         )
         .ask(
             "Nobody hears from S1 any more. Who becomes the next leader?",
-            &[
-                "Nobody until S1 comes back",
-                "The follower whose timer runs out first, in a higher term",
-                "S2, the next server in line",
-            ],
-            1,
+            &["The follower whose timer runs out first, in a higher term", "Nobody until S1 comes back", "S2, the next server in line"],
+            0,
             "Timeouts are drawn at random: the first follower to time out stands in term 2 and usually wins before the others stand.",
         );
     // Under unusual timing the terms may have moved on before S1's crash: these two would
@@ -199,12 +195,8 @@ pub fn election_forgets_votes(setup: &mut Setup, cast: &RaftCast) {
         )
         .ask(
             "The last server never heard of term 1. Its timer runs out and it stands in term 1. Can it win?",
-            &[
-                "No: term 1 already has a leader",
-                "Yes: the restarted servers vote again",
-                "Only once S1 crashes",
-            ],
-            1,
+            &["Yes: the restarted servers vote again", "No: term 1 already has a leader", "Only once S1 crashes"],
+            0,
             "The restarted servers find no vote on record for term 1 and grant a second one.",
         );
     setup.beat(
@@ -245,8 +237,8 @@ pub fn split_vote(setup: &mut Setup, identical: bool) {
             )
             .ask(
                 "Each server has voted for itself in term 1. Who wins?",
-                &["The server with the lowest id", "Nobody: no one can get a majority", "The first one to ask"],
-                1,
+                &["Nobody: no one can get a majority", "The server with the lowest id", "The first one to ask"],
+                0,
                 "Each has already spent its one vote of the term on itself, so every request is refused.",
             );
         setup.beat(
@@ -319,10 +311,10 @@ pub fn log_replication(setup: &mut Setup, cast: &RaftCast, servers: u32, writes:
             "When may S1 treat #1 as committed?",
             &[
                 "As soon as it is in S1's own log",
-                "Once a majority of servers store it",
                 "Once every server stores it",
+                "Once a majority of servers store it",
             ],
-            1,
+            2,
             "A majority stores it: any future leader must have a vote from that majority, so it holds #1.",
         );
     setup.beat(
@@ -403,11 +395,11 @@ pub fn partition(setup: &mut Setup, cast: &RaftCast, stale_voter: bool) {
         .ask(
             "S1 is a leader and S2 stores the write. Will S1 commit it?",
             &[
-                "Yes: S1 is the leader",
                 "No: 2 of 5 servers are not a majority",
+                "Yes: S1 is the leader",
                 "Yes, once S2 acknowledges it",
             ],
-            1,
+            0,
             "Committing needs a majority of the whole cluster, 3 of 5; only S1 and S2 can store it.",
         );
     setup.beat(
@@ -451,12 +443,8 @@ pub fn partition(setup: &mut Setup, cast: &RaftCast, stale_voter: bool) {
         )
         .ask(
             "S2's log lacks writes the others committed. When it is back, can it win an election?",
-            &[
-                "No: the voters see that its log is behind",
-                "Yes: with the bug, voters skip the log check",
-                "Only if S1 votes for it",
-            ],
-            1,
+            &["Yes: with the bug, voters skip the log check", "No: the voters see that its log is behind", "Only if S1 votes for it"],
+            0,
             "The planted bug skips the up-to-date check (§5.4.1), so S2's higher term is all it needs.",
         );
     setup.beat(
@@ -498,8 +486,8 @@ pub fn stale_leader(setup: &mut Setup, cast: &RaftCast) {
         )
         .ask(
             "S1's AppendEntries carry term 1; the others are in a higher term. What do they do?",
-            &["Accept them: S1 was the leader", "Reject them: the term is old", "Hold an election"],
-            1,
+            &["Accept them: S1 was the leader", "Hold an election", "Reject them: the term is old"],
+            2,
             "A server refuses any message from an older term: the term works as a fencing token.",
         );
     setup.beat(

@@ -24,6 +24,14 @@ use crate::scenarios::{Expectation, Listing, Params};
 use rand::{Rng, SeedableRng};
 
 pub const ID: &str = "raft-chaos";
+/// Time the cluster gets after the heal before the servers stop: long enough for the
+/// longest pause to end and for several rounds of elections.
+pub const SETTLE_MS: u64 = 4_000;
+/// Longest GC pause the storm draws.
+pub const MAX_CHAOS_PAUSE_MS: u64 = 800;
+/// The chaos draws have their own stream, so the storm does not shift when the protocol's
+/// own randomness changes.
+const CHAOS_STREAM: u64 = 0xc4a05;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -34,22 +42,14 @@ pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes 
         prompt:
             "During the storm there is sometimes no leader for a while. Which property is broken by that?",
         answers: &[
-            "Safety: two leaders in one term",
             "None of the safety ones: only progress pauses",
+            "Safety: two leaders in one term",
             "Log matching",
         ],
-        correct: 1,
+        correct: 0,
         why: "Raft gives up progress when it must, never agreement.",
     },
 };
-/// Time the cluster gets after the heal before the servers stop: long enough for the
-/// longest pause to end and for several rounds of elections.
-pub const SETTLE_MS: u64 = 4_000;
-/// Longest GC pause the storm draws.
-pub const MAX_CHAOS_PAUSE_MS: u64 = 800;
-/// The chaos draws have their own stream, so the storm does not shift when the protocol's
-/// own randomness changes.
-const CHAOS_STREAM: u64 = 0xc4a05;
 
 pub fn info() -> Listing {
     let mut params = vec![

@@ -18,6 +18,9 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "raft-election";
+pub const CRASH_MS: u64 = 600;
+pub const RESTART_MS: u64 = 1_400;
+pub const STOP_AT_MS: u64 = 2_000;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -36,9 +39,6 @@ pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes 
         why: "A higher term always wins: a server that sees one steps down to follower.",
     },
 };
-pub const CRASH_MS: u64 = 600;
-pub const RESTART_MS: u64 = 1_400;
-pub const STOP_AT_MS: u64 = 2_000;
 
 pub fn info() -> Listing {
     let mut params = vec![servers_param(3)];

@@ -43,23 +43,6 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "raft-figure-8";
-/// What the course says this scenario teaches, and the question it asks.
-pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
-    objectives: &[
-        "See why counting copies is not enough to commit an old-term entry",
-        "Understand the rule: a leader commits only entries of its own term",
-    ],
-    question: crate::scenarios::CheckQuestion {
-        prompt: "A new leader finds an old-term entry on a majority. May it mark the entry committed?",
-        answers: &[
-            "Yes, a majority has it",
-            "Only once an entry of its own term is on a majority after it",
-            "Only if every server has it",
-        ],
-        correct: 1,
-        why: "A server with a later-term log could still win and overwrite it; committing an own-term entry closes that door.",
-    },
-};
 pub const STOP_AT_MS: u64 = 2_400;
 
 const SERVERS: u32 = 5;
@@ -157,6 +140,23 @@ impl CommitRule {
         }
     }
 }
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
+    objectives: &[
+        "See why counting copies is not enough to commit an old-term entry",
+        "Understand the rule: a leader commits only entries of its own term",
+    ],
+    question: crate::scenarios::CheckQuestion {
+        prompt: "A new leader finds an old-term entry on a majority. May it mark the entry committed?",
+        answers: &[
+            "Yes, a majority has it",
+            "Only once an entry of its own term is on a majority after it",
+            "Only if every server has it",
+        ],
+        correct: 1,
+        why: "A server with a later-term log could still win and overwrite it; committing an own-term entry closes that door.",
+    },
+};
 
 pub fn info() -> Listing {
     Listing {

@@ -14,6 +14,7 @@ use crate::scenarios::raft_common::{
 use crate::scenarios::{Expectation, Listing, Params};
 
 pub const ID: &str = "raft-log-replication";
+pub const STOP_AT_MS: u64 = 3_000;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -24,15 +25,14 @@ pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes 
     question: crate::scenarios::CheckQuestion {
         prompt: "When is a log entry committed?",
         answers: &[
-            "When the leader appends it",
             "When a majority of servers store it",
+            "When the leader appends it",
             "When every server stores it",
         ],
-        correct: 1,
+        correct: 0,
         why: "A majority is enough: any future leader must share at least one server with it.",
     },
 };
-pub const STOP_AT_MS: u64 = 3_000;
 
 pub fn info() -> Listing {
     let mut params = vec![

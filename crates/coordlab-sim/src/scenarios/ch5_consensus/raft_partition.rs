@@ -19,6 +19,11 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "raft-partition";
+pub const SPLIT_MS: u64 = 700;
+pub const HEAL_MS: u64 = 1_800;
+pub const STOP_AT_MS: u64 = 3_500;
+/// With `bug=skip-up-to-date-check`: when S2, cut off alone since the heal, is back.
+pub const S2_BACK_MS: u64 = 2_900;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -38,11 +43,6 @@ pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes 
         why: "Without a majority nothing commits; after healing the newer leader's log wins.",
     },
 };
-pub const SPLIT_MS: u64 = 700;
-pub const HEAL_MS: u64 = 1_800;
-pub const STOP_AT_MS: u64 = 3_500;
-/// With `bug=skip-up-to-date-check`: when S2, cut off alone since the heal, is back.
-pub const S2_BACK_MS: u64 = 2_900;
 
 pub fn info() -> Listing {
     Listing {

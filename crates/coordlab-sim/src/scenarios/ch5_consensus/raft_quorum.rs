@@ -26,19 +26,6 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "raft-quorum";
-/// What the course says this scenario teaches, and the question it asks.
-pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
-    objectives: &[
-        "Work out how many failures a cluster of N survives",
-        "See writes stall once a majority is gone",
-    ],
-    question: crate::scenarios::CheckQuestion {
-        prompt: "How many crashed servers can a five-server Raft cluster survive and keep committing?",
-        answers: &["1", "2", "3"],
-        correct: 1,
-        why: "Five servers need three for a majority, so two may be down.",
-    },
-};
 pub const CLIENT_START_MS: u64 = 400;
 pub const FIRST_CRASH_MS: u64 = 600;
 pub const CRASH_EVERY_MS: u64 = 600;
@@ -87,6 +74,19 @@ pub fn stop_at_ms(n: u32) -> u64 {
     let crashes = crash_count(n);
     FIRST_CRASH_MS + (crashes - 1) * CRASH_EVERY_MS + AFTER_LAST_CRASH_MS
 }
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
+    objectives: &[
+        "Work out how many failures a cluster of N survives",
+        "See writes stall once a majority is gone",
+    ],
+    question: crate::scenarios::CheckQuestion {
+        prompt: "How many crashed servers can a five-server Raft cluster survive and keep committing?",
+        answers: &["1", "2", "3"],
+        correct: 1,
+        why: "Five servers need three for a majority, so two may be down.",
+    },
+};
 
 pub fn info() -> Listing {
     let mut params = vec![servers_param(1)];

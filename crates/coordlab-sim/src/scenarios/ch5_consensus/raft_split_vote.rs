@@ -16,6 +16,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "raft-split-vote";
+pub const STOP_AT_MS: u64 = 2_000;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -33,7 +34,6 @@ pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes 
         why: "Spreading the timeouts makes it unlikely that several candidates split the votes again.",
     },
 };
-pub const STOP_AT_MS: u64 = 2_000;
 
 pub fn info() -> Listing {
     let mut params = vec![

@@ -18,6 +18,12 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "raft-stale-leader";
+pub const PAUSE_AT_MS: u64 = 800;
+pub const STOP_AT_MS: u64 = 3_000;
+/// How much longer than two election timeouts S1's pause must last for the story: room for
+/// the votes and the new leader's first AppendEntries, so the newer term is in place when S1
+/// wakes.
+const PAUSE_MARGIN_MS: u64 = 200;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -29,19 +35,13 @@ pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes 
         prompt: "A leader wakes from a pause and sends AppendEntries in its old term. What do the others do?",
         answers: &[
             "Accept them",
-            "Reject them, since they already know a newer term",
             "Start a new election",
+            "Reject them, since they already know a newer term",
         ],
-        correct: 1,
+        correct: 2,
         why: "Every message carries its term, and a server ignores anything older than what it has seen.",
     },
 };
-pub const PAUSE_AT_MS: u64 = 800;
-pub const STOP_AT_MS: u64 = 3_000;
-/// How much longer than two election timeouts S1's pause must last for the story: room for
-/// the votes and the new leader's first AppendEntries, so the newer term is in place when S1
-/// wakes.
-const PAUSE_MARGIN_MS: u64 = 200;
 
 pub fn info() -> Listing {
     let mut params = vec![

@@ -34,6 +34,10 @@ use crate::scenarios::lease_setup::{choice, holds_if, int, millis};
 use crate::scenarios::{Expectation, Listing, Params};
 
 pub const ID: &str = "chubby-sequencer";
+const LEASE_MS: u64 = 12_000;
+const STEP_MS: u64 = 3_000;
+const HOLD_FROM_MS: u64 = 1_000;
+const CRASH_AT_MS: u64 = 3_500;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -44,17 +48,13 @@ pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes 
         prompt: "What stops a delayed write that arrives after lock-delay has ended?",
         answers: &[
             "Nothing",
-            "The storage checking the sequencer",
             "The client's timeout",
+            "The storage checking the sequencer",
         ],
-        correct: 1,
+        correct: 2,
         why: "Lock-delay only buys time; a check at the storage refuses the write whenever it arrives.",
     },
 };
-const LEASE_MS: u64 = 12_000;
-const STEP_MS: u64 = 3_000;
-const HOLD_FROM_MS: u64 = 1_000;
-const CRASH_AT_MS: u64 = 3_500;
 
 pub fn info() -> Listing {
     Listing {

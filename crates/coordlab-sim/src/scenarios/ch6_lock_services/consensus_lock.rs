@@ -24,12 +24,14 @@ use crate::kernel::network::LinkConfig;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
+use crate::protocols::job::AMOUNT_PER_STEP;
 use crate::protocols::lease::fenced_resource::LedgerIntro;
 use crate::protocols::raft::{RaftBug, RaftServer, ServerConfig, ServerDurable};
 use crate::protocols::redis_locks::redis_job::JobPlan;
 use crate::protocols::services::lock_client::{EtcdPlan, EtcdWorker};
 use crate::protocols::services::lock_service::LockServer;
 use crate::scenarios::common::place_fresh_workers;
+use crate::scenarios::lease_setup::{balance_after, OPENING_BALANCE};
 use crate::scenarios::property_library::add_ledger;
 use crate::scenarios::raft_common::{
     bug, common_params, election_timeouts_ms, int_param, num, promised_verdicts, MIN_SPREAD_MS, PROPERTIES,
@@ -40,23 +42,6 @@ use crate::scenarios::{Expectation, Listing, Params};
 mod beats;
 
 pub const ID: &str = "consensus-lock";
-/// What the course says this scenario teaches, and the question it asks.
-pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
-    objectives: &[
-        "See a grant survive the leader's crash because a majority stored it",
-        "Use the key's create revision as the fencing token",
-    ],
-    question: crate::scenarios::CheckQuestion {
-        prompt: "The store's leader crashes right after granting the lock. Why does the new leader still know the holder?",
-        answers: &[
-            "It asks the client",
-            "The grant was committed on a majority before it was answered",
-            "The lock is kept on disk by the client",
-        ],
-        correct: 1,
-        why: "A consensus store answers only after a majority has the write, and any new leader comes from that majority.",
-    },
-};
 /// Who the setup added: the three stores (store-1 boots first), the workers, the ledger.
 #[derive(Clone, Copy, Debug)]
 pub struct ConsensusCast {
@@ -77,8 +62,6 @@ pub const LATENCY_MIN_MS: u64 = 1;
 pub const LATENCY_MAX_MS: u64 = 3;
 const STEPS: u32 = 4;
 const STEP_MS: u64 = 500;
-const AMOUNT: i64 = 10;
-const OPENING: i64 = 100;
 const REQUEST_TIMEOUT_MS: u64 = 300;
 /// The shortest election timeout the story's timeline assumes (the parameter's default):
 /// after store-1's crash, the new leader restarts the lease count no sooner than this.
@@ -92,6 +75,19 @@ const FIND_LEADER_MS: u64 = 1_000;
 /// The demo runs at least this long, and at least this much past the end of A's pause.
 const MIN_RUN_MS: u64 = 15_000;
 const AFTER_PAUSE_MS: u64 = 4_000;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
+    objectives: &[
+        "See a grant survive the leader's crash because a majority stored it",
+        "Use the key's create revision as the fencing token",
+    ],
+    question: crate::scenarios::CheckQuestion {
+        prompt: "The store's leader crashes right after granting the lock. Why does the new leader still know the holder?",
+        answers: &["The grant was committed on a majority before it was answered", "It asks the client", "The lock is kept on disk by the client"],
+        correct: 0,
+        why: "A consensus store answers only after a majority has the write, and any new leader comes from that majority.",
+    },
+};
 
 pub fn info() -> Listing {
     let mut params = vec![
@@ -208,13 +204,13 @@ pub fn expectation(params: &Params) -> Expectation {
             outcome.push(("first_grant_expired".to_string(), json!(true)));
             outcome.push(("stale_write_rejected".to_string(), json!(true)));
             outcome.push(("max_concurrent_believers".to_string(), json!(2)));
-            outcome.push(("balance".to_string(), json!(OPENING - AMOUNT * i64::from(STEPS))));
+            outcome.push(("balance".to_string(), json!(balance_after(STEPS))));
         } else if no_expiry(params) {
             outcome.push(("grants_made".to_string(), json!(2)));
             outcome.push(("first_grant_expired".to_string(), json!(false)));
             outcome.push(("stale_write_rejected".to_string(), json!(false)));
             outcome.push(("max_concurrent_believers".to_string(), json!(1)));
-            outcome.push(("balance".to_string(), json!(OPENING - AMOUNT * i64::from(STEPS))));
+            outcome.push(("balance".to_string(), json!(balance_after(STEPS))));
         }
     }
     Expectation { outcome, verdicts }
@@ -238,7 +234,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     // Every node names others added after it: the ids come first, the nodes after.
     let stores = [setup.reserve(), setup.reserve(), setup.reserve()];
     let workers = [setup.reserve(), setup.reserve()];
-    let ledger = add_ledger(&mut setup, LedgerIntro::RefusesBelowHighest, OPENING);
+    let ledger = add_ledger(&mut setup, LedgerIntro::RefusesBelowHighest, OPENING_BALANCE);
     let cast = ConsensusCast {
         stores,
         workers,
@@ -276,7 +272,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             ttl_ms: ttl,
             start_at_ms,
             max_attempts: 1,
-            ..JobPlan::of_steps(STEPS, STEP_MS, AMOUNT, ledger)
+            ..JobPlan::of_steps(STEPS, STEP_MS, AMOUNT_PER_STEP, ledger)
         },
         servers: stores.to_vec(),
         first_guess: stores[0],

@@ -25,6 +25,9 @@ use crate::scenarios::{Expectation, Listing, Params};
 use crate::trace::EventKind;
 
 pub const ID: &str = "hazelcast-fenced-lock";
+const HEARTBEAT_MS: u64 = 5_000;
+const STEP_MS: u64 = 5_000;
+const STEPS: u32 = 4;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -35,16 +38,13 @@ pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes 
         prompt: "A's CP session expires during a pause and B locks with a higher fence. A's late write…",
         answers: &[
             "lands, since A still holds the lock",
-            "is refused at the storage",
             "blocks B",
+            "is refused at the storage",
         ],
-        correct: 1,
+        correct: 2,
         why: "The storage compares fences and the older one loses.",
     },
 };
-const HEARTBEAT_MS: u64 = 5_000;
-const STEP_MS: u64 = 5_000;
-const STEPS: u32 = 4;
 
 pub fn info() -> Listing {
     Listing {

@@ -26,6 +26,7 @@ use crate::kernel::time::MS_US;
 use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::{PropertySpec, Verdict};
+use crate::protocols::job::AMOUNT_PER_STEP;
 use crate::protocols::lease::lease_msg::ReleaseMode;
 use crate::protocols::redis_locks::redis::{RedisConfig, RedisDurable, RedisNode, Role};
 use crate::protocols::redis_locks::redis_job::JobPlan;
@@ -46,23 +47,6 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "redis-failover";
-/// What the course says this scenario teaches, and the question it asks.
-pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
-    objectives: &[
-        "See a primary acknowledge a lock and crash before replicating it",
-        "Watch the promoted replica grant the same lock, with the same token, again",
-    ],
-    question: crate::scenarios::CheckQuestion {
-        prompt: "Why do two workers end up holding the same lock?",
-        answers: &[
-            "The sentinels disagreed",
-            "The replica that was promoted never had the grant",
-            "The TTL was too short",
-        ],
-        correct: 1,
-        why: "Replication was asynchronous, so the replica that took over never heard of the first grant.",
-    },
-};
 /// Who the setup added: the stores (store-1 the first primary), the workers, the ledger and
 /// the sentinels.
 #[derive(Clone, Copy, Debug)]
@@ -98,13 +82,29 @@ pub const LATENCY_MIN_MS: u64 = 1;
 pub const LATENCY_MAX_MS: u64 = 3;
 const STEPS: u32 = 4;
 const STEP_MS: u64 = 500;
-const AMOUNT: i64 = 10;
 /// Longer than the largest lag allowed, so a WAIT on a healthy primary always confirms.
 const WAIT_TIMEOUT_MS: u64 = 1_000;
 const PING_MS: u64 = 200;
 const DOWN_AFTER_MS: u64 = 1_000;
 const FAILOVER_TIMEOUT_MS: u64 = 1_000;
 const STOP_AT_MS: u64 = 6_000;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
+    objectives: &[
+        "See a primary acknowledge a lock and crash before replicating it",
+        "Watch the promoted replica grant the same lock, with the same token, again",
+    ],
+    question: crate::scenarios::CheckQuestion {
+        prompt: "Why do two workers end up holding the same lock?",
+        answers: &[
+            "The sentinels disagreed",
+            "The replica that was promoted never had the grant",
+            "The TTL was too short",
+        ],
+        correct: 1,
+        why: "Replication was asynchronous, so the replica that took over never heard of the first grant.",
+    },
+};
 
 pub fn info() -> Listing {
     Listing {
@@ -327,7 +327,7 @@ fn setup_without_faults(params: &Params) -> (Setup, RedisCast) {
             start_at_ms,
             retry_ms: 500,
             max_attempts: 100,
-            ..JobPlan::of_steps(STEPS, STEP_MS, AMOUNT, ledger)
+            ..JobPlan::of_steps(STEPS, STEP_MS, AMOUNT_PER_STEP, ledger)
         },
         fence_key: FENCE_KEY.to_string(),
         wait: waits(params).then_some((1, WAIT_TIMEOUT_MS)),

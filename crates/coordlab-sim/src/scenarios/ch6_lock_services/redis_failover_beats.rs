@@ -250,12 +250,8 @@ fn other_replica(setup: &mut Setup, wait: bool, c: RedisCast) {
         )
         .ask(
             "store-2 has A's lock but is frozen. Which replica will the sentinels promote?",
-            &[
-                "store-2, the one with the lock",
-                "store-3, the one that answers",
-                "Neither: they wait for store-2",
-            ],
-            1,
+            &["store-2, the one with the lock", "Neither: they wait for store-2", "store-3, the one that answers"],
+            2,
             "A frozen replica answers no pings, so only store-3 is a candidate, and no one asks whether it has every acknowledged write.",
         );
     setup.beat(

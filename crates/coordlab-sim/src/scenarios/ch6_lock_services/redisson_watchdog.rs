@@ -26,6 +26,9 @@ use crate::scenarios::lease_setup::{choice, holds_if, int, millis};
 use crate::scenarios::{Expectation, Listing, Params};
 
 pub const ID: &str = "redisson-watchdog";
+const STEP_MS: u64 = 5_000;
+const STEPS: u32 = 4;
+const HORIZON_MS: u64 = 180_000;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -36,17 +39,14 @@ pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes 
     question: crate::scenarios::CheckQuestion {
         prompt: "The holder's thread is stuck, but the process is alive. What does the watchdog do?",
         answers: &[
-            "Releases the lock",
             "Keeps renewing it, so nobody else gets it",
+            "Releases the lock",
             "Raises an error",
         ],
-        correct: 1,
+        correct: 0,
         why: "The watchdog checks that the process lives, not that the work moves.",
     },
 };
-const STEP_MS: u64 = 5_000;
-const STEPS: u32 = 4;
-const HORIZON_MS: u64 = 180_000;
 
 pub fn info() -> Listing {
     Listing {

@@ -16,6 +16,7 @@ use crate::kernel::view::Holding;
 use crate::kernel::world::{Nodes, World};
 use crate::presentation::durations::tenths;
 use crate::properties::{PropertySpec, Verdict};
+use crate::protocols::job::AMOUNT_PER_STEP;
 use crate::protocols::redis_locks::redis::{RedisConfig, RedisDurable, RedisNode, Role};
 use crate::protocols::redis_locks::redis_job::JobPlan;
 use crate::protocols::redis_locks::redlock_client::{RedlockClient, RedlockLock, RedlockPlan};
@@ -33,19 +34,6 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const ID: &str = "redlock";
-/// What the course says this scenario teaches, and the question it asks.
-pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
-    objectives: &[
-        "Follow Redlock's majority of five independent masters and its validity time",
-        "See which faults (pauses, clock jumps) leave two clients holding the lock",
-    ],
-    question: crate::scenarios::CheckQuestion {
-        prompt: "What does Redlock not give you that a fencing scheme needs?",
-        answers: &["A majority", "A token that increases with each grant", "A TTL"],
-        correct: 1,
-        why: "Without a token the resource cannot tell a stale holder's write from a current one.",
-    },
-};
 /// Who the setup added: five independent masters, the two clients, the ledger.
 #[derive(Clone, Copy, Debug)]
 pub struct RedlockCast {
@@ -64,7 +52,6 @@ const FAULT_AT_MS: u64 = 1_000;
 const PAUSE_MS: u64 = TTL_MS + 2_000;
 const STEPS: u32 = 4;
 const STEP_MS: u64 = 2_000;
-const AMOUNT: i64 = 10;
 const MASTER_TIMEOUT_MS: u64 = 50;
 /// pause-before-check freezes A this long after its requests leave: under the fastest
 /// answer from a master (1 ms each way), so every answer is still in flight.
@@ -109,6 +96,19 @@ impl RedlockFault {
         )
     }
 }
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
+    objectives: &[
+        "Follow Redlock's majority of five independent masters and its validity time",
+        "See which faults (pauses, clock jumps) leave two clients holding the lock",
+    ],
+    question: crate::scenarios::CheckQuestion {
+        prompt: "What does Redlock not give you that a fencing scheme needs?",
+        answers: &["A majority", "A TTL", "A token that increases with each grant"],
+        correct: 2,
+        why: "Without a token the resource cannot tell a stale holder's write from a current one.",
+    },
+};
 
 pub fn info() -> Listing {
     Listing {
@@ -231,7 +231,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
             start_at_ms,
             retry_ms: 1_000,
             max_attempts: 40,
-            ..JobPlan::of_steps(STEPS, STEP_MS, AMOUNT, ledger)
+            ..JobPlan::of_steps(STEPS, STEP_MS, AMOUNT_PER_STEP, ledger)
         },
         masters: masters.to_vec(),
         master_timeout_ms: MASTER_TIMEOUT_MS,

@@ -76,8 +76,8 @@ pub fn beats(setup: &mut Setup, fault: RedlockFault, c: RedlockCast) {
                 )
                 .ask(
                     "B now asks all five masters for the lock. What does redis-3 answer?",
-                    &["nil: A holds it", "OK: by its clock A's key has expired", "An error"],
-                    1,
+                    &["nil: A holds it", "An error", "OK: by its clock A's key has expired"],
+                    2,
                     "Expiry is judged by each master's own clock; redis-3's says A's key is gone, so SET NX succeeds.",
                 );
             two_holders(
@@ -120,8 +120,8 @@ pub fn beats(setup: &mut Setup, fault: RedlockFault, c: RedlockCast) {
                 )
                 .ask(
                     "While redis-3 is down, can B get a majority?",
-                    &["Yes: redis-3, 4 and 5", "No: only redis-4 and redis-5 can say OK", "Yes: A's keys have expired"],
-                    1,
+                    &["No: only redis-4 and redis-5 can say OK", "Yes: redis-3, 4 and 5", "Yes: A's keys have expired"],
+                    0,
                     "A's keys on redis-1 and redis-2 are still alive and redis-3 does not answer: B has at most two OKs.",
                 );
             setup.beat(
@@ -159,8 +159,8 @@ pub fn beats(setup: &mut Setup, fault: RedlockFault, c: RedlockCast) {
                 )
                 .ask(
                     "A wakes 12 s later to five OKs. What does it do?",
-                    &["Works: it has a majority", "Rejects the lock: no validity is left", "Waits for B to finish"],
-                    1,
+                    &["Rejects the lock: no validity is left", "Works: it has a majority", "Waits for B to finish"],
+                    0,
                     "Validity = TTL − time spent asking − drift is negative, so A unlocks all five and treats the lock as never held.",
                 );
             setup.beat(
@@ -192,8 +192,8 @@ pub fn beats(setup: &mut Setup, fault: RedlockFault, c: RedlockCast) {
                 )
                 .ask(
                     "A is frozen for 12 s; its keys expire after 10 s. What happens when it wakes?",
-                    &["It checks its clock and stops", "It finishes step 1 under a lapsed lock", "The ledger refuses its write"],
-                    1,
+                    &["It finishes step 1 under a lapsed lock", "It checks its clock and stops", "The ledger refuses its write"],
+                    0,
                     "A checks before each step, not during one: it sends step 1's debit, and there is no token to refuse it by.",
                 );
             two_holders(

@@ -37,23 +37,6 @@ use crate::trace::{columns, TableView};
 use std::collections::BTreeMap;
 
 pub const ID: &str = "scheduled-job-guard";
-/// What the course says this scenario teaches, and the question it asks.
-pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
-    objectives: &[
-        "See a lock row let one instance run a @Scheduled job",
-        "See an instance whose clock runs ahead fire early and the job run twice",
-    ],
-    question: crate::scenarios::CheckQuestion {
-        prompt: "Why does the job run twice?",
-        answers: &[
-            "The table has no unique key",
-            "One instance's fast clock made it run and release before the other fired",
-            "ShedLock does not lock",
-        ],
-        correct: 1,
-        why: "The lock only covers overlapping runs; clocks that disagree make the runs not overlap.",
-    },
-};
 /// The shedlock database and the two app instances, as the setup added them.
 #[derive(Clone, Copy)]
 struct ShedCast {
@@ -71,6 +54,23 @@ const LEAD_CLOSE_CALL_MS: u64 = 1_000;
 /// The same for an instance's `:now` against the `lock_until` another set: closer than this,
 /// the two firings' wake jitter decides.
 const NOW_CLOSE_CALL_MS: u64 = 500;
+/// What the course says this scenario teaches, and the question it asks.
+pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
+    objectives: &[
+        "See a lock row let one instance run a @Scheduled job",
+        "See an instance whose clock runs ahead fire early and the job run twice",
+    ],
+    question: crate::scenarios::CheckQuestion {
+        prompt: "Why does the job run twice?",
+        answers: &[
+            "The table has no unique key",
+            "One instance's fast clock made it run and release before the other fired",
+            "ShedLock does not lock",
+        ],
+        correct: 1,
+        why: "The lock only covers overlapping runs; clocks that disagree make the runs not overlap.",
+    },
+};
 
 pub fn info() -> Listing {
     Listing {
@@ -429,8 +429,8 @@ fn beats(setup: &mut Setup, params: &Params, skew_ms: u64, cast: ShedCast) {
                 )
                 .ask(
                     "Does app-1 run the job again?",
-                    &["No: the row shows this minute's run", "Yes: lock_until is already past"],
-                    1,
+                    &["Yes: lock_until is already past", "No: the row shows this minute's run"],
+                    0,
                     "The row says when it is free, not which schedule ran. By the database's clock app-2's run ended before app-1 fired.",
                 );
             setup.beat(

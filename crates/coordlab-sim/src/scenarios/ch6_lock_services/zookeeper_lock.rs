@@ -15,6 +15,7 @@ use crate::kernel::network::LinkConfig;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
+use crate::protocols::job::AMOUNT_PER_STEP;
 use crate::protocols::lease::fenced_resource::LedgerIntro;
 use crate::protocols::redis_locks::redis_job::JobDurable;
 use crate::protocols::zookeeper_locks::zk_lock_worker::{WatchMode, ZkLockWorker, ZkPlan, ZkWorkerPlan};
@@ -28,6 +29,15 @@ use crate::scenarios::{Expectation, Listing, Params};
 mod beats;
 
 pub const ID: &str = "zookeeper-lock";
+pub const LOCK_PATH: &str = "/lock";
+const OPENING: i64 = 1_000;
+const STEPS: u32 = 2;
+const STEP_MS: u64 = 1_000;
+/// worker-1's job fires first; each next worker 100 ms later.
+const START_MS: u64 = 100;
+const START_GAP_MS: u64 = 100;
+/// When worker-1 freezes: in the middle of its second step.
+pub const PAUSE_AT_MS: u64 = 1_500;
 /// What the course says this scenario teaches, and the question it asks.
 pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes {
     objectives: &[
@@ -39,23 +49,13 @@ pub const COURSE: crate::scenarios::CourseNotes = crate::scenarios::CourseNotes 
         prompt: "Why does each waiter watch only the node just before its own?",
         answers: &[
             "To save memory",
-            "So a release wakes one waiter instead of the whole queue",
             "Because ZooKeeper allows one watch",
+            "So a release wakes one waiter instead of the whole queue",
         ],
-        correct: 1,
+        correct: 2,
         why: "Watching the lock node itself wakes every waiter on each change: a herd for one winner.",
     },
 };
-pub const LOCK_PATH: &str = "/lock";
-const OPENING: i64 = 1_000;
-const AMOUNT: i64 = 10;
-const STEPS: u32 = 2;
-const STEP_MS: u64 = 1_000;
-/// worker-1's job fires first; each next worker 100 ms later.
-const START_MS: u64 = 100;
-const START_GAP_MS: u64 = 100;
-/// When worker-1 freezes: in the middle of its second step.
-pub const PAUSE_AT_MS: u64 = 1_500;
 
 pub fn info() -> Listing {
     Listing {
@@ -190,7 +190,7 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
                 start_ms: START_MS + START_GAP_MS * u64::from(k),
                 steps: STEPS,
                 step_ms: STEP_MS,
-                amount_per_step: AMOUNT,
+                amount_per_step: AMOUNT_PER_STEP,
                 first_step: 1 + STEPS * k,
             };
             setup.add::<ZkLockWorker>(

@@ -5,6 +5,7 @@
 
 use crate::kernel::ids::NodeId;
 use crate::protocols::job::plans_job;
+use crate::protocols::job::AMOUNT_PER_STEP;
 use crate::protocols::lease::lease_msg::ReleaseMode;
 use crate::protocols::redis_locks::redis_job::JobPlan;
 
@@ -144,7 +145,7 @@ impl WorkerPlan {
             retry_jitter_ms: 0,
             steps: 4,
             step_ms: 4_000,
-            amount_per_step: 10,
+            amount_per_step: AMOUNT_PER_STEP,
             fencing: Fencing::WritePredicate,
             on_reject: OnReject::Abort,
             release: Some(ReleaseMode::CompareAndDelete),
