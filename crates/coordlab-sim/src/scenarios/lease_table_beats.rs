@@ -117,41 +117,36 @@ pub(super) fn lifecycle(
             "UPDATE 0: A's renewal fenced out A's own write. A aborts and releases.",
             move |n, _| refused(n, ledger, a),
         );
-        // With a DELETE release, A's DELETE took the counter with it: B's fresh row starts at
-        // 1 again, below the 2 A's heartbeat left on the ledger, so B is refused whatever its
-        // renewal does.
-        beat_either(
-            setup,
-            "b-too",
-            rules.0 == ReleaseStyle::Delete,
+        // Two endings. With a DELETE release, A's DELETE took the counter with it: B's fresh
+        // row starts at 1 again, below the 2 A's heartbeat left on the ledger, so B is refused
+        // whatever its renewal does. Otherwise each holder's renewal fences out its own write.
+        let [b_too, never] = if rules.0 == ReleaseStyle::Delete {
             [
                 (
                     "B takes over and is refused by A's old mark",
                     "A's DELETE threw the row and its counter away, so B's fresh row starts again at token 1, below the 2 that A's renewal left on the ledger. B's write is refused before its own renewal can matter.",
                 ),
                 (
-                    "B takes over and fences itself out too",
-                    "B's first renewal raises its token above the write it has in flight, just as A's did.",
-                ),
-            ],
-            move |n, _| refused(n, ledger, b),
-        );
-        beat_either(
-            setup,
-            "never",
-            rules.0 == ReleaseStyle::Delete,
-            [
-                (
                     "Every holder is fenced out: the job never ends",
                     "A comes back and bounces off the 2 on the ledger once more. A renewal must keep the token, and a release must keep the counter.",
+                ),
+            ]
+        } else {
+            [
+                (
+                    "B takes over and fences itself out too",
+                    "B's first renewal raises its token above the write it has in flight, just as A's did.",
                 ),
                 (
                     "Every holder fences itself out: the job never ends",
                     "A comes back and bounces off its own renewal a second time. A renewal must keep the token.",
                 ),
-            ],
-            move |n, _| writes(n, ledger).iter().filter(|w| !w.accepted).count() >= 3,
-        );
+            ]
+        };
+        setup.beat("b-too", b_too.0, b_too.1, move |n, _| refused(n, ledger, b));
+        setup.beat("never", never.0, never.1, move |n, _| {
+            writes(n, ledger).iter().filter(|w| !w.accepted).count() >= 3
+        });
         return;
     }
     setup.beat(

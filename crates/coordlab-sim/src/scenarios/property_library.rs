@@ -64,7 +64,6 @@ pub fn job_completes_spec() -> PropertySpec {
     eventually("job-completes", "Some worker finishes the job.")
 }
 
-/// The fenced ledger's row: the live ledger's, or what it persisted while it is down.
 /// Adds the fenced ledger row the workers debit, named `ledger` in every story and holding
 /// `opening_balance`: the node whose rows [`ledger_row`] reads. It takes pauses and network
 /// faults only: a crash would lose the writes the story's verdicts are about.
@@ -78,11 +77,21 @@ pub fn add_ledger(setup: &mut Setup, intro: LedgerIntro, opening_balance: i64) -
     )
 }
 
+/// The fenced ledger's row: the live ledger's, or what it persisted while it is down.
 pub fn ledger_row<'a>(nodes: &Nodes<'a>, ledger: NodeId) -> Option<&'a ResourceDurable> {
     nodes
         .live::<FencedResource>(ledger)
         .map(|l| &l.durable)
         .or_else(|| nodes.durable::<FencedResource>(ledger))
+}
+
+/// Whether the ledger has accepted some step of the job twice: the moment a story's beat
+/// points at (the property [`no_double_debit`] judges the balance it leaves).
+pub fn step_applied_twice(nodes: &Nodes<'_>, ledger: NodeId) -> bool {
+    ledger_row(nodes, ledger).is_some_and(|r| {
+        let steps: Vec<u32> = r.writes.iter().filter(|w| w.accepted).map(|w| w.step).collect();
+        steps.iter().enumerate().any(|(i, s)| steps[..i].contains(s))
+    })
 }
 
 /// `fence-monotonic` on the ledger row (no row yet: nothing accepted, so it holds).

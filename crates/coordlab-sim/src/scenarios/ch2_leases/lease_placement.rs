@@ -20,12 +20,13 @@ use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
 use crate::protocols::lease::fence_worker::{AcquireVia, FenceWorker, FenceWorkerConfig, FenceWorkerPlan};
-use crate::protocols::lease::fenced_resource::{FencedResource, LedgerIntro};
+use crate::protocols::lease::fenced_resource::LedgerIntro;
 use crate::protocols::lease::placed_lease::{PlacedConfig, PlacedLease, TokenSource};
 use crate::scenarios::common::CLOCKLESS_FAULTS;
 use crate::scenarios::fence_world::{held_token, FenceCast, FenceProperty, FenceWorld};
 use crate::scenarios::lease_setup::STORE_FAULTS;
 use crate::scenarios::lease_setup::{choice, holds_if, int, millis, OPENING_BALANCE};
+use crate::scenarios::property_library::step_applied_twice;
 use crate::scenarios::{Expectation, Listing, Params};
 use crate::trace::EventKind;
 
@@ -233,19 +234,6 @@ fn holds(n: &crate::kernel::world::Nodes<'_>, w: NodeId) -> bool {
         .is_some_and(FenceWorker::believes_it_holds)
 }
 
-fn debited_twice(n: &crate::kernel::world::Nodes<'_>, ledger: NodeId) -> bool {
-    n.live::<FencedResource>(ledger).is_some_and(|r| {
-        let steps: Vec<u32> = r
-            .durable
-            .writes
-            .iter()
-            .filter(|w| w.accepted)
-            .map(|w| w.step)
-            .collect();
-        steps.iter().enumerate().any(|(i, s)| steps[..i].contains(s))
-    })
-}
-
 /// What happens when the first holder works alone: A finishes, its lease lapses at 30 s and
 /// B's next poll takes the row over with nothing left to do.
 fn alone_then_lapse(setup: &mut Setup, c: FenceCast) {
@@ -327,7 +315,7 @@ fn beats(setup: &mut Setup, variant: &str, lag_ms: u64, c: FenceCast) {
                 "double-debit",
                 "Step 1 is debited twice",
                 "The fence refuses a token only once it has seen a higher one. Both step 1 writes land before that: the lease has already failed.",
-                move |n, _| debited_twice(n, c.ledger),
+                move |n, _| step_applied_twice(n, c.ledger),
             );
         }
         "per-node-table" => {
@@ -358,7 +346,7 @@ fn beats(setup: &mut Setup, variant: &str, lag_ms: u64, c: FenceCast) {
                 "double-debit",
                 "Both debit: each step twice",
                 "Every write carries 33 and matches the row. The account is debited for the job twice over.",
-                move |n, _| debited_twice(n, c.ledger),
+                move |n, _| step_applied_twice(n, c.ledger),
             );
         }
         _ => {

@@ -10,9 +10,9 @@ use crate::kernel::time::MS_US;
 use crate::kernel::world::Nodes;
 use crate::presentation::durations::seconds;
 use crate::protocols::job::Phase;
-use crate::protocols::lease::fenced_resource::{FencedResource, ResourceDurable};
 use crate::protocols::lease::lease_worker::LeaseWorker;
 use crate::scenarios::lease_setup::LeasePair;
+use crate::scenarios::property_library::{ledger_row, step_applied_twice};
 use crate::trace::EventKind;
 
 /// The token `worker` believes it holds, if any.
@@ -20,21 +20,9 @@ fn token(n: &Nodes<'_>, worker: NodeId) -> Option<u64> {
     n.live::<LeaseWorker>(worker)?.belief.map(|b| b.token.0)
 }
 
-fn ledger<'a>(n: &Nodes<'a>, c: LeasePair) -> Option<&'a ResourceDurable> {
-    n.live::<FencedResource>(c.sink).map(|r| &r.durable)
-}
-
 /// How many of A's writes have reached the ledger.
 fn writes_by_a(n: &Nodes<'_>, c: LeasePair) -> usize {
-    ledger(n, c).map_or(0, |r| r.writes.iter().filter(|w| w.worker == c.a).count())
-}
-
-/// Whether some step has been applied twice.
-fn a_step_debited_twice(n: &Nodes<'_>, c: LeasePair) -> bool {
-    ledger(n, c).is_some_and(|r| {
-        let applied: Vec<u32> = r.writes.iter().filter(|w| w.accepted).map(|w| w.step).collect();
-        applied.iter().enumerate().any(|(i, s)| applied[..i].contains(s))
-    })
+    ledger_row(n, c.sink).map_or(0, |r| r.writes.iter().filter(|w| w.worker == c.a).count())
 }
 
 /// The story's timing, read from the parameters: the TTL, when A freezes and for how long.
@@ -146,7 +134,7 @@ pub(super) fn beats(setup: &mut Setup, variant: &str, c: LeasePair, t: Timing) {
             "The ledger row now carries 34",
             "B's stamp has raised the row's token to 34, and B has seen the answer. Only now does it read the progress: no write with 33 can land after this.",
             move |n, _| {
-                ledger(n, c).is_some_and(|r| r.last_token.0 > 33)
+                ledger_row(n, c.sink).is_some_and(|r| r.last_token.0 > 33)
                     && n.live::<LeaseWorker>(b).is_some_and(|w| w.phase == Phase::ReadingProgress)
             },
         );
@@ -163,7 +151,7 @@ pub(super) fn beats(setup: &mut Setup, variant: &str, c: LeasePair, t: Timing) {
         )
     };
     setup.beat("b-writes", &b_title, &b_text, move |n, _| {
-        ledger(n, c).is_some_and(|r| r.writes.iter().any(|w| w.worker == b && w.accepted))
+        ledger_row(n, c.sink).is_some_and(|r| r.writes.iter().any(|w| w.worker == b && w.accepted))
     });
     let why = match variant {
         "none" => "The write carries 33, but nothing compares it: the ledger never asks who holds the lease.",
@@ -243,11 +231,11 @@ pub(super) fn beats(setup: &mut Setup, variant: &str, c: LeasePair, t: Timing) {
             "The job runs twice",
             "A's token 35 is the newest, so the fence lets every write through: B's steps are debited again.",
             move |n, _| {
-                ledger(n, c).is_some_and(|r| {
+                ledger_row(n, c.sink).is_some_and(|r| {
                     r.writes
                         .iter()
                         .any(|w| w.worker == a && w.accepted && w.token.0 > 34)
-                }) && a_step_debited_twice(n, c)
+                }) && step_applied_twice(n, c.sink)
             },
         );
     } else if first_only && refuses {
@@ -255,7 +243,7 @@ pub(super) fn beats(setup: &mut Setup, variant: &str, c: LeasePair, t: Timing) {
             "a-step-2-lands",
             "A's step 2 lands: only step 1 was fenced",
             "Step 2's write has no predicate, so the ledger applies 33 on top of 34: B's step 2 is debited again. Blocked at step one, free at the next.",
-            move |n, _| a_step_debited_twice(n, c),
+            move |n, _| step_applied_twice(n, c.sink),
         );
     } else if refuses {
         setup.beat(

@@ -33,12 +33,13 @@ use crate::kernel::world::Nodes;
 use crate::presentation::durations::seconds;
 use crate::presentation::narration::lease::placed_lease::acquire_command;
 use crate::protocols::lease::fence_worker::{AcquireVia, FenceWorkerConfig, FenceWorkerPlan};
-use crate::protocols::lease::fenced_resource::{FencedResource, LedgerIntro, ResourceDurable};
+use crate::protocols::lease::fenced_resource::LedgerIntro;
 use crate::protocols::lease::placed_lease::{PlacedConfig, PlacedLease, Replication, TokenSource};
 use crate::scenarios::common::WORKER_FAULTS;
 use crate::scenarios::fence_world::{held_token, FenceCast, FenceProperty, FenceWorld};
 use crate::scenarios::lease_setup::STORE_FAULTS;
 use crate::scenarios::lease_setup::{choice, chosen, holds_if, OPENING_BALANCE};
+use crate::scenarios::property_library::{ledger_row, step_applied_twice};
 use crate::scenarios::{Expectation, Listing, Params};
 use crate::trace::EventKind;
 
@@ -271,17 +272,6 @@ pub fn setup(params: &Params, _seed: u64) -> Setup {
     setup
 }
 
-fn ledger<'a>(n: &Nodes<'a>, c: FenceCast) -> Option<&'a ResourceDurable> {
-    n.live::<FencedResource>(c.ledger).map(|r| &r.durable)
-}
-
-fn debited_twice(n: &Nodes<'_>, c: FenceCast) -> bool {
-    ledger(n, c).is_some_and(|r| {
-        let steps: Vec<u32> = r.writes.iter().filter(|w| w.accepted).map(|w| w.step).collect();
-        steps.iter().enumerate().any(|(i, s)| steps[..i].contains(s))
-    })
-}
-
 /// Where the token comes from, in a sentence for the first beat.
 fn where_from(source: TokenSource) -> &'static str {
     match source {
@@ -302,7 +292,7 @@ fn where_from(source: TokenSource) -> &'static str {
 }
 
 fn wrote(n: &Nodes<'_>, c: FenceCast, w: NodeId, step: u32, accepted: bool) -> bool {
-    ledger(n, c).is_some_and(|r| {
+    ledger_row(n, c.ledger).is_some_and(|r| {
         r.writes
             .iter()
             .any(|x| x.worker == w && x.step == step && x.accepted == accepted)
@@ -377,7 +367,7 @@ fn beats(
             "double-debit",
             "Step 1 is debited twice",
             "A's step 1 and B's step 1 both carry 33, and both land.",
-            move |n, _| debited_twice(n, c),
+            move |n, _| step_applied_twice(n, c.ledger),
         );
         let wake_step = if b_fast { 4 } else { 2 };
         setup.beat(
@@ -478,6 +468,6 @@ fn beats(
         "a-refused",
         "A's write with 33 is refused",
         "The token came out of the grant itself and only grows, so the ledger tells old from new. A stops, and B's job stands.",
-        move |n, _| ledger(n, c).is_some_and(|r| r.writes.iter().any(|w| w.worker == c.a && !w.accepted)),
+        move |n, _| ledger_row(n, c.ledger).is_some_and(|r| r.writes.iter().any(|w| w.worker == c.a && !w.accepted)),
     );
 }

@@ -45,27 +45,23 @@ fn promoted(n: &Nodes<'_>, c: RedisCast, id: Option<NodeId>) -> bool {
         .any(|s| store(n, *s).is_some_and(|st| st.role == Role::Primary))
 }
 
-/// A quorum of sentinels has found store-1 down (or one has already failed it over).
-fn sentinels_agree(n: &Nodes<'_>, c: RedisCast) -> bool {
-    c.sentinels.iter().any(|s| {
-        n.live::<Sentinel>(*s)
-            .is_some_and(|s| s.odown || !s.failovers.is_empty() || s.config_epoch > 0)
-    })
-}
-
 /// The ledger accepted a debit from worker-b.
 fn b_debited(n: &Nodes<'_>, c: RedisCast) -> bool {
     ledger_row(n, c.ledger)
         .is_some_and(|row| row.writes.iter().any(|w| w.worker == c.workers[1] && w.accepted))
 }
 
-/// The sentinels' verdict, told the same in both primary-crash stories.
+/// The sentinels' verdict, told the same in both primary-crash stories: it happens once a
+/// quorum of sentinels has found store-1 down (or one has already failed it over).
 fn odown(setup: &mut Setup, c: RedisCast) {
     setup.beat(
         "odown",
         "The sentinels agree: store-1 is down",
         "Two of three sentinels (the quorum) find it silent too long. A majority then elects one sentinel to fail it over.",
-        move |n, _| sentinels_agree(n, c),
+        move |n, _| {
+            let agrees = |s: &Sentinel| s.odown || !s.failovers.is_empty() || s.config_epoch > 0;
+            c.sentinels.iter().any(|s| n.live::<Sentinel>(*s).is_some_and(agrees))
+        },
     );
 }
 
