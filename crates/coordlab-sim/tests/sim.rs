@@ -17,6 +17,7 @@ mod consensus_lock;
 mod deadlock;
 mod determinism;
 mod duplicate_job;
+mod engine_timing;
 mod expectations;
 mod exported_witness;
 mod fence_mistakes;
