@@ -364,3 +364,19 @@ fn election_reaches_the_new_leader_within_twelve_beats() {
         assert!(t.beats.iter().all(|b| !b.title.contains("heartbeat")));
     }
 }
+
+/// With the forget-vote bug, term 1 ends up with two leaders, and the outcome's `leaders`
+/// lists both, in the order they were elected, as the notes tell it.
+#[test]
+fn the_outcome_lists_both_leaders_of_a_term_with_two() {
+    let t = lines("raft-election", &[("bug", "forget-vote-on-restart")], 1);
+    assert_eq!(
+        t.outcome["leaders"],
+        serde_json::json!([{"term": 1, "leader": "S1"}, {"term": 1, "leader": "S5"}])
+    );
+    let plain = lines("raft-election", &[], 1);
+    assert_eq!(
+        plain.outcome["leaders"],
+        serde_json::json!([{"term": 1, "leader": "S1"}, {"term": 2, "leader": "S2"}])
+    );
+}

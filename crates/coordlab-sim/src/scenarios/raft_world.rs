@@ -9,7 +9,7 @@
 use super::raft_common::Watch;
 use super::raft_log_checks::{Checked, LeaderSeen};
 use crate::json;
-use crate::kernel::collections::{sort_by_key, VecMap};
+use crate::kernel::collections::{sort_by_key, VecMap, VecSet};
 use crate::kernel::ids::NodeId;
 use crate::kernel::world::{Nodes, World};
 use crate::properties::Verdict;
@@ -133,8 +133,9 @@ pub struct RaftWorld {
     pub servers: Vec<NodeId>,
     pub client: Option<NodeId>,
     watch: Option<Watch>,
-    /// Every leader ever seen, by term (first one seen).
-    pub leaders: VecMap<Term, NodeId>,
+    /// Every (term, leader) pair ever seen, by term and then server: a term with two breaks
+    /// election safety.
+    pub leaders: VecSet<(Term, NodeId)>,
     /// Whether any term ever had two leaders.
     two_leaders: bool,
     /// The log each leader had the last time we looked, by (term, leader), and how much of
@@ -194,7 +195,7 @@ impl RaftWorld {
             servers,
             client,
             watch,
-            leaders: VecMap::new(),
+            leaders: VecSet::new(),
             two_leaders: false,
             leader_logs: VecMap::new(),
             append_only_ok: true,
@@ -393,8 +394,8 @@ impl RaftWorld {
     /// The checks that concern a live leader: one per term, append-only, its commit index
     /// backed by a majority, and every earlier committed entry in its log.
     fn observe_leader<V: RaftView + ?Sized>(&mut self, view: &V, id: NodeId, s: &RaftServer) {
-        match self.leaders.get(&s.term) {
-            Some(l) if *l != id => {
+        if !self.leaders.contains(&(s.term, id)) {
+            if let Some((_, l)) = self.leaders.iter().find(|(t, _)| *t == s.term) {
                 if !self.two_leaders {
                     self.notes.push(format!(
                         "{} leads term {}, which {} already leads: two leaders in one term. Election safety (§5.2) is broken.",
@@ -405,10 +406,7 @@ impl RaftWorld {
                 }
                 self.two_leaders = true;
             }
-            Some(_) => {}
-            None => {
-                self.leaders.insert(s.term, id);
-            }
+            self.leaders.insert((s.term, id));
         }
         let seen = self
             .leader_logs
@@ -622,9 +620,8 @@ impl RaftWorld {
         out.insert(
             "first_leader".into(),
             self.leaders
-                .values()
-                .next()
-                .map_or(Value::Null, |l| json!(view.name(*l))),
+                .first()
+                .map_or(Value::Null, |(_, l)| json!(view.name(*l))),
         );
         let final_leader = self.current_leaders(view).first().map(|s| (s.id, s.term));
         out.insert(

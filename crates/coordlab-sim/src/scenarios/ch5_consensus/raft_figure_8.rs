@@ -679,8 +679,9 @@ impl World for Figure8World {
             .map(|t| {
                 self.inner
                     .leaders
-                    .get(&Term(t))
-                    .map_or(Value::Null, |l| json!(nodes.name(*l)))
+                    .iter()
+                    .find(|(term, _)| *term == Term(t))
+                    .map_or(Value::Null, |(_, l)| json!(nodes.name(*l)))
             })
             .collect();
         out.insert("figure_leaders".into(), Value::Array(figure));
