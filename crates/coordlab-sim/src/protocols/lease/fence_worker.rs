@@ -17,8 +17,9 @@ use super::placed_lease::{ClientClock, PlacedMsg, TokenSource};
 use crate::kernel::ids::{FencingToken, NodeId};
 use crate::kernel::time::MS_US;
 use crate::presentation::narration::lease::fence_worker::FenceWorkerSaw;
-use crate::protocols::job::AMOUNT_PER_STEP;
-use crate::protocols::job::{plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, Phase, Turn};
+use crate::protocols::job::{
+    plans_job, At, JobCtx, JobRunner, JobTimer, LockClient, Phase, Turn, AMOUNT_PER_STEP,
+};
 use crate::protocols::redis_locks::redis_job::{Job, JobDurable, JobPlan, Next};
 
 /// How the worker gets the lease.

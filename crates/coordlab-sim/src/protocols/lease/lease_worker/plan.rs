@@ -4,8 +4,7 @@
 //! changes.
 
 use crate::kernel::ids::NodeId;
-use crate::protocols::job::plans_job;
-use crate::protocols::job::AMOUNT_PER_STEP;
+use crate::protocols::job::{plans_job, AMOUNT_PER_STEP};
 use crate::protocols::lease::lease_msg::ReleaseMode;
 use crate::protocols::redis_locks::redis_job::JobPlan;
 
