@@ -15,7 +15,6 @@ use crate::kernel::network::LinkConfig;
 use crate::kernel::setup::Setup;
 use crate::kernel::time::MS_US;
 use crate::properties::Verdict;
-use crate::protocols::job::AMOUNT_PER_STEP;
 use crate::protocols::lease::fenced_resource::{FencedResource, LedgerIntro};
 use crate::protocols::lease::job_table::JobTable;
 use crate::protocols::lease::lease_store::{LeaseStore, ReleaseStyle, StoreConfig, TokenSource};
@@ -46,13 +45,7 @@ pub(super) mod prelude {
     pub(in crate::scenarios) use crate::protocols::lease::lease_worker::{Fencing, Sink, WorkerPlan};
 }
 
-/// Account 42's balance when a lease scenario starts.
-pub const OPENING_BALANCE: i64 = 100;
-
-/// Account 42's balance once `steps` steps of the job have each debited it once.
-pub fn balance_after(steps: u32) -> i64 {
-    OPENING_BALANCE - AMOUNT_PER_STEP * i64::from(steps)
-}
+pub use super::property_library::{balance_after, OPENING_BALANCE};
 
 /// Faults a user may inject on the lease store (more with [`StorePlan::clock_faults`]).
 pub(super) const STORE_FAULTS: [FaultKind; 4] = [

@@ -13,6 +13,7 @@ use crate::kernel::ids::NodeId;
 use crate::kernel::setup::Setup;
 use crate::kernel::world::Nodes;
 use crate::properties::PropertySpec;
+use crate::protocols::job::AMOUNT_PER_STEP;
 use crate::protocols::lease::fenced_resource::{FencedResource, LedgerIntro, ResourceDurable, WriteRecord};
 use crate::trace::{columns, TableView};
 use serde_json::Value;
@@ -62,6 +63,14 @@ pub fn no_stale_write_spec() -> PropertySpec {
 /// committed run key).
 pub fn job_completes_spec() -> PropertySpec {
     eventually("job-completes", "Some worker finishes the job.")
+}
+
+/// Account 42's balance on the fenced ledger when a story starts, in every chapter.
+pub const OPENING_BALANCE: i64 = 100;
+
+/// Account 42's balance once `steps` steps of the job have each debited it once.
+pub fn balance_after(steps: u32) -> i64 {
+    OPENING_BALANCE - AMOUNT_PER_STEP * i64::from(steps)
 }
 
 /// Adds the fenced ledger row the workers debit, named `ledger` in every story and holding

@@ -31,8 +31,8 @@ use crate::protocols::redis_locks::redis_job::JobPlan;
 use crate::protocols::services::lock_client::{EtcdPlan, EtcdWorker};
 use crate::protocols::services::lock_service::LockServer;
 use crate::scenarios::common::place_fresh_workers;
-use crate::scenarios::lease_setup::{balance_after, OPENING_BALANCE};
 use crate::scenarios::property_library::add_ledger;
+use crate::scenarios::property_library::{balance_after, OPENING_BALANCE};
 use crate::scenarios::raft_common::{
     bug, common_params, election_timeouts_ms, int_param, num, promised_verdicts, MIN_SPREAD_MS, PROPERTIES,
 };

@@ -14,9 +14,6 @@ use crate::protocols::redis_locks::redis_msg::KeyEntry;
 use crate::scenarios::common::always;
 use crate::scenarios::property_library as library;
 
-/// The ledger row's opening balance.
-pub const OPENING_BALANCE: i64 = 100;
-
 /// Faults a user may inject on a Redis node: everything, including its clock.
 pub const STORE_FAULTS: [FaultKind; 5] = [
     FaultKind::Crash,
@@ -28,7 +25,11 @@ pub const STORE_FAULTS: [FaultKind; 5] = [
 
 /// Adds the fenced ledger row `ledger` with the chapter's opening balance.
 pub fn add_ledger(setup: &mut Setup) -> NodeId {
-    library::add_ledger(setup, LedgerIntro::RefusesStaleOrUnchecked, OPENING_BALANCE)
+    library::add_ledger(
+        setup,
+        LedgerIntro::RefusesStaleOrUnchecked,
+        library::OPENING_BALANCE,
+    )
 }
 
 /// The lock key's value and the time it has left by the node's clock, for a table.
